@@ -1,0 +1,1 @@
+//! Placeholder; bindgen output lands here (cargo xtask bindings).

@@ -1,0 +1,1 @@
+//! AscendC CPU simulator: SoC profiles and launch reports.

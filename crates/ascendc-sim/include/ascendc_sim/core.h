@@ -174,10 +174,12 @@ void record_sync(uint8_t kind, uint8_t pipe, int32_t a, int32_t b, int32_t peer 
         ::ascsim::record(ascsim_op_id_, pipe, repeats, bytes, ##__VA_ARGS__); \
     } while (0)
 
-// GM access by DMA (checks bounds against device allocations, the race rule,
-// counts traffic). Returns the host pointer to use.
-uint8_t* gm_dma_read(const void* addr, uint64_t bytes);
-uint8_t* gm_dma_write(const void* addr, uint64_t bytes);
+// GM access by DMA: checks the range lies in a device allocation, applies the
+// GM race rule, counts traffic. Stores honour the DMA atomic mode
+// (SetAtomicAdd<T>: element-wise add of T instead of overwrite). They do not
+// record trace events: the calling API records one event for the whole call.
+void gm_dma_load(void* dst, const void* gm_addr, uint64_t bytes);
+void gm_dma_store(void* gm_addr, const void* src, uint64_t bytes);
 // Scalar GM access through the core's data cache (GlobalTensor Get/SetValue).
 void gm_scalar_read(const void* addr, void* out, uint32_t bytes);
 void gm_scalar_write(void* addr, const void* in, uint32_t bytes);

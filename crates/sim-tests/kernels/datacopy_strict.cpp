@@ -78,6 +78,6 @@ SIMTEST(dc_strict_beyond_tensor) {
         TPipe pipe;
         TBuf<TPosition::VECCALC> buf;
         pipe.InitBuffer(buf, 256);
-        DataCopy(buf.Get<float>(), gt(src), DataCopyParams(2, 2, 0, 1));  // second block ends at float 88 > 64
+        DataCopy(buf.Get<float>(), gt(src), DataCopyParams(2, 4, 0, 4));  // block 1 covers floats [64, 96) of 64
     });
 }

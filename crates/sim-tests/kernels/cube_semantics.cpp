@@ -316,3 +316,63 @@ SIMTEST(cube_fixpipe_atomic_add) {
     auto out = dc.download();
     for (uint32_t i = 0; i < M * N; ++i) CHECK_EQ(out[i], pre[i] + expect[i]);
 }
+
+// Two cube cores accumulate into the same GM output with atomic Fixpipe.
+SIMTEST(cube_fixpipe_atomic_two_cores) {
+    const uint32_t M = 20, K = 40, N = 24;
+    auto a = pattern<half>(M * K, 7, 11, 5);
+    auto b = pattern<half>(K * N, 5, 9, 4);
+    std::vector<float> pre(M * N, 1.5f);
+    simtest::DevBuf<half> da(a), db(b);
+    simtest::DevBuf<float> dc(pre);
+    simtest::run_ok("cube_fixpipe_atomic_two_cores", KERNEL_TYPE_AIC_ONLY, 2, [&] {
+        SetAtomicAdd<float>();
+        cube_kernel<half, float>(da.gm(), db.gm(), dc.gm(), M, K, N, false, 1);
+        SetAtomicNone();
+    });
+    auto expect = ref_matmul<float>(a, b, M, K, N);
+    auto out = dc.download();
+    for (uint32_t i = 0; i < M * N; ++i) CHECK_EQ(out[i], 1.5f + 2.0f * expect[i]);
+}
+
+// One trace event per API call with the documented pipes and counts.
+SIMTEST(cube_trace_events) {
+    const uint32_t M = 20, K = 40, N = 24;
+    simtest::DevBuf<half> da(M * K), db(K * N);
+    simtest::DevBuf<float> dc(M * N);
+    simtest::run_ok("cube_trace_events", KERNEL_TYPE_AIC_ONLY, 1,
+                    [&] { cube_kernel<half, float>(da.gm(), db.gm(), dc.gm(), M, K, N, false, 1); });
+    aclrtStream s = simtest::stream();
+    const ascsim_event* ev = nullptr;
+    size_t count = 0;
+    uint32_t kind = 0, blk = 0;
+    CHECK_EQ(ascsim_core_trace(s, ascsim_launch_count(s) - 1, 0, &ev, &count, &kind, &blk), 0);
+    int nd2nz = 0, load = 0, mmad = 0, fix = 0;
+    for (size_t i = 0; i < count; ++i) {
+        if (ev[i].kind != ASCSIM_EV_INSTR) continue;
+        std::string op = ascsim_op_name(ev[i].op);
+        if (op == "DataCopy(Nd2Nz)") {
+            ++nd2nz;
+            CHECK_EQ(ev[i].pipe, ASCSIM_PIPE_MTE2);
+            CHECK_EQ(ev[i].gm_addr, nd2nz == 1 ? (uint64_t)da.gm() : (uint64_t)db.gm());
+            CHECK_EQ(ev[i].gm_bytes, nd2nz == 1 ? M * K * 2ull : K * N * 2ull);
+        } else if (op == "LoadData") {
+            ++load;
+            CHECK_EQ(ev[i].pipe, ASCSIM_PIPE_MTE1);
+        } else if (op == "Mmad") {
+            ++mmad;
+            CHECK_EQ(ev[i].pipe, ASCSIM_PIPE_M);
+            CHECK_EQ(ev[i].repeats, 2u * 2u * 3u);  // M1 * N1 * K1
+        } else if (op == "Fixpipe") {
+            ++fix;
+            CHECK_EQ(ev[i].pipe, ASCSIM_PIPE_FIX);
+            CHECK_EQ(ev[i].gm_addr, (uint64_t)dc.gm());
+            CHECK_EQ(ev[i].gm_bytes, M * N * 4ull);
+            CHECK_EQ(ev[i].gm_write, 1);
+        }
+    }
+    CHECK_EQ(nd2nz, 2);
+    CHECK_EQ(load, 2 + 3);  // M1 LoadData for A, K1 for B
+    CHECK_EQ(mmad, 1);
+    CHECK_EQ(fix, 1);
+}

@@ -243,3 +243,35 @@ SIMTEST(dc_nd2nz_int8) {
             expect[(c / c0) * c0Stride * c0 + r * nStride * c0 + c % c0] = c < cols ? in[r * cols + c] : 0;
     for (int i = 0; i < total; ++i) CHECK_EQ(l1[i], expect[i]);
 }
+
+// One trace event per DataCopy call: pipe, bursts, GM first byte and span.
+SIMTEST(dc_trace_events) {
+    simtest::DevBuf<float> src(256), dst(256);
+    simtest::run_ok("dc_trace_events", KERNEL_TYPE_AIV_ONLY, 1, [&] {
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 2048);
+        auto ub = buf.Get<float>();
+        DataCopy(ub, gtensor(src)[8], DataCopyParams(3, 2, 1, 0));              // 3 bursts of 64 B, pitch 96 B
+        DataCopyPad(gtensor(dst)[1], ub, DataCopyExtParams(2, 12, 0, 4, 0));   // 2 x 12 B, pitch 16 B
+    });
+    aclrtStream s = simtest::stream();
+    const ascsim_event* ev = nullptr;
+    size_t count = 0;
+    uint32_t kind = 0, blk = 0;
+    CHECK_EQ(ascsim_core_trace(s, ascsim_launch_count(s) - 1, 0, &ev, &count, &kind, &blk), 0);
+    std::vector<const ascsim_event*> instr;
+    for (size_t i = 0; i < count; ++i)
+        if (ev[i].kind == ASCSIM_EV_INSTR) instr.push_back(&ev[i]);
+    CHECK_EQ(instr.size(), 2u);
+    CHECK_EQ(instr[0]->pipe, ASCSIM_PIPE_MTE2);
+    CHECK_EQ(instr[0]->repeats, 3u);
+    CHECK_EQ(instr[0]->gm_addr, (uint64_t)src.gm() + 32);
+    CHECK_EQ(instr[0]->gm_bytes, 2 * 96ull + 64);
+    CHECK_EQ(instr[0]->gm_write, 0);
+    CHECK_EQ(instr[1]->pipe, ASCSIM_PIPE_MTE3);
+    CHECK_EQ(instr[1]->repeats, 2u);
+    CHECK_EQ(instr[1]->gm_addr, (uint64_t)dst.gm() + 4);
+    CHECK_EQ(instr[1]->gm_bytes, 16ull + 12);
+    CHECK_EQ(instr[1]->gm_write, 1);
+}

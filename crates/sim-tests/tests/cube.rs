@@ -21,4 +21,6 @@ sim_tests::sim_test!(
     cube_strict_mmad_range,
     cube_strict_fixpipe_quant,
     cube_strict_mmad_path,
+    cube_fixpipe_atomic_two_cores,
+    cube_trace_events,
 );

@@ -14,4 +14,5 @@ sim_tests::sim_test!(
     dc_strict_block_count,
     dc_strict_pad_to_l1,
     dc_strict_beyond_tensor,
+    dc_trace_events,
 );

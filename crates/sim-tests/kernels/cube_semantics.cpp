@@ -134,6 +134,17 @@ std::vector<T> snapshot(const LocalTensor<T>& t, size_t n) {
     return std::vector<T>(p, p + n);
 }
 
+// Runs a kernel on a private stream (its trace is not cleared by other tests).
+inline aclrtStream private_launch(const char* name, KernelMetaType type, uint32_t blockDim,
+                                  const std::function<void()>& body) {
+    simtest::stream();  // device set up on this thread
+    aclrtStream s = nullptr;
+    aclrtCreateStream(&s);
+    ascsim::launch(name, type, blockDim, s, body);
+    if (aclrtSynchronizeStream(s) != ACL_SUCCESS) throw simtest::Failure{std::string(name) + ": launch failed"};
+    return s;
+}
+
 }  // namespace
 
 SIMTEST(cube_half_20x40x24) { run_matmul<half, float>("cube_half_20x40x24", 20, 40, 24, false, 1); }
@@ -340,13 +351,12 @@ SIMTEST(cube_trace_events) {
     const uint32_t M = 20, K = 40, N = 24;
     simtest::DevBuf<half> da(M * K), db(K * N);
     simtest::DevBuf<float> dc(M * N);
-    simtest::run_ok("cube_trace_events", KERNEL_TYPE_AIC_ONLY, 1,
-                    [&] { cube_kernel<half, float>(da.gm(), db.gm(), dc.gm(), M, K, N, false, 1); });
-    aclrtStream s = simtest::stream();
     const ascsim_event* ev = nullptr;
     size_t count = 0;
     uint32_t kind = 0, blk = 0;
-    CHECK_EQ(ascsim_core_trace(s, ascsim_launch_count(s) - 1, 0, &ev, &count, &kind, &blk), 0);
+    aclrtStream s = private_launch("cube_trace_events", KERNEL_TYPE_AIC_ONLY, 1,
+                    [&] { cube_kernel<half, float>(da.gm(), db.gm(), dc.gm(), M, K, N, false, 1); });
+    CHECK_EQ(ascsim_core_trace(s, 0, 0, &ev, &count, &kind, &blk), 0);
     int nd2nz = 0, load = 0, mmad = 0, fix = 0;
     for (size_t i = 0; i < count; ++i) {
         if (ev[i].kind != ASCSIM_EV_INSTR) continue;
@@ -375,4 +385,5 @@ SIMTEST(cube_trace_events) {
     CHECK_EQ(load, 2 + 3);  // M1 LoadData for A, K1 for B
     CHECK_EQ(mmad, 1);
     CHECK_EQ(fix, 1);
+    aclrtDestroyStream(s);
 }

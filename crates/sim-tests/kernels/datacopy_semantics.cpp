@@ -28,6 +28,17 @@ std::vector<T> snapshot(const LocalTensor<T>& t, size_t n) {
     return std::vector<T>(p, p + n);
 }
 
+// Runs a kernel on a private stream (its trace is not cleared by other tests).
+inline aclrtStream private_launch(const char* name, KernelMetaType type, uint32_t blockDim,
+                                  const std::function<void()>& body) {
+    simtest::stream();  // device set up on this thread
+    aclrtStream s = nullptr;
+    aclrtCreateStream(&s);
+    ascsim::launch(name, type, blockDim, s, body);
+    if (aclrtSynchronizeStream(s) != ACL_SUCCESS) throw simtest::Failure{std::string(name) + ": launch failed"};
+    return s;
+}
+
 }  // namespace
 
 // Count form: GM -> UB -> GM through a VECIN/VECOUT queue pair.
@@ -247,7 +258,10 @@ SIMTEST(dc_nd2nz_int8) {
 // One trace event per DataCopy call: pipe, bursts, GM first byte and span.
 SIMTEST(dc_trace_events) {
     simtest::DevBuf<float> src(256), dst(256);
-    simtest::run_ok("dc_trace_events", KERNEL_TYPE_AIV_ONLY, 1, [&] {
+    const ascsim_event* ev = nullptr;
+    size_t count = 0;
+    uint32_t kind = 0, blk = 0;
+    aclrtStream s = private_launch("dc_trace_events", KERNEL_TYPE_AIV_ONLY, 1, [&] {
         TPipe pipe;
         TBuf<TPosition::VECCALC> buf;
         pipe.InitBuffer(buf, 2048);
@@ -255,11 +269,7 @@ SIMTEST(dc_trace_events) {
         DataCopy(ub, gtensor(src)[8], DataCopyParams(3, 2, 1, 0));              // 3 bursts of 64 B, pitch 96 B
         DataCopyPad(gtensor(dst)[1], ub, DataCopyExtParams(2, 12, 0, 4, 0));   // 2 x 12 B, pitch 16 B
     });
-    aclrtStream s = simtest::stream();
-    const ascsim_event* ev = nullptr;
-    size_t count = 0;
-    uint32_t kind = 0, blk = 0;
-    CHECK_EQ(ascsim_core_trace(s, ascsim_launch_count(s) - 1, 0, &ev, &count, &kind, &blk), 0);
+    CHECK_EQ(ascsim_core_trace(s, 0, 0, &ev, &count, &kind, &blk), 0);
     std::vector<const ascsim_event*> instr;
     for (size_t i = 0; i < count; ++i)
         if (ev[i].kind == ASCSIM_EV_INSTR) instr.push_back(&ev[i]);
@@ -274,4 +284,5 @@ SIMTEST(dc_trace_events) {
     CHECK_EQ(instr[1]->gm_addr, (uint64_t)dst.gm() + 4);
     CHECK_EQ(instr[1]->gm_bytes, 16ull + 12);
     CHECK_EQ(instr[1]->gm_write, 1);
+    aclrtDestroyStream(s);
 }

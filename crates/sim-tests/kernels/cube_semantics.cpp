@@ -387,3 +387,32 @@ SIMTEST(cube_trace_events) {
     CHECK_EQ(fix, 1);
     aclrtDestroyStream(s);
 }
+
+// LoadData straight from GM: fractal walk with srcStride and dstGap, and the
+// backwards walk of addrMode 1.
+SIMTEST(cube_loaddata_from_gm) {
+    std::vector<half> in(6 * 256);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<half>(static_cast<float>(i % 1500) - 700.0f);
+    simtest::DevBuf<half> src(in);
+    std::vector<half> l0a, l1;
+    simtest::run_ok("cube_loaddata_from_gm", KERNEL_TYPE_AIC_ONLY, 1, [&] {
+        TPipe pipe;
+        TBuf<TPosition::A2> a2;
+        TBuf<TPosition::A1> a1;
+        pipe.InitBuffer(a2, 6 * 512);
+        pipe.InitBuffer(a1, 3 * 512);
+        auto d = a2.Get<half>();
+        std::memset(d.GetPhyAddr(), 0, 6 * 512);
+        LoadData(d, gt(src), LoadData2DParams(1, 3, 2, 0, 1, false, 0));  // fractals 1,3,5 -> 0,2,4
+        auto l = a1.Get<half>();
+        LoadData(l, gt(src), LoadData2DParams(5, 3, 1, 0, 0, false, 1));  // fractals 5,4,3 -> 0,1,2
+        l0a = snapshot(d, 6 * 256);
+        l1 = snapshot(l, 3 * 256);
+    });
+    for (int i = 0; i < 3; ++i)
+        for (int e = 0; e < 256; ++e) {
+            CHECK_EQ(l0a[(2 * i) * 256 + e], in[(1 + 2 * i) * 256 + e]);
+            CHECK_EQ(l0a[(2 * i + 1) * 256 + e], (half)0.0f);
+            CHECK_EQ(l1[i * 256 + e], in[(5 - i) * 256 + e]);
+        }
+}

@@ -23,4 +23,5 @@ sim_tests::sim_test!(
     cube_strict_mmad_path,
     cube_fixpipe_atomic_two_cores,
     cube_trace_events,
+    cube_loaddata_from_gm,
 );

@@ -166,6 +166,30 @@ __aicore__ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>&
     ASCSIM_RECORD("LoadData", ASCSIM_PIPE_MTE1, p.repeatTimes, p.repeatTimes * sim_cube::kFracBytes);
 }
 
+// GM source (pipe MTE2): same fractal walk over 512 B fractals of GM; addrMode
+// 1 walks the source backwards. No transpose on this path.
+template <typename T>
+__aicore__ inline void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadData2DParams& p) {
+    ASCSIM_API("LoadData");
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4, "LoadData: 8/16/32-bit element types only");
+    sim_detail::require_mem(dst, {ascsim::Mem::L1, ascsim::Mem::L0A, ascsim::Mem::L0B}, "GM -> destination");
+    dst.require_aligned(dst.sim_mem() == ascsim::Mem::L1 ? 32 : 512, "destination");
+    if (p.ifTranspose) ascsim::fail("unsupported feature", "LoadData: ifTranspose is only available from L1");
+    constexpr uint64_t E = sim_cube::kFracBytes / sizeof(T);
+    const T* gm = src.GetPhyAddr();
+    int64_t lo = p.startIndex, hi = p.startIndex;
+    for (uint64_t i = 0; i < p.repeatTimes; ++i) {
+        int64_t sf = p.addrMode == 0 ? int64_t(p.startIndex) + int64_t(i * p.srcStride)
+                                     : int64_t(p.startIndex) - int64_t(i * p.srcStride);
+        lo = std::min(lo, sf);
+        hi = std::max(hi, sf);
+        ascsim::gm_dma_load(dst.span(i * (p.dstGap + 1ull) * E, E), gm + sf * int64_t(E), sim_cube::kFracBytes);
+    }
+    const uint64_t first = sim_detail::gm_u64(gm + lo * int64_t(E));
+    ASCSIM_RECORD("LoadData", ASCSIM_PIPE_MTE2, p.repeatTimes, p.repeatTimes * sim_cube::kFracBytes,
+                  p.repeatTimes ? first : 0, p.repeatTimes ? uint64_t(hi - lo + 1) * sim_cube::kFracBytes : 0, false);
+}
+
 // ---------------------------------------------------------------- Mmad
 
 // C[m][n] = init + sum_k A[m][k]*B[k][n], accumulated in the destination type

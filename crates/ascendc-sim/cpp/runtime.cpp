@@ -1,0 +1,1323 @@
+// runtime.cpp: the simulator runtime. Devices and GM allocations (ACL host
+// subset), kernel launches with one thread per simulated core under a
+// cooperative scheduler (deterministic; a deadlock is detected exactly), the
+// inter-core synchronisation primitives, the GM race rule (vector clocks per
+// core, last-writer shadow per 32-byte block), the scalar data cache, and the
+// per-core trace.
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdarg>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "acl/acl.h"
+#include "ascendc_sim/launch.h"
+#include "kernel_operator.h"
+
+namespace ascsim {
+namespace {
+
+constexpr uint64_t kBlock = 32;   // GM race granule (DMA block)
+constexpr uint64_t kLine = 64;    // DCache line
+constexpr int kFlagIds = 16;      // 4-bit flag ids
+constexpr int kFlagMax = 15;      // 4-bit counters
+
+// ---------------------------------------------------------------- GM shadow
+
+struct Shadow {
+    uint32_t launch = 0;  // launch serial the entry belongs to (stale otherwise)
+    uint16_t core = 0;
+    uint8_t atomic = 0;
+    uint32_t epoch = 0;
+};
+
+struct Allocation {
+    uint8_t* base = nullptr;
+    uint64_t size = 0;      // usable bytes (requested size rounded up to 32 + 32)
+    uint64_t requested = 0;
+    int32_t device = 0;
+    std::vector<Shadow> shadow;  // lazily sized on first kernel access
+};
+
+struct Device {
+    ascsim_soc soc{};
+    bool configured = false;
+    uint64_t allocated = 0;
+};
+
+struct LaunchRecord {
+    ascsim_launch_info info{};
+    std::string error;
+    std::vector<std::vector<ascsim_event>> traces;
+    std::vector<uint32_t> kinds;
+    std::vector<uint32_t> block_idx;
+};
+
+struct Stream {
+    int32_t device = 0;
+    std::vector<LaunchRecord> launches;
+    size_t synced = 0;  // launches already reported by aclrtSynchronizeStream
+};
+
+std::mutex g_mu;  // guards everything below
+std::map<int32_t, Device> g_devices;
+std::map<uintptr_t, Allocation> g_allocs;
+std::vector<std::unique_ptr<Stream>> g_streams;
+Stream* g_default_stream[64] = {};
+bool g_initialized = false;
+std::atomic<uint32_t> g_launch_serial{0};
+std::deque<std::string> g_op_names;
+
+thread_local int32_t t_device = -1;
+thread_local std::string t_err;
+
+Allocation* find_alloc_locked(uintptr_t addr, uint64_t bytes) {
+    auto it = g_allocs.upper_bound(addr);
+    if (it == g_allocs.begin()) return nullptr;
+    --it;
+    Allocation& a = it->second;
+    uintptr_t base = reinterpret_cast<uintptr_t>(a.base);
+    if (addr >= base && addr + bytes <= base + a.size) return &a;
+    return nullptr;
+}
+
+const char* kind_name(CoreKind k) { return k == CoreKind::AIC ? "AIC" : "AIV"; }
+
+// ---------------------------------------------------------------- launch state
+
+enum class CoreState : uint8_t { NotStarted, Runnable, Blocked, Done };
+
+struct Aborted {};  // unwinds a core after another core failed
+
+struct CoreSlot {
+    CoreCtx ctx;
+    CoreState state = CoreState::NotStarted;
+    std::function<bool()> ready;  // when blocked: can it continue?
+    std::string waiting_on;       // when blocked: the call, for deadlock reports
+    std::thread thread;
+};
+
+}  // namespace
+
+struct Pending {
+    std::vector<uint32_t> clock;
+    int32_t peer;
+    uint32_t seq;
+};
+
+struct Launch {
+    std::string kernel;
+    KernelMetaType type = KERNEL_TYPE_AIV_ONLY;
+    uint32_t block_dim = 0;
+    uint32_t serial = 0;
+    const ascsim_soc* soc = nullptr;
+    uint32_t n_aic = 0, n_aiv = 0;
+    std::vector<std::unique_ptr<CoreSlot>> cores;
+    const std::function<void()>* body = nullptr;
+
+    std::mutex mu;
+    std::condition_variable cv;
+    int running = -1;
+    bool failed = false;
+    bool finished = false;
+    std::string error;
+    std::chrono::steady_clock::time_point start;
+
+    // Cross-core flags: per core, per flag id, the pending sets (clock, origin).
+    std::vector<std::array<std::deque<Pending>, kFlagIds>> flags;
+    // Group rounds for modes 0/1 and the AIV->AIC direction of mode 2:
+    // key (group key, flag) -> per member pending set counts.
+    std::map<std::pair<uint64_t, uint16_t>, std::map<uint32_t, std::deque<Pending>>> rounds;
+    uint32_t cross_seq = 0;
+    // Hardware SyncAll barrier.
+    uint32_t barrier_arrived = 0;
+    uint32_t barrier_round = 0;
+    std::vector<uint32_t> barrier_clock;
+};
+
+namespace {
+
+thread_local CoreCtx* t_core = nullptr;
+thread_local CoreSlot* t_slot = nullptr;
+
+void join_clock(std::vector<uint32_t>& dst, const std::vector<uint32_t>& src) {
+    for (size_t i = 0; i < dst.size() && i < src.size(); ++i) dst[i] = std::max(dst[i], src[i]);
+}
+
+std::string core_label(const CoreCtx& c) {
+    char buf[96];
+    if (c.kind == CoreKind::AIV && c.sub_block_num > 1) {
+        std::snprintf(buf, sizeof buf, "AIV %lld (AI core %u, sub-block %lld)", (long long)c.block_idx, c.group,
+                      (long long)c.sub_block_idx);
+    } else {
+        std::snprintf(buf, sizeof buf, "%s %lld", kind_name(c.kind), (long long)c.block_idx);
+    }
+    return buf;
+}
+
+// ---- cooperative scheduler (call with l->mu held) ----
+
+void start_thread_locked(Launch* l, uint32_t i);
+
+// Picks the next core to run after `from` (which is blocked, done or
+// yielding). Returns false when nothing can run.
+bool schedule_next_locked(Launch* l, uint32_t from, bool include_from) {
+    uint32_t n = static_cast<uint32_t>(l->cores.size());
+    for (uint32_t k = 1; k <= n; ++k) {
+        uint32_t i = (from + k) % n;
+        if (i == from && !include_from) continue;
+        CoreSlot& s = *l->cores[i];
+        bool can = false;
+        switch (s.state) {
+            case CoreState::NotStarted:
+                can = !l->failed;
+                break;
+            case CoreState::Runnable:
+                can = true;
+                break;
+            case CoreState::Blocked:
+                can = l->failed || s.ready();
+                break;
+            case CoreState::Done:
+                break;
+        }
+        if (!can) continue;
+        if (s.state == CoreState::NotStarted) {
+            s.state = CoreState::Runnable;
+            l->running = static_cast<int>(i);
+            start_thread_locked(l, i);
+        } else {
+            if (s.state == CoreState::Blocked) s.state = CoreState::Runnable;
+            l->running = static_cast<int>(i);
+        }
+        l->cv.notify_all();
+        return true;
+    }
+    return false;
+}
+
+void deadlock_locked(Launch* l) {
+    std::string msg = "kernel " + l->kernel + ": rule: deadlock: every unfinished core is waiting:";
+    for (auto& s : l->cores) {
+        if (s->state == CoreState::Blocked) msg += "\n  " + core_label(s->ctx) + " in " + s->waiting_on;
+    }
+    l->failed = true;
+    l->error = msg;
+}
+
+// Called by a finished core (normally or by failure), with l->mu held.
+void core_done_locked(Launch* l, uint32_t me) {
+    l->cores[me]->state = CoreState::Done;
+    if (schedule_next_locked(l, me, false)) return;
+    bool all_done = true;
+    for (auto& s : l->cores)
+        if (s->state != CoreState::Done && !(l->failed && s->state == CoreState::NotStarted)) all_done = false;
+    if (!all_done) {
+        deadlock_locked(l);
+        if (schedule_next_locked(l, me, false)) return;
+    }
+    l->finished = true;
+    l->running = -1;
+    l->cv.notify_all();
+}
+
+void wait_my_turn(Launch* l, std::unique_lock<std::mutex>& lk, uint32_t me) {
+    l->cv.wait(lk, [&] { return l->running == static_cast<int>(me); });
+}
+
+// Blocks the calling core until `ready()` holds (evaluated with l->mu held).
+void block_until(const std::function<bool()>& ready, const std::string& what) {
+    CoreCtx& c = core();
+    Launch* l = c.launch;
+    std::unique_lock<std::mutex> lk(l->mu);
+    if (l->failed) throw Aborted{};
+    if (ready()) return;
+    CoreSlot& slot = *l->cores[c.core_id];
+    slot.state = CoreState::Blocked;
+    slot.ready = ready;
+    slot.waiting_on = what;
+    if (!schedule_next_locked(l, c.core_id, false)) {
+        // Nobody else can run and we cannot either.
+        deadlock_locked(l);
+        if (!schedule_next_locked(l, c.core_id, true)) throw Aborted{};
+    }
+    wait_my_turn(l, lk, c.core_id);
+    slot.ready = nullptr;
+    if (l->failed) throw Aborted{};
+}
+
+// Lets other runnable cores progress (spin-wait loops on GM).
+void yield_core() {
+    CoreCtx& c = core();
+    Launch* l = c.launch;
+    std::unique_lock<std::mutex> lk(l->mu);
+    if (l->failed) throw Aborted{};
+    if (schedule_next_locked(l, c.core_id, false)) wait_my_turn(l, lk, c.core_id);
+    else l->running = static_cast<int>(c.core_id);
+    if (l->failed) throw Aborted{};
+}
+
+uint64_t mem_capacity(const ascsim_soc& soc, Mem m) {
+    switch (m) {
+        case Mem::UB: return soc.ub_bytes;
+        case Mem::L1: return soc.l1_bytes;
+        case Mem::L0A: return soc.l0a_bytes;
+        case Mem::L0B: return soc.l0b_bytes;
+        case Mem::L0C: return soc.l0c_bytes;
+        case Mem::BT: return 1024;  // BiasTable 1 KB (asc-devkit 2201 spec)
+        case Mem::FB: return 2048;  // Fixpipe buffer 2 KB (asc-devkit 2201 spec)
+        default: return 0;
+    }
+}
+
+bool core_has(CoreKind k, Mem m) { return k == CoreKind::AIV ? m == Mem::UB : m != Mem::UB; }
+
+void core_main(Launch* l, uint32_t me) {
+    CoreSlot& slot = *l->cores[me];
+    t_core = &slot.ctx;
+    t_slot = &slot;
+    {
+        std::unique_lock<std::mutex> lk(l->mu);
+        wait_my_turn(l, lk, me);
+    }
+    std::string failure;
+    bool aborted = false;
+    try {
+        if (!l->failed) {
+            // Local memories hold garbage at start, as on hardware.
+            uint32_t seed = 0x9e3779b9u * (me + 1);
+            for (int m = 0; m < static_cast<int>(Mem::COUNT); ++m) {
+                if (!core_has(slot.ctx.kind, static_cast<Mem>(m))) continue;
+                auto& v = slot.ctx.mem[m];
+                v.resize(mem_capacity(*l->soc, static_cast<Mem>(m)));
+                for (size_t i = 0; i < v.size(); ++i) {
+                    seed = seed * 1664525u + 1013904223u;
+                    v[i] = static_cast<uint8_t>(seed >> 24);
+                }
+            }
+            (*l->body)();
+            for (auto& line : slot.ctx.dcache) {
+                if (line.second.dirty_mask != 0) {
+                    fail("scalar GM write not flushed",
+                         fmt("GlobalTensor::SetValue data at GM 0x%llx is still in the data cache at kernel end "
+                             "(call DataCacheCleanAndInvalid)",
+                             (unsigned long long)line.first));
+                }
+            }
+        }
+    } catch (const Violation& v) {
+        failure = v.message;
+    } catch (const Aborted&) {
+        aborted = true;
+    }
+    std::unique_lock<std::mutex> lk(l->mu);
+    if (!failure.empty() && !l->failed) {
+        l->failed = true;
+        l->error = failure;
+    }
+    (void)aborted;
+    core_done_locked(l, me);
+    t_core = nullptr;
+    t_slot = nullptr;
+}
+
+void start_thread_locked(Launch* l, uint32_t i) { l->cores[i]->thread = std::thread(core_main, l, i); }
+
+
+Stream* resolve_stream_locked(void* stream) {
+    if (stream) return static_cast<Stream*>(stream);
+    int32_t d = t_device < 0 ? 0 : t_device;
+    if (!g_default_stream[d]) {
+        g_streams.push_back(std::make_unique<Stream>());
+        g_streams.back()->device = d;
+        g_default_stream[d] = g_streams.back().get();
+    }
+    return g_default_stream[d];
+}
+
+bool is_mix(KernelMetaType t) {
+    return t == KERNEL_TYPE_MIX_AIV_1_0 || t == KERNEL_TYPE_MIX_AIC_1_0 || t == KERNEL_TYPE_MIX_AIC_1_1 ||
+           t == KERNEL_TYPE_MIX_AIC_1_2;
+}
+
+const char* type_label(KernelMetaType t) {
+    switch (t) {
+        case KERNEL_TYPE_AIV_ONLY: return "KERNEL_TYPE_AIV_ONLY";
+        case KERNEL_TYPE_AIC_ONLY: return "KERNEL_TYPE_AIC_ONLY";
+        case KERNEL_TYPE_MIX_AIV_1_0: return "KERNEL_TYPE_MIX_AIV_1_0";
+        case KERNEL_TYPE_MIX_AIC_1_0: return "KERNEL_TYPE_MIX_AIC_1_0";
+        case KERNEL_TYPE_MIX_AIC_1_1: return "KERNEL_TYPE_MIX_AIC_1_1";
+        case KERNEL_TYPE_MIX_AIC_1_2: return "KERNEL_TYPE_MIX_AIC_1_2";
+        default: return "unsupported kernel type";
+    }
+}
+
+// Inter-core sync needs every core resident at once.
+void require_resident(const char* what) {
+    CoreCtx& c = core();
+    Launch* l = c.launch;
+    uint32_t phys = physical_cores(l->type == KERNEL_TYPE_AIV_ONLY || l->type == KERNEL_TYPE_MIX_AIV_1_0 ? CoreKind::AIV
+                                                                                                       : CoreKind::AIC);
+    if (l->block_dim > phys) {
+        fail("blockDim above core count with inter-core sync",
+             fmt("%s with blockDim %u but only %u physical cores: multi-round scheduling deadlocks", what,
+                 l->block_dim, phys));
+    }
+}
+
+}  // namespace
+
+// ================================================================ core API
+
+CoreCtx& core() {
+    if (!t_core) {
+        std::fprintf(stderr, "ascendc-sim: AscendC device API called outside a kernel launch\n");
+        std::abort();
+    }
+    return *t_core;
+}
+
+bool in_kernel() { return t_core != nullptr; }
+
+const char* mem_name(Mem m) {
+    switch (m) {
+        case Mem::UB: return "UB";
+        case Mem::L1: return "L1";
+        case Mem::L0A: return "L0A";
+        case Mem::L0B: return "L0B";
+        case Mem::L0C: return "L0C";
+        case Mem::BT: return "BiasTable";
+        case Mem::FB: return "FixpipeBuffer";
+        default: return "?";
+    }
+}
+
+std::string fmt(const char* f, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, f);
+    std::vsnprintf(buf, sizeof buf, f, ap);
+    va_end(ap);
+    return buf;
+}
+
+void fail(const char* rule, const std::string& detail) {
+    std::string msg;
+    if (t_core) {
+        const CoreCtx& c = *t_core;
+        msg = "kernel " + c.launch->kernel + ": core " + core_label(c) + ": call " +
+              (c.api && *c.api ? c.api : "?") + ": rule: " + rule + ": " + detail;
+    } else {
+        msg = std::string("rule: ") + rule + ": " + detail;
+    }
+    throw Violation{msg};
+}
+
+uint16_t intern_op(const char* name) {
+    std::lock_guard<std::mutex> g(g_mu);
+    for (size_t i = 0; i < g_op_names.size(); ++i)
+        if (g_op_names[i] == name) return static_cast<uint16_t>(i);
+    g_op_names.emplace_back(name);
+    return static_cast<uint16_t>(g_op_names.size() - 1);
+}
+
+namespace {
+constexpr uint64_t kTimeoutCheckEvery = 1u << 14;
+double launch_timeout_s() {
+    const char* e = std::getenv("ASCSIM_TIMEOUT_S");
+    return e ? std::atof(e) : 600.0;
+}
+void check_timeout(CoreCtx& c) {
+    if (c.trace.size() % kTimeoutCheckEvery != 0) return;
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - c.launch->start).count();
+    if (s > launch_timeout_s()) {
+        fail("launch timeout", fmt("the launch ran %.0f s of wall time (limit ASCSIM_TIMEOUT_S=%.0f): a core "
+                                   "is probably spinning forever",
+                                   s, launch_timeout_s()));
+    }
+}
+}  // namespace
+
+void record(uint16_t op, uint8_t pipe, uint32_t repeats, uint64_t bytes, uint64_t gm_addr, uint64_t gm_bytes,
+            bool gm_write) {
+    CoreCtx& c = core();
+    ascsim_event e{};
+    e.kind = ASCSIM_EV_INSTR;
+    e.pipe = pipe;
+    e.op = op;
+    e.repeats = repeats;
+    e.bytes = bytes;
+    e.gm_addr = gm_addr;
+    e.gm_bytes = gm_bytes;
+    e.gm_write = gm_write ? 1 : 0;
+    e.peer = -1;
+    c.trace.push_back(e);
+    check_timeout(c);
+}
+
+void record_sync(uint8_t kind, uint8_t pipe, int32_t a, int32_t b, int32_t peer, uint32_t seq) {
+    CoreCtx& c = core();
+    ascsim_event e{};
+    e.kind = kind;
+    e.pipe = pipe;
+    e.a = a;
+    e.b = b;
+    e.peer = peer;
+    e.seq = seq;
+    c.trace.push_back(e);
+    check_timeout(c);
+}
+
+uint8_t* local_base(Mem m) {
+    CoreCtx& c = core();
+    if (!core_has(c.kind, m)) {
+        fail("memory not on this core type",
+             fmt("%s does not exist on an %s core (AIC has L1/L0A/L0B/L0C; AIV has UB)", mem_name(m), kind_name(c.kind)));
+    }
+    return c.mem[static_cast<int>(m)].data();
+}
+
+uint64_t local_size(Mem m) { return mem_capacity(*core().launch->soc, m); }
+
+// ---- GM ----------------------------------------------------------------------
+
+namespace {
+
+// Race rule on [addr, addr+bytes): a block written by another core since the
+// last synchronisation that orders the two accesses.
+void check_and_stamp(Allocation& a, uintptr_t addr, uint64_t bytes, bool write, bool atomic) {
+    CoreCtx& c = core();
+    uint32_t serial = c.launch->serial;
+    if (a.shadow.empty()) a.shadow.resize((a.size + kBlock - 1) / kBlock);
+    uintptr_t base = reinterpret_cast<uintptr_t>(a.base);
+    uint64_t first = (addr - base) / kBlock;
+    uint64_t last = (addr + bytes - 1 - base) / kBlock;
+    for (uint64_t b = first; b <= last; ++b) {
+        Shadow& s = a.shadow[b];
+        if (s.launch == serial && s.core != c.core_id) {
+            bool ordered = s.epoch <= c.clock[s.core];
+            bool both_atomic = atomic && s.atomic;
+            if (!ordered && !both_atomic) {
+                const CoreCtx& other = c.launch->cores[s.core]->ctx;
+                fail("GM data race",
+                     fmt("%s of GM 0x%llx (32-byte block %llu of the allocation at 0x%llx) conflicts with a write "
+                         "by core %s that no synchronisation orders before it",
+                         write ? "write" : "read", (unsigned long long)(base + b * kBlock), (unsigned long long)b,
+                         (unsigned long long)base, core_label(other).c_str()));
+            }
+        }
+        if (write) {
+            s.launch = serial;
+            s.core = static_cast<uint16_t>(c.core_id);
+            s.atomic = atomic ? 1 : 0;
+            s.epoch = c.clock[c.core_id];
+        }
+    }
+}
+
+Allocation& gm_checked(const void* addr, uint64_t bytes, const char* what) {
+    std::lock_guard<std::mutex> g(g_mu);
+    Allocation* a = find_alloc_locked(reinterpret_cast<uintptr_t>(addr), bytes);
+    if (!a) {
+        fail("GM access outside allocations",
+             fmt("%s of %llu bytes at GM 0x%llx is not inside one device allocation", what, (unsigned long long)bytes,
+                 (unsigned long long)reinterpret_cast<uintptr_t>(addr)));
+    }
+    return *a;
+}
+
+template <typename T>
+void add_elems(uint8_t* dst, const uint8_t* src, uint64_t bytes) {
+    for (uint64_t i = 0; i + sizeof(T) <= bytes; i += sizeof(T)) {
+        T a, b;
+        std::memcpy(&a, dst + i, sizeof(T));
+        std::memcpy(&b, src + i, sizeof(T));
+        T r;
+        if constexpr (std::is_same_v<T, bfloat16_t>) r = bfloat16_t(float(a) + float(b));
+        else if constexpr (std::is_integral_v<T>)
+            r = static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) + static_cast<std::make_unsigned_t<T>>(b));
+        else r = static_cast<T>(a + b);
+        std::memcpy(dst + i, &r, sizeof(T));
+    }
+}
+
+}  // namespace
+
+void gm_dma_load(void* dst, const void* gm_addr, uint64_t bytes) {
+    if (bytes == 0) return;
+    Allocation& a = gm_checked(gm_addr, bytes, "DMA read");
+    check_and_stamp(a, reinterpret_cast<uintptr_t>(gm_addr), bytes, false, false);
+    std::memcpy(dst, gm_addr, bytes);
+    core().gm_read += bytes;
+}
+
+void gm_dma_store(void* gm_addr, const void* src, uint64_t bytes) {
+    if (bytes == 0) return;
+    CoreCtx& c = core();
+    Allocation& a = gm_checked(gm_addr, bytes, "DMA write");
+    bool atomic = c.atomic_dtype != 0;
+    check_and_stamp(a, reinterpret_cast<uintptr_t>(gm_addr), bytes, true, atomic);
+    auto* d = static_cast<uint8_t*>(gm_addr);
+    auto* s = static_cast<const uint8_t*>(src);
+    switch (c.atomic_dtype) {
+        case 0: std::memcpy(d, s, bytes); break;
+        case 1: add_elems<int8_t>(d, s, bytes); break;
+        case 2: add_elems<int16_t>(d, s, bytes); break;
+        case 3: add_elems<half>(d, s, bytes); break;
+        case 4: add_elems<bfloat16_t>(d, s, bytes); break;
+        case 5: add_elems<int32_t>(d, s, bytes); break;
+        default: add_elems<float>(d, s, bytes); break;
+    }
+    c.gm_written += bytes;
+    if (atomic) c.gm_read += bytes;  // read-modify-write in L2
+}
+
+namespace {
+DCacheLine& dcache_line(uint64_t line_addr, bool& missed) {
+    CoreCtx& c = core();
+    for (auto& l : c.dcache)
+        if (l.first == line_addr) {
+            missed = false;
+            return l.second;
+        }
+    missed = true;
+    c.dcache.emplace_back(line_addr, DCacheLine{});
+    DCacheLine& line = c.dcache.back().second;
+    // Fill the whole line from GM (bytes outside allocations stay zero).
+    {
+        std::lock_guard<std::mutex> g(g_mu);
+        for (uint64_t i = 0; i < kLine; ++i) {
+            if (find_alloc_locked(line_addr + i, 1)) line.data[i] = *reinterpret_cast<uint8_t*>(line_addr + i);
+        }
+    }
+    line.dirty_mask = 0;
+    c.gm_read += kLine;
+    return line;
+}
+uint32_t g_scalar_reads_between_yields = 64;
+}  // namespace
+
+void gm_scalar_read(const void* addr, void* out, uint32_t bytes) {
+    CoreCtx& c = core();
+    uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+    if (a % bytes != 0) fail("misaligned address", fmt("scalar GM read at 0x%llx", (unsigned long long)a));
+    Allocation& al = gm_checked(addr, bytes, "scalar read");
+    check_and_stamp(al, a, bytes, false, false);
+    bool missed;
+    DCacheLine& line = dcache_line(a & ~(kLine - 1), missed);
+    std::memcpy(out, line.data + (a & (kLine - 1)), bytes);
+    ASCSIM_RECORD("GlobalTensor::GetValue", ASCSIM_PIPE_S, 1, bytes, missed ? (a & ~(kLine - 1)) : 0,
+                  missed ? kLine : 0, false);
+    // Spin-wait loops on GM must let the other cores run.
+    static thread_local uint32_t reads = 0;
+    if (++reads % g_scalar_reads_between_yields == 0) yield_core();
+    (void)c;
+}
+
+void gm_scalar_write(void* addr, const void* in, uint32_t bytes) {
+    uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+    if (a % bytes != 0) fail("misaligned address", fmt("scalar GM write at 0x%llx", (unsigned long long)a));
+    Allocation& al = gm_checked(addr, bytes, "scalar write");
+    check_and_stamp(al, a, bytes, true, false);
+    bool missed;
+    DCacheLine& line = dcache_line(a & ~(kLine - 1), missed);
+    uint64_t off = a & (kLine - 1);
+    std::memcpy(line.data + off, in, bytes);
+    for (uint64_t i = 0; i < bytes; ++i) line.dirty_mask |= 1ull << (off + i);
+    ASCSIM_RECORD("GlobalTensor::SetValue", ASCSIM_PIPE_S, 1, bytes);
+}
+
+void dcache_clean_invalidate(const void* addr, bool write_back) {
+    CoreCtx& c = core();
+    uint64_t target = addr ? (reinterpret_cast<uintptr_t>(addr) & ~(kLine - 1)) : 0;
+    for (auto it = c.dcache.begin(); it != c.dcache.end();) {
+        if (addr && it->first != target) {
+            ++it;
+            continue;
+        }
+        DCacheLine& line = it->second;
+        if (write_back && line.dirty_mask) {
+            std::lock_guard<std::mutex> g(g_mu);
+            for (uint64_t i = 0; i < kLine; ++i) {
+                if (line.dirty_mask & (1ull << i)) *reinterpret_cast<uint8_t*>(it->first + i) = line.data[i];
+            }
+            c.gm_written += static_cast<uint64_t>(__builtin_popcountll(line.dirty_mask));
+        }
+        it = c.dcache.erase(it);
+    }
+}
+
+// ---- kernel type, identity ------------------------------------------------------
+
+void declare_kernel_type(KernelMetaType t) {
+    CoreCtx& c = core();
+    ASCSIM_API("KERNEL_TASK_TYPE_DEFAULT");
+    if (t != c.launch->type) {
+        fail("kernel type mismatch", fmt("the kernel declares %s but was launched as %s", type_label(t),
+                                         type_label(c.launch->type)));
+    }
+    c.kernel_type_declared = true;
+}
+
+KernelMetaType launch_kernel_type() { return core().launch->type; }
+
+uint32_t physical_cores(CoreKind k) {
+    const ascsim_soc& soc = *core().launch->soc;
+    return k == CoreKind::AIC ? soc.cube_cores : soc.vector_cores;
+}
+
+// ---- inter-core synchronisation ----------------------------------------------------
+
+namespace {
+
+void require_mix(const char* what) {
+    KernelMetaType t = core().launch->type;
+    if (!is_mix(t)) {
+        fail(std::string(what) == "SyncAll" ? "SyncAll in a non-mix kernel" : "CrossCore flag in a non-mix kernel",
+             fmt("%s needs a MIX kernel type (e.g. KERNEL_TYPE_MIX_AIV_1_0 for pure vector kernels); this launch is "
+                 "%s, where the sync hardware is off and the call hangs",
+                 what, type_label(t)));
+    }
+}
+
+// Deliver one set to `target` core's flag counter.
+void deliver_locked(Launch* l, uint32_t target, uint16_t flag, Pending p) {
+    auto& q = l->flags[target][flag];
+    if (q.size() >= static_cast<size_t>(kFlagMax)) {
+        fail("CrossCore flag overflow",
+             fmt("flag %u of core %s would exceed 15 pending sets (4-bit counter): the producer must wait on a "
+                 "reverse flag",
+                 flag, core_label(l->cores[target]->ctx).c_str()));
+    }
+    q.push_back(std::move(p));
+}
+
+// Group round: when every member has a pending set, each receiver gets one
+// set whose clock joins all members' clocks.
+void group_set_locked(Launch* l, uint64_t key, uint16_t flag, const std::vector<uint32_t>& members,
+                      const std::vector<uint32_t>& receivers, Pending mine) {
+    auto& round = l->rounds[{key, flag}];
+    round[core().core_id].push_back(std::move(mine));
+    for (uint32_t m : members)
+        if (round[m].empty()) return;
+    Pending joined{std::vector<uint32_t>(l->cores.size(), 0), static_cast<int32_t>(core().core_id), l->cross_seq++};
+    for (uint32_t m : members) {
+        join_clock(joined.clock, round[m].front().clock);
+        round[m].pop_front();
+    }
+    for (uint32_t r : receivers) deliver_locked(l, r, flag, joined);
+}
+
+std::vector<uint32_t> cores_of_kind(Launch* l, CoreKind k) {
+    std::vector<uint32_t> v;
+    for (auto& s : l->cores)
+        if (s->ctx.kind == k) v.push_back(s->ctx.core_id);
+    return v;
+}
+
+std::vector<uint32_t> aivs_of_group(Launch* l, uint32_t group) {
+    std::vector<uint32_t> v;
+    for (auto& s : l->cores)
+        if (s->ctx.kind == CoreKind::AIV && s->ctx.group == group) v.push_back(s->ctx.core_id);
+    return v;
+}
+
+uint32_t aic_of_group(uint32_t group) { return group; }  // AICs come first, core id = group
+
+}  // namespace
+
+void cross_core_set(uint8_t mode, uint16_t flag_id, uint8_t pipe) {
+    CoreCtx& c = core();
+    Launch* l = c.launch;
+    require_mix("CrossCoreSetFlag");
+    require_resident("CrossCoreSetFlag");
+    if (flag_id >= kFlagIds) fail("invalid flag id", fmt("flag id %u outside 0..15", flag_id));
+    if (flag_id >= 11 && flag_id <= 14)
+        fail("flag id reserved", fmt("flag ids 11..14 belong to the hardware SyncAll (got %u)", flag_id));
+    if (pipe == ASCSIM_PIPE_S || pipe == ASCSIM_PIPE_NONE)
+        fail("invalid pipe", "CrossCoreSetFlag's pipe must be V, M, MTE1, MTE2, MTE3 or FIX");
+    bool has_pairs = l->type == KERNEL_TYPE_MIX_AIC_1_1 || l->type == KERNEL_TYPE_MIX_AIC_1_2;
+    if ((mode == 1 || mode == 2) && !has_pairs)
+        fail("CrossCore mode needs AIC+AIV kernel", fmt("mode %u needs KERNEL_TYPE_MIX_AIC_1_1 or 1_2", mode));
+    if (mode == 1 && l->type != KERNEL_TYPE_MIX_AIC_1_2)
+        fail("CrossCore mode needs AIC+AIV kernel", "mode 1 (the two AIVs of an AI core) needs KERNEL_TYPE_MIX_AIC_1_2");
+    if (mode == 1 && c.kind != CoreKind::AIV) fail("invalid cross-core mode", "mode 1 is for AIV cores");
+    if (mode > 2) fail("invalid cross-core mode", fmt("mode %u is not available on Atlas A2 (modes 0, 1, 2)", mode));
+
+    std::unique_lock<std::mutex> lk(l->mu);
+    uint32_t seq = l->cross_seq++;
+    Pending mine{c.clock, static_cast<int32_t>(c.core_id), seq};
+    if (mode == 0) {
+        auto members = cores_of_kind(l, c.kind);
+        group_set_locked(l, 0x100 + static_cast<uint64_t>(c.kind), flag_id, members, members, mine);
+    } else if (mode == 1) {
+        auto members = aivs_of_group(l, c.group);
+        group_set_locked(l, 0x200 + c.group, flag_id, members, members, mine);
+    } else if (c.kind == CoreKind::AIC) {
+        for (uint32_t v : aivs_of_group(l, c.group)) deliver_locked(l, v, flag_id, mine);
+    } else {
+        auto members = aivs_of_group(l, c.group);
+        group_set_locked(l, 0x300 + c.group, flag_id, members, {aic_of_group(c.group)}, mine);
+    }
+    lk.unlock();
+    c.clock[c.core_id]++;
+    record_sync(ASCSIM_EV_CROSS_SET, pipe, flag_id, mode, -1, seq);
+}
+
+void cross_core_wait(uint16_t flag_id) {
+    CoreCtx& c = core();
+    Launch* l = c.launch;
+    require_mix("CrossCoreWaitFlag");
+    require_resident("CrossCoreWaitFlag");
+    if (flag_id >= kFlagIds) fail("invalid flag id", fmt("flag id %u outside 0..15", flag_id));
+    auto& q = l->flags[c.core_id][flag_id];
+    block_until([&q] { return !q.empty(); }, fmt("CrossCoreWaitFlag(%u)", flag_id));
+    Pending p;
+    {
+        std::lock_guard<std::mutex> g(l->mu);
+        p = std::move(q.front());
+        q.pop_front();
+    }
+    join_clock(c.clock, p.clock);
+    record_sync(ASCSIM_EV_CROSS_WAIT, ASCSIM_PIPE_NONE, flag_id, 0, p.peer, p.seq);
+}
+
+namespace {
+// All `members` arrive; everyone leaves with the join of their clocks.
+void barrier(Launch* l, uint32_t members, const char* what) {
+    CoreCtx& c = core();
+    uint32_t round;
+    {
+        std::lock_guard<std::mutex> g(l->mu);
+        round = l->barrier_round;
+        if (l->barrier_clock.size() != l->cores.size()) l->barrier_clock.assign(l->cores.size(), 0);
+        join_clock(l->barrier_clock, c.clock);
+        if (++l->barrier_arrived == members) {
+            l->barrier_arrived = 0;
+            l->barrier_round++;
+        }
+    }
+    block_until([l, round] { return l->barrier_round != round; }, what);
+    {
+        std::lock_guard<std::mutex> g(l->mu);
+        join_clock(c.clock, l->barrier_clock);
+    }
+    c.clock[c.core_id]++;
+    record_sync(ASCSIM_EV_SYNC_ALL, ASCSIM_PIPE_NONE, 0, 0, -1, round);
+}
+}  // namespace
+
+void sync_all_hw(bool aiv_only) {
+    CoreCtx& c = core();
+    Launch* l = c.launch;
+    require_mix("SyncAll");
+    require_resident("SyncAll");
+    if (aiv_only) {
+        if (c.kind == CoreKind::AIC) return;  // the AIV barrier; a no-op on the cube side
+        barrier(l, l->n_aiv, "SyncAll<true>()");
+    } else {
+        barrier(l, l->n_aic + l->n_aiv, "SyncAll<false>()");
+    }
+}
+
+void sync_all_soft(uint64_t gm_addr, int32_t used_cores) {
+    CoreCtx& c = core();
+    Launch* l = c.launch;
+    if (c.kind != CoreKind::AIV) fail("soft SyncAll on AIC", "the soft SyncAll is for vector cores only");
+    require_resident("SyncAll(soft)");
+    uint32_t n = used_cores > 0 ? static_cast<uint32_t>(used_cores) : l->n_aiv;
+    auto* slots = reinterpret_cast<int32_t*>(gm_addr);
+    gm_checked(slots, static_cast<uint64_t>(n) * 32, "soft SyncAll workspace");
+    // Each core bumps its own 32-byte slot, then waits until every slot has
+    // reached its value (a workspace that was not zeroed misbehaves, as on
+    // hardware).
+    int32_t* mine = slots + 8 * c.block_idx;
+    int32_t target;
+    {
+        std::lock_guard<std::mutex> g(l->mu);
+        target = ++*mine;
+    }
+    block_until(
+        [slots, n, target] {
+            for (uint32_t i = 0; i < n; ++i)
+                if (slots[8 * i] < target) return false;
+            return true;
+        },
+        "SyncAll(soft)");
+    barrier(l, 1, "SyncAll(soft)");  // records the edge; the clock join below orders GM
+    std::lock_guard<std::mutex> g(l->mu);
+    for (auto& s : l->cores)
+        if (s->ctx.kind == CoreKind::AIV && s->ctx.block_idx < static_cast<int64_t>(n)) join_clock(c.clock, s->ctx.clock);
+}
+
+// ================================================================ launch
+
+uint32_t launch(const char* kernel, KernelMetaType type, uint32_t block_dim, void* stream,
+                const std::function<void()>& body) {
+    Stream* st;
+    const ascsim_soc* soc;
+    {
+        std::lock_guard<std::mutex> g(g_mu);
+        st = resolve_stream_locked(stream);
+        Device& d = g_devices[st->device];
+        soc = &d.soc;
+    }
+    LaunchRecord rec;
+    std::snprintf(rec.info.kernel, sizeof rec.info.kernel, "%s", kernel);
+    rec.info.block_dim = block_dim;
+    rec.info.kernel_type = type;
+
+    auto l = std::make_unique<Launch>();
+    l->kernel = kernel;
+    l->type = type;
+    l->block_dim = block_dim;
+    l->serial = ++g_launch_serial;
+    l->soc = soc;
+    l->body = &body;
+    l->start = std::chrono::steady_clock::now();
+
+    std::string early;
+    bool configured;
+    {
+        std::lock_guard<std::mutex> g(g_mu);
+        configured = g_devices[st->device].configured;
+    }
+    if (!configured) early = "rule: device not configured: call ascsim_configure_device first";
+    if (block_dim < 1 || block_dim > 65535)
+        early = fmt("kernel %s: rule: invalid blockDim: %u outside [1, 65535]", kernel, block_dim);
+    if (!(type == KERNEL_TYPE_AIV_ONLY || type == KERNEL_TYPE_AIC_ONLY || is_mix(type)))
+        early = fmt("kernel %s: rule: unsupported kernel type: %d is not available on Atlas A2", kernel, (int)type);
+    if (early.empty()) {
+        bool has_aic = type == KERNEL_TYPE_AIC_ONLY || type == KERNEL_TYPE_MIX_AIC_1_0 ||
+                       type == KERNEL_TYPE_MIX_AIC_1_1 || type == KERNEL_TYPE_MIX_AIC_1_2;
+        uint32_t aiv_per = type == KERNEL_TYPE_MIX_AIC_1_2 ? 2
+                           : (type == KERNEL_TYPE_MIX_AIC_1_1 || type == KERNEL_TYPE_AIV_ONLY ||
+                              type == KERNEL_TYPE_MIX_AIV_1_0)
+                               ? 1
+                               : 0;
+        l->n_aic = has_aic ? block_dim : 0;
+        l->n_aiv = aiv_per * block_dim;
+        uint32_t total = l->n_aic + l->n_aiv;
+        for (uint32_t i = 0; i < total; ++i) {
+            auto s = std::make_unique<CoreSlot>();
+            CoreCtx& c = s->ctx;
+            c.launch = l.get();
+            c.core_id = i;
+            c.block_num = block_dim;
+            if (i < l->n_aic) {
+                c.kind = CoreKind::AIC;
+                c.block_idx = i;
+                c.group = i;
+            } else {
+                uint32_t v = i - l->n_aic;
+                c.kind = CoreKind::AIV;
+                c.group = aiv_per ? v / aiv_per : 0;
+                c.sub_block_idx = aiv_per ? v % aiv_per : 0;
+                c.sub_block_num = aiv_per == 2 ? 2 : 1;
+                c.task_ratio = aiv_per == 2 ? 2 : 1;
+                c.block_idx = v;  // = block*2 + sub in MIX_AIC_1_2
+            }
+            c.clock.assign(total, 0);
+            c.clock[i] = 1;
+            l->cores.push_back(std::move(s));
+        }
+        l->flags.resize(total);
+        // Run: core 0 first; the scheduler hands over on blocking or finishing.
+        {
+            std::unique_lock<std::mutex> lk(l->mu);
+            if (total > 0) {
+                l->cores[0]->state = CoreState::Runnable;
+                l->running = 0;
+                start_thread_locked(l.get(), 0);
+                l->cv.wait(lk, [&] { return l->finished; });
+            }
+        }
+        for (auto& s : l->cores)
+            if (s->thread.joinable()) s->thread.join();
+        rec.info.cores = total;
+        for (auto& s : l->cores) {
+            rec.info.gm_read_bytes += s->ctx.gm_read;
+            rec.info.gm_write_bytes += s->ctx.gm_written;
+            rec.info.events += s->ctx.trace.size();
+            rec.traces.push_back(std::move(s->ctx.trace));
+            rec.kinds.push_back(static_cast<uint32_t>(s->ctx.kind));
+            rec.block_idx.push_back(static_cast<uint32_t>(s->ctx.block_idx));
+        }
+        if (l->failed) {
+            rec.error = l->error;
+            rec.info.status = ACL_ERROR_RT_AICORE_EXCEPTION;
+        }
+    } else {
+        rec.error = early;
+        rec.info.status = ACL_ERROR_RT_PARAM_INVALID;
+    }
+    std::lock_guard<std::mutex> g(g_mu);
+    st->launches.push_back(std::move(rec));
+    return 0;
+}
+
+}  // namespace ascsim
+
+// ================================================================ TPipe (non-template parts)
+
+namespace AscendC {
+namespace {
+thread_local TPipe* t_pipe = nullptr;
+}
+
+TPipe::TPipe() {
+    ASCSIM_API("TPipe::TPipe");
+    if (t_pipe) ascsim::fail("one TPipe per kernel", "a second TPipe was created while one exists");
+    t_pipe = this;
+    ascsim::core().tpipe = this;
+}
+TPipe::~TPipe() {
+    if (t_pipe == this) t_pipe = nullptr;
+}
+void TPipe::Reset() {
+    for (auto& u : used_) u = 0;
+    for (auto& p : per_pos_) p = 0;
+    total_buffers_ = 0;
+}
+void TPipe::Destroy() { Reset(); }
+
+TPipe* GetTPipePtr() { return t_pipe; }
+
+uint32_t TPipe::sim_alloc(TPosition pos, uint32_t len, uint32_t count) {
+    ascsim::Mem m = mem_of(pos);
+    uint64_t bytes = static_cast<uint64_t>(len) * count;
+    uint64_t cap = ascsim::local_size(m);
+    if (used_[static_cast<int>(m)] + bytes > cap) {
+        ascsim::fail("buffer beyond capacity",
+                     ascsim::fmt("InitBuffer of %u x %u bytes in %s: %llu of %llu bytes already used", count, len,
+                                 ascsim::mem_name(m), (unsigned long long)used_[static_cast<int>(m)],
+                                 (unsigned long long)cap));
+    }
+    per_pos_[static_cast<int>(pos)] += count;
+    if (per_pos_[static_cast<int>(pos)] > 8) {
+        ascsim::fail("more than 8 buffers per position",
+                     ascsim::fmt("%u buffers at one TPosition (at most 8 on Atlas A2: each owns a hardware event)",
+                                 per_pos_[static_cast<int>(pos)]));
+    }
+    total_buffers_ += count;
+    if (total_buffers_ > 64) ascsim::fail("more than 64 buffers per TPipe", "a TPipe manages at most 64 buffers");
+    uint32_t addr = static_cast<uint32_t>(used_[static_cast<int>(m)]);
+    used_[static_cast<int>(m)] += bytes;
+    return addr;
+}
+
+bool TPipe::init_queue(sim_detail::QueueBase& q, uint8_t num, uint32_t len) {
+    if (!q.bufs.empty()) ascsim::fail("queue misuse", "InitBuffer called twice for one queue");
+    if (num == 0) ascsim::fail("queue misuse", "InitBuffer with 0 buffers");
+    uint32_t rounded = (len + 31u) / 32u * 32u;
+    uint32_t base = sim_alloc(q.alloc_pos, rounded, num);
+    q.id = next_queue_id_++;
+    q.len = rounded;
+    for (uint32_t i = 0; i < num; ++i) {
+        q.addrs.push_back(base + i * rounded);
+        auto st = std::make_shared<ascsim::BufState>();
+        st->id = i;
+        st->phase = ascsim::BufPhase::Free;
+        st->queue_id = q.id;
+        q.bufs.push_back(st);
+    }
+    return true;
+}
+
+namespace sim_detail {
+uint8_t QueueBase::producer_pipe() const {
+    switch (alloc_pos) {
+        case TPosition::VECIN: return ASCSIM_PIPE_MTE2;
+        case TPosition::VECOUT: return ASCSIM_PIPE_V;
+        case TPosition::VECCALC: return ASCSIM_PIPE_V;
+        case TPosition::A1:
+        case TPosition::B1:
+        case TPosition::C1: return ASCSIM_PIPE_MTE2;
+        case TPosition::A2:
+        case TPosition::B2: return ASCSIM_PIPE_MTE1;
+        case TPosition::CO1: return ASCSIM_PIPE_M;
+        default: return ASCSIM_PIPE_NONE;
+    }
+}
+uint8_t QueueBase::consumer_pipe() const {
+    switch (alloc_pos) {
+        case TPosition::VECIN: return dst_pos == TPosition::VECOUT ? ASCSIM_PIPE_MTE3 : ASCSIM_PIPE_V;
+        case TPosition::VECOUT: return ASCSIM_PIPE_MTE3;
+        case TPosition::VECCALC: return ASCSIM_PIPE_V;
+        case TPosition::A1:
+        case TPosition::B1:
+        case TPosition::C1: return ASCSIM_PIPE_MTE1;
+        case TPosition::A2:
+        case TPosition::B2: return ASCSIM_PIPE_M;
+        case TPosition::CO1: return ASCSIM_PIPE_FIX;
+        default: return ASCSIM_PIPE_NONE;
+    }
+}
+
+void event_pipes(HardEvent e, uint8_t& src, uint8_t& dst) {
+    static const uint8_t table[][2] = {
+        {ASCSIM_PIPE_MTE2, ASCSIM_PIPE_MTE1}, {ASCSIM_PIPE_MTE1, ASCSIM_PIPE_MTE2}, {ASCSIM_PIPE_MTE1, ASCSIM_PIPE_M},
+        {ASCSIM_PIPE_M, ASCSIM_PIPE_MTE1},    {ASCSIM_PIPE_MTE2, ASCSIM_PIPE_V},    {ASCSIM_PIPE_V, ASCSIM_PIPE_MTE2},
+        {ASCSIM_PIPE_MTE3, ASCSIM_PIPE_V},    {ASCSIM_PIPE_V, ASCSIM_PIPE_MTE3},    {ASCSIM_PIPE_M, ASCSIM_PIPE_V},
+        {ASCSIM_PIPE_V, ASCSIM_PIPE_M},       {ASCSIM_PIPE_V, ASCSIM_PIPE_V},       {ASCSIM_PIPE_MTE3, ASCSIM_PIPE_MTE1},
+        {ASCSIM_PIPE_MTE1, ASCSIM_PIPE_MTE3}, {ASCSIM_PIPE_MTE1, ASCSIM_PIPE_V},    {ASCSIM_PIPE_MTE2, ASCSIM_PIPE_M},
+        {ASCSIM_PIPE_M, ASCSIM_PIPE_MTE2},    {ASCSIM_PIPE_V, ASCSIM_PIPE_MTE1},    {ASCSIM_PIPE_M, ASCSIM_PIPE_FIX},
+        {ASCSIM_PIPE_FIX, ASCSIM_PIPE_M},     {ASCSIM_PIPE_MTE3, ASCSIM_PIPE_MTE2}, {ASCSIM_PIPE_MTE2, ASCSIM_PIPE_MTE3},
+        {ASCSIM_PIPE_S, ASCSIM_PIPE_V},       {ASCSIM_PIPE_V, ASCSIM_PIPE_S},       {ASCSIM_PIPE_S, ASCSIM_PIPE_MTE2},
+        {ASCSIM_PIPE_MTE2, ASCSIM_PIPE_S},    {ASCSIM_PIPE_S, ASCSIM_PIPE_MTE3},    {ASCSIM_PIPE_MTE3, ASCSIM_PIPE_S},
+        {ASCSIM_PIPE_MTE2, ASCSIM_PIPE_FIX},  {ASCSIM_PIPE_FIX, ASCSIM_PIPE_MTE2},  {ASCSIM_PIPE_FIX, ASCSIM_PIPE_S},
+        {ASCSIM_PIPE_M, ASCSIM_PIPE_S},       {ASCSIM_PIPE_FIX, ASCSIM_PIPE_MTE3},  {ASCSIM_PIPE_MTE1, ASCSIM_PIPE_FIX},
+        {ASCSIM_PIPE_FIX, ASCSIM_PIPE_MTE1},  {ASCSIM_PIPE_FIX, ASCSIM_PIPE_FIX},
+    };
+    size_t i = static_cast<size_t>(e);
+    if (i >= sizeof table / sizeof table[0]) ascsim::fail("invalid event", "unknown HardEvent");
+    src = table[i][0];
+    dst = table[i][1];
+}
+}  // namespace sim_detail
+}  // namespace AscendC
+
+// ================================================================ ACL host subset
+
+using namespace ascsim;
+
+namespace {
+aclError set_err(aclError code, const std::string& msg) {
+    t_err = msg;
+    return code;
+}
+}  // namespace
+
+extern "C" {
+
+aclError aclInit(const char*) {
+    std::lock_guard<std::mutex> g(g_mu);
+    if (g_initialized) return set_err(ACL_ERROR_REPEAT_INITIALIZE, "aclInit: already initialised");
+    g_initialized = true;
+    return ACL_SUCCESS;
+}
+
+aclError aclFinalize(void) {
+    std::lock_guard<std::mutex> g(g_mu);
+    if (!g_initialized) return set_err(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize: not initialised");
+    g_initialized = false;
+    return ACL_SUCCESS;
+}
+
+int32_t ascsim_configure_device(int32_t device_id, const ascsim_soc* soc) {
+    if (device_id < 0 || device_id >= 64 || !soc) return ACL_ERROR_INVALID_PARAM;
+    std::lock_guard<std::mutex> g(g_mu);
+    Device& d = g_devices[device_id];
+    d.soc = *soc;
+    d.configured = true;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSetDevice(int32_t deviceId) {
+    std::lock_guard<std::mutex> g(g_mu);
+    auto it = g_devices.find(deviceId);
+    if (it == g_devices.end() || !it->second.configured)
+        return set_err(ACL_ERROR_RT_INVALID_DEVICEID, fmt("aclrtSetDevice: no simulated device %d", deviceId));
+    t_device = deviceId;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtResetDevice(int32_t deviceId) {
+    std::lock_guard<std::mutex> g(g_mu);
+    if (!g_devices.count(deviceId)) return set_err(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice: no such device");
+    if (t_device == deviceId) t_device = -1;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetDeviceCount(uint32_t* count) {
+    if (!count) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: count is NULL");
+    std::lock_guard<std::mutex> g(g_mu);
+    uint32_t n = 0;
+    for (auto& d : g_devices) n += d.second.configured ? 1 : 0;
+    *count = n;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtCreateStream(aclrtStream* stream) {
+    if (!stream) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream is NULL");
+    std::lock_guard<std::mutex> g(g_mu);
+    if (t_device < 0) return set_err(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtCreateStream: no device set on this thread");
+    g_streams.push_back(std::make_unique<Stream>());
+    g_streams.back()->device = t_device;
+    *stream = g_streams.back().get();
+    return ACL_SUCCESS;
+}
+
+aclError aclrtDestroyStream(aclrtStream stream) {
+    std::lock_guard<std::mutex> g(g_mu);
+    for (auto it = g_streams.begin(); it != g_streams.end(); ++it) {
+        if (it->get() == stream) {
+            g_streams.erase(it);
+            return ACL_SUCCESS;
+        }
+    }
+    return set_err(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: unknown stream");
+}
+
+aclError aclrtSynchronizeStream(aclrtStream stream) {
+    std::lock_guard<std::mutex> g(g_mu);
+    Stream* st = resolve_stream_locked(stream);
+    aclError rc = ACL_SUCCESS;
+    for (size_t i = st->synced; i < st->launches.size(); ++i) {
+        if (st->launches[i].info.status != 0 && rc == ACL_SUCCESS) {
+            rc = st->launches[i].info.status;
+            t_err = st->launches[i].error;
+        }
+    }
+    st->synced = st->launches.size();
+    return rc;
+}
+
+aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy) {
+    if (!devPtr) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: devPtr is NULL");
+    if (size == 0) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: size is 0");
+    std::lock_guard<std::mutex> g(g_mu);
+    if (t_device < 0) return set_err(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtMalloc: no device set on this thread");
+    Device& d = g_devices[t_device];
+    // ACL rounds the size up to 32 bytes plus 32 more; the start is 64-byte aligned.
+    uint64_t usable = (static_cast<uint64_t>(size) + 31) / 32 * 32 + 32;
+    if (d.allocated + usable > d.soc.hbm_bytes) {
+        return set_err(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                       fmt("aclrtMalloc: %zu bytes exceed the free HBM of the simulated %s (%llu of %llu bytes in use)",
+                           size, d.soc.name, (unsigned long long)d.allocated, (unsigned long long)d.soc.hbm_bytes));
+    }
+    void* p = nullptr;
+    if (posix_memalign(&p, 512, usable) != 0 || !p)
+        return set_err(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc: host memory exhausted");
+    Allocation a;
+    a.base = static_cast<uint8_t*>(p);
+    a.size = usable;
+    a.requested = size;
+    a.device = t_device;
+    g_allocs[reinterpret_cast<uintptr_t>(p)] = std::move(a);
+    d.allocated += usable;
+    *devPtr = p;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtFree(void* devPtr) {
+    std::lock_guard<std::mutex> g(g_mu);
+    auto it = g_allocs.find(reinterpret_cast<uintptr_t>(devPtr));
+    if (it == g_allocs.end()) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtFree: not a device allocation");
+    g_devices[it->second.device].allocated -= it->second.size;
+    std::free(it->second.base);
+    g_allocs.erase(it);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind) {
+    if (count == 0) return ACL_SUCCESS;
+    if (!dst || !src) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: NULL pointer");
+    if (count > destMax) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: count exceeds destMax");
+    std::lock_guard<std::mutex> g(g_mu);
+    bool dst_dev = kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
+    bool src_dev = kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
+    if (dst_dev && !find_alloc_locked(reinterpret_cast<uintptr_t>(dst), count))
+        return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: destination range is not inside a device allocation");
+    if (src_dev && !find_alloc_locked(reinterpret_cast<uintptr_t>(src), count))
+        return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: source range is not inside a device allocation");
+    std::memmove(dst, src, count);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count) {
+    if (count > maxCount) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemset: count exceeds maxCount");
+    std::lock_guard<std::mutex> g(g_mu);
+    if (count && !find_alloc_locked(reinterpret_cast<uintptr_t>(devPtr), count))
+        return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemset: range is not inside a device allocation");
+    std::memset(devPtr, value, count);
+    return ACL_SUCCESS;
+}
+
+const char* aclrtGetSocName(void) {
+    std::lock_guard<std::mutex> g(g_mu);
+    if (t_device < 0 || !g_devices.count(t_device)) return nullptr;
+    return g_devices[t_device].soc.name;
+}
+
+const char* aclGetRecentErrMsg(void) { return t_err.c_str(); }
+
+aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo, int64_t* value) {
+    if (!value) return set_err(ACL_ERROR_INVALID_PARAM, "aclGetDeviceCapability: value is NULL");
+    std::lock_guard<std::mutex> g(g_mu);
+    auto it = g_devices.find(static_cast<int32_t>(deviceId));
+    if (it == g_devices.end()) return set_err(ACL_ERROR_RT_INVALID_DEVICEID, "aclGetDeviceCapability: no such device");
+    const ascsim_soc& s = it->second.soc;
+    switch (deviceInfo) {
+        case ACL_DEVICE_INFO_AI_CORE_NUM: *value = s.cube_cores; break;
+        case ACL_DEVICE_INFO_VECTOR_CORE_NUM: *value = s.vector_cores; break;
+        case ACL_DEVICE_INFO_L2_SIZE: *value = static_cast<int64_t>(s.l2_bytes); break;
+        default: return set_err(ACL_ERROR_INVALID_PARAM, "aclGetDeviceCapability: unknown attribute");
+    }
+    return ACL_SUCCESS;
+}
+
+// ---- simulator reports ----
+
+uint32_t ascsim_launch_count(void* stream) {
+    std::lock_guard<std::mutex> g(g_mu);
+    return static_cast<uint32_t>(resolve_stream_locked(stream)->launches.size());
+}
+
+int32_t ascsim_launch_info_get(void* stream, uint32_t launch, ascsim_launch_info* info) {
+    std::lock_guard<std::mutex> g(g_mu);
+    Stream* st = resolve_stream_locked(stream);
+    if (launch >= st->launches.size() || !info) return ACL_ERROR_INVALID_PARAM;
+    *info = st->launches[launch].info;
+    return ACL_SUCCESS;
+}
+
+size_t ascsim_launch_error(void* stream, uint32_t launch, char* buf, size_t len) {
+    std::lock_guard<std::mutex> g(g_mu);
+    Stream* st = resolve_stream_locked(stream);
+    if (launch >= st->launches.size()) return 0;
+    const std::string& e = st->launches[launch].error;
+    if (buf && len) std::snprintf(buf, len, "%s", e.c_str());
+    return e.size();
+}
+
+int32_t ascsim_core_trace(void* stream, uint32_t launch, uint32_t core, const ascsim_event** events, size_t* count,
+                          uint32_t* core_kind, uint32_t* block_idx) {
+    std::lock_guard<std::mutex> g(g_mu);
+    Stream* st = resolve_stream_locked(stream);
+    if (launch >= st->launches.size()) return ACL_ERROR_INVALID_PARAM;
+    LaunchRecord& r = st->launches[launch];
+    if (core >= r.traces.size()) return ACL_ERROR_INVALID_PARAM;
+    if (events) *events = r.traces[core].data();
+    if (count) *count = r.traces[core].size();
+    if (core_kind) *core_kind = r.kinds[core];
+    if (block_idx) *block_idx = r.block_idx[core];
+    return ACL_SUCCESS;
+}
+
+void ascsim_clear_launches(void* stream) {
+    std::lock_guard<std::mutex> g(g_mu);
+    Stream* st = resolve_stream_locked(stream);
+    st->launches.clear();
+    st->synced = 0;
+}
+
+const char* ascsim_op_name(uint16_t op) {
+    std::lock_guard<std::mutex> g(g_mu);
+    return op < g_op_names.size() ? g_op_names[op].c_str() : "?";
+}
+
+uint64_t ascsim_allocated_bytes(int32_t device_id) {
+    std::lock_guard<std::mutex> g(g_mu);
+    auto it = g_devices.find(device_id);
+    return it == g_devices.end() ? 0 : it->second.allocated;
+}
+
+}  // extern "C"

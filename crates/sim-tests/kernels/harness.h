@@ -30,6 +30,7 @@ struct DevBuf {
     T* ptr = nullptr;
     size_t n = 0;
     explicit DevBuf(size_t count) : n(count) {
+        stream();  // sets up the device on this thread
         void* p = nullptr;
         if (aclrtMalloc(&p, count * sizeof(T) + 1, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) throw Failure{"aclrtMalloc"};
         ptr = static_cast<T*>(p);

@@ -4,6 +4,9 @@
 //! in `kernels/*.cpp` that returns 0 on success and writes a failure message
 //! otherwise; `sim_test!` wraps one into a `#[test]`.
 
+// Link the simulator runtime that the C++ tests call into.
+use ascendc_sim as _;
+
 /// Signature of a C++ test entry.
 pub type SimTest = unsafe extern "C" fn(*mut std::os::raw::c_char, usize) -> i32;
 

@@ -16,7 +16,16 @@ fn device() -> Device {
 fn check_f16(xs: &[f16], s: u32, exclusive: bool) {
     let dev = device();
     let x = dev.upload(xs).unwrap();
-    let out = scan(&dev, &x, ScanOptions { exclusive, algorithm: Algorithm::ScanU { s }, want_total: true }).unwrap();
+    let out = scan(
+        &dev,
+        &x,
+        ScanOptions {
+            exclusive,
+            algorithm: Algorithm::ScanU { s },
+            want_total: true,
+        },
+    )
+    .unwrap();
     let y = out.values.download().unwrap();
     assert_eq!(y.len(), xs.len());
     let (mut acc, mut abs) = (0f64, 0f64);
@@ -24,10 +33,18 @@ fn check_f16(xs: &[f16], s: u32, exclusive: bool) {
         let (before, abs_before) = (acc, abs);
         acc += v.to_f64();
         abs += v.to_f64().abs();
-        let (want, mag) = if exclusive { (before, abs_before) } else { (acc, abs) };
+        let (want, mag) = if exclusive {
+            (before, abs_before)
+        } else {
+            (acc, abs)
+        };
         let bound = (f64::from(s) + i as f64 / f64::from(s) + 2.0) * 2f64.powi(-24) * mag;
         let got = f64::from(y[i]);
-        assert!((got - want).abs() <= bound, "n={} s={s} exclusive={exclusive} i={i}: got {got}, want {want} (bound {bound})", xs.len());
+        assert!(
+            (got - want).abs() <= bound,
+            "n={} s={s} exclusive={exclusive} i={i}: got {got}, want {want} (bound {bound})",
+            xs.len()
+        );
     }
     let total = f64::from(out.total.unwrap());
     let bound = (f64::from(s) + xs.len() as f64 / f64::from(s) + 2.0) * 2f64.powi(-24) * abs;
@@ -37,14 +54,28 @@ fn check_f16(xs: &[f16], s: u32, exclusive: bool) {
 fn check_i8(xs: &[i8], s: u32, exclusive: bool) {
     let dev = device();
     let x = dev.upload(xs).unwrap();
-    let out = scan(&dev, &x, ScanOptions { exclusive, algorithm: Algorithm::ScanU { s }, want_total: true }).unwrap();
+    let out = scan(
+        &dev,
+        &x,
+        ScanOptions {
+            exclusive,
+            algorithm: Algorithm::ScanU { s },
+            want_total: true,
+        },
+    )
+    .unwrap();
     let y = out.values.download().unwrap();
     let mut acc = 0i64;
     for (i, v) in xs.iter().enumerate() {
         let before = acc;
         acc += i64::from(*v);
         let want = if exclusive { before } else { acc };
-        assert_eq!(i64::from(y[i]), want, "n={} s={s} exclusive={exclusive} i={i}", xs.len());
+        assert_eq!(
+            i64::from(y[i]),
+            want,
+            "n={} s={s} exclusive={exclusive} i={i}",
+            xs.len()
+        );
     }
     assert_eq!(i64::from(out.total.unwrap()), acc);
 }
@@ -52,17 +83,34 @@ fn check_i8(xs: &[i8], s: u32, exclusive: bool) {
 /// Lengths that hit every edge for tile edge s.
 fn edge_lengths(s: usize) -> Vec<usize> {
     let l = s * s;
-    let mut v = vec![0, 1, 31, 32, 33, s - 1, s, s + 1, l - 1, l, l + 1, 2 * l + s + 3];
+    let mut v = vec![
+        0,
+        1,
+        31,
+        32,
+        33,
+        s - 1,
+        s,
+        s + 1,
+        l - 1,
+        l,
+        l + 1,
+        2 * l + s + 3,
+    ];
     v.sort_unstable();
     v.dedup();
     v
 }
 
 fn f16_data(n: usize, seed: u64) -> Vec<f16> {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let r = (state >> 33) as u32;
             // Values in [-64, 64) with a fractional part: row sums exceed 2048.
             f16::from_f32((r % 8192) as f32 / 64.0 - 64.0)
@@ -100,10 +148,18 @@ fn adversarial_values() {
     let cases: Vec<(&str, Vec<f16>)> = vec![
         ("all equal large", vec![f16::from_f32(1000.0); n]),
         ("all zero", vec![f16::ZERO; n]),
-        ("max magnitude alternating", (0..n).map(|i| if i % 2 == 0 { f16::MAX } else { f16::MIN }).collect()),
+        (
+            "max magnitude alternating",
+            (0..n)
+                .map(|i| if i % 2 == 0 { f16::MAX } else { f16::MIN })
+                .collect(),
+        ),
         ("subnormals", vec![f16::from_bits(0x0001); n]),
         ("negative zero", vec![f16::NEG_ZERO; n]),
-        ("ramp", (0..n).map(|i| f16::from_f32((i % 2048) as f32)).collect()),
+        (
+            "ramp",
+            (0..n).map(|i| f16::from_f32((i % 2048) as f32)).collect(),
+        ),
     ];
     for (name, xs) in cases {
         for s in [16, 128] {
@@ -149,7 +205,15 @@ fn auto_matches_reference() {
 fn empty_input_gives_empty_output_and_zero_total() {
     let dev = device();
     let x = dev.upload::<i8>(&[]).unwrap();
-    let out = scan(&dev, &x, ScanOptions { want_total: true, ..Default::default() }).unwrap();
+    let out = scan(
+        &dev,
+        &x,
+        ScanOptions {
+            want_total: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert!(out.values.is_empty());
     assert_eq!(out.total, Some(0));
 }
@@ -159,8 +223,25 @@ fn invalid_tile_edge_names_the_argument() {
     let dev = device();
     let x = dev.upload(&[f16::ONE; 10]).unwrap();
     for s in [0, 8, 48, 256] {
-        let err = scan(&dev, &x, ScanOptions { algorithm: Algorithm::ScanU { s }, ..Default::default() }).unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument { name: "options.algorithm", .. }), "{err}");
+        let err = scan(
+            &dev,
+            &x,
+            ScanOptions {
+                algorithm: Algorithm::ScanU { s },
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::InvalidArgument {
+                    name: "options.algorithm",
+                    ..
+                }
+            ),
+            "{err}"
+        );
     }
 }
 
@@ -170,7 +251,10 @@ fn i8_scan_that_could_overflow_is_refused() {
     let n = ascend_scan::MAX_I8_SCAN_LEN + 1;
     let x = dev.alloc_zeroed::<i8>(n).unwrap();
     let err = scan(&dev, &x, ScanOptions::default()).unwrap_err();
-    assert!(matches!(err, Error::InvalidArgument { name: "x", .. }), "{err}");
+    assert!(
+        matches!(err, Error::InvalidArgument { name: "x", .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -179,7 +263,10 @@ fn buffer_of_another_device_is_refused() {
     let b = Device::simulated(ascend_scan::Soc::Ascend910B2).unwrap();
     let x = b.upload(&[f16::ONE; 4]).unwrap();
     let err = scan(&a, &x, ScanOptions::default()).unwrap_err();
-    assert!(matches!(err, Error::InvalidArgument { name: "x", .. }), "{err}");
+    assert!(
+        matches!(err, Error::InvalidArgument { name: "x", .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -195,7 +282,15 @@ fn scan_records_its_gm_traffic() {
     assert_eq!(r.kernel, "scanu_f16_s128");
     assert_eq!(r.status, 0);
     // Reads x once and each tile of C once; writes C and y once.
-    assert!(r.gm_read_bytes >= (n * 2 + n * 4) as u64, "{}", r.gm_read_bytes);
-    assert!(r.gm_write_bytes >= (n * 4 * 2) as u64, "{}", r.gm_write_bytes);
+    assert!(
+        r.gm_read_bytes >= (n * 2 + n * 4) as u64,
+        "{}",
+        r.gm_read_bytes
+    );
+    assert!(
+        r.gm_write_bytes >= (n * 4 * 2) as u64,
+        "{}",
+        r.gm_write_bytes
+    );
     assert!(r.traces.iter().any(|t| t.is_cube) && r.traces.iter().any(|t| !t.is_cube));
 }

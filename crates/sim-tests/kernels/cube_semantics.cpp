@@ -416,3 +416,44 @@ SIMTEST(cube_loaddata_from_gm) {
             CHECK_EQ(l1[i * 256 + e], in[(5 - i) * 256 + e]);
         }
 }
+
+// int8 B given as KxN row-major: Nd2Nz to L1 (32-wide column blocks), then
+// LoadDataWithTranspose turns each 32x32 square into two Zn fractals. N = 40
+// leaves an odd N1 = 3: the spill of each k1 row into the next one is
+// overwritten by the following call, as on hardware.
+SIMTEST(cube_int8_transpose_load) {
+    const uint32_t M = 20, K = 64, N = 40, M1 = 2, K1 = 2, N1 = 3, J = 2;
+    auto a = pattern<int8_t>(M * K, 13, 23, 11);
+    auto b = pattern<int8_t>(K * N, 7, 19, 9);
+    simtest::DevBuf<int8_t> da(a), db(b);
+    simtest::DevBuf<int32_t> dc(M * N);
+    simtest::run_ok("cube_int8_transpose_load", KERNEL_TYPE_AIC_ONLY, 1, [&] {
+        TPipe pipe;
+        TBuf<TPosition::A1> a1;
+        TBuf<TPosition::B1> b1;
+        TBuf<TPosition::A2> a2;
+        TBuf<TPosition::B2> b2;
+        TBuf<TPosition::CO1> c1;
+        pipe.InitBuffer(a1, M1 * K1 * 512);
+        pipe.InitBuffer(b1, J * K1 * 1024);
+        pipe.InitBuffer(a2, M1 * K1 * 512);
+        pipe.InitBuffer(b2, (K1 * N1 + 1) * 512);
+        pipe.InitBuffer(c1, M1 * N1 * 1024);
+        auto ta1 = a1.Get<int8_t>();
+        auto tb1 = b1.Get<int8_t>();
+        auto ta2 = a2.Get<int8_t>();
+        auto tb2 = b2.Get<int8_t>();
+        DataCopy(ta1, gt(da), Nd2NzParams(1, M, K, 0, K, M1 * 16, 1, 0));
+        DataCopy(tb1, gt(db), Nd2NzParams(1, K, N, 0, N, K1 * 32, 1, 0));
+        for (uint32_t m1 = 0; m1 < M1; ++m1)
+            LoadData(ta2[m1 * K1 * 512], ta1[m1 * 512], LoadData2DParams(0, K1, M1, 0, 0, false, 0));
+        for (uint32_t k1 = 0; k1 < K1; ++k1)
+            LoadDataWithTranspose(tb2[k1 * N1 * 512], tb1, LoadData2dTransposeParams(k1, J, K1, 1, 0));
+        auto tc = c1.Get<int32_t>();
+        Mmad(tc, ta2, tb2, MmadParams(M, N, K, 0, false, true));
+        Fixpipe(gt(dc), tc, FixpipeParamsV220(N, M, M1 * 16, N, false));
+    });
+    auto expect = ref_matmul<int32_t>(a, b, M, K, N);
+    auto out = dc.download();
+    for (uint32_t i = 0; i < M * N; ++i) CHECK_EQ(out[i], expect[i]);
+}

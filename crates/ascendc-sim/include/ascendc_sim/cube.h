@@ -46,6 +46,21 @@ struct LoadData2DParams {
     uint8_t addrMode = 0;
 };
 
+struct LoadData2dTransposeParams {
+    __aicore__ LoadData2dTransposeParams() {}
+    __aicore__ LoadData2dTransposeParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn,
+                                         const uint16_t srcStrideIn, const uint16_t dstGapIn,
+                                         const uint16_t dstFracGapIn, const uint8_t addrModeIn = 0)
+        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
+          dstFracGap(dstFracGapIn), addrMode(addrModeIn) {}
+    uint16_t startIndex = 0;
+    uint8_t repeatTimes = 0;
+    uint16_t srcStride = 0;
+    uint16_t dstGap = 0;
+    uint16_t dstFracGap = 0;
+    uint8_t addrMode = 0;
+};
+
 struct MmadParams {
     __aicore__ MmadParams() {}
     __aicore__ MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const bool isBiasIn,
@@ -188,6 +203,46 @@ __aicore__ inline void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>
     const uint64_t first = sim_detail::gm_u64(gm + lo * int64_t(E));
     ASCSIM_RECORD("LoadData", ASCSIM_PIPE_MTE2, p.repeatTimes, p.repeatTimes * sim_cube::kFracBytes,
                   p.repeatTimes ? first : 0, p.repeatTimes ? uint64_t(hi - lo + 1) * sim_cube::kFracBytes : 0, false);
+}
+
+// LoadDataWithTranspose (L1 -> L0A/L0B). 16-bit: repeat i transposes the
+// 16x16 fractal startIndex + i*srcStride into fractal i*(dstGap+1). 8-bit:
+// repeat i takes the 32x32 square (two consecutive 16x32 fractals, 1 KB)
+// startIndex + i*srcStride, transposes it and writes its upper half to fractal
+// i*(dstGap+1) and its lower half dstFracGap fractals after that one.
+// 32-bit (two merged 16x8 fractals) is not simulated: the documented merge
+// order is ambiguous.
+template <typename T>
+__aicore__ inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                             const LoadData2dTransposeParams& p) {
+    ASCSIM_API("LoadDataWithTranspose");
+    if constexpr (!ascsim::one_of_v<T, int8_t, uint8_t, half, bfloat16_t>) {
+        if constexpr (ascsim::one_of_v<T, float, int32_t, uint32_t>)
+            ascsim::fail("unsupported feature", "LoadDataWithTranspose of 32-bit types is not simulated");
+        else
+            ascsim::unsupported_dtype<T>("LoadDataWithTranspose");
+    } else {
+        sim_detail::require_mem(dst, {ascsim::Mem::L0A, ascsim::Mem::L0B}, "L1 -> destination");
+        sim_detail::require_mem(src, {ascsim::Mem::L1}, "source -> L0A/L0B");
+        dst.require_aligned(512, "destination");
+        src.require_aligned(32, "source");
+        constexpr uint64_t E = sim_cube::kFracBytes / sizeof(T);  // elements per fractal
+        constexpr uint64_t S = sizeof(T) == 1 ? 32 : 16;         // square side
+        std::vector<T> sq(S * S);
+        for (uint64_t i = 0; i < p.repeatTimes; ++i) {
+            int64_t si = p.addrMode == 0 ? int64_t(p.startIndex) + int64_t(i * p.srcStride)
+                                         : int64_t(p.startIndex) - int64_t(i * p.srcStride);
+            if (si < 0) ascsim::fail("access beyond tensor", "LoadDataWithTranspose: source index below 0");
+            const T* s = src.span(uint64_t(si) * S * S, S * S);
+            for (uint64_t r = 0; r < S; ++r)
+                for (uint64_t c = 0; c < S; ++c) sq[r * S + c] = s[c * S + r];
+            const uint64_t d0 = i * (p.dstGap + 1ull);
+            std::memcpy(dst.span(d0 * E, E), sq.data(), sim_cube::kFracBytes);
+            if (S == 32) std::memcpy(dst.span((d0 + 1 + p.dstFracGap) * E, E), sq.data() + E, sim_cube::kFracBytes);
+        }
+        ASCSIM_RECORD("LoadDataWithTranspose", ASCSIM_PIPE_MTE1, p.repeatTimes,
+                      p.repeatTimes * S * S * sizeof(T));
+    }
 }
 
 // ---------------------------------------------------------------- Mmad

@@ -30,13 +30,13 @@ impl Pipe {
     /// The pipe of a trace event's `pipe` field.
     pub fn from_raw(p: u8) -> Pipe {
         match u32::from(p) {
-            sys::ascsim_pipe_ASCSIM_PIPE_S => Pipe::S,
-            sys::ascsim_pipe_ASCSIM_PIPE_V => Pipe::V,
-            sys::ascsim_pipe_ASCSIM_PIPE_M => Pipe::M,
-            sys::ascsim_pipe_ASCSIM_PIPE_MTE1 => Pipe::Mte1,
-            sys::ascsim_pipe_ASCSIM_PIPE_MTE2 => Pipe::Mte2,
-            sys::ascsim_pipe_ASCSIM_PIPE_MTE3 => Pipe::Mte3,
-            sys::ascsim_pipe_ASCSIM_PIPE_FIX => Pipe::Fix,
+            sys::ASCSIM_PIPE_S => Pipe::S,
+            sys::ASCSIM_PIPE_V => Pipe::V,
+            sys::ASCSIM_PIPE_M => Pipe::M,
+            sys::ASCSIM_PIPE_MTE1 => Pipe::Mte1,
+            sys::ASCSIM_PIPE_MTE2 => Pipe::Mte2,
+            sys::ASCSIM_PIPE_MTE3 => Pipe::Mte3,
+            sys::ASCSIM_PIPE_FIX => Pipe::Fix,
             _ => Pipe::None,
         }
     }

@@ -1,0 +1,212 @@
+// Vector unit: reductions (ascendc-api.md 5.5), Gather and GatherMask (5.7).
+#include <cstring>
+
+#include "vector_util.h"
+
+using namespace AscendC;
+
+SIMTEST(vector_reduce_sum_order_and_saturation) {
+    half seq = 0, sat = 0;
+    float fsum = 0;
+    vt::run("vector_reduce_sum_order_and_saturation", [&](vt::Ub& ub) {
+        auto s = ub.at<half>(0, 512); auto d = ub.at<half>(2048, 16); auto tmp = ub.at<half>(4096, 512);
+        vt::fill_fn(s, 512, [](uint32_t) { return 0; });
+        // Repeat sums 2048, 1, 1, 0: sequential across repeats gives
+        // ((2048 + 1) + 1) + 0 = 2048 in half (2049 ties to even);
+        // a tree across repeats would give (2048 + 1) + (1 + 0) = 2050.
+        s.SetValue(0, (half)2048);
+        s.SetValue(128, (half)1);
+        s.SetValue(256, (half)1);
+        ReduceSum(d, s, tmp, 512);
+        seq = d.GetValue(0);
+        // Partial sums saturate at 65504 instead of overflowing to inf.
+        s.SetValue(0, (half)60000);
+        s.SetValue(1, (half)60000);
+        ReduceSum(d, s, tmp, 2);
+        sat = d.GetValue(0);
+        auto f = ub.at<float>(8192, 128); auto fd = ub.at<float>(9216, 8); auto ft = ub.at<float>(10240, 128);
+        vt::fill_fn(f, 128, [](uint32_t i) { return i; });
+        ReduceSum(fd, f, ft, 100);
+        fsum = fd.GetValue(0);
+    });
+    CHECK_EQ((float)seq, 2048.0f);
+    CHECK_EQ((float)sat, 65504.0f);
+    CHECK_EQ(fsum, 4950.0f);
+}
+
+SIMTEST(vector_reduce_max_min_index) {
+    float fmax = 0, fmin = 0, hmax = 0;
+    uint32_t imax = 99, imin = 99;
+    uint16_t ihmax = 999;
+    vt::run("vector_reduce_max_min_index", [&](vt::Ub& ub) {
+        auto s = ub.at<float>(0, 64); auto d = ub.at<float>(256, 8); auto t = ub.at<float>(512, 64);
+        vt::fill(s, std::vector<float>{3, 9, 1, 9, -2});
+        ReduceMax(d, s, t, 5, true);
+        fmax = d.GetValue(0);
+        imax = d.ReinterpretCast<uint32_t>().GetValue(1);  // index in the bits of T
+        ReduceMin(d, s, t, 5, true);
+        fmin = d.GetValue(0);
+        imin = d.ReinterpretCast<uint32_t>().GetValue(1);
+        auto h = ub.at<half>(1024, 256); auto hd = ub.at<half>(2048, 16); auto ht = ub.at<half>(3072, 256);
+        vt::fill_fn(h, 200, [](uint32_t k) { return k % 50; });
+        ReduceMax(hd, h, ht, 200, true);
+        hmax = hd.GetValue(0);
+        ihmax = hd.ReinterpretCast<uint16_t>().GetValue(1);
+    });
+    CHECK_EQ(fmax, 9.0f);
+    CHECK_EQ(imax, 1u);  // ties -> smallest index
+    CHECK_EQ(fmin, -2.0f);
+    CHECK_EQ(imin, 4u);
+    CHECK_EQ(hmax, 49.0f);
+    CHECK_EQ(ihmax, 49);
+}
+
+SIMTEST(vector_whole_reduce_sum_strides) {
+    std::vector<float> a, b, c;
+    vt::run("vector_whole_reduce_sum_strides", [&](vt::Ub& ub) {
+        auto s = ub.at<float>(0, 512); auto d = ub.at<float>(4096, 64);
+        vt::fill_fn(s, 512, [](uint32_t i) { return i; });
+        vt::fill_fn(d, 64, [](uint32_t) { return -1.0f; });
+        // 3 leading elements per repeat, 2 repeats, dstRepStride 2 ELEMENTS.
+        WholeReduceSum(d, s, 3, 2, 2, 1, 8);
+        a = vt::read(d, 4);
+        // 10 elements with srcBlkStride 2: elements 0..7 and 16, 17.
+        WholeReduceSum(d, s, 10, 1, 1, 2, 8);
+        b = vt::read(d, 1);
+        // Bitwise mask: elements 0 and 63; srcRepStride 16 blocks; dst stride 1.
+        const uint64_t mask[2] = {0x8000000000000001ull, 0};
+        WholeReduceSum(d[8], s, mask, 2, 1, 1, 16);
+        c = vt::read(d, 10);
+    });
+    CHECK_EQ(a[0], 3.0f);
+    CHECK_EQ(a[1], -1.0f);
+    CHECK_EQ(a[2], 195.0f);
+    CHECK_EQ(a[3], -1.0f);
+    CHECK_EQ(b[0], 61.0f);
+    CHECK_EQ(c[8], 63.0f);
+    CHECK_EQ(c[9], 319.0f);
+}
+
+SIMTEST(vector_block_reduce_sum_strides) {
+    std::vector<float> f;
+    std::vector<half> h, h2;
+    vt::run("vector_block_reduce_sum_strides", [&](vt::Ub& ub) {
+        auto s = ub.at<float>(0, 256); auto d = ub.at<float>(2048, 64);
+        vt::fill_fn(s, 256, [](uint32_t i) { return i; });
+        vt::fill_fn(d, 64, [](uint32_t) { return -1.0f; });
+        // repeatTime BEFORE mask; dstRepStride in units of 8 outputs.
+        BlockReduceSum(d, s, 2, 64, 2, 1, 8);
+        f = vt::read(d, 24);
+        auto hs = ub.at<half>(4096, 128); auto hd = ub.at<half>(8192, 16);
+        vt::fill_fn(hs, 128, [](uint32_t k) { return k % 4; });
+        BlockReduceSum(hd, hs, 1, 128, 1, 1, 8);
+        h = vt::read(hd, 8);
+        BlockReduceSum(hd, hs, 1, 20, 1, 1, 8);
+        h2 = vt::read(hd, 8);
+    });
+    for (int j = 0; j < 8; ++j) {
+        CHECK_EQ(f[j], 64.0f * j + 28);
+        CHECK_EQ(f[8 + j], -1.0f);
+        CHECK_EQ(f[16 + j], 540.0f + 64 * j);
+        CHECK_EQ((float)h[j], 24.0f);
+        CHECK_EQ((float)h2[j], j == 0 ? 24.0f : j == 1 ? 6.0f : 0.0f);
+    }
+}
+
+SIMTEST(vector_gather_byte_offsets) {
+    std::vector<float> out, out2;
+    vt::run("vector_gather_byte_offsets", [&](vt::Ub& ub) {
+        auto s = ub.at<float>(0, 64); auto d = ub.at<float>(512, 8);
+        auto off = ub.at<uint32_t>(1024, 8);
+        vt::fill_fn(s, 64, [](uint32_t i) { return 10.0f * i; });
+        vt::fill(off, std::vector<uint32_t>{20, 0, 252, 8});
+        Gather(d, s, off, 0, 4);
+        out = vt::read(d, 4);
+        Gather(d, s, off, 32, 2);  // srcBaseAddr is a byte offset too
+        out2 = vt::read(d, 2);
+    });
+    CHECK_EQ(out[0], 50.0f);
+    CHECK_EQ(out[1], 0.0f);
+    CHECK_EQ(out[2], 630.0f);
+    CHECK_EQ(out[3], 20.0f);
+    CHECK_EQ(out2[0], 130.0f);
+    CHECK_EQ(out2[1], 80.0f);
+}
+
+SIMTEST(vector_gather_mask_builtin_patterns) {
+    std::vector<float> even, g4;
+    std::vector<half> odd;
+    uint64_t c_even = 0, c_odd = 0, c_g4 = 0, c_rows = 0;
+    bool counter = true;
+    uint64_t lo = 1, hi = 1;
+    std::vector<float> rows;
+    vt::run("vector_gather_mask_builtin_patterns", [&](vt::Ub& ub) {
+        auto s = ub.at<float>(0, 256); auto d = ub.at<float>(2048, 128);
+        vt::fill_fn(s, 256, [](uint32_t i) { return i; });
+        // Normal mode: 256 B per repeat, output packed across repeats.
+        GatherMask(d, s, 1, false, 0, {1, 2, 8, 0}, c_even);
+        counter = ascsim::core().mask_counter;
+        lo = ascsim::core().mask_lo;
+        hi = ascsim::core().mask_hi;
+        ResetMask();
+        even = vt::read(d, 64);
+        GatherMask(d, s, 6, false, 0, {1, 1, 8, 0}, c_g4);
+        g4 = vt::read(d, 16);
+        auto h = ub.at<half>(4096, 128); auto hd = ub.at<half>(4608, 128);
+        vt::fill_fn(h, 128, [](uint32_t i) { return i; });
+        GatherMask(hd, h, 2, false, 0, {1, 1, 8, 0}, c_odd);
+        odd = vt::read(hd, 64);
+        // Counter mode: `mask` = 20 elements per repeat, repeats 32 floats apart.
+        GatherMask(d, s, 7, true, 20, {1, 2, 4, 0}, c_rows);
+        rows = vt::read(d, 40);
+        ResetMask();
+    });
+    CHECK_EQ(c_even, (uint64_t)64);
+    for (int k = 0; k < 64; ++k) CHECK_EQ(even[k], 2.0f * k);
+    CHECK(!counter && lo == 0 && hi == 0);  // mask register = the mask argument
+    CHECK_EQ(c_g4, (uint64_t)16);
+    for (int k = 0; k < 16; ++k) CHECK_EQ(g4[k], 4.0f * k + 3);
+    CHECK_EQ(c_odd, (uint64_t)64);
+    for (int k = 0; k < 64; ++k) CHECK_EQ((float)odd[k], 2.0f * k + 1);
+    CHECK_EQ(c_rows, (uint64_t)40);
+    for (int k = 0; k < 40; ++k) CHECK_EQ(rows[k], (float)((k / 20) * 32 + k % 20));
+}
+
+SIMTEST(vector_gather_mask_user_pattern) {
+    std::vector<float> f;
+    std::vector<half> h;
+    uint64_t cf = 0, ch = 0, lo = 0;
+    bool counter = true;
+    vt::run("vector_gather_mask_user_pattern", [&](vt::Ub& ub) {
+        auto s = ub.at<float>(0, 128); auto d = ub.at<float>(1024, 64);
+        auto p = ub.at<uint32_t>(2048, 8);
+        vt::fill_fn(s, 128, [](uint32_t i) { return i; });
+        // Keep elements 3, 40, 70, 99 (LSB-first bits of little-endian words).
+        vt::fill(p, std::vector<uint32_t>{1u << 3, 1u << 8, 1u << 6, 1u << 3});
+        GatherMask(d, s, p, true, 100, {1, 1, 8, 0}, cf);
+        counter = ascsim::core().mask_counter;
+        lo = ascsim::core().mask_lo;
+        ResetMask();
+        f = vt::read(d, 4);
+        auto hs = ub.at<half>(4096, 256); auto hd = ub.at<half>(5120, 16);
+        auto hp = ub.at<uint16_t>(6144, 16);
+        vt::fill_fn(hs, 256, [](uint32_t i) { return i; });
+        vt::fill(hp, std::vector<uint16_t>{1, 0, 0, 0, 0, 0, 0, 0x8000});
+        // Normal mode, src1RepeatStride 0: both repeats reuse the same 128 bits.
+        GatherMask(hd, hs, hp, false, 0, {1, 2, 8, 0}, ch);
+        ResetMask();
+        h = vt::read(hd, 4);
+    });
+    CHECK_EQ(cf, (uint64_t)4);
+    CHECK_EQ(f[0], 3.0f);
+    CHECK_EQ(f[1], 40.0f);
+    CHECK_EQ(f[2], 70.0f);
+    CHECK_EQ(f[3], 99.0f);
+    CHECK(!counter);
+    CHECK_EQ(lo, (uint64_t)100);
+    CHECK_EQ(ch, (uint64_t)4);
+    CHECK_EQ((float)h[0], 0.0f);
+    CHECK_EQ((float)h[1], 127.0f);
+    CHECK_EQ((float)h[2], 128.0f);
+    CHECK_EQ((float)h[3], 255.0f);
+}

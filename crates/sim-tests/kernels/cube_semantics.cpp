@@ -457,3 +457,52 @@ SIMTEST(cube_int8_transpose_load) {
     auto out = dc.download();
     for (uint32_t i = 0; i < M * N; ++i) CHECK_EQ(out[i], expect[i]);
 }
+
+// Bias: GM -> L1 (C1) -> BiasTable (C2, 64 B units), then the bias form of
+// Mmad adds bias[n] to every row.
+SIMTEST(cube_mmad_bias) {
+    const uint32_t M = 20, K = 40, N = 32, M1 = 2, K1 = 3, N1 = 2;
+    auto a = pattern<half>(M * K, 7, 11, 5);
+    auto b = pattern<half>(K * N, 5, 9, 4);
+    std::vector<float> bias(N);
+    for (uint32_t n = 0; n < N; ++n) bias[n] = static_cast<float>(n) * 0.5f - 3.0f;
+    simtest::DevBuf<half> da(a), db(transpose(b, K, N));
+    simtest::DevBuf<float> dbias(bias), dc(M * N);
+    simtest::run_ok("cube_mmad_bias", KERNEL_TYPE_AIC_ONLY, 1, [&] {
+        TPipe pipe;
+        TBuf<TPosition::A1> a1;
+        TBuf<TPosition::B1> b1;
+        TBuf<TPosition::C1> c1buf;
+        TBuf<TPosition::A2> a2;
+        TBuf<TPosition::B2> b2;
+        TBuf<TPosition::C2> bt;
+        TBuf<TPosition::CO1> co1;
+        pipe.InitBuffer(a1, M1 * K1 * 512);
+        pipe.InitBuffer(b1, K1 * N1 * 512);
+        pipe.InitBuffer(c1buf, N * 4);
+        pipe.InitBuffer(a2, M1 * K1 * 512);
+        pipe.InitBuffer(b2, K1 * N1 * 512);
+        pipe.InitBuffer(bt, N * 4);
+        pipe.InitBuffer(co1, M1 * N1 * 1024);
+        auto ta1 = a1.Get<half>();
+        auto tb1 = b1.Get<half>();
+        auto ta2 = a2.Get<half>();
+        auto tb2 = b2.Get<half>();
+        DataCopy(ta1, gt(da), Nd2NzParams(1, M, K, 0, K, M1 * 16, 1, 0));
+        DataCopy(tb1, gt(db), Nd2NzParams(1, N, K, 0, K, N1 * 16, 1, 0));
+        for (uint32_t m1 = 0; m1 < M1; ++m1)
+            LoadData(ta2[m1 * K1 * 256], ta1[m1 * 256], LoadData2DParams(0, K1, M1, 0, 0, false, 0));
+        LoadData(tb2, tb1, LoadData2DParams(0, K1 * N1, 1, 0, 0, false, 0));
+        auto l1bias = c1buf.Get<float>();
+        DataCopy(l1bias, gt(dbias), N);
+        auto tbias = bt.Get<float>();
+        DataCopy(tbias, l1bias, DataCopyParams(1, N * 4 / 64, 0, 0));
+        auto tc = co1.Get<float>();
+        Mmad(tc, ta2, tb2, tbias, MmadParams(M, N, K, 0, false, true));
+        Fixpipe(gt(dc), tc, FixpipeParamsV220(N, M, M1 * 16, N, false));
+    });
+    auto expect = ref_matmul<float>(a, b, M, K, N);
+    auto out = dc.download();
+    for (uint32_t m = 0; m < M; ++m)
+        for (uint32_t n = 0; n < N; ++n) CHECK_EQ(out[m * N + n], bias[n] + expect[m * N + n]);
+}

@@ -25,4 +25,5 @@ sim_tests::sim_test!(
     cube_trace_events,
     cube_loaddata_from_gm,
     cube_int8_transpose_load,
+    cube_mmad_bias,
 );

@@ -250,10 +250,10 @@ __aicore__ inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const Lo
 // C[m][n] = init + sum_k A[m][k]*B[k][n], accumulated in the destination type
 // in k order. init = 0 when cmatrixInitVal (default), else the current L0C
 // value (cmatrixSource=false).
+namespace sim_cube {
 template <typename T, typename U, typename S>
-__aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
-                            const MmadParams& p) {
-    ASCSIM_API("Mmad");
+void mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter, const T* bias,
+          const MmadParams& p) {
     constexpr bool ok = (std::is_same_v<T, float> && std::is_same_v<U, half> && std::is_same_v<S, half>) ||
                         (std::is_same_v<T, float> && std::is_same_v<U, bfloat16_t> && std::is_same_v<S, bfloat16_t>) ||
                         (std::is_same_v<T, float> && std::is_same_v<U, float> && std::is_same_v<S, float>) ||
@@ -280,7 +280,7 @@ __aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm,
         // float inputs with kDirectionAlign pad K to 16 (two 8-deep fractals).
         const uint64_t K1a = (std::is_same_v<U, float> && p.kDirectionAlign) ? sim_cube::ceil_div(K, 16) * 2 : K1;
         if (M != 0 && N != 0 && K != 0) {
-            if (p.cmatrixSource && !p.cmatrixInitVal)
+            if (!bias && p.cmatrixSource && !p.cmatrixInitVal)
                 ascsim::fail("unsupported feature", "Mmad: bias from C2 (cmatrixSource=true) is not simulated");
             const bool gemv = M == 1;
             const U* a = fm.span(0, gemv ? K : M1 * K1a * 16 * K0);
@@ -290,7 +290,7 @@ __aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm,
             for (uint64_t m = 0; m < M; ++m) {
                 for (uint64_t n = 0; n < N; ++n) {
                     T& out = c[sim_cube::nz_index(m, n, M1)];
-                    T acc = accumulate ? out : T(0);
+                    T acc = bias ? bias[n] : accumulate ? out : T(0);
                     for (uint64_t k = 0; k < K; ++k) {
                         const T av = sim_cube::widen<T>(a[gemv ? k : sim_cube::zz_index(m, k, K1a, K0)]);
                         const T bv = sim_cube::widen<T>(b[sim_cube::zn_index(k, n, N1, K0)]);
@@ -302,6 +302,30 @@ __aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm,
         }
         ASCSIM_RECORD("Mmad", ASCSIM_PIPE_M, static_cast<uint32_t>(M1 * N1 * K1),
                       (M1 * K1 + K1 * N1) * sim_cube::kFracBytes);
+    }
+}
+}  // namespace sim_cube
+
+template <typename T, typename U, typename S>
+__aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
+                            const MmadParams& p) {
+    ASCSIM_API("Mmad");
+    sim_cube::mmad(dst, fm, filter, static_cast<const T*>(nullptr), p);
+}
+
+// Bias form: C[m][n] = bias[n] + sum_k A[m][k]*B[k][n]; bias (C2, BiasTable)
+// has the destination type; cmatrixSource/cmatrixInitVal are ignored.
+template <typename T, typename U, typename S, typename V>
+__aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
+                            const LocalTensor<V>& bias, const MmadParams& p) {
+    ASCSIM_API("Mmad");
+    if constexpr (!std::is_same_v<T, V>) {
+        ascsim::fail("unsupported dtype on A2", ascsim::fmt("Mmad bias of %s must have the destination type %s",
+                                                            ascsim::type_name<V>(), ascsim::type_name<T>()));
+    } else {
+        sim_detail::require_mem(bias, {ascsim::Mem::BT}, "bias");
+        bias.require_aligned(64, "bias");
+        sim_cube::mmad(dst, fm, filter, p.m && p.n && p.k ? bias.span(0, p.n) : static_cast<const T*>(nullptr), p);
     }
 }
 

@@ -506,3 +506,28 @@ SIMTEST(cube_mmad_bias) {
     for (uint32_t m = 0; m < M; ++m)
         for (uint32_t n = 0; n < N; ++n) CHECK_EQ(out[m * N + n], bias[n] + expect[m * N + n]);
 }
+
+// InitConstValue: blocks of 32 B in L1 and 512 B in L0B, gaps end-to-start.
+SIMTEST(cube_init_const_value) {
+    std::vector<float> l1;
+    std::vector<half> l0b;
+    simtest::run_ok("cube_init_const_value", KERNEL_TYPE_AIC_ONLY, 1, [&] {
+        TPipe pipe;
+        TBuf<TPosition::A1> a1;
+        TBuf<TPosition::B2> b2;
+        pipe.InitBuffer(a1, 12 * 32);
+        pipe.InitBuffer(b2, 5 * 512);
+        auto t1 = a1.Get<float>();
+        auto t2 = b2.Get<half>();
+        std::memset(t1.GetPhyAddr(), 0, 12 * 32);
+        std::memset(t2.GetPhyAddr(), 0, 5 * 512);
+        InitConstValue(t1, InitConstValueParams<float>(3, 2, 2, 1.25f));  // blocks 0-1, 4-5, 8-9
+        InitConstValue(t2, InitConstValueParams<half>(2, 1, 3, static_cast<half>(-2.0f)));  // fractals 0, 4
+        l1 = snapshot(t1, 12 * 8);
+        l0b = snapshot(t2, 5 * 256);
+    });
+    for (int b = 0; b < 12; ++b)
+        for (int e = 0; e < 8; ++e) CHECK_EQ(l1[b * 8 + e], (b % 4) < 2 ? 1.25f : 0.0f);
+    for (int f = 0; f < 5; ++f)
+        for (int e = 0; e < 256; ++e) CHECK_EQ(l0b[f * 256 + e], (half)(f % 4 == 0 ? -2.0f : 0.0f));
+}

@@ -26,4 +26,5 @@ sim_tests::sim_test!(
     cube_loaddata_from_gm,
     cube_int8_transpose_load,
     cube_mmad_bias,
+    cube_init_const_value,
 );

@@ -157,6 +157,47 @@ void copy_fractal(T* d, const T* s, bool transpose) {
 
 }  // namespace sim_cube
 
+// ---------------------------------------------------------------- InitConstValue
+
+template <typename T>
+struct InitConstValueParams {
+    __aicore__ InitConstValueParams() {}
+    __aicore__ InitConstValueParams(const uint16_t repeatTimesIn, const uint16_t blockNumIn, const uint16_t dstGapIn,
+                                    const T initValueIn)
+        : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
+    __aicore__ InitConstValueParams(const uint16_t repeatTimesIn, const T initValueIn)
+        : repeatTimes(repeatTimesIn), initValue(initValueIn) {}
+    uint16_t repeatTimes = 0;
+    uint16_t blockNum = 0;
+    uint16_t dstGap = 0;
+    T initValue = 0;
+};
+
+// Fills L1 (A1/B1: 32 B blocks) or L0A/L0B (A2/B2: 512 B blocks): repeat i
+// writes blockNum blocks starting at block i*(blockNum + dstGap).
+template <typename T, typename U>
+__aicore__ inline void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<U>& p) {
+    ASCSIM_API("InitConstValue");
+    static_assert(std::is_same_v<T, U>, "InitConstValue: the value type must be the tensor type");
+    if constexpr (!ascsim::one_of_v<T, half, int16_t, uint16_t, bfloat16_t, float, int32_t, uint32_t>) {
+        ascsim::unsupported_dtype<T>("InitConstValue");
+    } else {
+        sim_detail::require_mem(dst, {ascsim::Mem::L1, ascsim::Mem::L0A, ascsim::Mem::L0B}, "destination");
+        const bool l1 = dst.sim_mem() == ascsim::Mem::L1;
+        dst.require_aligned(l1 ? 32 : 512, "destination");
+        sim_detail::check_range("repeatTimes", p.repeatTimes, 0, 32767);
+        sim_detail::check_range("blockNum", p.blockNum, 0, 32767);
+        sim_detail::check_range("dstGap", p.dstGap, 0, 32767);
+        const uint64_t blk = (l1 ? 32 : 512) / sizeof(T);
+        for (uint64_t i = 0; i < p.repeatTimes; ++i) {
+            T* d = dst.span(i * (uint64_t(p.blockNum) + p.dstGap) * blk, p.blockNum * blk);
+            for (uint64_t e = 0; e < p.blockNum * blk; ++e) d[e] = p.initValue;
+        }
+        ASCSIM_RECORD("InitConstValue", l1 ? ASCSIM_PIPE_MTE2 : ASCSIM_PIPE_MTE1, p.repeatTimes,
+                      uint64_t(p.repeatTimes) * p.blockNum * blk * sizeof(T));
+    }
+}
+
 // ---------------------------------------------------------------- LoadData
 
 // 2D mode: repeat i copies the 512 B fractal startIndex + i*srcStride of src

@@ -328,15 +328,21 @@ void mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor
             const S* b = filter.span(0, K1 * N1 * 16 * K0);
             T* c = dst.span(0, N1 * M1 * 256);
             const bool accumulate = p.isBias || !p.cmatrixInitVal;
+            // Gather A (row-major MxK) and B (column-major KxN) in the
+            // accumulator type, then accumulate in k order.
+            std::vector<T> ad(M * K), bd(N * K);
+            for (uint64_t m = 0; m < M; ++m)
+                for (uint64_t k = 0; k < K; ++k)
+                    ad[m * K + k] = sim_cube::widen<T>(a[gemv ? k : sim_cube::zz_index(m, k, K1a, K0)]);
+            for (uint64_t n = 0; n < N; ++n)
+                for (uint64_t k = 0; k < K; ++k) bd[n * K + k] = sim_cube::widen<T>(b[sim_cube::zn_index(k, n, N1, K0)]);
             for (uint64_t m = 0; m < M; ++m) {
                 for (uint64_t n = 0; n < N; ++n) {
                     T& out = c[sim_cube::nz_index(m, n, M1)];
                     T acc = bias ? bias[n] : accumulate ? out : T(0);
-                    for (uint64_t k = 0; k < K; ++k) {
-                        const T av = sim_cube::widen<T>(a[gemv ? k : sim_cube::zz_index(m, k, K1a, K0)]);
-                        const T bv = sim_cube::widen<T>(b[sim_cube::zn_index(k, n, N1, K0)]);
-                        acc += av * bv;
-                    }
+                    const T* ar = &ad[m * K];
+                    const T* bc = &bd[n * K];
+                    for (uint64_t k = 0; k < K; ++k) acc += ar[k] * bc[k];
                     out = acc;
                 }
             }

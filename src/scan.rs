@@ -95,6 +95,19 @@ fn algorithm_error(e: algos::AlgoError) -> Error {
 
 /// Scans `x` on its device.
 ///
+/// Only f16 and i8 inputs scan; other element types do not compile:
+///
+/// ```compile_fail
+/// # use ascend_scan::{scan, Device, ScanOptions};
+/// let dev = Device::default_device().unwrap();
+/// let x = dev.upload(&[1.0f32; 8]).unwrap();
+/// let _ = scan(&dev, &x, ScanOptions::default()); // f32 is not a ScanInput
+/// ```
+///
+/// Non-finite f16 inputs: the cube multiplies every element of an s-row by
+/// the zeros of U as well, so an inf or NaN makes its whole s-row (and what
+/// follows) NaN, where a sequential scan would keep the earlier entries.
+///
 /// Numerics: f16 inputs accumulate in f32 (the cube multiplies exactly and
 /// adds in f32 within s-wide rows; the vector unit adds the running f32
 /// carry), so the error is that of an f32 sequential sum: |err| <= n * eps32 *

@@ -373,3 +373,10 @@ fn scan_records_its_gm_traffic() {
     );
     assert!(r.traces.iter().any(|t| t.is_cube) && r.traces.iter().any(|t| !t.is_cube));
 }
+
+#[test]
+fn allocation_past_hbm_is_a_runtime_error() {
+    let dev = device();
+    let err = dev.alloc_zeroed::<u8>(33 << 30).unwrap_err();
+    assert!(matches!(err, ascend_scan::Error::Runtime { code: 207001, .. }), "{err}");
+}

@@ -42,12 +42,13 @@ SIMTEST(vector_cast_float_to_half_modes) {
             got.push_back(vt::read(d, 7));
         }
     });
-    const float inf = INFINITY, up = 1.0f + std::ldexp(1.0f, -10);
+    // Overflow saturates to +-65504 (documented default saturation mode).
+    const float up = 1.0f + std::ldexp(1.0f, -10);
     const float expect[6][7] = {
-        {2048, -2048, 2052, inf, -inf, 1.0f, 3},         // RINT
-        {2048, -2050, 2050, 65504, -inf, 1.0f, 3},       // FLOOR
-        {2050, -2048, 2052, inf, -65504, up, 3},         // CEIL
-        {2050, -2050, 2052, inf, -inf, up, 3},           // ROUND
+        {2048, -2048, 2052, 65504, -65504, 1.0f, 3},     // RINT
+        {2048, -2050, 2050, 65504, -65504, 1.0f, 3},     // FLOOR
+        {2050, -2048, 2052, 65504, -65504, up, 3},       // CEIL
+        {2050, -2050, 2052, 65504, -65504, up, 3},       // ROUND
         {2048, -2048, 2050, 65504, -65504, 1.0f, 3},     // TRUNC
         {2050, -2050, 2050, 65504, -65504, up, 3},       // ODD: inexact -> odd significand
     };
@@ -61,7 +62,7 @@ SIMTEST(vector_cast_other_pairs) {
     std::vector<half> s2h, u2h, c2h;
     std::vector<int8_t> h2c;
     std::vector<uint8_t> h2u;
-    std::vector<int16_t> h2s;
+    std::vector<int16_t> h2s, sat16;
     vt::run("vector_cast_other_pairs", [&](vt::Ub& ub) {
         auto i32 = ub.at<int32_t>(0, 64); auto f = ub.at<float>(256, 64);
         vt::fill(i32, std::vector<int32_t>{16777217, 16777219, -16777217, 7});
@@ -101,7 +102,20 @@ SIMTEST(vector_cast_other_pairs) {
         for (int k = 0; k < 3; ++k) f2b.push_back((float)bf.GetValue(k));
         Cast(f, bf, RoundMode::CAST_NONE, 3);
         b2f = vt::read(f, 3);
+        // Integer overflow saturates (documented default saturation mode).
+        vt::fill(f, std::vector<float>{4194304.5f, -1e9f});
+        Cast(s16, f, RoundMode::CAST_RINT, 2);
+        sat16 = vt::read(s16, 2);
+        vt::fill(i32, std::vector<int32_t>{40000, -40000, -7});
+        Cast(s16, i32, RoundMode::CAST_NONE, 3);
+        auto t = vt::read(s16, 3);
+        sat16.insert(sat16.end(), t.begin(), t.end());
     });
+    CHECK_EQ(sat16[0], 32767);
+    CHECK_EQ(sat16[1], -32768);
+    CHECK_EQ(sat16[2], 32767);
+    CHECK_EQ(sat16[3], -32768);
+    CHECK_EQ(sat16[4], -7);
     CHECK_EQ(i2f[0], 16777216.0f);
     CHECK_EQ(i2f[1], 16777220.0f);
     CHECK_EQ(i2f[2], -16777216.0f);

@@ -57,6 +57,16 @@ SIMTEST(vector_rule_cast_needs_round_mode) {
         auto b = ub.at<int32_t>(512, 64);
         Cast(b, a, RoundMode::CAST_NONE, 64);
     });
+    vt::violation("unsupported round mode", "vector_rule_cast_bf16_none", [](vt::Ub& ub) {
+        auto a = ub.at<float>(0, 64);
+        auto b = ub.at<bfloat16_t>(512, 64);
+        Cast(b, a, RoundMode::CAST_NONE, 64);
+    });
+    vt::violation("unsupported round mode", "vector_rule_cast_half_float_rint", [](vt::Ub& ub) {
+        auto a = ub.at<half>(0, 64);
+        auto b = ub.at<float>(512, 64);
+        Cast(b, a, RoundMode::CAST_RINT, 64);
+    });
 }
 
 SIMTEST(vector_rule_access_beyond_tensor) {

@@ -303,90 +303,97 @@ inline AscendC::UnaryRepeatParams dense_unary() {
 }
 
 // ---------------------------------------------------------------- rounding
+// Values are carried as long double (64-bit significand): exact for every
+// source type, so each conversion rounds exactly once, in the requested mode.
 
-inline double round_int(double v, AscendC::RoundMode m) {
+using real = long double;
+
+inline real round_int(real v, AscendC::RoundMode m) {
     using AscendC::RoundMode;
     switch (m) {
         case RoundMode::CAST_FLOOR: return std::floor(v);
         case RoundMode::CAST_CEIL: return std::ceil(v);
         case RoundMode::CAST_TRUNC: return std::trunc(v);
-        case RoundMode::CAST_ROUND: return v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5);
-        case RoundMode::CAST_ODD: {
-            double t = std::trunc(v);
+        case RoundMode::CAST_ROUND: return v < 0 ? -std::floor(-v + 0.5L) : std::floor(v + 0.5L);
+        case RoundMode::CAST_ODD: {  // inexact -> the neighbour with an odd last digit
+            real t = std::trunc(v);
             if (t == v) return t;
-            return std::fmod(t, 2.0) != 0 ? t : t + (v < 0 ? -1.0 : 1.0);
+            return std::fmod(t, 2.0L) != 0 ? t : t + (v < 0 ? -1.0L : 1.0L);
         }
-        default: {  // RINT / NONE: nearest, ties to even
-            double f = std::floor(v), d = v - f;
-            if (d > 0.5) return f + 1;
-            if (d < 0.5) return f;
-            return std::fmod(f, 2.0) == 0 ? f : f + 1;
+        default: {  // RINT, and NONE where precision is lost: nearest, ties to even
+            real f = std::floor(v), d = v - f;
+            if (d > 0.5L) return f + 1;
+            if (d < 0.5L) return f;
+            return std::fmod(f, 2.0L) == 0 ? f : f + 1;
         }
     }
 }
 
-// Rounds v to a binary format with p significand bits, minimum normal
-// exponent emin and largest finite value maxv, in mode m.
-inline double round_fp(double v, int p, int emin, double maxv, AscendC::RoundMode m) {
-    using AscendC::RoundMode;
+// Rounds v to a binary format with p significand bits and minimum normal
+// exponent emin; overflow saturates to +-maxv (the documented default
+// saturation mode); infinities and NaN pass through.
+inline real round_fp(real v, int p, int emin, real maxv, AscendC::RoundMode m) {
     if (std::isnan(v) || std::isinf(v) || v == 0) return v;
     int e;
     std::frexp(v, &e);
     int q = std::max(e - 1, emin) - (p - 1);
-    double res = std::ldexp(round_int(std::ldexp(v, -q), m), q);
-    if (std::fabs(res) > maxv) {
-        bool neg = res < 0;
-        bool to_inf = m == RoundMode::CAST_NONE || m == RoundMode::CAST_RINT || m == RoundMode::CAST_ROUND ||
-                      (m == RoundMode::CAST_FLOOR && neg) || (m == RoundMode::CAST_CEIL && !neg);
-        double mag = to_inf ? HUGE_VAL : maxv;
-        res = neg ? -mag : mag;
-    }
+    real res = std::ldexp(round_int(std::ldexp(v, -q), m), q);
+    if (res > maxv) res = maxv;
+    if (res < -maxv) res = -maxv;
     return res;
 }
 
 template <class D>
-inline D convert(double v, AscendC::RoundMode m) {
-    if constexpr (std::is_integral_v<D>) {
+inline D convert(real v, AscendC::RoundMode m) {
+    if constexpr (std::is_integral_v<D>) {  // NaN -> 0, out of range saturates
         if (std::isnan(v)) return D(0);
-        double r = round_int(v, m);
-        double lo = static_cast<double>(std::numeric_limits<D>::min());
-        double hi = static_cast<double>(std::numeric_limits<D>::max());
+        real r = round_int(v, m);
+        real lo = static_cast<real>(std::numeric_limits<D>::min());
+        real hi = static_cast<real>(std::numeric_limits<D>::max());
         return static_cast<D>(r < lo ? lo : r > hi ? hi : r);
     } else if constexpr (std::is_same_v<D, half>) {
-        return static_cast<half>(round_fp(v, 11, -14, 65504.0, m));
+        return static_cast<half>(static_cast<double>(round_fp(v, 11, -14, 65504.0L, m)));
     } else if constexpr (std::is_same_v<D, bfloat16_t>) {
-        return bfloat16_t(static_cast<float>(round_fp(v, 8, -126, std::ldexp(255.0, 120), m)));
+        return bfloat16_t(static_cast<float>(round_fp(v, 8, -126, std::ldexp(255.0L, 120), m)));
     } else {
-        return static_cast<D>(round_fp(v, 24, -126, static_cast<double>(FLT_MAX), m));
+        return static_cast<D>(round_fp(v, 24, -126, static_cast<real>(FLT_MAX), m));
     }
 }
 
 template <class S>
-inline double to_double(S v) {
-    if constexpr (std::is_same_v<S, bfloat16_t>) return static_cast<double>(static_cast<float>(v));
-    else return static_cast<double>(v);
+inline real to_real(S v) {
+    if constexpr (std::is_same_v<S, bfloat16_t>) return static_cast<real>(static_cast<float>(v));
+    else return static_cast<real>(v);
 }
 
-// A2 Cast pairs: 0 = unsupported, 1 = any mode (NONE = exact or RINT), 2 = explicit mode required.
+// Round modes accepted per A2 Cast pair (bit m = RoundMode m); 0 = pair unsupported.
+constexpr uint8_t kNone = 1u << 0, kRfcrt = 0x3Eu, kOdd = 1u << 6;
 template <class D, class S>
-constexpr int cast_kind() {
+constexpr uint8_t cast_modes() {
     using std::is_same_v;
     if constexpr (is_same_v<S, half>) {
-        if constexpr (one_of_v<D, float, int16_t, int8_t, uint8_t>) return 1;
-        else if constexpr (is_same_v<D, int32_t>) return 2;
+        if constexpr (is_same_v<D, float>) return kNone;
+        else if constexpr (one_of_v<D, int32_t, int16_t>) return kRfcrt;
+        else if constexpr (one_of_v<D, int8_t, uint8_t>) return kRfcrt | kNone;
         else return 0;
     } else if constexpr (is_same_v<S, float>) {
-        if constexpr (one_of_v<D, half, bfloat16_t>) return 1;
-        else if constexpr (one_of_v<D, int32_t, int16_t, float>) return 2;
+        if constexpr (is_same_v<D, half>) return kRfcrt | kNone | kOdd;
+        else if constexpr (one_of_v<D, bfloat16_t, int32_t, int16_t, float, int64_t>) return kRfcrt;
         else return 0;
     } else if constexpr (is_same_v<S, int32_t>) {
-        return is_same_v<D, float> ? 1 : 0;
+        if constexpr (is_same_v<D, float>) return kRfcrt | kNone;
+        else if constexpr (one_of_v<D, int16_t, int64_t>) return kNone;
+        else return 0;
     } else if constexpr (is_same_v<S, int16_t>) {
-        return one_of_v<D, half, float> ? 1 : 0;
+        if constexpr (is_same_v<D, half>) return kRfcrt | kNone;
+        else if constexpr (is_same_v<D, float>) return kNone;
+        else return 0;
     } else if constexpr (one_of_v<S, int8_t, uint8_t>) {
-        return is_same_v<D, half> ? 1 : 0;
+        return is_same_v<D, half> ? kNone : 0;
     } else if constexpr (is_same_v<S, bfloat16_t>) {
-        return is_same_v<D, float> ? 1 : is_same_v<D, int32_t> ? 2 : 0;
+        return is_same_v<D, float> ? kNone : is_same_v<D, int32_t> ? kRfcrt : 0;
+    } else if constexpr (is_same_v<S, int64_t>) {
+        return is_same_v<D, int32_t> ? kNone : is_same_v<D, float> ? kRfcrt : 0;
     } else {
         return 0;
     }
@@ -394,21 +401,20 @@ constexpr int cast_kind() {
 
 template <class D, class S>
 inline void cast_check(AscendC::RoundMode m) {
-    constexpr int k = cast_kind<D, S>();
-    if (k == 0)
+    constexpr uint8_t ok = cast_modes<D, S>();
+    if (ok == 0)
         fail("unsupported dtype on A2",
              fmt("Cast from %s to %s is not supported on Atlas A2", type_name<S>(), type_name<D>()));
-    if (k == 2 && m == AscendC::RoundMode::CAST_NONE)
-        fail("unsupported round mode",
-             fmt("Cast from %s to %s needs an explicit RoundMode (CAST_NONE is not allowed)", type_name<S>(),
-                 type_name<D>()));
+    if (static_cast<unsigned>(m) > 6 || !((ok >> static_cast<unsigned>(m)) & 1))
+        fail("unsupported round mode", fmt("Cast from %s to %s does not accept RoundMode %u on Atlas A2",
+                                           type_name<S>(), type_name<D>(), static_cast<unsigned>(m)));
 }
 
 template <class D, class S>
 inline void cast_run(const LocalTensor<D>& d, const LocalTensor<S>& s, AscendC::RoundMode m, const Exec& x,
                      const AscendC::UnaryRepeatParams& p) {
     cast_check<D, S>(m);
-    unary(d, s, x, p, [m](S v) { return convert<D>(to_double(v), m); });
+    unary(d, s, x, p, [m](S v) { return convert<D>(to_real(v), m); });
 }
 
 template <class D, class S>

@@ -1,1 +1,127 @@
-fn main() {}
+//! `cargo xtask`: project automation (render, bindings, build-kernels, check).
+mod bindings;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context as _};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(about = "ascend-scan project tasks")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Render templates/ + crates/algos into kernels/ (the committed sources).
+    Render {
+        /// Only check that kernels/ is current; fail otherwise.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Regenerate crates/ascend-sys/src/bindings.rs with bindgen (needs libclang).
+    Bindings,
+    /// Build the kernels: with a CANN toolkit if one is found, else for the simulator.
+    BuildKernels {
+        /// Target SoC (SOC_VERSION).
+        #[arg(long, default_value = "Ascend910B4")]
+        soc: String,
+        /// CANN toolkit root (default: ASCEND_TOOLKIT_HOME, ASCEND_HOME_PATH, usual roots).
+        #[arg(long)]
+        cann: Option<PathBuf>,
+    },
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+}
+
+fn main() -> anyhow::Result<()> {
+    let root = workspace_root();
+    match Cli::parse().task {
+        Task::Render { check } => render(&root, check),
+        Task::Bindings => bindings::run(&root),
+        Task::BuildKernels { soc, cann } => build_kernels(&root, &soc, cann),
+    }
+}
+
+fn render(root: &Path, check: bool) -> anyhow::Result<()> {
+    let files = algos::render::render_all().context("rendering templates")?;
+    let mut stale = Vec::new();
+    for f in &files {
+        let path = root.join(&f.path);
+        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        if current != f.contents {
+            stale.push(f.path.clone());
+            if !check {
+                std::fs::create_dir_all(path.parent().unwrap())?;
+                std::fs::write(&path, &f.contents).with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
+    }
+    // Kernel sources that no catalogue entry produces any more.
+    for dir in ["kernels", "kernels/sim"] {
+        for entry in std::fs::read_dir(root.join(dir))? {
+            let path = entry?.path();
+            let rel = path.strip_prefix(root)?.to_string_lossy().replace('\\', "/");
+            if path.is_file() && !files.iter().any(|f| f.path == rel) {
+                stale.push(rel);
+                if !check {
+                    std::fs::remove_file(&path)?;
+                }
+            }
+        }
+    }
+    if check && !stale.is_empty() {
+        bail!("kernels/ is stale ({}): run cargo xtask render", stale.join(", "));
+    }
+    println!("{} generated files, {} updated", files.len(), stale.len());
+    Ok(())
+}
+
+/// Finds a CANN toolkit: --cann, then the environment, then the usual roots.
+fn find_cann(explicit: Option<PathBuf>) -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> = explicit.into_iter().collect();
+    for var in ["ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_CANN_PACKAGE_PATH"] {
+        if let Some(v) = std::env::var_os(var) {
+            candidates.push(PathBuf::from(v));
+        }
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        candidates.push(PathBuf::from(home).join("Ascend/ascend-toolkit/latest"));
+    }
+    candidates.push("/usr/local/Ascend/ascend-toolkit/latest".into());
+    candidates.push("/usr/local/Ascend/cann".into());
+    candidates.into_iter().find(|c| c.join("include/acl/acl.h").is_file() || c.join("version.cfg").is_file())
+}
+
+fn build_kernels(root: &Path, soc: &str, cann: Option<PathBuf>) -> anyhow::Result<()> {
+    if ascendc_soc(soc).is_none() {
+        bail!("unknown --soc {soc}: expected one of Ascend910B1, Ascend910B2, Ascend910B3, Ascend910B4");
+    }
+    render(root, true).context("kernels/ must be current before building")?;
+    if let Some(path) = find_cann(cann) {
+        let version = std::fs::read_to_string(path.join("version.cfg")).unwrap_or_default();
+        println!("CANN toolkit found at {} ({})", path.display(), version.lines().next().unwrap_or("version unknown"));
+        println!("the CANN (bisheng) build of kernels/ is not implemented yet; building for the simulator instead");
+    } else {
+        println!("no CANN toolkit found (ASCEND_TOOLKIT_HOME, ASCEND_HOME_PATH, usual roots): building for the project simulator");
+    }
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["build", "--release", "-p", "ascend-scan"])
+        .current_dir(root)
+        .status()
+        .context("running cargo build")?;
+    if !status.success() {
+        bail!("the simulator build of the kernels failed");
+    }
+    println!("kernels built for the simulator (SoC profile {soc}) into the ascend-scan library");
+    Ok(())
+}
+
+fn ascendc_soc(name: &str) -> Option<&str> {
+    ["Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4"].into_iter().find(|s| *s == name)
+}

@@ -1,1 +1,28 @@
-//! Algorithm descriptions.
+//! Algorithm descriptions of ascend-scan.
+//!
+//! One type per algorithm ([`Copy`], [`ScanU`], ...): its parameters, their
+//! validation, the tiling and launch plan for a SoC profile, and the askama
+//! rendering of its AscendC kernel. [`catalogue`] lists every kernel instance
+//! the library builds; [`render::render_all`] produces every generated file of
+//! `kernels/`. No I/O, no FFI.
+pub mod copy;
+pub mod kernel;
+pub mod render;
+pub mod scanu;
+pub mod tiling;
+
+pub use copy::{Copy, CopyTiling};
+pub use kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+pub use scanu::{ScanU, ScanUTiling};
+pub use tiling::Tiling;
+
+/// Every kernel instance the library builds, in a fixed order.
+pub fn catalogue() -> Vec<Box<dyn Kernel>> {
+    let mut out: Vec<Box<dyn Kernel>> = vec![Box::new(Copy)];
+    for dtype in ScanU::DTYPES {
+        for s in ScanU::TILE_EDGES {
+            out.push(Box::new(ScanU::new(dtype, s).expect("catalogue entries are valid")));
+        }
+    }
+    out
+}

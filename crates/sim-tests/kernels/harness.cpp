@@ -38,6 +38,9 @@ std::string format(const char* f, ...) {
 }
 
 std::string run(const char* name, KernelMetaType type, uint32_t blockDim, const std::function<void()>& body) {
+    // Tests run on parallel threads but share one stream: one launch at a time.
+    static std::mutex launch_mutex;
+    std::lock_guard<std::mutex> guard(launch_mutex);
     aclrtStream s = stream();
     ascsim_clear_launches(s);
     ascsim::launch(name, type, blockDim, s, body);

@@ -1,0 +1,173 @@
+//! SCANU: single-core scan with the cube unit (ALGORITHMS.md, "SCANU").
+use askama::Template;
+use ascendc_sim::SocProfile;
+use tiling_derive::Tiling;
+
+use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+
+/// Tiling of the SCANU kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
+#[repr(C)]
+pub struct ScanUTiling {
+    /// Elements to scan.
+    pub n: u64,
+    /// Number of s*s tiles (the last may be partial).
+    pub tiles: u32,
+    /// 1 for an exclusive scan, 0 for inclusive.
+    pub exclusive: u32,
+    /// Slots of the AIC -> AIV ring in the workspace.
+    pub ring_slots: u32,
+    /// Byte offset of the s zero elements in the workspace.
+    pub zeros_offset: u32,
+    /// Byte offset of the ring in the workspace.
+    pub ring_offset: u32,
+    /// Unused.
+    pub reserved: u32,
+}
+
+/// A SCANU kernel instance: input type and tile edge s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanU {
+    dtype: DType,
+    s: u32,
+}
+
+#[derive(Template)]
+#[template(path = "scanu.cpp", escape = "none")]
+struct ScanUTemplate<'a> {
+    header: &'a str,
+    name: &'a str,
+    in_type: &'a str,
+    acc_type: &'a str,
+    s: u32,
+    ring_slots: u32,
+    chunk_rows: u32,
+}
+
+/// Ring depth of the AIC -> AIV hand-off: deep enough for the cube to run
+/// ahead of the vector core, far below the 15 pending sets a flag holds.
+const RING_SLOTS: u32 = 4;
+
+impl ScanU {
+    /// Supported tile edges.
+    pub const TILE_EDGES: [u32; 4] = [16, 32, 64, 128];
+    /// Supported input types (fp16 -> fp32, int8 -> int32).
+    pub const DTYPES: [DType; 2] = [DType::F16, DType::I8];
+
+    /// A SCANU instance; `s` must be 16, 32, 64 or 128.
+    pub fn new(dtype: DType, s: u32) -> Result<ScanU, AlgoError> {
+        if !Self::TILE_EDGES.contains(&s) {
+            return Err(AlgoError::InvalidArgument {
+                name: "s",
+                reason: format!("tile edge {s} is not one of 16, 32, 64, 128"),
+            });
+        }
+        if !Self::DTYPES.contains(&dtype) {
+            return Err(AlgoError::UnsupportedDtype {
+                algorithm: "ScanU",
+                dtype,
+                reason: "the cube scan takes f16 (accumulating in f32) or i8 (accumulating in i32)".into(),
+            });
+        }
+        Ok(ScanU { dtype, s })
+    }
+
+    /// Input element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+    /// Output (accumulator) element type.
+    pub fn acc_dtype(&self) -> DType {
+        if self.dtype == DType::I8 {
+            DType::I32
+        } else {
+            DType::F32
+        }
+    }
+    /// Tile edge.
+    pub fn s(&self) -> u32 {
+        self.s
+    }
+
+    fn zeros_offset(&self) -> u64 {
+        (u64::from(self.s * self.s) * self.dtype.size() as u64).div_ceil(512) * 512
+    }
+    fn ring_offset(&self) -> u64 {
+        (self.zeros_offset() + u64::from(self.s) * self.dtype.size() as u64).div_ceil(512) * 512
+    }
+
+    /// The workspace's constant prefix, written by the host before the first
+    /// launch: U transposed (row n has ones in columns 0..=n; lower
+    /// triangular) in the input type, then s zeros.
+    pub fn workspace_constants(&self) -> Vec<u8> {
+        let s = self.s as usize;
+        let one: &[u8] = match self.dtype {
+            DType::F16 => &[0x00, 0x3c],
+            _ => &[1],
+        };
+        let mut out = vec![0u8; self.ring_offset() as usize];
+        for n in 0..s {
+            for k in 0..=n {
+                let at = (n * s + k) * one.len();
+                out[at..at + one.len()].copy_from_slice(one);
+            }
+        }
+        out
+    }
+
+    /// Plan a scan of `n >= 1` elements.
+    pub fn plan(&self, _soc: &SocProfile, n: u64, exclusive: bool) -> Result<LaunchPlan<ScanUTiling>, AlgoError> {
+        if n == 0 {
+            return Err(AlgoError::InvalidArgument { name: "n", reason: "an empty scan needs no launch".into() });
+        }
+        let tile = u64::from(self.s * self.s);
+        let tiles = n.div_ceil(tile);
+        let tiles = u32::try_from(tiles)
+            .map_err(|_| AlgoError::InvalidArgument { name: "n", reason: format!("{n} elements need too many tiles") })?;
+        let ring_bytes = u64::from(RING_SLOTS) * tile * self.acc_dtype().size() as u64;
+        Ok(LaunchPlan {
+            kernel: self.name(),
+            block_dim: 1,
+            workspace_bytes: self.ring_offset() + ring_bytes,
+            tiling: ScanUTiling {
+                n,
+                tiles,
+                exclusive: u32::from(exclusive),
+                ring_slots: RING_SLOTS,
+                zeros_offset: self.zeros_offset() as u32,
+                ring_offset: self.ring_offset() as u32,
+                reserved: 0,
+            },
+        })
+    }
+}
+
+impl Kernel for ScanU {
+    fn name(&self) -> String {
+        format!("scanu_{}_s{}", self.dtype.tag(), self.s)
+    }
+    fn kernel_type(&self) -> KernelType {
+        KernelType::MixAic1_1
+    }
+    fn gm_params(&self) -> &'static [&'static str] {
+        &["x", "y", "total", "workspace"]
+    }
+    fn tiling_type(&self) -> &'static str {
+        "ScanUTiling"
+    }
+    fn render(&self) -> Result<String, askama::Error> {
+        // Vector chunks of at most 4096 accumulators (16 KiB) keep 2 x 2
+        // buffers far inside UB.
+        let chunk_rows = (4096 / self.s).min(self.s);
+        ScanUTemplate {
+            header: &generated_header("scanu.cpp"),
+            name: &self.name(),
+            in_type: self.dtype.cpp(),
+            acc_type: self.acc_dtype().cpp(),
+            s: self.s,
+            ring_slots: RING_SLOTS,
+            chunk_rows,
+        }
+        .render()
+    }
+}

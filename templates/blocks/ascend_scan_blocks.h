@@ -1,0 +1,139 @@
+// Device-side building blocks shared by the ascend-scan kernels: tile loads
+// into the cube's fractal layouts, the cube tile scan, the AIC->AIV hand-off
+// through a GM ring with CrossCore flags, and carry propagation on the vector
+// unit. Written against the AscendC API of CANN 8.x/9.x (Atlas A2).
+#pragma once
+
+#include "kernel_operator.h"
+
+namespace ascend_scan {
+
+using namespace AscendC;
+
+// Cross-core flag ids (0..10 are free for kernels; 11..14 belong to SyncAll).
+constexpr uint16_t kFlagTileReady = 1;  // AIC -> AIV: a ring slot holds a tile
+constexpr uint16_t kFlagSlotFree = 2;   // AIV -> AIC: a ring slot may be reused
+
+template <typename T>
+struct CubeTraits;
+template <>
+struct CubeTraits<half> {
+    using Acc = float;
+    static constexpr uint32_t kC0 = 16;  // elements per 32-byte fractal row
+};
+template <>
+struct CubeTraits<int8_t> {
+    using Acc = int32_t;
+    static constexpr uint32_t kC0 = 32;
+};
+
+__aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+// Loads the first `count` elements of a row-major s x s tile from GM into L1
+// in Nz layout ([s/C0][s rows][C0]). Rows past the data are left as they are
+// (their results are never stored); the columns of a partial last row past
+// the data are zeroed from `zeros` (s zero elements in GM), so that garbage
+// (possibly NaN) cannot reach valid outputs through the zeros of U.
+template <typename T>
+__aicore__ inline void LoadTileNz(const LocalTensor<T>& a1, const GlobalTensor<T>& src, const GlobalTensor<T>& zeros,
+                                  uint32_t s, uint32_t count) {
+    constexpr uint32_t c0 = CubeTraits<T>::kC0;
+    uint32_t fullRows = count / s;
+    uint32_t tail = count % s;
+    if (fullRows > 0) {
+        Nd2NzParams p(1, static_cast<uint16_t>(fullRows), static_cast<uint16_t>(s), 0, static_cast<uint16_t>(s),
+                      static_cast<uint16_t>(s), 1, 0);
+        DataCopy(a1, src, p);
+    }
+    if (tail > 0) {
+        Nd2NzParams p(1, 1, static_cast<uint16_t>(tail), 0, static_cast<uint16_t>(tail), static_cast<uint16_t>(s), 1, 0);
+        DataCopy(a1[fullRows * c0], src[static_cast<uint64_t>(fullRows) * s], p);
+        uint32_t padded = CeilDiv(tail, c0) * c0;  // Nd2Nz zero-fills up to here
+        if (padded < s) {
+            Nd2NzParams z(1, 1, static_cast<uint16_t>(s - padded), 0, static_cast<uint16_t>(s - padded),
+                          static_cast<uint16_t>(s), 1, 0);
+            DataCopy(a1[(padded / c0) * s * c0 + fullRows * c0], zeros, z);
+        }
+    }
+}
+
+// L1 Nz (s rows per column block) -> L0A Zz for the first m1 fractal rows.
+template <typename T>
+__aicore__ inline void LoadL0A(const LocalTensor<T>& a2, const LocalTensor<T>& a1, uint32_t s, uint32_t m1) {
+    constexpr uint32_t frac = 512 / sizeof(T);
+    uint32_t k1 = CeilDiv(s, CubeTraits<T>::kC0);
+    for (uint32_t i = 0; i < m1; ++i) {
+        LoadData2DParams p(0, static_cast<uint8_t>(k1), static_cast<uint16_t>(s / 16), 0, 0, false, 0);
+        LoadData(a2[i * k1 * frac], a1[i * frac], p);
+    }
+}
+
+// A matrix B given transposed (N x K row-major in GM) lands in L1 Nz, from
+// where one contiguous LoadData yields the Zn layout L0B needs (works for int8
+// too, where LoadData cannot transpose).
+template <typename T>
+__aicore__ inline void LoadL0BTransposed(const LocalTensor<T>& b2, const LocalTensor<T>& b1, uint32_t s) {
+    uint32_t fractals = CeilDiv(s, CubeTraits<T>::kC0) * (s / 16);
+    LoadData2DParams p(0, static_cast<uint8_t>(fractals), 1, 0, 0, false, 0);
+    LoadData(b2, b1, p);
+}
+
+// C = A @ B for an (m1*16) x s by s x s product (overwrite L0C).
+template <typename Acc, typename T>
+__aicore__ inline void TileMatmul(const LocalTensor<Acc>& c1, const LocalTensor<T>& a2, const LocalTensor<T>& b2,
+                                  uint32_t s, uint32_t m1) {
+    MmadParams p;
+    p.m = static_cast<uint16_t>(m1 * 16);  // whole fractal rows: never the m == 1 GEMV layout
+    p.n = static_cast<uint16_t>(s);
+    p.k = static_cast<uint16_t>(s);
+    p.cmatrixInitVal = true;
+    Mmad(c1, a2, b2, p);
+}
+
+// L0C (Nz) -> GM row-major rows x s.
+template <typename Acc>
+__aicore__ inline void StoreTile(const GlobalTensor<Acc>& dst, const LocalTensor<Acc>& c1, uint32_t s, uint32_t rows,
+                                 uint32_t m1) {
+    FixpipeParamsV220 p;
+    p.nSize = static_cast<uint16_t>(s);
+    p.mSize = static_cast<uint16_t>(rows);
+    p.srcStride = static_cast<uint16_t>(m1 * 16);
+    p.dstStride = s;
+    p.quantPre = QuantMode_t::NoQuant;
+    Fixpipe<Acc, Acc, CFG_ROW_MAJOR>(dst, c1, p);
+}
+
+// Writes `count` elements from UB to GM (any count, any element offset).
+template <typename T>
+__aicore__ inline void StoreAny(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
+    if (count == 0) return;
+    DataCopyExtParams p(1, count * static_cast<uint32_t>(sizeof(T)), 0, 0, 0);
+    DataCopyPad(dst, src, p);
+}
+
+// Writes one scalar to GM through UB (scalar write, then MTE3).
+template <typename T>
+__aicore__ inline void StoreScalar(const GlobalTensor<T>& dst, const LocalTensor<T>& scratch, T value) {
+    scratch.SetValue(0, value);
+    SetFlag<HardEvent::S_MTE3>(0);
+    WaitFlag<HardEvent::S_MTE3>(0);
+    StoreAny(dst, scratch, 1);
+    SetFlag<HardEvent::MTE3_S>(0);
+    WaitFlag<HardEvent::MTE3_S>(0);
+}
+
+// Adds a running carry to each s-wide row of `in` (rows of per-row inclusive
+// scans), writing `out`; the carry becomes the row's last entry. Row ends are
+// read on the scalar pipe first so the vector adds run back to back.
+template <typename Acc>
+__aicore__ inline Acc PropagateRows(const LocalTensor<Acc>& out, const LocalTensor<Acc>& in, uint32_t s, uint32_t rows,
+                                    Acc carry) {
+    for (uint32_t r = 0; r < rows; ++r) {
+        Acc rowEnd = in.GetValue(r * s + s - 1);
+        Adds(out[r * s], in[r * s], carry, static_cast<int32_t>(s));
+        carry = static_cast<Acc>(carry + rowEnd);
+    }
+    return carry;
+}
+
+}  // namespace ascend_scan

@@ -246,3 +246,28 @@ SIMTEST(vector_select_modes) {
     }
     for (int i = 0; i < 64; ++i) CHECK_EQ(ts[i], bit(i) ? (float)i : -1.0f);
 }
+
+SIMTEST(vector_select_mask_forms) {
+    std::vector<float> tt, ts;
+    vt::run("vector_select_mask_forms", [&](vt::Ub& ub) {
+        auto a = ub.at<float>(0, 128); auto b = ub.at<float>(512, 128); auto d = ub.at<float>(1024, 128);
+        auto m = ub.at<uint8_t>(2048, 32);
+        vt::fill_fn(a, 128, [](uint32_t i) { return i; });
+        vt::fill_fn(b, 128, [](uint32_t i) { return -(float)i; });
+        vt::fill_fn(m, 16, [](uint32_t j) { return j * 37 + 5; });
+        vt::fill_fn(d, 128, [](uint32_t) { return 999.0f; });
+        // Mode 2, 10 leading elements of each of 2 repeats; repeat r uses bits [64r, 64r + 64).
+        Select(d, m, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, 10, 2, {1, 1, 1, 8, 8, 8});
+        tt = vt::read(d, 128);
+        vt::fill_fn(d, 128, [](uint32_t) { return 999.0f; });
+        const uint64_t mask[2] = {0xF0ull, 0};
+        Select(d, m, a, 0.5f, SELMODE::VSEL_TENSOR_SCALAR_MODE, mask, 2, {1, 1, 1, 8, 8, 8});
+        ts = vt::read(d, 128);
+    });
+    auto bit = [](int i) { return (((i / 8) * 37 + 5) >> (i % 8)) & 1; };
+    for (int i = 0; i < 128; ++i) {
+        int e = i % 64;
+        CHECK_EQ(tt[i], e < 10 ? (bit(i) ? (float)i : -(float)i) : 999.0f);
+        CHECK_EQ(ts[i], (e >= 4 && e < 8) ? (bit(i) ? (float)i : 0.5f) : 999.0f);
+    }
+}

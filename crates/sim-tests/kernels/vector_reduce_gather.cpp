@@ -11,12 +11,12 @@ SIMTEST(vector_reduce_sum_order_and_saturation) {
     vt::run("vector_reduce_sum_order_and_saturation", [&](vt::Ub& ub) {
         auto s = ub.at<half>(0, 512); auto d = ub.at<half>(2048, 16); auto tmp = ub.at<half>(4096, 512);
         vt::fill_fn(s, 512, [](uint32_t) { return 0; });
-        // Repeat sums 2048, 1, 1, 0: sequential across repeats gives
-        // ((2048 + 1) + 1) + 0 = 2048 in half (2049 ties to even);
-        // a tree across repeats would give (2048 + 1) + (1 + 0) = 2050.
+        // Repeat sums 2048, 0, 1, 1: sequential across repeats gives
+        // ((2048 + 0) + 1) + 1 = 2048 in half (2049 ties to even);
+        // a tree across repeats would give (2048 + 0) + (1 + 1) = 2050.
         s.SetValue(0, (half)2048);
-        s.SetValue(128, (half)1);
         s.SetValue(256, (half)1);
+        s.SetValue(384, (half)1);
         ReduceSum(d, s, tmp, 512);
         seq = d.GetValue(0);
         // Partial sums saturate at 65504 instead of overflowing to inf.
@@ -209,4 +209,31 @@ SIMTEST(vector_gather_mask_user_pattern) {
     CHECK_EQ((float)h[1], 127.0f);
     CHECK_EQ((float)h[2], 128.0f);
     CHECK_EQ((float)h[3], 255.0f);
+}
+
+SIMTEST(vector_reduce_sum_mask_form_tree_and_nop) {
+    half tree = 0, nop = 0;
+    float nopmax = 0;
+    vt::run("vector_reduce_sum_mask_form_tree_and_nop", [&](vt::Ub& ub) {
+        auto s = ub.at<half>(0, 512); auto d = ub.at<half>(2048, 16); auto tmp = ub.at<half>(4096, 512);
+        vt::fill_fn(s, 512, [](uint32_t) { return 0; });
+        s.SetValue(0, (half)2048);
+        s.SetValue(256, (half)1);
+        s.SetValue(384, (half)1);
+        // Mask form on A2: tree inside a repeat AND across repeats:
+        // (2048 + 0) + (1 + 1) = 2048 + 2 = 2050.
+        ReduceSum(d, s, tmp, 128, 4, 8);
+        tree = d.GetValue(0);
+        // count 0 is a NOP: dst is not written.
+        d.SetValue(0, (half)-7);
+        ReduceSum(d, s, tmp, 0);
+        nop = d.GetValue(0);
+        auto f = ub.at<float>(8192, 64); auto fd = ub.at<float>(9216, 8); auto ft = ub.at<float>(10240, 64);
+        fd.SetValue(0, -7.0f);
+        ReduceMax(fd, f, ft, 0, true);
+        nopmax = fd.GetValue(0);
+    });
+    CHECK_EQ((float)tree, 2050.0f);
+    CHECK_EQ((float)nop, -7.0f);
+    CHECK_EQ(nopmax, -7.0f);
 }

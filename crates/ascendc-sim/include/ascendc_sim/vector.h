@@ -514,7 +514,7 @@ template <class T>
 inline void reduce_maxmin(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& tmp,
                           int32_t count, bool calIndex, bool is_max) {
     need<T, half, float>(core().api);
-    if (count <= 0) fail("invalid count", fmt("%s: count %d must be positive", core().api, count));
+    if (count <= 0) return rec(0, 0);  // documented NOP
     dst.require_aligned(32, "dst");
     src.require_aligned(32, "src");
     tmp.require_aligned(32, "sharedTmpBuffer");
@@ -912,40 +912,95 @@ __aicore__ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTenso
 // bits every repeat; modes 1 and 2 consume the mask bits continuously.
 
 namespace sim_detail {
-template <typename T, typename U, typename G>
-inline void select_run(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0, G&& src1,
-                       SELMODE mode, uint32_t count, uint32_t operands) {
+// src1 is a tensor (an Op) or a scalar.
+template <typename T>
+struct SelScalar {
+    T v;
+    T operator()(uint32_t, uint32_t) const { return v; }
+};
+template <typename T, typename U, typename B>
+inline void select_run(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                       const B& src1, SELMODE mode, const ascsim::vec::Exec& x, const BinaryRepeatParams& p,
+                       uint32_t operands) {
     ascsim::vec::need<T, half, float>("Select");
     ascsim::vec::need<U, uint8_t, uint16_t, uint32_t, uint64_t>("Select");
-    ascsim::vec::CountMode cm_(count);
-    constexpr uint32_t n = ascsim::vec::per_rep<T>();
-    ascsim::vec::Exec x = ascsim::vec::reg_exec(n, 0);
-    auto D = ascsim::vec::bind(dst, {1, 8}, x, "dst");
-    auto A = ascsim::vec::bind(src0, {1, 8}, x, "src0");
+    const uint32_t n = x.n;
+    auto D = ascsim::vec::bind(dst, {p.dstBlkStride, p.dstRepStride}, x, "dst");
+    auto A = ascsim::vec::bind(src0, {p.src0BlkStride, p.src0RepStride}, x, "src0");
     selMask.require_aligned(32, "selMask");
-    uint64_t nbits = mode == SELMODE::VSEL_CMPMASK_SPR ? std::min<uint64_t>(n, count) : count;
-    const uint8_t* bits = reinterpret_cast<const uint8_t*>(selMask.span(0, (nbits + 8 * sizeof(U) - 1) / (8 * sizeof(U))));
+    uint64_t nbits = mode == SELMODE::VSEL_CMPMASK_SPR ? n : x.repeats * n;
+    const uint8_t* bits = nullptr;
+    if (x.active() > 0) {
+        bits = reinterpret_cast<const uint8_t*>(selMask.span(0, (nbits + 8 * sizeof(U) - 1) / (8 * sizeof(U))));
+    }
     ascsim::vec::for_active(x, [&](uint32_t r, uint32_t e) {
         uint64_t b = mode == SELMODE::VSEL_CMPMASK_SPR ? e : static_cast<uint64_t>(r) * n + e;
         D(r, e) = ((bits[b / 8] >> (b % 8)) & 1) ? A(r, e) : src1(r, e);
     });
     ascsim::vec::rec(x.repeats, x.active() * sizeof(T) * operands + (nbits + 7) / 8);
 }
+template <typename T, typename U>
+inline void select_tensor(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                          const LocalTensor<T>& src1, SELMODE mode, const ascsim::vec::Exec& x,
+                          const BinaryRepeatParams& p) {
+    auto B = ascsim::vec::bind(src1, {p.src1BlkStride, p.src1RepStride}, x, "src1");
+    select_run(dst, selMask, src0, B, mode, x, p, 3);
+}
 }  // namespace sim_detail
 
+// Count forms: `count` contiguous elements (Counter mode inside).
 template <typename T, typename U>
 __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
                               const LocalTensor<T>& src1, SELMODE selMode, uint32_t count) {
     ASCSIM_VEC("Select");
-    ascsim::vec::CountMode cm0_(count);
-    auto B = ascsim::vec::bind(src1, {1, 8}, ascsim::vec::reg_exec(ascsim::vec::per_rep<T>(), 0), "src1");
-    sim_detail::select_run(dst, selMask, src0, [&](uint32_t r, uint32_t e) { return B(r, e); }, selMode, count, 3);
+    ascsim::vec::CountMode cm_(count);
+    sim_detail::select_tensor<T, U>(dst, selMask, src0, src1, selMode,
+                                          ascsim::vec::reg_exec(ascsim::vec::per_rep<T>(), 0), BinaryRepeatParams());
 }
 template <typename T, typename U>
 __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
-                              T src1Scalar, SELMODE selMode, uint32_t count) {
+                              T src1, SELMODE selMode, uint32_t count) {
     ASCSIM_VEC("Select");
-    sim_detail::select_run(dst, selMask, src0, [&](uint32_t, uint32_t) { return src1Scalar; }, selMode, count, 2);
+    ascsim::vec::CountMode cm_(count);
+    sim_detail::select_run(dst, selMask, src0, sim_detail::SelScalar<T>{src1}, selMode,
+                           ascsim::vec::reg_exec(ascsim::vec::per_rep<T>(), 0), BinaryRepeatParams(), 2);
+}
+// Mask forms (modes 1 and 2 consume 256/sizeof(T) mask bits per repeat).
+template <typename T, typename U, bool isSetMask = true>
+__aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                              const LocalTensor<T>& src1, SELMODE selMode, const uint64_t mask[], uint8_t repeatTime,
+                              const BinaryRepeatParams& repeatParams) {
+    ASCSIM_VEC("Select");
+    sim_detail::select_tensor<T, U>(
+        dst, selMask, src0, src1, selMode,
+        ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime), repeatParams);
+}
+template <typename T, typename U, bool isSetMask = true>
+__aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                              const LocalTensor<T>& src1, SELMODE selMode, uint64_t mask, uint8_t repeatTime,
+                              const BinaryRepeatParams& repeatParams) {
+    ASCSIM_VEC("Select");
+    sim_detail::select_tensor<T, U>(
+        dst, selMask, src0, src1, selMode,
+        ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime), repeatParams);
+}
+template <typename T, typename U, bool isSetMask = true>
+__aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                              T src1, SELMODE selMode, const uint64_t mask[], uint8_t repeatTime,
+                              const BinaryRepeatParams& repeatParams) {
+    ASCSIM_VEC("Select");
+    sim_detail::select_run(dst, selMask, src0, sim_detail::SelScalar<T>{src1}, selMode,
+                           ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime),
+                           repeatParams, 2);
+}
+template <typename T, typename U, bool isSetMask = true>
+__aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                              T src1, SELMODE selMode, uint64_t mask, uint8_t repeatTime,
+                              const BinaryRepeatParams& repeatParams) {
+    ASCSIM_VEC("Select");
+    sim_detail::select_run(dst, selMask, src0, sim_detail::SelScalar<T>{src1}, selMode,
+                           ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime),
+                           repeatParams, 2);
 }
 
 // ---- CreateVecIndex, Brcb
@@ -988,24 +1043,57 @@ __aicore__ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src
 
 // ---- Reductions (half / float)
 
+namespace sim_detail {
+// ReduceSum: tree inside each repeat; across repeats sequential (count form)
+// or tree (mask forms). Count or repeatTime 0 is a NOP.
+template <typename T>
+inline void reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& tmp,
+                       const ascsim::vec::Exec& x, uint32_t srcRepStride, bool tree_across) {
+    ascsim::vec::need<T, half, float>("ReduceSum");
+    dst.require_aligned(32, "dst");
+    tmp.require_aligned(32, "sharedTmpBuffer");
+    if (x.repeats == 0 || x.active() == 0) return ascsim::vec::rec(0, 0);
+    auto reps = ascsim::vec::gather_repeats(src, x, {1, srcRepStride}, x.n);
+    std::vector<T> sums;
+    for (auto& r : reps) sums.push_back(ascsim::vec::tree_sum(r));
+    T acc = sums[0];
+    if (tree_across) {
+        acc = ascsim::vec::tree_sum(sums);
+    } else {
+        for (size_t r = 1; r < sums.size(); ++r) acc = ascsim::vec::add_sat(acc, sums[r]);
+    }
+    *dst.span(0, 1) = acc;
+    ascsim::vec::rec(x.repeats, x.active() * sizeof(T) + sizeof(T));
+}
+}  // namespace sim_detail
+
 template <typename T, bool isSetMask = true>
 __aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                                  const LocalTensor<T>& sharedTmpBuffer, const int32_t count) {
     ASCSIM_VEC("ReduceSum");
-    ascsim::vec::need<T, half, float>("ReduceSum");
-    dst.require_aligned(32, "dst");
-    sharedTmpBuffer.require_aligned(32, "sharedTmpBuffer");
     ascsim::vec::CountMode cm_(count);
-    ascsim::vec::Exec x = ascsim::vec::reg_exec(ascsim::vec::per_rep<T>(), 0);
-    auto reps = ascsim::vec::gather_repeats(src, x, {1, 8}, x.n);
-    // Tree inside a repeat, sequential across repeats.
-    T acc = T(0);
-    for (size_t r = 0; r < reps.size(); ++r) {
-        T s = ascsim::vec::tree_sum(reps[r]);
-        acc = r == 0 ? s : ascsim::vec::add_sat(acc, s);
-    }
-    *dst.span(0, 1) = acc;
-    ascsim::vec::rec(x.repeats, x.active() * sizeof(T) + sizeof(T));
+    sim_detail::reduce_sum(dst, src, sharedTmpBuffer, ascsim::vec::reg_exec(ascsim::vec::per_rep<T>(), 0), 8, false);
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                 const LocalTensor<T>& sharedTmpBuffer, const uint64_t mask[], const int32_t repeatTime,
+                                 const int32_t srcRepStride) {
+    ASCSIM_VEC("ReduceSum");
+    sim_detail::reduce_sum(dst, src, sharedTmpBuffer,
+                           ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask,
+                                                             static_cast<uint64_t>(std::max(repeatTime, 0))),
+                           static_cast<uint32_t>(srcRepStride), true);
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                 const LocalTensor<T>& sharedTmpBuffer, const int32_t mask, const int32_t repeatTime,
+                                 const int32_t srcRepStride) {
+    ASCSIM_VEC("ReduceSum");
+    sim_detail::reduce_sum(dst, src, sharedTmpBuffer,
+                           ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(),
+                                                             static_cast<uint64_t>(std::max(mask, 0)),
+                                                             static_cast<uint64_t>(std::max(repeatTime, 0))),
+                           static_cast<uint32_t>(srcRepStride), true);
 }
 
 template <typename T>

@@ -19,6 +19,9 @@ using TIn = int8_t;
 using TAcc = int32_t;
 constexpr uint32_t kS = 128;
 constexpr uint32_t kTile = kS * kS;
+// Cube operands pad K to whole fractal rows (C0 = 32 int8 / 16 half).
+constexpr uint32_t kKPad = (kS + CubeTraits<TIn>::kC0 - 1) / CubeTraits<TIn>::kC0 * CubeTraits<TIn>::kC0;
+constexpr uint32_t kOperand = kS * kKPad;
 constexpr uint32_t kChunkRows = 32;  // rows per vector chunk
 
 __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR workspace, const ScanUTiling& t) {
@@ -28,11 +31,11 @@ __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR workspace, const ScanUTiling&
     TQue<TPosition::CO1, 1> qC;
     TBuf<TPosition::B1> bufB1;
     TBuf<TPosition::B2> bufB2;
-    pipe.InitBuffer(qA1, 2, kTile * sizeof(TIn));
-    pipe.InitBuffer(qA2, 2, kTile * sizeof(TIn));
+    pipe.InitBuffer(qA1, 2, kOperand * sizeof(TIn));
+    pipe.InitBuffer(qA2, 2, kOperand * sizeof(TIn));
     pipe.InitBuffer(qC, 2, kTile * sizeof(TAcc));
-    pipe.InitBuffer(bufB1, kTile * sizeof(TIn));
-    pipe.InitBuffer(bufB2, kTile * sizeof(TIn));
+    pipe.InitBuffer(bufB1, kOperand * sizeof(TIn));
+    pipe.InitBuffer(bufB2, kOperand * sizeof(TIn));
 
     GlobalTensor<TIn> gx, gUt, gZeros;
     GlobalTensor<TAcc> gRing;

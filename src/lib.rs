@@ -1,1 +1,34 @@
-//! ascend-scan
+//! ascend-scan: parallel scan and scan-based primitives for Huawei Ascend NPUs
+//! (Atlas A2, Ascend 910B), with the cube (matrix) unit doing the scans.
+//!
+//! Kernels are AscendC C++ generated from `crates/algos` through askama
+//! templates (`kernels/`). Without an NPU they run on the project's CPU
+//! simulator of the AscendC programming model, which checks the hardware's
+//! rules and records a trace of every launch.
+//!
+//! ```
+//! use ascend_scan::{scan, Device, ScanOptions};
+//! use half::f16;
+//!
+//! let dev = Device::default_device()?;
+//! let x = dev.upload(&[f16::from_f32(1.0); 1000])?;
+//! let out = scan(&dev, &x, ScanOptions { want_total: true, ..Default::default() })?;
+//! assert_eq!(out.total, Some(1000.0));
+//! # Ok::<(), ascend_scan::Error>(())
+//! ```
+mod copy;
+mod device;
+mod error;
+mod ffi;
+mod scan;
+
+pub use ascendc_sim::{LaunchReport, Soc, SocProfile};
+pub use copy::copy;
+pub use device::{Device, DeviceBuffer, Element};
+pub use error::{Error, Result};
+pub use scan::{scan, Algorithm, ScanInput, ScanOptions, ScanOutput, MAX_I8_SCAN_LEN};
+
+/// True when every kernel of the catalogue has a launch entry in this build.
+pub fn all_kernels_linked() -> bool {
+    algos::catalogue().iter().all(|k| ffi::has_entry(&k.name()))
+}

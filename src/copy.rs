@@ -1,0 +1,20 @@
+//! Device-to-device copy with the COPY kernel (the bandwidth baseline).
+use crate::device::{DeviceBuffer, Element};
+use crate::error::{Error, Result};
+use crate::ffi;
+
+/// Copies `src` into a new buffer with the COPY kernel (GM -> UB -> GM on
+/// every vector core).
+pub fn copy<T: Element>(src: &DeviceBuffer<T>) -> Result<DeviceBuffer<T>> {
+    let device = src.device();
+    let dst = device.alloc_uninit::<T>(src.len())?;
+    if src.is_empty() {
+        return Ok(dst);
+    }
+    let mut plan = algos::Copy.plan(device.profile(), src.bytes() as u64).map_err(|e| match e {
+        algos::AlgoError::InvalidArgument { reason, .. } => Error::InvalidArgument { name: "src", reason },
+        other => other.into(),
+    })?;
+    device.run(|stream| ffi::launch_copy(stream, &mut plan, src.ptr(), dst.ptr()))?;
+    Ok(dst)
+}

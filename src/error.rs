@@ -1,0 +1,48 @@
+//! The library's error type.
+
+/// Everything that can go wrong in an ascend-scan call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// An argument is invalid; `name` is the argument.
+    #[error("invalid argument `{name}`: {reason}")]
+    InvalidArgument {
+        /// The argument's name.
+        name: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The operation does not support this dtype or option.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// The simulator stopped a kernel that broke a rule of the hardware
+    /// (diagnostic names kernel, core, call and rule).
+    #[error("simulator stopped kernel {kernel}: {diagnostic}")]
+    SimulatorRule {
+        /// Kernel name.
+        kernel: String,
+        /// The simulator's diagnostic.
+        diagnostic: String,
+    },
+    /// An ACL runtime call failed.
+    #[error("{call} failed with ACL error {code}: {message}")]
+    Runtime {
+        /// The ACL call.
+        call: &'static str,
+        /// The ACL error code.
+        code: i32,
+        /// `aclGetRecentErrMsg()` at the time of the failure.
+        message: String,
+    },
+}
+
+impl From<algos::AlgoError> for Error {
+    fn from(e: algos::AlgoError) -> Self {
+        match e {
+            algos::AlgoError::InvalidArgument { name, reason } => Error::InvalidArgument { name, reason },
+            e @ algos::AlgoError::UnsupportedDtype { .. } => Error::Unsupported(e.to_string()),
+        }
+    }
+}
+
+/// Result with [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

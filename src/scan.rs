@@ -1,0 +1,96 @@
+//! Scan (prefix sum).
+use crate::device::{Device, DeviceBuffer, Element};
+use crate::error::{Error, Result};
+use crate::ffi;
+
+/// Input types of the cube scans and their accumulator types.
+pub trait ScanInput: Element {
+    /// Accumulator and output type: f32 for f16 input, i32 for i8 input.
+    type Acc: Element;
+}
+impl ScanInput for half::f16 {
+    type Acc = f32;
+}
+impl ScanInput for i8 {
+    type Acc = i32;
+}
+
+/// Which scan algorithm to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Algorithm {
+    /// Let the library choose (today: ScanU with s = 128).
+    #[default]
+    Auto,
+    /// SCANU with tile edge s (16, 32, 64 or 128): one cube core computes
+    /// s-wide row scans, one vector core propagates the carry.
+    ScanU {
+        /// Tile edge.
+        s: u32,
+    },
+}
+
+/// How to scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ScanOptions {
+    /// Exclusive scan (`y[0] = 0`, `y[i] = x[0] + ... + x[i-1]`) instead of inclusive.
+    pub exclusive: bool,
+    /// Algorithm.
+    pub algorithm: Algorithm,
+    /// Also return the total (sum of all elements).
+    pub want_total: bool,
+}
+
+/// Result of a scan.
+#[derive(Debug)]
+pub struct ScanOutput<A: Element> {
+    /// The scan, one element per input element.
+    pub values: DeviceBuffer<A>,
+    /// The total, when requested (0 for an empty input).
+    pub total: Option<A>,
+}
+
+/// Largest i8 input length whose sum provably fits i32 (|sum| <= 128 n).
+pub const MAX_I8_SCAN_LEN: usize = (i32::MAX as usize) / 128;
+
+/// Scans `x` on its device.
+///
+/// Numerics: f16 inputs accumulate in f32 (the cube multiplies exactly and
+/// adds in f32 within s-wide rows; the vector unit adds the running f32
+/// carry), so the error is that of an f32 sequential sum: |err| <= n * eps32 *
+/// sum|x| (eps32 = 2^-24) up to a small constant. i8 inputs accumulate exactly
+/// in i32; inputs longer than [`MAX_I8_SCAN_LEN`] are refused because their
+/// sum could overflow i32.
+pub fn scan<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>, options: ScanOptions) -> Result<ScanOutput<T::Acc>> {
+    if !device.same(x.device()) {
+        return Err(Error::InvalidArgument { name: "x", reason: "the buffer lives on another device".into() });
+    }
+    let n = x.len();
+    if T::DTYPE == algos::DType::I8 && n > MAX_I8_SCAN_LEN {
+        return Err(Error::InvalidArgument {
+            name: "x",
+            reason: format!("{n} int8 elements could overflow the int32 scan (at most {MAX_I8_SCAN_LEN})"),
+        });
+    }
+    let s = match options.algorithm {
+        Algorithm::Auto => 128,
+        Algorithm::ScanU { s } => s,
+    };
+    let algo = algos::ScanU::new(T::DTYPE, s).map_err(|e| match e {
+        algos::AlgoError::InvalidArgument { reason, .. } => Error::InvalidArgument { name: "options.algorithm", reason },
+        other => other.into(),
+    })?;
+    let values = device.alloc_uninit::<T::Acc>(n)?;
+    if n == 0 {
+        let total = options.want_total.then(T::Acc::default);
+        return Ok(ScanOutput { values, total });
+    }
+    let mut plan = algo.plan(device.profile(), n as u64, options.exclusive)?;
+    let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
+    let constants = algo.workspace_constants();
+    device.bind()?;
+    ffi::upload(workspace.ptr(), workspace.bytes(), &constants)?;
+    let total = device.alloc_zeroed::<T::Acc>(1)?;
+    device.run(|stream| ffi::launch_scanu(stream, &mut plan, [x.ptr(), values.ptr(), total.ptr(), workspace.ptr()]))?;
+    let total = if options.want_total { Some(total.download()?[0]) } else { None };
+    Ok(ScanOutput { values, total })
+}

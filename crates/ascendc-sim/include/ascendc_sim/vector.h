@@ -112,8 +112,20 @@ inline void check_repeat(int64_t repeat) {
     if (repeat < 0) fail("repeat count over 255", fmt("%s: negative repeat count %lld", core().api, (long long)repeat));
 }
 
+// Op id of an API name (a string literal), cached per thread: intern_op
+// takes a global lock, the cache keeps the cores from contending on it.
+inline uint16_t op_id(const char* name) {
+    thread_local std::vector<std::pair<const char*, uint16_t>> cache;
+    for (auto& p : cache)
+        if (p.first == name) return p.second;
+    uint16_t id = intern_op(name);
+    cache.emplace_back(name, id);
+    return id;
+}
+
+// One trace event per API call: pipe V, 256-byte repeats, bytes touched.
 inline void rec(uint64_t repeats, uint64_t bytes) {
-    record(intern_op(core().api), ASCSIM_PIPE_V, static_cast<uint32_t>(repeats), bytes);
+    record(op_id(core().api), ASCSIM_PIPE_V, static_cast<uint32_t>(repeats), bytes);
 }
 
 struct Geo {
@@ -288,11 +300,11 @@ inline void binary(const LocalTensor<T>& d, const LocalTensor<T>& a, const Local
 // dst = f(src) (element types may differ: Cast).
 template <class D, class S, class F>
 inline void unary(const LocalTensor<D>& d, const LocalTensor<S>& s, const Exec& x, const AscendC::UnaryRepeatParams& p,
-                  F f) {
+                  F f, uint32_t bytes_per_elem = sizeof(D) + sizeof(S)) {
     auto Do = bind(d, {p.dstBlkStride, p.dstRepStride}, x, "dst");
     auto So = bind(s, {p.srcBlkStride, p.srcRepStride}, x, "src");
     for_active(x, [&](uint32_t r, uint32_t e) { Do(r, e) = f(So(r, e)); });
-    rec(x.repeats, x.active() * (sizeof(D) + sizeof(S)));
+    rec(x.repeats, x.active() * bytes_per_elem);
 }
 
 // Count-form unary params: a repeat covers 256 B of the wider operand.
@@ -795,7 +807,7 @@ __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue
     ascsim::vec::need<T, ASCSIM_DUP_TYPES>("Duplicate");
     ascsim::vec::CountMode cm_(count);
     ascsim::vec::unary(dst, dst, ascsim::vec::reg_exec(ascsim::vec::per_rep<T>(), 0), UnaryRepeatParams(),
-                       [&](T) { return scalarValue; });
+                       [&](T) { return scalarValue; }, sizeof(T));
 }
 template <typename T, bool isSetMask = true>
 __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const uint64_t mask[],
@@ -804,7 +816,7 @@ __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue
     ascsim::vec::need<T, ASCSIM_DUP_TYPES>("Duplicate");
     UnaryRepeatParams p(dstBlockStride, dstBlockStride, dstRepeatStride, dstRepeatStride);
     ascsim::vec::unary(dst, dst, ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime), p,
-                       [&](T) { return scalarValue; });
+                       [&](T) { return scalarValue; }, sizeof(T));
 }
 template <typename T, bool isSetMask = true>
 __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask,
@@ -813,7 +825,7 @@ __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue
     ascsim::vec::need<T, ASCSIM_DUP_TYPES>("Duplicate");
     UnaryRepeatParams p(dstBlockStride, dstBlockStride, dstRepeatStride, dstRepeatStride);
     ascsim::vec::unary(dst, dst, ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime), p,
-                       [&](T) { return scalarValue; });
+                       [&](T) { return scalarValue; }, sizeof(T));
 }
 
 // ---- Cast (T = dst, U = src; a repeat covers 256 B of the wider type)

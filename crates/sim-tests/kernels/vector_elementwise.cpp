@@ -282,3 +282,29 @@ SIMTEST(vector_noop_on_aic) {
         }
     });
 }
+
+SIMTEST(vector_counter_mode_cast_and_reduce) {
+    std::vector<half> h;
+    std::vector<float> sums;
+    vt::run("vector_counter_mode_cast_and_reduce", [&](vt::Ub& ub) {
+        auto f = ub.at<float>(0, 128); auto hd = ub.at<half>(1024, 128); auto d = ub.at<float>(2048, 8);
+        vt::fill_fn(f, 128, [](uint32_t i) { return i + 0.5f; });
+        vt::fill_fn(hd, 128, [](uint32_t) { return -1; });
+        SetMaskCount();
+        SetVectorMask<float, MaskMode::COUNTER>(0, 100);
+        // 100 elements in total; a repeat is 64 elements (the float side), half side stride 4 blocks.
+        Cast<half, float, false>(hd, f, RoundMode::CAST_FLOOR, MASK_PLACEHOLDER, 1, {1, 1, 4, 8});
+        // Reductions follow the register too: repeats of 64 then 36 elements.
+        WholeReduceSum<float, false>(d, f, MASK_PLACEHOLDER, 1, 1, 1, 8);
+        SetMaskNorm();
+        ResetMask();
+        h = vt::read(hd, 128);
+        sums = vt::read(d, 2);
+    });
+    for (int i = 0; i < 128; ++i) CHECK_EQ((float)h[i], i < 100 ? i + 0.5f : -1.0f);  // exact in half
+    float s0 = 0, s1 = 0;
+    for (int i = 0; i < 64; ++i) s0 += i + 0.5f;
+    for (int i = 64; i < 100; ++i) s1 += i + 0.5f;
+    CHECK_EQ(sums[0], s0);
+    CHECK_EQ(sums[1], s1);
+}

@@ -11,6 +11,7 @@ sim_tests::sim_test!(
     vector_bit_ops,
     vector_index_and_brcb,
     vector_noop_on_aic,
+    vector_counter_mode_cast_and_reduce,
     vector_cast_float_to_int32_modes,
     vector_cast_float_to_half_modes,
     vector_cast_other_pairs,
@@ -33,4 +34,5 @@ sim_tests::sim_test!(
     vector_rule_compare_count,
     vector_rule_cast_needs_round_mode,
     vector_rule_access_beyond_tensor,
+    vector_rule_more_dtypes_and_offsets,
 );

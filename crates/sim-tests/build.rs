@@ -3,7 +3,8 @@ use std::path::PathBuf;
 
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let include = std::env::var("DEP_ASCENDC_SIM_INCLUDE").expect("ascendc-sim exports its include dir");
+    let include =
+        std::env::var("DEP_ASCENDC_SIM_INCLUDE").expect("ascendc-sim exports its include dir");
     let mut build = cc::Build::new();
     build
         .cpp(true)
@@ -14,6 +15,7 @@ fn main() {
         .extra_warnings(true)
         .warnings_into_errors(true)
         .opt_level(1);
+    println!("cargo:rerun-if-changed={}", root.join("kernels").display());
     for entry in std::fs::read_dir(root.join("kernels")).unwrap() {
         let path = entry.unwrap().path();
         println!("cargo:rerun-if-changed={}", path.display());

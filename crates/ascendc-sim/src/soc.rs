@@ -2,7 +2,7 @@
 //! numbers that no public document states are marked as assumptions.
 
 /// A simulated Ascend SoC.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Soc {
     /// Ascend 910B1: 24 AIC / 48 AIV.
     Ascend910B1,
@@ -11,6 +11,7 @@ pub enum Soc {
     /// Ascend 910B3: 20 AIC / 40 AIV.
     Ascend910B3,
     /// Ascend 910B4: 20 AIC / 40 AIV, 32 GB HBM, 96 MB L2 (the default).
+    #[default]
     Ascend910B4,
 }
 
@@ -51,7 +52,12 @@ const GIB: u64 = 1024 * MIB;
 
 impl Soc {
     /// Every supported SoC.
-    pub const ALL: [Soc; 4] = [Soc::Ascend910B1, Soc::Ascend910B2, Soc::Ascend910B3, Soc::Ascend910B4];
+    pub const ALL: [Soc; 4] = [
+        Soc::Ascend910B1,
+        Soc::Ascend910B2,
+        Soc::Ascend910B3,
+        Soc::Ascend910B4,
+    ];
 
     /// The numbers of this SoC.
     pub fn profile(self) -> SocProfile {
@@ -70,9 +76,25 @@ impl Soc {
             hbm_gbps: 1600.0,
         };
         match self {
-            Soc::Ascend910B1 => SocProfile { name: "Ascend910B1", cube_cores: 24, vector_cores: 48, clock_mhz: 1850, ..a2 },
-            Soc::Ascend910B2 => SocProfile { name: "Ascend910B2", cube_cores: 24, vector_cores: 48, ..a2 },
-            Soc::Ascend910B3 => SocProfile { name: "Ascend910B3", cube_cores: 20, vector_cores: 40, ..a2 },
+            Soc::Ascend910B1 => SocProfile {
+                name: "Ascend910B1",
+                cube_cores: 24,
+                vector_cores: 48,
+                clock_mhz: 1850,
+                ..a2
+            },
+            Soc::Ascend910B2 => SocProfile {
+                name: "Ascend910B2",
+                cube_cores: 24,
+                vector_cores: 48,
+                ..a2
+            },
+            Soc::Ascend910B3 => SocProfile {
+                name: "Ascend910B3",
+                cube_cores: 20,
+                vector_cores: 40,
+                ..a2
+            },
             Soc::Ascend910B4 => SocProfile {
                 name: "Ascend910B4",
                 cube_cores: 20,
@@ -89,12 +111,6 @@ impl Soc {
     /// The SoC with this `aclrtGetSocName()` name.
     pub fn from_name(name: &str) -> Option<Soc> {
         Soc::ALL.into_iter().find(|s| s.profile().name == name)
-    }
-}
-
-impl Default for Soc {
-    fn default() -> Self {
-        Soc::Ascend910B4
     }
 }
 

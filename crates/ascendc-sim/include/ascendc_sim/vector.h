@@ -746,33 +746,33 @@ __aicore__ inline void ResetMask() {
     }
 
 namespace sim_fn {
-constexpr auto add = [](auto a, auto b) { return a + b; };
-constexpr auto sub = [](auto a, auto b) { return a - b; };
-constexpr auto mul = [](auto a, auto b) { return a * b; };
-constexpr auto max = [](auto a, auto b) { return a > b ? a : b; };
-constexpr auto min = [](auto a, auto b) { return a < b ? a : b; };
-constexpr auto band = [](auto a, auto b) {
+inline constexpr auto add = [](auto a, auto b) { return a + b; };
+inline constexpr auto sub = [](auto a, auto b) { return a - b; };
+inline constexpr auto mul = [](auto a, auto b) { return a * b; };
+inline constexpr auto max = [](auto a, auto b) { return a > b ? a : b; };
+inline constexpr auto min = [](auto a, auto b) { return a < b ? a : b; };
+inline constexpr auto band = [](auto a, auto b) {
     if constexpr (std::is_integral_v<decltype(a)>) return a & b;
     else return a;
 };
-constexpr auto bor = [](auto a, auto b) {
+inline constexpr auto bor = [](auto a, auto b) {
     if constexpr (std::is_integral_v<decltype(a)>) return a | b;
     else return a;
 };
-constexpr auto bnot = [](auto a) {
+inline constexpr auto bnot = [](auto a) {
     if constexpr (std::is_integral_v<decltype(a)>) return ~a;
     else return a;
 };
 // Shift amounts beyond the width give 0 (left, logical right) or the sign fill (arithmetic right);
 // the wide value of an unsigned element is non-negative, so >> is logical for it.
-constexpr auto shl = [](auto a, auto s) {
+inline constexpr auto shl = [](auto a, auto s) {
     if constexpr (std::is_integral_v<decltype(a)>) {
         return s < 0 || s >= 64 ? decltype(a)(0) : static_cast<decltype(a)>(static_cast<uint64_t>(a) << s);
     } else {
         return a;
     }
 };
-constexpr auto shr = [](auto a, auto s) {
+inline constexpr auto shr = [](auto a, auto s) {
     if constexpr (std::is_integral_v<decltype(a)>) {
         return s < 0 ? a : a >> (s > 63 ? 63 : s);
     } else {
@@ -1241,3 +1241,9 @@ __aicore__ inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T
 }
 
 }  // namespace AscendC
+
+#undef ASCSIM_VEC_BINARY
+#undef ASCSIM_VEC_SCALAR
+#undef ASCSIM_VEC_UNARY
+#undef ASCSIM_VEC_ROUND_EN
+#undef ASCSIM_DUP_TYPES

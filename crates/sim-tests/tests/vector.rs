@@ -12,6 +12,7 @@ sim_tests::sim_test!(
     vector_index_and_brcb,
     vector_noop_on_aic,
     vector_counter_mode_cast_and_reduce,
+    vector_unary_math_and_div,
     vector_cast_float_to_int32_modes,
     vector_cast_float_to_half_modes,
     vector_cast_other_pairs,

@@ -779,6 +779,28 @@ inline constexpr auto shr = [](auto a, auto s) {
         return a;
     }
 };
+
+// Unary math on the wide value (double for half, float for float), rounded once.
+#define ASCSIM_VEC_MATH(NAME, EXPR)                                     \
+    inline constexpr auto NAME = [](auto a) {                           \
+        using W_ = decltype(a);                                         \
+        if constexpr (std::is_integral_v<W_>) return a;                 \
+        else return static_cast<W_>(EXPR);                              \
+    };
+ASCSIM_VEC_MATH(exp_, std::exp(a))
+ASCSIM_VEC_MATH(ln_, std::log(a))
+ASCSIM_VEC_MATH(sqrt_, std::sqrt(a))
+ASCSIM_VEC_MATH(rsqrt_, W_(1) / std::sqrt(a))
+ASCSIM_VEC_MATH(recip_, W_(1) / a)
+#undef ASCSIM_VEC_MATH
+inline constexpr auto abs_ = [](auto a) { return a < 0 ? -a : a; };
+inline constexpr auto relu_ = [](auto a) { return a > 0 ? a : decltype(a)(0); };
+inline constexpr auto div_ = [](auto a, auto b) {
+    if constexpr (std::is_integral_v<decltype(a)>) return b == 0 ? a : a / b;
+    else return a / b;
+};
+inline constexpr auto add_relu = [](auto a, auto b) { return relu_(a + b); };
+inline constexpr auto sub_relu = [](auto a, auto b) { return relu_(a - b); };
 }  // namespace sim_fn
 
 ASCSIM_VEC_BINARY(Add, sim_fn::add, int16_t, half, int32_t, float)
@@ -789,6 +811,16 @@ ASCSIM_VEC_BINARY(Min, sim_fn::min, int16_t, half, int32_t, float)
 ASCSIM_VEC_BINARY(And, sim_fn::band, int16_t, uint16_t)
 ASCSIM_VEC_BINARY(Or, sim_fn::bor, int16_t, uint16_t)
 ASCSIM_VEC_UNARY(Not, sim_fn::bnot, int16_t, uint16_t)
+ASCSIM_VEC_BINARY(Div, sim_fn::div_, half, float)
+ASCSIM_VEC_BINARY(AddRelu, sim_fn::add_relu, int16_t, half, float)
+ASCSIM_VEC_BINARY(SubRelu, sim_fn::sub_relu, int16_t, half, float)
+ASCSIM_VEC_UNARY(Abs, sim_fn::abs_, half, float)
+ASCSIM_VEC_UNARY(Relu, sim_fn::relu_, half, float, int32_t)
+ASCSIM_VEC_UNARY(Exp, sim_fn::exp_, half, float)
+ASCSIM_VEC_UNARY(Ln, sim_fn::ln_, half, float)
+ASCSIM_VEC_UNARY(Sqrt, sim_fn::sqrt_, half, float)
+ASCSIM_VEC_UNARY(Rsqrt, sim_fn::rsqrt_, half, float)
+ASCSIM_VEC_UNARY(Reciprocal, sim_fn::recip_, half, float)
 ASCSIM_VEC_SCALAR(Adds, sim_fn::add, , int16_t, half, int32_t, float)
 ASCSIM_VEC_SCALAR(Muls, sim_fn::mul, , int16_t, half, int32_t, float)
 ASCSIM_VEC_SCALAR(Maxs, sim_fn::max, , int16_t, half, int32_t, float)

@@ -237,3 +237,41 @@ SIMTEST(vector_reduce_sum_mask_form_tree_and_nop) {
     CHECK_EQ((float)nop, -7.0f);
     CHECK_EQ(nopmax, -7.0f);
 }
+
+SIMTEST(vector_whole_reduce_max_min_orders) {
+    std::vector<float> vi, iv;
+    std::vector<uint32_t> vib, ivb, oi;
+    vt::run("vector_whole_reduce_max_min_orders", [&](vt::Ub& ub) {
+        auto s = ub.at<float>(0, 128); auto d = ub.at<float>(1024, 16);
+        vt::fill_fn(s, 128, [](uint32_t i) { return (float)((i * 37) % 101); });
+        s.SetValue(5, 1000.0f);
+        s.SetValue(9, 1000.0f);  // tie: the smaller index (5) wins
+        WholeReduceMax(d, s, 64, 2, 1, 1, 8);  // [value, index] per repeat, stride 1 result
+        vi = vt::read(d, 4);
+        vib = vt::read(d.ReinterpretCast<uint32_t>(), 4);
+        vt::fill_fn(d, 16, [](uint32_t) { return -1.0f; });
+        WholeReduceMin(d, s, 10, 2, 2, 1, 8, ReduceOrder::ORDER_INDEX_VALUE);  // stride 2 results
+        iv = vt::read(d, 8);
+        ivb = vt::read(d.ReinterpretCast<uint32_t>(), 8);
+        WholeReduceMax(d, s, 64, 2, 1, 1, 8, ReduceOrder::ORDER_ONLY_INDEX);
+        oi = vt::read(d.ReinterpretCast<uint32_t>(), 2);
+    });
+    auto val = [](int i) { return i == 5 || i == 9 ? 1000.0f : (float)((i * 37) % 101); };
+    auto arg = [&](int r, int n, bool mx) {
+        int b = 0;
+        for (int e = 1; e < n; ++e)
+            if (mx ? val(r * 64 + e) > val(r * 64 + b) : val(r * 64 + e) < val(r * 64 + b)) b = e;
+        return b;
+    };
+    CHECK_EQ(vi[0], 1000.0f);
+    CHECK_EQ(vib[1], 5u);
+    CHECK_EQ(vi[2], val(64 + arg(1, 64, true)));
+    CHECK_EQ(vib[3], (uint32_t)arg(1, 64, true));
+    CHECK_EQ(ivb[0], (uint32_t)arg(0, 10, false));
+    CHECK_EQ(iv[1], val(arg(0, 10, false)));
+    CHECK_EQ(iv[2], -1.0f);
+    CHECK_EQ(ivb[4], (uint32_t)arg(1, 10, false));
+    CHECK_EQ(iv[5], val(64 + arg(1, 10, false)));
+    CHECK_EQ(oi[0], 5u);
+    CHECK_EQ(oi[1], (uint32_t)arg(1, 64, true));
+}

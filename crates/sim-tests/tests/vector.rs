@@ -25,6 +25,7 @@ sim_tests::sim_test!(
     vector_reduce_sum_order_and_saturation,
     vector_reduce_max_min_index,
     vector_whole_reduce_sum_strides,
+    vector_whole_reduce_max_min_orders,
     vector_block_reduce_sum_strides,
     vector_gather_byte_offsets,
     vector_gather_mask_builtin_patterns,

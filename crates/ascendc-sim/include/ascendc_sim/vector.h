@@ -25,6 +25,7 @@ enum class RoundMode : uint8_t { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL
 enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
 enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
 enum class GatherMaskMode : uint8_t { VERSION_V1 = 0, VERSION_V2 };
+enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE, ORDER_ONLY_VALUE, ORDER_ONLY_INDEX };
 constexpr GatherMaskMode defaultGatherMaskMode = GatherMaskMode::VERSION_V1;
 
 constexpr uint64_t MASK_PLACEHOLDER = 0;
@@ -1184,7 +1185,82 @@ inline void block_reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& sr
     }
     ascsim::vec::rec(x.repeats, x.active() * sizeof(T) + reps.size() * 8 * sizeof(T));
 }
+// Max/min of the selected elements of every repeat with its index inside the
+// repeat (smallest index on ties), stored per `order`; the index lives in the
+// bits of T (ORDER_ONLY_INDEX: a 4-byte index). dstRepStride unit = one result.
+template <typename T>
+inline void whole_reduce_maxmin(const LocalTensor<T>& dst, const LocalTensor<T>& src, const ascsim::vec::Exec& x,
+                                int32_t dstRepStride, int32_t srcBlkStride, int32_t srcRepStride, ReduceOrder order,
+                                bool is_max) {
+    ascsim::vec::need<T, half, float>(ascsim::core().api);
+    src.require_aligned(32, "src");
+    const bool vi = order == ReduceOrder::ORDER_VALUE_INDEX || order == ReduceOrder::ORDER_INDEX_VALUE;
+    const uint32_t unit = vi ? 2 * sizeof(T) : order == ReduceOrder::ORDER_ONLY_VALUE ? sizeof(T) : 4;
+    dst.require_aligned(unit, "dst");
+    std::vector<int64_t> best(x.repeats, -1);
+    auto S = ascsim::vec::bind(src, {static_cast<uint32_t>(srcBlkStride), static_cast<uint32_t>(srcRepStride)}, x, "src");
+    ascsim::vec::for_active(x, [&](uint32_t r, uint32_t e) {
+        if (best[r] < 0) {
+            best[r] = e;
+            return;
+        }
+        float v = static_cast<float>(S(r, e)), b = static_cast<float>(S(r, static_cast<uint32_t>(best[r])));
+        if (is_max ? v > b : v < b) best[r] = e;
+    });
+    if (x.repeats > 0) {
+        uint64_t bytes = (x.repeats - 1) * static_cast<uint64_t>(dstRepStride) * unit + unit;
+        uint8_t* out = reinterpret_cast<uint8_t*>(dst.span(0, (bytes + sizeof(T) - 1) / sizeof(T)));
+        for (uint64_t r = 0; r < x.repeats; ++r) {
+            if (best[r] < 0) continue;
+            uint8_t* o = out + r * static_cast<uint64_t>(dstRepStride) * unit;
+            T v = S(r, static_cast<uint32_t>(best[r]));
+            uint32_t i32 = static_cast<uint32_t>(best[r]);
+            uint16_t i16 = static_cast<uint16_t>(best[r]);
+            const void* idx = sizeof(T) == 2 ? static_cast<const void*>(&i16) : static_cast<const void*>(&i32);
+            switch (order) {
+                case ReduceOrder::ORDER_VALUE_INDEX:
+                    std::memcpy(o, &v, sizeof(T));
+                    std::memcpy(o + sizeof(T), idx, sizeof(T));
+                    break;
+                case ReduceOrder::ORDER_INDEX_VALUE:
+                    std::memcpy(o, idx, sizeof(T));
+                    std::memcpy(o + sizeof(T), &v, sizeof(T));
+                    break;
+                case ReduceOrder::ORDER_ONLY_VALUE: std::memcpy(o, &v, sizeof(T)); break;
+                default: std::memcpy(o, &i32, 4); break;
+            }
+        }
+    }
+    ascsim::vec::rec(x.repeats, x.active() * sizeof(T) + x.repeats * unit);
+}
 }  // namespace sim_detail
+
+#define ASCSIM_WHOLE_REDUCE_MAXMIN(NAME, IS_MAX)                                                                      \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],          \
+                                const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,     \
+                                const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX) {     \
+        ASCSIM_VEC(#NAME);                                                                                            \
+        ascsim::vec::check_repeat(repeatTime);                                                                        \
+        sim_detail::whole_reduce_maxmin(dst, src,                                                                     \
+                                        ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime), \
+                                        dstRepStride, srcBlkStride, srcRepStride, order, IS_MAX);                     \
+    }                                                                                                                 \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,             \
+                                const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,     \
+                                const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX) {     \
+        ASCSIM_VEC(#NAME);                                                                                            \
+        ascsim::vec::check_repeat(repeatTime);                                                                        \
+        sim_detail::whole_reduce_maxmin(                                                                              \
+            dst, src,                                                                                                 \
+            ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), static_cast<uint64_t>(mask < 0 ? 0 : mask),  \
+                                              repeatTime),                                                            \
+            dstRepStride, srcBlkStride, srcRepStride, order, IS_MAX);                                                 \
+    }
+ASCSIM_WHOLE_REDUCE_MAXMIN(WholeReduceMax, true)
+ASCSIM_WHOLE_REDUCE_MAXMIN(WholeReduceMin, false)
+#undef ASCSIM_WHOLE_REDUCE_MAXMIN
 
 template <typename T, bool isSetMask = true>
 __aicore__ inline void WholeReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],

@@ -271,3 +271,31 @@ SIMTEST(vector_select_mask_forms) {
         CHECK_EQ(ts[i], (e >= 4 && e < 8) ? (bit(i) ? (float)i : 0.5f) : 999.0f);
     }
 }
+
+SIMTEST(vector_trace_events) {
+    std::vector<ascsim_event> ev;
+    std::vector<std::string> names;
+    vt::run("vector_trace_events", [&](vt::Ub& ub) {
+        auto h = ub.at<half>(0, 256); auto f = ub.at<float>(1024, 128); auto m = ub.at<uint8_t>(2048, 64);
+        auto& tr = ascsim::core().trace;
+        size_t start = tr.size();
+        Cast(f, h, RoundMode::CAST_NONE, 64, 2, {1, 1, 8, 4});
+        Compare(m, h, h, CMPMODE::EQ, 256);
+        Duplicate(h, (half)0, 200);
+        uint64_t cnt = 0;
+        GatherMask(f, f, 1, false, 0, {1, 2, 8, 0}, cnt);
+        for (size_t k = start; k < tr.size(); ++k) {
+            ev.push_back(tr[k]);
+            names.push_back(ascsim_op_name(tr[k].op));
+        }
+    });
+    CHECK_EQ(ev.size(), (size_t)4);
+    for (auto& e : ev) CHECK_EQ((int)e.pipe, (int)ASCSIM_PIPE_V);
+    CHECK(names[0] == "Cast" && names[1] == "Compare" && names[2] == "Duplicate" && names[3] == "GatherMask");
+    CHECK_EQ(ev[0].repeats, 2u);  // 2 repeats of 64 (float side)
+    CHECK_EQ(ev[0].bytes, (uint64_t)(128 * 6));
+    CHECK_EQ(ev[1].repeats, 2u);  // 256 half = 2 x 256 B
+    CHECK_EQ(ev[2].repeats, 2u);  // 200 half -> 2 repeats
+    CHECK_EQ(ev[2].bytes, (uint64_t)400);
+    CHECK_EQ(ev[3].repeats, 2u);
+}

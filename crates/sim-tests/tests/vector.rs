@@ -21,6 +21,7 @@ sim_tests::sim_test!(
     vector_compare_tensor_repeats,
     vector_select_modes,
     vector_select_mask_forms,
+    vector_trace_events,
     vector_reduce_sum_mask_form_tree_and_nop,
     vector_reduce_sum_order_and_saturation,
     vector_reduce_max_min_index,

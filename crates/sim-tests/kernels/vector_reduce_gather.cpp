@@ -275,3 +275,29 @@ SIMTEST(vector_whole_reduce_max_min_orders) {
     CHECK_EQ(oi[0], 5u);
     CHECK_EQ(oi[1], (uint32_t)arg(1, 64, true));
 }
+
+SIMTEST(vector_block_max_and_pair_sum) {
+    std::vector<float> bm, ps, bn;
+    vt::run("vector_block_max_and_pair_sum", [&](vt::Ub& ub) {
+        auto s = ub.at<float>(0, 128); auto d = ub.at<float>(1024, 128);
+        vt::fill_fn(s, 128, [](uint32_t i) { return (float)i; });
+        BlockReduceMax(d, s, 2, 64, 1, 1, 8);  // 8 results per repeat, stride 1 = 8 results
+        bm = vt::read(d, 16);
+        PairReduceSum(d, s, 2, 64, 1, 1, 8);  // 32 pair sums per repeat, stride 1 = 128 B
+        ps = vt::read(d, 64);
+        vt::fill_fn(d, 16, [](uint32_t) { return -1.0f; });
+        s.SetValue(2, -5.0f);
+        BlockReduceMin(d, s, 1, 4, 1, 1, 8);
+        bn = vt::read(d, 8);
+    });
+    for (int j = 0; j < 8; ++j) {
+        CHECK_EQ(bm[j], 8.0f * j + 7);
+        CHECK_EQ(bm[8 + j], 64.0f + 8 * j + 7);
+    }
+    for (int k = 0; k < 32; ++k) {
+        CHECK_EQ(ps[k], 4.0f * k + 1);
+        CHECK_EQ(ps[32 + k], 129.0f + 4 * k);
+    }
+    CHECK_EQ(bn[0], -5.0f);
+    for (int j = 1; j < 8; ++j) CHECK_EQ(bn[j], 0.0f);  // no selected element in the block
+}

@@ -28,6 +28,7 @@ sim_tests::sim_test!(
     vector_whole_reduce_sum_strides,
     vector_whole_reduce_max_min_orders,
     vector_block_reduce_sum_strides,
+    vector_block_max_and_pair_sum,
     vector_gather_byte_offsets,
     vector_gather_mask_builtin_patterns,
     vector_gather_mask_user_pattern,

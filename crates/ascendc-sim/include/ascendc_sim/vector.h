@@ -1168,22 +1168,46 @@ inline void whole_reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& sr
     }
     ascsim::vec::rec(x.repeats, x.active() * sizeof(T) + reps.size() * sizeof(T));
 }
-// Eight sums per repeat (one per 32 B block) at dst[r * dstRepStride * 8 + j].
+// Group reductions: every repeat is cut into groups of `group` elements
+// (BlockReduce*: one 32 B block; PairReduceSum: 2 elements); group k of repeat
+// r goes to dst[r * dstRepStride * unit + k]. Only selected elements take part
+// (sum: tree over the group; max/min: a group without selected elements gives 0).
+enum class GroupOp { Sum, Max, Min };
 template <typename T>
-inline void block_reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const ascsim::vec::Exec& x,
-                             int32_t dstRepStride, int32_t srcBlkStride, int32_t srcRepStride) {
-    ascsim::vec::need<T, half, float>("BlockReduceSum");
+inline void group_reduce(const LocalTensor<T>& dst, const LocalTensor<T>& src, const ascsim::vec::Exec& x,
+                         int32_t dstRepStride, int32_t srcBlkStride, int32_t srcRepStride, uint32_t group,
+                         uint32_t unit, GroupOp op) {
+    ascsim::vec::need<T, half, float>(ascsim::core().api);
     src.require_aligned(32, "src");
-    constexpr uint32_t epb = 32 / sizeof(T);
-    auto reps = ascsim::vec::gather_repeats(src, x, {static_cast<uint32_t>(srcBlkStride), static_cast<uint32_t>(srcRepStride)}, x.n);
-    if (!reps.empty()) {
-        T* d = dst.span(0, (reps.size() - 1) * 8ull * static_cast<uint64_t>(dstRepStride) + 8);
-        for (size_t r = 0; r < reps.size(); ++r)
-            for (uint32_t j = 0; j < 8; ++j)
-                d[r * 8ull * static_cast<uint64_t>(dstRepStride) + j] = ascsim::vec::tree_sum(
-                    std::vector<T>(reps[r].begin() + j * epb, reps[r].begin() + (j + 1) * epb));
+    const uint32_t groups = x.n / group;
+    auto S = ascsim::vec::bind(src, {static_cast<uint32_t>(srcBlkStride), static_cast<uint32_t>(srcRepStride)}, x, "src");
+    std::vector<std::vector<T>> vals(x.repeats * groups);
+    ascsim::vec::for_active(x, [&](uint32_t r, uint32_t e) { vals[r * groups + e / group].push_back(S(r, e)); });
+    if (x.repeats > 0 && x.active() > 0) {
+        const uint64_t stride = static_cast<uint64_t>(dstRepStride) * unit;
+        T* d = dst.span(0, (x.repeats - 1) * stride + groups);
+        for (uint64_t r = 0; r < x.repeats; ++r)
+            for (uint32_t k = 0; k < groups; ++k) {
+                const auto& v = vals[r * groups + k];
+                T out = T(0);
+                if (op == GroupOp::Sum) {
+                    std::vector<T> padded(group, T(0));
+                    // keep positions: tree order follows the element index inside the group
+                    size_t i = 0;
+                    for (uint32_t e = 0; e < group && i < v.size(); ++e)
+                        if (x.counter || x.bit(k * group + e)) padded[e] = v[i++];
+                    out = ascsim::vec::tree_sum(padded);
+                } else if (!v.empty()) {
+                    out = v[0];
+                    for (const T& a : v)
+                        if (op == GroupOp::Max ? static_cast<float>(a) > static_cast<float>(out)
+                                               : static_cast<float>(a) < static_cast<float>(out))
+                            out = a;
+                }
+                d[r * stride + k] = out;
+            }
     }
-    ascsim::vec::rec(x.repeats, x.active() * sizeof(T) + reps.size() * 8 * sizeof(T));
+    ascsim::vec::rec(x.repeats, x.active() * sizeof(T) + x.repeats * groups * sizeof(T));
 }
 // Max/min of the selected elements of every repeat with its index inside the
 // repeat (smallest index on ties), stored per `order`; the index lives in the
@@ -1288,8 +1312,8 @@ __aicore__ inline void BlockReduceSum(const LocalTensor<T>& dst, const LocalTens
                                       const int32_t srcRepStride) {
     ASCSIM_VEC("BlockReduceSum");
     ascsim::vec::check_repeat(repeatTime);
-    sim_detail::block_reduce_sum(dst, src, ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime),
-                                 dstRepStride, srcBlkStride, srcRepStride);
+    sim_detail::group_reduce(dst, src, ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime),
+                             dstRepStride, srcBlkStride, srcRepStride, 32 / sizeof(T), 8, sim_detail::GroupOp::Sum);
 }
 template <typename T, bool isSetMask = true>
 __aicore__ inline void BlockReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,
@@ -1297,11 +1321,41 @@ __aicore__ inline void BlockReduceSum(const LocalTensor<T>& dst, const LocalTens
                                       const int32_t srcRepStride) {
     ASCSIM_VEC("BlockReduceSum");
     ascsim::vec::check_repeat(repeatTime);
-    sim_detail::block_reduce_sum(dst, src,
-                                 ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(),
-                                                                   static_cast<uint64_t>(mask < 0 ? 0 : mask), repeatTime),
-                                 dstRepStride, srcBlkStride, srcRepStride);
+    sim_detail::group_reduce(dst, src,
+                             ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(),
+                                                               static_cast<uint64_t>(mask < 0 ? 0 : mask), repeatTime),
+                             dstRepStride, srcBlkStride, srcRepStride, 32 / sizeof(T), 8, sim_detail::GroupOp::Sum);
 }
+
+// BlockReduceMax/Min: 8 results per repeat; PairReduceSum: sums of adjacent
+// element pairs, dstRepStride in units of 128 B of results.
+#define ASCSIM_GROUP_REDUCE(NAME, GROUP, UNIT, OP)                                                                    \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,       \
+                                const uint64_t mask[], const int32_t dstRepStride, const int32_t srcBlkStride,        \
+                                const int32_t srcRepStride) {                                                         \
+        ASCSIM_VEC(#NAME);                                                                                            \
+        ascsim::vec::check_repeat(repeatTime);                                                                        \
+        sim_detail::group_reduce(dst, src,                                                                            \
+                                 ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime),      \
+                                 dstRepStride, srcBlkStride, srcRepStride, GROUP, UNIT, sim_detail::GroupOp::OP);     \
+    }                                                                                                                 \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,       \
+                                const int32_t mask, const int32_t dstRepStride, const int32_t srcBlkStride,           \
+                                const int32_t srcRepStride) {                                                         \
+        ASCSIM_VEC(#NAME);                                                                                            \
+        ascsim::vec::check_repeat(repeatTime);                                                                        \
+        sim_detail::group_reduce(                                                                                     \
+            dst, src,                                                                                                 \
+            ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), static_cast<uint64_t>(mask < 0 ? 0 : mask),  \
+                                              repeatTime),                                                            \
+            dstRepStride, srcBlkStride, srcRepStride, GROUP, UNIT, sim_detail::GroupOp::OP);                          \
+    }
+ASCSIM_GROUP_REDUCE(BlockReduceMax, 32 / sizeof(T), 8, Max)
+ASCSIM_GROUP_REDUCE(BlockReduceMin, 32 / sizeof(T), 8, Min)
+ASCSIM_GROUP_REDUCE(PairReduceSum, 2, 128 / sizeof(T), Sum)
+#undef ASCSIM_GROUP_REDUCE
 
 // ---- Gather (byte offsets relative to src) and GatherMask
 

@@ -98,4 +98,10 @@ SIMTEST(vector_rule_more_dtypes_and_offsets) {
         off.SetValue(0, 6u);  // not a multiple of sizeof(float)
         Gather(d, s, off, 0, 1);
     });
+    vt::violation("operand overlap", "vector_rule_gather_in_place", [](vt::Ub& ub) {
+        auto s = ub.at<float>(0, 64);
+        auto off = ub.at<uint32_t>(1024, 8);
+        off.SetValue(0, 4u);
+        Gather(s, s, off, 0, 1);
+    });
 }

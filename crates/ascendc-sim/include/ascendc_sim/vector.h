@@ -1368,6 +1368,14 @@ __aicore__ inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& s
     src.require_aligned(32, "src");
     srcOffset.require_aligned(32, "srcOffset");
     if (count == 0) return ascsim::vec::rec(0, 0);
+    {  // documented: dst and src must not share memory
+        uint64_t d0 = dst.sim_addr(), d1 = d0 + static_cast<uint64_t>(count) * sizeof(T);
+        uint64_t s0 = src.sim_addr(), s1 = s0 + static_cast<uint64_t>(src.GetSize()) * sizeof(T);
+        if (dst.sim_mem() == src.sim_mem() && d0 < s1 && s0 < d1)
+            ascsim::fail("operand overlap", ascsim::fmt("Gather: dst [%llu, %llu) overlaps src [%llu, %llu)",
+                                                        (unsigned long long)d0, (unsigned long long)d1,
+                                                        (unsigned long long)s0, (unsigned long long)s1));
+    }
     const uint32_t* off = srcOffset.span(0, count);
     std::vector<T> out(count);
     for (uint32_t i = 0; i < count; ++i) {

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let sim_include = std::env::var("DEP_ASCENDC_SIM_INCLUDE").expect("ascendc-sim exports its include dir");
+    let sim_include =
+        std::env::var("DEP_ASCENDC_SIM_INCLUDE").expect("ascendc-sim exports its include dir");
     let kernels = root.join("kernels");
     let mut build = cc::Build::new();
     build

@@ -11,10 +11,15 @@ pub fn copy<T: Element>(src: &DeviceBuffer<T>) -> Result<DeviceBuffer<T>> {
     if src.is_empty() {
         return Ok(dst);
     }
-    let mut plan = algos::Copy.plan(device.profile(), src.bytes() as u64).map_err(|e| match e {
-        algos::AlgoError::InvalidArgument { reason, .. } => Error::InvalidArgument { name: "src", reason },
-        other => other.into(),
-    })?;
+    let mut plan = algos::Copy
+        .plan(device.profile(), src.bytes() as u64)
+        .map_err(|e| match e {
+            algos::AlgoError::InvalidArgument { reason, .. } => Error::InvalidArgument {
+                name: "src",
+                reason,
+            },
+            other => other.into(),
+        })?;
     device.run(|stream| ffi::launch_copy(stream, &mut plan, src.ptr(), dst.ptr()))?;
     Ok(dst)
 }

@@ -69,7 +69,11 @@ struct DeviceInner {
 impl Drop for DeviceInner {
     fn drop(&mut self) {
         if ffi::set_device(self.id).is_ok() {
-            let s = self.stream.get_mut().map(|s| s.0).unwrap_or(std::ptr::null_mut());
+            let s = self
+                .stream
+                .get_mut()
+                .map(|s| s.0)
+                .unwrap_or(std::ptr::null_mut());
             if !s.is_null() {
                 ffi::destroy_stream(s);
             }
@@ -86,7 +90,10 @@ pub struct Device {
 
 impl std::fmt::Debug for Device {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Device").field("id", &self.inner.id).field("soc", &self.inner.soc).finish()
+        f.debug_struct("Device")
+            .field("id", &self.inner.id)
+            .field("soc", &self.inner.soc)
+            .finish()
     }
 }
 
@@ -99,7 +106,9 @@ impl Device {
         ffi::init()?;
         let id = NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed);
         if id >= 64 {
-            return Err(Error::Unsupported("at most 64 simulated devices per process".into()));
+            return Err(Error::Unsupported(
+                "at most 64 simulated devices per process".into(),
+            ));
         }
         let profile = soc.profile();
         ffi::configure_simulated(id, &ffi::soc_struct(&profile))?;
@@ -119,8 +128,11 @@ impl Device {
     /// The process-wide default device: the simulated Ascend910B4 (the NPU
     /// path comes with the CANN loader). Every call returns the same device.
     pub fn default_device() -> Result<Device> {
-        static DEFAULT: std::sync::OnceLock<std::result::Result<Device, Error>> = std::sync::OnceLock::new();
-        DEFAULT.get_or_init(|| Device::simulated(Soc::default())).clone()
+        static DEFAULT: std::sync::OnceLock<std::result::Result<Device, Error>> =
+            std::sync::OnceLock::new();
+        DEFAULT
+            .get_or_init(|| Device::simulated(Soc::default()))
+            .clone()
     }
 
     /// The SoC of this device.
@@ -159,16 +171,24 @@ impl Device {
     }
 
     pub(crate) fn alloc_uninit<T: Element>(&self, len: usize) -> Result<DeviceBuffer<T>> {
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or_else(|| Error::InvalidArgument { name: "len", reason: format!("{len} elements overflow usize") })?;
+        let bytes =
+            len.checked_mul(std::mem::size_of::<T>())
+                .ok_or_else(|| Error::InvalidArgument {
+                    name: "len",
+                    reason: format!("{len} elements overflow usize"),
+                })?;
         let ptr = if bytes == 0 {
             std::ptr::null_mut()
         } else {
             self.bind()?;
             ffi::malloc(bytes)?
         };
-        Ok(DeviceBuffer { ptr, len, device: self.clone(), _t: PhantomData })
+        Ok(DeviceBuffer {
+            ptr,
+            len,
+            device: self.clone(),
+            _t: PhantomData,
+        })
     }
 
     /// Makes this device current on the calling thread (ACL binds devices per thread).
@@ -179,17 +199,25 @@ impl Device {
     /// Runs `f` with exclusive use of the stream, then synchronises and
     /// collects the launch reports; a failed launch becomes an Error.
     pub(crate) fn run<R>(&self, f: impl FnOnce(*mut c_void) -> Result<R>) -> Result<R> {
-        let guard: MutexGuard<'_, Stream> = self.inner.stream.lock().unwrap_or_else(|e| e.into_inner());
+        let guard: MutexGuard<'_, Stream> =
+            self.inner.stream.lock().unwrap_or_else(|e| e.into_inner());
         self.bind()?;
         let out = f(guard.0);
         let sync = ffi::synchronize(guard.0);
-        let reports = LaunchReport::take(guard.0);
+        let reports = ffi::take_reports(guard.0);
         drop(guard);
-        let failed = reports.iter().find(|r| r.status != 0).map(|r| Error::SimulatorRule {
-            kernel: r.kernel.clone(),
-            diagnostic: r.error.clone(),
-        });
-        self.inner.reports.lock().unwrap_or_else(|e| e.into_inner()).extend(reports);
+        let failed = reports
+            .iter()
+            .find(|r| r.status != 0)
+            .map(|r| Error::SimulatorRule {
+                kernel: r.kernel.clone(),
+                diagnostic: r.error.clone(),
+            });
+        self.inner
+            .reports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(reports);
         if let Some(e) = failed {
             return Err(e);
         }
@@ -228,7 +256,10 @@ unsafe impl<T: Element> Sync for DeviceBuffer<T> {}
 
 impl<T: Element> std::fmt::Debug for DeviceBuffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeviceBuffer").field("dtype", &T::DTYPE).field("len", &self.len).finish()
+        f.debug_struct("DeviceBuffer")
+            .field("dtype", &T::DTYPE)
+            .field("len", &self.len)
+            .finish()
     }
 }
 

@@ -38,7 +38,9 @@ pub enum Error {
 impl From<algos::AlgoError> for Error {
     fn from(e: algos::AlgoError) -> Self {
         match e {
-            algos::AlgoError::InvalidArgument { name, reason } => Error::InvalidArgument { name, reason },
+            algos::AlgoError::InvalidArgument { name, reason } => {
+                Error::InvalidArgument { name, reason }
+            }
             e @ algos::AlgoError::UnsupportedDtype { .. } => Error::Unsupported(e.to_string()),
         }
     }

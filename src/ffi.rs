@@ -13,7 +13,11 @@ pub(crate) fn check(call: &'static str, code: sys::aclError) -> Result<()> {
     if code == 0 {
         return Ok(());
     }
-    Err(Error::Runtime { call, code, message: recent_error() })
+    Err(Error::Runtime {
+        call,
+        code,
+        message: recent_error(),
+    })
 }
 
 pub(crate) fn recent_error() -> String {
@@ -32,7 +36,7 @@ pub(crate) fn recent_error() -> String {
 pub(crate) fn init() -> Result<()> {
     // SAFETY: aclInit accepts a NULL config path.
     let rc = unsafe { sys::aclInit(std::ptr::null()) };
-    if rc == sys::ACL_ERROR_REPEAT_INITIALIZE as i32 {
+    if rc == sys::ACL_ERROR_REPEAT_INITIALIZE {
         return Ok(());
     }
     check("aclInit", rc)
@@ -40,7 +44,9 @@ pub(crate) fn init() -> Result<()> {
 
 pub(crate) fn configure_simulated(id: i32, soc: &sys::ascsim_soc) -> Result<()> {
     // SAFETY: `soc` is a valid, initialised struct; the runtime copies it.
-    check("ascsim_configure_device", unsafe { sys::ascsim_configure_device(id, soc) })
+    check("ascsim_configure_device", unsafe {
+        sys::ascsim_configure_device(id, soc)
+    })
 }
 
 pub(crate) fn set_device(id: i32) -> Result<()> {
@@ -51,7 +57,9 @@ pub(crate) fn set_device(id: i32) -> Result<()> {
 pub(crate) fn create_stream() -> Result<*mut c_void> {
     let mut s: *mut c_void = std::ptr::null_mut();
     // SAFETY: `s` is a valid out pointer.
-    check("aclrtCreateStream", unsafe { sys::aclrtCreateStream(&mut s) })?;
+    check("aclrtCreateStream", unsafe {
+        sys::aclrtCreateStream(&mut s)
+    })?;
     Ok(s)
 }
 
@@ -62,13 +70,22 @@ pub(crate) fn destroy_stream(s: *mut c_void) {
 
 pub(crate) fn synchronize(s: *mut c_void) -> Result<()> {
     // SAFETY: `s` is a live stream.
-    check("aclrtSynchronizeStream", unsafe { sys::aclrtSynchronizeStream(s) })
+    check("aclrtSynchronizeStream", unsafe {
+        sys::aclrtSynchronizeStream(s)
+    })
+}
+
+pub(crate) fn take_reports(s: *mut c_void) -> Vec<ascendc_sim::LaunchReport> {
+    // SAFETY: `s` is the device's live stream.
+    unsafe { ascendc_sim::LaunchReport::take(s) }
 }
 
 pub(crate) fn malloc(bytes: usize) -> Result<*mut c_void> {
     let mut p: *mut c_void = std::ptr::null_mut();
     // SAFETY: `p` is a valid out pointer.
-    check("aclrtMalloc", unsafe { sys::aclrtMalloc(&mut p, bytes, sys::ACL_MEM_MALLOC_HUGE_FIRST) })?;
+    check("aclrtMalloc", unsafe {
+        sys::aclrtMalloc(&mut p, bytes, sys::ACL_MEM_MALLOC_HUGE_FIRST)
+    })?;
     Ok(p)
 }
 
@@ -81,7 +98,13 @@ pub(crate) fn upload(dst: *mut c_void, capacity: usize, src: &[u8]) -> Result<()
     // SAFETY: `dst` is a device allocation of at least `capacity` bytes and
     // `src` a live host slice; the runtime checks count <= capacity.
     check("aclrtMemcpy", unsafe {
-        sys::aclrtMemcpy(dst, capacity, src.as_ptr().cast(), src.len(), sys::ACL_MEMCPY_HOST_TO_DEVICE)
+        sys::aclrtMemcpy(
+            dst,
+            capacity,
+            src.as_ptr().cast(),
+            src.len(),
+            sys::ACL_MEMCPY_HOST_TO_DEVICE,
+        )
     })
 }
 
@@ -89,24 +112,38 @@ pub(crate) fn download(dst: &mut [u8], src: *const c_void) -> Result<()> {
     // SAFETY: `dst` is a live host slice of `dst.len()` bytes; `src` a device
     // allocation at least that long (checked by the runtime).
     check("aclrtMemcpy", unsafe {
-        sys::aclrtMemcpy(dst.as_mut_ptr().cast(), dst.len(), src, dst.len(), sys::ACL_MEMCPY_DEVICE_TO_HOST)
+        sys::aclrtMemcpy(
+            dst.as_mut_ptr().cast(),
+            dst.len(),
+            src,
+            dst.len(),
+            sys::ACL_MEMCPY_DEVICE_TO_HOST,
+        )
     })
 }
 
 pub(crate) fn memset(p: *mut c_void, bytes: usize) -> Result<()> {
     // SAFETY: `p` is a device allocation of at least `bytes` bytes.
-    check("aclrtMemset", unsafe { sys::aclrtMemset(p, bytes, 0, bytes) })
+    check("aclrtMemset", unsafe {
+        sys::aclrtMemset(p, bytes, 0, bytes)
+    })
 }
 
 /// Reinterprets an algos tiling struct as its bindgen twin. Both are
 /// `#[repr(C)]` with the same fields; the derive's C++ static_asserts and
 /// bindgen's layout assertions pin the layout, and the size is checked here.
 fn as_sys<A, S>(tiling: &mut A) -> *mut S {
-    const { assert!(std::mem::size_of::<A>() == std::mem::size_of::<S>(), "tiling layouts diverged") };
+    const {
+        assert!(
+            std::mem::size_of::<A>() == std::mem::size_of::<S>(),
+            "tiling layouts diverged"
+        )
+    };
     (tiling as *mut A).cast()
 }
 
-type CopyLaunch = unsafe extern "C" fn(u32, *mut c_void, *mut c_void, *mut c_void, *mut sys::CopyTiling) -> u32;
+type CopyLaunch =
+    unsafe extern "C" fn(u32, *mut c_void, *mut c_void, *mut c_void, *mut sys::CopyTiling) -> u32;
 type ScanULaunch = unsafe extern "C" fn(
     u32,
     *mut c_void,
@@ -167,7 +204,17 @@ pub(crate) fn launch_scanu(
 ) -> Result<()> {
     let f = scanu_entry(&plan.kernel).ok_or_else(|| missing(&plan.kernel))?;
     // SAFETY: as in launch_copy; gm = x, y, total, workspace.
-    unsafe { f(plan.block_dim, stream, gm[0], gm[1], gm[2], gm[3], as_sys(&mut plan.tiling)) };
+    unsafe {
+        f(
+            plan.block_dim,
+            stream,
+            gm[0],
+            gm[1],
+            gm[2],
+            gm[3],
+            as_sys(&mut plan.tiling),
+        )
+    };
     Ok(())
 }
 

@@ -60,15 +60,24 @@ pub const MAX_I8_SCAN_LEN: usize = (i32::MAX as usize) / 128;
 /// sum|x| (eps32 = 2^-24) up to a small constant. i8 inputs accumulate exactly
 /// in i32; inputs longer than [`MAX_I8_SCAN_LEN`] are refused because their
 /// sum could overflow i32.
-pub fn scan<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>, options: ScanOptions) -> Result<ScanOutput<T::Acc>> {
+pub fn scan<T: ScanInput>(
+    device: &Device,
+    x: &DeviceBuffer<T>,
+    options: ScanOptions,
+) -> Result<ScanOutput<T::Acc>> {
     if !device.same(x.device()) {
-        return Err(Error::InvalidArgument { name: "x", reason: "the buffer lives on another device".into() });
+        return Err(Error::InvalidArgument {
+            name: "x",
+            reason: "the buffer lives on another device".into(),
+        });
     }
     let n = x.len();
     if T::DTYPE == algos::DType::I8 && n > MAX_I8_SCAN_LEN {
         return Err(Error::InvalidArgument {
             name: "x",
-            reason: format!("{n} int8 elements could overflow the int32 scan (at most {MAX_I8_SCAN_LEN})"),
+            reason: format!(
+                "{n} int8 elements could overflow the int32 scan (at most {MAX_I8_SCAN_LEN})"
+            ),
         });
     }
     let s = match options.algorithm {
@@ -76,7 +85,10 @@ pub fn scan<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>, options: ScanOpt
         Algorithm::ScanU { s } => s,
     };
     let algo = algos::ScanU::new(T::DTYPE, s).map_err(|e| match e {
-        algos::AlgoError::InvalidArgument { reason, .. } => Error::InvalidArgument { name: "options.algorithm", reason },
+        algos::AlgoError::InvalidArgument { reason, .. } => Error::InvalidArgument {
+            name: "options.algorithm",
+            reason,
+        },
         other => other.into(),
     })?;
     let values = device.alloc_uninit::<T::Acc>(n)?;
@@ -90,7 +102,17 @@ pub fn scan<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>, options: ScanOpt
     device.bind()?;
     ffi::upload(workspace.ptr(), workspace.bytes(), &constants)?;
     let total = device.alloc_zeroed::<T::Acc>(1)?;
-    device.run(|stream| ffi::launch_scanu(stream, &mut plan, [x.ptr(), values.ptr(), total.ptr(), workspace.ptr()]))?;
-    let total = if options.want_total { Some(total.download()?[0]) } else { None };
+    device.run(|stream| {
+        ffi::launch_scanu(
+            stream,
+            &mut plan,
+            [x.ptr(), values.ptr(), total.ptr(), workspace.ptr()],
+        )
+    })?;
+    let total = if options.want_total {
+        Some(total.download()?[0])
+    } else {
+        None
+    };
     Ok(ScanOutput { values, total })
 }

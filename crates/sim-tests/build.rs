@@ -3,7 +3,8 @@ use std::path::PathBuf;
 
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let include = std::env::var("DEP_ASCENDC_SIM_INCLUDE").expect("ascendc-sim exports its include dir");
+    let include =
+        std::env::var("DEP_ASCENDC_SIM_INCLUDE").expect("ascendc-sim exports its include dir");
     let mut build = cc::Build::new();
     build
         .cpp(true)

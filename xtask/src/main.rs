@@ -36,7 +36,10 @@ enum Task {
 }
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
 }
 
 fn main() -> anyhow::Result<()> {
@@ -58,7 +61,8 @@ fn render(root: &Path, check: bool) -> anyhow::Result<()> {
             stale.push(f.path.clone());
             if !check {
                 std::fs::create_dir_all(path.parent().unwrap())?;
-                std::fs::write(&path, &f.contents).with_context(|| format!("writing {}", path.display()))?;
+                std::fs::write(&path, &f.contents)
+                    .with_context(|| format!("writing {}", path.display()))?;
             }
         }
     }
@@ -66,7 +70,10 @@ fn render(root: &Path, check: bool) -> anyhow::Result<()> {
     for dir in ["kernels", "kernels/sim"] {
         for entry in std::fs::read_dir(root.join(dir))? {
             let path = entry?.path();
-            let rel = path.strip_prefix(root)?.to_string_lossy().replace('\\', "/");
+            let rel = path
+                .strip_prefix(root)?
+                .to_string_lossy()
+                .replace('\\', "/");
             if path.is_file() && !files.iter().any(|f| f.path == rel) {
                 stale.push(rel);
                 if !check {
@@ -76,7 +83,10 @@ fn render(root: &Path, check: bool) -> anyhow::Result<()> {
         }
     }
     if check && !stale.is_empty() {
-        bail!("kernels/ is stale ({}): run cargo xtask render", stale.join(", "));
+        bail!(
+            "kernels/ is stale ({}): run cargo xtask render",
+            stale.join(", ")
+        );
     }
     println!("{} generated files, {} updated", files.len(), stale.len());
     Ok(())
@@ -85,7 +95,11 @@ fn render(root: &Path, check: bool) -> anyhow::Result<()> {
 /// Finds a CANN toolkit: --cann, then the environment, then the usual roots.
 fn find_cann(explicit: Option<PathBuf>) -> Option<PathBuf> {
     let mut candidates: Vec<PathBuf> = explicit.into_iter().collect();
-    for var in ["ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_CANN_PACKAGE_PATH"] {
+    for var in [
+        "ASCEND_TOOLKIT_HOME",
+        "ASCEND_HOME_PATH",
+        "ASCEND_CANN_PACKAGE_PATH",
+    ] {
         if let Some(v) = std::env::var_os(var) {
             candidates.push(PathBuf::from(v));
         }
@@ -95,7 +109,9 @@ fn find_cann(explicit: Option<PathBuf>) -> Option<PathBuf> {
     }
     candidates.push("/usr/local/Ascend/ascend-toolkit/latest".into());
     candidates.push("/usr/local/Ascend/cann".into());
-    candidates.into_iter().find(|c| c.join("include/acl/acl.h").is_file() || c.join("version.cfg").is_file())
+    candidates
+        .into_iter()
+        .find(|c| c.join("include/acl/acl.h").is_file() || c.join("version.cfg").is_file())
 }
 
 fn build_kernels(root: &Path, soc: &str, cann: Option<PathBuf>) -> anyhow::Result<()> {
@@ -105,7 +121,11 @@ fn build_kernels(root: &Path, soc: &str, cann: Option<PathBuf>) -> anyhow::Resul
     render(root, true).context("kernels/ must be current before building")?;
     if let Some(path) = find_cann(cann) {
         let version = std::fs::read_to_string(path.join("version.cfg")).unwrap_or_default();
-        println!("CANN toolkit found at {} ({})", path.display(), version.lines().next().unwrap_or("version unknown"));
+        println!(
+            "CANN toolkit found at {} ({})",
+            path.display(),
+            version.lines().next().unwrap_or("version unknown")
+        );
         println!("the CANN (bisheng) build of kernels/ is not implemented yet; building for the simulator instead");
     } else {
         println!("no CANN toolkit found (ASCEND_TOOLKIT_HOME, ASCEND_HOME_PATH, usual roots): building for the project simulator");
@@ -123,5 +143,7 @@ fn build_kernels(root: &Path, soc: &str, cann: Option<PathBuf>) -> anyhow::Resul
 }
 
 fn ascendc_soc(name: &str) -> Option<&str> {
-    ["Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4"].into_iter().find(|s| *s == name)
+    ["Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4"]
+        .into_iter()
+        .find(|s| *s == name)
 }

@@ -1,6 +1,6 @@
 //! COPY: GM -> UB -> GM on every vector core, the bandwidth baseline.
-use askama::Template;
 use ascendc_sim::SocProfile;
+use askama::Template;
 use tiling_derive::Tiling;
 
 use crate::kernel::{generated_header, AlgoError, Kernel, KernelType, LaunchPlan};
@@ -38,7 +38,10 @@ impl Copy {
     /// Plan a copy of `bytes` bytes on `soc`.
     pub fn plan(&self, soc: &SocProfile, bytes: u64) -> Result<LaunchPlan<CopyTiling>, AlgoError> {
         if bytes == 0 {
-            return Err(AlgoError::InvalidArgument { name: "bytes", reason: "nothing to copy".into() });
+            return Err(AlgoError::InvalidArgument {
+                name: "bytes",
+                reason: "nothing to copy".into(),
+            });
         }
         let cores = u64::from(soc.vector_cores);
         let per_core = bytes.div_ceil(cores).div_ceil(32) * 32;
@@ -47,7 +50,12 @@ impl Copy {
             kernel: self.name(),
             block_dim,
             workspace_bytes: 0,
-            tiling: CopyTiling { bytes, per_core, tile: COPY_TILE, reserved: 0 },
+            tiling: CopyTiling {
+                bytes,
+                per_core,
+                tile: COPY_TILE,
+                reserved: 0,
+            },
         })
     }
 }
@@ -66,6 +74,10 @@ impl Kernel for Copy {
         "CopyTiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        CopyTemplate { header: &generated_header("copy.cpp"), name: &self.name() }.render()
+        CopyTemplate {
+            header: &generated_header("copy.cpp"),
+            name: &self.name(),
+        }
+        .render()
     }
 }

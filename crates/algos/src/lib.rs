@@ -21,7 +21,9 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
     let mut out: Vec<Box<dyn Kernel>> = vec![Box::new(Copy)];
     for dtype in ScanU::DTYPES {
         for s in ScanU::TILE_EDGES {
-            out.push(Box::new(ScanU::new(dtype, s).expect("catalogue entries are valid")));
+            out.push(Box::new(
+                ScanU::new(dtype, s).expect("catalogue entries are valid"),
+            ));
         }
     }
     out

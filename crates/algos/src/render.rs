@@ -52,10 +52,29 @@ struct SimLaunch<'a> {
 fn launch_entry(k: &dyn Kernel) -> LaunchEntry {
     let gm = k.gm_params();
     let tiling = k.tiling_type();
-    let c_params = gm.iter().map(|p| format!("void* {p}, ")).collect::<String>() + &format!("{tiling}* tiling");
-    let kernel_params = gm.iter().map(|p| format!("GM_ADDR {p}, ")).collect::<String>() + &format!("{tiling} tiling");
-    let call_args = gm.iter().map(|p| format!("static_cast<GM_ADDR>({p}), ")).collect::<String>() + "t";
-    LaunchEntry { name: k.name(), kernel_type: k.kernel_type().cpp(), tiling, c_params, kernel_params, call_args }
+    let c_params = gm
+        .iter()
+        .map(|p| format!("void* {p}, "))
+        .collect::<String>()
+        + &format!("{tiling}* tiling");
+    let kernel_params = gm
+        .iter()
+        .map(|p| format!("GM_ADDR {p}, "))
+        .collect::<String>()
+        + &format!("{tiling} tiling");
+    let call_args = gm
+        .iter()
+        .map(|p| format!("static_cast<GM_ADDR>({p}), "))
+        .collect::<String>()
+        + "t";
+    LaunchEntry {
+        name: k.name(),
+        kernel_type: k.kernel_type().cpp(),
+        tiling,
+        c_params,
+        kernel_params,
+        call_args,
+    }
 }
 
 /// Every generated file, rendered from the templates and the catalogue.
@@ -63,7 +82,10 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
     let kernels = catalogue();
     let mut out = Vec::new();
     for k in &kernels {
-        out.push(GeneratedFile { path: format!("kernels/{}.cpp", k.name()), contents: k.render()? + "\n" });
+        out.push(GeneratedFile {
+            path: format!("kernels/{}.cpp", k.name()),
+            contents: k.render()? + "\n",
+        });
     }
     out.push(GeneratedFile {
         path: "kernels/ascend_scan_tiling.h".into(),
@@ -78,17 +100,29 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
     let blocks = BlocksHeader.render()?;
     out.push(GeneratedFile {
         path: "kernels/ascend_scan_blocks.h".into(),
-        contents: format!("// {}\n{blocks}\n", generated_header("blocks/ascend_scan_blocks.h")),
+        contents: format!(
+            "// {}\n{blocks}\n",
+            generated_header("blocks/ascend_scan_blocks.h")
+        ),
     });
     let entries: Vec<LaunchEntry> = kernels.iter().map(|k| launch_entry(k.as_ref())).collect();
     out.push(GeneratedFile {
         path: "kernels/aclrtlaunch_ascend_scan.h".into(),
-        contents: LaunchHeader { header: &generated_header("aclrtlaunch_ascend_scan.h"), kernels: &entries }.render()?
+        contents: LaunchHeader {
+            header: &generated_header("aclrtlaunch_ascend_scan.h"),
+            kernels: &entries,
+        }
+        .render()?
             + "\n",
     });
     out.push(GeneratedFile {
         path: "kernels/sim/aclrtlaunch_sim.cpp".into(),
-        contents: SimLaunch { header: &generated_header("aclrtlaunch_sim.cpp"), kernels: &entries }.render()? + "\n",
+        contents: SimLaunch {
+            header: &generated_header("aclrtlaunch_sim.cpp"),
+            kernels: &entries,
+        }
+        .render()?
+            + "\n",
     });
     Ok(out)
 }

@@ -1,6 +1,6 @@
 //! SCANU: single-core scan with the cube unit (ALGORITHMS.md, "SCANU").
-use askama::Template;
 use ascendc_sim::SocProfile;
+use askama::Template;
 use tiling_derive::Tiling;
 
 use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
@@ -66,7 +66,8 @@ impl ScanU {
             return Err(AlgoError::UnsupportedDtype {
                 algorithm: "ScanU",
                 dtype,
-                reason: "the cube scan takes f16 (accumulating in f32) or i8 (accumulating in i32)".into(),
+                reason: "the cube scan takes f16 (accumulating in f32) or i8 (accumulating in i32)"
+                    .into(),
             });
         }
         Ok(ScanU { dtype, s })
@@ -116,14 +117,24 @@ impl ScanU {
     }
 
     /// Plan a scan of `n >= 1` elements.
-    pub fn plan(&self, _soc: &SocProfile, n: u64, exclusive: bool) -> Result<LaunchPlan<ScanUTiling>, AlgoError> {
+    pub fn plan(
+        &self,
+        _soc: &SocProfile,
+        n: u64,
+        exclusive: bool,
+    ) -> Result<LaunchPlan<ScanUTiling>, AlgoError> {
         if n == 0 {
-            return Err(AlgoError::InvalidArgument { name: "n", reason: "an empty scan needs no launch".into() });
+            return Err(AlgoError::InvalidArgument {
+                name: "n",
+                reason: "an empty scan needs no launch".into(),
+            });
         }
         let tile = u64::from(self.s * self.s);
         let tiles = n.div_ceil(tile);
-        let tiles = u32::try_from(tiles)
-            .map_err(|_| AlgoError::InvalidArgument { name: "n", reason: format!("{n} elements need too many tiles") })?;
+        let tiles = u32::try_from(tiles).map_err(|_| AlgoError::InvalidArgument {
+            name: "n",
+            reason: format!("{n} elements need too many tiles"),
+        })?;
         let ring_bytes = u64::from(RING_SLOTS) * tile * self.acc_dtype().size() as u64;
         Ok(LaunchPlan {
             kernel: self.name(),

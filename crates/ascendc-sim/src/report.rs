@@ -76,10 +76,14 @@ pub struct LaunchReport {
 
 impl LaunchReport {
     /// Reads every launch recorded on `stream` (oldest first) and clears them.
-    pub fn take(stream: *mut c_void) -> Vec<LaunchReport> {
-        // SAFETY: the ascsim_* functions accept any stream the simulator
-        // created (or null for the default stream) and copy into our buffers;
-        // event pointers stay valid until ascsim_clear_launches, called last.
+    ///
+    /// # Safety
+    /// `stream` must be null (the default stream) or a live stream created by
+    /// the simulator's `aclrtCreateStream`.
+    pub unsafe fn take(stream: *mut c_void) -> Vec<LaunchReport> {
+        // SAFETY: the caller guarantees the stream; the ascsim_* functions copy
+        // into our buffers; event pointers stay valid until
+        // ascsim_clear_launches, called last.
         unsafe {
             let count = sys::ascsim_launch_count(stream);
             let mut out = Vec::with_capacity(count as usize);
@@ -96,14 +100,26 @@ impl LaunchReport {
                 for c in 0..info.cores {
                     let mut ptr: *const sys::ascsim_event = std::ptr::null();
                     let (mut n, mut kind, mut block) = (0usize, 0u32, 0u32);
-                    if sys::ascsim_core_trace(stream, i, c, &mut ptr, &mut n, &mut kind, &mut block) != 0 {
+                    if sys::ascsim_core_trace(stream, i, c, &mut ptr, &mut n, &mut kind, &mut block)
+                        != 0
+                    {
                         continue;
                     }
-                    let events = if n == 0 { Vec::new() } else { std::slice::from_raw_parts(ptr, n).to_vec() };
-                    traces.push(CoreTrace { is_cube: kind == 0, block_idx: block, events });
+                    let events = if n == 0 {
+                        Vec::new()
+                    } else {
+                        std::slice::from_raw_parts(ptr, n).to_vec()
+                    };
+                    traces.push(CoreTrace {
+                        is_cube: kind == 0,
+                        block_idx: block,
+                        events,
+                    });
                 }
                 out.push(LaunchReport {
-                    kernel: CStr::from_ptr(info.kernel.as_ptr()).to_string_lossy().into_owned(),
+                    kernel: CStr::from_ptr(info.kernel.as_ptr())
+                        .to_string_lossy()
+                        .into_owned(),
                     block_dim: info.block_dim,
                     cores: info.cores,
                     status: info.status,
@@ -122,6 +138,10 @@ impl LaunchReport {
     pub fn op_name(op: u16) -> String {
         // SAFETY: ascsim_op_name returns a NUL-terminated string owned by the
         // runtime that lives as long as the process.
-        unsafe { CStr::from_ptr(sys::ascsim_op_name(op)).to_string_lossy().into_owned() }
+        unsafe {
+            CStr::from_ptr(sys::ascsim_op_name(op))
+                .to_string_lossy()
+                .into_owned()
+        }
     }
 }

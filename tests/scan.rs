@@ -1,0 +1,296 @@
+//! SCANU through the safe API against an f64 / exact-integer reference.
+use ascend_scan::{scan, Algorithm, Device, Error, ScanOptions};
+use half::f16;
+use proptest::prelude::*;
+
+fn device() -> Device {
+    Device::default_device().expect("simulated device")
+}
+
+/// Checks an f16 scan against the f64 reference with the stated bound.
+///
+/// Error bound: the kernel adds in f32 along a path of at most
+/// (s - 1) in-row additions (cube, f32 accumulation) plus one carry addition
+/// per earlier row (vector, f32) plus one, so by the standard bound for
+/// recursive summation |y_i - sum_i| <= (s + i/s + 2) * 2^-24 * sum_{j<=i} |x_j|.
+fn check_f16(xs: &[f16], s: u32, exclusive: bool) {
+    let dev = device();
+    let x = dev.upload(xs).unwrap();
+    let out = scan(
+        &dev,
+        &x,
+        ScanOptions {
+            exclusive,
+            algorithm: Algorithm::ScanU { s },
+            want_total: true,
+        },
+    )
+    .unwrap();
+    let y = out.values.download().unwrap();
+    assert_eq!(y.len(), xs.len());
+    let (mut acc, mut abs) = (0f64, 0f64);
+    for (i, v) in xs.iter().enumerate() {
+        let (before, abs_before) = (acc, abs);
+        acc += v.to_f64();
+        abs += v.to_f64().abs();
+        let (want, mag) = if exclusive {
+            (before, abs_before)
+        } else {
+            (acc, abs)
+        };
+        let bound = (f64::from(s) + i as f64 / f64::from(s) + 2.0) * 2f64.powi(-24) * mag;
+        let got = f64::from(y[i]);
+        assert!(
+            (got - want).abs() <= bound,
+            "n={} s={s} exclusive={exclusive} i={i}: got {got}, want {want} (bound {bound})",
+            xs.len()
+        );
+    }
+    let total = f64::from(out.total.unwrap());
+    let bound = (f64::from(s) + xs.len() as f64 / f64::from(s) + 2.0) * 2f64.powi(-24) * abs;
+    assert!((total - acc).abs() <= bound, "total {total} vs {acc}");
+}
+
+fn check_i8(xs: &[i8], s: u32, exclusive: bool) {
+    let dev = device();
+    let x = dev.upload(xs).unwrap();
+    let out = scan(
+        &dev,
+        &x,
+        ScanOptions {
+            exclusive,
+            algorithm: Algorithm::ScanU { s },
+            want_total: true,
+        },
+    )
+    .unwrap();
+    let y = out.values.download().unwrap();
+    let mut acc = 0i64;
+    for (i, v) in xs.iter().enumerate() {
+        let before = acc;
+        acc += i64::from(*v);
+        let want = if exclusive { before } else { acc };
+        assert_eq!(
+            i64::from(y[i]),
+            want,
+            "n={} s={s} exclusive={exclusive} i={i}",
+            xs.len()
+        );
+    }
+    assert_eq!(i64::from(out.total.unwrap()), acc);
+}
+
+/// Lengths that hit every edge for tile edge s.
+fn edge_lengths(s: usize) -> Vec<usize> {
+    let l = s * s;
+    let mut v = vec![
+        0,
+        1,
+        31,
+        32,
+        33,
+        s - 1,
+        s,
+        s + 1,
+        l - 1,
+        l,
+        l + 1,
+        2 * l + s + 3,
+    ];
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn f16_data(n: usize, seed: u64) -> Vec<f16> {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (state >> 33) as u32;
+            // Values in [-64, 64) with a fractional part: row sums exceed 2048.
+            f16::from_f32((r % 8192) as f32 / 64.0 - 64.0)
+        })
+        .collect()
+}
+
+fn i8_data(n: usize, seed: u64) -> Vec<i8> {
+    let mut state = seed | 1;
+    (0..n)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as i8
+        })
+        .collect()
+}
+
+#[test]
+fn edge_lengths_all_s_both_dtypes_both_kinds() {
+    for s in [16u32, 32, 64, 128] {
+        for n in edge_lengths(s as usize) {
+            for exclusive in [false, true] {
+                check_f16(&f16_data(n, n as u64 + u64::from(s)), s, exclusive);
+                check_i8(&i8_data(n, n as u64 * 3 + 1), s, exclusive);
+            }
+        }
+    }
+}
+
+#[test]
+fn adversarial_values() {
+    let n = 3 * 128 * 128 + 77;
+    let cases: Vec<(&str, Vec<f16>)> = vec![
+        ("all equal large", vec![f16::from_f32(1000.0); n]),
+        ("all zero", vec![f16::ZERO; n]),
+        (
+            "max magnitude alternating",
+            (0..n)
+                .map(|i| if i % 2 == 0 { f16::MAX } else { f16::MIN })
+                .collect(),
+        ),
+        ("subnormals", vec![f16::from_bits(0x0001); n]),
+        ("negative zero", vec![f16::NEG_ZERO; n]),
+        (
+            "ramp",
+            (0..n).map(|i| f16::from_f32((i % 2048) as f32)).collect(),
+        ),
+    ];
+    for (name, xs) in cases {
+        for s in [16, 128] {
+            eprintln!("{name} s={s}");
+            check_f16(&xs, s, false);
+        }
+    }
+    check_i8(&vec![127i8; n], 64, false);
+    check_i8(&vec![-128i8; n], 64, true);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_lengths_f16(n in 0usize..(1 << 20), seed: u64, s_idx in 0usize..4, exclusive: bool) {
+        let s = [16u32, 32, 64, 128][s_idx];
+        // Small s is slow on the simulator for huge n; the edges above cover it.
+        let n = if s < 64 { n >> 4 } else { n };
+        check_f16(&f16_data(n, seed), s, exclusive);
+    }
+
+    #[test]
+    fn random_lengths_i8(n in 0usize..(1 << 20), seed: u64, s_idx in 0usize..4, exclusive: bool) {
+        let s = [16u32, 32, 64, 128][s_idx];
+        let n = if s < 64 { n >> 4 } else { n };
+        check_i8(&i8_data(n, seed), s, exclusive);
+    }
+}
+
+#[test]
+fn auto_matches_reference() {
+    let xs = f16_data(50_000, 9);
+    let dev = device();
+    let x = dev.upload(&xs).unwrap();
+    let y = scan(&dev, &x, ScanOptions::default()).unwrap();
+    assert!(y.total.is_none());
+    assert_eq!(y.values.len(), xs.len());
+    check_f16(&xs, 128, false);
+}
+
+#[test]
+fn empty_input_gives_empty_output_and_zero_total() {
+    let dev = device();
+    let x = dev.upload::<i8>(&[]).unwrap();
+    let out = scan(
+        &dev,
+        &x,
+        ScanOptions {
+            want_total: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(out.values.is_empty());
+    assert_eq!(out.total, Some(0));
+}
+
+#[test]
+fn invalid_tile_edge_names_the_argument() {
+    let dev = device();
+    let x = dev.upload(&[f16::ONE; 10]).unwrap();
+    for s in [0, 8, 48, 256] {
+        let err = scan(
+            &dev,
+            &x,
+            ScanOptions {
+                algorithm: Algorithm::ScanU { s },
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::InvalidArgument {
+                    name: "options.algorithm",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn i8_scan_that_could_overflow_is_refused() {
+    let dev = device();
+    let n = ascend_scan::MAX_I8_SCAN_LEN + 1;
+    let x = dev.alloc_zeroed::<i8>(n).unwrap();
+    let err = scan(&dev, &x, ScanOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidArgument { name: "x", .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn buffer_of_another_device_is_refused() {
+    let a = device();
+    let b = Device::simulated(ascend_scan::Soc::Ascend910B2).unwrap();
+    let x = b.upload(&[f16::ONE; 4]).unwrap();
+    let err = scan(&a, &x, ScanOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidArgument { name: "x", .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn scan_records_its_gm_traffic() {
+    let dev = Device::simulated(ascend_scan::Soc::Ascend910B4).unwrap();
+    let n = 128 * 128 * 2;
+    let x = dev.upload(&vec![f16::ONE; n]).unwrap();
+    dev.take_reports();
+    scan(&dev, &x, ScanOptions::default()).unwrap();
+    let reports = dev.take_reports();
+    assert_eq!(reports.len(), 1);
+    let r = &reports[0];
+    assert_eq!(r.kernel, "scanu_f16_s128");
+    assert_eq!(r.status, 0);
+    // Reads x once and each tile of C once; writes C and y once.
+    assert!(
+        r.gm_read_bytes >= (n * 2 + n * 4) as u64,
+        "{}",
+        r.gm_read_bytes
+    );
+    assert!(
+        r.gm_write_bytes >= (n * 4 * 2) as u64,
+        "{}",
+        r.gm_write_bytes
+    );
+    assert!(r.traces.iter().any(|t| t.is_cube) && r.traces.iter().any(|t| !t.is_cube));
+}

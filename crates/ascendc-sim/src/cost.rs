@@ -385,16 +385,22 @@ fn classify(name: &str) -> OpClass {
     }
 }
 
-/// Fully associative LRU cache of GM lines (write-allocate, write-back).
+/// Fully associative LRU cache of GM lines (write-allocate, write-back). Dirty
+/// data is tracked per 32-byte sector (the DMA granularity of GM writes), so a
+/// line written by several cores is written back once, with the union of what
+/// they wrote.
 #[derive(Debug)]
 struct L2 {
     line: u64,
     capacity_lines: usize,
-    /// line -> (LRU stamp, dirty)
-    lines: HashMap<u64, (u64, bool)>,
+    /// line -> (LRU stamp, dirty sector mask)
+    lines: HashMap<u64, (u64, u64)>,
     lru: BTreeMap<u64, u64>,
     stamp: u64,
 }
+
+/// Bytes of one dirty-tracking sector.
+const SECTOR: u64 = 32;
 
 /// What an access cost in HBM traffic.
 #[derive(Debug, Default, Clone, Copy)]
@@ -407,7 +413,8 @@ struct Access {
 
 impl L2 {
     fn new(bytes: u64, line: u64) -> L2 {
-        let line = line.max(1);
+        // At most 64 sectors per line (the dirty mask is a u64).
+        let line = line.clamp(SECTOR, 64 * SECTOR);
         L2 {
             line,
             capacity_lines: (bytes / line).max(1) as usize,
@@ -417,7 +424,10 @@ impl L2 {
         }
     }
 
-    fn touch(&mut self, id: u64, dirty: bool) -> Option<(u64, bool)> {
+    /// Marks line `id` most recently used, ORs `dirty` into its mask, evicting
+    /// the least recently used line if needed. Returns the previous mask if
+    /// the line was resident.
+    fn touch(&mut self, id: u64, dirty: u64) -> Option<u64> {
         self.stamp += 1;
         let prev = self.lines.get(&id).copied();
         if let Some((old, _)) = prev {
@@ -427,23 +437,33 @@ impl L2 {
                 self.lines.remove(&victim);
             }
         }
-        let was_dirty = prev.is_some_and(|p| p.1);
-        self.lines.insert(id, (self.stamp, dirty || was_dirty));
+        let mask = prev.map_or(0, |p| p.1) | dirty;
+        self.lines.insert(id, (self.stamp, mask));
         self.lru.insert(self.stamp, id);
-        prev
+        prev.map(|p| p.1)
+    }
+
+    /// Calls `f(line id, first byte, end byte)` for each line of [addr, addr + len).
+    fn for_lines(&self, addr: u64, len: u64, mut f: impl FnMut(u64, u64, u64)) {
+        if len == 0 {
+            return;
+        }
+        for id in addr / self.line..=(addr + len - 1) / self.line {
+            f(
+                id,
+                (id * self.line).max(addr),
+                ((id + 1) * self.line).min(addr + len),
+            );
+        }
     }
 
     /// A read of [addr, addr + len): hit/miss per line; misses fill whole lines.
     fn read(&mut self, addr: u64, len: u64) -> Access {
         let mut a = Access::default();
-        if len == 0 {
-            return a;
-        }
-        let (first, last) = (addr / self.line, (addr + len - 1) / self.line);
-        for id in first..=last {
-            let lo = (id * self.line).max(addr);
-            let hi = ((id + 1) * self.line).min(addr + len);
-            if self.touch(id, false).is_some() {
+        let mut spans = Vec::new();
+        self.for_lines(addr, len, |id, lo, hi| spans.push((id, lo, hi)));
+        for (id, lo, hi) in spans {
+            if self.touch(id, 0).is_some() {
                 a.hit_bytes += hi - lo;
             } else {
                 a.miss_bytes += hi - lo;
@@ -453,23 +473,27 @@ impl L2 {
         a
     }
 
-    /// A write of [addr, addr + len): lines are allocated without a fill; a line
-    /// costs its written bytes of HBM write-back when it first becomes dirty.
+    /// A write of [addr, addr + len): lines are allocated without a fill; each
+    /// 32-byte sector costs HBM write-back when it first becomes dirty.
     fn write(&mut self, addr: u64, len: u64) -> Access {
         let mut a = Access::default();
-        if len == 0 {
-            return a;
-        }
-        let (first, last) = (addr / self.line, (addr + len - 1) / self.line);
-        for id in first..=last {
-            let lo = (id * self.line).max(addr);
-            let hi = ((id + 1) * self.line).min(addr + len);
-            let prev = self.touch(id, true);
-            if prev.is_some_and(|p| p.1) {
+        let mut spans = Vec::new();
+        self.for_lines(addr, len, |id, lo, hi| spans.push((id, lo, hi)));
+        for (id, lo, hi) in spans {
+            let base = id * self.line;
+            let (s0, s1) = ((lo - base) / SECTOR, (hi - base).div_ceil(SECTOR));
+            let mask = if s1 - s0 >= 64 {
+                u64::MAX
+            } else {
+                ((1u64 << (s1 - s0)) - 1) << s0
+            };
+            let prev = self.touch(id, mask);
+            let new = mask & !prev.unwrap_or(0);
+            if new == 0 {
                 a.hit_bytes += hi - lo;
             } else {
                 a.miss_bytes += hi - lo;
-                a.hbm_write += hi - lo;
+                a.hbm_write += u64::from(new.count_ones()) * SECTOR;
             }
         }
         a
@@ -525,6 +549,8 @@ struct Engine {
     l2_bytes: u64,
     l2_hit: u64,
     cross_sets: HashMap<u32, f64>,
+    /// Sequence numbers of every CrossCore set in the traces.
+    set_seqs: std::collections::HashSet<u32>,
     sync_members: HashMap<u32, usize>,
     sync_arrivals: HashMap<u32, Vec<f64>>,
     classes: HashMap<u16, OpClass>,
@@ -534,10 +560,14 @@ struct Engine {
 impl Engine {
     fn new(traces: &[CoreTrace], p: &CostParams) -> Engine {
         let mut sync_members: HashMap<u32, usize> = HashMap::new();
+        let mut set_seqs = std::collections::HashSet::new();
         for t in traces {
             for e in &t.events {
                 if u32::from(e.kind) == sys::ASCSIM_EV_SYNC_ALL {
                     *sync_members.entry(e.seq).or_default() += 1;
+                }
+                if u32::from(e.kind) == sys::ASCSIM_EV_CROSS_SET {
+                    set_seqs.insert(e.seq);
                 }
             }
         }
@@ -550,10 +580,25 @@ impl Engine {
             l2_bytes: 0,
             l2_hit: 0,
             cross_sets: HashMap::new(),
+            set_seqs,
             sync_members,
             sync_arrivals: HashMap::new(),
             classes: HashMap::new(),
             p: p.clone(),
+        }
+    }
+
+    /// The set a CrossCore wait consumed. A direct set carries the set's own
+    /// sequence number; a group round (modes 0/1, and mode 2 from AIVs) gets a
+    /// fresh number right after its last member's set (the simulator takes
+    /// both under one lock), so the wait names seq = last setter's seq + 1.
+    /// The model joins on the last setter only (the other members' sets are
+    /// not identified in the trace).
+    fn wait_key(&self, seq: u32) -> u32 {
+        if self.set_seqs.contains(&seq) || seq == 0 {
+            seq
+        } else {
+            seq - 1
         }
     }
 
@@ -564,7 +609,10 @@ impl Engine {
         let e = traces[c].events.get(st.pos)?;
         let kind = u32::from(e.kind);
         if kind == sys::ASCSIM_EV_CROSS_WAIT {
-            return self.cross_sets.get(&e.seq).map(|t| st.issue.max(*t));
+            return self
+                .cross_sets
+                .get(&self.wait_key(e.seq))
+                .map(|t| st.issue.max(*t));
         }
         if kind == sys::ASCSIM_EV_SYNC_ALL && st.sync_arrived == Some(e.seq) {
             let arrived = self.sync_arrivals.get(&e.seq).map_or(0, Vec::len);
@@ -688,7 +736,11 @@ impl Engine {
                     .insert(e.seq, t + p.cross_core_latency_cycles);
             }
             sys::ASCSIM_EV_CROSS_WAIT => {
-                let t = self.cross_sets.get(&e.seq).copied().unwrap_or(0.0);
+                let t = self
+                    .cross_sets
+                    .get(&self.wait_key(e.seq))
+                    .copied()
+                    .unwrap_or(0.0);
                 let st = &mut self.cores[c];
                 st.issue = st.issue.max(t);
             }

@@ -278,6 +278,16 @@ fn l2_hits_on_rereads() {
     // Reads fill whole lines: 100 B at a line start cost one 512 B line.
     let r = run(&[aiv(vec![read(MB, 100)])], &params(), 0);
     assert_eq!(r.hbm_read_bytes, 512);
+
+    // Two cores write the two halves of one line, then one rewrites its half:
+    // the line is written back once, 512 B (dirty 32 B sectors are counted).
+    let a = aiv(vec![write(MB, 256), write(MB, 256)]);
+    let b = aiv(vec![write(MB + 256, 256)]);
+    let r = run(&[a, b], &params(), 0);
+    assert_eq!(r.hbm_write_bytes, 512);
+    // A 40 B write dirties two sectors: 64 B of write-back.
+    let r = run(&[aiv(vec![write(MB + 16, 40)])], &params(), 0);
+    assert_eq!(r.hbm_write_bytes, 64);
 }
 
 /// Each core reads 10240 B at 102.4 B/cycle (100 cycles alone). HBM gives

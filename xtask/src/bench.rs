@@ -32,7 +32,7 @@ pub struct BenchArgs {
 const SCANU_MAX_LOG2: u32 = 24;
 const SCANU_MAX_LOG2_QUICK: u32 = 20;
 const QUICK_SIZES: [u32; 3] = [12, 16, 20];
-const QUICK_COPY_EXTRA: [u32; 1] = [24];
+const QUICK_COPY_EXTRA: [u32; 2] = [22, 24];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Op {
@@ -383,6 +383,31 @@ fn markdown(soc: &str, rows: &[Row], notes: &[String], wall: f64) -> String {
             r.sim_wall_s
         );
     }
+    s += "\nPipe busy fractions (per core type, averaged over its cores) at the largest n of each operation:\n\n";
+    s += "| operation | n | busy | HBM busy |\n|---|---:|---|---:|\n";
+    let mut last: Vec<&Row> = Vec::new();
+    for r in rows {
+        match last.iter_mut().find(|l| l.op == r.op) {
+            Some(l) if l.n < r.n => *l = r,
+            Some(_) => {}
+            None => last.push(r),
+        }
+    }
+    for r in last {
+        let busy: Vec<String> = r
+            .model
+            .busy
+            .iter()
+            .map(|(p, f)| format!("{p} {:.0}%", 100.0 * f))
+            .collect();
+        s += &format!(
+            "| {} | 2^{} | {} | {:.0}% |\n",
+            r.op,
+            r.log2_n,
+            busy.join(", "),
+            100.0 * r.model.hbm_busy
+        );
+    }
     s
 }
 
@@ -408,7 +433,7 @@ fn plot(out: &Path, soc: &str, rows: &[Row]) -> anyhow::Result<()> {
     }
     let x_min = rows.iter().map(|r| r.log2_n).min().unwrap_or(12) as f64;
     let x_max = rows.iter().map(|r| r.log2_n).max().unwrap_or(26) as f64;
-    let y_max = rows.iter().map(|r| r.modeled_gbps).fold(1.0f64, f64::max) * 1.1;
+    let y_max = rows.iter().map(|r| r.modeled_gbps).fold(1.0f64, f64::max) * 1.5;
     let title = format!("modeled bandwidth of the minimal traffic ({soc})");
 
     fn draw<DB: DrawingBackend>(
@@ -427,12 +452,14 @@ fn plot(out: &Path, soc: &str, rows: &[Row]) -> anyhow::Result<()> {
             .margin(15)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d(x.0 - 0.5..x.1 + 0.5, 0.0..y_max)
+            .build_cartesian_2d(x.0 - 0.5..x.1 + 0.5, (0.5..y_max).log_scale())
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         chart
             .configure_mesh()
-            .x_desc("log2 n (elements)")
-            .y_desc("modeled GB/s")
+            .x_desc("n (elements)")
+            .y_desc("modeled GB/s (log scale)")
+            .x_labels((x.1 - x.0) as usize + 2)
+            .x_label_formatter(&|v| format!("2^{}", v.round() as i64))
             .draw()
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         for (i, (label, pts)) in series.iter().enumerate() {

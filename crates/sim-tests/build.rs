@@ -15,6 +15,7 @@ fn main() {
         .extra_warnings(true)
         .warnings_into_errors(true)
         .opt_level(1);
+    println!("cargo:rerun-if-changed={}", root.join("kernels").display());
     for entry in std::fs::read_dir(root.join("kernels")).unwrap() {
         let path = entry.unwrap().path();
         println!("cargo:rerun-if-changed={}", path.display());

@@ -124,6 +124,10 @@ pub struct CostParams {
     pub cross_core_latency_cycles: f64,
     /// Cost of a SyncAll after the last participant arrives, cycles. ASSUMPTION: 1000.
     pub sync_all_cycles: f64,
+    /// Instructions a pipe's queue holds before the scalar unit stalls on issue.
+    /// Source: asc-devkit HW constraints (MTE1 and MMAD instruction queues: depth 32);
+    /// ASSUMPTION: the same depth for every pipe.
+    pub queue_depth: usize,
 }
 
 impl CostParams {
@@ -157,6 +161,7 @@ impl CostParams {
             dcache_flush_cycles: 200.0,
             cross_core_latency_cycles: 200.0,
             sync_all_cycles: 1000.0,
+            queue_depth: 32,
         }
     }
 
@@ -510,6 +515,8 @@ struct CoreState {
     /// When everything issued so far on each pipe is done (incl. latency).
     done: [f64; PIPES],
     busy: [f64; PIPES],
+    /// Start times of the instructions still counted in each pipe's queue.
+    queued: [VecDeque<f64>; PIPES],
     flags: HashMap<(i32, i32), VecDeque<f64>>,
     enqueued: HashMap<(i32, i32), VecDeque<f64>>,
     freed: HashMap<(i32, i32), VecDeque<f64>>,
@@ -794,6 +801,12 @@ impl Engine {
             st.busy[0] += cost;
             return;
         }
+        // A full instruction queue stalls issue until its oldest entry starts.
+        if st.queued[i].len() >= p.queue_depth.max(1) {
+            if let Some(t) = st.queued[i].pop_front() {
+                st.issue = st.issue.max(t);
+            }
+        }
         let start = st.issue.max(st.free[i]);
         let bytes = e.bytes as f64;
         let repeats = f64::from(e.repeats);
@@ -864,6 +877,7 @@ impl Engine {
             }
         }
         let st = &mut self.cores[c];
+        st.queued[i].push_back(start);
         st.free[i] = start + occupancy;
         st.done[i] = st.done[i].max(start + occupancy + latency);
         st.busy[i] += occupancy;

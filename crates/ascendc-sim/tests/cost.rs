@@ -350,3 +350,20 @@ fn scalar_costs_delay_issue() {
     .unwrap();
     assert_near(cycles(&r), 32.0);
 }
+
+/// Three MTE2 reads of 10 cycles and a 25-cycle vector op: with deep queues
+/// they overlap (30 cycles); with a queue of one, the third read waits in
+/// issue until the second starts (10), so the vector op starts at 10: 35.
+#[test]
+fn full_instruction_queue_stalls_issue() {
+    let mut p = params();
+    let trace = aiv(vec![
+        read(MB, 1024),
+        read(2 * MB, 1024),
+        read(3 * MB, 1024),
+        vec_op(OP_ADD, 25),
+    ]);
+    assert_near(cycles(&run(std::slice::from_ref(&trace), &p, 0)), 30.0);
+    p.queue_depth = 1;
+    assert_near(cycles(&run(&[trace], &p, 0)), 35.0);
+}

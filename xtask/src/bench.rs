@@ -278,9 +278,9 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let notes = vec![
         format!(
-            "SCANU runs on one AI core (1 AIC + 1 AIV); its simulator wall time grows with n, so it is swept up to 2^{} ({} with --quick); COPY up to 2^{max}.",
+            "SCANU runs on one AI core (1 AIC + 1 AIV) and its simulator wall time grows with n, so it is swept up to 2^{} (2^{} with --quick); COPY up to 2^{max}.",
             SCANU_MAX_LOG2.min(max),
-            if args.quick { format!("2^{SCANU_MAX_LOG2_QUICK}") } else { "same".into() }
+            SCANU_MAX_LOG2_QUICK.min(max),
         ),
         format!(
             "i8 scans stop at 2^{} (longer inputs could overflow the i32 scan and are refused).",

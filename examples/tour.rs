@@ -28,6 +28,21 @@ fn traffic(dev: &Device) -> (u64, u32) {
     })
 }
 
+fn tile_edge(a: Algorithm) -> u32 {
+    match a {
+        Algorithm::ScanU { s } | Algorithm::VecCumSum { s } => s,
+        Algorithm::Auto => 128,
+    }
+}
+
+fn name(a: Algorithm) -> String {
+    match a {
+        Algorithm::ScanU { s } => format!("ScanU s={s}"),
+        Algorithm::VecCumSum { s } => format!("VecCumSum s={s}"),
+        Algorithm::Auto => "Auto".into(),
+    }
+}
+
 fn tour_copy(dev: &Device, n: usize) -> Result<Row, Error> {
     let xs: Vec<u8> = pseudo_random(n, 1).map(|v| v as u8).collect();
     let x = dev.upload(&xs)?;
@@ -44,7 +59,12 @@ fn tour_copy(dev: &Device, n: usize) -> Result<Row, Error> {
     })
 }
 
-fn tour_scan_f16(dev: &Device, n: usize, s: u32, exclusive: bool) -> Result<Row, Error> {
+fn tour_scan_f16(
+    dev: &Device,
+    n: usize,
+    algorithm: Algorithm,
+    exclusive: bool,
+) -> Result<Row, Error> {
     let xs: Vec<f16> = pseudo_random(n, 2)
         .map(|v| f16::from_f32((v % 2001) as f32 / 100.0 - 10.0))
         .collect();
@@ -55,7 +75,7 @@ fn tour_scan_f16(dev: &Device, n: usize, s: u32, exclusive: bool) -> Result<Row,
         &x,
         ScanOptions {
             exclusive,
-            algorithm: Algorithm::ScanU { s },
+            algorithm,
             want_total: true,
         },
     )?;
@@ -67,7 +87,8 @@ fn tour_scan_f16(dev: &Device, n: usize, s: u32, exclusive: bool) -> Result<Row,
         abs += v.to_f64().abs();
         let want = if exclusive { before } else { acc };
         // f32 accumulation bound (see tests/scan.rs).
-        let bound = (f64::from(s) + i as f64 / f64::from(s) + 2.0) * 2f64.powi(-24) * abs;
+        let s = f64::from(tile_edge(algorithm));
+        let bound = (s + i as f64 / s + 2.0) * 2f64.powi(-24) * abs;
         ok &= (f64::from(y[i]) - want).abs() <= bound;
     }
     ok &= out
@@ -76,7 +97,7 @@ fn tour_scan_f16(dev: &Device, n: usize, s: u32, exclusive: bool) -> Result<Row,
     let (gm_bytes, cores) = traffic(dev);
     let kind = if exclusive { "exclusive" } else { "inclusive" };
     Ok(Row {
-        op: format!("scan f16->f32 {kind} ScanU s={s}"),
+        op: format!("scan f16->f32 {kind} {}", name(algorithm)),
         n,
         ok,
         gm_bytes,
@@ -84,7 +105,12 @@ fn tour_scan_f16(dev: &Device, n: usize, s: u32, exclusive: bool) -> Result<Row,
     })
 }
 
-fn tour_scan_i8(dev: &Device, n: usize, s: u32, exclusive: bool) -> Result<Row, Error> {
+fn tour_scan_i8(
+    dev: &Device,
+    n: usize,
+    algorithm: Algorithm,
+    exclusive: bool,
+) -> Result<Row, Error> {
     let xs: Vec<i8> = pseudo_random(n, 3).map(|v| v as i8).collect();
     let x = dev.upload(&xs)?;
     dev.take_reports();
@@ -93,7 +119,7 @@ fn tour_scan_i8(dev: &Device, n: usize, s: u32, exclusive: bool) -> Result<Row, 
         &x,
         ScanOptions {
             exclusive,
-            algorithm: Algorithm::ScanU { s },
+            algorithm,
             want_total: true,
         },
     )?;
@@ -109,7 +135,7 @@ fn tour_scan_i8(dev: &Device, n: usize, s: u32, exclusive: bool) -> Result<Row, 
     let (gm_bytes, cores) = traffic(dev);
     let kind = if exclusive { "exclusive" } else { "inclusive" };
     Ok(Row {
-        op: format!("scan i8->i32 {kind} ScanU s={s}"),
+        op: format!("scan i8->i32 {kind} {}", name(algorithm)),
         n,
         ok,
         gm_bytes,
@@ -130,10 +156,14 @@ fn main() -> Result<(), Error> {
     );
     let n = 1 << 20;
     let mut rows = vec![tour_copy(&dev, n * 2 + 13)?];
-    for s in [16, 32, 64, 128] {
+    let algorithms = [16, 32, 64, 128]
+        .map(|s| Algorithm::ScanU { s })
+        .into_iter()
+        .chain([16, 32, 64].map(|s| Algorithm::VecCumSum { s }));
+    for algorithm in algorithms {
         for exclusive in [false, true] {
-            rows.push(tour_scan_f16(&dev, n + 7, s, exclusive)?);
-            rows.push(tour_scan_i8(&dev, n + 7, s, exclusive)?);
+            rows.push(tour_scan_f16(&dev, n + 7, algorithm, exclusive)?);
+            rows.push(tour_scan_i8(&dev, n + 7, algorithm, exclusive)?);
         }
     }
     println!(

@@ -18,10 +18,16 @@ uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, voi
 uint32_t aclrtlaunch_scanu_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
+uint32_t aclrtlaunch_veccumsum_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
+uint32_t aclrtlaunch_veccumsum_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
+uint32_t aclrtlaunch_veccumsum_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
 uint32_t aclrtlaunch_scanu_i8_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_i8_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_i8_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_i8_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
+uint32_t aclrtlaunch_veccumsum_i8_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
+uint32_t aclrtlaunch_veccumsum_i8_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
+uint32_t aclrtlaunch_veccumsum_i8_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
 
 #ifdef __cplusplus
 }

@@ -58,4 +58,18 @@ static_assert(offsetof(ScanUTiling, zeros_offset) == 20, "ScanUTiling: offset of
 static_assert(offsetof(ScanUTiling, ring_offset) == 24, "ScanUTiling: offset of ring_offset differs from the Rust definition");
 static_assert(offsetof(ScanUTiling, reserved) == 28, "ScanUTiling: offset of reserved differs from the Rust definition");
 
+typedef struct VecCumSumTiling VecCumSumTiling;
+struct VecCumSumTiling {
+    // Elements to scan.
+    uint64_t n;
+    // Number of s*s tiles (the last may be partial).
+    uint32_t tiles;
+    // 1 for an exclusive scan, 0 for inclusive.
+    uint32_t exclusive;
+};
+static_assert(sizeof(VecCumSumTiling) == 16, "VecCumSumTiling: size differs from the Rust definition");
+static_assert(offsetof(VecCumSumTiling, n) == 0, "VecCumSumTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(VecCumSumTiling, tiles) == 8, "VecCumSumTiling: offset of tiles differs from the Rust definition");
+static_assert(offsetof(VecCumSumTiling, exclusive) == 12, "VecCumSumTiling: offset of exclusive differs from the Rust definition");
+
 #endif

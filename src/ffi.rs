@@ -154,6 +154,27 @@ type ScanULaunch = unsafe extern "C" fn(
     *mut sys::ScanUTiling,
 ) -> u32;
 
+type VecCumSumLaunch = unsafe extern "C" fn(
+    u32,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut sys::VecCumSumTiling,
+) -> u32;
+
+fn veccumsum_entry(name: &str) -> Option<VecCumSumLaunch> {
+    Some(match name {
+        "veccumsum_f16_s16" => sys::aclrtlaunch_veccumsum_f16_s16,
+        "veccumsum_f16_s32" => sys::aclrtlaunch_veccumsum_f16_s32,
+        "veccumsum_f16_s64" => sys::aclrtlaunch_veccumsum_f16_s64,
+        "veccumsum_i8_s16" => sys::aclrtlaunch_veccumsum_i8_s16,
+        "veccumsum_i8_s32" => sys::aclrtlaunch_veccumsum_i8_s32,
+        "veccumsum_i8_s64" => sys::aclrtlaunch_veccumsum_i8_s64,
+        _ => return None,
+    })
+}
+
 fn copy_entry(name: &str) -> Option<CopyLaunch> {
     match name {
         "copy_u8" => Some(sys::aclrtlaunch_copy_u8),
@@ -177,7 +198,7 @@ fn scanu_entry(name: &str) -> Option<ScanULaunch> {
 
 /// True when the library has a launch entry for every catalogue kernel.
 pub(crate) fn has_entry(name: &str) -> bool {
-    copy_entry(name).is_some() || scanu_entry(name).is_some()
+    copy_entry(name).is_some() || scanu_entry(name).is_some() || veccumsum_entry(name).is_some()
 }
 
 fn missing(name: &str) -> Error {
@@ -212,6 +233,26 @@ pub(crate) fn launch_scanu(
             gm[1],
             gm[2],
             gm[3],
+            as_sys(&mut plan.tiling),
+        )
+    };
+    Ok(())
+}
+
+pub(crate) fn launch_veccumsum(
+    stream: *mut c_void,
+    plan: &mut algos::LaunchPlan<algos::VecCumSumTiling>,
+    gm: [*mut c_void; 3],
+) -> Result<()> {
+    let f = veccumsum_entry(&plan.kernel).ok_or_else(|| missing(&plan.kernel))?;
+    // SAFETY: as in launch_copy; gm = x, y, total.
+    unsafe {
+        f(
+            plan.block_dim,
+            stream,
+            gm[0],
+            gm[1],
+            gm[2],
             as_sys(&mut plan.tiling),
         )
     };

@@ -27,6 +27,12 @@ pub enum Algorithm {
         /// Tile edge.
         s: u32,
     },
+    /// VECCUMSUM with tile edge s (16, 32 or 64): the vector-only baseline on
+    /// one vector core (transpose by Gather, row-wise adds, carry).
+    VecCumSum {
+        /// Tile edge.
+        s: u32,
+    },
 }
 
 /// How to scan.
@@ -51,6 +57,22 @@ pub struct ScanOutput<A: Element> {
 
 /// Largest i8 input length whose sum provably fits i32 (|sum| <= 128 n).
 pub const MAX_I8_SCAN_LEN: usize = (i32::MAX as usize) / 128;
+
+enum Chosen {
+    ScanU(algos::ScanU),
+    VecCumSum(algos::VecCumSum),
+}
+
+/// Errors in the algorithm's parameters are errors in `options.algorithm`.
+fn algorithm_error(e: algos::AlgoError) -> Error {
+    match e {
+        algos::AlgoError::InvalidArgument { reason, .. } => Error::InvalidArgument {
+            name: "options.algorithm",
+            reason,
+        },
+        other => other.into(),
+    }
+}
 
 /// Scans `x` on its device.
 ///
@@ -80,35 +102,41 @@ pub fn scan<T: ScanInput>(
             ),
         });
     }
-    let s = match options.algorithm {
-        Algorithm::Auto => 128,
-        Algorithm::ScanU { s } => s,
+    let chosen = match options.algorithm {
+        Algorithm::Auto => Chosen::ScanU(algos::ScanU::new(T::DTYPE, 128)?),
+        Algorithm::ScanU { s } => {
+            Chosen::ScanU(algos::ScanU::new(T::DTYPE, s).map_err(algorithm_error)?)
+        }
+        Algorithm::VecCumSum { s } => {
+            Chosen::VecCumSum(algos::VecCumSum::new(T::DTYPE, s).map_err(algorithm_error)?)
+        }
     };
-    let algo = algos::ScanU::new(T::DTYPE, s).map_err(|e| match e {
-        algos::AlgoError::InvalidArgument { reason, .. } => Error::InvalidArgument {
-            name: "options.algorithm",
-            reason,
-        },
-        other => other.into(),
-    })?;
     let values = device.alloc_uninit::<T::Acc>(n)?;
     if n == 0 {
         let total = options.want_total.then(T::Acc::default);
         return Ok(ScanOutput { values, total });
     }
-    let mut plan = algo.plan(device.profile(), n as u64, options.exclusive)?;
-    let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
-    let constants = algo.workspace_constants();
-    device.bind()?;
-    ffi::upload(workspace.ptr(), workspace.bytes(), &constants)?;
     let total = device.alloc_zeroed::<T::Acc>(1)?;
-    device.run(|stream| {
-        ffi::launch_scanu(
-            stream,
-            &mut plan,
-            [x.ptr(), values.ptr(), total.ptr(), workspace.ptr()],
-        )
-    })?;
+    let (n64, exclusive) = (n as u64, options.exclusive);
+    match chosen {
+        Chosen::ScanU(algo) => {
+            let mut plan = algo.plan(device.profile(), n64, exclusive)?;
+            let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
+            device.bind()?;
+            ffi::upload(
+                workspace.ptr(),
+                workspace.bytes(),
+                &algo.workspace_constants(),
+            )?;
+            let gm = [x.ptr(), values.ptr(), total.ptr(), workspace.ptr()];
+            device.run(|stream| ffi::launch_scanu(stream, &mut plan, gm))?;
+        }
+        Chosen::VecCumSum(algo) => {
+            let mut plan = algo.plan(device.profile(), n64, exclusive)?;
+            let gm = [x.ptr(), values.ptr(), total.ptr()];
+            device.run(|stream| ffi::launch_veccumsum(stream, &mut plan, gm))?;
+        }
+    }
     let total = if options.want_total {
         Some(total.download()?[0])
     } else {

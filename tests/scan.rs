@@ -14,6 +14,10 @@ fn device() -> Device {
 /// per earlier row (vector, f32) plus one, so by the standard bound for
 /// recursive summation |y_i - sum_i| <= (s + i/s + 2) * 2^-24 * sum_{j<=i} |x_j|.
 fn check_f16(xs: &[f16], s: u32, exclusive: bool) {
+    check_f16_with(xs, Algorithm::ScanU { s }, s, exclusive);
+}
+
+fn check_f16_with(xs: &[f16], algorithm: Algorithm, s: u32, exclusive: bool) {
     let dev = device();
     let x = dev.upload(xs).unwrap();
     let out = scan(
@@ -21,7 +25,7 @@ fn check_f16(xs: &[f16], s: u32, exclusive: bool) {
         &x,
         ScanOptions {
             exclusive,
-            algorithm: Algorithm::ScanU { s },
+            algorithm,
             want_total: true,
         },
     )
@@ -52,6 +56,10 @@ fn check_f16(xs: &[f16], s: u32, exclusive: bool) {
 }
 
 fn check_i8(xs: &[i8], s: u32, exclusive: bool) {
+    check_i8_with(xs, Algorithm::ScanU { s }, exclusive);
+}
+
+fn check_i8_with(xs: &[i8], algorithm: Algorithm, exclusive: bool) {
     let dev = device();
     let x = dev.upload(xs).unwrap();
     let out = scan(
@@ -59,7 +67,7 @@ fn check_i8(xs: &[i8], s: u32, exclusive: bool) {
         &x,
         ScanOptions {
             exclusive,
-            algorithm: Algorithm::ScanU { s },
+            algorithm,
             want_total: true,
         },
     )
@@ -73,7 +81,7 @@ fn check_i8(xs: &[i8], s: u32, exclusive: bool) {
         assert_eq!(
             i64::from(y[i]),
             want,
-            "n={} s={s} exclusive={exclusive} i={i}",
+            "n={} {algorithm:?} exclusive={exclusive} i={i}",
             xs.len()
         );
     }
@@ -140,6 +148,48 @@ fn edge_lengths_all_s_both_dtypes_both_kinds() {
             }
         }
     }
+}
+
+#[test]
+fn veccumsum_edge_lengths() {
+    for s in [16u32, 32, 64] {
+        for n in edge_lengths(s as usize) {
+            for exclusive in [false, true] {
+                check_f16_with(
+                    &f16_data(n, n as u64 + 5),
+                    Algorithm::VecCumSum { s },
+                    s,
+                    exclusive,
+                );
+                check_i8_with(
+                    &i8_data(n, n as u64 * 7 + 3),
+                    Algorithm::VecCumSum { s },
+                    exclusive,
+                );
+            }
+        }
+    }
+    let dev = device();
+    let x = dev.upload(&[f16::ONE; 4]).unwrap();
+    let err = scan(
+        &dev,
+        &x,
+        ScanOptions {
+            algorithm: Algorithm::VecCumSum { s: 128 },
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidArgument {
+                name: "options.algorithm",
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]

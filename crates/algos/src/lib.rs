@@ -10,11 +10,13 @@ pub mod kernel;
 pub mod render;
 pub mod scanu;
 pub mod tiling;
+pub mod veccumsum;
 
 pub use copy::{Copy, CopyTiling};
 pub use kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
 pub use scanu::{ScanU, ScanUTiling};
 pub use tiling::Tiling;
+pub use veccumsum::{VecCumSum, VecCumSumTiling};
 
 /// Every kernel instance the library builds, in a fixed order.
 pub fn catalogue() -> Vec<Box<dyn Kernel>> {
@@ -23,6 +25,11 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
         for s in ScanU::TILE_EDGES {
             out.push(Box::new(
                 ScanU::new(dtype, s).expect("catalogue entries are valid"),
+            ));
+        }
+        for s in VecCumSum::TILE_EDGES {
+            out.push(Box::new(
+                VecCumSum::new(dtype, s).expect("catalogue entries are valid"),
             ));
         }
     }

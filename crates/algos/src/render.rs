@@ -3,7 +3,7 @@ use askama::Template;
 
 use crate::kernel::{generated_header, Kernel};
 use crate::tiling::Tiling;
-use crate::{catalogue, CopyTiling, ScanUTiling};
+use crate::{catalogue, CopyTiling, ScanUTiling, VecCumSumTiling};
 
 /// One generated file: path relative to the workspace root, and contents.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,8 +91,16 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
         path: "kernels/ascend_scan_tiling.h".into(),
         contents: TilingHeader {
             header: &generated_header("ascend_scan_tiling.h"),
-            structs: vec![CopyTiling::cpp_definition(), ScanUTiling::cpp_definition()],
-            names: vec![CopyTiling::CPP_NAME, ScanUTiling::CPP_NAME],
+            structs: vec![
+                CopyTiling::cpp_definition(),
+                ScanUTiling::cpp_definition(),
+                VecCumSumTiling::cpp_definition(),
+            ],
+            names: vec![
+                CopyTiling::CPP_NAME,
+                ScanUTiling::CPP_NAME,
+                VecCumSumTiling::CPP_NAME,
+            ],
         }
         .render()?
             + "\n",

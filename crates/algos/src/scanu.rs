@@ -25,6 +25,27 @@ pub struct ScanUTiling {
     pub reserved: u32,
 }
 
+/// Accumulator (output) type of a scan of `dtype`: f32 for f16, i32 for i8.
+pub fn scan_accumulator(dtype: DType) -> DType {
+    if dtype == DType::I8 {
+        DType::I32
+    } else {
+        DType::F32
+    }
+}
+
+/// The scans take f16 (accumulating in f32) or i8 (accumulating in i32).
+pub fn validate_scan_dtype(algorithm: &'static str, dtype: DType) -> Result<(), AlgoError> {
+    if ScanU::DTYPES.contains(&dtype) {
+        return Ok(());
+    }
+    Err(AlgoError::UnsupportedDtype {
+        algorithm,
+        dtype,
+        reason: "scans take f16 (accumulating in f32) or i8 (accumulating in i32)".into(),
+    })
+}
+
 /// A SCANU kernel instance: input type and tile edge s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScanU {
@@ -79,11 +100,7 @@ impl ScanU {
     }
     /// Output (accumulator) element type.
     pub fn acc_dtype(&self) -> DType {
-        if self.dtype == DType::I8 {
-            DType::I32
-        } else {
-            DType::F32
-        }
+        scan_accumulator(self.dtype)
     }
     /// Tile edge.
     pub fn s(&self) -> u32 {

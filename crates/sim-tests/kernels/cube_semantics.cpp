@@ -416,3 +416,118 @@ SIMTEST(cube_loaddata_from_gm) {
             CHECK_EQ(l1[i * 256 + e], in[(5 - i) * 256 + e]);
         }
 }
+
+// int8 B given as KxN row-major: Nd2Nz to L1 (32-wide column blocks), then
+// LoadDataWithTranspose turns each 32x32 square into two Zn fractals. N = 40
+// leaves an odd N1 = 3: the spill of each k1 row into the next one is
+// overwritten by the following call, as on hardware.
+SIMTEST(cube_int8_transpose_load) {
+    const uint32_t M = 20, K = 64, N = 40, M1 = 2, K1 = 2, N1 = 3, J = 2;
+    auto a = pattern<int8_t>(M * K, 13, 23, 11);
+    auto b = pattern<int8_t>(K * N, 7, 19, 9);
+    simtest::DevBuf<int8_t> da(a), db(b);
+    simtest::DevBuf<int32_t> dc(M * N);
+    simtest::run_ok("cube_int8_transpose_load", KERNEL_TYPE_AIC_ONLY, 1, [&] {
+        TPipe pipe;
+        TBuf<TPosition::A1> a1;
+        TBuf<TPosition::B1> b1;
+        TBuf<TPosition::A2> a2;
+        TBuf<TPosition::B2> b2;
+        TBuf<TPosition::CO1> c1;
+        pipe.InitBuffer(a1, M1 * K1 * 512);
+        pipe.InitBuffer(b1, J * K1 * 1024);
+        pipe.InitBuffer(a2, M1 * K1 * 512);
+        pipe.InitBuffer(b2, (K1 * N1 + 1) * 512);
+        pipe.InitBuffer(c1, M1 * N1 * 1024);
+        auto ta1 = a1.Get<int8_t>();
+        auto tb1 = b1.Get<int8_t>();
+        auto ta2 = a2.Get<int8_t>();
+        auto tb2 = b2.Get<int8_t>();
+        DataCopy(ta1, gt(da), Nd2NzParams(1, M, K, 0, K, M1 * 16, 1, 0));
+        DataCopy(tb1, gt(db), Nd2NzParams(1, K, N, 0, N, K1 * 32, 1, 0));
+        for (uint32_t m1 = 0; m1 < M1; ++m1)
+            LoadData(ta2[m1 * K1 * 512], ta1[m1 * 512], LoadData2DParams(0, K1, M1, 0, 0, false, 0));
+        for (uint32_t k1 = 0; k1 < K1; ++k1)
+            LoadDataWithTranspose(tb2[k1 * N1 * 512], tb1, LoadData2dTransposeParams(k1, J, K1, 1, 0));
+        auto tc = c1.Get<int32_t>();
+        Mmad(tc, ta2, tb2, MmadParams(M, N, K, 0, false, true));
+        Fixpipe(gt(dc), tc, FixpipeParamsV220(N, M, M1 * 16, N, false));
+    });
+    auto expect = ref_matmul<int32_t>(a, b, M, K, N);
+    auto out = dc.download();
+    for (uint32_t i = 0; i < M * N; ++i) CHECK_EQ(out[i], expect[i]);
+}
+
+// Bias: GM -> L1 (C1) -> BiasTable (C2, 64 B units), then the bias form of
+// Mmad adds bias[n] to every row.
+SIMTEST(cube_mmad_bias) {
+    const uint32_t M = 20, K = 40, N = 32, M1 = 2, K1 = 3, N1 = 2;
+    auto a = pattern<half>(M * K, 7, 11, 5);
+    auto b = pattern<half>(K * N, 5, 9, 4);
+    std::vector<float> bias(N);
+    for (uint32_t n = 0; n < N; ++n) bias[n] = static_cast<float>(n) * 0.5f - 3.0f;
+    simtest::DevBuf<half> da(a), db(transpose(b, K, N));
+    simtest::DevBuf<float> dbias(bias), dc(M * N);
+    simtest::run_ok("cube_mmad_bias", KERNEL_TYPE_AIC_ONLY, 1, [&] {
+        TPipe pipe;
+        TBuf<TPosition::A1> a1;
+        TBuf<TPosition::B1> b1;
+        TBuf<TPosition::C1> c1buf;
+        TBuf<TPosition::A2> a2;
+        TBuf<TPosition::B2> b2;
+        TBuf<TPosition::C2> bt;
+        TBuf<TPosition::CO1> co1;
+        pipe.InitBuffer(a1, M1 * K1 * 512);
+        pipe.InitBuffer(b1, K1 * N1 * 512);
+        pipe.InitBuffer(c1buf, N * 4);
+        pipe.InitBuffer(a2, M1 * K1 * 512);
+        pipe.InitBuffer(b2, K1 * N1 * 512);
+        pipe.InitBuffer(bt, N * 4);
+        pipe.InitBuffer(co1, M1 * N1 * 1024);
+        auto ta1 = a1.Get<half>();
+        auto tb1 = b1.Get<half>();
+        auto ta2 = a2.Get<half>();
+        auto tb2 = b2.Get<half>();
+        DataCopy(ta1, gt(da), Nd2NzParams(1, M, K, 0, K, M1 * 16, 1, 0));
+        DataCopy(tb1, gt(db), Nd2NzParams(1, N, K, 0, K, N1 * 16, 1, 0));
+        for (uint32_t m1 = 0; m1 < M1; ++m1)
+            LoadData(ta2[m1 * K1 * 256], ta1[m1 * 256], LoadData2DParams(0, K1, M1, 0, 0, false, 0));
+        LoadData(tb2, tb1, LoadData2DParams(0, K1 * N1, 1, 0, 0, false, 0));
+        auto l1bias = c1buf.Get<float>();
+        DataCopy(l1bias, gt(dbias), N);
+        auto tbias = bt.Get<float>();
+        DataCopy(tbias, l1bias, DataCopyParams(1, N * 4 / 64, 0, 0));
+        auto tc = co1.Get<float>();
+        Mmad(tc, ta2, tb2, tbias, MmadParams(M, N, K, 0, false, true));
+        Fixpipe(gt(dc), tc, FixpipeParamsV220(N, M, M1 * 16, N, false));
+    });
+    auto expect = ref_matmul<float>(a, b, M, K, N);
+    auto out = dc.download();
+    for (uint32_t m = 0; m < M; ++m)
+        for (uint32_t n = 0; n < N; ++n) CHECK_EQ(out[m * N + n], bias[n] + expect[m * N + n]);
+}
+
+// InitConstValue: blocks of 32 B in L1 and 512 B in L0B, gaps end-to-start.
+SIMTEST(cube_init_const_value) {
+    std::vector<float> l1;
+    std::vector<half> l0b;
+    simtest::run_ok("cube_init_const_value", KERNEL_TYPE_AIC_ONLY, 1, [&] {
+        TPipe pipe;
+        TBuf<TPosition::A1> a1;
+        TBuf<TPosition::B2> b2;
+        pipe.InitBuffer(a1, 12 * 32);
+        pipe.InitBuffer(b2, 5 * 512);
+        auto t1 = a1.Get<float>();
+        auto t2 = b2.Get<half>();
+        std::memset(t1.GetPhyAddr(), 0, 12 * 32);
+        std::memset(t2.GetPhyAddr(), 0, 5 * 512);
+        InitConstValue(t1, InitConstValueParams<float>(3, 2, 2, 1.25f));  // blocks 0-1, 4-5, 8-9
+        InitConstValue(t2, InitConstValueParams<half>(2, 1, 3, static_cast<half>(-2.0f)));  // fractals 0, 4
+        l1 = snapshot(t1, 12 * 8);
+        l0b = snapshot(t2, 5 * 256);
+    });
+    for (int b = 0; b < 12; ++b)
+        for (int e = 0; e < 8; ++e) CHECK_EQ(l1[b * 8 + e], (b % 4) < 2 ? 1.25f : 0.0f);
+    for (int f = 0; f < 5; ++f)
+        for (int e = 0; e < 256; ++e) CHECK_EQ(l0b[f * 256 + e], (half)(f % 4 == 0 ? -2.0f : 0.0f));
+}

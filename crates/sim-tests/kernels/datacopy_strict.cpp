@@ -81,3 +81,26 @@ SIMTEST(dc_strict_beyond_tensor) {
         DataCopy(buf.Get<float>(), gt(src), DataCopyParams(2, 4, 0, 4));  // block 1 covers floats [64, 96) of 64
     });
 }
+
+// DataCopyPad padding is limited to 32 bytes per side.
+SIMTEST(dc_strict_pad_too_wide) {
+    simtest::DevBuf<float> src(64);
+    simtest::expect_violation("parameter out of range", "dc_strict_pad_too_wide", KERNEL_TYPE_AIV_ONLY, 1, [&] {
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 512);
+        DataCopyPad(buf.Get<float>(), gt(src), DataCopyExtParams(1, 16, 0, 0, 0),
+                    DataCopyPadExtParams<float>(true, 9, 0, 0.0f));  // 36 bytes of left padding
+    });
+}
+
+// Nd2Nz only targets L1 on A2.
+SIMTEST(dc_strict_nd2nz_to_ub) {
+    simtest::DevBuf<half> src(256);
+    simtest::expect_violation("unsupported data path", "dc_strict_nd2nz_to_ub", KERNEL_TYPE_AIV_ONLY, 1, [&] {
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 1024);
+        DataCopy(buf.Get<half>(), gt(src), Nd2NzParams(1, 16, 16, 0, 16, 16, 1, 0));
+    });
+}

@@ -24,4 +24,7 @@ sim_tests::sim_test!(
     cube_fixpipe_atomic_two_cores,
     cube_trace_events,
     cube_loaddata_from_gm,
+    cube_int8_transpose_load,
+    cube_mmad_bias,
+    cube_init_const_value,
 );

@@ -15,4 +15,6 @@ sim_tests::sim_test!(
     dc_strict_pad_to_l1,
     dc_strict_beyond_tensor,
     dc_trace_events,
+    dc_strict_pad_too_wide,
+    dc_strict_nd2nz_to_ub,
 );

@@ -46,6 +46,21 @@ struct LoadData2DParams {
     uint8_t addrMode = 0;
 };
 
+struct LoadData2dTransposeParams {
+    __aicore__ LoadData2dTransposeParams() {}
+    __aicore__ LoadData2dTransposeParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn,
+                                         const uint16_t srcStrideIn, const uint16_t dstGapIn,
+                                         const uint16_t dstFracGapIn, const uint8_t addrModeIn = 0)
+        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
+          dstFracGap(dstFracGapIn), addrMode(addrModeIn) {}
+    uint16_t startIndex = 0;
+    uint8_t repeatTimes = 0;
+    uint16_t srcStride = 0;
+    uint16_t dstGap = 0;
+    uint16_t dstFracGap = 0;
+    uint8_t addrMode = 0;
+};
+
 struct MmadParams {
     __aicore__ MmadParams() {}
     __aicore__ MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const bool isBiasIn,
@@ -142,6 +157,47 @@ void copy_fractal(T* d, const T* s, bool transpose) {
 
 }  // namespace sim_cube
 
+// ---------------------------------------------------------------- InitConstValue
+
+template <typename T>
+struct InitConstValueParams {
+    __aicore__ InitConstValueParams() {}
+    __aicore__ InitConstValueParams(const uint16_t repeatTimesIn, const uint16_t blockNumIn, const uint16_t dstGapIn,
+                                    const T initValueIn)
+        : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
+    __aicore__ InitConstValueParams(const uint16_t repeatTimesIn, const T initValueIn)
+        : repeatTimes(repeatTimesIn), initValue(initValueIn) {}
+    uint16_t repeatTimes = 0;
+    uint16_t blockNum = 0;
+    uint16_t dstGap = 0;
+    T initValue = 0;
+};
+
+// Fills L1 (A1/B1: 32 B blocks) or L0A/L0B (A2/B2: 512 B blocks): repeat i
+// writes blockNum blocks starting at block i*(blockNum + dstGap).
+template <typename T, typename U>
+__aicore__ inline void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<U>& p) {
+    ASCSIM_API("InitConstValue");
+    static_assert(std::is_same_v<T, U>, "InitConstValue: the value type must be the tensor type");
+    if constexpr (!ascsim::one_of_v<T, half, int16_t, uint16_t, bfloat16_t, float, int32_t, uint32_t>) {
+        ascsim::unsupported_dtype<T>("InitConstValue");
+    } else {
+        sim_detail::require_mem(dst, {ascsim::Mem::L1, ascsim::Mem::L0A, ascsim::Mem::L0B}, "destination");
+        const bool l1 = dst.sim_mem() == ascsim::Mem::L1;
+        dst.require_aligned(l1 ? 32 : 512, "destination");
+        sim_detail::check_range("repeatTimes", p.repeatTimes, 0, 32767);
+        sim_detail::check_range("blockNum", p.blockNum, 0, 32767);
+        sim_detail::check_range("dstGap", p.dstGap, 0, 32767);
+        const uint64_t blk = (l1 ? 32 : 512) / sizeof(T);
+        for (uint64_t i = 0; i < p.repeatTimes; ++i) {
+            T* d = dst.span(i * (uint64_t(p.blockNum) + p.dstGap) * blk, p.blockNum * blk);
+            for (uint64_t e = 0; e < p.blockNum * blk; ++e) d[e] = p.initValue;
+        }
+        ASCSIM_RECORD("InitConstValue", l1 ? ASCSIM_PIPE_MTE2 : ASCSIM_PIPE_MTE1, p.repeatTimes,
+                      uint64_t(p.repeatTimes) * p.blockNum * blk * sizeof(T));
+    }
+}
+
 // ---------------------------------------------------------------- LoadData
 
 // 2D mode: repeat i copies the 512 B fractal startIndex + i*srcStride of src
@@ -190,15 +246,55 @@ __aicore__ inline void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>
                   p.repeatTimes ? first : 0, p.repeatTimes ? uint64_t(hi - lo + 1) * sim_cube::kFracBytes : 0, false);
 }
 
+// LoadDataWithTranspose (L1 -> L0A/L0B). 16-bit: repeat i transposes the
+// 16x16 fractal startIndex + i*srcStride into fractal i*(dstGap+1). 8-bit:
+// repeat i takes the 32x32 square (two consecutive 16x32 fractals, 1 KB)
+// startIndex + i*srcStride, transposes it and writes its upper half to fractal
+// i*(dstGap+1) and its lower half dstFracGap fractals after that one.
+// 32-bit (two merged 16x8 fractals) is not simulated: the documented merge
+// order is ambiguous.
+template <typename T>
+__aicore__ inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                             const LoadData2dTransposeParams& p) {
+    ASCSIM_API("LoadDataWithTranspose");
+    if constexpr (!ascsim::one_of_v<T, int8_t, uint8_t, half, bfloat16_t>) {
+        if constexpr (ascsim::one_of_v<T, float, int32_t, uint32_t>)
+            ascsim::fail("unsupported feature", "LoadDataWithTranspose of 32-bit types is not simulated");
+        else
+            ascsim::unsupported_dtype<T>("LoadDataWithTranspose");
+    } else {
+        sim_detail::require_mem(dst, {ascsim::Mem::L0A, ascsim::Mem::L0B}, "L1 -> destination");
+        sim_detail::require_mem(src, {ascsim::Mem::L1}, "source -> L0A/L0B");
+        dst.require_aligned(512, "destination");
+        src.require_aligned(32, "source");
+        constexpr uint64_t E = sim_cube::kFracBytes / sizeof(T);  // elements per fractal
+        constexpr uint64_t S = sizeof(T) == 1 ? 32 : 16;         // square side
+        std::vector<T> sq(S * S);
+        for (uint64_t i = 0; i < p.repeatTimes; ++i) {
+            int64_t si = p.addrMode == 0 ? int64_t(p.startIndex) + int64_t(i * p.srcStride)
+                                         : int64_t(p.startIndex) - int64_t(i * p.srcStride);
+            if (si < 0) ascsim::fail("access beyond tensor", "LoadDataWithTranspose: source index below 0");
+            const T* s = src.span(uint64_t(si) * S * S, S * S);
+            for (uint64_t r = 0; r < S; ++r)
+                for (uint64_t c = 0; c < S; ++c) sq[r * S + c] = s[c * S + r];
+            const uint64_t d0 = i * (p.dstGap + 1ull);
+            std::memcpy(dst.span(d0 * E, E), sq.data(), sim_cube::kFracBytes);
+            if (S == 32) std::memcpy(dst.span((d0 + 1 + p.dstFracGap) * E, E), sq.data() + E, sim_cube::kFracBytes);
+        }
+        ASCSIM_RECORD("LoadDataWithTranspose", ASCSIM_PIPE_MTE1, p.repeatTimes,
+                      p.repeatTimes * S * S * sizeof(T));
+    }
+}
+
 // ---------------------------------------------------------------- Mmad
 
 // C[m][n] = init + sum_k A[m][k]*B[k][n], accumulated in the destination type
 // in k order. init = 0 when cmatrixInitVal (default), else the current L0C
 // value (cmatrixSource=false).
+namespace sim_cube {
 template <typename T, typename U, typename S>
-__aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
-                            const MmadParams& p) {
-    ASCSIM_API("Mmad");
+void mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter, const T* bias,
+          const MmadParams& p) {
     constexpr bool ok = (std::is_same_v<T, float> && std::is_same_v<U, half> && std::is_same_v<S, half>) ||
                         (std::is_same_v<T, float> && std::is_same_v<U, bfloat16_t> && std::is_same_v<S, bfloat16_t>) ||
                         (std::is_same_v<T, float> && std::is_same_v<U, float> && std::is_same_v<S, float>) ||
@@ -225,28 +321,58 @@ __aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm,
         // float inputs with kDirectionAlign pad K to 16 (two 8-deep fractals).
         const uint64_t K1a = (std::is_same_v<U, float> && p.kDirectionAlign) ? sim_cube::ceil_div(K, 16) * 2 : K1;
         if (M != 0 && N != 0 && K != 0) {
-            if (p.cmatrixSource && !p.cmatrixInitVal)
+            if (!bias && p.cmatrixSource && !p.cmatrixInitVal)
                 ascsim::fail("unsupported feature", "Mmad: bias from C2 (cmatrixSource=true) is not simulated");
             const bool gemv = M == 1;
             const U* a = fm.span(0, gemv ? K : M1 * K1a * 16 * K0);
             const S* b = filter.span(0, K1 * N1 * 16 * K0);
             T* c = dst.span(0, N1 * M1 * 256);
             const bool accumulate = p.isBias || !p.cmatrixInitVal;
+            // Gather A (row-major MxK) and B (column-major KxN) in the
+            // accumulator type, then accumulate in k order.
+            std::vector<T> ad(M * K), bd(N * K);
+            for (uint64_t m = 0; m < M; ++m)
+                for (uint64_t k = 0; k < K; ++k)
+                    ad[m * K + k] = sim_cube::widen<T>(a[gemv ? k : sim_cube::zz_index(m, k, K1a, K0)]);
+            for (uint64_t n = 0; n < N; ++n)
+                for (uint64_t k = 0; k < K; ++k) bd[n * K + k] = sim_cube::widen<T>(b[sim_cube::zn_index(k, n, N1, K0)]);
             for (uint64_t m = 0; m < M; ++m) {
                 for (uint64_t n = 0; n < N; ++n) {
                     T& out = c[sim_cube::nz_index(m, n, M1)];
-                    T acc = accumulate ? out : T(0);
-                    for (uint64_t k = 0; k < K; ++k) {
-                        const T av = sim_cube::widen<T>(a[gemv ? k : sim_cube::zz_index(m, k, K1a, K0)]);
-                        const T bv = sim_cube::widen<T>(b[sim_cube::zn_index(k, n, N1, K0)]);
-                        acc += av * bv;
-                    }
+                    T acc = bias ? bias[n] : accumulate ? out : T(0);
+                    const T* ar = &ad[m * K];
+                    const T* bc = &bd[n * K];
+                    for (uint64_t k = 0; k < K; ++k) acc += ar[k] * bc[k];
                     out = acc;
                 }
             }
         }
         ASCSIM_RECORD("Mmad", ASCSIM_PIPE_M, static_cast<uint32_t>(M1 * N1 * K1),
                       (M1 * K1 + K1 * N1) * sim_cube::kFracBytes);
+    }
+}
+}  // namespace sim_cube
+
+template <typename T, typename U, typename S>
+__aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
+                            const MmadParams& p) {
+    ASCSIM_API("Mmad");
+    sim_cube::mmad(dst, fm, filter, static_cast<const T*>(nullptr), p);
+}
+
+// Bias form: C[m][n] = bias[n] + sum_k A[m][k]*B[k][n]; bias (C2, BiasTable)
+// has the destination type; cmatrixSource/cmatrixInitVal are ignored.
+template <typename T, typename U, typename S, typename V>
+__aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
+                            const LocalTensor<V>& bias, const MmadParams& p) {
+    ASCSIM_API("Mmad");
+    if constexpr (!std::is_same_v<T, V>) {
+        ascsim::fail("unsupported dtype on A2", ascsim::fmt("Mmad bias of %s must have the destination type %s",
+                                                            ascsim::type_name<V>(), ascsim::type_name<T>()));
+    } else {
+        sim_detail::require_mem(bias, {ascsim::Mem::BT}, "bias");
+        bias.require_aligned(64, "bias");
+        sim_cube::mmad(dst, fm, filter, p.m && p.n && p.k ? bias.span(0, p.n) : static_cast<const T*>(nullptr), p);
     }
 }
 

@@ -229,9 +229,41 @@ __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>
 
 // ---------------------------------------------------------------- DataCopy UB -> UB
 
+namespace sim_detail {
+
+// L1 (C1) -> BiasTable (C2): blockLen and dstGap in 64 B units, srcGap in
+// 32 B units (pipe MTE1). Bias elements are float or int32 (the Mmad
+// accumulator types).
+template <typename T>
+void copy_l1_to_bt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+    if constexpr (!ascsim::one_of_v<T, float, int32_t>) {
+        ascsim::unsupported_dtype<T>("DataCopy L1 -> BiasTable (float or int32 bias)");
+    } else {
+        dst.require_aligned(64, "destination (BiasTable)");
+        src.require_aligned(32, "source");
+        uint32_t count = 0;
+        uint64_t len = 0;
+        if (check_copy_params(p)) {
+            count = p.blockCount;
+            len = p.blockLen * 64ull;
+            const uint64_t e = len / sizeof(T);
+            for (uint32_t i = 0; i < count; ++i)
+                std::memcpy(dst.span(i * (p.blockLen * 64ull + p.dstGap * 64ull) / sizeof(T), e),
+                            src.span(i * (p.blockLen * 64ull + p.srcGap * 32ull) / sizeof(T), e), len);
+        }
+        ASCSIM_RECORD("DataCopy", ASCSIM_PIPE_MTE1, count, count * len);
+    }
+}
+
+}  // namespace sim_detail
+
 template <typename T>
 __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
     ASCSIM_API("DataCopy");
+    if (dst.sim_mem() == ascsim::Mem::BT && src.sim_mem() == ascsim::Mem::L1) {
+        sim_detail::copy_l1_to_bt(dst, src, p);
+        return;
+    }
     sim_detail::require_mem(dst, {ascsim::Mem::UB}, "UB -> destination");
     sim_detail::require_mem(src, {ascsim::Mem::UB}, "source -> UB");
     dst.require_aligned(32, "destination");

@@ -1,0 +1,112 @@
+// {{ header }}
+//
+// VECCUMSUM (s = {{ s }}, {{ in_type }} -> {{ acc_type }}): the scan on the vector
+// unit only, the baseline of the cube scans (AscendC CumSum style). For each
+// l-tile: cast to the accumulator type, transpose the s x s tile with a Gather
+// (so each s-element segment becomes a column), scan down the columns with
+// s - 1 row-wise vector Adds, transpose back, then add the running carry to
+// each row as SCANU does. One vector core.
+#include "kernel_operator.h"
+#include "ascend_scan_blocks.h"
+#include "ascend_scan_tiling.h"
+
+using namespace AscendC;
+using namespace ascend_scan;
+
+namespace {
+using TIn = {{ in_type }};
+using TAcc = {{ acc_type }};
+constexpr uint32_t kS = {{ s }};
+constexpr uint32_t kTile = kS * kS;
+
+// int8 reaches int32 through half (A2 has no direct int8 -> int32 cast).
+__aicore__ inline void ToAcc(const LocalTensor<TAcc>& dst, const LocalTensor<TIn>& src,
+                             const LocalTensor<half>& tmp) {
+    if constexpr (std::is_same<TIn, int8_t>::value) {
+        Cast(tmp, src, RoundMode::CAST_NONE, kTile);
+        PipeBarrier<PIPE_V>();
+        Cast(dst, tmp, RoundMode::CAST_RINT, kTile);
+    } else {
+        (void)tmp;
+        Cast(dst, src, RoundMode::CAST_NONE, kTile);
+    }
+}
+}  // namespace
+
+extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR x, GM_ADDR y, GM_ADDR total, VecCumSumTiling tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> qIn;
+    TQue<TPosition::VECOUT, 1> qOut;
+    TBuf<TPosition::VECCALC> bufA, bufT, bufHalf, bufIdx, bufOne;
+    pipe.InitBuffer(qIn, 2, kTile * sizeof(TIn));
+    pipe.InitBuffer(qOut, 2, kTile * sizeof(TAcc));
+    pipe.InitBuffer(bufA, kTile * sizeof(TAcc));
+    pipe.InitBuffer(bufT, kTile * sizeof(TAcc));
+    pipe.InitBuffer(bufHalf, std::is_same<TIn, int8_t>::value ? kTile * sizeof(half) : 32);
+    pipe.InitBuffer(bufIdx, kTile * sizeof(uint32_t));
+    pipe.InitBuffer(bufOne, 32);
+
+    GlobalTensor<TIn> gx;
+    GlobalTensor<TAcc> gy, gTotal;
+    gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), tiling.n);
+    gy.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(y), tiling.n);
+    gTotal.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(total), 1);
+    LocalTensor<TAcc> a = bufA.Get<TAcc>();
+    LocalTensor<TAcc> tr = bufT.Get<TAcc>();
+    LocalTensor<half> tmpHalf = bufHalf.Get<half>();
+    LocalTensor<uint32_t> idx = bufIdx.Get<uint32_t>();
+    LocalTensor<TAcc> one = bufOne.Get<TAcc>();
+
+    // Transpose table: element r*s + c reads element c*s + r (byte offsets).
+    for (uint32_t i = 0; i < kTile; ++i) idx.SetValue(i, static_cast<uint32_t>(((i % kS) * kS + i / kS) * sizeof(TAcc)));
+    SetFlag<HardEvent::S_V>(0);
+    WaitFlag<HardEvent::S_V>(0);
+
+    uint64_t shift = tiling.exclusive ? 1 : 0;
+    if (tiling.exclusive) StoreScalar(gy, one, static_cast<TAcc>(0));
+    TAcc carry = 0;
+    for (uint32_t tile = 0; tile < tiling.tiles; ++tile) {
+        uint64_t base = static_cast<uint64_t>(tile) * kTile;
+        uint32_t count = static_cast<uint32_t>(tiling.n - base < kTile ? tiling.n - base : kTile);
+        LocalTensor<TIn> in = qIn.AllocTensor<TIn>();
+        if (count < kTile) {
+            // A partial tile is zero-padded so row ends and carries stay exact.
+            Duplicate(in.template ReinterpretCast<int16_t>(), static_cast<int16_t>(0),
+                      static_cast<int32_t>(kTile * sizeof(TIn) / 2));
+            SetFlag<HardEvent::V_MTE2>(0);
+            WaitFlag<HardEvent::V_MTE2>(0);
+        }
+        DataCopyExtParams cp(1, count * static_cast<uint32_t>(sizeof(TIn)), 0, 0, 0);
+        // Pad the last 32-byte block with zeros (unrequested pad bytes would
+        // repeat the block's first element).
+        uint32_t tailBytes = (count * static_cast<uint32_t>(sizeof(TIn))) % 32;
+        uint8_t rightPad = static_cast<uint8_t>(tailBytes ? (32 - tailBytes) / sizeof(TIn) : 0);
+        DataCopyPadExtParams<TIn> pad(rightPad != 0, 0, rightPad, static_cast<TIn>(0));
+        DataCopyPad(in, gx[base], cp, pad);
+        qIn.EnQue(in);
+        in = qIn.DeQue<TIn>();
+        ToAcc(a, in, tmpHalf);
+        qIn.FreeTensor(in);
+        PipeBarrier<PIPE_V>();
+        Gather(tr, a, idx, 0, kTile);
+        PipeBarrier<PIPE_V>();
+        for (uint32_t r = 1; r < kS; ++r) {
+            Add(tr[r * kS], tr[r * kS], tr[(r - 1) * kS], static_cast<int32_t>(kS));
+            PipeBarrier<PIPE_V>();
+        }
+        Gather(a, tr, idx, 0, kTile);
+        SetFlag<HardEvent::V_S>(0);
+        WaitFlag<HardEvent::V_S>(0);
+        LocalTensor<TAcc> out = qOut.AllocTensor<TAcc>();
+        carry = PropagateRows(out, a, kS, CeilDiv(count, kS), carry);
+        qOut.EnQue(out);
+        out = qOut.DeQue<TAcc>();
+        uint64_t end = base + count;
+        uint64_t limit = tiling.n - shift;
+        if (end > limit) end = limit;
+        if (end > base) StoreAny(gy[base + shift], out, static_cast<uint32_t>(end - base));
+        qOut.FreeTensor(out);
+    }
+    StoreScalar(gTotal, one, carry);
+}

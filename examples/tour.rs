@@ -30,7 +30,7 @@ fn traffic(dev: &Device) -> (u64, u32) {
 
 fn tile_edge(a: Algorithm) -> u32 {
     match a {
-        Algorithm::ScanU { s } | Algorithm::VecCumSum { s } => s,
+        Algorithm::ScanU { s } | Algorithm::McScan { s } | Algorithm::VecCumSum { s } => s,
         Algorithm::Auto => 128,
     }
 }
@@ -38,6 +38,7 @@ fn tile_edge(a: Algorithm) -> u32 {
 fn name(a: Algorithm) -> String {
     match a {
         Algorithm::ScanU { s } => format!("ScanU s={s}"),
+        Algorithm::McScan { s } => format!("McScan s={s}"),
         Algorithm::VecCumSum { s } => format!("VecCumSum s={s}"),
         Algorithm::Auto => "Auto".into(),
     }
@@ -159,6 +160,7 @@ fn main() -> Result<(), Error> {
     let algorithms = [16, 32, 64, 128]
         .map(|s| Algorithm::ScanU { s })
         .into_iter()
+        .chain([16, 32, 64, 128].map(|s| Algorithm::McScan { s }))
         .chain([16, 32, 64].map(|s| Algorithm::VecCumSum { s }));
     for algorithm in algorithms {
         for exclusive in [false, true] {

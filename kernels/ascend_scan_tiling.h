@@ -72,4 +72,30 @@ static_assert(offsetof(VecCumSumTiling, n) == 0, "VecCumSumTiling: offset of n d
 static_assert(offsetof(VecCumSumTiling, tiles) == 8, "VecCumSumTiling: offset of tiles differs from the Rust definition");
 static_assert(offsetof(VecCumSumTiling, exclusive) == 12, "VecCumSumTiling: offset of exclusive differs from the Rust definition");
 
+typedef struct McScanTiling McScanTiling;
+struct McScanTiling {
+    // Elements to scan.
+    uint64_t n;
+    // Number of s*s tiles (the last may be partial).
+    uint32_t tiles;
+    // Tiles per AI core (block); the last block may hold fewer.
+    uint32_t tiles_per_block;
+    // 1 for an exclusive scan, 0 for inclusive.
+    uint32_t exclusive;
+    // Byte offset of the s zero elements in the workspace.
+    uint32_t zeros_offset;
+    // Byte offset of the per-vector-core sums (32 bytes each) in the workspace.
+    uint32_t sums_offset;
+    // Unused.
+    uint32_t reserved;
+};
+static_assert(sizeof(McScanTiling) == 32, "McScanTiling: size differs from the Rust definition");
+static_assert(offsetof(McScanTiling, n) == 0, "McScanTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(McScanTiling, tiles) == 8, "McScanTiling: offset of tiles differs from the Rust definition");
+static_assert(offsetof(McScanTiling, tiles_per_block) == 12, "McScanTiling: offset of tiles_per_block differs from the Rust definition");
+static_assert(offsetof(McScanTiling, exclusive) == 16, "McScanTiling: offset of exclusive differs from the Rust definition");
+static_assert(offsetof(McScanTiling, zeros_offset) == 20, "McScanTiling: offset of zeros_offset differs from the Rust definition");
+static_assert(offsetof(McScanTiling, sums_offset) == 24, "McScanTiling: offset of sums_offset differs from the Rust definition");
+static_assert(offsetof(McScanTiling, reserved) == 28, "McScanTiling: offset of reserved differs from the Rust definition");
+
 #endif

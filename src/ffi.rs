@@ -175,6 +175,30 @@ fn veccumsum_entry(name: &str) -> Option<VecCumSumLaunch> {
     })
 }
 
+type McScanLaunch = unsafe extern "C" fn(
+    u32,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut sys::McScanTiling,
+) -> u32;
+
+fn mcscan_entry(name: &str) -> Option<McScanLaunch> {
+    Some(match name {
+        "mcscan_f16_s16" => sys::aclrtlaunch_mcscan_f16_s16,
+        "mcscan_f16_s32" => sys::aclrtlaunch_mcscan_f16_s32,
+        "mcscan_f16_s64" => sys::aclrtlaunch_mcscan_f16_s64,
+        "mcscan_f16_s128" => sys::aclrtlaunch_mcscan_f16_s128,
+        "mcscan_i8_s16" => sys::aclrtlaunch_mcscan_i8_s16,
+        "mcscan_i8_s32" => sys::aclrtlaunch_mcscan_i8_s32,
+        "mcscan_i8_s64" => sys::aclrtlaunch_mcscan_i8_s64,
+        "mcscan_i8_s128" => sys::aclrtlaunch_mcscan_i8_s128,
+        _ => return None,
+    })
+}
+
 fn copy_entry(name: &str) -> Option<CopyLaunch> {
     match name {
         "copy_u8" => Some(sys::aclrtlaunch_copy_u8),
@@ -198,7 +222,10 @@ fn scanu_entry(name: &str) -> Option<ScanULaunch> {
 
 /// True when the library has a launch entry for every catalogue kernel.
 pub(crate) fn has_entry(name: &str) -> bool {
-    copy_entry(name).is_some() || scanu_entry(name).is_some() || veccumsum_entry(name).is_some()
+    copy_entry(name).is_some()
+        || scanu_entry(name).is_some()
+        || veccumsum_entry(name).is_some()
+        || mcscan_entry(name).is_some()
 }
 
 fn missing(name: &str) -> Error {
@@ -253,6 +280,27 @@ pub(crate) fn launch_veccumsum(
             gm[0],
             gm[1],
             gm[2],
+            as_sys(&mut plan.tiling),
+        )
+    };
+    Ok(())
+}
+
+pub(crate) fn launch_mcscan(
+    stream: *mut c_void,
+    plan: &mut algos::LaunchPlan<algos::McScanTiling>,
+    gm: [*mut c_void; 4],
+) -> Result<()> {
+    let f = mcscan_entry(&plan.kernel).ok_or_else(|| missing(&plan.kernel))?;
+    // SAFETY: as in launch_copy; gm = x, y, total, workspace.
+    unsafe {
+        f(
+            plan.block_dim,
+            stream,
+            gm[0],
+            gm[1],
+            gm[2],
+            gm[3],
             as_sys(&mut plan.tiling),
         )
     };

@@ -27,6 +27,14 @@ pub enum Algorithm {
         /// Tile edge.
         s: u32,
     },
+    /// MCSCAN with tile edge s (16, 32, 64 or 128), the published multi-core
+    /// scan: every AI core scans its block's tiles on the cube while its
+    /// vector cores sum the block; after SyncAll the vector cores add the
+    /// carries. About 16 bytes of HBM traffic per f16 element.
+    McScan {
+        /// Tile edge.
+        s: u32,
+    },
     /// VECCUMSUM with tile edge s (16, 32 or 64): the vector-only baseline on
     /// one vector core (transpose by Gather, row-wise adds, carry).
     VecCumSum {
@@ -60,6 +68,7 @@ pub const MAX_I8_SCAN_LEN: usize = (i32::MAX as usize) / 128;
 
 enum Chosen {
     ScanU(algos::ScanU),
+    McScan(algos::McScan),
     VecCumSum(algos::VecCumSum),
 }
 
@@ -107,6 +116,9 @@ pub fn scan<T: ScanInput>(
         Algorithm::ScanU { s } => {
             Chosen::ScanU(algos::ScanU::new(T::DTYPE, s).map_err(algorithm_error)?)
         }
+        Algorithm::McScan { s } => {
+            Chosen::McScan(algos::McScan::new(T::DTYPE, s).map_err(algorithm_error)?)
+        }
         Algorithm::VecCumSum { s } => {
             Chosen::VecCumSum(algos::VecCumSum::new(T::DTYPE, s).map_err(algorithm_error)?)
         }
@@ -130,6 +142,18 @@ pub fn scan<T: ScanInput>(
             )?;
             let gm = [x.ptr(), values.ptr(), total.ptr(), workspace.ptr()];
             device.run(|stream| ffi::launch_scanu(stream, &mut plan, gm))?;
+        }
+        Chosen::McScan(algo) => {
+            let mut plan = algo.plan(device.profile(), n64, exclusive)?;
+            let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
+            device.bind()?;
+            ffi::upload(
+                workspace.ptr(),
+                workspace.bytes(),
+                &algo.workspace_constants(),
+            )?;
+            let gm = [x.ptr(), values.ptr(), total.ptr(), workspace.ptr()];
+            device.run(|stream| ffi::launch_mcscan(stream, &mut plan, gm))?;
         }
         Chosen::VecCumSum(algo) => {
             let mut plan = algo.plan(device.profile(), n64, exclusive)?;

@@ -15,6 +15,6 @@
 #include <stdint.h>
 #endif
 {% for s in structs %}
-typedef struct {{ names[loop.index0] }} {{ names[loop.index0] }};
-{{ s }}{% endfor %}
+typedef struct {{ s.name }} {{ s.name }};
+{{ s.definition }}{% endfor %}
 #endif

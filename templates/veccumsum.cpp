@@ -19,18 +19,6 @@ using TAcc = {{ acc_type }};
 constexpr uint32_t kS = {{ s }};
 constexpr uint32_t kTile = kS * kS;
 
-// int8 reaches int32 through half (A2 has no direct int8 -> int32 cast).
-__aicore__ inline void ToAcc(const LocalTensor<TAcc>& dst, const LocalTensor<TIn>& src,
-                             const LocalTensor<half>& tmp) {
-    if constexpr (std::is_same<TIn, int8_t>::value) {
-        Cast(tmp, src, RoundMode::CAST_NONE, kTile);
-        PipeBarrier<PIPE_V>();
-        Cast(dst, tmp, RoundMode::CAST_RINT, kTile);
-    } else {
-        (void)tmp;
-        Cast(dst, src, RoundMode::CAST_NONE, kTile);
-    }
-}
 }  // namespace
 
 extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR x, GM_ADDR y, GM_ADDR total, VecCumSumTiling tiling) {
@@ -77,16 +65,10 @@ extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR x, GM_ADDR y, GM_ADDR t
             SetFlag<HardEvent::V_MTE2>(0);
             WaitFlag<HardEvent::V_MTE2>(0);
         }
-        DataCopyExtParams cp(1, count * static_cast<uint32_t>(sizeof(TIn)), 0, 0, 0);
-        // Pad the last 32-byte block with zeros (unrequested pad bytes would
-        // repeat the block's first element).
-        uint32_t tailBytes = (count * static_cast<uint32_t>(sizeof(TIn))) % 32;
-        uint8_t rightPad = static_cast<uint8_t>(tailBytes ? (32 - tailBytes) / sizeof(TIn) : 0);
-        DataCopyPadExtParams<TIn> pad(rightPad != 0, 0, rightPad, static_cast<TIn>(0));
-        DataCopyPad(in, gx[base], cp, pad);
+        LoadAny(in, gx[base], count);
         qIn.EnQue(in);
         in = qIn.DeQue<TIn>();
-        ToAcc(a, in, tmpHalf);
+        CastToAcc(a, in, tmpHalf, kTile);
         qIn.FreeTensor(in);
         PipeBarrier<PIPE_V>();
         Gather(tr, a, idx, 0, kTile);

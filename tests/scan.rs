@@ -151,6 +151,31 @@ fn edge_lengths_all_s_both_dtypes_both_kinds() {
 }
 
 #[test]
+fn mcscan_edge_lengths() {
+    for s in [16u32, 32, 64, 128] {
+        let l = (s * s) as usize;
+        // Block and core boundaries: 20 AI cores on the 910B4.
+        let mut lengths = edge_lengths(s as usize);
+        lengths.extend([20 * l, 20 * l + 1, 41 * l - 1, 63 * l + s as usize + 1]);
+        for n in lengths {
+            for exclusive in [false, true] {
+                check_f16_with(
+                    &f16_data(n, n as u64 + 11),
+                    Algorithm::McScan { s },
+                    s,
+                    exclusive,
+                );
+                check_i8_with(
+                    &i8_data(n, n as u64 * 5 + 9),
+                    Algorithm::McScan { s },
+                    exclusive,
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn veccumsum_edge_lengths() {
     for s in [16u32, 32, 64] {
         for n in edge_lengths(s as usize) {

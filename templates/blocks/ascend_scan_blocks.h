@@ -103,6 +103,52 @@ __aicore__ inline void StoreTile(const GlobalTensor<Acc>& dst, const LocalTensor
     Fixpipe<Acc, Acc, CFG_ROW_MAJOR>(dst, c1, p);
 }
 
+// Stores the first `count` results of a tile (rows of s) from L0C to GM
+// without writing past element `count` (the partial last row is stored alone).
+template <typename Acc>
+__aicore__ inline void StoreTileRows(const GlobalTensor<Acc>& dst, const LocalTensor<Acc>& c1, uint32_t s,
+                                     uint32_t count, uint32_t m1) {
+    uint32_t fullRows = count / s;
+    uint32_t tail = count % s;
+    if (fullRows > 0) StoreTile(dst, c1, s, fullRows, m1);
+    if (tail > 0) {
+        FixpipeParamsV220 p;
+        p.nSize = static_cast<uint16_t>(tail);
+        p.mSize = 1;
+        p.srcStride = static_cast<uint16_t>(m1 * 16);
+        p.dstStride = s;
+        p.quantPre = QuantMode_t::NoQuant;
+        // Row r of the Nz result starts at element r*16 of the first column fractal.
+        Fixpipe<Acc, Acc, CFG_ROW_MAJOR>(dst[static_cast<uint64_t>(fullRows) * s], c1[fullRows * 16], p);
+    }
+}
+
+// Loads `count` elements from GM into UB; the rest of the last 32-byte block
+// is zero (unrequested pad bytes would repeat the block's first element).
+template <typename T>
+__aicore__ inline void LoadAny(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count) {
+    uint32_t tailBytes = (count * static_cast<uint32_t>(sizeof(T))) % 32;
+    uint8_t rightPad = static_cast<uint8_t>(tailBytes ? (32 - tailBytes) / sizeof(T) : 0);
+    DataCopyExtParams p(1, count * static_cast<uint32_t>(sizeof(T)), 0, 0, 0);
+    DataCopyPadExtParams<T> pad(rightPad != 0, 0, rightPad, static_cast<T>(0));
+    DataCopyPad(dst, src, p, pad);
+}
+
+// Converts scan inputs to the accumulator type: half -> float directly, int8
+// -> int32 through half (A2 has no direct int8 -> int32 cast; both exact).
+template <typename TAcc, typename TIn>
+__aicore__ inline void CastToAcc(const LocalTensor<TAcc>& dst, const LocalTensor<TIn>& src,
+                                 const LocalTensor<half>& tmp, uint32_t count) {
+    if constexpr (std::is_same<TIn, int8_t>::value) {
+        Cast(tmp, src, RoundMode::CAST_NONE, count);
+        PipeBarrier<PIPE_V>();
+        Cast(dst, tmp, RoundMode::CAST_RINT, count);
+    } else {
+        (void)tmp;
+        Cast(dst, src, RoundMode::CAST_NONE, count);
+    }
+}
+
 // Writes `count` elements from UB to GM (any count, any element offset).
 template <typename T>
 __aicore__ inline void StoreAny(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {

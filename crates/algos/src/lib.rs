@@ -7,6 +7,7 @@
 //! `kernels/`. No I/O, no FFI.
 pub mod copy;
 pub mod kernel;
+pub mod mcscan;
 pub mod render;
 pub mod scanu;
 pub mod tiling;
@@ -14,6 +15,7 @@ pub mod veccumsum;
 
 pub use copy::{Copy, CopyTiling};
 pub use kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+pub use mcscan::{McScan, McScanTiling};
 pub use scanu::{ScanU, ScanUTiling};
 pub use tiling::Tiling;
 pub use veccumsum::{VecCumSum, VecCumSumTiling};
@@ -25,6 +27,11 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
         for s in ScanU::TILE_EDGES {
             out.push(Box::new(
                 ScanU::new(dtype, s).expect("catalogue entries are valid"),
+            ));
+        }
+        for s in McScan::TILE_EDGES {
+            out.push(Box::new(
+                McScan::new(dtype, s).expect("catalogue entries are valid"),
             ));
         }
         for s in VecCumSum::TILE_EDGES {

@@ -3,7 +3,7 @@ use askama::Template;
 
 use crate::kernel::{generated_header, Kernel};
 use crate::tiling::Tiling;
-use crate::{catalogue, CopyTiling, ScanUTiling, VecCumSumTiling};
+use crate::{catalogue, CopyTiling, McScanTiling, ScanUTiling, VecCumSumTiling};
 
 /// One generated file: path relative to the workspace root, and contents.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,8 +18,21 @@ pub struct GeneratedFile {
 #[template(path = "ascend_scan_tiling.h", escape = "none")]
 struct TilingHeader<'a> {
     header: &'a str,
-    structs: Vec<String>,
-    names: Vec<&'static str>,
+    structs: Vec<TilingDef>,
+}
+
+struct TilingDef {
+    name: &'static str,
+    definition: String,
+}
+
+impl TilingDef {
+    fn of<T: Tiling>() -> TilingDef {
+        TilingDef {
+            name: T::CPP_NAME,
+            definition: T::cpp_definition(),
+        }
+    }
 }
 
 #[derive(Template)]
@@ -92,14 +105,10 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
         contents: TilingHeader {
             header: &generated_header("ascend_scan_tiling.h"),
             structs: vec![
-                CopyTiling::cpp_definition(),
-                ScanUTiling::cpp_definition(),
-                VecCumSumTiling::cpp_definition(),
-            ],
-            names: vec![
-                CopyTiling::CPP_NAME,
-                ScanUTiling::CPP_NAME,
-                VecCumSumTiling::CPP_NAME,
+                TilingDef::of::<CopyTiling>(),
+                TilingDef::of::<ScanUTiling>(),
+                TilingDef::of::<VecCumSumTiling>(),
+                TilingDef::of::<McScanTiling>(),
             ],
         }
         .render()?

@@ -107,7 +107,7 @@ impl ScanU {
         self.s
     }
 
-    fn zeros_offset(&self) -> u64 {
+    pub(crate) fn zeros_offset(&self) -> u64 {
         (u64::from(self.s * self.s) * self.dtype.size() as u64).div_ceil(512) * 512
     }
     fn ring_offset(&self) -> u64 {

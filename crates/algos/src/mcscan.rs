@@ -1,0 +1,128 @@
+//! MCSCAN: the published multi-core scan (ALGORITHMS.md, "MCSCAN").
+use ascendc_sim::SocProfile;
+use askama::Template;
+use tiling_derive::Tiling;
+
+use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::scanu::{scan_accumulator, ScanU};
+
+/// Tiling of the MCSCAN kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
+#[repr(C)]
+pub struct McScanTiling {
+    /// Elements to scan.
+    pub n: u64,
+    /// Number of s*s tiles (the last may be partial).
+    pub tiles: u32,
+    /// Tiles per AI core (block); the last block may hold fewer.
+    pub tiles_per_block: u32,
+    /// 1 for an exclusive scan, 0 for inclusive.
+    pub exclusive: u32,
+    /// Byte offset of the s zero elements in the workspace.
+    pub zeros_offset: u32,
+    /// Byte offset of the per-vector-core sums (32 bytes each) in the workspace.
+    pub sums_offset: u32,
+    /// Unused.
+    pub reserved: u32,
+}
+
+/// An MCSCAN kernel instance: input type and tile edge s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McScan {
+    tile: ScanU,
+}
+
+#[derive(Template)]
+#[template(path = "mcscan.cpp", escape = "none")]
+struct McScanTemplate<'a> {
+    header: &'a str,
+    name: &'a str,
+    in_type: &'a str,
+    acc_type: &'a str,
+    s: u32,
+    chunk: u32,
+}
+
+impl McScan {
+    /// Supported tile edges.
+    pub const TILE_EDGES: [u32; 4] = ScanU::TILE_EDGES;
+
+    /// An MCSCAN instance; `s` must be 16, 32, 64 or 128.
+    pub fn new(dtype: DType, s: u32) -> Result<McScan, AlgoError> {
+        Ok(McScan {
+            tile: ScanU::new(dtype, s)?,
+        })
+    }
+
+    /// The workspace's constant prefix (as for SCANU: U transposed, then zeros).
+    pub fn workspace_constants(&self) -> Vec<u8> {
+        self.tile.workspace_constants()
+    }
+
+    /// Plan a scan of `n >= 1` elements on all AI cores of `soc`.
+    pub fn plan(
+        &self,
+        soc: &SocProfile,
+        n: u64,
+        exclusive: bool,
+    ) -> Result<LaunchPlan<McScanTiling>, AlgoError> {
+        if n == 0 {
+            return Err(AlgoError::InvalidArgument {
+                name: "n",
+                reason: "an empty scan needs no launch".into(),
+            });
+        }
+        let s = u64::from(self.tile.s());
+        let tiles = n.div_ceil(s * s);
+        let blocks = tiles.min(u64::from(soc.cube_cores));
+        let tiles_per_block = tiles.div_ceil(blocks);
+        let block_dim = tiles.div_ceil(tiles_per_block);
+        let too_long = || AlgoError::InvalidArgument {
+            name: "n",
+            reason: format!("{n} elements need too many tiles"),
+        };
+        let constants = self.workspace_constants().len() as u64;
+        let sums_bytes = 2 * block_dim * 32;
+        Ok(LaunchPlan {
+            kernel: self.name(),
+            block_dim: block_dim as u32,
+            workspace_bytes: constants + sums_bytes,
+            tiling: McScanTiling {
+                n,
+                tiles: u32::try_from(tiles).map_err(|_| too_long())?,
+                tiles_per_block: u32::try_from(tiles_per_block).map_err(|_| too_long())?,
+                exclusive: u32::from(exclusive),
+                zeros_offset: self.tile.zeros_offset() as u32,
+                sums_offset: constants as u32,
+                reserved: 0,
+            },
+        })
+    }
+}
+
+impl Kernel for McScan {
+    fn name(&self) -> String {
+        format!("mcscan_{}_s{}", self.tile.dtype().tag(), self.tile.s())
+    }
+    fn kernel_type(&self) -> KernelType {
+        KernelType::MixAic1_2
+    }
+    fn gm_params(&self) -> &'static [&'static str] {
+        &["x", "y", "total", "workspace"]
+    }
+    fn tiling_type(&self) -> &'static str {
+        "McScanTiling"
+    }
+    fn render(&self) -> Result<String, askama::Error> {
+        McScanTemplate {
+            header: &generated_header("mcscan.cpp"),
+            name: &self.name(),
+            in_type: self.tile.dtype().cpp(),
+            acc_type: scan_accumulator(self.tile.dtype()).cpp(),
+            s: self.tile.s(),
+            // 4096 accumulators (16 KiB) per vector chunk: a multiple of every s.
+            chunk: 4096,
+        }
+        .render()
+    }
+}

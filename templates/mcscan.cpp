@@ -1,0 +1,224 @@
+// {{ header }}
+//
+// MCSCAN (s = {{ s }}, {{ in_type }} -> {{ acc_type }}), the multi-core scan as
+// published (reduce-scan-add with recomputation). Each AI core owns a block of
+// whole l-tiles.
+// Phase I, in parallel: the AIC computes the local s-row scans C = A @ U of
+// its block's tiles and writes them to y; each of its two AIVs sums its half
+// of the block from x and publishes the sum r[i] (i = GetBlockIdx()).
+// SyncAll. Phase II: each AIV adds the sum of r[0..i) and the running row
+// carry to its rows of y. Exclusive: y - x (exact for int8; one more f32
+// rounding for f16). HBM traffic: 2 + 2 + 4 (phase I) + 4 + 4 (phase II) bytes
+// per f16 element.
+#include "kernel_operator.h"
+#include "ascend_scan_blocks.h"
+#include "ascend_scan_tiling.h"
+
+using namespace AscendC;
+using namespace ascend_scan;
+
+namespace {
+using TIn = {{ in_type }};
+using TAcc = {{ acc_type }};
+constexpr uint32_t kS = {{ s }};
+constexpr uint32_t kTile = kS * kS;
+constexpr uint32_t kKPad = (kS + CubeTraits<TIn>::kC0 - 1) / CubeTraits<TIn>::kC0 * CubeTraits<TIn>::kC0;
+constexpr uint32_t kOperand = kS * kKPad;
+constexpr uint32_t kChunk = {{ chunk }};  // vector chunk (elements), a multiple of s
+
+__aicore__ inline uint64_t Min(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+// Rows of y owned by vector core `v` (two per AI core, each half a block).
+__aicore__ inline void VectorRows(const McScanTiling& t, uint32_t v, uint64_t& first, uint64_t& last) {
+    uint64_t blockRows = static_cast<uint64_t>(t.tiles_per_block) * kS;
+    uint64_t half = blockRows / 2;
+    uint64_t totalRows = (t.n + kS - 1) / kS;
+    uint64_t begin = (v / 2) * blockRows + (v % 2) * half;
+    uint64_t end = (v % 2) ? (v / 2 + 1) * blockRows : begin + half;
+    first = Min(begin, totalRows);
+    last = Min(end, totalRows);
+}
+
+__aicore__ inline void CubePhase(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, const McScanTiling& t) {
+    TPipe pipe;
+    TQue<TPosition::A1, 1> qA1;
+    TQue<TPosition::A2, 1> qA2;
+    TQue<TPosition::CO1, 1> qC;
+    TBuf<TPosition::B1> bufB1;
+    TBuf<TPosition::B2> bufB2;
+    pipe.InitBuffer(qA1, 2, kOperand * sizeof(TIn));
+    pipe.InitBuffer(qA2, 2, kOperand * sizeof(TIn));
+    pipe.InitBuffer(qC, 2, kTile * sizeof(TAcc));
+    pipe.InitBuffer(bufB1, kOperand * sizeof(TIn));
+    pipe.InitBuffer(bufB2, kOperand * sizeof(TIn));
+
+    GlobalTensor<TIn> gx, gUt, gZeros;
+    GlobalTensor<TAcc> gy;
+    gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
+    gy.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(y), t.n);
+    gUt.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(workspace), kTile);
+    gZeros.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(workspace + t.zeros_offset), kS);
+
+    LocalTensor<TIn> b1 = bufB1.Get<TIn>();
+    LocalTensor<TIn> b2 = bufB2.Get<TIn>();
+    Nd2NzParams pu(1, kS, kS, 0, kS, kS, 1, 0);
+    DataCopy(b1, gUt, pu);
+    SetFlag<HardEvent::MTE2_MTE1>(0);
+    WaitFlag<HardEvent::MTE2_MTE1>(0);
+    LoadL0BTransposed(b2, b1, kS);
+    SetFlag<HardEvent::MTE1_M>(0);
+    WaitFlag<HardEvent::MTE1_M>(0);
+
+    uint64_t firstTile = static_cast<uint64_t>(GetBlockIdx()) * t.tiles_per_block;
+    uint64_t lastTile = Min(firstTile + t.tiles_per_block, t.tiles);
+    for (uint64_t tile = firstTile; tile < lastTile; ++tile) {
+        uint64_t base = tile * kTile;
+        uint32_t count = static_cast<uint32_t>(Min(t.n - base, kTile));
+        uint32_t m1 = CeilDiv(CeilDiv(count, kS), 16);
+        LocalTensor<TIn> a1 = qA1.AllocTensor<TIn>();
+        LoadTileNz(a1, gx[base], gZeros, kS, count);
+        qA1.EnQue(a1);
+        a1 = qA1.DeQue<TIn>();
+        LocalTensor<TIn> a2 = qA2.AllocTensor<TIn>();
+        LoadL0A(a2, a1, kS, m1);
+        qA2.EnQue(a2);
+        qA1.FreeTensor(a1);
+        a2 = qA2.DeQue<TIn>();
+        LocalTensor<TAcc> c1 = qC.AllocTensor<TAcc>();
+        TileMatmul(c1, a2, b2, kS, m1);
+        qC.EnQue(c1);
+        qA2.FreeTensor(a2);
+        c1 = qC.DeQue<TAcc>();
+        StoreTileRows(gy[base], c1, kS, count, m1);
+        qC.FreeTensor(c1);
+    }
+}
+
+struct VectorBuffers {
+    TQue<TPosition::VECIN, 1> qIn;
+    TQue<TPosition::VECIN, 1> qX;
+    TQue<TPosition::VECOUT, 1> qOut;
+    TBuf<TPosition::VECCALC> acc, xAcc, half16, one;
+};
+
+// Phase I on an AIV: the sum of x over its rows, published in r[v].
+__aicore__ inline void ReducePhase(VectorBuffers& b, const GlobalTensor<TIn>& gx, const GlobalTensor<TAcc>& gr,
+                                   const McScanTiling& t, uint32_t v) {
+    uint64_t firstRow, lastRow;
+    VectorRows(t, v, firstRow, lastRow);
+    uint64_t begin = firstRow * kS;
+    uint64_t end = Min(lastRow * kS, t.n);
+    LocalTensor<TAcc> acc = b.acc.Get<TAcc>();
+    LocalTensor<TAcc> xa = b.xAcc.Get<TAcc>();
+    LocalTensor<half> tmp = b.half16.Get<half>();
+    Duplicate(acc, static_cast<TAcc>(0), static_cast<int32_t>(kChunk));
+    for (uint64_t off = begin; off < end; off += kChunk) {
+        uint32_t count = static_cast<uint32_t>(Min(end - off, kChunk));
+        LocalTensor<TIn> in = b.qX.AllocTensor<TIn>();
+        if (count < kChunk) {
+            Duplicate(in.template ReinterpretCast<int16_t>(), static_cast<int16_t>(0),
+                      static_cast<int32_t>(kChunk * sizeof(TIn) / 2));
+            SetFlag<HardEvent::V_MTE2>(0);
+            WaitFlag<HardEvent::V_MTE2>(0);
+        }
+        LoadAny(in, gx[off], count);
+        b.qX.EnQue(in);
+        in = b.qX.DeQue<TIn>();
+        CastToAcc(xa, in, tmp, kChunk);
+        b.qX.FreeTensor(in);
+        PipeBarrier<PIPE_V>();
+        Add(acc, acc, xa, static_cast<int32_t>(kChunk));
+        PipeBarrier<PIPE_V>();
+    }
+    SetFlag<HardEvent::V_S>(0);
+    WaitFlag<HardEvent::V_S>(0);
+    TAcc sum = 0;
+    for (uint32_t i = 0; i < kChunk; ++i) sum = static_cast<TAcc>(sum + acc.GetValue(i));
+    StoreScalar(gr[v * (32 / sizeof(TAcc))], b.one.Get<TAcc>(), sum);
+}
+
+// Phase II on an AIV: add the carry of earlier blocks and rows to its rows of y.
+__aicore__ inline void PropagatePhase(VectorBuffers& b, const GlobalTensor<TIn>& gx, const GlobalTensor<TAcc>& gy,
+                                      const GlobalTensor<TAcc>& gr, const GlobalTensor<TAcc>& gTotal,
+                                      const McScanTiling& t, uint32_t v, uint32_t vectors) {
+    // Block sums: one 32-byte slot per vector core, read after the barrier.
+    LocalTensor<TAcc> r = b.acc.Get<TAcc>();
+    constexpr uint32_t kSlot = 32 / sizeof(TAcc);
+    DataCopy(r, gr, vectors * kSlot);
+    SetFlag<HardEvent::MTE2_S>(0);
+    WaitFlag<HardEvent::MTE2_S>(0);
+    TAcc carry = 0;
+    for (uint32_t i = 0; i < v; ++i) carry = static_cast<TAcc>(carry + r.GetValue(i * kSlot));
+    if (v + 1 == vectors) {
+        TAcc total = carry;
+        for (uint32_t i = v; i < vectors; ++i) total = static_cast<TAcc>(total + r.GetValue(i * kSlot));
+        StoreScalar(gTotal, b.one.Get<TAcc>(), total);
+    }
+    uint64_t firstRow, lastRow;
+    VectorRows(t, v, firstRow, lastRow);
+    LocalTensor<TAcc> xa = b.xAcc.Get<TAcc>();
+    LocalTensor<half> tmp = b.half16.Get<half>();
+    for (uint64_t row = firstRow; row < lastRow; row += kChunk / kS) {
+        uint32_t rows = static_cast<uint32_t>(Min(lastRow - row, kChunk / kS));
+        uint64_t off = row * kS;
+        uint32_t count = static_cast<uint32_t>(Min(t.n - off, static_cast<uint64_t>(rows) * kS));
+        LocalTensor<TAcc> in = b.qIn.AllocTensor<TAcc>();
+        LoadAny(in, gy[off], count);
+        b.qIn.EnQue(in);
+        in = b.qIn.DeQue<TAcc>();
+        SetFlag<HardEvent::MTE2_S>(0);
+        WaitFlag<HardEvent::MTE2_S>(0);
+        LocalTensor<TAcc> out = b.qOut.AllocTensor<TAcc>();
+        carry = PropagateRows(out, in, kS, rows, carry);
+        b.qIn.FreeTensor(in);
+        if (t.exclusive) {
+            LocalTensor<TIn> xin = b.qX.AllocTensor<TIn>();
+            LoadAny(xin, gx[off], count);
+            b.qX.EnQue(xin);
+            xin = b.qX.DeQue<TIn>();
+            CastToAcc(xa, xin, tmp, rows * kS);
+            b.qX.FreeTensor(xin);
+            PipeBarrier<PIPE_V>();
+            Sub(out, out, xa, static_cast<int32_t>(rows * kS));
+        }
+        b.qOut.EnQue(out);
+        out = b.qOut.DeQue<TAcc>();
+        StoreAny(gy[off], out, count);
+        b.qOut.FreeTensor(out);
+    }
+}
+
+__aicore__ inline void VectorSide(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, const McScanTiling& t) {
+    TPipe pipe;
+    VectorBuffers b;
+    pipe.InitBuffer(b.qIn, 2, kChunk * sizeof(TAcc));
+    pipe.InitBuffer(b.qX, 2, kChunk * sizeof(TIn));
+    pipe.InitBuffer(b.qOut, 2, kChunk * sizeof(TAcc));
+    pipe.InitBuffer(b.acc, kChunk * sizeof(TAcc));
+    pipe.InitBuffer(b.xAcc, kChunk * sizeof(TAcc));
+    pipe.InitBuffer(b.half16, kChunk * sizeof(half));
+    pipe.InitBuffer(b.one, 32);
+    GlobalTensor<TIn> gx;
+    GlobalTensor<TAcc> gy, gr, gTotal;
+    gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
+    gy.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(y), t.n);
+    gTotal.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(total), 1);
+    gr.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace + t.sums_offset), 0);
+    uint32_t v = static_cast<uint32_t>(GetBlockIdx());
+    uint32_t vectors = static_cast<uint32_t>(GetBlockNum() * GetTaskRatio());
+    ReducePhase(b, gx, gr, t, v);
+    SyncAll<false>();
+    PropagatePhase(b, gx, gy, gr, gTotal, t, v, vectors);
+}
+}  // namespace
+
+extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace,
+                                                  McScanTiling tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    if ASCEND_IS_AIC {
+        CubePhase(x, y, workspace, tiling);
+        SyncAll<false>();
+    } else {
+        VectorSide(x, y, total, workspace, tiling);
+    }
+}

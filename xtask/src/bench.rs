@@ -27,26 +27,61 @@ pub struct BenchArgs {
     pub soc: String,
 }
 
-/// SCANU runs on one AI core (1 AIC + 1 AIV): its simulator wall time grows
-/// quickly with n, so its sweep stops earlier than COPY's.
-const SCANU_MAX_LOG2: u32 = 24;
-const SCANU_MAX_LOG2_QUICK: u32 = 20;
+/// SCANU (one AI core: 1 AIC + 1 AIV) and VECCUMSUM (one vector core) are
+/// single-core algorithms: their simulator wall time grows with n, so their
+/// sweeps stop earlier than those of the multi-core kernels.
+const SINGLE_CORE_MAX_LOG2: u32 = 24;
+const SINGLE_CORE_MAX_LOG2_QUICK: u32 = 20;
 const QUICK_SIZES: [u32; 3] = [12, 16, 20];
-const QUICK_COPY_EXTRA: [u32; 2] = [22, 24];
+/// Extra --quick sizes of the multi-core kernels (COPY, MCSCAN).
+const QUICK_MULTI_EXTRA: [u32; 2] = [22, 24];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum ScanAlgo {
+    ScanU,
+    McScan,
+    VecCumSum,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Op {
     Copy,
-    ScanF16 { s: u32 },
-    ScanI8 { s: u32 },
+    ScanF16 { algo: ScanAlgo, s: u32 },
+    ScanI8 { algo: ScanAlgo, s: u32 },
+}
+
+impl ScanAlgo {
+    fn name(self) -> &'static str {
+        match self {
+            ScanAlgo::ScanU => "SCANU",
+            ScanAlgo::McScan => "MCSCAN",
+            ScanAlgo::VecCumSum => "VECCUMSUM",
+        }
+    }
+    fn tile_edges(self) -> &'static [u32] {
+        match self {
+            ScanAlgo::ScanU | ScanAlgo::McScan => &[16, 32, 64, 128],
+            ScanAlgo::VecCumSum => &[16, 32, 64],
+        }
+    }
+    fn algorithm(self, s: u32) -> Algorithm {
+        match self {
+            ScanAlgo::ScanU => Algorithm::ScanU { s },
+            ScanAlgo::McScan => Algorithm::McScan { s },
+            ScanAlgo::VecCumSum => Algorithm::VecCumSum { s },
+        }
+    }
+    fn single_core(self) -> bool {
+        !matches!(self, ScanAlgo::McScan)
+    }
 }
 
 impl Op {
     fn label(self) -> String {
         match self {
             Op::Copy => "COPY f16".into(),
-            Op::ScanF16 { s } => format!("SCANU s={s} f16->f32 incl"),
-            Op::ScanI8 { s } => format!("SCANU s={s} i8->i32 incl"),
+            Op::ScanF16 { algo, s } => format!("{} s={s} f16->f32 incl", algo.name()),
+            Op::ScanI8 { algo, s } => format!("{} s={s} i8->i32 incl", algo.name()),
         }
     }
     /// Minimal HBM traffic per element: read the input once, write the output once.
@@ -57,11 +92,17 @@ impl Op {
             Op::ScanI8 { .. } => 5,
         }
     }
+    fn single_core(self) -> bool {
+        match self {
+            Op::Copy => false,
+            Op::ScanF16 { algo, .. } | Op::ScanI8 { algo, .. } => algo.single_core(),
+        }
+    }
     fn max_log2(self, quick: bool, max: u32) -> u32 {
-        let cap = match self {
-            Op::Copy => max,
-            Op::ScanF16 { .. } | Op::ScanI8 { .. } if quick => SCANU_MAX_LOG2_QUICK,
-            Op::ScanF16 { .. } | Op::ScanI8 { .. } => SCANU_MAX_LOG2,
+        let cap = match (self.single_core(), quick) {
+            (false, _) => max,
+            (true, true) => SINGLE_CORE_MAX_LOG2_QUICK,
+            (true, false) => SINGLE_CORE_MAX_LOG2,
         };
         let cap = cap.min(max);
         if let Op::ScanI8 { .. } = self {
@@ -192,9 +233,9 @@ impl Runner {
     }
 
     fn run_op(&mut self, op: Op, n: usize) -> anyhow::Result<(Modeled, ModelReport, f64)> {
-        let scan_opts = |s| ScanOptions {
+        let scan_opts = |algo: ScanAlgo, s| ScanOptions {
             exclusive: false,
-            algorithm: Algorithm::ScanU { s },
+            algorithm: algo.algorithm(s),
             want_total: false,
         };
         let wall;
@@ -210,23 +251,23 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 drop(y);
             }
-            Op::ScanF16 { s } => {
+            Op::ScanF16 { algo, s } => {
                 let data: Vec<f16> = bits(n, 2)
                     .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
                     .collect();
                 let x = self.dev.upload(&data)?;
                 self.dev.take_reports();
                 let t = Instant::now();
-                let y = scan(&self.dev, &x, scan_opts(s))?;
+                let y = scan(&self.dev, &x, scan_opts(algo, s))?;
                 wall = t.elapsed().as_secs_f64();
                 drop(y);
             }
-            Op::ScanI8 { s } => {
+            Op::ScanI8 { algo, s } => {
                 let data: Vec<i8> = bits(n, 3).map(|v| v as i8).collect();
                 let x = self.dev.upload(&data)?;
                 self.dev.take_reports();
                 let t = Instant::now();
-                let y = scan(&self.dev, &x, scan_opts(s))?;
+                let y = scan(&self.dev, &x, scan_opts(algo, s))?;
                 wall = t.elapsed().as_secs_f64();
                 drop(y);
             }
@@ -250,20 +291,22 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     let dev = Device::simulated(soc)?;
     let params = CostParams::from_profile(dev.profile());
     let mut ops = vec![Op::Copy];
-    for s in [16, 32, 64, 128] {
-        ops.push(Op::ScanF16 { s });
-    }
-    for s in [16, 32, 64, 128] {
-        ops.push(Op::ScanI8 { s });
+    for algo in [ScanAlgo::McScan, ScanAlgo::ScanU, ScanAlgo::VecCumSum] {
+        for &s in algo.tile_edges() {
+            ops.push(Op::ScanF16 { algo, s });
+        }
+        for &s in algo.tile_edges() {
+            ops.push(Op::ScanI8 { algo, s });
+        }
     }
     let mut jobs: Vec<(Op, u32)> = Vec::new();
     for &op in &ops {
         let cap = op.max_log2(args.quick, max);
         let sizes: Vec<u32> = if args.quick {
-            let extra: &[u32] = if op == Op::Copy {
-                &QUICK_COPY_EXTRA
-            } else {
+            let extra: &[u32] = if op.single_core() {
                 &[]
+            } else {
+                &QUICK_MULTI_EXTRA
             };
             QUICK_SIZES
                 .iter()
@@ -278,9 +321,9 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let notes = vec![
         format!(
-            "SCANU runs on one AI core (1 AIC + 1 AIV) and its simulator wall time grows with n, so it is swept up to 2^{} (2^{} with --quick); COPY up to 2^{max}.",
-            SCANU_MAX_LOG2.min(max),
-            SCANU_MAX_LOG2_QUICK.min(max),
+            "SCANU (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY and MCSCAN up to 2^{max}.",
+            SINGLE_CORE_MAX_LOG2.min(max),
+            SINGLE_CORE_MAX_LOG2_QUICK.min(max),
         ),
         format!(
             "i8 scans stop at 2^{} (longer inputs could overflow the i32 scan and are refused).",

@@ -505,6 +505,24 @@ impl L2 {
     }
 }
 
+/// The GM byte ranges of a DMA event. The trace gives the first address, the
+/// span (`gm_bytes`), the burst count (`repeats`) and the bytes moved; when
+/// those describe evenly strided bursts (DataCopy with a source gap, Nd2Nz
+/// rows, Fixpipe rows), the bursts are reconstructed so that the gaps between
+/// them cost no L2 or HBM traffic. Otherwise the whole span is used.
+fn gm_bursts(e: &sys::ascsim_event) -> Vec<(u64, u64)> {
+    let (count, bytes, span) = (u64::from(e.repeats), e.bytes, e.gm_bytes);
+    if count > 1 && bytes < span && bytes % count == 0 {
+        let len = bytes / count;
+        let rest = span - len;
+        if len > 0 && rest % (count - 1) == 0 && rest / (count - 1) > len {
+            let stride = rest / (count - 1);
+            return (0..count).map(|i| (e.gm_addr + i * stride, len)).collect();
+        }
+    }
+    vec![(e.gm_addr, span)]
+}
+
 #[derive(Debug, Default, Clone)]
 struct CoreState {
     pos: usize,
@@ -841,11 +859,18 @@ impl Engine {
             _ => (0.0, p.gm_latency_cycles),
         };
         if matches!(pipe, Pipe::Mte2 | Pipe::Mte3 | Pipe::Fix) && e.gm_bytes > 0 {
-            let a = if e.gm_write != 0 {
-                self.l2.write(e.gm_addr, e.gm_bytes)
-            } else {
-                self.l2.read(e.gm_addr, e.gm_bytes)
-            };
+            let mut a = Access::default();
+            for (addr, len) in gm_bursts(e) {
+                let b = if e.gm_write != 0 {
+                    self.l2.write(addr, len)
+                } else {
+                    self.l2.read(addr, len)
+                };
+                a.hit_bytes += b.hit_bytes;
+                a.miss_bytes += b.miss_bytes;
+                a.hbm_read += b.hbm_read;
+                a.hbm_write += b.hbm_write;
+            }
             // Per-core time: the requested bytes at the core's rate (hit / miss split).
             let total = (a.hit_bytes + a.miss_bytes).max(1) as f64;
             let core_cycles = if e.gm_write != 0 {

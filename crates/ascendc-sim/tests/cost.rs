@@ -367,3 +367,21 @@ fn full_instruction_queue_stalls_issue() {
     p.queue_depth = 1;
     assert_near(cycles(&run(&[trace], &p, 0)), 35.0);
 }
+
+/// A strided read of 4 bursts of 64 B, 1024 B apart (span 3136 B): only the
+/// 4 lines holding the bursts are filled (2048 B of HBM), not the 7 lines of
+/// the span; the core moves 256 B (2.5 cycles at 102.4 B/cycle).
+#[test]
+fn strided_dma_touches_only_its_bursts() {
+    let p = params();
+    let strided = sys::ascsim_event {
+        repeats: 4,
+        bytes: 256,
+        gm_bytes: 3 * 1024 + 64,
+        ..read(MB, 0)
+    };
+    let r = run(&[aiv(vec![strided])], &p, 0);
+    assert_eq!(r.hbm_read_bytes, 2048);
+    assert_eq!(r.l2_bytes, 256);
+    assert_near(cycles(&r), 2.5);
+}

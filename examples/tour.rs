@@ -30,7 +30,10 @@ fn traffic(dev: &Device) -> (u64, u32) {
 
 fn tile_edge(a: Algorithm) -> u32 {
     match a {
-        Algorithm::ScanU { s } | Algorithm::McScan { s } | Algorithm::VecCumSum { s } => s,
+        Algorithm::ScanU { s }
+        | Algorithm::McScan { s }
+        | Algorithm::ReduceThenScan { s }
+        | Algorithm::VecCumSum { s } => s,
         Algorithm::Auto => 128,
     }
 }
@@ -39,6 +42,7 @@ fn name(a: Algorithm) -> String {
     match a {
         Algorithm::ScanU { s } => format!("ScanU s={s}"),
         Algorithm::McScan { s } => format!("McScan s={s}"),
+        Algorithm::ReduceThenScan { s } => format!("ReduceThenScan s={s}"),
         Algorithm::VecCumSum { s } => format!("VecCumSum s={s}"),
         Algorithm::Auto => "Auto".into(),
     }
@@ -161,6 +165,7 @@ fn main() -> Result<(), Error> {
         .map(|s| Algorithm::ScanU { s })
         .into_iter()
         .chain([16, 32, 64, 128].map(|s| Algorithm::McScan { s }))
+        .chain([16, 32, 64, 128].map(|s| Algorithm::ReduceThenScan { s }))
         .chain([16, 32, 64].map(|s| Algorithm::VecCumSum { s }));
     for algorithm in algorithms {
         for exclusive in [false, true] {

@@ -22,6 +22,10 @@ uint32_t aclrtlaunch_mcscan_f16_s16(uint32_t blockDim, void* stream, void* x, vo
 uint32_t aclrtlaunch_mcscan_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling);
 uint32_t aclrtlaunch_mcscan_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling);
 uint32_t aclrtlaunch_mcscan_f16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling);
+uint32_t aclrtlaunch_rtscan_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling);
+uint32_t aclrtlaunch_rtscan_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling);
+uint32_t aclrtlaunch_rtscan_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling);
+uint32_t aclrtlaunch_rtscan_f16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling);
 uint32_t aclrtlaunch_veccumsum_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
 uint32_t aclrtlaunch_veccumsum_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
 uint32_t aclrtlaunch_veccumsum_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
@@ -33,6 +37,10 @@ uint32_t aclrtlaunch_mcscan_i8_s16(uint32_t blockDim, void* stream, void* x, voi
 uint32_t aclrtlaunch_mcscan_i8_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling);
 uint32_t aclrtlaunch_mcscan_i8_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling);
 uint32_t aclrtlaunch_mcscan_i8_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling);
+uint32_t aclrtlaunch_rtscan_i8_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling);
+uint32_t aclrtlaunch_rtscan_i8_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling);
+uint32_t aclrtlaunch_rtscan_i8_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling);
+uint32_t aclrtlaunch_rtscan_i8_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling);
 uint32_t aclrtlaunch_veccumsum_i8_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
 uint32_t aclrtlaunch_veccumsum_i8_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
 uint32_t aclrtlaunch_veccumsum_i8_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);

@@ -150,6 +150,59 @@ __aicore__ inline void CastToAcc(const LocalTensor<TAcc>& dst, const LocalTensor
     }
 }
 
+// Sum of x[begin, end) on a vector core, in the accumulator type: chunks of
+// `chunk` elements are cast and added into a vector accumulator, which the
+// scalar unit sums at the end (A2 has no integer reductions). `in` is a VECIN
+// queue of chunk inputs; acc, xa (chunk accumulators) and tmp (chunk halves)
+// are scratch.
+template <typename TIn, typename TAcc, typename Que>
+__aicore__ inline TAcc SumRange(const GlobalTensor<TIn>& gx, uint64_t begin, uint64_t end, uint32_t chunk, Que& in,
+                                const LocalTensor<TAcc>& acc, const LocalTensor<TAcc>& xa,
+                                const LocalTensor<half>& tmp) {
+    Duplicate(acc, static_cast<TAcc>(0), static_cast<int32_t>(chunk));
+    for (uint64_t off = begin; off < end; off += chunk) {
+        uint32_t count = static_cast<uint32_t>(end - off < chunk ? end - off : chunk);
+        LocalTensor<TIn> x = in.template AllocTensor<TIn>();
+        if (count < chunk) {
+            // Zero the chunk first: only `count` elements arrive.
+            Duplicate(x.template ReinterpretCast<int16_t>(), static_cast<int16_t>(0),
+                      static_cast<int32_t>(chunk * sizeof(TIn) / 2));
+            SetFlag<HardEvent::V_MTE2>(0);
+            WaitFlag<HardEvent::V_MTE2>(0);
+        }
+        LoadAny(x, gx[off], count);
+        in.EnQue(x);
+        x = in.template DeQue<TIn>();
+        CastToAcc(xa, x, tmp, chunk);
+        in.FreeTensor(x);
+        PipeBarrier<PIPE_V>();
+        Add(acc, acc, xa, static_cast<int32_t>(chunk));
+        PipeBarrier<PIPE_V>();
+    }
+    SetFlag<HardEvent::V_S>(0);
+    WaitFlag<HardEvent::V_S>(0);
+    TAcc sum = 0;
+    for (uint32_t i = 0; i < chunk; ++i) sum = static_cast<TAcc>(sum + acc.GetValue(i));
+    return sum;
+}
+
+// Per-vector-core partial sums live in 32-byte GM slots (one DMA block each,
+// so no two cores write the same block).
+template <typename TAcc>
+constexpr uint32_t kSumSlot = 32 / sizeof(TAcc);
+
+// Loads the `count` slots of `sums` and returns the sum of the first `upto`.
+template <typename TAcc>
+__aicore__ inline TAcc SumSlots(const GlobalTensor<TAcc>& sums, const LocalTensor<TAcc>& scratch, uint32_t count,
+                                uint32_t upto) {
+    DataCopy(scratch, sums, count * kSumSlot<TAcc>);
+    SetFlag<HardEvent::MTE2_S>(0);
+    WaitFlag<HardEvent::MTE2_S>(0);
+    TAcc sum = 0;
+    for (uint32_t i = 0; i < upto; ++i) sum = static_cast<TAcc>(sum + scratch.GetValue(i * kSumSlot<TAcc>));
+    return sum;
+}
+
 // Writes `count` elements from UB to GM (any count, any element offset).
 template <typename T>
 __aicore__ inline void StoreAny(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {

@@ -98,4 +98,36 @@ static_assert(offsetof(McScanTiling, zeros_offset) == 20, "McScanTiling: offset 
 static_assert(offsetof(McScanTiling, sums_offset) == 24, "McScanTiling: offset of sums_offset differs from the Rust definition");
 static_assert(offsetof(McScanTiling, reserved) == 28, "McScanTiling: offset of reserved differs from the Rust definition");
 
+typedef struct RtScanTiling RtScanTiling;
+struct RtScanTiling {
+    // Elements to scan.
+    uint64_t n;
+    // Number of s*s tiles (the last may be partial).
+    uint32_t tiles;
+    // Tiles per AI core (block); the last block may hold fewer.
+    uint32_t tiles_per_block;
+    // 1 for an exclusive scan, 0 for inclusive.
+    uint32_t exclusive;
+    // Slots of each AI core's ring.
+    uint32_t ring_slots;
+    // Byte offset of the s zero elements in the workspace.
+    uint32_t zeros_offset;
+    // Byte offset of the per-vector-core sums (32 bytes each).
+    uint32_t sums_offset;
+    // Byte offset of the rings (one per AI core).
+    uint32_t ring_offset;
+    // Unused.
+    uint32_t reserved;
+};
+static_assert(sizeof(RtScanTiling) == 40, "RtScanTiling: size differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, n) == 0, "RtScanTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, tiles) == 8, "RtScanTiling: offset of tiles differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, tiles_per_block) == 12, "RtScanTiling: offset of tiles_per_block differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, exclusive) == 16, "RtScanTiling: offset of exclusive differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, ring_slots) == 20, "RtScanTiling: offset of ring_slots differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, zeros_offset) == 24, "RtScanTiling: offset of zeros_offset differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, sums_offset) == 28, "RtScanTiling: offset of sums_offset differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, ring_offset) == 32, "RtScanTiling: offset of ring_offset differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, reserved) == 36, "RtScanTiling: offset of reserved differs from the Rust definition");
+
 #endif

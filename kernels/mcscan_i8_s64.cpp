@@ -106,54 +106,18 @@ __aicore__ inline void ReducePhase(VectorBuffers& b, const GlobalTensor<TIn>& gx
                                    const McScanTiling& t, uint32_t v) {
     uint64_t firstRow, lastRow;
     VectorRows(t, v, firstRow, lastRow);
-    uint64_t begin = firstRow * kS;
-    uint64_t end = Min(lastRow * kS, t.n);
-    LocalTensor<TAcc> acc = b.acc.Get<TAcc>();
-    LocalTensor<TAcc> xa = b.xAcc.Get<TAcc>();
-    LocalTensor<half> tmp = b.half16.Get<half>();
-    Duplicate(acc, static_cast<TAcc>(0), static_cast<int32_t>(kChunk));
-    for (uint64_t off = begin; off < end; off += kChunk) {
-        uint32_t count = static_cast<uint32_t>(Min(end - off, kChunk));
-        LocalTensor<TIn> in = b.qX.AllocTensor<TIn>();
-        if (count < kChunk) {
-            Duplicate(in.template ReinterpretCast<int16_t>(), static_cast<int16_t>(0),
-                      static_cast<int32_t>(kChunk * sizeof(TIn) / 2));
-            SetFlag<HardEvent::V_MTE2>(0);
-            WaitFlag<HardEvent::V_MTE2>(0);
-        }
-        LoadAny(in, gx[off], count);
-        b.qX.EnQue(in);
-        in = b.qX.DeQue<TIn>();
-        CastToAcc(xa, in, tmp, kChunk);
-        b.qX.FreeTensor(in);
-        PipeBarrier<PIPE_V>();
-        Add(acc, acc, xa, static_cast<int32_t>(kChunk));
-        PipeBarrier<PIPE_V>();
-    }
-    SetFlag<HardEvent::V_S>(0);
-    WaitFlag<HardEvent::V_S>(0);
-    TAcc sum = 0;
-    for (uint32_t i = 0; i < kChunk; ++i) sum = static_cast<TAcc>(sum + acc.GetValue(i));
-    StoreScalar(gr[v * (32 / sizeof(TAcc))], b.one.Get<TAcc>(), sum);
+    TAcc sum = SumRange(gx, firstRow * kS, Min(lastRow * kS, t.n), kChunk, b.qX, b.acc.Get<TAcc>(),
+                        b.xAcc.Get<TAcc>(), b.half16.Get<half>());
+    StoreScalar(gr[v * kSumSlot<TAcc>], b.one.Get<TAcc>(), sum);
 }
 
 // Phase II on an AIV: add the carry of earlier blocks and rows to its rows of y.
 __aicore__ inline void PropagatePhase(VectorBuffers& b, const GlobalTensor<TIn>& gx, const GlobalTensor<TAcc>& gy,
                                       const GlobalTensor<TAcc>& gr, const GlobalTensor<TAcc>& gTotal,
                                       const McScanTiling& t, uint32_t v, uint32_t vectors) {
-    // Block sums: one 32-byte slot per vector core, read after the barrier.
-    LocalTensor<TAcc> r = b.acc.Get<TAcc>();
-    constexpr uint32_t kSlot = 32 / sizeof(TAcc);
-    DataCopy(r, gr, vectors * kSlot);
-    SetFlag<HardEvent::MTE2_S>(0);
-    WaitFlag<HardEvent::MTE2_S>(0);
-    TAcc carry = 0;
-    for (uint32_t i = 0; i < v; ++i) carry = static_cast<TAcc>(carry + r.GetValue(i * kSlot));
-    if (v + 1 == vectors) {
-        TAcc total = carry;
-        for (uint32_t i = v; i < vectors; ++i) total = static_cast<TAcc>(total + r.GetValue(i * kSlot));
-        StoreScalar(gTotal, b.one.Get<TAcc>(), total);
-    }
+    // Sums of the earlier vector cores' rows, read after the barrier.
+    TAcc carry = SumSlots(gr, b.acc.Get<TAcc>(), vectors, v);
+    if (v + 1 == vectors) StoreScalar(gTotal, b.one.Get<TAcc>(), SumSlots(gr, b.acc.Get<TAcc>(), vectors, vectors));
     uint64_t firstRow, lastRow;
     VectorRows(t, v, firstRow, lastRow);
     LocalTensor<TAcc> xa = b.xAcc.Get<TAcc>();

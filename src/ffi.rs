@@ -199,6 +199,30 @@ fn mcscan_entry(name: &str) -> Option<McScanLaunch> {
     })
 }
 
+type RtScanLaunch = unsafe extern "C" fn(
+    u32,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut sys::RtScanTiling,
+) -> u32;
+
+fn rtscan_entry(name: &str) -> Option<RtScanLaunch> {
+    Some(match name {
+        "rtscan_f16_s16" => sys::aclrtlaunch_rtscan_f16_s16,
+        "rtscan_f16_s32" => sys::aclrtlaunch_rtscan_f16_s32,
+        "rtscan_f16_s64" => sys::aclrtlaunch_rtscan_f16_s64,
+        "rtscan_f16_s128" => sys::aclrtlaunch_rtscan_f16_s128,
+        "rtscan_i8_s16" => sys::aclrtlaunch_rtscan_i8_s16,
+        "rtscan_i8_s32" => sys::aclrtlaunch_rtscan_i8_s32,
+        "rtscan_i8_s64" => sys::aclrtlaunch_rtscan_i8_s64,
+        "rtscan_i8_s128" => sys::aclrtlaunch_rtscan_i8_s128,
+        _ => return None,
+    })
+}
+
 fn copy_entry(name: &str) -> Option<CopyLaunch> {
     match name {
         "copy_u8" => Some(sys::aclrtlaunch_copy_u8),
@@ -226,6 +250,7 @@ pub(crate) fn has_entry(name: &str) -> bool {
         || scanu_entry(name).is_some()
         || veccumsum_entry(name).is_some()
         || mcscan_entry(name).is_some()
+        || rtscan_entry(name).is_some()
 }
 
 fn missing(name: &str) -> Error {
@@ -292,6 +317,27 @@ pub(crate) fn launch_mcscan(
     gm: [*mut c_void; 4],
 ) -> Result<()> {
     let f = mcscan_entry(&plan.kernel).ok_or_else(|| missing(&plan.kernel))?;
+    // SAFETY: as in launch_copy; gm = x, y, total, workspace.
+    unsafe {
+        f(
+            plan.block_dim,
+            stream,
+            gm[0],
+            gm[1],
+            gm[2],
+            gm[3],
+            as_sys(&mut plan.tiling),
+        )
+    };
+    Ok(())
+}
+
+pub(crate) fn launch_rtscan(
+    stream: *mut c_void,
+    plan: &mut algos::LaunchPlan<algos::RtScanTiling>,
+    gm: [*mut c_void; 4],
+) -> Result<()> {
+    let f = rtscan_entry(&plan.kernel).ok_or_else(|| missing(&plan.kernel))?;
     // SAFETY: as in launch_copy; gm = x, y, total, workspace.
     unsafe {
         f(

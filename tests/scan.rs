@@ -151,12 +151,16 @@ fn edge_lengths_all_s_both_dtypes_both_kinds() {
 }
 
 #[test]
-fn mcscan_edge_lengths() {
+fn multicore_edge_lengths() {
     for s in [16u32, 32, 64, 128] {
         let l = (s * s) as usize;
         // Block and core boundaries: 20 AI cores on the 910B4.
         let mut lengths = edge_lengths(s as usize);
         lengths.extend([20 * l, 20 * l + 1, 41 * l - 1, 63 * l + s as usize + 1]);
+        if s <= 64 {
+            // Ten tiles per AI core: the reduce-then-scan ring wraps around.
+            lengths.push(200 * l + 5);
+        }
         for n in lengths {
             for exclusive in [false, true] {
                 check_f16_with(
@@ -368,4 +372,11 @@ fn scan_records_its_gm_traffic() {
         r.gm_write_bytes
     );
     assert!(r.traces.iter().any(|t| t.is_cube) && r.traces.iter().any(|t| !t.is_cube));
+}
+
+#[test]
+fn allocation_past_hbm_is_a_runtime_error() {
+    let dev = device();
+    let err = dev.alloc_zeroed::<u8>(33 << 30).unwrap_err();
+    assert!(matches!(err, ascend_scan::Error::Runtime { code: 207001, .. }), "{err}");
 }

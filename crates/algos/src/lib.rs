@@ -9,6 +9,7 @@ pub mod copy;
 pub mod kernel;
 pub mod mcscan;
 pub mod render;
+pub mod rtscan;
 pub mod scanu;
 pub mod tiling;
 pub mod veccumsum;
@@ -16,6 +17,7 @@ pub mod veccumsum;
 pub use copy::{Copy, CopyTiling};
 pub use kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
 pub use mcscan::{McScan, McScanTiling};
+pub use rtscan::{ReduceThenScan, RtScanTiling};
 pub use scanu::{ScanU, ScanUTiling};
 pub use tiling::Tiling;
 pub use veccumsum::{VecCumSum, VecCumSumTiling};
@@ -32,6 +34,11 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
         for s in McScan::TILE_EDGES {
             out.push(Box::new(
                 McScan::new(dtype, s).expect("catalogue entries are valid"),
+            ));
+        }
+        for s in ReduceThenScan::TILE_EDGES {
+            out.push(Box::new(
+                ReduceThenScan::new(dtype, s).expect("catalogue entries are valid"),
             ));
         }
         for s in VecCumSum::TILE_EDGES {

@@ -26,6 +26,37 @@ pub struct McScanTiling {
     pub reserved: u32,
 }
 
+/// How a multi-core scan splits its tiles over the AI cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlockSplit {
+    pub tiles: u32,
+    pub tiles_per_block: u32,
+    pub block_dim: u64,
+}
+
+/// Whole tiles of `tile` elements, as evenly as possible over at most all
+/// AI cores (every block holds at least one tile).
+pub(crate) fn block_split(soc: &SocProfile, n: u64, tile: u64) -> Result<BlockSplit, AlgoError> {
+    if n == 0 {
+        return Err(AlgoError::InvalidArgument {
+            name: "n",
+            reason: "an empty scan needs no launch".into(),
+        });
+    }
+    let tiles = n.div_ceil(tile);
+    let blocks = tiles.min(u64::from(soc.cube_cores));
+    let tiles_per_block = tiles.div_ceil(blocks);
+    let too_long = || AlgoError::InvalidArgument {
+        name: "n",
+        reason: format!("{n} elements need too many tiles"),
+    };
+    Ok(BlockSplit {
+        tiles: u32::try_from(tiles).map_err(|_| too_long())?,
+        tiles_per_block: u32::try_from(tiles_per_block).map_err(|_| too_long())?,
+        block_dim: tiles.div_ceil(tiles_per_block),
+    })
+}
+
 /// An MCSCAN kernel instance: input type and tile edge s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct McScan {
@@ -66,31 +97,18 @@ impl McScan {
         n: u64,
         exclusive: bool,
     ) -> Result<LaunchPlan<McScanTiling>, AlgoError> {
-        if n == 0 {
-            return Err(AlgoError::InvalidArgument {
-                name: "n",
-                reason: "an empty scan needs no launch".into(),
-            });
-        }
         let s = u64::from(self.tile.s());
-        let tiles = n.div_ceil(s * s);
-        let blocks = tiles.min(u64::from(soc.cube_cores));
-        let tiles_per_block = tiles.div_ceil(blocks);
-        let block_dim = tiles.div_ceil(tiles_per_block);
-        let too_long = || AlgoError::InvalidArgument {
-            name: "n",
-            reason: format!("{n} elements need too many tiles"),
-        };
+        let split = block_split(soc, n, s * s)?;
         let constants = self.workspace_constants().len() as u64;
-        let sums_bytes = 2 * block_dim * 32;
+        let sums_bytes = 2 * split.block_dim * 32;
         Ok(LaunchPlan {
             kernel: self.name(),
-            block_dim: block_dim as u32,
+            block_dim: split.block_dim as u32,
             workspace_bytes: constants + sums_bytes,
             tiling: McScanTiling {
                 n,
-                tiles: u32::try_from(tiles).map_err(|_| too_long())?,
-                tiles_per_block: u32::try_from(tiles_per_block).map_err(|_| too_long())?,
+                tiles: split.tiles,
+                tiles_per_block: split.tiles_per_block,
                 exclusive: u32::from(exclusive),
                 zeros_offset: self.tile.zeros_offset() as u32,
                 sums_offset: constants as u32,

@@ -1,0 +1,133 @@
+//! REDUCE-THEN-SCAN: the multi-core scan with an L2-resident AIC -> AIV
+//! hand-off (ALGORITHMS.md, "Improvements": reduce-then-scan).
+use ascendc_sim::SocProfile;
+use askama::Template;
+use tiling_derive::Tiling;
+
+use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::mcscan::block_split;
+use crate::scanu::{scan_accumulator, ScanU};
+
+/// Tiling of the REDUCE-THEN-SCAN kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
+#[repr(C)]
+pub struct RtScanTiling {
+    /// Elements to scan.
+    pub n: u64,
+    /// Number of s*s tiles (the last may be partial).
+    pub tiles: u32,
+    /// Tiles per AI core (block); the last block may hold fewer.
+    pub tiles_per_block: u32,
+    /// 1 for an exclusive scan, 0 for inclusive.
+    pub exclusive: u32,
+    /// Slots of each AI core's ring.
+    pub ring_slots: u32,
+    /// Byte offset of the s zero elements in the workspace.
+    pub zeros_offset: u32,
+    /// Byte offset of the per-vector-core sums (32 bytes each).
+    pub sums_offset: u32,
+    /// Byte offset of the rings (one per AI core).
+    pub ring_offset: u32,
+    /// Unused.
+    pub reserved: u32,
+}
+
+/// A REDUCE-THEN-SCAN kernel instance: input type and tile edge s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReduceThenScan {
+    tile: ScanU,
+}
+
+#[derive(Template)]
+#[template(path = "rtscan.cpp", escape = "none")]
+struct RtScanTemplate<'a> {
+    header: &'a str,
+    name: &'a str,
+    in_type: &'a str,
+    acc_type: &'a str,
+    s: u32,
+    chunk: u32,
+    ring_slots: u32,
+}
+
+/// Ring slots per AI core: enough for the cube to run ahead, small enough
+/// that all rings (20 x 4 x 64 KiB at s = 128) stay far inside L2.
+const RING_SLOTS: u32 = 4;
+
+impl ReduceThenScan {
+    /// Supported tile edges.
+    pub const TILE_EDGES: [u32; 4] = ScanU::TILE_EDGES;
+
+    /// A REDUCE-THEN-SCAN instance; `s` must be 16, 32, 64 or 128.
+    pub fn new(dtype: DType, s: u32) -> Result<ReduceThenScan, AlgoError> {
+        Ok(ReduceThenScan {
+            tile: ScanU::new(dtype, s)?,
+        })
+    }
+
+    /// The workspace's constant prefix (as for SCANU: U transposed, then zeros).
+    pub fn workspace_constants(&self) -> Vec<u8> {
+        self.tile.workspace_constants()
+    }
+
+    /// Plan a scan of `n >= 1` elements on all AI cores of `soc`.
+    pub fn plan(
+        &self,
+        soc: &SocProfile,
+        n: u64,
+        exclusive: bool,
+    ) -> Result<LaunchPlan<RtScanTiling>, AlgoError> {
+        let s = u64::from(self.tile.s());
+        let split = block_split(soc, n, s * s)?;
+        let constants = self.workspace_constants().len() as u64;
+        let ring_offset = (constants + 2 * split.block_dim * 32).div_ceil(512) * 512;
+        let ring_bytes = split.block_dim
+            * u64::from(RING_SLOTS)
+            * s
+            * s
+            * scan_accumulator(self.tile.dtype()).size() as u64;
+        Ok(LaunchPlan {
+            kernel: self.name(),
+            block_dim: split.block_dim as u32,
+            workspace_bytes: ring_offset + ring_bytes,
+            tiling: RtScanTiling {
+                n,
+                tiles: split.tiles,
+                tiles_per_block: split.tiles_per_block,
+                exclusive: u32::from(exclusive),
+                ring_slots: RING_SLOTS,
+                zeros_offset: self.tile.zeros_offset() as u32,
+                sums_offset: constants as u32,
+                ring_offset: ring_offset as u32,
+                reserved: 0,
+            },
+        })
+    }
+}
+
+impl Kernel for ReduceThenScan {
+    fn name(&self) -> String {
+        format!("rtscan_{}_s{}", self.tile.dtype().tag(), self.tile.s())
+    }
+    fn kernel_type(&self) -> KernelType {
+        KernelType::MixAic1_2
+    }
+    fn gm_params(&self) -> &'static [&'static str] {
+        &["x", "y", "total", "workspace"]
+    }
+    fn tiling_type(&self) -> &'static str {
+        "RtScanTiling"
+    }
+    fn render(&self) -> Result<String, askama::Error> {
+        RtScanTemplate {
+            header: &generated_header("rtscan.cpp"),
+            name: &self.name(),
+            in_type: self.tile.dtype().cpp(),
+            acc_type: scan_accumulator(self.tile.dtype()).cpp(),
+            s: self.tile.s(),
+            chunk: 4096,
+            ring_slots: RING_SLOTS,
+        }
+        .render()
+    }
+}

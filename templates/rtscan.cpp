@@ -1,0 +1,215 @@
+// {{ header }}
+//
+// REDUCE-THEN-SCAN (s = {{ s }}, {{ in_type }} -> {{ acc_type }}): the multi-core scan
+// with an L2-resident hand-off. Each AI core owns a block of whole l-tiles.
+// Phase I: each AIV sums its half of the block from x and publishes the sum;
+// SyncAll. Meanwhile and after, the AIC scans the block's tiles (C = A @ U)
+// into a small per-core ring of {{ ring_slots }} slots in GM (it stays in L2) and
+// signals its AIVs with CrossCore flags; each AIV reads the row ends of a
+// tile, takes its half of the rows, adds the carries and writes y once. HBM
+// traffic per f16 element: 2 (reduce) + 2 (scan) + 4 (y) bytes; the ring
+// traffic stays in L2. Exclusive: y - x (2 more bytes).
+#include "kernel_operator.h"
+#include "ascend_scan_blocks.h"
+#include "ascend_scan_tiling.h"
+
+using namespace AscendC;
+using namespace ascend_scan;
+
+namespace {
+using TIn = {{ in_type }};
+using TAcc = {{ acc_type }};
+constexpr uint32_t kS = {{ s }};
+constexpr uint32_t kTile = kS * kS;
+constexpr uint32_t kKPad = (kS + CubeTraits<TIn>::kC0 - 1) / CubeTraits<TIn>::kC0 * CubeTraits<TIn>::kC0;
+constexpr uint32_t kOperand = kS * kKPad;
+constexpr uint32_t kChunk = {{ chunk }};  // vector chunk (elements), a multiple of s
+
+__aicore__ inline uint64_t Min(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+__aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR workspace, const RtScanTiling& t) {
+    TPipe pipe;
+    TQue<TPosition::A1, 1> qA1;
+    TQue<TPosition::A2, 1> qA2;
+    TQue<TPosition::CO1, 1> qC;
+    TBuf<TPosition::B1> bufB1;
+    TBuf<TPosition::B2> bufB2;
+    pipe.InitBuffer(qA1, 2, kOperand * sizeof(TIn));
+    pipe.InitBuffer(qA2, 2, kOperand * sizeof(TIn));
+    pipe.InitBuffer(qC, 2, kTile * sizeof(TAcc));
+    pipe.InitBuffer(bufB1, kOperand * sizeof(TIn));
+    pipe.InitBuffer(bufB2, kOperand * sizeof(TIn));
+
+    GlobalTensor<TIn> gx, gUt, gZeros;
+    GlobalTensor<TAcc> gRing;
+    gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
+    gUt.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(workspace), kTile);
+    gZeros.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(workspace + t.zeros_offset), kS);
+    uint64_t ringElems = static_cast<uint64_t>(t.ring_slots) * kTile;
+    gRing.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace + t.ring_offset) + GetBlockIdx() * ringElems,
+                          ringElems);
+
+    LocalTensor<TIn> b1 = bufB1.Get<TIn>();
+    LocalTensor<TIn> b2 = bufB2.Get<TIn>();
+    Nd2NzParams pu(1, kS, kS, 0, kS, kS, 1, 0);
+    DataCopy(b1, gUt, pu);
+    SetFlag<HardEvent::MTE2_MTE1>(0);
+    WaitFlag<HardEvent::MTE2_MTE1>(0);
+    LoadL0BTransposed(b2, b1, kS);
+    SetFlag<HardEvent::MTE1_M>(0);
+    WaitFlag<HardEvent::MTE1_M>(0);
+
+    uint64_t firstTile = static_cast<uint64_t>(GetBlockIdx()) * t.tiles_per_block;
+    uint64_t lastTile = Min(firstTile + t.tiles_per_block, t.tiles);
+    bool synced = false;
+    for (uint64_t tile = firstTile; tile < lastTile; ++tile) {
+        uint64_t base = tile * kTile;
+        uint32_t count = static_cast<uint32_t>(Min(t.n - base, kTile));
+        uint32_t rows = CeilDiv(count, kS);
+        uint32_t m1 = CeilDiv(rows, 16);
+        LocalTensor<TIn> a1 = qA1.AllocTensor<TIn>();
+        LoadTileNz(a1, gx[base], gZeros, kS, count);
+        qA1.EnQue(a1);
+        a1 = qA1.DeQue<TIn>();
+        LocalTensor<TIn> a2 = qA2.AllocTensor<TIn>();
+        LoadL0A(a2, a1, kS, m1);
+        qA2.EnQue(a2);
+        qA1.FreeTensor(a1);
+        a2 = qA2.DeQue<TIn>();
+        LocalTensor<TAcc> c1 = qC.AllocTensor<TAcc>();
+        TileMatmul(c1, a2, b2, kS, m1);
+        qC.EnQue(c1);
+        qA2.FreeTensor(a2);
+        c1 = qC.DeQue<TAcc>();
+        uint64_t local = tile - firstTile;
+        if (local >= t.ring_slots) {
+            // The AIVs consume the ring only after the barrier: join it before
+            // waiting for a free slot.
+            if (!synced) {
+                SyncAll<false>();
+                synced = true;
+            }
+            CrossCoreWaitFlag(kFlagSlotFree);
+        }
+        StoreTile(gRing[(local % t.ring_slots) * kTile], c1, kS, rows, m1);
+        qC.FreeTensor(c1);
+        CrossCoreSetFlag<2, PIPE_FIX>(kFlagTileReady);
+    }
+    if (!synced) SyncAll<false>();
+    uint64_t produced = lastTile > firstTile ? lastTile - firstTile : 0;
+    uint64_t pending = produced < t.ring_slots ? produced : t.ring_slots;
+    for (uint64_t i = 0; i < pending; ++i) CrossCoreWaitFlag(kFlagSlotFree);
+}
+
+__aicore__ inline void VectorSide(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, const RtScanTiling& t) {
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> qIn, qX;
+    TQue<TPosition::VECOUT, 1> qOut;
+    TBuf<TPosition::VECCALC> bufAcc, bufXa, bufHalf, bufEnds, bufOne;
+    pipe.InitBuffer(qIn, 2, kChunk * sizeof(TAcc));
+    pipe.InitBuffer(qX, 2, kChunk * sizeof(TIn));
+    pipe.InitBuffer(qOut, 2, kChunk * sizeof(TAcc));
+    pipe.InitBuffer(bufAcc, kChunk * sizeof(TAcc));
+    pipe.InitBuffer(bufXa, kChunk * sizeof(TAcc));
+    pipe.InitBuffer(bufHalf, kChunk * sizeof(half));
+    pipe.InitBuffer(bufEnds, kS * 32);
+    pipe.InitBuffer(bufOne, 32);
+    LocalTensor<TAcc> acc = bufAcc.Get<TAcc>();
+    LocalTensor<TAcc> xa = bufXa.Get<TAcc>();
+    LocalTensor<half> tmp = bufHalf.Get<half>();
+    LocalTensor<TAcc> ends = bufEnds.Get<TAcc>();
+    LocalTensor<TAcc> one = bufOne.Get<TAcc>();
+
+    GlobalTensor<TIn> gx;
+    GlobalTensor<TAcc> gy, gTotal, gSums, gRing;
+    gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
+    gy.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(y), t.n);
+    gTotal.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(total), 1);
+    gSums.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace + t.sums_offset), 0);
+    uint32_t v = static_cast<uint32_t>(GetBlockIdx());
+    uint32_t sub = static_cast<uint32_t>(GetSubBlockIdx());
+    uint32_t block = v / 2;
+    uint32_t vectors = static_cast<uint32_t>(GetBlockNum() * GetTaskRatio());
+    uint64_t ringElems = static_cast<uint64_t>(t.ring_slots) * kTile;
+    gRing.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace + t.ring_offset) + block * ringElems, ringElems);
+
+    // Phase I: this core's half (in elements) of the block.
+    uint64_t blockBegin = static_cast<uint64_t>(block) * t.tiles_per_block * kTile;
+    uint64_t blockEnd = Min(blockBegin + static_cast<uint64_t>(t.tiles_per_block) * kTile, t.n);
+    if (blockBegin > t.n) blockBegin = t.n;
+    uint64_t mid = blockBegin + (blockEnd - blockBegin) / 2;
+    TAcc mine = SumRange(gx, sub ? mid : blockBegin, sub ? blockEnd : mid, kChunk, qX, acc, xa, tmp);
+    StoreScalar(gSums[v * kSumSlot<TAcc>], one, mine);
+    SyncAll<false>();
+    TAcc carry = SumSlots(gSums, acc, vectors, 2 * block);
+    if (v + 1 == vectors) StoreScalar(gTotal, one, SumSlots(gSums, acc, vectors, vectors));
+
+    // Phase II: tiles of the block from the ring; this core takes half the rows.
+    uint64_t firstTile = static_cast<uint64_t>(block) * t.tiles_per_block;
+    uint64_t lastTile = Min(firstTile + t.tiles_per_block, t.tiles);
+    for (uint64_t tile = firstTile; tile < lastTile; ++tile) {
+        uint64_t base = tile * kTile;
+        uint32_t count = static_cast<uint32_t>(Min(t.n - base, kTile));
+        uint32_t rows = CeilDiv(count, kS);
+        uint32_t half = rows / 2;
+        uint32_t myFirst = sub ? half : 0;
+        uint32_t myLast = sub ? rows : half;
+        CrossCoreWaitFlag(kFlagTileReady);
+        GlobalTensor<TAcc> slot = gRing[((tile - firstTile) % t.ring_slots) * kTile];
+        // Row ends (each row's sum): one 4-byte block per row, 32-byte aligned in UB.
+        DataCopyExtParams pe(static_cast<uint16_t>(rows), sizeof(TAcc), (kS - 1) * sizeof(TAcc), 0, 0);
+        DataCopyPadExtParams<TAcc> noPad(false, 0, 0, 0);
+        DataCopyPad(ends, slot[kS - 1], pe, noPad);
+        SetFlag<HardEvent::MTE2_S>(1);
+        WaitFlag<HardEvent::MTE2_S>(1);
+        TAcc before = 0, tileSum = 0;
+        for (uint32_t r = 0; r < rows; ++r) {
+            TAcc e = ends.GetValue(r * kSumSlot<TAcc>);
+            if (r < myFirst) before = static_cast<TAcc>(before + e);
+            tileSum = static_cast<TAcc>(tileSum + e);
+        }
+        TAcc rowCarry = static_cast<TAcc>(carry + before);
+        for (uint32_t r0 = myFirst; r0 < myLast; r0 += kChunk / kS) {
+            uint32_t chunkRows = myLast - r0 < kChunk / kS ? myLast - r0 : kChunk / kS;
+            LocalTensor<TAcc> in = qIn.AllocTensor<TAcc>();
+            DataCopy(in, slot[static_cast<uint64_t>(r0) * kS], chunkRows * kS);
+            qIn.EnQue(in);
+            in = qIn.DeQue<TAcc>();
+            SetFlag<HardEvent::MTE2_S>(0);
+            WaitFlag<HardEvent::MTE2_S>(0);
+            LocalTensor<TAcc> out = qOut.AllocTensor<TAcc>();
+            rowCarry = PropagateRows(out, in, kS, chunkRows, rowCarry);
+            qIn.FreeTensor(in);
+            uint64_t first = base + static_cast<uint64_t>(r0) * kS;
+            uint32_t valid = static_cast<uint32_t>(Min(t.n - first, static_cast<uint64_t>(chunkRows) * kS));
+            if (t.exclusive) {
+                LocalTensor<TIn> xin = qX.AllocTensor<TIn>();
+                LoadAny(xin, gx[first], valid);
+                qX.EnQue(xin);
+                xin = qX.DeQue<TIn>();
+                CastToAcc(xa, xin, tmp, chunkRows * kS);
+                qX.FreeTensor(xin);
+                PipeBarrier<PIPE_V>();
+                Sub(out, out, xa, static_cast<int32_t>(chunkRows * kS));
+            }
+            qOut.EnQue(out);
+            out = qOut.DeQue<TAcc>();
+            StoreAny(gy[first], out, valid);
+            qOut.FreeTensor(out);
+        }
+        // Both AIVs are done reading this slot once their loads completed.
+        CrossCoreSetFlag<2, PIPE_MTE2>(kFlagSlotFree);
+        carry = static_cast<TAcc>(carry + tileSum);
+    }
+}
+}  // namespace
+
+extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace,
+                                                  RtScanTiling tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    if ASCEND_IS_AIC {
+        CubeSide(x, workspace, tiling);
+    } else {
+        VectorSide(x, y, total, workspace, tiling);
+    }
+}

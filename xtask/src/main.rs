@@ -1,4 +1,5 @@
 //! `cargo xtask`: project automation (render, bindings, build-kernels, check).
+mod bench;
 mod bindings;
 
 use std::path::{Path, PathBuf};
@@ -33,6 +34,18 @@ enum Task {
         #[arg(long)]
         cann: Option<PathBuf>,
     },
+    /// Run every operation on the simulator and report its modeled performance next to COPY.
+    Bench {
+        /// A few sizes only (well under 5 minutes on a 2-core machine).
+        #[arg(long)]
+        quick: bool,
+        /// Largest log2(n) of the sweep (default 26).
+        #[arg(long = "max", value_name = "LOG2")]
+        max_log2: Option<u32>,
+        /// SoC profile.
+        #[arg(long, default_value = "Ascend910B4")]
+        soc: String,
+    },
 }
 
 fn workspace_root() -> PathBuf {
@@ -48,6 +61,18 @@ fn main() -> anyhow::Result<()> {
         Task::Render { check } => render(&root, check),
         Task::Bindings => bindings::run(&root),
         Task::BuildKernels { soc, cann } => build_kernels(&root, &soc, cann),
+        Task::Bench {
+            quick,
+            max_log2,
+            soc,
+        } => bench::run(
+            &root,
+            &bench::BenchArgs {
+                quick,
+                max_log2,
+                soc,
+            },
+        ),
     }
 }
 

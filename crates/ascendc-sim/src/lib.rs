@@ -4,10 +4,12 @@
 //! by this crate's build script; kernels compiled against the headers run on
 //! it. This Rust side holds the SoC profiles and reads launch reports and
 //! traces through the simulator's C interface (`ascsim_*`).
+pub mod cost;
 mod report;
 mod soc;
 
-pub use report::{LaunchReport, Pipe};
+pub use cost::{model_launch, CostParams, ModelReport};
+pub use report::{CoreTrace, LaunchReport, Pipe};
 pub use soc::{Soc, SocProfile};
 
 /// Directory of the simulator's C++ headers (`kernel_operator.h`, `acl/acl.h`).

@@ -44,6 +44,34 @@ pub struct SocProfile {
     /// HBM bandwidth in GB/s. ASSUMPTION: third-party modelling configs (~1600 for B1-B3,
     /// ~800 for B4); no official figure.
     pub hbm_gbps: f64,
+    /// Per-core read rate from GM when the data is in HBM (L2 miss), bytes/cycle.
+    /// Source: platform_config `Ascend910B1.ini` `[AICoreMemoryRates]` `ddr_rate=32`
+    /// (third-party quote, reference/ascendc-api.md section 7); used for every A2 SoC.
+    pub ddr_read_bytes_per_cycle: f64,
+    /// Per-core read rate from L2 (hit), bytes/cycle. Source: same ini, `l2_read_rate=110`.
+    pub l2_read_bytes_per_cycle: f64,
+    /// Per-core write rate into L2, bytes/cycle. Source: same ini, `l2_write_rate=86`.
+    pub l2_write_bytes_per_cycle: f64,
+    /// UB -> GM (L2) rate per core, bytes/cycle (MTE3). Source: same ini, `ub_to_l2_rate=64`.
+    pub ub_to_l2_bytes_per_cycle: f64,
+    /// L1 -> L0A rate, bytes/cycle (MTE1). Source: asc-devkit doc (256 B/cycle; the
+    /// B1 ini quote says 512, we follow the official doc).
+    pub l1_to_l0a_bytes_per_cycle: f64,
+    /// L1 -> L0B rate, bytes/cycle. Source: asc-devkit doc (128 B/cycle).
+    pub l1_to_l0b_bytes_per_cycle: f64,
+    /// Cube MACs per cycle for fp16/bf16: one 16x16x16 fractal product.
+    /// Source: ini `cube_m/n/k_size` = 16, `[DtypeMKN]`; asc-devkit.
+    pub cube_fp16_macs_per_cycle: u32,
+    /// Cube MACs per cycle for int8: one 16x32x16 fractal product (2x fp16).
+    /// Source: ini `[DtypeMKN]` int8 = 16/32/16.
+    pub cube_int8_macs_per_cycle: u32,
+    /// Cube MACs per cycle for fp32: a quarter of fp16. Source: asc-devkit HW constraints.
+    pub cube_fp32_macs_per_cycle: u32,
+    /// Vector width: bytes per repeat (8 blocks of 32 B), one repeat per cycle.
+    /// Source: asc-devkit vector execution model; ini `vec_calc_size=128` (fp16 lanes).
+    pub vector_bytes_per_cycle: f64,
+    /// Data cache line of the scalar unit, bytes. Source: asc-devkit HW constraints 2201 (64 B).
+    pub dcache_line_bytes: u64,
 }
 
 const KIB: u64 = 1024;
@@ -74,6 +102,17 @@ impl Soc {
             l2_bytes: 192 * MIB,
             clock_mhz: 1800,
             hbm_gbps: 1600.0,
+            ddr_read_bytes_per_cycle: 32.0,
+            l2_read_bytes_per_cycle: 110.0,
+            l2_write_bytes_per_cycle: 86.0,
+            ub_to_l2_bytes_per_cycle: 64.0,
+            l1_to_l0a_bytes_per_cycle: 256.0,
+            l1_to_l0b_bytes_per_cycle: 128.0,
+            cube_fp16_macs_per_cycle: 16 * 16 * 16,
+            cube_int8_macs_per_cycle: 16 * 32 * 16,
+            cube_fp32_macs_per_cycle: 16 * 16 * 16 / 4,
+            vector_bytes_per_cycle: 256.0,
+            dcache_line_bytes: 64,
         };
         match self {
             Soc::Ascend910B1 => SocProfile {

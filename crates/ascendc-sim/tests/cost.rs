@@ -1,0 +1,387 @@
+//! Cost model tests on hand-built traces, each with a hand-computed time.
+//!
+//! The parameters are simplified so the arithmetic is by hand: a 1 GHz clock
+//! (1 cycle = 1 ns), no fixed, latency or issue costs unless a test sets them.
+use ascend_sys as sys;
+use ascendc_sim::cost::{model_traces, CoreKind, Critical};
+use ascendc_sim::{CoreTrace, CostParams, ModelReport, Pipe, Soc};
+
+const P_S: u8 = sys::ASCSIM_PIPE_S as u8;
+const P_V: u8 = sys::ASCSIM_PIPE_V as u8;
+const P_MTE2: u8 = sys::ASCSIM_PIPE_MTE2 as u8;
+const P_MTE3: u8 = sys::ASCSIM_PIPE_MTE3 as u8;
+const P_FIX: u8 = sys::ASCSIM_PIPE_FIX as u8;
+const P_NONE: u8 = sys::ASCSIM_PIPE_NONE as u8;
+
+/// Op ids of the test traces; `name` maps them.
+const OP_DATACOPY: u16 = 0;
+const OP_ADD: u16 = 1;
+const OP_FIXPIPE: u16 = 2;
+const OP_REDUCE: u16 = 3;
+
+fn name(op: u16) -> String {
+    ["DataCopy", "Add", "Fixpipe", "ReduceSum"][op as usize].to_string()
+}
+
+fn params() -> CostParams {
+    let mut p = CostParams::from_profile(&Soc::Ascend910B4.profile());
+    p.clock_hz = 1e9;
+    p.hbm_bytes_per_s = 1e15; // effectively unlimited unless a test sets it
+    p.l2_bytes = 1 << 30;
+    p.l2_line_bytes = 512;
+    p.ddr_read_bytes_per_cycle = 102.4;
+    p.l2_read_bytes_per_cycle = 102.4;
+    p.mte3_bytes_per_cycle = 102.4;
+    p.fix_bytes_per_cycle = 102.4;
+    p.vector_bytes_per_cycle = 256.0;
+    p.mte_fixed_cycles = 0.0;
+    p.compute_fixed_cycles = 0.0;
+    p.gm_latency_cycles = 0.0;
+    p.onchip_latency_cycles = 0.0;
+    p.scalar_issue_cycles = 0.0;
+    p.cross_core_latency_cycles = 0.0;
+    p.sync_all_cycles = 0.0;
+    p
+}
+
+fn ev(kind: u32, pipe: u8) -> sys::ascsim_event {
+    sys::ascsim_event {
+        kind: kind as u8,
+        pipe,
+        peer: -1,
+        ..Default::default()
+    }
+}
+fn read(addr: u64, bytes: u64) -> sys::ascsim_event {
+    sys::ascsim_event {
+        op: OP_DATACOPY,
+        repeats: 1,
+        bytes,
+        gm_addr: addr,
+        gm_bytes: bytes,
+        ..ev(sys::ASCSIM_EV_INSTR, P_MTE2)
+    }
+}
+fn write(addr: u64, bytes: u64) -> sys::ascsim_event {
+    sys::ascsim_event {
+        gm_write: 1,
+        ..sys::ascsim_event {
+            pipe: P_MTE3,
+            ..read(addr, bytes)
+        }
+    }
+}
+fn vec_op(op: u16, repeats: u32) -> sys::ascsim_event {
+    sys::ascsim_event {
+        op,
+        repeats,
+        bytes: u64::from(repeats) * 256,
+        ..ev(sys::ASCSIM_EV_INSTR, P_V)
+    }
+}
+fn sync(kind: u32, pipe: u8, a: i32, b: i32) -> sys::ascsim_event {
+    sys::ascsim_event {
+        a,
+        b,
+        ..ev(kind, pipe)
+    }
+}
+fn aiv(events: Vec<sys::ascsim_event>) -> CoreTrace {
+    CoreTrace {
+        is_cube: false,
+        block_idx: 0,
+        events,
+    }
+}
+
+fn run(traces: &[CoreTrace], p: &CostParams, elements: u64) -> ModelReport {
+    model_traces("test", traces, &mut name, p, elements).expect("model")
+}
+
+fn cycles(r: &ModelReport) -> f64 {
+    r.time_s * 1e9
+}
+
+fn assert_near(got: f64, want: f64) {
+    assert!(
+        (got - want).abs() <= 1e-6 * want.max(1.0),
+        "got {got}, want {want}"
+    );
+}
+
+const MB: u64 = 1 << 20;
+
+/// MTE2 (1024 B = 10 cycles), V (10 repeats = 10 cycles), MTE3 (10 cycles):
+/// chained by flags they take 30 cycles; independent they overlap in 10.
+#[test]
+fn serial_vs_overlapped_pipes() {
+    let p = params();
+    let serial = aiv(vec![
+        read(MB, 1024),
+        sync(sys::ASCSIM_EV_SET_FLAG, P_MTE2, 0, 0),
+        sync(sys::ASCSIM_EV_WAIT_FLAG, P_V, 0, 0),
+        vec_op(OP_ADD, 10),
+        sync(sys::ASCSIM_EV_SET_FLAG, P_V, 1, 0),
+        sync(sys::ASCSIM_EV_WAIT_FLAG, P_MTE3, 1, 0),
+        write(2 * MB, 1024),
+    ]);
+    let r = run(&[serial], &p, 512);
+    assert_near(cycles(&r), 30.0);
+    assert_eq!(r.hbm_read_bytes, 1024);
+    assert_eq!(r.hbm_write_bytes, 1024);
+
+    let overlapped = aiv(vec![
+        read(MB, 1024),
+        vec_op(OP_ADD, 10),
+        write(2 * MB, 1024),
+    ]);
+    let r = run(&[overlapped], &p, 512);
+    assert_near(cycles(&r), 10.0);
+    // Every pipe was busy all the time.
+    for b in &r.busy {
+        assert_near(b.fraction, 1.0);
+    }
+
+    // A reduction costs 2 cycles per repeat (the documented assumption).
+    let r = run(&[aiv(vec![vec_op(OP_REDUCE, 10)])], &p, 0);
+    assert_near(cycles(&r), 20.0);
+
+    // PIPE_ALL barrier serialises as well.
+    let barrier = aiv(vec![
+        read(MB, 1024),
+        sync(sys::ASCSIM_EV_PIPE_BARRIER, P_NONE, 0, 0),
+        vec_op(OP_ADD, 10),
+    ]);
+    assert_near(cycles(&run(&[barrier], &p, 0)), 20.0);
+}
+
+/// GM -> UB -> GM copy of 8 tiles of 1024 B through a queue. Each transfer is
+/// 10 cycles. With two buffers MTE2 of tile i+1 overlaps MTE3 of tile i:
+/// 8 x 10 + 10 = 90 cycles, the bandwidth bound (8192 B / 102.4 B/cycle = 80)
+/// plus one tile. With one buffer every tile waits for the previous one's
+/// FreeTensor: 8 x 20 = 160 cycles.
+#[test]
+fn double_buffered_copy_reaches_bandwidth_bound() {
+    let p = params();
+    let copy = |buffers: i32| {
+        let mut ev = Vec::new();
+        for i in 0..8u64 {
+            let b = (i % buffers as u64) as i32;
+            ev.push(sync(sys::ASCSIM_EV_ALLOC, P_MTE2, 0, b));
+            ev.push(read(MB + i * 1024, 1024));
+            ev.push(sync(sys::ASCSIM_EV_ENQUE, P_MTE2, 0, b));
+            ev.push(sync(sys::ASCSIM_EV_DEQUE, P_MTE3, 0, b));
+            ev.push(write(64 * MB + i * 1024, 1024));
+            ev.push(sync(sys::ASCSIM_EV_FREE, P_MTE3, 0, b));
+        }
+        aiv(ev)
+    };
+    let r = run(&[copy(2)], &p, 4096);
+    assert_near(cycles(&r), 90.0);
+    assert_eq!(r.hbm_bytes(), 16384);
+    assert_near(r.hbm_bytes_per_element(), 4.0);
+    assert_near(r.gbps(16384), 16384.0 / 90.0);
+    assert!(
+        matches!(
+            r.critical,
+            Critical::Pipe(CoreKind::Aiv, Pipe::Mte2 | Pipe::Mte3)
+        ),
+        "{:?}",
+        r.critical
+    );
+
+    let r = run(&[copy(1)], &p, 4096);
+    assert_near(cycles(&r), 160.0);
+}
+
+/// Core 0 works 100 cycles, core 1 10 cycles; both SyncAll (cost 50), then
+/// core 1 works 10 more: 100 + 50 + 10 = 160 cycles (20 without the barrier).
+#[test]
+fn sync_all_joins_cores() {
+    let mut p = params();
+    p.sync_all_cycles = 50.0;
+    let sa = sys::ascsim_event {
+        seq: 0,
+        ..ev(sys::ASCSIM_EV_SYNC_ALL, P_NONE)
+    };
+    let core0 = aiv(vec![vec_op(OP_ADD, 100), sa]);
+    let core1 = aiv(vec![vec_op(OP_ADD, 10), sa, vec_op(OP_ADD, 10)]);
+    let r = run(&[core0, core1], &p, 0);
+    assert_near(cycles(&r), 160.0);
+
+    let core0 = aiv(vec![vec_op(OP_ADD, 100)]);
+    let core1 = aiv(vec![vec_op(OP_ADD, 10), vec_op(OP_ADD, 10)]);
+    assert_near(cycles(&run(&[core0, core1], &p, 0)), 100.0);
+}
+
+/// A cube core's Fixpipe (1024 B = 10 cycles) sets a CrossCore flag (latency
+/// 5); the vector core waits for it, then reads (10): 25 cycles.
+#[test]
+fn cross_core_flag_orders_cores() {
+    let mut p = params();
+    p.cross_core_latency_cycles = 5.0;
+    let fix = sys::ascsim_event {
+        op: OP_FIXPIPE,
+        pipe: P_FIX,
+        ..write(MB, 1024)
+    };
+    let set = sys::ascsim_event {
+        a: 3,
+        b: 2,
+        seq: 7,
+        ..ev(sys::ASCSIM_EV_CROSS_SET, P_FIX)
+    };
+    let wait = sys::ascsim_event {
+        a: 3,
+        peer: 0,
+        seq: 7,
+        ..ev(sys::ASCSIM_EV_CROSS_WAIT, P_NONE)
+    };
+    let aic = CoreTrace {
+        is_cube: true,
+        block_idx: 0,
+        events: vec![fix, set],
+    };
+    let vec = aiv(vec![wait, read(MB, 1024)]);
+    let r = run(&[aic, vec], &p, 0);
+    assert_near(cycles(&r), 25.0);
+    // The AIV re-reads what the AIC wrote: an L2 hit, no HBM read.
+    assert_eq!(r.hbm_read_bytes, 0);
+    assert_eq!(r.l2_hit_bytes, 1024);
+
+    // A wait whose set never happens is a deadlock, not a hang.
+    let lone = aiv(vec![wait]);
+    assert!(model_traces("test", &[lone], &mut name, &p, 0).is_err());
+}
+
+/// Reading 4096 B twice: the first read misses (32 B/cycle: 128 cycles), the
+/// second hits (128 B/cycle: 32 cycles), 160 in all, 4096 B of HBM. With an
+/// L2 of two lines the second read misses too: 256 cycles, 8192 B of HBM.
+#[test]
+fn l2_hits_on_rereads() {
+    let mut p = params();
+    p.ddr_read_bytes_per_cycle = 32.0;
+    p.l2_read_bytes_per_cycle = 128.0;
+    let trace = aiv(vec![read(MB, 4096), read(MB, 4096)]);
+    let r = run(std::slice::from_ref(&trace), &p, 0);
+    assert_near(cycles(&r), 160.0);
+    assert_eq!(r.hbm_read_bytes, 4096);
+    assert_eq!(r.l2_hit_bytes, 4096);
+    assert_eq!(r.l2_bytes, 8192);
+
+    p.l2_bytes = 1024;
+    let r = run(&[trace], &p, 0);
+    assert_near(cycles(&r), 256.0);
+    assert_eq!(r.hbm_read_bytes, 8192);
+    assert_eq!(r.l2_hit_bytes, 0);
+
+    // Reads fill whole lines: 100 B at a line start cost one 512 B line.
+    let r = run(&[aiv(vec![read(MB, 100)])], &params(), 0);
+    assert_eq!(r.hbm_read_bytes, 512);
+
+    // Two cores write the two halves of one line, then one rewrites its half:
+    // the line is written back once, 512 B (dirty 32 B sectors are counted).
+    let a = aiv(vec![write(MB, 256), write(MB, 256)]);
+    let b = aiv(vec![write(MB + 256, 256)]);
+    let r = run(&[a, b], &params(), 0);
+    assert_eq!(r.hbm_write_bytes, 512);
+    // A 40 B write dirties two sectors: 64 B of write-back.
+    let r = run(&[aiv(vec![write(MB + 16, 40)])], &params(), 0);
+    assert_eq!(r.hbm_write_bytes, 64);
+}
+
+/// Each core reads 10240 B at 102.4 B/cycle (100 cycles alone). HBM gives
+/// 204.8 B/cycle to all cores: one core takes 100 cycles (HBM half busy), four
+/// cores at once need 40960 / 204.8 = 200 cycles and HBM is the bound.
+#[test]
+fn hbm_contention_when_many_cores_copy() {
+    let mut p = params();
+    p.hbm_bytes_per_s = 204.8e9;
+    let core = |i: u64| aiv(vec![read(MB * (i + 1), 10240)]);
+    let r = run(&[core(0)], &p, 0);
+    assert_near(cycles(&r), 100.0);
+    assert_near(r.hbm_busy, 0.5);
+
+    let cores: Vec<CoreTrace> = (0..4).map(core).collect();
+    let r = run(&cores, &p, 0);
+    assert_near(cycles(&r), 200.0);
+    assert_eq!(r.hbm_read_bytes, 40960);
+    assert_eq!(r.critical, Critical::Hbm);
+
+    // Split into 10 chunks per core, the shared bandwidth still bounds at 200.
+    let chunked: Vec<CoreTrace> = (0..4u64)
+        .map(|i| {
+            aiv((0..10u64)
+                .map(|k| read(MB * (i + 1) + k * 1024, 1024))
+                .collect())
+        })
+        .collect();
+    assert_near(cycles(&run(&chunked, &p, 0)), 200.0);
+}
+
+/// Scalar work runs on the issue cursor and delays everything after it.
+#[test]
+fn scalar_costs_delay_issue() {
+    let mut p = params();
+    p.scalar_issue_cycles = 1.0;
+    p.scalar_access_cycles = 20.0;
+    const OP_GET: u16 = 4;
+    let mut names = |op: u16| {
+        if op == OP_GET {
+            "LocalTensor::GetValue".to_string()
+        } else {
+            name(op)
+        }
+    };
+    let get = sys::ascsim_event {
+        op: OP_GET,
+        repeats: 1,
+        bytes: 4,
+        ..ev(sys::ASCSIM_EV_INSTR, P_S)
+    };
+    // issue 1 + GetValue 20, then V issued at 22 and runs 10 cycles: 32.
+    let r = model_traces(
+        "t",
+        &[aiv(vec![get, vec_op(OP_ADD, 10)])],
+        &mut names,
+        &p,
+        0,
+    )
+    .unwrap();
+    assert_near(cycles(&r), 32.0);
+}
+
+/// Three MTE2 reads of 10 cycles and a 25-cycle vector op: with deep queues
+/// they overlap (30 cycles); with a queue of one, the third read waits in
+/// issue until the second starts (10), so the vector op starts at 10: 35.
+#[test]
+fn full_instruction_queue_stalls_issue() {
+    let mut p = params();
+    let trace = aiv(vec![
+        read(MB, 1024),
+        read(2 * MB, 1024),
+        read(3 * MB, 1024),
+        vec_op(OP_ADD, 25),
+    ]);
+    assert_near(cycles(&run(std::slice::from_ref(&trace), &p, 0)), 30.0);
+    p.queue_depth = 1;
+    assert_near(cycles(&run(&[trace], &p, 0)), 35.0);
+}
+
+/// A strided read of 4 bursts of 64 B, 1024 B apart (span 3136 B): only the
+/// 4 lines holding the bursts are filled (2048 B of HBM), not the 7 lines of
+/// the span; the core moves 256 B (2.5 cycles at 102.4 B/cycle).
+#[test]
+fn strided_dma_touches_only_its_bursts() {
+    let p = params();
+    let strided = sys::ascsim_event {
+        repeats: 4,
+        bytes: 256,
+        gm_bytes: 3 * 1024 + 64,
+        ..read(MB, 0)
+    };
+    let r = run(&[aiv(vec![strided])], &p, 0);
+    assert_eq!(r.hbm_read_bytes, 2048);
+    assert_eq!(r.l2_bytes, 256);
+    assert_near(cycles(&r), 2.5);
+}

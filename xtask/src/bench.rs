@@ -1,0 +1,549 @@
+//! `cargo xtask bench`: every operation on the simulator, modeled on a SoC
+//! profile, side by side with a modeled COPY that moves the same HBM traffic.
+//!
+//! Writes target/bench/results.json, results.md, bandwidth.svg and bandwidth.png.
+//! All times and bandwidths are *modeled* (the cost model of ascendc-sim); the
+//! only measured number is the simulator's wall time.
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{bail, Context as _};
+use ascend_scan::{copy, scan, Algorithm, Device, ScanOptions, Soc, MAX_I8_SCAN_LEN};
+use ascendc_sim::cost::pipe_name;
+use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport};
+use half::f16;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+/// Options of the bench task.
+#[derive(Debug, Clone)]
+pub struct BenchArgs {
+    /// A few sizes only (well under 5 minutes on a 2-core machine).
+    pub quick: bool,
+    /// Largest log2(n) (default 26).
+    pub max_log2: Option<u32>,
+    /// SoC profile name.
+    pub soc: String,
+}
+
+/// SCANU (one AI core: 1 AIC + 1 AIV) and VECCUMSUM (one vector core) are
+/// single-core algorithms: their simulator wall time grows with n, so their
+/// sweeps stop earlier than those of the multi-core kernels.
+const SINGLE_CORE_MAX_LOG2: u32 = 24;
+const SINGLE_CORE_MAX_LOG2_QUICK: u32 = 20;
+const QUICK_SIZES: [u32; 3] = [12, 16, 20];
+/// Extra --quick sizes of the multi-core kernels (COPY, MCSCAN).
+const QUICK_MULTI_EXTRA: [u32; 2] = [22, 24];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum ScanAlgo {
+    ScanU,
+    McScan,
+    VecCumSum,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Op {
+    Copy,
+    ScanF16 { algo: ScanAlgo, s: u32 },
+    ScanI8 { algo: ScanAlgo, s: u32 },
+}
+
+impl ScanAlgo {
+    fn name(self) -> &'static str {
+        match self {
+            ScanAlgo::ScanU => "SCANU",
+            ScanAlgo::McScan => "MCSCAN",
+            ScanAlgo::VecCumSum => "VECCUMSUM",
+        }
+    }
+    fn tile_edges(self) -> &'static [u32] {
+        match self {
+            ScanAlgo::ScanU | ScanAlgo::McScan => &[16, 32, 64, 128],
+            ScanAlgo::VecCumSum => &[16, 32, 64],
+        }
+    }
+    fn algorithm(self, s: u32) -> Algorithm {
+        match self {
+            ScanAlgo::ScanU => Algorithm::ScanU { s },
+            ScanAlgo::McScan => Algorithm::McScan { s },
+            ScanAlgo::VecCumSum => Algorithm::VecCumSum { s },
+        }
+    }
+    fn single_core(self) -> bool {
+        !matches!(self, ScanAlgo::McScan)
+    }
+}
+
+impl Op {
+    fn label(self) -> String {
+        match self {
+            Op::Copy => "COPY f16".into(),
+            Op::ScanF16 { algo, s } => format!("{} s={s} f16->f32 incl", algo.name()),
+            Op::ScanI8 { algo, s } => format!("{} s={s} i8->i32 incl", algo.name()),
+        }
+    }
+    /// Minimal HBM traffic per element: read the input once, write the output once.
+    fn floor_bytes_per_element(self) -> u64 {
+        match self {
+            Op::Copy => 4,
+            Op::ScanF16 { .. } => 6,
+            Op::ScanI8 { .. } => 5,
+        }
+    }
+    fn single_core(self) -> bool {
+        match self {
+            Op::Copy => false,
+            Op::ScanF16 { algo, .. } | Op::ScanI8 { algo, .. } => algo.single_core(),
+        }
+    }
+    fn max_log2(self, quick: bool, max: u32) -> u32 {
+        let cap = match (self.single_core(), quick) {
+            (false, _) => max,
+            (true, true) => SINGLE_CORE_MAX_LOG2_QUICK,
+            (true, false) => SINGLE_CORE_MAX_LOG2,
+        };
+        let cap = cap.min(max);
+        if let Op::ScanI8 { .. } = self {
+            // i8 inputs longer than MAX_I8_SCAN_LEN are refused (i32 overflow).
+            cap.min(MAX_I8_SCAN_LEN.ilog2())
+        } else {
+            cap
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Modeled {
+    time_s: f64,
+    hbm_read_bytes: u64,
+    hbm_write_bytes: u64,
+    l2_bytes: u64,
+    l2_hit_bytes: u64,
+    hbm_busy: f64,
+    critical: String,
+    busy: Vec<(String, f64)>,
+    launches: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Row {
+    op: String,
+    n: u64,
+    log2_n: u32,
+    /// Minimal HBM traffic of the operation, bytes per element.
+    floor_bytes_per_element: u64,
+    /// Modeled time, seconds.
+    modeled_time_s: f64,
+    /// Minimal traffic / modeled time, GB/s.
+    modeled_gbps: f64,
+    /// Modeled HBM bytes per element.
+    hbm_bytes_per_element: f64,
+    /// Modeled L2 (requested GM) bytes per element.
+    l2_bytes_per_element: f64,
+    /// Bytes of the COPY run with the same minimal traffic (copy of floor*n/2 bytes).
+    copy_bytes: u64,
+    /// That COPY's modeled time and GB/s (its own 2x bytes over its time).
+    copy_time_s: f64,
+    copy_gbps: f64,
+    /// modeled_gbps / copy_gbps, percent.
+    pct_of_copy: f64,
+    /// Simulator wall time of the operation, seconds (measured).
+    sim_wall_s: f64,
+    model: Modeled,
+}
+
+fn modeled(
+    reports: &[LaunchReport],
+    params: &CostParams,
+    n: u64,
+) -> anyhow::Result<(Modeled, ModelReport)> {
+    if reports.is_empty() {
+        bail!("the operation recorded no launch");
+    }
+    let mut total: Option<ModelReport> = None;
+    for r in reports {
+        let m = model_launch(r, params, n).with_context(|| format!("modeling {}", r.kernel))?;
+        total = Some(match total {
+            None => m,
+            Some(mut t) => {
+                // Launches on one stream run one after the other.
+                t.time_s += m.time_s;
+                t.hbm_read_bytes += m.hbm_read_bytes;
+                t.hbm_write_bytes += m.hbm_write_bytes;
+                t.l2_bytes += m.l2_bytes;
+                t.l2_hit_bytes += m.l2_hit_bytes;
+                t
+            }
+        });
+    }
+    let m = total.expect("at least one launch");
+    let out = Modeled {
+        time_s: m.time_s,
+        hbm_read_bytes: m.hbm_read_bytes,
+        hbm_write_bytes: m.hbm_write_bytes,
+        l2_bytes: m.l2_bytes,
+        l2_hit_bytes: m.l2_hit_bytes,
+        hbm_busy: m.hbm_busy,
+        critical: m.critical.to_string(),
+        busy: m
+            .busy
+            .iter()
+            .map(|b| (format!("{} {}", b.core, pipe_name(b.pipe)), b.fraction))
+            .collect(),
+        launches: reports.len(),
+    };
+    Ok((out, m))
+}
+
+/// Deterministic pseudo-random bits (xorshift).
+fn bits(n: usize, seed: u64) -> impl Iterator<Item = u64> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n).map(move |_| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    })
+}
+
+struct Runner {
+    dev: Device,
+    params: CostParams,
+    /// COPY results by byte count: (modeled, wall).
+    copies: HashMap<u64, (Modeled, f64)>,
+}
+
+impl Runner {
+    fn run_copy(&mut self, bytes: u64) -> anyhow::Result<(Modeled, f64)> {
+        if let Some(c) = self.copies.get(&bytes) {
+            return Ok(c.clone());
+        }
+        let data: Vec<u8> = bits(bytes as usize, 7).map(|v| v as u8).collect();
+        let x = self.dev.upload(&data)?;
+        self.dev.take_reports();
+        let t = Instant::now();
+        let y = copy(&x)?;
+        let wall = t.elapsed().as_secs_f64();
+        drop(y);
+        let (m, _) = modeled(&self.dev.take_reports(), &self.params, bytes)?;
+        self.copies.insert(bytes, (m.clone(), wall));
+        Ok((m, wall))
+    }
+
+    fn run_op(&mut self, op: Op, n: usize) -> anyhow::Result<(Modeled, ModelReport, f64)> {
+        let scan_opts = |algo: ScanAlgo, s| ScanOptions {
+            exclusive: false,
+            algorithm: algo.algorithm(s),
+            want_total: false,
+        };
+        let wall;
+        match op {
+            Op::Copy => {
+                let data: Vec<f16> = bits(n, 1)
+                    .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
+                    .collect();
+                let x = self.dev.upload(&data)?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let y = copy(&x)?;
+                wall = t.elapsed().as_secs_f64();
+                drop(y);
+            }
+            Op::ScanF16 { algo, s } => {
+                let data: Vec<f16> = bits(n, 2)
+                    .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
+                    .collect();
+                let x = self.dev.upload(&data)?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let y = scan(&self.dev, &x, scan_opts(algo, s))?;
+                wall = t.elapsed().as_secs_f64();
+                drop(y);
+            }
+            Op::ScanI8 { algo, s } => {
+                let data: Vec<i8> = bits(n, 3).map(|v| v as i8).collect();
+                let x = self.dev.upload(&data)?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let y = scan(&self.dev, &x, scan_opts(algo, s))?;
+                wall = t.elapsed().as_secs_f64();
+                drop(y);
+            }
+        }
+        let (m, r) = modeled(&self.dev.take_reports(), &self.params, n as u64)?;
+        Ok((m, r, wall))
+    }
+}
+
+pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
+    let Some(soc) = Soc::from_name(&args.soc) else {
+        bail!(
+            "unknown --soc {}: expected one of Ascend910B1, Ascend910B2, Ascend910B3, Ascend910B4",
+            args.soc
+        );
+    };
+    let max = args.max_log2.unwrap_or(26);
+    if !(5..=30).contains(&max) {
+        bail!("--max {max}: expected 5..=30");
+    }
+    let dev = Device::simulated(soc)?;
+    let params = CostParams::from_profile(dev.profile());
+    let mut ops = vec![Op::Copy];
+    for algo in [ScanAlgo::McScan, ScanAlgo::ScanU, ScanAlgo::VecCumSum] {
+        for &s in algo.tile_edges() {
+            ops.push(Op::ScanF16 { algo, s });
+        }
+        for &s in algo.tile_edges() {
+            ops.push(Op::ScanI8 { algo, s });
+        }
+    }
+    let mut jobs: Vec<(Op, u32)> = Vec::new();
+    for &op in &ops {
+        let cap = op.max_log2(args.quick, max);
+        let sizes: Vec<u32> = if args.quick {
+            let extra: &[u32] = if op.single_core() {
+                &[]
+            } else {
+                &QUICK_MULTI_EXTRA
+            };
+            QUICK_SIZES
+                .iter()
+                .chain(extra)
+                .copied()
+                .filter(|l| *l <= cap)
+                .collect()
+        } else {
+            (12..=cap).collect()
+        };
+        jobs.extend(sizes.into_iter().map(|l| (op, l)));
+    }
+    let notes = vec![
+        format!(
+            "SCANU (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY and MCSCAN up to 2^{max}.",
+            SINGLE_CORE_MAX_LOG2.min(max),
+            SINGLE_CORE_MAX_LOG2_QUICK.min(max),
+        ),
+        format!(
+            "i8 scans stop at 2^{} (longer inputs could overflow the i32 scan and are refused).",
+            MAX_I8_SCAN_LEN.ilog2()
+        ),
+        "Each operation is compared with a modeled COPY that moves the same minimal HBM traffic (a copy of floor*n/2 bytes), run in the same process on the same profile.".into(),
+        "Every time and bandwidth is MODELED by the ascendc-sim cost model (docs/cost-model.md); only the simulator wall time is measured.".into(),
+    ];
+
+    let bar = ProgressBar::new(jobs.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let mut runner = Runner {
+        dev,
+        params,
+        copies: HashMap::new(),
+    };
+    let started = Instant::now();
+    let mut rows = Vec::new();
+    for (op, log2) in jobs {
+        let n = 1usize << log2;
+        bar.set_message(format!("{} n=2^{log2}", op.label()));
+        let (m, report, wall) = runner.run_op(op, n)?;
+        let floor = op.floor_bytes_per_element();
+        let copy_bytes = (floor * n as u64 / 2).div_ceil(32) * 32;
+        let (cm, _) = runner.run_copy(copy_bytes)?;
+        let gbps = (floor * n as u64) as f64 / m.time_s / 1e9;
+        let copy_gbps = (2 * copy_bytes) as f64 / cm.time_s / 1e9;
+        rows.push(Row {
+            op: op.label(),
+            n: n as u64,
+            log2_n: log2,
+            floor_bytes_per_element: floor,
+            modeled_time_s: m.time_s,
+            modeled_gbps: gbps,
+            hbm_bytes_per_element: report.hbm_bytes_per_element(),
+            l2_bytes_per_element: report.l2_bytes_per_element(),
+            copy_bytes,
+            copy_time_s: cm.time_s,
+            copy_gbps,
+            pct_of_copy: 100.0 * gbps / copy_gbps,
+            sim_wall_s: wall,
+            model: m,
+        });
+        bar.inc(1);
+    }
+    bar.finish_with_message("done");
+    let total_wall = started.elapsed().as_secs_f64();
+
+    let out = root.join("target/bench");
+    std::fs::create_dir_all(&out)?;
+    let json = serde_json::json!({
+        "soc": soc.to_string(),
+        "quick": args.quick,
+        "max_log2": max,
+        "notes": notes,
+        "bench_wall_s": total_wall,
+        "cost_params": format!("{:?}", runner.params),
+        "rows": rows,
+    });
+    std::fs::write(
+        out.join("results.json"),
+        serde_json::to_string_pretty(&json)?,
+    )?;
+    let md = markdown(&soc.to_string(), &rows, &notes, total_wall);
+    std::fs::write(out.join("results.md"), &md)?;
+    plot(&out, &soc.to_string(), &rows)?;
+    println!("{md}");
+    println!(
+        "wrote {}/results.json, results.md, bandwidth.svg, bandwidth.png",
+        out.strip_prefix(root).unwrap_or(&out).display()
+    );
+    Ok(())
+}
+
+fn markdown(soc: &str, rows: &[Row], notes: &[String], wall: f64) -> String {
+    let mut s = format!("# ascend-scan bench ({soc} profile, modeled)\n\n");
+    for n in notes {
+        s += &format!("- {n}\n");
+    }
+    s += &format!("- Bench wall time: {wall:.1} s.\n\n");
+    s += "| operation | n | modeled time (us) | modeled GB/s | COPY GB/s (same traffic) | % of COPY | HBM B/elem | floor B/elem | L2 B/elem | critical | sim wall (s) |\n";
+    s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
+    for r in rows {
+        s += &format!(
+            "| {} | 2^{} | {:.2} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {:.2} | {} | {:.2} |\n",
+            r.op,
+            r.log2_n,
+            r.modeled_time_s * 1e6,
+            r.modeled_gbps,
+            r.copy_gbps,
+            r.pct_of_copy,
+            r.hbm_bytes_per_element,
+            r.floor_bytes_per_element,
+            r.l2_bytes_per_element,
+            r.model.critical,
+            r.sim_wall_s
+        );
+    }
+    s += "\nPipe busy fractions (per core type, averaged over its cores) at the largest n of each operation:\n\n";
+    s += "| operation | n | busy | HBM busy |\n|---|---:|---|---:|\n";
+    let mut last: Vec<&Row> = Vec::new();
+    for r in rows {
+        match last.iter_mut().find(|l| l.op == r.op) {
+            Some(l) if l.n < r.n => *l = r,
+            Some(_) => {}
+            None => last.push(r),
+        }
+    }
+    for r in last {
+        let busy: Vec<String> = r
+            .model
+            .busy
+            .iter()
+            .map(|(p, f)| format!("{p} {:.0}%", 100.0 * f))
+            .collect();
+        s += &format!(
+            "| {} | 2^{} | {} | {:.0}% |\n",
+            r.op,
+            r.log2_n,
+            busy.join(", "),
+            100.0 * r.model.hbm_busy
+        );
+    }
+    s
+}
+
+fn plot(out: &Path, soc: &str, rows: &[Row]) -> anyhow::Result<()> {
+    use plotters::prelude::*;
+    use plotters::style::{register_font, FontStyle};
+    // The PNG backend renders text with ab_glyph: it needs a font, taken from a
+    // crates.io package (Ubuntu Light from epaint_default_fonts) so the plot
+    // does not depend on system fonts.
+    register_font(
+        "sans-serif",
+        FontStyle::Normal,
+        epaint_default_fonts::UBUNTU_LIGHT,
+    )
+    .map_err(|_| anyhow::anyhow!("the bundled font does not load"))?;
+
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for r in rows {
+        match series.iter_mut().find(|(l, _)| *l == r.op) {
+            Some((_, pts)) => pts.push((f64::from(r.log2_n), r.modeled_gbps)),
+            None => series.push((r.op.clone(), vec![(f64::from(r.log2_n), r.modeled_gbps)])),
+        }
+    }
+    let x_min = rows.iter().map(|r| r.log2_n).min().unwrap_or(12) as f64;
+    let x_max = rows.iter().map(|r| r.log2_n).max().unwrap_or(26) as f64;
+    let y_max = rows.iter().map(|r| r.modeled_gbps).fold(1.0f64, f64::max) * 1.5;
+    let title = format!("modeled bandwidth of the minimal traffic ({soc})");
+
+    fn draw<DB: DrawingBackend>(
+        root: DrawingArea<DB, plotters::coord::Shift>,
+        title: &str,
+        series: &[(String, Vec<(f64, f64)>)],
+        x: (f64, f64),
+        y_max: f64,
+    ) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 22))
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x.0 - 0.5..x.1 + 0.5, (0.5..y_max).log_scale())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        chart
+            .configure_mesh()
+            .x_desc("n (elements)")
+            .y_desc("modeled GB/s (log scale)")
+            .x_labels((x.1 - x.0) as usize + 2)
+            .x_label_formatter(&|v| format!("2^{}", v.round() as i64))
+            .draw()
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        for (i, (label, pts)) in series.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+                .map_err(|e| anyhow::anyhow!("{e}"))?
+                .label(label.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        root.present().map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(())
+    }
+
+    let svg = out.join("bandwidth.svg");
+    draw(
+        SVGBackend::new(&svg, (1000, 650)).into_drawing_area(),
+        &title,
+        &series,
+        (x_min, x_max),
+        y_max,
+    )?;
+    let png = out.join("bandwidth.png");
+    draw(
+        BitMapBackend::new(&png, (1000, 650)).into_drawing_area(),
+        &title,
+        &series,
+        (x_min, x_max),
+        y_max,
+    )?;
+    Ok(())
+}

@@ -10,6 +10,18 @@
 // with epb = 32/sizeof(T). Normal mode: repeatTime repeats, the 128-bit mask
 // selects elements of every repeat. Counter mode: the low mask word is the
 // total element count, repeats are derived.
+//
+// Choices where the documentation is silent (kept deliberately simple):
+// - Compare/CompareScalar repeat forms write the result bits packed by repeat
+//   (dst block/repeat strides are not applied).
+// - Overflow of Cast saturates (float -> half gives +-65504, integers clamp),
+//   following the documented default saturation mode; inf/NaN pass through,
+//   NaN -> integer gives 0. Element-wise half arithmetic is IEEE (may give inf).
+// - Reductions treat masked-off elements as absent (sum: 0 in the tree).
+// - GatherMask built-in patterns select by the element index inside a repeat;
+//   a user pattern for repeat r starts at src1 + r * src1RepeatStride * 32 B.
+// - Mask setters and the trace: SetMaskNorm/SetMaskCount/SetVectorMask/
+//   ResetMask record a pipe-V event with 0 repeats and 0 bytes.
 #pragma once
 
 #include <algorithm>

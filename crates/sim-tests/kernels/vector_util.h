@@ -4,7 +4,6 @@
 // host vectors captured by the kernel lambda (one core, no concurrency).
 #pragma once
 
-#include <mutex>
 #include <vector>
 
 #include "harness.h"
@@ -37,17 +36,9 @@ std::vector<T> read(const AscendC::LocalTensor<T>& t, uint32_t n) {
     return v;
 }
 
-// The harness shares one stream per process and reads "the last launch" of it,
-// so launches of tests running in parallel threads must not interleave.
-inline std::mutex& launch_lock() {
-    static std::mutex m;
-    return m;
-}
-
 // Runs `body` on one AIV core and throws on failure.
 template <typename F>
 void run(const char* name, F body) {
-    std::lock_guard<std::mutex> g(launch_lock());
     simtest::run_ok(name, KERNEL_TYPE_AIV_ONLY, 1, [&] {
         Ub ub;
         body(ub);
@@ -56,7 +47,6 @@ void run(const char* name, F body) {
 
 template <typename F>
 void violation(const char* rule, const char* name, F body) {
-    std::lock_guard<std::mutex> g(launch_lock());
     simtest::expect_violation(rule, name, KERNEL_TYPE_AIV_ONLY, 1, [&] {
         Ub ub;
         body(ub);

@@ -270,7 +270,6 @@ SIMTEST(vector_index_and_brcb) {
 }
 
 SIMTEST(vector_noop_on_aic) {
-    std::lock_guard<std::mutex> g(vt::launch_lock());
     simtest::run_ok("vector_noop_on_aic", KERNEL_TYPE_MIX_AIC_1_2, 1, [&] {
         KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
         if ASCEND_IS_AIC {

@@ -152,8 +152,8 @@ __aicore__ inline void CastToAcc(const LocalTensor<TAcc>& dst, const LocalTensor
 }
 
 // Sum of x[begin, end) on a vector core, in the accumulator type: chunks of
-// `chunk` elements are cast and added into a vector accumulator, which the
-// scalar unit sums at the end (A2 has no integer reductions). `in` is a VECIN
+// `chunk` (a power of two) elements are cast and added into a vector
+// accumulator, folded at the end (A2 has no integer reductions). `in` is a VECIN
 // queue of chunk inputs; acc, xa (chunk accumulators) and tmp (chunk halves)
 // are scratch.
 template <typename TIn, typename TAcc, typename Que>
@@ -180,10 +180,17 @@ __aicore__ inline TAcc SumRange(const GlobalTensor<TIn>& gx, uint64_t begin, uin
         Add(acc, acc, xa, static_cast<int32_t>(chunk));
         PipeBarrier<PIPE_V>();
     }
+    // Fold the lanes on the vector unit down to one 32-byte block (exact for
+    // int32, a pairwise tree for float), then add the last 8 on the scalar unit.
+    constexpr uint32_t kBlockLanes = 32 / sizeof(TAcc);
+    for (uint32_t w = chunk / 2; w >= kBlockLanes; w /= 2) {
+        Add(acc, acc, acc[w], static_cast<int32_t>(w));
+        PipeBarrier<PIPE_V>();
+    }
     SetFlag<HardEvent::V_S>(0);
     WaitFlag<HardEvent::V_S>(0);
     TAcc sum = 0;
-    for (uint32_t i = 0; i < chunk; ++i) sum = static_cast<TAcc>(sum + acc.GetValue(i));
+    for (uint32_t i = 0; i < kBlockLanes; ++i) sum = static_cast<TAcc>(sum + acc.GetValue(i));
     return sum;
 }
 

@@ -1,15 +1,21 @@
 //! A tour of every operation on the simulated Ascend910B4: each result is
-//! checked against a CPU reference, and the simulator's launch report gives
-//! the GM traffic of each kernel.
-use ascend_scan::{copy, reduce_sum, scan, Algorithm, Device, Error, ScanOptions, Soc};
+//! checked against a CPU reference, and the simulator's trace of each launch
+//! is replayed by the cost model for a MODELED time, HBM traffic and % of a
+//! modeled COPY that moves the operation's minimal traffic.
+use ascend_scan::{
+    copy, model_launch, reduce_sum, scan, Algorithm, CostParams, Device, Error, LaunchReport,
+    ScanOptions, Soc,
+};
 use half::f16;
 
+/// One checked operation and what its launches recorded.
 struct Row {
     op: String,
     n: usize,
     ok: bool,
-    gm_bytes: u64,
-    cores: u32,
+    /// Minimal HBM bytes per element (read inputs once, write outputs once).
+    floor: f64,
+    reports: Vec<LaunchReport>,
 }
 
 fn pseudo_random(n: usize, seed: u64) -> impl Iterator<Item = u64> {
@@ -22,10 +28,22 @@ fn pseudo_random(n: usize, seed: u64) -> impl Iterator<Item = u64> {
     })
 }
 
-fn traffic(dev: &Device) -> (u64, u32) {
-    dev.take_reports().iter().fold((0, 0), |(b, c), r| {
-        (b + r.gm_read_bytes + r.gm_write_bytes, c.max(r.cores))
-    })
+fn row(dev: &Device, op: String, n: usize, ok: bool, floor: f64) -> Row {
+    Row {
+        op,
+        n,
+        ok,
+        floor,
+        reports: dev.take_reports(),
+    }
+}
+
+fn tour_copy(dev: &Device, n: usize) -> Result<Row, Error> {
+    let xs: Vec<u8> = pseudo_random(n, 1).map(|v| v as u8).collect();
+    let x = dev.upload(&xs)?;
+    dev.take_reports();
+    let ok = copy(&x)?.download()? == xs;
+    Ok(row(dev, "copy u8".into(), n, ok, 2.0))
 }
 
 fn tour_reduce(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
@@ -35,31 +53,19 @@ fn tour_reduce(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
     let (want, abs) = xf.iter().fold((0f64, 0f64), |(s, a), v| {
         (s + v.to_f64(), a + v.to_f64().abs())
     });
+    let x = dev.upload(&xf)?;
     dev.take_reports();
-    let got = f64::from(reduce_sum(dev, &dev.upload(&xf)?)?);
+    let got = f64::from(reduce_sum(dev, &x)?);
     let ok = (got - want).abs() <= (n as f64 / 4096.0 + 4096.0 + 40.0) * 2f64.powi(-24) * abs;
-    let (gm_bytes, cores) = traffic(dev);
-    let f16_row = Row {
-        op: "reduce sum f16->f32".into(),
-        n,
-        ok,
-        gm_bytes,
-        cores,
-    };
+    let f16_row = row(dev, "reduce sum f16->f32".into(), n, ok, 2.0);
     let xi: Vec<i8> = pseudo_random(n, 5).map(|v| v as i8).collect();
     let want: i64 = xi.iter().map(|&v| i64::from(v)).sum();
+    let x = dev.upload(&xi)?;
     dev.take_reports();
-    let ok = i64::from(reduce_sum(dev, &dev.upload(&xi)?)?) == want;
-    let (gm_bytes, cores) = traffic(dev);
+    let ok = i64::from(reduce_sum(dev, &x)?) == want;
     Ok(vec![
         f16_row,
-        Row {
-            op: "reduce sum i8->i32".into(),
-            n,
-            ok,
-            gm_bytes,
-            cores,
-        },
+        row(dev, "reduce sum i8->i32".into(), n, ok, 1.0),
     ])
 }
 
@@ -83,22 +89,6 @@ fn name(a: Algorithm) -> String {
     }
 }
 
-fn tour_copy(dev: &Device, n: usize) -> Result<Row, Error> {
-    let xs: Vec<u8> = pseudo_random(n, 1).map(|v| v as u8).collect();
-    let x = dev.upload(&xs)?;
-    dev.take_reports();
-    let y = copy(&x)?;
-    let ok = y.download()? == xs;
-    let (gm_bytes, cores) = traffic(dev);
-    Ok(Row {
-        op: "copy u8".into(),
-        n,
-        ok,
-        gm_bytes,
-        cores,
-    })
-}
-
 fn tour_scan_f16(
     dev: &Device,
     n: usize,
@@ -110,16 +100,14 @@ fn tour_scan_f16(
         .collect();
     let x = dev.upload(&xs)?;
     dev.take_reports();
-    let out = scan(
-        dev,
-        &x,
-        ScanOptions {
-            exclusive,
-            algorithm,
-            want_total: true,
-        },
-    )?;
+    let options = ScanOptions {
+        exclusive,
+        algorithm,
+        want_total: true,
+    };
+    let out = scan(dev, &x, options)?;
     let y = out.values.download()?;
+    let s = f64::from(tile_edge(algorithm));
     let (mut acc, mut abs, mut ok) = (0f64, 0f64, true);
     for (i, v) in xs.iter().enumerate() {
         let before = acc;
@@ -127,22 +115,20 @@ fn tour_scan_f16(
         abs += v.to_f64().abs();
         let want = if exclusive { before } else { acc };
         // f32 accumulation bound (see tests/scan.rs).
-        let s = f64::from(tile_edge(algorithm));
         let bound = (s + i as f64 / s + 2.0) * 2f64.powi(-24) * abs;
         ok &= (f64::from(y[i]) - want).abs() <= bound;
     }
     ok &= out
         .total
         .is_some_and(|t| (f64::from(t) - acc).abs() <= 1e-3 * abs.max(1.0));
-    let (gm_bytes, cores) = traffic(dev);
     let kind = if exclusive { "exclusive" } else { "inclusive" };
-    Ok(Row {
-        op: format!("scan f16->f32 {kind} {}", name(algorithm)),
+    Ok(row(
+        dev,
+        format!("scan f16->f32 {kind} {}", name(algorithm)),
         n,
         ok,
-        gm_bytes,
-        cores,
-    })
+        6.0,
+    ))
 }
 
 fn tour_scan_i8(
@@ -172,15 +158,27 @@ fn tour_scan_i8(
         ok &= i64::from(y[i]) == if exclusive { before } else { acc };
     }
     ok &= out.total == Some(acc as i32);
-    let (gm_bytes, cores) = traffic(dev);
     let kind = if exclusive { "exclusive" } else { "inclusive" };
-    Ok(Row {
-        op: format!("scan i8->i32 {kind} {}", name(algorithm)),
+    Ok(row(
+        dev,
+        format!("scan i8->i32 {kind} {}", name(algorithm)),
         n,
         ok,
-        gm_bytes,
-        cores,
-    })
+        5.0,
+    ))
+}
+
+/// Modeled seconds of a COPY moving `bytes` of HBM traffic (read + write).
+fn modeled_copy(dev: &Device, params: &CostParams, bytes: usize) -> Result<f64, Error> {
+    let x = dev.alloc_zeroed::<u8>((bytes / 2).max(32))?;
+    dev.take_reports();
+    copy(&x)?;
+    let reports = dev.take_reports();
+    Ok(reports
+        .iter()
+        .filter_map(|r| model_launch(r, params, 0).ok())
+        .map(|m| m.time_s)
+        .sum())
 }
 
 fn main() -> Result<(), Error> {
@@ -209,24 +207,48 @@ fn main() -> Result<(), Error> {
             rows.push(tour_scan_i8(&dev, n + 7, algorithm, exclusive)?);
         }
     }
+
+    let params = CostParams::from_profile(p);
     println!(
-        "{:<42} {:>9} {:>5} {:>6} {:>14} {:>8}",
-        "operation", "n", "ok", "cores", "GM bytes", "B/elem"
+        "{:<42} {:>9} {:>4} {:>6} {:>10} {:>9} {:>9} {:>13}",
+        "operation", "n", "ok", "cores", "GM B/elem", "HBM B/el", "model us", "% model COPY"
     );
     for r in &rows {
+        let models: Vec<_> = r
+            .reports
+            .iter()
+            .filter_map(|l| model_launch(l, &params, r.n as u64).ok())
+            .collect();
+        let time: f64 = models.iter().map(|m| m.time_s).sum();
+        let hbm: u64 = models.iter().map(|m| m.hbm_bytes()).sum();
+        let gm: u64 = r
+            .reports
+            .iter()
+            .map(|l| l.gm_read_bytes + l.gm_write_bytes)
+            .sum();
+        let cores = r.reports.iter().map(|l| l.cores).max().unwrap_or(0);
+        let copy_time = modeled_copy(&dev, &params, (r.floor * r.n as f64) as usize)?;
         println!(
-            "{:<42} {:>9} {:>5} {:>6} {:>14} {:>8.2}",
+            "{:<42} {:>9} {:>4} {:>6} {:>10.2} {:>9.2} {:>9.1} {:>12.1}%",
             r.op,
             r.n,
             if r.ok { "yes" } else { "NO" },
-            r.cores,
-            r.gm_bytes,
-            r.gm_bytes as f64 / r.n as f64
+            cores,
+            gm as f64 / r.n as f64,
+            hbm as f64 / r.n as f64,
+            time * 1e6,
+            if time > 0.0 {
+                100.0 * copy_time / time
+            } else {
+                0.0
+            }
         );
     }
     let failed = rows.iter().filter(|r| !r.ok).count();
     println!(
-        "\n{} operations, {} checked against the CPU reference, {} failed",
+        "\nTimes, HBM bytes and % of COPY are MODELED (cost model of the Ascend910B4 profile, \
+         docs/cost-model.md);\n% of COPY compares with a modeled COPY that moves the operation's \
+         minimal HBM traffic.\n{} operations, {} checked against the CPU reference, {} failed",
         rows.len(),
         rows.len() - failed,
         failed

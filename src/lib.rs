@@ -23,7 +23,7 @@ mod ffi;
 mod reduce;
 mod scan;
 
-pub use ascendc_sim::{LaunchReport, Soc, SocProfile};
+pub use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport, Soc, SocProfile};
 pub use copy::copy;
 pub use device::{Device, DeviceBuffer, Element};
 pub use error::{Error, Result};

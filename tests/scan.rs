@@ -378,5 +378,8 @@ fn scan_records_its_gm_traffic() {
 fn allocation_past_hbm_is_a_runtime_error() {
     let dev = device();
     let err = dev.alloc_zeroed::<u8>(33 << 30).unwrap_err();
-    assert!(matches!(err, ascend_scan::Error::Runtime { code: 207001, .. }), "{err}");
+    assert!(
+        matches!(err, ascend_scan::Error::Runtime { code: 207001, .. }),
+        "{err}"
+    );
 }

@@ -33,13 +33,14 @@ pub struct BenchArgs {
 const SINGLE_CORE_MAX_LOG2: u32 = 24;
 const SINGLE_CORE_MAX_LOG2_QUICK: u32 = 20;
 const QUICK_SIZES: [u32; 3] = [12, 16, 20];
-/// Extra --quick sizes of the multi-core kernels (COPY, MCSCAN).
+/// Extra --quick sizes of the multi-core kernels (COPY, MCSCAN, RTSCAN).
 const QUICK_MULTI_EXTRA: [u32; 2] = [22, 24];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum ScanAlgo {
     ScanU,
     McScan,
+    ReduceThenScan,
     VecCumSum,
 }
 
@@ -55,12 +56,13 @@ impl ScanAlgo {
         match self {
             ScanAlgo::ScanU => "SCANU",
             ScanAlgo::McScan => "MCSCAN",
+            ScanAlgo::ReduceThenScan => "RTSCAN",
             ScanAlgo::VecCumSum => "VECCUMSUM",
         }
     }
     fn tile_edges(self) -> &'static [u32] {
         match self {
-            ScanAlgo::ScanU | ScanAlgo::McScan => &[16, 32, 64, 128],
+            ScanAlgo::ScanU | ScanAlgo::McScan | ScanAlgo::ReduceThenScan => &[16, 32, 64, 128],
             ScanAlgo::VecCumSum => &[16, 32, 64],
         }
     }
@@ -68,11 +70,12 @@ impl ScanAlgo {
         match self {
             ScanAlgo::ScanU => Algorithm::ScanU { s },
             ScanAlgo::McScan => Algorithm::McScan { s },
+            ScanAlgo::ReduceThenScan => Algorithm::ReduceThenScan { s },
             ScanAlgo::VecCumSum => Algorithm::VecCumSum { s },
         }
     }
     fn single_core(self) -> bool {
-        !matches!(self, ScanAlgo::McScan)
+        !matches!(self, ScanAlgo::McScan | ScanAlgo::ReduceThenScan)
     }
 }
 
@@ -291,7 +294,12 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     let dev = Device::simulated(soc)?;
     let params = CostParams::from_profile(dev.profile());
     let mut ops = vec![Op::Copy];
-    for algo in [ScanAlgo::McScan, ScanAlgo::ScanU, ScanAlgo::VecCumSum] {
+    for algo in [
+        ScanAlgo::ReduceThenScan,
+        ScanAlgo::McScan,
+        ScanAlgo::ScanU,
+        ScanAlgo::VecCumSum,
+    ] {
         for &s in algo.tile_edges() {
             ops.push(Op::ScanF16 { algo, s });
         }
@@ -321,7 +329,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let notes = vec![
         format!(
-            "SCANU (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY and MCSCAN up to 2^{max}.",
+            "SCANU (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, MCSCAN and RTSCAN up to 2^{max}.",
             SINGLE_CORE_MAX_LOG2.min(max),
             SINGLE_CORE_MAX_LOG2_QUICK.min(max),
         ),

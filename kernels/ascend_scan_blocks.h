@@ -29,6 +29,7 @@ struct CubeTraits<int8_t> {
 };
 
 __aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+constexpr uint32_t CeilDivConst(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
 // Loads the first `count` elements of a row-major s x s tile from GM into L1
 // in Nz layout ([s/C0][s rows][C0]). Rows past the data are left as they are
@@ -202,6 +203,71 @@ __aicore__ inline TAcc SumSlots(const GlobalTensor<TAcc>& sums, const LocalTenso
     for (uint32_t i = 0; i < upto; ++i) sum = static_cast<TAcc>(sum + scratch.GetValue(i * kSumSlot<TAcc>));
     return sum;
 }
+
+// The cube side of the scans: U resident in L0B, and per tile the pipeline
+// GM -> L1 (Nz) -> L0A (Zz) -> Mmad -> L0C, double buffered through queues.
+// Compute() returns the tile's row scans in L0C; the caller stores them and
+// calls Release().
+template <typename TIn, uint32_t kS>
+class CubeTileScan {
+public:
+    using TAcc = typename CubeTraits<TIn>::Acc;
+    static constexpr uint32_t kTile = kS * kS;
+    // Cube operands pad K to whole fractal rows (C0 = 32 int8 / 16 half).
+    static constexpr uint32_t kKPad = CeilDivConst(kS, CubeTraits<TIn>::kC0) * CubeTraits<TIn>::kC0;
+    static constexpr uint32_t kOperand = kS * kKPad;
+
+    // `workspace` starts with U transposed (s x s, input type); the s zeros
+    // follow at `zerosOffset` bytes.
+    __aicore__ inline void Init(TPipe& pipe, GM_ADDR workspace, uint32_t zerosOffset) {
+        pipe.InitBuffer(qA1_, 2, kOperand * sizeof(TIn));
+        pipe.InitBuffer(qA2_, 2, kOperand * sizeof(TIn));
+        pipe.InitBuffer(qC_, 2, kTile * sizeof(TAcc));
+        pipe.InitBuffer(b1_, kOperand * sizeof(TIn));
+        pipe.InitBuffer(b2_, kOperand * sizeof(TIn));
+        GlobalTensor<TIn> gUt;
+        gUt.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(workspace), kTile);
+        zeros_.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(workspace + zerosOffset), kS);
+        LocalTensor<TIn> b1 = b1_.Get<TIn>();
+        Nd2NzParams pu(1, kS, kS, 0, kS, kS, 1, 0);
+        DataCopy(b1, gUt, pu);
+        SetFlag<HardEvent::MTE2_MTE1>(0);
+        WaitFlag<HardEvent::MTE2_MTE1>(0);
+        LoadL0BTransposed(b2_.Get<TIn>(), b1, kS);
+        SetFlag<HardEvent::MTE1_M>(0);
+        WaitFlag<HardEvent::MTE1_M>(0);
+    }
+
+    // Row scans of the first `count` elements at `src` (count <= s*s); m1 =
+    // fractal rows computed.
+    __aicore__ inline LocalTensor<TAcc> Compute(const GlobalTensor<TIn>& src, uint32_t count, uint32_t& m1) {
+        m1 = CeilDiv(CeilDiv(count, kS), 16);
+        LocalTensor<TIn> a1 = qA1_.template AllocTensor<TIn>();
+        LoadTileNz(a1, src, zeros_, kS, count);
+        qA1_.EnQue(a1);
+        a1 = qA1_.template DeQue<TIn>();
+        LocalTensor<TIn> a2 = qA2_.template AllocTensor<TIn>();
+        LoadL0A(a2, a1, kS, m1);
+        qA2_.EnQue(a2);
+        qA1_.FreeTensor(a1);
+        a2 = qA2_.template DeQue<TIn>();
+        LocalTensor<TAcc> c1 = qC_.template AllocTensor<TAcc>();
+        TileMatmul(c1, a2, b2_.Get<TIn>(), kS, m1);
+        qC_.EnQue(c1);
+        qA2_.FreeTensor(a2);
+        return qC_.template DeQue<TAcc>();
+    }
+
+    __aicore__ inline void Release(LocalTensor<TAcc>& c1) { qC_.FreeTensor(c1); }
+
+private:
+    TQue<TPosition::A1, 1> qA1_;
+    TQue<TPosition::A2, 1> qA2_;
+    TQue<TPosition::CO1, 1> qC_;
+    TBuf<TPosition::B1> b1_;
+    TBuf<TPosition::B2> b2_;
+    GlobalTensor<TIn> zeros_;
+};
 
 // Writes `count` elements from UB to GM (any count, any element offset).
 template <typename T>

@@ -21,66 +21,28 @@ using TIn = int8_t;
 using TAcc = int32_t;
 constexpr uint32_t kS = 32;
 constexpr uint32_t kTile = kS * kS;
-constexpr uint32_t kKPad = (kS + CubeTraits<TIn>::kC0 - 1) / CubeTraits<TIn>::kC0 * CubeTraits<TIn>::kC0;
-constexpr uint32_t kOperand = kS * kKPad;
 constexpr uint32_t kChunk = 4096;  // vector chunk (elements), a multiple of s
 
 __aicore__ inline uint64_t Min(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR workspace, const RtScanTiling& t) {
     TPipe pipe;
-    TQue<TPosition::A1, 1> qA1;
-    TQue<TPosition::A2, 1> qA2;
-    TQue<TPosition::CO1, 1> qC;
-    TBuf<TPosition::B1> bufB1;
-    TBuf<TPosition::B2> bufB2;
-    pipe.InitBuffer(qA1, 2, kOperand * sizeof(TIn));
-    pipe.InitBuffer(qA2, 2, kOperand * sizeof(TIn));
-    pipe.InitBuffer(qC, 2, kTile * sizeof(TAcc));
-    pipe.InitBuffer(bufB1, kOperand * sizeof(TIn));
-    pipe.InitBuffer(bufB2, kOperand * sizeof(TIn));
-
-    GlobalTensor<TIn> gx, gUt, gZeros;
+    CubeTileScan<TIn, kS> cube;
+    cube.Init(pipe, workspace, t.zeros_offset);
+    GlobalTensor<TIn> gx;
     GlobalTensor<TAcc> gRing;
     gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
-    gUt.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(workspace), kTile);
-    gZeros.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(workspace + t.zeros_offset), kS);
     uint64_t ringElems = static_cast<uint64_t>(t.ring_slots) * kTile;
     gRing.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace + t.ring_offset) + GetBlockIdx() * ringElems,
                           ringElems);
-
-    LocalTensor<TIn> b1 = bufB1.Get<TIn>();
-    LocalTensor<TIn> b2 = bufB2.Get<TIn>();
-    Nd2NzParams pu(1, kS, kS, 0, kS, kS, 1, 0);
-    DataCopy(b1, gUt, pu);
-    SetFlag<HardEvent::MTE2_MTE1>(0);
-    WaitFlag<HardEvent::MTE2_MTE1>(0);
-    LoadL0BTransposed(b2, b1, kS);
-    SetFlag<HardEvent::MTE1_M>(0);
-    WaitFlag<HardEvent::MTE1_M>(0);
-
     uint64_t firstTile = static_cast<uint64_t>(GetBlockIdx()) * t.tiles_per_block;
     uint64_t lastTile = Min(firstTile + t.tiles_per_block, t.tiles);
     bool synced = false;
     for (uint64_t tile = firstTile; tile < lastTile; ++tile) {
         uint64_t base = tile * kTile;
         uint32_t count = static_cast<uint32_t>(Min(t.n - base, kTile));
-        uint32_t rows = CeilDiv(count, kS);
-        uint32_t m1 = CeilDiv(rows, 16);
-        LocalTensor<TIn> a1 = qA1.AllocTensor<TIn>();
-        LoadTileNz(a1, gx[base], gZeros, kS, count);
-        qA1.EnQue(a1);
-        a1 = qA1.DeQue<TIn>();
-        LocalTensor<TIn> a2 = qA2.AllocTensor<TIn>();
-        LoadL0A(a2, a1, kS, m1);
-        qA2.EnQue(a2);
-        qA1.FreeTensor(a1);
-        a2 = qA2.DeQue<TIn>();
-        LocalTensor<TAcc> c1 = qC.AllocTensor<TAcc>();
-        TileMatmul(c1, a2, b2, kS, m1);
-        qC.EnQue(c1);
-        qA2.FreeTensor(a2);
-        c1 = qC.DeQue<TAcc>();
+        uint32_t m1;
+        LocalTensor<TAcc> c1 = cube.Compute(gx[base], count, m1);
         uint64_t local = tile - firstTile;
         if (local >= t.ring_slots) {
             // The AIVs consume the ring only after the barrier: join it before
@@ -91,8 +53,8 @@ __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR workspace, const RtScanTiling
             }
             CrossCoreWaitFlag(kFlagSlotFree);
         }
-        StoreTile(gRing[(local % t.ring_slots) * kTile], c1, kS, rows, m1);
-        qC.FreeTensor(c1);
+        StoreTile(gRing[(local % t.ring_slots) * kTile], c1, kS, CeilDiv(count, kS), m1);
+        cube.Release(c1);
         CrossCoreSetFlag<2, PIPE_FIX>(kFlagTileReady);
     }
     if (!synced) SyncAll<false>();

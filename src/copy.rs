@@ -20,6 +20,6 @@ pub fn copy<T: Element>(src: &DeviceBuffer<T>) -> Result<DeviceBuffer<T>> {
             },
             other => other.into(),
         })?;
-    device.run(|stream| ffi::launch_copy(stream, &mut plan, src.ptr(), dst.ptr()))?;
+    device.run(|stream| ffi::launch(stream, &mut plan, &[src.ptr(), dst.ptr()]))?;
     Ok(dst)
 }

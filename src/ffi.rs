@@ -142,215 +142,175 @@ fn as_sys<A, S>(tiling: &mut A) -> *mut S {
     (tiling as *mut A).cast()
 }
 
-type CopyLaunch =
-    unsafe extern "C" fn(u32, *mut c_void, *mut c_void, *mut c_void, *mut sys::CopyTiling) -> u32;
-type ScanULaunch = unsafe extern "C" fn(
+/// Launch entry of a kernel with GM pointers `P` and tiling `T`.
+type Entry<P, T> = (&'static str, P, std::marker::PhantomData<T>);
+
+/// Kernels taking (x, y, total, workspace, tiling).
+type Launch4<T> = unsafe extern "C" fn(
     u32,
     *mut c_void,
     *mut c_void,
     *mut c_void,
     *mut c_void,
     *mut c_void,
-    *mut sys::ScanUTiling,
+    *mut T,
 ) -> u32;
+/// Kernels taking (x, y, total, tiling).
+type Launch3<T> =
+    unsafe extern "C" fn(u32, *mut c_void, *mut c_void, *mut c_void, *mut c_void, *mut T) -> u32;
+/// Kernels taking (src, dst, tiling).
+type Launch2<T> = unsafe extern "C" fn(u32, *mut c_void, *mut c_void, *mut c_void, *mut T) -> u32;
 
-type VecCumSumLaunch = unsafe extern "C" fn(
-    u32,
-    *mut c_void,
-    *mut c_void,
-    *mut c_void,
-    *mut c_void,
-    *mut sys::VecCumSumTiling,
-) -> u32;
-
-fn veccumsum_entry(name: &str) -> Option<VecCumSumLaunch> {
-    Some(match name {
-        "veccumsum_f16_s16" => sys::aclrtlaunch_veccumsum_f16_s16,
-        "veccumsum_f16_s32" => sys::aclrtlaunch_veccumsum_f16_s32,
-        "veccumsum_f16_s64" => sys::aclrtlaunch_veccumsum_f16_s64,
-        "veccumsum_i8_s16" => sys::aclrtlaunch_veccumsum_i8_s16,
-        "veccumsum_i8_s32" => sys::aclrtlaunch_veccumsum_i8_s32,
-        "veccumsum_i8_s64" => sys::aclrtlaunch_veccumsum_i8_s64,
-        _ => return None,
-    })
+/// A table of launch entries named after their `aclrtlaunch_<kernel>` symbols.
+macro_rules! entries {
+    ($($sym:ident),* $(,)?) => {
+        &[$((
+            match stringify!($sym).split_at("aclrtlaunch_".len()) { (_, name) => name },
+            sys::$sym as _,
+            std::marker::PhantomData,
+        )),*]
+    };
 }
 
-type McScanLaunch = unsafe extern "C" fn(
-    u32,
-    *mut c_void,
-    *mut c_void,
-    *mut c_void,
-    *mut c_void,
-    *mut c_void,
-    *mut sys::McScanTiling,
-) -> u32;
+const COPY: &[Entry<Launch2<sys::CopyTiling>, sys::CopyTiling>] = entries!(aclrtlaunch_copy_u8);
+const SCANU: &[Entry<Launch4<sys::ScanUTiling>, sys::ScanUTiling>] = entries!(
+    aclrtlaunch_scanu_f16_s16,
+    aclrtlaunch_scanu_f16_s32,
+    aclrtlaunch_scanu_f16_s64,
+    aclrtlaunch_scanu_f16_s128,
+    aclrtlaunch_scanu_i8_s16,
+    aclrtlaunch_scanu_i8_s32,
+    aclrtlaunch_scanu_i8_s64,
+    aclrtlaunch_scanu_i8_s128,
+);
+const MCSCAN: &[Entry<Launch4<sys::McScanTiling>, sys::McScanTiling>] = entries!(
+    aclrtlaunch_mcscan_f16_s16,
+    aclrtlaunch_mcscan_f16_s32,
+    aclrtlaunch_mcscan_f16_s64,
+    aclrtlaunch_mcscan_f16_s128,
+    aclrtlaunch_mcscan_i8_s16,
+    aclrtlaunch_mcscan_i8_s32,
+    aclrtlaunch_mcscan_i8_s64,
+    aclrtlaunch_mcscan_i8_s128,
+);
+const RTSCAN: &[Entry<Launch4<sys::RtScanTiling>, sys::RtScanTiling>] = entries!(
+    aclrtlaunch_rtscan_f16_s16,
+    aclrtlaunch_rtscan_f16_s32,
+    aclrtlaunch_rtscan_f16_s64,
+    aclrtlaunch_rtscan_f16_s128,
+    aclrtlaunch_rtscan_i8_s16,
+    aclrtlaunch_rtscan_i8_s32,
+    aclrtlaunch_rtscan_i8_s64,
+    aclrtlaunch_rtscan_i8_s128,
+);
+const VECCUMSUM: &[Entry<Launch3<sys::VecCumSumTiling>, sys::VecCumSumTiling>] = entries!(
+    aclrtlaunch_veccumsum_f16_s16,
+    aclrtlaunch_veccumsum_f16_s32,
+    aclrtlaunch_veccumsum_f16_s64,
+    aclrtlaunch_veccumsum_i8_s16,
+    aclrtlaunch_veccumsum_i8_s32,
+    aclrtlaunch_veccumsum_i8_s64,
+);
 
-fn mcscan_entry(name: &str) -> Option<McScanLaunch> {
-    Some(match name {
-        "mcscan_f16_s16" => sys::aclrtlaunch_mcscan_f16_s16,
-        "mcscan_f16_s32" => sys::aclrtlaunch_mcscan_f16_s32,
-        "mcscan_f16_s64" => sys::aclrtlaunch_mcscan_f16_s64,
-        "mcscan_f16_s128" => sys::aclrtlaunch_mcscan_f16_s128,
-        "mcscan_i8_s16" => sys::aclrtlaunch_mcscan_i8_s16,
-        "mcscan_i8_s32" => sys::aclrtlaunch_mcscan_i8_s32,
-        "mcscan_i8_s64" => sys::aclrtlaunch_mcscan_i8_s64,
-        "mcscan_i8_s128" => sys::aclrtlaunch_mcscan_i8_s128,
-        _ => return None,
-    })
+fn find<P: Copy, T>(table: &[Entry<P, T>], name: &str) -> Result<P> {
+    table
+        .iter()
+        .find(|e| e.0 == name)
+        .map(|e| e.1)
+        .ok_or_else(|| Error::Unsupported(format!("kernel {name} is not built into this library")))
 }
 
-type RtScanLaunch = unsafe extern "C" fn(
-    u32,
-    *mut c_void,
-    *mut c_void,
-    *mut c_void,
-    *mut c_void,
-    *mut c_void,
-    *mut sys::RtScanTiling,
-) -> u32;
-
-fn rtscan_entry(name: &str) -> Option<RtScanLaunch> {
-    Some(match name {
-        "rtscan_f16_s16" => sys::aclrtlaunch_rtscan_f16_s16,
-        "rtscan_f16_s32" => sys::aclrtlaunch_rtscan_f16_s32,
-        "rtscan_f16_s64" => sys::aclrtlaunch_rtscan_f16_s64,
-        "rtscan_f16_s128" => sys::aclrtlaunch_rtscan_f16_s128,
-        "rtscan_i8_s16" => sys::aclrtlaunch_rtscan_i8_s16,
-        "rtscan_i8_s32" => sys::aclrtlaunch_rtscan_i8_s32,
-        "rtscan_i8_s64" => sys::aclrtlaunch_rtscan_i8_s64,
-        "rtscan_i8_s128" => sys::aclrtlaunch_rtscan_i8_s128,
-        _ => return None,
-    })
+/// True when the library has a launch entry for `name`.
+pub(crate) fn has_entry(name: &str) -> bool {
+    let names = COPY.iter().map(|e| e.0);
+    let names = names
+        .chain(SCANU.iter().map(|e| e.0))
+        .chain(MCSCAN.iter().map(|e| e.0));
+    let mut names = names
+        .chain(RTSCAN.iter().map(|e| e.0))
+        .chain(VECCUMSUM.iter().map(|e| e.0));
+    names.any(|n| n == name)
 }
 
-fn copy_entry(name: &str) -> Option<CopyLaunch> {
-    match name {
-        "copy_u8" => Some(sys::aclrtlaunch_copy_u8),
-        _ => None,
+/// The GM pointers and tiling of a launch; the kernel is looked up by the plan's name.
+pub(crate) trait Launchable: Sized {
+    /// Launch entries of the kernels taking this tiling.
+    fn launch(
+        stream: *mut c_void,
+        plan: &mut algos::LaunchPlan<Self>,
+        gm: &[*mut c_void],
+    ) -> Result<()>;
+}
+
+macro_rules! launchable4 {
+    ($($tiling:ident => $table:ident),*) => {$(
+        impl Launchable for algos::$tiling {
+            fn launch(stream: *mut c_void, plan: &mut algos::LaunchPlan<Self>, gm: &[*mut c_void]) -> Result<()> {
+                let f = find($table, &plan.kernel)?;
+                let [x, y, total, ws] = gm else { return Err(arity(&plan.kernel)) };
+                // SAFETY: the pointers are live device allocations sized for
+                // the plan; the tiling pointer is valid for the call (the
+                // launch stub copies the struct).
+                unsafe { f(plan.block_dim, stream, *x, *y, *total, *ws, as_sys(&mut plan.tiling)) };
+                Ok(())
+            }
+        }
+    )*};
+}
+launchable4!(ScanUTiling => SCANU, McScanTiling => MCSCAN, RtScanTiling => RTSCAN);
+
+impl Launchable for algos::VecCumSumTiling {
+    fn launch(
+        stream: *mut c_void,
+        plan: &mut algos::LaunchPlan<Self>,
+        gm: &[*mut c_void],
+    ) -> Result<()> {
+        let f = find(VECCUMSUM, &plan.kernel)?;
+        let [x, y, total] = gm else {
+            return Err(arity(&plan.kernel));
+        };
+        // SAFETY: as for the four-pointer kernels.
+        unsafe {
+            f(
+                plan.block_dim,
+                stream,
+                *x,
+                *y,
+                *total,
+                as_sys(&mut plan.tiling),
+            )
+        };
+        Ok(())
     }
 }
 
-fn scanu_entry(name: &str) -> Option<ScanULaunch> {
-    Some(match name {
-        "scanu_f16_s16" => sys::aclrtlaunch_scanu_f16_s16,
-        "scanu_f16_s32" => sys::aclrtlaunch_scanu_f16_s32,
-        "scanu_f16_s64" => sys::aclrtlaunch_scanu_f16_s64,
-        "scanu_f16_s128" => sys::aclrtlaunch_scanu_f16_s128,
-        "scanu_i8_s16" => sys::aclrtlaunch_scanu_i8_s16,
-        "scanu_i8_s32" => sys::aclrtlaunch_scanu_i8_s32,
-        "scanu_i8_s64" => sys::aclrtlaunch_scanu_i8_s64,
-        "scanu_i8_s128" => sys::aclrtlaunch_scanu_i8_s128,
-        _ => return None,
-    })
+impl Launchable for algos::CopyTiling {
+    fn launch(
+        stream: *mut c_void,
+        plan: &mut algos::LaunchPlan<Self>,
+        gm: &[*mut c_void],
+    ) -> Result<()> {
+        let f = find(COPY, &plan.kernel)?;
+        let [src, dst] = gm else {
+            return Err(arity(&plan.kernel));
+        };
+        // SAFETY: as for the four-pointer kernels.
+        unsafe { f(plan.block_dim, stream, *src, *dst, as_sys(&mut plan.tiling)) };
+        Ok(())
+    }
 }
 
-/// True when the library has a launch entry for every catalogue kernel.
-pub(crate) fn has_entry(name: &str) -> bool {
-    copy_entry(name).is_some()
-        || scanu_entry(name).is_some()
-        || veccumsum_entry(name).is_some()
-        || mcscan_entry(name).is_some()
-        || rtscan_entry(name).is_some()
+fn arity(kernel: &str) -> Error {
+    Error::Unsupported(format!("wrong number of GM pointers for kernel {kernel}"))
 }
 
-fn missing(name: &str) -> Error {
-    Error::Unsupported(format!("kernel {name} is not built into this library"))
-}
-
-pub(crate) fn launch_copy(
+/// Launches the plan's kernel with the GM pointers in the kernel's order.
+pub(crate) fn launch<T: Launchable>(
     stream: *mut c_void,
-    plan: &mut algos::LaunchPlan<algos::CopyTiling>,
-    src: *mut c_void,
-    dst: *mut c_void,
+    plan: &mut algos::LaunchPlan<T>,
+    gm: &[*mut c_void],
 ) -> Result<()> {
-    let f = copy_entry(&plan.kernel).ok_or_else(|| missing(&plan.kernel))?;
-    // SAFETY: the pointers are live device allocations sized for the plan;
-    // the tiling pointer is valid for the call (the stub copies it).
-    unsafe { f(plan.block_dim, stream, src, dst, as_sys(&mut plan.tiling)) };
-    Ok(())
-}
-
-pub(crate) fn launch_scanu(
-    stream: *mut c_void,
-    plan: &mut algos::LaunchPlan<algos::ScanUTiling>,
-    gm: [*mut c_void; 4],
-) -> Result<()> {
-    let f = scanu_entry(&plan.kernel).ok_or_else(|| missing(&plan.kernel))?;
-    // SAFETY: as in launch_copy; gm = x, y, total, workspace.
-    unsafe {
-        f(
-            plan.block_dim,
-            stream,
-            gm[0],
-            gm[1],
-            gm[2],
-            gm[3],
-            as_sys(&mut plan.tiling),
-        )
-    };
-    Ok(())
-}
-
-pub(crate) fn launch_veccumsum(
-    stream: *mut c_void,
-    plan: &mut algos::LaunchPlan<algos::VecCumSumTiling>,
-    gm: [*mut c_void; 3],
-) -> Result<()> {
-    let f = veccumsum_entry(&plan.kernel).ok_or_else(|| missing(&plan.kernel))?;
-    // SAFETY: as in launch_copy; gm = x, y, total.
-    unsafe {
-        f(
-            plan.block_dim,
-            stream,
-            gm[0],
-            gm[1],
-            gm[2],
-            as_sys(&mut plan.tiling),
-        )
-    };
-    Ok(())
-}
-
-pub(crate) fn launch_mcscan(
-    stream: *mut c_void,
-    plan: &mut algos::LaunchPlan<algos::McScanTiling>,
-    gm: [*mut c_void; 4],
-) -> Result<()> {
-    let f = mcscan_entry(&plan.kernel).ok_or_else(|| missing(&plan.kernel))?;
-    // SAFETY: as in launch_copy; gm = x, y, total, workspace.
-    unsafe {
-        f(
-            plan.block_dim,
-            stream,
-            gm[0],
-            gm[1],
-            gm[2],
-            gm[3],
-            as_sys(&mut plan.tiling),
-        )
-    };
-    Ok(())
-}
-
-pub(crate) fn launch_rtscan(
-    stream: *mut c_void,
-    plan: &mut algos::LaunchPlan<algos::RtScanTiling>,
-    gm: [*mut c_void; 4],
-) -> Result<()> {
-    let f = rtscan_entry(&plan.kernel).ok_or_else(|| missing(&plan.kernel))?;
-    // SAFETY: as in launch_copy; gm = x, y, total, workspace.
-    unsafe {
-        f(
-            plan.block_dim,
-            stream,
-            gm[0],
-            gm[1],
-            gm[2],
-            gm[3],
-            as_sys(&mut plan.tiling),
-        )
-    };
-    Ok(())
+    T::launch(stream, plan, gm)
 }
 
 pub(crate) fn soc_struct(p: &ascendc_sim::SocProfile) -> sys::ascsim_soc {

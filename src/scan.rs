@@ -75,6 +75,21 @@ pub struct ScanOutput<A: Element> {
 /// Largest i8 input length whose sum provably fits i32 (|sum| <= 128 n).
 pub const MAX_I8_SCAN_LEN: usize = (i32::MAX as usize) / 128;
 
+/// Launches a cube scan: allocates its workspace, writes the constant prefix,
+/// passes (x, y, total, workspace).
+fn launch_with_workspace<T: ffi::Launchable>(
+    device: &Device,
+    mut plan: algos::LaunchPlan<T>,
+    constants: &[u8],
+    io: [*mut std::ffi::c_void; 3],
+) -> Result<()> {
+    let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
+    device.bind()?;
+    ffi::upload(workspace.ptr(), workspace.bytes(), constants)?;
+    let gm = [io[0], io[1], io[2], workspace.ptr()];
+    device.run(|stream| ffi::launch(stream, &mut plan, &gm))
+}
+
 enum Chosen {
     ScanU(algos::ScanU),
     McScan(algos::McScan),
@@ -156,47 +171,24 @@ pub fn scan<T: ScanInput>(
     }
     let total = device.alloc_zeroed::<T::Acc>(1)?;
     let (n64, exclusive) = (n as u64, options.exclusive);
+    let io = [x.ptr(), values.ptr(), total.ptr()];
+    let profile = device.profile();
     match chosen {
-        Chosen::ScanU(algo) => {
-            let mut plan = algo.plan(device.profile(), n64, exclusive)?;
-            let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
-            device.bind()?;
-            ffi::upload(
-                workspace.ptr(),
-                workspace.bytes(),
-                &algo.workspace_constants(),
-            )?;
-            let gm = [x.ptr(), values.ptr(), total.ptr(), workspace.ptr()];
-            device.run(|stream| ffi::launch_scanu(stream, &mut plan, gm))?;
+        Chosen::ScanU(a) => {
+            let plan = a.plan(profile, n64, exclusive)?;
+            launch_with_workspace(device, plan, &a.workspace_constants(), io)?;
         }
-        Chosen::McScan(algo) => {
-            let mut plan = algo.plan(device.profile(), n64, exclusive)?;
-            let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
-            device.bind()?;
-            ffi::upload(
-                workspace.ptr(),
-                workspace.bytes(),
-                &algo.workspace_constants(),
-            )?;
-            let gm = [x.ptr(), values.ptr(), total.ptr(), workspace.ptr()];
-            device.run(|stream| ffi::launch_mcscan(stream, &mut plan, gm))?;
+        Chosen::McScan(a) => {
+            let plan = a.plan(profile, n64, exclusive)?;
+            launch_with_workspace(device, plan, &a.workspace_constants(), io)?;
         }
-        Chosen::ReduceThenScan(algo) => {
-            let mut plan = algo.plan(device.profile(), n64, exclusive)?;
-            let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
-            device.bind()?;
-            ffi::upload(
-                workspace.ptr(),
-                workspace.bytes(),
-                &algo.workspace_constants(),
-            )?;
-            let gm = [x.ptr(), values.ptr(), total.ptr(), workspace.ptr()];
-            device.run(|stream| ffi::launch_rtscan(stream, &mut plan, gm))?;
+        Chosen::ReduceThenScan(a) => {
+            let plan = a.plan(profile, n64, exclusive)?;
+            launch_with_workspace(device, plan, &a.workspace_constants(), io)?;
         }
-        Chosen::VecCumSum(algo) => {
-            let mut plan = algo.plan(device.profile(), n64, exclusive)?;
-            let gm = [x.ptr(), values.ptr(), total.ptr()];
-            device.run(|stream| ffi::launch_veccumsum(stream, &mut plan, gm))?;
+        Chosen::VecCumSum(a) => {
+            let mut plan = a.plan(profile, n64, exclusive)?;
+            device.run(|stream| ffi::launch(stream, &mut plan, &io))?;
         }
     }
     let total = if options.want_total {

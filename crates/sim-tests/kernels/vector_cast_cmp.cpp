@@ -42,12 +42,13 @@ SIMTEST(vector_cast_float_to_half_modes) {
             got.push_back(vt::read(d, 7));
         }
     });
-    const float inf = INFINITY, up = 1.0f + std::ldexp(1.0f, -10);
+    // Overflow saturates to +-65504 (documented default saturation mode).
+    const float up = 1.0f + std::ldexp(1.0f, -10);
     const float expect[6][7] = {
-        {2048, -2048, 2052, inf, -inf, 1.0f, 3},         // RINT
-        {2048, -2050, 2050, 65504, -inf, 1.0f, 3},       // FLOOR
-        {2050, -2048, 2052, inf, -65504, up, 3},         // CEIL
-        {2050, -2050, 2052, inf, -inf, up, 3},           // ROUND
+        {2048, -2048, 2052, 65504, -65504, 1.0f, 3},     // RINT
+        {2048, -2050, 2050, 65504, -65504, 1.0f, 3},     // FLOOR
+        {2050, -2048, 2052, 65504, -65504, up, 3},       // CEIL
+        {2050, -2050, 2052, 65504, -65504, up, 3},       // ROUND
         {2048, -2048, 2050, 65504, -65504, 1.0f, 3},     // TRUNC
         {2050, -2050, 2050, 65504, -65504, up, 3},       // ODD: inexact -> odd significand
     };
@@ -61,7 +62,7 @@ SIMTEST(vector_cast_other_pairs) {
     std::vector<half> s2h, u2h, c2h;
     std::vector<int8_t> h2c;
     std::vector<uint8_t> h2u;
-    std::vector<int16_t> h2s;
+    std::vector<int16_t> h2s, sat16;
     vt::run("vector_cast_other_pairs", [&](vt::Ub& ub) {
         auto i32 = ub.at<int32_t>(0, 64); auto f = ub.at<float>(256, 64);
         vt::fill(i32, std::vector<int32_t>{16777217, 16777219, -16777217, 7});
@@ -101,7 +102,20 @@ SIMTEST(vector_cast_other_pairs) {
         for (int k = 0; k < 3; ++k) f2b.push_back((float)bf.GetValue(k));
         Cast(f, bf, RoundMode::CAST_NONE, 3);
         b2f = vt::read(f, 3);
+        // Integer overflow saturates (documented default saturation mode).
+        vt::fill(f, std::vector<float>{4194304.5f, -1e9f});
+        Cast(s16, f, RoundMode::CAST_RINT, 2);
+        sat16 = vt::read(s16, 2);
+        vt::fill(i32, std::vector<int32_t>{40000, -40000, -7});
+        Cast(s16, i32, RoundMode::CAST_NONE, 3);
+        auto t = vt::read(s16, 3);
+        sat16.insert(sat16.end(), t.begin(), t.end());
     });
+    CHECK_EQ(sat16[0], 32767);
+    CHECK_EQ(sat16[1], -32768);
+    CHECK_EQ(sat16[2], 32767);
+    CHECK_EQ(sat16[3], -32768);
+    CHECK_EQ(sat16[4], -7);
     CHECK_EQ(i2f[0], 16777216.0f);
     CHECK_EQ(i2f[1], 16777220.0f);
     CHECK_EQ(i2f[2], -16777216.0f);
@@ -231,4 +245,57 @@ SIMTEST(vector_select_modes) {
         CHECK_EQ((float)spr[i], bit(i % 128) ? (float)i : -(float)i);
     }
     for (int i = 0; i < 64; ++i) CHECK_EQ(ts[i], bit(i) ? (float)i : -1.0f);
+}
+
+SIMTEST(vector_select_mask_forms) {
+    std::vector<float> tt, ts;
+    vt::run("vector_select_mask_forms", [&](vt::Ub& ub) {
+        auto a = ub.at<float>(0, 128); auto b = ub.at<float>(512, 128); auto d = ub.at<float>(1024, 128);
+        auto m = ub.at<uint8_t>(2048, 32);
+        vt::fill_fn(a, 128, [](uint32_t i) { return i; });
+        vt::fill_fn(b, 128, [](uint32_t i) { return -(float)i; });
+        vt::fill_fn(m, 16, [](uint32_t j) { return j * 37 + 5; });
+        vt::fill_fn(d, 128, [](uint32_t) { return 999.0f; });
+        // Mode 2, 10 leading elements of each of 2 repeats; repeat r uses bits [64r, 64r + 64).
+        Select(d, m, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, 10, 2, {1, 1, 1, 8, 8, 8});
+        tt = vt::read(d, 128);
+        vt::fill_fn(d, 128, [](uint32_t) { return 999.0f; });
+        const uint64_t mask[2] = {0xF0ull, 0};
+        Select(d, m, a, 0.5f, SELMODE::VSEL_TENSOR_SCALAR_MODE, mask, 2, {1, 1, 1, 8, 8, 8});
+        ts = vt::read(d, 128);
+    });
+    auto bit = [](int i) { return (((i / 8) * 37 + 5) >> (i % 8)) & 1; };
+    for (int i = 0; i < 128; ++i) {
+        int e = i % 64;
+        CHECK_EQ(tt[i], e < 10 ? (bit(i) ? (float)i : -(float)i) : 999.0f);
+        CHECK_EQ(ts[i], (e >= 4 && e < 8) ? (bit(i) ? (float)i : 0.5f) : 999.0f);
+    }
+}
+
+SIMTEST(vector_trace_events) {
+    std::vector<ascsim_event> ev;
+    std::vector<std::string> names;
+    vt::run("vector_trace_events", [&](vt::Ub& ub) {
+        auto h = ub.at<half>(0, 256); auto f = ub.at<float>(1024, 128); auto m = ub.at<uint8_t>(2048, 64);
+        auto& tr = ascsim::core().trace;
+        size_t start = tr.size();
+        Cast(f, h, RoundMode::CAST_NONE, 64, 2, {1, 1, 8, 4});
+        Compare(m, h, h, CMPMODE::EQ, 256);
+        Duplicate(h, (half)0, 200);
+        uint64_t cnt = 0;
+        GatherMask(f, f, 1, false, 0, {1, 2, 8, 0}, cnt);
+        for (size_t k = start; k < tr.size(); ++k) {
+            ev.push_back(tr[k]);
+            names.push_back(ascsim_op_name(tr[k].op));
+        }
+    });
+    CHECK_EQ(ev.size(), (size_t)4);
+    for (auto& e : ev) CHECK_EQ((int)e.pipe, (int)ASCSIM_PIPE_V);
+    CHECK(names[0] == "Cast" && names[1] == "Compare" && names[2] == "Duplicate" && names[3] == "GatherMask");
+    CHECK_EQ(ev[0].repeats, 2u);  // 2 repeats of 64 (float side)
+    CHECK_EQ(ev[0].bytes, (uint64_t)(128 * 6));
+    CHECK_EQ(ev[1].repeats, 2u);  // 256 half = 2 x 256 B
+    CHECK_EQ(ev[2].repeats, 2u);  // 200 half -> 2 repeats
+    CHECK_EQ(ev[2].bytes, (uint64_t)400);
+    CHECK_EQ(ev[3].repeats, 2u);
 }

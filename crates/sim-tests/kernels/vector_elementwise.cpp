@@ -281,3 +281,80 @@ SIMTEST(vector_noop_on_aic) {
         }
     });
 }
+
+SIMTEST(vector_counter_mode_cast_and_reduce) {
+    std::vector<half> h;
+    std::vector<float> sums;
+    vt::run("vector_counter_mode_cast_and_reduce", [&](vt::Ub& ub) {
+        auto f = ub.at<float>(0, 128); auto hd = ub.at<half>(1024, 128); auto d = ub.at<float>(2048, 8);
+        vt::fill_fn(f, 128, [](uint32_t i) { return i + 0.5f; });
+        vt::fill_fn(hd, 128, [](uint32_t) { return -1; });
+        SetMaskCount();
+        SetVectorMask<float, MaskMode::COUNTER>(0, 100);
+        // 100 elements in total; a repeat is 64 elements (the float side), half side stride 4 blocks.
+        Cast<half, float, false>(hd, f, RoundMode::CAST_FLOOR, MASK_PLACEHOLDER, 1, {1, 1, 4, 8});
+        // Reductions follow the register too: repeats of 64 then 36 elements.
+        WholeReduceSum<float, false>(d, f, MASK_PLACEHOLDER, 1, 1, 1, 8);
+        SetMaskNorm();
+        ResetMask();
+        h = vt::read(hd, 128);
+        sums = vt::read(d, 2);
+    });
+    for (int i = 0; i < 128; ++i) CHECK_EQ((float)h[i], i < 100 ? i + 0.5f : -1.0f);  // exact in half
+    float s0 = 0, s1 = 0;
+    for (int i = 0; i < 64; ++i) s0 += i + 0.5f;
+    for (int i = 64; i < 100; ++i) s1 += i + 0.5f;
+    CHECK_EQ(sums[0], s0);
+    CHECK_EQ(sums[1], s1);
+}
+
+SIMTEST(vector_unary_math_and_div) {
+    std::vector<float> f;
+    std::vector<half> h;
+    std::vector<int32_t> i;
+    vt::run("vector_unary_math_and_div", [&](vt::Ub& ub) {
+        auto a = ub.at<float>(0, 64); auto b = ub.at<float>(256, 64); auto d = ub.at<float>(512, 64);
+        vt::fill(a, std::vector<float>{1, 16, 0, -1});
+        vt::fill(b, std::vector<float>{3, 4, 2, 0.5f});
+        Div(d, a, b, 4);
+        f = vt::read(d, 4);
+        Sqrt(d, a, 2);
+        auto t = vt::read(d, 2);
+        f.insert(f.end(), t.begin(), t.end());
+        Exp(d[8], a[0], 4);  // offsets 32 B: aligned views
+        Rsqrt(d, b[0], 2);
+        t = vt::read(d, 12);
+        f.insert(f.end(), t.begin(), t.end());
+        AddRelu(d, a, b, 4);
+        t = vt::read(d, 4);
+        f.insert(f.end(), t.begin(), t.end());
+        auto x = ub.at<half>(1024, 128); auto y = ub.at<half>(1280, 128);
+        vt::fill(x, std::vector<float>{-2.5f, 4, 1});
+        Abs(y, x, 3);
+        h = vt::read(y, 3);
+        Reciprocal(y, x, 3);
+        auto hh = vt::read(y, 3);
+        h.insert(h.end(), hh.begin(), hh.end());
+        auto p = ub.at<int32_t>(2048, 8); auto q = ub.at<int32_t>(2080, 8);
+        vt::fill(p, std::vector<int32_t>{-3, 5});
+        Relu(q, p, 2);
+        i = vt::read(q, 2);
+    });
+    CHECK_EQ(f[0], 1.0f / 3.0f);
+    CHECK_EQ(f[1], 4.0f);
+    CHECK_EQ(f[2], 0.0f);
+    CHECK_EQ(f[3], -2.0f);
+    CHECK_EQ(f[4], 1.0f);
+    CHECK_EQ(f[5], 4.0f);
+    CHECK_EQ(f[6], 1.0f / std::sqrt(3.0f));
+    CHECK_EQ(f[7], 0.5f);
+    CHECK_EQ(f[16], 1.0f);  // exp(0) at d[8 + 2]
+    CHECK_EQ(f[18], 4.0f);  // AddRelu: 1 + 3
+    CHECK_EQ(f[21], 0.0f);  // AddRelu: -1 + 0.5 -> 0
+    CHECK_EQ((float)h[0], 2.5f);
+    CHECK_EQ((float)h[1], 4.0f);
+    CHECK_EQ((float)h[3], -0.39990234375f);  // 1 / -2.5 = -1638 * 2^-12 in half
+    CHECK_EQ((float)h[4], 0.25f);
+    CHECK_EQ(i[0], 0);
+    CHECK_EQ(i[1], 5);
+}

@@ -11,12 +11,12 @@ SIMTEST(vector_reduce_sum_order_and_saturation) {
     vt::run("vector_reduce_sum_order_and_saturation", [&](vt::Ub& ub) {
         auto s = ub.at<half>(0, 512); auto d = ub.at<half>(2048, 16); auto tmp = ub.at<half>(4096, 512);
         vt::fill_fn(s, 512, [](uint32_t) { return 0; });
-        // Repeat sums 2048, 1, 1, 0: sequential across repeats gives
-        // ((2048 + 1) + 1) + 0 = 2048 in half (2049 ties to even);
-        // a tree across repeats would give (2048 + 1) + (1 + 0) = 2050.
+        // Repeat sums 2048, 0, 1, 1: sequential across repeats gives
+        // ((2048 + 0) + 1) + 1 = 2048 in half (2049 ties to even);
+        // a tree across repeats would give (2048 + 0) + (1 + 1) = 2050.
         s.SetValue(0, (half)2048);
-        s.SetValue(128, (half)1);
         s.SetValue(256, (half)1);
+        s.SetValue(384, (half)1);
         ReduceSum(d, s, tmp, 512);
         seq = d.GetValue(0);
         // Partial sums saturate at 65504 instead of overflowing to inf.
@@ -209,4 +209,95 @@ SIMTEST(vector_gather_mask_user_pattern) {
     CHECK_EQ((float)h[1], 127.0f);
     CHECK_EQ((float)h[2], 128.0f);
     CHECK_EQ((float)h[3], 255.0f);
+}
+
+SIMTEST(vector_reduce_sum_mask_form_tree_and_nop) {
+    half tree = 0, nop = 0;
+    float nopmax = 0;
+    vt::run("vector_reduce_sum_mask_form_tree_and_nop", [&](vt::Ub& ub) {
+        auto s = ub.at<half>(0, 512); auto d = ub.at<half>(2048, 16); auto tmp = ub.at<half>(4096, 512);
+        vt::fill_fn(s, 512, [](uint32_t) { return 0; });
+        s.SetValue(0, (half)2048);
+        s.SetValue(256, (half)1);
+        s.SetValue(384, (half)1);
+        // Mask form on A2: tree inside a repeat AND across repeats:
+        // (2048 + 0) + (1 + 1) = 2048 + 2 = 2050.
+        ReduceSum(d, s, tmp, 128, 4, 8);
+        tree = d.GetValue(0);
+        // count 0 is a NOP: dst is not written.
+        d.SetValue(0, (half)-7);
+        ReduceSum(d, s, tmp, 0);
+        nop = d.GetValue(0);
+        auto f = ub.at<float>(8192, 64); auto fd = ub.at<float>(9216, 8); auto ft = ub.at<float>(10240, 64);
+        fd.SetValue(0, -7.0f);
+        ReduceMax(fd, f, ft, 0, true);
+        nopmax = fd.GetValue(0);
+    });
+    CHECK_EQ((float)tree, 2050.0f);
+    CHECK_EQ((float)nop, -7.0f);
+    CHECK_EQ(nopmax, -7.0f);
+}
+
+SIMTEST(vector_whole_reduce_max_min_orders) {
+    std::vector<float> vi, iv;
+    std::vector<uint32_t> vib, ivb, oi;
+    vt::run("vector_whole_reduce_max_min_orders", [&](vt::Ub& ub) {
+        auto s = ub.at<float>(0, 128); auto d = ub.at<float>(1024, 16);
+        vt::fill_fn(s, 128, [](uint32_t i) { return (float)((i * 37) % 101); });
+        s.SetValue(5, 1000.0f);
+        s.SetValue(9, 1000.0f);  // tie: the smaller index (5) wins
+        WholeReduceMax(d, s, 64, 2, 1, 1, 8);  // [value, index] per repeat, stride 1 result
+        vi = vt::read(d, 4);
+        vib = vt::read(d.ReinterpretCast<uint32_t>(), 4);
+        vt::fill_fn(d, 16, [](uint32_t) { return -1.0f; });
+        WholeReduceMin(d, s, 10, 2, 2, 1, 8, ReduceOrder::ORDER_INDEX_VALUE);  // stride 2 results
+        iv = vt::read(d, 8);
+        ivb = vt::read(d.ReinterpretCast<uint32_t>(), 8);
+        WholeReduceMax(d, s, 64, 2, 1, 1, 8, ReduceOrder::ORDER_ONLY_INDEX);
+        oi = vt::read(d.ReinterpretCast<uint32_t>(), 2);
+    });
+    auto val = [](int i) { return i == 5 || i == 9 ? 1000.0f : (float)((i * 37) % 101); };
+    auto arg = [&](int r, int n, bool mx) {
+        int b = 0;
+        for (int e = 1; e < n; ++e)
+            if (mx ? val(r * 64 + e) > val(r * 64 + b) : val(r * 64 + e) < val(r * 64 + b)) b = e;
+        return b;
+    };
+    CHECK_EQ(vi[0], 1000.0f);
+    CHECK_EQ(vib[1], 5u);
+    CHECK_EQ(vi[2], val(64 + arg(1, 64, true)));
+    CHECK_EQ(vib[3], (uint32_t)arg(1, 64, true));
+    CHECK_EQ(ivb[0], (uint32_t)arg(0, 10, false));
+    CHECK_EQ(iv[1], val(arg(0, 10, false)));
+    CHECK_EQ(iv[2], -1.0f);
+    CHECK_EQ(ivb[4], (uint32_t)arg(1, 10, false));
+    CHECK_EQ(iv[5], val(64 + arg(1, 10, false)));
+    CHECK_EQ(oi[0], 5u);
+    CHECK_EQ(oi[1], (uint32_t)arg(1, 64, true));
+}
+
+SIMTEST(vector_block_max_and_pair_sum) {
+    std::vector<float> bm, ps, bn;
+    vt::run("vector_block_max_and_pair_sum", [&](vt::Ub& ub) {
+        auto s = ub.at<float>(0, 128); auto d = ub.at<float>(1024, 128);
+        vt::fill_fn(s, 128, [](uint32_t i) { return (float)i; });
+        BlockReduceMax(d, s, 2, 64, 1, 1, 8);  // 8 results per repeat, stride 1 = 8 results
+        bm = vt::read(d, 16);
+        PairReduceSum(d, s, 2, 64, 1, 1, 8);  // 32 pair sums per repeat, stride 1 = 128 B
+        ps = vt::read(d, 64);
+        vt::fill_fn(d, 16, [](uint32_t) { return -1.0f; });
+        s.SetValue(2, -5.0f);
+        BlockReduceMin(d, s, 1, 4, 1, 1, 8);
+        bn = vt::read(d, 8);
+    });
+    for (int j = 0; j < 8; ++j) {
+        CHECK_EQ(bm[j], 8.0f * j + 7);
+        CHECK_EQ(bm[8 + j], 64.0f + 8 * j + 7);
+    }
+    for (int k = 0; k < 32; ++k) {
+        CHECK_EQ(ps[k], 4.0f * k + 1);
+        CHECK_EQ(ps[32 + k], 129.0f + 4 * k);
+    }
+    CHECK_EQ(bn[0], -5.0f);
+    for (int j = 1; j < 8; ++j) CHECK_EQ(bn[j], 0.0f);  // no selected element in the block
 }

@@ -10,6 +10,18 @@
 // with epb = 32/sizeof(T). Normal mode: repeatTime repeats, the 128-bit mask
 // selects elements of every repeat. Counter mode: the low mask word is the
 // total element count, repeats are derived.
+//
+// Choices where the documentation is silent (kept deliberately simple):
+// - Compare/CompareScalar repeat forms write the result bits packed by repeat
+//   (dst block/repeat strides are not applied).
+// - Overflow of Cast saturates (float -> half gives +-65504, integers clamp),
+//   following the documented default saturation mode; inf/NaN pass through,
+//   NaN -> integer gives 0. Element-wise half arithmetic is IEEE (may give inf).
+// - Reductions treat masked-off elements as absent (sum: 0 in the tree).
+// - GatherMask built-in patterns select by the element index inside a repeat;
+//   a user pattern for repeat r starts at src1 + r * src1RepeatStride * 32 B.
+// - Mask setters and the trace: SetMaskNorm/SetMaskCount/SetVectorMask/
+//   ResetMask record a pipe-V event with 0 repeats and 0 bytes.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +37,7 @@ enum class RoundMode : uint8_t { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL
 enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
 enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
 enum class GatherMaskMode : uint8_t { VERSION_V1 = 0, VERSION_V2 };
+enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE, ORDER_ONLY_VALUE, ORDER_ONLY_INDEX };
 constexpr GatherMaskMode defaultGatherMaskMode = GatherMaskMode::VERSION_V1;
 
 constexpr uint64_t MASK_PLACEHOLDER = 0;
@@ -112,8 +125,20 @@ inline void check_repeat(int64_t repeat) {
     if (repeat < 0) fail("repeat count over 255", fmt("%s: negative repeat count %lld", core().api, (long long)repeat));
 }
 
+// Op id of an API name (a string literal), cached per thread: intern_op
+// takes a global lock, the cache keeps the cores from contending on it.
+inline uint16_t op_id(const char* name) {
+    thread_local std::vector<std::pair<const char*, uint16_t>> cache;
+    for (auto& p : cache)
+        if (p.first == name) return p.second;
+    uint16_t id = intern_op(name);
+    cache.emplace_back(name, id);
+    return id;
+}
+
+// One trace event per API call: pipe V, 256-byte repeats, bytes touched.
 inline void rec(uint64_t repeats, uint64_t bytes) {
-    record(intern_op(core().api), ASCSIM_PIPE_V, static_cast<uint32_t>(repeats), bytes);
+    record(op_id(core().api), ASCSIM_PIPE_V, static_cast<uint32_t>(repeats), bytes);
 }
 
 struct Geo {
@@ -288,11 +313,11 @@ inline void binary(const LocalTensor<T>& d, const LocalTensor<T>& a, const Local
 // dst = f(src) (element types may differ: Cast).
 template <class D, class S, class F>
 inline void unary(const LocalTensor<D>& d, const LocalTensor<S>& s, const Exec& x, const AscendC::UnaryRepeatParams& p,
-                  F f) {
+                  F f, uint32_t bytes_per_elem = sizeof(D) + sizeof(S)) {
     auto Do = bind(d, {p.dstBlkStride, p.dstRepStride}, x, "dst");
     auto So = bind(s, {p.srcBlkStride, p.srcRepStride}, x, "src");
     for_active(x, [&](uint32_t r, uint32_t e) { Do(r, e) = f(So(r, e)); });
-    rec(x.repeats, x.active() * (sizeof(D) + sizeof(S)));
+    rec(x.repeats, x.active() * bytes_per_elem);
 }
 
 // Count-form unary params: a repeat covers 256 B of the wider operand.
@@ -303,90 +328,97 @@ inline AscendC::UnaryRepeatParams dense_unary() {
 }
 
 // ---------------------------------------------------------------- rounding
+// Values are carried as long double (64-bit significand): exact for every
+// source type, so each conversion rounds exactly once, in the requested mode.
 
-inline double round_int(double v, AscendC::RoundMode m) {
+using real = long double;
+
+inline real round_int(real v, AscendC::RoundMode m) {
     using AscendC::RoundMode;
     switch (m) {
         case RoundMode::CAST_FLOOR: return std::floor(v);
         case RoundMode::CAST_CEIL: return std::ceil(v);
         case RoundMode::CAST_TRUNC: return std::trunc(v);
-        case RoundMode::CAST_ROUND: return v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5);
-        case RoundMode::CAST_ODD: {
-            double t = std::trunc(v);
+        case RoundMode::CAST_ROUND: return v < 0 ? -std::floor(-v + 0.5L) : std::floor(v + 0.5L);
+        case RoundMode::CAST_ODD: {  // inexact -> the neighbour with an odd last digit
+            real t = std::trunc(v);
             if (t == v) return t;
-            return std::fmod(t, 2.0) != 0 ? t : t + (v < 0 ? -1.0 : 1.0);
+            return std::fmod(t, 2.0L) != 0 ? t : t + (v < 0 ? -1.0L : 1.0L);
         }
-        default: {  // RINT / NONE: nearest, ties to even
-            double f = std::floor(v), d = v - f;
-            if (d > 0.5) return f + 1;
-            if (d < 0.5) return f;
-            return std::fmod(f, 2.0) == 0 ? f : f + 1;
+        default: {  // RINT, and NONE where precision is lost: nearest, ties to even
+            real f = std::floor(v), d = v - f;
+            if (d > 0.5L) return f + 1;
+            if (d < 0.5L) return f;
+            return std::fmod(f, 2.0L) == 0 ? f : f + 1;
         }
     }
 }
 
-// Rounds v to a binary format with p significand bits, minimum normal
-// exponent emin and largest finite value maxv, in mode m.
-inline double round_fp(double v, int p, int emin, double maxv, AscendC::RoundMode m) {
-    using AscendC::RoundMode;
+// Rounds v to a binary format with p significand bits and minimum normal
+// exponent emin; overflow saturates to +-maxv (the documented default
+// saturation mode); infinities and NaN pass through.
+inline real round_fp(real v, int p, int emin, real maxv, AscendC::RoundMode m) {
     if (std::isnan(v) || std::isinf(v) || v == 0) return v;
     int e;
     std::frexp(v, &e);
     int q = std::max(e - 1, emin) - (p - 1);
-    double res = std::ldexp(round_int(std::ldexp(v, -q), m), q);
-    if (std::fabs(res) > maxv) {
-        bool neg = res < 0;
-        bool to_inf = m == RoundMode::CAST_NONE || m == RoundMode::CAST_RINT || m == RoundMode::CAST_ROUND ||
-                      (m == RoundMode::CAST_FLOOR && neg) || (m == RoundMode::CAST_CEIL && !neg);
-        double mag = to_inf ? HUGE_VAL : maxv;
-        res = neg ? -mag : mag;
-    }
+    real res = std::ldexp(round_int(std::ldexp(v, -q), m), q);
+    if (res > maxv) res = maxv;
+    if (res < -maxv) res = -maxv;
     return res;
 }
 
 template <class D>
-inline D convert(double v, AscendC::RoundMode m) {
-    if constexpr (std::is_integral_v<D>) {
+inline D convert(real v, AscendC::RoundMode m) {
+    if constexpr (std::is_integral_v<D>) {  // NaN -> 0, out of range saturates
         if (std::isnan(v)) return D(0);
-        double r = round_int(v, m);
-        double lo = static_cast<double>(std::numeric_limits<D>::min());
-        double hi = static_cast<double>(std::numeric_limits<D>::max());
+        real r = round_int(v, m);
+        real lo = static_cast<real>(std::numeric_limits<D>::min());
+        real hi = static_cast<real>(std::numeric_limits<D>::max());
         return static_cast<D>(r < lo ? lo : r > hi ? hi : r);
     } else if constexpr (std::is_same_v<D, half>) {
-        return static_cast<half>(round_fp(v, 11, -14, 65504.0, m));
+        return static_cast<half>(static_cast<double>(round_fp(v, 11, -14, 65504.0L, m)));
     } else if constexpr (std::is_same_v<D, bfloat16_t>) {
-        return bfloat16_t(static_cast<float>(round_fp(v, 8, -126, std::ldexp(255.0, 120), m)));
+        return bfloat16_t(static_cast<float>(round_fp(v, 8, -126, std::ldexp(255.0L, 120), m)));
     } else {
-        return static_cast<D>(round_fp(v, 24, -126, static_cast<double>(FLT_MAX), m));
+        return static_cast<D>(round_fp(v, 24, -126, static_cast<real>(FLT_MAX), m));
     }
 }
 
 template <class S>
-inline double to_double(S v) {
-    if constexpr (std::is_same_v<S, bfloat16_t>) return static_cast<double>(static_cast<float>(v));
-    else return static_cast<double>(v);
+inline real to_real(S v) {
+    if constexpr (std::is_same_v<S, bfloat16_t>) return static_cast<real>(static_cast<float>(v));
+    else return static_cast<real>(v);
 }
 
-// A2 Cast pairs: 0 = unsupported, 1 = any mode (NONE = exact or RINT), 2 = explicit mode required.
+// Round modes accepted per A2 Cast pair (bit m = RoundMode m); 0 = pair unsupported.
+constexpr uint8_t kNone = 1u << 0, kRfcrt = 0x3Eu, kOdd = 1u << 6;
 template <class D, class S>
-constexpr int cast_kind() {
+constexpr uint8_t cast_modes() {
     using std::is_same_v;
     if constexpr (is_same_v<S, half>) {
-        if constexpr (one_of_v<D, float, int16_t, int8_t, uint8_t>) return 1;
-        else if constexpr (is_same_v<D, int32_t>) return 2;
+        if constexpr (is_same_v<D, float>) return kNone;
+        else if constexpr (one_of_v<D, int32_t, int16_t>) return kRfcrt;
+        else if constexpr (one_of_v<D, int8_t, uint8_t>) return kRfcrt | kNone;
         else return 0;
     } else if constexpr (is_same_v<S, float>) {
-        if constexpr (one_of_v<D, half, bfloat16_t>) return 1;
-        else if constexpr (one_of_v<D, int32_t, int16_t, float>) return 2;
+        if constexpr (is_same_v<D, half>) return kRfcrt | kNone | kOdd;
+        else if constexpr (one_of_v<D, bfloat16_t, int32_t, int16_t, float, int64_t>) return kRfcrt;
         else return 0;
     } else if constexpr (is_same_v<S, int32_t>) {
-        return is_same_v<D, float> ? 1 : 0;
+        if constexpr (is_same_v<D, float>) return kRfcrt | kNone;
+        else if constexpr (one_of_v<D, int16_t, int64_t>) return kNone;
+        else return 0;
     } else if constexpr (is_same_v<S, int16_t>) {
-        return one_of_v<D, half, float> ? 1 : 0;
+        if constexpr (is_same_v<D, half>) return kRfcrt | kNone;
+        else if constexpr (is_same_v<D, float>) return kNone;
+        else return 0;
     } else if constexpr (one_of_v<S, int8_t, uint8_t>) {
-        return is_same_v<D, half> ? 1 : 0;
+        return is_same_v<D, half> ? kNone : 0;
     } else if constexpr (is_same_v<S, bfloat16_t>) {
-        return is_same_v<D, float> ? 1 : is_same_v<D, int32_t> ? 2 : 0;
+        return is_same_v<D, float> ? kNone : is_same_v<D, int32_t> ? kRfcrt : 0;
+    } else if constexpr (is_same_v<S, int64_t>) {
+        return is_same_v<D, int32_t> ? kNone : is_same_v<D, float> ? kRfcrt : 0;
     } else {
         return 0;
     }
@@ -394,21 +426,20 @@ constexpr int cast_kind() {
 
 template <class D, class S>
 inline void cast_check(AscendC::RoundMode m) {
-    constexpr int k = cast_kind<D, S>();
-    if (k == 0)
+    constexpr uint8_t ok = cast_modes<D, S>();
+    if (ok == 0)
         fail("unsupported dtype on A2",
              fmt("Cast from %s to %s is not supported on Atlas A2", type_name<S>(), type_name<D>()));
-    if (k == 2 && m == AscendC::RoundMode::CAST_NONE)
-        fail("unsupported round mode",
-             fmt("Cast from %s to %s needs an explicit RoundMode (CAST_NONE is not allowed)", type_name<S>(),
-                 type_name<D>()));
+    if (static_cast<unsigned>(m) > 6 || !((ok >> static_cast<unsigned>(m)) & 1))
+        fail("unsupported round mode", fmt("Cast from %s to %s does not accept RoundMode %u on Atlas A2",
+                                           type_name<S>(), type_name<D>(), static_cast<unsigned>(m)));
 }
 
 template <class D, class S>
 inline void cast_run(const LocalTensor<D>& d, const LocalTensor<S>& s, AscendC::RoundMode m, const Exec& x,
                      const AscendC::UnaryRepeatParams& p) {
     cast_check<D, S>(m);
-    unary(d, s, x, p, [m](S v) { return convert<D>(to_double(v), m); });
+    unary(d, s, x, p, [m](S v) { return convert<D>(to_real(v), m); });
 }
 
 template <class D, class S>
@@ -508,7 +539,7 @@ template <class T>
 inline void reduce_maxmin(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& tmp,
                           int32_t count, bool calIndex, bool is_max) {
     need<T, half, float>(core().api);
-    if (count <= 0) fail("invalid count", fmt("%s: count %d must be positive", core().api, count));
+    if (count <= 0) return rec(0, 0);  // documented NOP
     dst.require_aligned(32, "dst");
     src.require_aligned(32, "src");
     tmp.require_aligned(32, "sharedTmpBuffer");
@@ -728,39 +759,61 @@ __aicore__ inline void ResetMask() {
     }
 
 namespace sim_fn {
-constexpr auto add = [](auto a, auto b) { return a + b; };
-constexpr auto sub = [](auto a, auto b) { return a - b; };
-constexpr auto mul = [](auto a, auto b) { return a * b; };
-constexpr auto max = [](auto a, auto b) { return a > b ? a : b; };
-constexpr auto min = [](auto a, auto b) { return a < b ? a : b; };
-constexpr auto band = [](auto a, auto b) {
+inline constexpr auto add = [](auto a, auto b) { return a + b; };
+inline constexpr auto sub = [](auto a, auto b) { return a - b; };
+inline constexpr auto mul = [](auto a, auto b) { return a * b; };
+inline constexpr auto max = [](auto a, auto b) { return a > b ? a : b; };
+inline constexpr auto min = [](auto a, auto b) { return a < b ? a : b; };
+inline constexpr auto band = [](auto a, auto b) {
     if constexpr (std::is_integral_v<decltype(a)>) return a & b;
     else return a;
 };
-constexpr auto bor = [](auto a, auto b) {
+inline constexpr auto bor = [](auto a, auto b) {
     if constexpr (std::is_integral_v<decltype(a)>) return a | b;
     else return a;
 };
-constexpr auto bnot = [](auto a) {
+inline constexpr auto bnot = [](auto a) {
     if constexpr (std::is_integral_v<decltype(a)>) return ~a;
     else return a;
 };
 // Shift amounts beyond the width give 0 (left, logical right) or the sign fill (arithmetic right);
 // the wide value of an unsigned element is non-negative, so >> is logical for it.
-constexpr auto shl = [](auto a, auto s) {
+inline constexpr auto shl = [](auto a, auto s) {
     if constexpr (std::is_integral_v<decltype(a)>) {
         return s < 0 || s >= 64 ? decltype(a)(0) : static_cast<decltype(a)>(static_cast<uint64_t>(a) << s);
     } else {
         return a;
     }
 };
-constexpr auto shr = [](auto a, auto s) {
+inline constexpr auto shr = [](auto a, auto s) {
     if constexpr (std::is_integral_v<decltype(a)>) {
         return s < 0 ? a : a >> (s > 63 ? 63 : s);
     } else {
         return a;
     }
 };
+
+// Unary math on the wide value (double for half, float for float), rounded once.
+#define ASCSIM_VEC_MATH(NAME, EXPR)                                     \
+    inline constexpr auto NAME = [](auto a) {                           \
+        using W_ = decltype(a);                                         \
+        if constexpr (std::is_integral_v<W_>) return a;                 \
+        else return static_cast<W_>(EXPR);                              \
+    };
+ASCSIM_VEC_MATH(exp_, std::exp(a))
+ASCSIM_VEC_MATH(ln_, std::log(a))
+ASCSIM_VEC_MATH(sqrt_, std::sqrt(a))
+ASCSIM_VEC_MATH(rsqrt_, W_(1) / std::sqrt(a))
+ASCSIM_VEC_MATH(recip_, W_(1) / a)
+#undef ASCSIM_VEC_MATH
+inline constexpr auto abs_ = [](auto a) { return a < 0 ? -a : a; };
+inline constexpr auto relu_ = [](auto a) { return a > 0 ? a : decltype(a)(0); };
+inline constexpr auto div_ = [](auto a, auto b) {
+    if constexpr (std::is_integral_v<decltype(a)>) return b == 0 ? a : a / b;
+    else return a / b;
+};
+inline constexpr auto add_relu = [](auto a, auto b) { return relu_(a + b); };
+inline constexpr auto sub_relu = [](auto a, auto b) { return relu_(a - b); };
 }  // namespace sim_fn
 
 ASCSIM_VEC_BINARY(Add, sim_fn::add, int16_t, half, int32_t, float)
@@ -771,6 +824,16 @@ ASCSIM_VEC_BINARY(Min, sim_fn::min, int16_t, half, int32_t, float)
 ASCSIM_VEC_BINARY(And, sim_fn::band, int16_t, uint16_t)
 ASCSIM_VEC_BINARY(Or, sim_fn::bor, int16_t, uint16_t)
 ASCSIM_VEC_UNARY(Not, sim_fn::bnot, int16_t, uint16_t)
+ASCSIM_VEC_BINARY(Div, sim_fn::div_, half, float)
+ASCSIM_VEC_BINARY(AddRelu, sim_fn::add_relu, int16_t, half, float)
+ASCSIM_VEC_BINARY(SubRelu, sim_fn::sub_relu, int16_t, half, float)
+ASCSIM_VEC_UNARY(Abs, sim_fn::abs_, half, float)
+ASCSIM_VEC_UNARY(Relu, sim_fn::relu_, half, float, int32_t)
+ASCSIM_VEC_UNARY(Exp, sim_fn::exp_, half, float)
+ASCSIM_VEC_UNARY(Ln, sim_fn::ln_, half, float)
+ASCSIM_VEC_UNARY(Sqrt, sim_fn::sqrt_, half, float)
+ASCSIM_VEC_UNARY(Rsqrt, sim_fn::rsqrt_, half, float)
+ASCSIM_VEC_UNARY(Reciprocal, sim_fn::recip_, half, float)
 ASCSIM_VEC_SCALAR(Adds, sim_fn::add, , int16_t, half, int32_t, float)
 ASCSIM_VEC_SCALAR(Muls, sim_fn::mul, , int16_t, half, int32_t, float)
 ASCSIM_VEC_SCALAR(Maxs, sim_fn::max, , int16_t, half, int32_t, float)
@@ -789,7 +852,7 @@ __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue
     ascsim::vec::need<T, ASCSIM_DUP_TYPES>("Duplicate");
     ascsim::vec::CountMode cm_(count);
     ascsim::vec::unary(dst, dst, ascsim::vec::reg_exec(ascsim::vec::per_rep<T>(), 0), UnaryRepeatParams(),
-                       [&](T) { return scalarValue; });
+                       [&](T) { return scalarValue; }, sizeof(T));
 }
 template <typename T, bool isSetMask = true>
 __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const uint64_t mask[],
@@ -798,7 +861,7 @@ __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue
     ascsim::vec::need<T, ASCSIM_DUP_TYPES>("Duplicate");
     UnaryRepeatParams p(dstBlockStride, dstBlockStride, dstRepeatStride, dstRepeatStride);
     ascsim::vec::unary(dst, dst, ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime), p,
-                       [&](T) { return scalarValue; });
+                       [&](T) { return scalarValue; }, sizeof(T));
 }
 template <typename T, bool isSetMask = true>
 __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask,
@@ -807,7 +870,7 @@ __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue
     ascsim::vec::need<T, ASCSIM_DUP_TYPES>("Duplicate");
     UnaryRepeatParams p(dstBlockStride, dstBlockStride, dstRepeatStride, dstRepeatStride);
     ascsim::vec::unary(dst, dst, ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime), p,
-                       [&](T) { return scalarValue; });
+                       [&](T) { return scalarValue; }, sizeof(T));
 }
 
 // ---- Cast (T = dst, U = src; a repeat covers 256 B of the wider type)
@@ -906,40 +969,95 @@ __aicore__ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTenso
 // bits every repeat; modes 1 and 2 consume the mask bits continuously.
 
 namespace sim_detail {
-template <typename T, typename U, typename G>
-inline void select_run(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0, G&& src1,
-                       SELMODE mode, uint32_t count, uint32_t operands) {
+// src1 is a tensor (an Op) or a scalar.
+template <typename T>
+struct SelScalar {
+    T v;
+    T operator()(uint32_t, uint32_t) const { return v; }
+};
+template <typename T, typename U, typename B>
+inline void select_run(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                       const B& src1, SELMODE mode, const ascsim::vec::Exec& x, const BinaryRepeatParams& p,
+                       uint32_t operands) {
     ascsim::vec::need<T, half, float>("Select");
     ascsim::vec::need<U, uint8_t, uint16_t, uint32_t, uint64_t>("Select");
-    ascsim::vec::CountMode cm_(count);
-    constexpr uint32_t n = ascsim::vec::per_rep<T>();
-    ascsim::vec::Exec x = ascsim::vec::reg_exec(n, 0);
-    auto D = ascsim::vec::bind(dst, {1, 8}, x, "dst");
-    auto A = ascsim::vec::bind(src0, {1, 8}, x, "src0");
+    const uint32_t n = x.n;
+    auto D = ascsim::vec::bind(dst, {p.dstBlkStride, p.dstRepStride}, x, "dst");
+    auto A = ascsim::vec::bind(src0, {p.src0BlkStride, p.src0RepStride}, x, "src0");
     selMask.require_aligned(32, "selMask");
-    uint64_t nbits = mode == SELMODE::VSEL_CMPMASK_SPR ? std::min<uint64_t>(n, count) : count;
-    const uint8_t* bits = reinterpret_cast<const uint8_t*>(selMask.span(0, (nbits + 8 * sizeof(U) - 1) / (8 * sizeof(U))));
+    uint64_t nbits = mode == SELMODE::VSEL_CMPMASK_SPR ? n : x.repeats * n;
+    const uint8_t* bits = nullptr;
+    if (x.active() > 0) {
+        bits = reinterpret_cast<const uint8_t*>(selMask.span(0, (nbits + 8 * sizeof(U) - 1) / (8 * sizeof(U))));
+    }
     ascsim::vec::for_active(x, [&](uint32_t r, uint32_t e) {
         uint64_t b = mode == SELMODE::VSEL_CMPMASK_SPR ? e : static_cast<uint64_t>(r) * n + e;
         D(r, e) = ((bits[b / 8] >> (b % 8)) & 1) ? A(r, e) : src1(r, e);
     });
     ascsim::vec::rec(x.repeats, x.active() * sizeof(T) * operands + (nbits + 7) / 8);
 }
+template <typename T, typename U>
+inline void select_tensor(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                          const LocalTensor<T>& src1, SELMODE mode, const ascsim::vec::Exec& x,
+                          const BinaryRepeatParams& p) {
+    auto B = ascsim::vec::bind(src1, {p.src1BlkStride, p.src1RepStride}, x, "src1");
+    select_run(dst, selMask, src0, B, mode, x, p, 3);
+}
 }  // namespace sim_detail
 
+// Count forms: `count` contiguous elements (Counter mode inside).
 template <typename T, typename U>
 __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
                               const LocalTensor<T>& src1, SELMODE selMode, uint32_t count) {
     ASCSIM_VEC("Select");
-    ascsim::vec::CountMode cm0_(count);
-    auto B = ascsim::vec::bind(src1, {1, 8}, ascsim::vec::reg_exec(ascsim::vec::per_rep<T>(), 0), "src1");
-    sim_detail::select_run(dst, selMask, src0, [&](uint32_t r, uint32_t e) { return B(r, e); }, selMode, count, 3);
+    ascsim::vec::CountMode cm_(count);
+    sim_detail::select_tensor<T, U>(dst, selMask, src0, src1, selMode,
+                                          ascsim::vec::reg_exec(ascsim::vec::per_rep<T>(), 0), BinaryRepeatParams());
 }
 template <typename T, typename U>
 __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
-                              T src1Scalar, SELMODE selMode, uint32_t count) {
+                              T src1, SELMODE selMode, uint32_t count) {
     ASCSIM_VEC("Select");
-    sim_detail::select_run(dst, selMask, src0, [&](uint32_t, uint32_t) { return src1Scalar; }, selMode, count, 2);
+    ascsim::vec::CountMode cm_(count);
+    sim_detail::select_run(dst, selMask, src0, sim_detail::SelScalar<T>{src1}, selMode,
+                           ascsim::vec::reg_exec(ascsim::vec::per_rep<T>(), 0), BinaryRepeatParams(), 2);
+}
+// Mask forms (modes 1 and 2 consume 256/sizeof(T) mask bits per repeat).
+template <typename T, typename U, bool isSetMask = true>
+__aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                              const LocalTensor<T>& src1, SELMODE selMode, const uint64_t mask[], uint8_t repeatTime,
+                              const BinaryRepeatParams& repeatParams) {
+    ASCSIM_VEC("Select");
+    sim_detail::select_tensor<T, U>(
+        dst, selMask, src0, src1, selMode,
+        ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime), repeatParams);
+}
+template <typename T, typename U, bool isSetMask = true>
+__aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                              const LocalTensor<T>& src1, SELMODE selMode, uint64_t mask, uint8_t repeatTime,
+                              const BinaryRepeatParams& repeatParams) {
+    ASCSIM_VEC("Select");
+    sim_detail::select_tensor<T, U>(
+        dst, selMask, src0, src1, selMode,
+        ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime), repeatParams);
+}
+template <typename T, typename U, bool isSetMask = true>
+__aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                              T src1, SELMODE selMode, const uint64_t mask[], uint8_t repeatTime,
+                              const BinaryRepeatParams& repeatParams) {
+    ASCSIM_VEC("Select");
+    sim_detail::select_run(dst, selMask, src0, sim_detail::SelScalar<T>{src1}, selMode,
+                           ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime),
+                           repeatParams, 2);
+}
+template <typename T, typename U, bool isSetMask = true>
+__aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                              T src1, SELMODE selMode, uint64_t mask, uint8_t repeatTime,
+                              const BinaryRepeatParams& repeatParams) {
+    ASCSIM_VEC("Select");
+    sim_detail::select_run(dst, selMask, src0, sim_detail::SelScalar<T>{src1}, selMode,
+                           ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime),
+                           repeatParams, 2);
 }
 
 // ---- CreateVecIndex, Brcb
@@ -982,24 +1100,57 @@ __aicore__ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src
 
 // ---- Reductions (half / float)
 
+namespace sim_detail {
+// ReduceSum: tree inside each repeat; across repeats sequential (count form)
+// or tree (mask forms). Count or repeatTime 0 is a NOP.
+template <typename T>
+inline void reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& tmp,
+                       const ascsim::vec::Exec& x, uint32_t srcRepStride, bool tree_across) {
+    ascsim::vec::need<T, half, float>("ReduceSum");
+    dst.require_aligned(32, "dst");
+    tmp.require_aligned(32, "sharedTmpBuffer");
+    if (x.repeats == 0 || x.active() == 0) return ascsim::vec::rec(0, 0);
+    auto reps = ascsim::vec::gather_repeats(src, x, {1, srcRepStride}, x.n);
+    std::vector<T> sums;
+    for (auto& r : reps) sums.push_back(ascsim::vec::tree_sum(r));
+    T acc = sums[0];
+    if (tree_across) {
+        acc = ascsim::vec::tree_sum(sums);
+    } else {
+        for (size_t r = 1; r < sums.size(); ++r) acc = ascsim::vec::add_sat(acc, sums[r]);
+    }
+    *dst.span(0, 1) = acc;
+    ascsim::vec::rec(x.repeats, x.active() * sizeof(T) + sizeof(T));
+}
+}  // namespace sim_detail
+
 template <typename T, bool isSetMask = true>
 __aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                                  const LocalTensor<T>& sharedTmpBuffer, const int32_t count) {
     ASCSIM_VEC("ReduceSum");
-    ascsim::vec::need<T, half, float>("ReduceSum");
-    dst.require_aligned(32, "dst");
-    sharedTmpBuffer.require_aligned(32, "sharedTmpBuffer");
     ascsim::vec::CountMode cm_(count);
-    ascsim::vec::Exec x = ascsim::vec::reg_exec(ascsim::vec::per_rep<T>(), 0);
-    auto reps = ascsim::vec::gather_repeats(src, x, {1, 8}, x.n);
-    // Tree inside a repeat, sequential across repeats.
-    T acc = T(0);
-    for (size_t r = 0; r < reps.size(); ++r) {
-        T s = ascsim::vec::tree_sum(reps[r]);
-        acc = r == 0 ? s : ascsim::vec::add_sat(acc, s);
-    }
-    *dst.span(0, 1) = acc;
-    ascsim::vec::rec(x.repeats, x.active() * sizeof(T) + sizeof(T));
+    sim_detail::reduce_sum(dst, src, sharedTmpBuffer, ascsim::vec::reg_exec(ascsim::vec::per_rep<T>(), 0), 8, false);
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                 const LocalTensor<T>& sharedTmpBuffer, const uint64_t mask[], const int32_t repeatTime,
+                                 const int32_t srcRepStride) {
+    ASCSIM_VEC("ReduceSum");
+    sim_detail::reduce_sum(dst, src, sharedTmpBuffer,
+                           ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask,
+                                                             static_cast<uint64_t>(std::max(repeatTime, 0))),
+                           static_cast<uint32_t>(srcRepStride), true);
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                 const LocalTensor<T>& sharedTmpBuffer, const int32_t mask, const int32_t repeatTime,
+                                 const int32_t srcRepStride) {
+    ASCSIM_VEC("ReduceSum");
+    sim_detail::reduce_sum(dst, src, sharedTmpBuffer,
+                           ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(),
+                                                             static_cast<uint64_t>(std::max(mask, 0)),
+                                                             static_cast<uint64_t>(std::max(repeatTime, 0))),
+                           static_cast<uint32_t>(srcRepStride), true);
 }
 
 template <typename T>
@@ -1029,24 +1180,123 @@ inline void whole_reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& sr
     }
     ascsim::vec::rec(x.repeats, x.active() * sizeof(T) + reps.size() * sizeof(T));
 }
-// Eight sums per repeat (one per 32 B block) at dst[r * dstRepStride * 8 + j].
+// Group reductions: every repeat is cut into groups of `group` elements
+// (BlockReduce*: one 32 B block; PairReduceSum: 2 elements); group k of repeat
+// r goes to dst[r * dstRepStride * unit + k]. Only selected elements take part
+// (sum: tree over the group; max/min: a group without selected elements gives 0).
+enum class GroupOp { Sum, Max, Min };
 template <typename T>
-inline void block_reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const ascsim::vec::Exec& x,
-                             int32_t dstRepStride, int32_t srcBlkStride, int32_t srcRepStride) {
-    ascsim::vec::need<T, half, float>("BlockReduceSum");
+inline void group_reduce(const LocalTensor<T>& dst, const LocalTensor<T>& src, const ascsim::vec::Exec& x,
+                         int32_t dstRepStride, int32_t srcBlkStride, int32_t srcRepStride, uint32_t group,
+                         uint32_t unit, GroupOp op) {
+    ascsim::vec::need<T, half, float>(ascsim::core().api);
     src.require_aligned(32, "src");
-    constexpr uint32_t epb = 32 / sizeof(T);
-    auto reps = ascsim::vec::gather_repeats(src, x, {static_cast<uint32_t>(srcBlkStride), static_cast<uint32_t>(srcRepStride)}, x.n);
-    if (!reps.empty()) {
-        T* d = dst.span(0, (reps.size() - 1) * 8ull * static_cast<uint64_t>(dstRepStride) + 8);
-        for (size_t r = 0; r < reps.size(); ++r)
-            for (uint32_t j = 0; j < 8; ++j)
-                d[r * 8ull * static_cast<uint64_t>(dstRepStride) + j] = ascsim::vec::tree_sum(
-                    std::vector<T>(reps[r].begin() + j * epb, reps[r].begin() + (j + 1) * epb));
+    const uint32_t groups = x.n / group;
+    auto S = ascsim::vec::bind(src, {static_cast<uint32_t>(srcBlkStride), static_cast<uint32_t>(srcRepStride)}, x, "src");
+    std::vector<std::vector<T>> vals(x.repeats * groups);
+    ascsim::vec::for_active(x, [&](uint32_t r, uint32_t e) { vals[r * groups + e / group].push_back(S(r, e)); });
+    if (x.repeats > 0 && x.active() > 0) {
+        const uint64_t stride = static_cast<uint64_t>(dstRepStride) * unit;
+        T* d = dst.span(0, (x.repeats - 1) * stride + groups);
+        for (uint64_t r = 0; r < x.repeats; ++r)
+            for (uint32_t k = 0; k < groups; ++k) {
+                const auto& v = vals[r * groups + k];
+                T out = T(0);
+                if (op == GroupOp::Sum) {
+                    std::vector<T> padded(group, T(0));
+                    // keep positions: tree order follows the element index inside the group
+                    size_t i = 0;
+                    for (uint32_t e = 0; e < group && i < v.size(); ++e)
+                        if (x.counter || x.bit(k * group + e)) padded[e] = v[i++];
+                    out = ascsim::vec::tree_sum(padded);
+                } else if (!v.empty()) {
+                    out = v[0];
+                    for (const T& a : v)
+                        if (op == GroupOp::Max ? static_cast<float>(a) > static_cast<float>(out)
+                                               : static_cast<float>(a) < static_cast<float>(out))
+                            out = a;
+                }
+                d[r * stride + k] = out;
+            }
     }
-    ascsim::vec::rec(x.repeats, x.active() * sizeof(T) + reps.size() * 8 * sizeof(T));
+    ascsim::vec::rec(x.repeats, x.active() * sizeof(T) + x.repeats * groups * sizeof(T));
+}
+// Max/min of the selected elements of every repeat with its index inside the
+// repeat (smallest index on ties), stored per `order`; the index lives in the
+// bits of T (ORDER_ONLY_INDEX: a 4-byte index). dstRepStride unit = one result.
+template <typename T>
+inline void whole_reduce_maxmin(const LocalTensor<T>& dst, const LocalTensor<T>& src, const ascsim::vec::Exec& x,
+                                int32_t dstRepStride, int32_t srcBlkStride, int32_t srcRepStride, ReduceOrder order,
+                                bool is_max) {
+    ascsim::vec::need<T, half, float>(ascsim::core().api);
+    src.require_aligned(32, "src");
+    const bool vi = order == ReduceOrder::ORDER_VALUE_INDEX || order == ReduceOrder::ORDER_INDEX_VALUE;
+    const uint32_t unit = vi ? 2 * sizeof(T) : order == ReduceOrder::ORDER_ONLY_VALUE ? sizeof(T) : 4;
+    dst.require_aligned(unit, "dst");
+    std::vector<int64_t> best(x.repeats, -1);
+    auto S = ascsim::vec::bind(src, {static_cast<uint32_t>(srcBlkStride), static_cast<uint32_t>(srcRepStride)}, x, "src");
+    ascsim::vec::for_active(x, [&](uint32_t r, uint32_t e) {
+        if (best[r] < 0) {
+            best[r] = e;
+            return;
+        }
+        float v = static_cast<float>(S(r, e)), b = static_cast<float>(S(r, static_cast<uint32_t>(best[r])));
+        if (is_max ? v > b : v < b) best[r] = e;
+    });
+    if (x.repeats > 0) {
+        uint64_t bytes = (x.repeats - 1) * static_cast<uint64_t>(dstRepStride) * unit + unit;
+        uint8_t* out = reinterpret_cast<uint8_t*>(dst.span(0, (bytes + sizeof(T) - 1) / sizeof(T)));
+        for (uint64_t r = 0; r < x.repeats; ++r) {
+            if (best[r] < 0) continue;
+            uint8_t* o = out + r * static_cast<uint64_t>(dstRepStride) * unit;
+            T v = S(r, static_cast<uint32_t>(best[r]));
+            uint32_t i32 = static_cast<uint32_t>(best[r]);
+            uint16_t i16 = static_cast<uint16_t>(best[r]);
+            const void* idx = sizeof(T) == 2 ? static_cast<const void*>(&i16) : static_cast<const void*>(&i32);
+            switch (order) {
+                case ReduceOrder::ORDER_VALUE_INDEX:
+                    std::memcpy(o, &v, sizeof(T));
+                    std::memcpy(o + sizeof(T), idx, sizeof(T));
+                    break;
+                case ReduceOrder::ORDER_INDEX_VALUE:
+                    std::memcpy(o, idx, sizeof(T));
+                    std::memcpy(o + sizeof(T), &v, sizeof(T));
+                    break;
+                case ReduceOrder::ORDER_ONLY_VALUE: std::memcpy(o, &v, sizeof(T)); break;
+                default: std::memcpy(o, &i32, 4); break;
+            }
+        }
+    }
+    ascsim::vec::rec(x.repeats, x.active() * sizeof(T) + x.repeats * unit);
 }
 }  // namespace sim_detail
+
+#define ASCSIM_WHOLE_REDUCE_MAXMIN(NAME, IS_MAX)                                                                      \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],          \
+                                const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,     \
+                                const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX) {     \
+        ASCSIM_VEC(#NAME);                                                                                            \
+        ascsim::vec::check_repeat(repeatTime);                                                                        \
+        sim_detail::whole_reduce_maxmin(dst, src,                                                                     \
+                                        ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime), \
+                                        dstRepStride, srcBlkStride, srcRepStride, order, IS_MAX);                     \
+    }                                                                                                                 \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,             \
+                                const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,     \
+                                const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX) {     \
+        ASCSIM_VEC(#NAME);                                                                                            \
+        ascsim::vec::check_repeat(repeatTime);                                                                        \
+        sim_detail::whole_reduce_maxmin(                                                                              \
+            dst, src,                                                                                                 \
+            ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), static_cast<uint64_t>(mask < 0 ? 0 : mask),  \
+                                              repeatTime),                                                            \
+            dstRepStride, srcBlkStride, srcRepStride, order, IS_MAX);                                                 \
+    }
+ASCSIM_WHOLE_REDUCE_MAXMIN(WholeReduceMax, true)
+ASCSIM_WHOLE_REDUCE_MAXMIN(WholeReduceMin, false)
+#undef ASCSIM_WHOLE_REDUCE_MAXMIN
 
 template <typename T, bool isSetMask = true>
 __aicore__ inline void WholeReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],
@@ -1074,8 +1324,8 @@ __aicore__ inline void BlockReduceSum(const LocalTensor<T>& dst, const LocalTens
                                       const int32_t srcRepStride) {
     ASCSIM_VEC("BlockReduceSum");
     ascsim::vec::check_repeat(repeatTime);
-    sim_detail::block_reduce_sum(dst, src, ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime),
-                                 dstRepStride, srcBlkStride, srcRepStride);
+    sim_detail::group_reduce(dst, src, ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime),
+                             dstRepStride, srcBlkStride, srcRepStride, 32 / sizeof(T), 8, sim_detail::GroupOp::Sum);
 }
 template <typename T, bool isSetMask = true>
 __aicore__ inline void BlockReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,
@@ -1083,11 +1333,41 @@ __aicore__ inline void BlockReduceSum(const LocalTensor<T>& dst, const LocalTens
                                       const int32_t srcRepStride) {
     ASCSIM_VEC("BlockReduceSum");
     ascsim::vec::check_repeat(repeatTime);
-    sim_detail::block_reduce_sum(dst, src,
-                                 ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(),
-                                                                   static_cast<uint64_t>(mask < 0 ? 0 : mask), repeatTime),
-                                 dstRepStride, srcBlkStride, srcRepStride);
+    sim_detail::group_reduce(dst, src,
+                             ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(),
+                                                               static_cast<uint64_t>(mask < 0 ? 0 : mask), repeatTime),
+                             dstRepStride, srcBlkStride, srcRepStride, 32 / sizeof(T), 8, sim_detail::GroupOp::Sum);
 }
+
+// BlockReduceMax/Min: 8 results per repeat; PairReduceSum: sums of adjacent
+// element pairs, dstRepStride in units of 128 B of results.
+#define ASCSIM_GROUP_REDUCE(NAME, GROUP, UNIT, OP)                                                                    \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,       \
+                                const uint64_t mask[], const int32_t dstRepStride, const int32_t srcBlkStride,        \
+                                const int32_t srcRepStride) {                                                         \
+        ASCSIM_VEC(#NAME);                                                                                            \
+        ascsim::vec::check_repeat(repeatTime);                                                                        \
+        sim_detail::group_reduce(dst, src,                                                                            \
+                                 ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime),      \
+                                 dstRepStride, srcBlkStride, srcRepStride, GROUP, UNIT, sim_detail::GroupOp::OP);     \
+    }                                                                                                                 \
+    template <typename T, bool isSetMask = true>                                                                      \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,       \
+                                const int32_t mask, const int32_t dstRepStride, const int32_t srcBlkStride,           \
+                                const int32_t srcRepStride) {                                                         \
+        ASCSIM_VEC(#NAME);                                                                                            \
+        ascsim::vec::check_repeat(repeatTime);                                                                        \
+        sim_detail::group_reduce(                                                                                     \
+            dst, src,                                                                                                 \
+            ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), static_cast<uint64_t>(mask < 0 ? 0 : mask),  \
+                                              repeatTime),                                                            \
+            dstRepStride, srcBlkStride, srcRepStride, GROUP, UNIT, sim_detail::GroupOp::OP);                          \
+    }
+ASCSIM_GROUP_REDUCE(BlockReduceMax, 32 / sizeof(T), 8, Max)
+ASCSIM_GROUP_REDUCE(BlockReduceMin, 32 / sizeof(T), 8, Min)
+ASCSIM_GROUP_REDUCE(PairReduceSum, 2, 128 / sizeof(T), Sum)
+#undef ASCSIM_GROUP_REDUCE
 
 // ---- Gather (byte offsets relative to src) and GatherMask
 
@@ -1100,6 +1380,14 @@ __aicore__ inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& s
     src.require_aligned(32, "src");
     srcOffset.require_aligned(32, "srcOffset");
     if (count == 0) return ascsim::vec::rec(0, 0);
+    {  // documented: dst and src must not share memory
+        uint64_t d0 = dst.sim_addr(), d1 = d0 + static_cast<uint64_t>(count) * sizeof(T);
+        uint64_t s0 = src.sim_addr(), s1 = s0 + static_cast<uint64_t>(src.GetSize()) * sizeof(T);
+        if (dst.sim_mem() == src.sim_mem() && d0 < s1 && s0 < d1)
+            ascsim::fail("operand overlap", ascsim::fmt("Gather: dst [%llu, %llu) overlaps src [%llu, %llu)",
+                                                        (unsigned long long)d0, (unsigned long long)d1,
+                                                        (unsigned long long)s0, (unsigned long long)s1));
+    }
     const uint32_t* off = srcOffset.span(0, count);
     std::vector<T> out(count);
     for (uint32_t i = 0; i < count; ++i) {
@@ -1135,3 +1423,9 @@ __aicore__ inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T
 }
 
 }  // namespace AscendC
+
+#undef ASCSIM_VEC_BINARY
+#undef ASCSIM_VEC_SCALAR
+#undef ASCSIM_VEC_UNARY
+#undef ASCSIM_VEC_ROUND_EN
+#undef ASCSIM_DUP_TYPES

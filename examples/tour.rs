@@ -1,7 +1,7 @@
 //! A tour of every operation on the simulated Ascend910B4: each result is
 //! checked against a CPU reference, and the simulator's launch report gives
 //! the GM traffic of each kernel.
-use ascend_scan::{copy, scan, Algorithm, Device, Error, ScanOptions, Soc};
+use ascend_scan::{copy, reduce_sum, scan, Algorithm, Device, Error, ScanOptions, Soc};
 use half::f16;
 
 struct Row {
@@ -26,6 +26,41 @@ fn traffic(dev: &Device) -> (u64, u32) {
     dev.take_reports().iter().fold((0, 0), |(b, c), r| {
         (b + r.gm_read_bytes + r.gm_write_bytes, c.max(r.cores))
     })
+}
+
+fn tour_reduce(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
+    let xf: Vec<f16> = pseudo_random(n, 4)
+        .map(|v| f16::from_f32((v % 2001) as f32 / 100.0 - 10.0))
+        .collect();
+    let (want, abs) = xf.iter().fold((0f64, 0f64), |(s, a), v| {
+        (s + v.to_f64(), a + v.to_f64().abs())
+    });
+    dev.take_reports();
+    let got = f64::from(reduce_sum(dev, &dev.upload(&xf)?)?);
+    let ok = (got - want).abs() <= (n as f64 / 4096.0 + 4096.0 + 40.0) * 2f64.powi(-24) * abs;
+    let (gm_bytes, cores) = traffic(dev);
+    let f16_row = Row {
+        op: "reduce sum f16->f32".into(),
+        n,
+        ok,
+        gm_bytes,
+        cores,
+    };
+    let xi: Vec<i8> = pseudo_random(n, 5).map(|v| v as i8).collect();
+    let want: i64 = xi.iter().map(|&v| i64::from(v)).sum();
+    dev.take_reports();
+    let ok = i64::from(reduce_sum(dev, &dev.upload(&xi)?)?) == want;
+    let (gm_bytes, cores) = traffic(dev);
+    Ok(vec![
+        f16_row,
+        Row {
+            op: "reduce sum i8->i32".into(),
+            n,
+            ok,
+            gm_bytes,
+            cores,
+        },
+    ])
 }
 
 fn tile_edge(a: Algorithm) -> u32 {
@@ -161,6 +196,7 @@ fn main() -> Result<(), Error> {
     );
     let n = 1 << 20;
     let mut rows = vec![tour_copy(&dev, n * 2 + 13)?];
+    rows.extend(tour_reduce(&dev, n + 7)?);
     let algorithms = [16, 32, 64, 128]
         .map(|s| Algorithm::ScanU { s })
         .into_iter()

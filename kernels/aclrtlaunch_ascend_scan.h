@@ -14,6 +14,8 @@ extern "C" {
 #endif
 
 uint32_t aclrtlaunch_copy_u8(uint32_t blockDim, void* stream, void* src, void* dst, CopyTiling* tiling);
+uint32_t aclrtlaunch_reduce_sum_f16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
+uint32_t aclrtlaunch_reduce_sum_i8(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);

@@ -130,4 +130,15 @@ static_assert(offsetof(RtScanTiling, sums_offset) == 28, "RtScanTiling: offset o
 static_assert(offsetof(RtScanTiling, ring_offset) == 32, "RtScanTiling: offset of ring_offset differs from the Rust definition");
 static_assert(offsetof(RtScanTiling, reserved) == 36, "RtScanTiling: offset of reserved differs from the Rust definition");
 
+typedef struct ReduceTiling ReduceTiling;
+struct ReduceTiling {
+    // Elements to sum.
+    uint64_t n;
+    // Elements per vector core (the last core takes the rest).
+    uint64_t per_core;
+};
+static_assert(sizeof(ReduceTiling) == 16, "ReduceTiling: size differs from the Rust definition");
+static_assert(offsetof(ReduceTiling, n) == 0, "ReduceTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(ReduceTiling, per_core) == 8, "ReduceTiling: offset of per_core differs from the Rust definition");
+
 #endif

@@ -212,6 +212,9 @@ const VECCUMSUM: &[Entry<Launch3<sys::VecCumSumTiling>, sys::VecCumSumTiling>] =
     aclrtlaunch_veccumsum_i8_s64,
 );
 
+const REDUCE: &[Entry<Launch3<sys::ReduceTiling>, sys::ReduceTiling>] =
+    entries!(aclrtlaunch_reduce_sum_f16, aclrtlaunch_reduce_sum_i8);
+
 fn find<P: Copy, T>(table: &[Entry<P, T>], name: &str) -> Result<P> {
     table
         .iter()
@@ -222,14 +225,15 @@ fn find<P: Copy, T>(table: &[Entry<P, T>], name: &str) -> Result<P> {
 
 /// True when the library has a launch entry for `name`.
 pub(crate) fn has_entry(name: &str) -> bool {
-    let names = COPY.iter().map(|e| e.0);
-    let names = names
-        .chain(SCANU.iter().map(|e| e.0))
-        .chain(MCSCAN.iter().map(|e| e.0));
-    let mut names = names
-        .chain(RTSCAN.iter().map(|e| e.0))
-        .chain(VECCUMSUM.iter().map(|e| e.0));
-    names.any(|n| n == name)
+    let names = [
+        COPY.iter().map(|e| e.0).collect::<Vec<_>>(),
+        SCANU.iter().map(|e| e.0).collect(),
+        MCSCAN.iter().map(|e| e.0).collect(),
+        RTSCAN.iter().map(|e| e.0).collect(),
+        VECCUMSUM.iter().map(|e| e.0).collect(),
+        REDUCE.iter().map(|e| e.0).collect(),
+    ];
+    names.iter().flatten().any(|n| *n == name)
 }
 
 /// The GM pointers and tiling of a launch; the kernel is looked up by the plan's name.
@@ -259,30 +263,20 @@ macro_rules! launchable4 {
 }
 launchable4!(ScanUTiling => SCANU, McScanTiling => MCSCAN, RtScanTiling => RTSCAN);
 
-impl Launchable for algos::VecCumSumTiling {
-    fn launch(
-        stream: *mut c_void,
-        plan: &mut algos::LaunchPlan<Self>,
-        gm: &[*mut c_void],
-    ) -> Result<()> {
-        let f = find(VECCUMSUM, &plan.kernel)?;
-        let [x, y, total] = gm else {
-            return Err(arity(&plan.kernel));
-        };
-        // SAFETY: as for the four-pointer kernels.
-        unsafe {
-            f(
-                plan.block_dim,
-                stream,
-                *x,
-                *y,
-                *total,
-                as_sys(&mut plan.tiling),
-            )
-        };
-        Ok(())
-    }
+macro_rules! launchable3 {
+    ($($tiling:ident => $table:ident),*) => {$(
+        impl Launchable for algos::$tiling {
+            fn launch(stream: *mut c_void, plan: &mut algos::LaunchPlan<Self>, gm: &[*mut c_void]) -> Result<()> {
+                let f = find($table, &plan.kernel)?;
+                let [a, b, c] = gm else { return Err(arity(&plan.kernel)) };
+                // SAFETY: as for the four-pointer kernels.
+                unsafe { f(plan.block_dim, stream, *a, *b, *c, as_sys(&mut plan.tiling)) };
+                Ok(())
+            }
+        }
+    )*};
 }
+launchable3!(VecCumSumTiling => VECCUMSUM, ReduceTiling => REDUCE);
 
 impl Launchable for algos::CopyTiling {
     fn launch(

@@ -20,12 +20,14 @@ mod copy;
 mod device;
 mod error;
 mod ffi;
+mod reduce;
 mod scan;
 
 pub use ascendc_sim::{LaunchReport, Soc, SocProfile};
 pub use copy::copy;
 pub use device::{Device, DeviceBuffer, Element};
 pub use error::{Error, Result};
+pub use reduce::reduce_sum;
 pub use scan::{scan, Algorithm, ScanInput, ScanOptions, ScanOutput, MAX_I8_SCAN_LEN};
 
 /// True when every kernel of the catalogue has a launch entry in this build.

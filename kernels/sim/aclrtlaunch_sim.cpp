@@ -12,6 +12,20 @@ extern "C" uint32_t aclrtlaunch_copy_u8(uint32_t blockDim, void* stream, void* s
     return ascsim::launch("copy_u8", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { copy_u8(static_cast<GM_ADDR>(src), static_cast<GM_ADDR>(dst), t); });
 }
 
+extern "C" void reduce_sum_f16(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_reduce_sum_f16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+    ReduceTiling t = *tiling;
+    return ascsim::launch("reduce_sum_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_sum_f16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void reduce_sum_i8(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_reduce_sum_i8(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+    ReduceTiling t = *tiling;
+    return ascsim::launch("reduce_sum_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_sum_i8(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void scanu_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {

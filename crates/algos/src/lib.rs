@@ -8,6 +8,7 @@
 pub mod copy;
 pub mod kernel;
 pub mod mcscan;
+pub mod reduce;
 pub mod render;
 pub mod rtscan;
 pub mod scanu;
@@ -17,6 +18,7 @@ pub mod veccumsum;
 pub use copy::{Copy, CopyTiling};
 pub use kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
 pub use mcscan::{McScan, McScanTiling};
+pub use reduce::{ReduceSum, ReduceTiling};
 pub use rtscan::{ReduceThenScan, RtScanTiling};
 pub use scanu::{ScanU, ScanUTiling};
 pub use tiling::Tiling;
@@ -25,6 +27,11 @@ pub use veccumsum::{VecCumSum, VecCumSumTiling};
 /// Every kernel instance the library builds, in a fixed order.
 pub fn catalogue() -> Vec<Box<dyn Kernel>> {
     let mut out: Vec<Box<dyn Kernel>> = vec![Box::new(Copy)];
+    for dtype in ReduceSum::DTYPES {
+        out.push(Box::new(
+            ReduceSum::new(dtype).expect("catalogue entries are valid"),
+        ));
+    }
     for dtype in ScanU::DTYPES {
         for s in ScanU::TILE_EDGES {
             out.push(Box::new(

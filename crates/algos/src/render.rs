@@ -3,7 +3,9 @@ use askama::Template;
 
 use crate::kernel::{generated_header, Kernel};
 use crate::tiling::Tiling;
-use crate::{catalogue, CopyTiling, McScanTiling, RtScanTiling, ScanUTiling, VecCumSumTiling};
+use crate::{
+    catalogue, CopyTiling, McScanTiling, ReduceTiling, RtScanTiling, ScanUTiling, VecCumSumTiling,
+};
 
 /// One generated file: path relative to the workspace root, and contents.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +112,7 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
                 TilingDef::of::<VecCumSumTiling>(),
                 TilingDef::of::<McScanTiling>(),
                 TilingDef::of::<RtScanTiling>(),
+                TilingDef::of::<ReduceTiling>(),
             ],
         }
         .render()?

@@ -1,0 +1,90 @@
+//! REDUCE (sum) on the vector cores (ALGORITHMS.md, "REDUCE").
+use ascendc_sim::SocProfile;
+use askama::Template;
+use tiling_derive::Tiling;
+
+use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::scanu::{scan_accumulator, validate_scan_dtype};
+
+/// Tiling of the REDUCE kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
+#[repr(C)]
+pub struct ReduceTiling {
+    /// Elements to sum.
+    pub n: u64,
+    /// Elements per vector core (the last core takes the rest).
+    pub per_core: u64,
+}
+
+/// A REDUCE (sum) kernel instance for one input type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReduceSum {
+    dtype: DType,
+}
+
+#[derive(Template)]
+#[template(path = "reduce.cpp", escape = "none")]
+struct ReduceTemplate<'a> {
+    header: &'a str,
+    name: &'a str,
+    in_type: &'a str,
+    acc_type: &'a str,
+    chunk: u32,
+}
+
+/// Elements per vector chunk: 4096 accumulators (16 KiB) per buffer.
+const CHUNK: u64 = 4096;
+
+impl ReduceSum {
+    /// Input types: f16 (sum in f32) and i8 (sum in i32).
+    pub const DTYPES: [DType; 2] = [DType::F16, DType::I8];
+
+    /// A REDUCE instance for `dtype`.
+    pub fn new(dtype: DType) -> Result<ReduceSum, AlgoError> {
+        validate_scan_dtype("ReduceSum", dtype)?;
+        Ok(ReduceSum { dtype })
+    }
+
+    /// Bytes of GM workspace (one 32-byte slot per vector core).
+    pub fn plan(&self, soc: &SocProfile, n: u64) -> Result<LaunchPlan<ReduceTiling>, AlgoError> {
+        if n == 0 {
+            return Err(AlgoError::InvalidArgument {
+                name: "n",
+                reason: "an empty sum needs no launch".into(),
+            });
+        }
+        let per_core = n.div_ceil(u64::from(soc.vector_cores)).div_ceil(CHUNK) * CHUNK;
+        let block_dim = n.div_ceil(per_core);
+        Ok(LaunchPlan {
+            kernel: self.name(),
+            block_dim: block_dim as u32,
+            workspace_bytes: block_dim * 32,
+            tiling: ReduceTiling { n, per_core },
+        })
+    }
+}
+
+impl Kernel for ReduceSum {
+    fn name(&self) -> String {
+        format!("reduce_sum_{}", self.dtype.tag())
+    }
+    fn kernel_type(&self) -> KernelType {
+        KernelType::MixAiv1_0
+    }
+    fn gm_params(&self) -> &'static [&'static str] {
+        &["x", "total", "workspace"]
+    }
+    fn tiling_type(&self) -> &'static str {
+        "ReduceTiling"
+    }
+    fn render(&self) -> Result<String, askama::Error> {
+        ReduceTemplate {
+            header: &generated_header("reduce.cpp"),
+            name: &self.name(),
+            in_type: self.dtype.cpp(),
+            acc_type: scan_accumulator(self.dtype).cpp(),
+            chunk: CHUNK as u32,
+        }
+        .render()
+    }
+}

@@ -65,23 +65,8 @@ __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR workspace, const RtScanTiling
 
 __aicore__ inline void VectorSide(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, const RtScanTiling& t) {
     TPipe pipe;
-    TQue<TPosition::VECIN, 1> qIn, qX;
-    TQue<TPosition::VECOUT, 1> qOut;
-    TBuf<TPosition::VECCALC> bufAcc, bufXa, bufHalf, bufEnds, bufOne;
-    pipe.InitBuffer(qIn, 2, kChunk * sizeof(TAcc));
-    pipe.InitBuffer(qX, 2, kChunk * sizeof(TIn));
-    pipe.InitBuffer(qOut, 2, kChunk * sizeof(TAcc));
-    pipe.InitBuffer(bufAcc, kChunk * sizeof(TAcc));
-    pipe.InitBuffer(bufXa, kChunk * sizeof(TAcc));
-    pipe.InitBuffer(bufHalf, kChunk * sizeof(half));
-    pipe.InitBuffer(bufEnds, kS * 32);
-    pipe.InitBuffer(bufOne, 32);
-    LocalTensor<TAcc> acc = bufAcc.Get<TAcc>();
-    LocalTensor<TAcc> xa = bufXa.Get<TAcc>();
-    LocalTensor<half> tmp = bufHalf.Get<half>();
-    LocalTensor<TAcc> ends = bufEnds.Get<TAcc>();
-    LocalTensor<TAcc> one = bufOne.Get<TAcc>();
-
+    RingTileFinisher<TIn, kS, kChunk> fin;
+    fin.Init(pipe);
     GlobalTensor<TIn> gx;
     GlobalTensor<TAcc> gy, gTotal, gSums, gRing;
     gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
@@ -96,72 +81,24 @@ __aicore__ inline void VectorSide(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR w
     gRing.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace + t.ring_offset) + block * ringElems, ringElems);
 
     // Phase I: this core's half (in elements) of the block.
-    uint64_t blockBegin = static_cast<uint64_t>(block) * t.tiles_per_block * kTile;
+    uint64_t blockBegin = Min(static_cast<uint64_t>(block) * t.tiles_per_block * kTile, t.n);
     uint64_t blockEnd = Min(blockBegin + static_cast<uint64_t>(t.tiles_per_block) * kTile, t.n);
-    if (blockBegin > t.n) blockBegin = t.n;
     uint64_t mid = blockBegin + (blockEnd - blockBegin) / 2;
-    TAcc mine = SumRange(gx, sub ? mid : blockBegin, sub ? blockEnd : mid, kChunk, qX, acc, xa, tmp);
-    StoreScalar(gSums[v * kSumSlot<TAcc>], one, mine);
+    TAcc mine = SumRange(gx, sub ? mid : blockBegin, sub ? blockEnd : mid, kChunk, fin.inputs(), fin.acc(), fin.xa(),
+                         fin.halves());
+    StoreScalar(gSums[v * kSumSlot<TAcc>], fin.one(), mine);
     SyncAll<false>();
-    TAcc carry = SumSlots(gSums, acc, vectors, 2 * block);
-    if (v + 1 == vectors) StoreScalar(gTotal, one, SumSlots(gSums, acc, vectors, vectors));
+    TAcc carry = SumSlots(gSums, fin.acc(), vectors, 2 * block);
+    if (v + 1 == vectors) StoreScalar(gTotal, fin.one(), SumSlots(gSums, fin.acc(), vectors, vectors));
 
-    // Phase II: tiles of the block from the ring; this core takes half the rows.
+    // Phase II: tiles of the block from the ring.
     uint64_t firstTile = static_cast<uint64_t>(block) * t.tiles_per_block;
     uint64_t lastTile = Min(firstTile + t.tiles_per_block, t.tiles);
     for (uint64_t tile = firstTile; tile < lastTile; ++tile) {
         uint64_t base = tile * kTile;
         uint32_t count = static_cast<uint32_t>(Min(t.n - base, kTile));
-        uint32_t rows = CeilDiv(count, kS);
-        uint32_t half = rows / 2;
-        uint32_t myFirst = sub ? half : 0;
-        uint32_t myLast = sub ? rows : half;
-        CrossCoreWaitFlag(kFlagTileReady);
         GlobalTensor<TAcc> slot = gRing[((tile - firstTile) % t.ring_slots) * kTile];
-        // Row ends (each row's sum): one 4-byte block per row, 32-byte aligned in UB.
-        DataCopyExtParams pe(static_cast<uint16_t>(rows), sizeof(TAcc), (kS - 1) * sizeof(TAcc), 0, 0);
-        DataCopyPadExtParams<TAcc> noPad(false, 0, 0, 0);
-        DataCopyPad(ends, slot[kS - 1], pe, noPad);
-        SetFlag<HardEvent::MTE2_S>(1);
-        WaitFlag<HardEvent::MTE2_S>(1);
-        TAcc before = 0, tileSum = 0;
-        for (uint32_t r = 0; r < rows; ++r) {
-            TAcc e = ends.GetValue(r * kSumSlot<TAcc>);
-            if (r < myFirst) before = static_cast<TAcc>(before + e);
-            tileSum = static_cast<TAcc>(tileSum + e);
-        }
-        TAcc rowCarry = static_cast<TAcc>(carry + before);
-        for (uint32_t r0 = myFirst; r0 < myLast; r0 += kChunk / kS) {
-            uint32_t chunkRows = myLast - r0 < kChunk / kS ? myLast - r0 : kChunk / kS;
-            LocalTensor<TAcc> in = qIn.AllocTensor<TAcc>();
-            DataCopy(in, slot[static_cast<uint64_t>(r0) * kS], chunkRows * kS);
-            qIn.EnQue(in);
-            in = qIn.DeQue<TAcc>();
-            SetFlag<HardEvent::MTE2_S>(0);
-            WaitFlag<HardEvent::MTE2_S>(0);
-            LocalTensor<TAcc> out = qOut.AllocTensor<TAcc>();
-            rowCarry = PropagateRows(out, in, kS, chunkRows, rowCarry);
-            qIn.FreeTensor(in);
-            uint64_t first = base + static_cast<uint64_t>(r0) * kS;
-            uint32_t valid = static_cast<uint32_t>(Min(t.n - first, static_cast<uint64_t>(chunkRows) * kS));
-            if (t.exclusive) {
-                LocalTensor<TIn> xin = qX.AllocTensor<TIn>();
-                LoadAny(xin, gx[first], valid);
-                qX.EnQue(xin);
-                xin = qX.DeQue<TIn>();
-                CastToAcc(xa, xin, tmp, chunkRows * kS);
-                qX.FreeTensor(xin);
-                PipeBarrier<PIPE_V>();
-                Sub(out, out, xa, static_cast<int32_t>(chunkRows * kS));
-            }
-            qOut.EnQue(out);
-            out = qOut.DeQue<TAcc>();
-            StoreAny(gy[first], out, valid);
-            qOut.FreeTensor(out);
-        }
-        // Both AIVs are done reading this slot once their loads completed.
-        CrossCoreSetFlag<2, PIPE_MTE2>(kFlagSlotFree);
-        carry = static_cast<TAcc>(carry + tileSum);
+        carry = static_cast<TAcc>(carry + fin.Finish(slot, gx[base], gy[base], count, sub, carry, t.exclusive != 0));
     }
 }
 }  // namespace

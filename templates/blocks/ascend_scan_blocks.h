@@ -203,6 +203,39 @@ __aicore__ inline TAcc SumSlots(const GlobalTensor<TAcc>& sums, const LocalTenso
     return sum;
 }
 
+// Writes `count` elements from UB to GM (any count, any element offset).
+template <typename T>
+__aicore__ inline void StoreAny(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
+    if (count == 0) return;
+    DataCopyExtParams p(1, count * static_cast<uint32_t>(sizeof(T)), 0, 0, 0);
+    DataCopyPad(dst, src, p);
+}
+
+// Writes one scalar to GM through UB (scalar write, then MTE3).
+template <typename T>
+__aicore__ inline void StoreScalar(const GlobalTensor<T>& dst, const LocalTensor<T>& scratch, T value) {
+    scratch.SetValue(0, value);
+    SetFlag<HardEvent::S_MTE3>(0);
+    WaitFlag<HardEvent::S_MTE3>(0);
+    StoreAny(dst, scratch, 1);
+    SetFlag<HardEvent::MTE3_S>(0);
+    WaitFlag<HardEvent::MTE3_S>(0);
+}
+
+// Adds a running carry to each s-wide row of `in` (rows of per-row inclusive
+// scans), writing `out`; the carry becomes the row's last entry. Row ends are
+// read on the scalar pipe first so the vector adds run back to back.
+template <typename Acc>
+__aicore__ inline Acc PropagateRows(const LocalTensor<Acc>& out, const LocalTensor<Acc>& in, uint32_t s, uint32_t rows,
+                                    Acc carry) {
+    for (uint32_t r = 0; r < rows; ++r) {
+        Acc rowEnd = in.GetValue(r * s + s - 1);
+        Adds(out[r * s], in[r * s], carry, static_cast<int32_t>(s));
+        carry = static_cast<Acc>(carry + rowEnd);
+    }
+    return carry;
+}
+
 // The cube side of the scans: U resident in L0B, and per tile the pipeline
 // GM -> L1 (Nz) -> L0A (Zz) -> Mmad -> L0C, double buffered through queues.
 // Compute() returns the tile's row scans in L0C; the caller stores them and
@@ -268,37 +301,94 @@ private:
     GlobalTensor<TIn> zeros_;
 };
 
-// Writes `count` elements from UB to GM (any count, any element offset).
-template <typename T>
-__aicore__ inline void StoreAny(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
-    if (count == 0) return;
-    DataCopyExtParams p(1, count * static_cast<uint32_t>(sizeof(T)), 0, 0, 0);
-    DataCopyPad(dst, src, p);
-}
+// The vector side of the ring hand-off: waits for the next tile of row scans
+// in the ring, takes half of its s-rows (sub-block 0 the first half, 1 the
+// second), adds the carries (the value before the tile, plus the row ends of
+// the earlier rows of the tile, read from the ring), writes y (minus x for an
+// exclusive scan) and releases the slot. Returns the tile's sum.
+template <typename TIn, uint32_t kS, uint32_t kChunk>
+class RingTileFinisher {
+public:
+    using TAcc = typename CubeTraits<TIn>::Acc;
 
-// Writes one scalar to GM through UB (scalar write, then MTE3).
-template <typename T>
-__aicore__ inline void StoreScalar(const GlobalTensor<T>& dst, const LocalTensor<T>& scratch, T value) {
-    scratch.SetValue(0, value);
-    SetFlag<HardEvent::S_MTE3>(0);
-    WaitFlag<HardEvent::S_MTE3>(0);
-    StoreAny(dst, scratch, 1);
-    SetFlag<HardEvent::MTE3_S>(0);
-    WaitFlag<HardEvent::MTE3_S>(0);
-}
-
-// Adds a running carry to each s-wide row of `in` (rows of per-row inclusive
-// scans), writing `out`; the carry becomes the row's last entry. Row ends are
-// read on the scalar pipe first so the vector adds run back to back.
-template <typename Acc>
-__aicore__ inline Acc PropagateRows(const LocalTensor<Acc>& out, const LocalTensor<Acc>& in, uint32_t s, uint32_t rows,
-                                    Acc carry) {
-    for (uint32_t r = 0; r < rows; ++r) {
-        Acc rowEnd = in.GetValue(r * s + s - 1);
-        Adds(out[r * s], in[r * s], carry, static_cast<int32_t>(s));
-        carry = static_cast<Acc>(carry + rowEnd);
+    __aicore__ inline void Init(TPipe& pipe) {
+        pipe.InitBuffer(qIn_, 2, kChunk * sizeof(TAcc));
+        pipe.InitBuffer(qX_, 2, kChunk * sizeof(TIn));
+        pipe.InitBuffer(qOut_, 2, kChunk * sizeof(TAcc));
+        pipe.InitBuffer(acc_, kChunk * sizeof(TAcc));
+        pipe.InitBuffer(xa_, kChunk * sizeof(TAcc));
+        pipe.InitBuffer(half_, kChunk * sizeof(half));
+        pipe.InitBuffer(ends_, kS * 32);
+        pipe.InitBuffer(one_, 32);
     }
-    return carry;
-}
+
+    // `slot`: the tile's row scans; x/y: the tile's first element; count:
+    // valid elements of the tile.
+    __aicore__ inline TAcc Finish(const GlobalTensor<TAcc>& slot, const GlobalTensor<TIn>& x,
+                                  const GlobalTensor<TAcc>& y, uint32_t count, uint32_t sub, TAcc carry,
+                                  bool exclusive) {
+        uint32_t rows = CeilDiv(count, kS);
+        uint32_t myFirst = sub ? rows / 2 : 0;
+        uint32_t myLast = sub ? rows : rows / 2;
+        CrossCoreWaitFlag(kFlagTileReady);
+        // Row ends (each row's sum): one 4-byte block per row, 32-byte aligned in UB.
+        LocalTensor<TAcc> ends = ends_.template Get<TAcc>();
+        DataCopyExtParams pe(static_cast<uint16_t>(rows), sizeof(TAcc), (kS - 1) * sizeof(TAcc), 0, 0);
+        DataCopyPadExtParams<TAcc> noPad(false, 0, 0, 0);
+        DataCopyPad(ends, slot[kS - 1], pe, noPad);
+        SetFlag<HardEvent::MTE2_S>(1);
+        WaitFlag<HardEvent::MTE2_S>(1);
+        TAcc before = 0, tileSum = 0;
+        for (uint32_t r = 0; r < rows; ++r) {
+            TAcc e = ends.GetValue(r * kSumSlot<TAcc>);
+            if (r < myFirst) before = static_cast<TAcc>(before + e);
+            tileSum = static_cast<TAcc>(tileSum + e);
+        }
+        TAcc rowCarry = static_cast<TAcc>(carry + before);
+        for (uint32_t r0 = myFirst; r0 < myLast; r0 += kChunk / kS) {
+            uint32_t chunkRows = myLast - r0 < kChunk / kS ? myLast - r0 : kChunk / kS;
+            uint32_t first = r0 * kS;
+            uint32_t valid = count - first < chunkRows * kS ? count - first : chunkRows * kS;
+            LocalTensor<TAcc> in = qIn_.template AllocTensor<TAcc>();
+            DataCopy(in, slot[first], chunkRows * kS);
+            qIn_.EnQue(in);
+            in = qIn_.template DeQue<TAcc>();
+            SetFlag<HardEvent::MTE2_S>(0);
+            WaitFlag<HardEvent::MTE2_S>(0);
+            LocalTensor<TAcc> out = qOut_.template AllocTensor<TAcc>();
+            rowCarry = PropagateRows(out, in, kS, chunkRows, rowCarry);
+            qIn_.FreeTensor(in);
+            if (exclusive) {
+                LocalTensor<TIn> xin = qX_.template AllocTensor<TIn>();
+                LoadAny(xin, x[first], valid);
+                qX_.EnQue(xin);
+                xin = qX_.template DeQue<TIn>();
+                CastToAcc(xa(), xin, halves(), chunkRows * kS);
+                qX_.FreeTensor(xin);
+                PipeBarrier<PIPE_V>();
+                Sub(out, out, xa(), static_cast<int32_t>(chunkRows * kS));
+            }
+            qOut_.EnQue(out);
+            out = qOut_.template DeQue<TAcc>();
+            StoreAny(y[first], out, valid);
+            qOut_.FreeTensor(out);
+        }
+        // Both AIVs are done with this slot once their loads completed.
+        CrossCoreSetFlag<2, PIPE_MTE2>(kFlagSlotFree);
+        return tileSum;
+    }
+
+    // Scratch for other phases of the kernel (SumRange, SumSlots, StoreScalar).
+    __aicore__ inline TQue<TPosition::VECIN, 1>& inputs() { return qX_; }
+    __aicore__ inline LocalTensor<TAcc> acc() { return acc_.template Get<TAcc>(); }
+    __aicore__ inline LocalTensor<TAcc> xa() { return xa_.template Get<TAcc>(); }
+    __aicore__ inline LocalTensor<half> halves() { return half_.template Get<half>(); }
+    __aicore__ inline LocalTensor<TAcc> one() { return one_.template Get<TAcc>(); }
+
+private:
+    TQue<TPosition::VECIN, 1> qIn_, qX_;
+    TQue<TPosition::VECOUT, 1> qOut_;
+    TBuf<TPosition::VECCALC> acc_, xa_, half_, ends_, one_;
+};
 
 }  // namespace ascend_scan

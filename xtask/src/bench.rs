@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Context as _};
-use ascend_scan::{copy, scan, Algorithm, Device, ScanOptions, Soc, MAX_I8_SCAN_LEN};
+use ascend_scan::{copy, reduce_sum, scan, Algorithm, Device, ScanOptions, Soc, MAX_I8_SCAN_LEN};
 use ascendc_sim::cost::pipe_name;
 use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport};
 use half::f16;
@@ -33,19 +33,22 @@ pub struct BenchArgs {
 const SINGLE_CORE_MAX_LOG2: u32 = 24;
 const SINGLE_CORE_MAX_LOG2_QUICK: u32 = 20;
 const QUICK_SIZES: [u32; 3] = [12, 16, 20];
-/// Extra --quick sizes of the multi-core kernels (COPY, MCSCAN).
+/// Extra --quick sizes of the multi-core kernels (COPY, REDUCE, MCSCAN, RTSCAN).
 const QUICK_MULTI_EXTRA: [u32; 2] = [22, 24];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum ScanAlgo {
     ScanU,
     McScan,
+    ReduceThenScan,
     VecCumSum,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Op {
     Copy,
+    ReduceF16,
+    ReduceI8,
     ScanF16 { algo: ScanAlgo, s: u32 },
     ScanI8 { algo: ScanAlgo, s: u32 },
 }
@@ -55,12 +58,13 @@ impl ScanAlgo {
         match self {
             ScanAlgo::ScanU => "SCANU",
             ScanAlgo::McScan => "MCSCAN",
+            ScanAlgo::ReduceThenScan => "RTSCAN",
             ScanAlgo::VecCumSum => "VECCUMSUM",
         }
     }
     fn tile_edges(self) -> &'static [u32] {
         match self {
-            ScanAlgo::ScanU | ScanAlgo::McScan => &[16, 32, 64, 128],
+            ScanAlgo::ScanU | ScanAlgo::McScan | ScanAlgo::ReduceThenScan => &[16, 32, 64, 128],
             ScanAlgo::VecCumSum => &[16, 32, 64],
         }
     }
@@ -68,11 +72,12 @@ impl ScanAlgo {
         match self {
             ScanAlgo::ScanU => Algorithm::ScanU { s },
             ScanAlgo::McScan => Algorithm::McScan { s },
+            ScanAlgo::ReduceThenScan => Algorithm::ReduceThenScan { s },
             ScanAlgo::VecCumSum => Algorithm::VecCumSum { s },
         }
     }
     fn single_core(self) -> bool {
-        !matches!(self, ScanAlgo::McScan)
+        !matches!(self, ScanAlgo::McScan | ScanAlgo::ReduceThenScan)
     }
 }
 
@@ -80,21 +85,26 @@ impl Op {
     fn label(self) -> String {
         match self {
             Op::Copy => "COPY f16".into(),
+            Op::ReduceF16 => "REDUCE f16->f32".into(),
+            Op::ReduceI8 => "REDUCE i8->i32".into(),
             Op::ScanF16 { algo, s } => format!("{} s={s} f16->f32 incl", algo.name()),
             Op::ScanI8 { algo, s } => format!("{} s={s} i8->i32 incl", algo.name()),
         }
     }
-    /// Minimal HBM traffic per element: read the input once, write the output once.
+    /// Minimal HBM traffic per element: read the input once, write the output
+    /// once (a reduction writes one value: its floor is the input).
     fn floor_bytes_per_element(self) -> u64 {
         match self {
             Op::Copy => 4,
+            Op::ReduceF16 => 2,
+            Op::ReduceI8 => 1,
             Op::ScanF16 { .. } => 6,
             Op::ScanI8 { .. } => 5,
         }
     }
     fn single_core(self) -> bool {
         match self {
-            Op::Copy => false,
+            Op::Copy | Op::ReduceF16 | Op::ReduceI8 => false,
             Op::ScanF16 { algo, .. } | Op::ScanI8 { algo, .. } => algo.single_core(),
         }
     }
@@ -105,7 +115,7 @@ impl Op {
             (true, false) => SINGLE_CORE_MAX_LOG2,
         };
         let cap = cap.min(max);
-        if let Op::ScanI8 { .. } = self {
+        if let Op::ScanI8 { .. } | Op::ReduceI8 = self {
             // i8 inputs longer than MAX_I8_SCAN_LEN are refused (i32 overflow).
             cap.min(MAX_I8_SCAN_LEN.ilog2())
         } else {
@@ -251,6 +261,24 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 drop(y);
             }
+            Op::ReduceF16 => {
+                let data: Vec<f16> = bits(n, 4)
+                    .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
+                    .collect();
+                let x = self.dev.upload(&data)?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let _sum = reduce_sum(&self.dev, &x)?;
+                wall = t.elapsed().as_secs_f64();
+            }
+            Op::ReduceI8 => {
+                let data: Vec<i8> = bits(n, 5).map(|v| v as i8).collect();
+                let x = self.dev.upload(&data)?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let _sum = reduce_sum(&self.dev, &x)?;
+                wall = t.elapsed().as_secs_f64();
+            }
             Op::ScanF16 { algo, s } => {
                 let data: Vec<f16> = bits(n, 2)
                     .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
@@ -290,8 +318,13 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let dev = Device::simulated(soc)?;
     let params = CostParams::from_profile(dev.profile());
-    let mut ops = vec![Op::Copy];
-    for algo in [ScanAlgo::McScan, ScanAlgo::ScanU, ScanAlgo::VecCumSum] {
+    let mut ops = vec![Op::Copy, Op::ReduceF16, Op::ReduceI8];
+    for algo in [
+        ScanAlgo::ReduceThenScan,
+        ScanAlgo::McScan,
+        ScanAlgo::ScanU,
+        ScanAlgo::VecCumSum,
+    ] {
         for &s in algo.tile_edges() {
             ops.push(Op::ScanF16 { algo, s });
         }
@@ -321,12 +354,12 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let notes = vec![
         format!(
-            "SCANU (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY and MCSCAN up to 2^{max}.",
+            "SCANU (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN and RTSCAN up to 2^{max}.",
             SINGLE_CORE_MAX_LOG2.min(max),
             SINGLE_CORE_MAX_LOG2_QUICK.min(max),
         ),
         format!(
-            "i8 scans stop at 2^{} (longer inputs could overflow the i32 scan and are refused).",
+            "i8 scans and reductions stop at 2^{} (longer inputs could overflow the i32 result and are refused).",
             MAX_I8_SCAN_LEN.ilog2()
         ),
         "Each operation is compared with a modeled COPY that moves the same minimal HBM traffic (a copy of floor*n/2 bytes), run in the same process on the same profile.".into(),

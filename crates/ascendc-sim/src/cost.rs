@@ -95,8 +95,9 @@ pub struct CostParams {
     pub vec_gather_factor: f64,
     /// Cycles per repeat of GatherMask. ASSUMPTION: 2.
     pub vec_gather_mask_factor: f64,
-    /// Cycles per repeat of Cast. ASSUMPTION: 2 (widening casts fill two
-    /// destination repeats per source repeat).
+    /// Cycles per repeat of Cast. ASSUMPTION: 1. The simulator counts a Cast's
+    /// repeats on its wider operand (256 B of it per repeat), so a widening
+    /// f16 -> f32 cast already takes two repeats per 128 source elements.
     pub vec_cast_factor: f64,
     /// Cycles per repeat of Compare, CompareScalar and Select. ASSUMPTION: 2.
     pub vec_compare_factor: f64,
@@ -150,7 +151,7 @@ impl CostParams {
             vec_reduce_factor: 2.0,
             vec_gather_factor: 4.0,
             vec_gather_mask_factor: 2.0,
-            vec_cast_factor: 2.0,
+            vec_cast_factor: 1.0,
             vec_compare_factor: 2.0,
             mte_fixed_cycles: 8.0,
             compute_fixed_cycles: 2.0,
@@ -838,7 +839,13 @@ impl Engine {
                     OpClass::Compare => p.vec_compare_factor,
                     _ => 1.0,
                 };
-                let reps = repeats.max((bytes / p.vector_bytes_per_cycle).ceil());
+                // The trace's repeats are the instruction's repeat count (its
+                // bytes count every operand); without repeats, 256 B per cycle.
+                let reps = if e.repeats > 0 {
+                    repeats
+                } else {
+                    (bytes / p.vector_bytes_per_cycle).ceil()
+                };
                 (
                     p.compute_fixed_cycles + factor * reps,
                     p.onchip_latency_cycles,

@@ -385,3 +385,23 @@ fn strided_dma_touches_only_its_bursts() {
     assert_eq!(r.l2_bytes, 256);
     assert_near(cycles(&r), 2.5);
 }
+
+/// The 910B4 parameters come from its profile: 1500 MHz, 800 GB/s HBM,
+/// 96 MB L2, the ini's per-core rates, one fp16 fractal per cycle.
+#[test]
+fn params_from_the_910b4_profile() {
+    let p = CostParams::from_profile(&Soc::Ascend910B4.profile());
+    assert_near(p.clock_hz, 1.5e9);
+    assert_near(p.hbm_bytes_per_s, 800e9);
+    assert_eq!(p.l2_bytes, 96 << 20);
+    assert_eq!(p.l2_line_bytes, 512);
+    assert_near(p.ddr_read_bytes_per_cycle, 32.0);
+    assert_near(p.l2_read_bytes_per_cycle, 110.0);
+    assert_near(p.mte3_bytes_per_cycle, 64.0);
+    assert_near(p.mte1_bytes_per_cycle, 256.0);
+    assert_near(p.cube_fractals_per_cycle, 1.0);
+    assert_near(p.vector_bytes_per_cycle, 256.0);
+    // 40 AIVs x 32 B/cycle x 1.5 GHz = 1.92 TB/s of per-core demand > 800 GB/s:
+    // a many-core copy on 910B4 is HBM bound in the model.
+    assert!(40.0 * p.ddr_read_bytes_per_cycle * p.clock_hz > p.hbm_bytes_per_s);
+}

@@ -1,5 +1,4 @@
 //! `cargo xtask`: project automation (render, bindings, build-kernels, check).
-mod bench;
 mod bindings;
 
 use std::path::{Path, PathBuf};
@@ -65,15 +64,35 @@ fn main() -> anyhow::Result<()> {
             quick,
             max_log2,
             soc,
-        } => bench::run(
-            &root,
-            &bench::BenchArgs {
-                quick,
-                max_log2,
-                soc,
-            },
-        ),
+        } => bench(&root, quick, max_log2, &soc),
     }
+}
+
+/// Runs the bench crate (a separate binary, so that render and bindings never
+/// need the kernels to compile).
+fn bench(root: &Path, quick: bool, max_log2: Option<u32>, soc: &str) -> anyhow::Result<()> {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.args([
+        "run",
+        "--release",
+        "--quiet",
+        "-p",
+        "bench",
+        "--",
+        "--soc",
+        soc,
+    ])
+    .current_dir(root);
+    if quick {
+        cmd.arg("--quick");
+    }
+    if let Some(m) = max_log2 {
+        cmd.args(["--max", &m.to_string()]);
+    }
+    if !cmd.status().context("running the bench")?.success() {
+        bail!("the bench failed");
+    }
+    Ok(())
 }
 
 fn render(root: &Path, check: bool) -> anyhow::Result<()> {

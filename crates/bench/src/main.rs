@@ -1,0 +1,35 @@
+//! `cargo xtask bench`: sweeps every operation on the simulator, models each
+//! launch, and writes target/bench/{results.json,results.md,bandwidth.svg,bandwidth.png}.
+//! A crate of its own so that xtask (render, bindings) never needs the kernels to build.
+mod bench;
+
+use std::path::Path;
+
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(about = "modeled-performance sweep of ascend-scan")]
+struct Cli {
+    /// A few sizes only (well under 5 minutes on a 2-core machine).
+    #[arg(long)]
+    quick: bool,
+    /// Largest log2(n) of the sweep (default 26).
+    #[arg(long = "max", value_name = "LOG2")]
+    max_log2: Option<u32>,
+    /// SoC profile.
+    #[arg(long, default_value = "Ascend910B4")]
+    soc: String,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    bench::run(
+        &root,
+        &bench::BenchArgs {
+            quick: cli.quick,
+            max_log2: cli.max_log2,
+            soc: cli.soc,
+        },
+    )
+}

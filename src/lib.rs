@@ -28,7 +28,9 @@ pub use copy::copy;
 pub use device::{Device, DeviceBuffer, Element};
 pub use error::{Error, Result};
 pub use reduce::reduce_sum;
-pub use scan::{scan, Algorithm, ScanInput, ScanOptions, ScanOutput, MAX_I8_SCAN_LEN};
+pub use scan::{
+    scan, Algorithm, ScanInput, ScanOptions, ScanOutput, AUTO_MULTICORE_FROM, MAX_I8_SCAN_LEN,
+};
 
 /// True when every kernel of the catalogue has a launch entry in this build.
 pub fn all_kernels_linked() -> bool {

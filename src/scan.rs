@@ -18,7 +18,10 @@ impl ScanInput for i8 {
 /// Which scan algorithm to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Algorithm {
-    /// Let the library choose (today: ScanU with s = 128).
+    /// Let the library choose. Interim policy from the modeled bench
+    /// (`cargo xtask bench --quick`, 910B4 profile): SCANU s=128 below
+    /// [`AUTO_MULTICORE_FROM`] elements (one AI core, lowest latency), MCSCAN
+    /// s=128 from there on (fastest modeled scan at 2^16..2^24).
     #[default]
     Auto,
     /// SCANU with tile edge s (16, 32, 64 or 128): one cube core computes
@@ -71,6 +74,9 @@ pub struct ScanOutput<A: Element> {
     /// The total, when requested (0 for an empty input).
     pub total: Option<A>,
 }
+
+/// Input length from which `Algorithm::Auto` runs a multi-core scan.
+pub const AUTO_MULTICORE_FROM: usize = 1 << 14;
 
 /// Largest i8 input length whose sum provably fits i32 (|sum| <= 128 n).
 pub const MAX_I8_SCAN_LEN: usize = (i32::MAX as usize) / 128;
@@ -150,7 +156,10 @@ pub fn scan<T: ScanInput>(
         });
     }
     let chosen = match options.algorithm {
-        Algorithm::Auto => Chosen::ScanU(algos::ScanU::new(T::DTYPE, 128)?),
+        Algorithm::Auto if n < AUTO_MULTICORE_FROM => {
+            Chosen::ScanU(algos::ScanU::new(T::DTYPE, 128)?)
+        }
+        Algorithm::Auto => Chosen::McScan(algos::McScan::new(T::DTYPE, 128)?),
         Algorithm::ScanU { s } => {
             Chosen::ScanU(algos::ScanU::new(T::DTYPE, s).map_err(algorithm_error)?)
         }

@@ -278,6 +278,14 @@ fn auto_matches_reference() {
     assert!(y.total.is_none());
     assert_eq!(y.values.len(), xs.len());
     check_f16(&xs, 128, false);
+    // Auto on both sides of its switch to the multi-core scan.
+    for n in [
+        ascend_scan::AUTO_MULTICORE_FROM - 1,
+        ascend_scan::AUTO_MULTICORE_FROM + 3,
+    ] {
+        check_f16_with(&f16_data(n, 3), Algorithm::Auto, 128, true);
+        check_i8_with(&i8_data(n, 4), Algorithm::Auto, false);
+    }
 }
 
 #[test]

@@ -362,7 +362,11 @@ fn scan_records_its_gm_traffic() {
     let n = 128 * 128 * 2;
     let x = dev.upload(&vec![f16::ONE; n]).unwrap();
     dev.take_reports();
-    scan(&dev, &x, ScanOptions::default()).unwrap();
+    let options = ScanOptions {
+        algorithm: Algorithm::ScanU { s: 128 },
+        ..Default::default()
+    };
+    scan(&dev, &x, options).unwrap();
     let reports = dev.take_reports();
     assert_eq!(reports.len(), 1);
     let r = &reports[0];

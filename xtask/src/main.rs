@@ -35,15 +35,9 @@ enum Task {
     },
     /// Run every operation on the simulator and report its modeled performance next to COPY.
     Bench {
-        /// A few sizes only (well under 5 minutes on a 2-core machine).
-        #[arg(long)]
-        quick: bool,
-        /// Largest log2(n) of the sweep (default 26).
-        #[arg(long = "max", value_name = "LOG2")]
-        max_log2: Option<u32>,
-        /// SoC profile.
-        #[arg(long, default_value = "Ascend910B4")]
-        soc: String,
+        /// Arguments of the bench binary (crates/bench): --quick, --max LOG2, --soc NAME.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
 }
 
@@ -60,36 +54,21 @@ fn main() -> anyhow::Result<()> {
         Task::Render { check } => render(&root, check),
         Task::Bindings => bindings::run(&root),
         Task::BuildKernels { soc, cann } => build_kernels(&root, &soc, cann),
-        Task::Bench {
-            quick,
-            max_log2,
-            soc,
-        } => bench(&root, quick, max_log2, &soc),
+        Task::Bench { args } => bench(&root, &args),
     }
 }
 
 /// Runs the bench crate (a separate binary, so that render and bindings never
 /// need the kernels to compile).
-fn bench(root: &Path, quick: bool, max_log2: Option<u32>, soc: &str) -> anyhow::Result<()> {
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.args([
-        "run",
-        "--release",
-        "--quiet",
-        "-p",
-        "bench",
-        "--",
-        "--soc",
-        soc,
-    ])
-    .current_dir(root);
-    if quick {
-        cmd.arg("--quick");
-    }
-    if let Some(m) = max_log2 {
-        cmd.args(["--max", &m.to_string()]);
-    }
-    if !cmd.status().context("running the bench")?.success() {
+fn bench(root: &Path, args: &[String]) -> anyhow::Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["run", "--release", "--quiet", "-p", "bench", "--"])
+        .args(args)
+        .current_dir(root)
+        .status()
+        .context("running the bench")?;
+    if !status.success() {
         bail!("the bench failed");
     }
     Ok(())

@@ -69,26 +69,6 @@ fn tour_reduce(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
     ])
 }
 
-fn tile_edge(a: Algorithm) -> u32 {
-    match a {
-        Algorithm::ScanU { s }
-        | Algorithm::McScan { s }
-        | Algorithm::ReduceThenScan { s }
-        | Algorithm::VecCumSum { s } => s,
-        Algorithm::Auto => 128,
-    }
-}
-
-fn name(a: Algorithm) -> String {
-    match a {
-        Algorithm::ScanU { s } => format!("ScanU s={s}"),
-        Algorithm::McScan { s } => format!("McScan s={s}"),
-        Algorithm::ReduceThenScan { s } => format!("ReduceThenScan s={s}"),
-        Algorithm::VecCumSum { s } => format!("VecCumSum s={s}"),
-        Algorithm::Auto => "Auto".into(),
-    }
-}
-
 fn tour_scan_f16(
     dev: &Device,
     n: usize,
@@ -104,10 +84,11 @@ fn tour_scan_f16(
         exclusive,
         algorithm,
         want_total: true,
+        ..Default::default()
     };
     let out = scan(dev, &x, options)?;
     let y = out.values.download()?;
-    let s = f64::from(tile_edge(algorithm));
+    let s = f64::from(algorithm.tile_edge().unwrap_or(128));
     let (mut acc, mut abs, mut ok) = (0f64, 0f64, true);
     for (i, v) in xs.iter().enumerate() {
         let before = acc;
@@ -119,12 +100,12 @@ fn tour_scan_f16(
         ok &= (f64::from(y[i]) - want).abs() <= bound;
     }
     ok &= out
-        .total
+        .total()
         .is_some_and(|t| (f64::from(t) - acc).abs() <= 1e-3 * abs.max(1.0));
     let kind = if exclusive { "exclusive" } else { "inclusive" };
     Ok(row(
         dev,
-        format!("scan f16->f32 {kind} {}", name(algorithm)),
+        format!("scan f16->f32 {kind} {}", algorithm),
         n,
         ok,
         6.0,
@@ -147,6 +128,7 @@ fn tour_scan_i8(
             exclusive,
             algorithm,
             want_total: true,
+            ..Default::default()
         },
     )?;
     let y = out.values.download()?;
@@ -157,11 +139,11 @@ fn tour_scan_i8(
         acc += i64::from(*v);
         ok &= i64::from(y[i]) == if exclusive { before } else { acc };
     }
-    ok &= out.total == Some(acc as i32);
+    ok &= out.total() == Some(acc as i32);
     let kind = if exclusive { "exclusive" } else { "inclusive" };
     Ok(row(
         dev,
-        format!("scan i8->i32 {kind} {}", name(algorithm)),
+        format!("scan i8->i32 {kind} {}", algorithm),
         n,
         ok,
         5.0,

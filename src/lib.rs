@@ -13,13 +13,15 @@
 //! let dev = Device::default_device()?;
 //! let x = dev.upload(&[f16::from_f32(1.0); 1000])?;
 //! let out = scan(&dev, &x, ScanOptions { want_total: true, ..Default::default() })?;
-//! assert_eq!(out.total, Some(1000.0));
+//! assert_eq!(out.total(), Some(1000.0));
 //! # Ok::<(), ascend_scan::Error>(())
 //! ```
+mod batched;
 mod copy;
 mod device;
 mod error;
 mod ffi;
+mod opscan;
 mod reduce;
 mod scan;
 
@@ -29,7 +31,8 @@ pub use device::{Device, DeviceBuffer, Element};
 pub use error::{Error, Result};
 pub use reduce::reduce_sum;
 pub use scan::{
-    scan, Algorithm, ScanInput, ScanOptions, ScanOutput, AUTO_MULTICORE_FROM, MAX_I8_SCAN_LEN,
+    scan, Algorithm, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput, AUTO_MULTICORE_FROM,
+    MAX_BATCH_ROWS, MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
 };
 
 /// True when every kernel of the catalogue has a launch entry in this build.

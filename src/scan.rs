@@ -53,6 +53,59 @@ pub enum Algorithm {
         /// Tile edge.
         s: u32,
     },
+    /// SCANUL1 with tile edge s: the cube computes each whole s*s-tile scan
+    /// (`A @ U + L- @ (A @ 1)`, the `L-` step with f32 operands so row sums
+    /// past 2048 stay accurate); the vector core adds one carry per tile.
+    ScanUL1 {
+        /// Tile edge.
+        s: u32,
+    },
+}
+
+impl Algorithm {
+    /// The tile edge s, `None` for `Auto`.
+    pub fn tile_edge(self) -> Option<u32> {
+        match self {
+            Algorithm::Auto => None,
+            Algorithm::ScanU { s }
+            | Algorithm::McScan { s }
+            | Algorithm::ReduceThenScan { s }
+            | Algorithm::VecCumSum { s }
+            | Algorithm::ScanUL1 { s } => Some(s),
+        }
+    }
+}
+
+impl std::fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = match self {
+            Algorithm::Auto => return f.write_str("Auto"),
+            Algorithm::ScanU { .. } => "SCANU",
+            Algorithm::McScan { .. } => "MCSCAN",
+            Algorithm::ReduceThenScan { .. } => "RTSCAN",
+            Algorithm::VecCumSum { .. } => "VECCUMSUM",
+            Algorithm::ScanUL1 { .. } => "SCANUL1",
+        };
+        match self.tile_edge() {
+            Some(s) => write!(f, "{name} s={s}"),
+            None => f.write_str(name),
+        }
+    }
+}
+
+/// The scan's binary operator. Each has an identity: the exclusive scan's
+/// first element and the total of an empty input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ScanOp {
+    /// `+`, identity 0. Runs on the cube (every [`Algorithm`]).
+    #[default]
+    Sum,
+    /// `max`, identity -inf (f32 output) or `i32::MIN` (i32 output). Runs on
+    /// the vector unit (the cube can only add).
+    Max,
+    /// `min`, identity +inf (f32 output) or `i32::MAX` (i32 output). Runs on
+    /// the vector unit.
+    Min,
 }
 
 /// How to scan.
@@ -62,17 +115,82 @@ pub struct ScanOptions {
     pub exclusive: bool,
     /// Algorithm.
     pub algorithm: Algorithm,
-    /// Also return the total (sum of all elements).
+    /// Also return the total (the operator over all elements; one per row
+    /// of a batch).
     pub want_total: bool,
+    /// The operator.
+    pub op: ScanOp,
+}
+
+/// The input of a scan: one array (`&DeviceBuffer`), or a batch of `rows`
+/// equal-length arrays stored one after the other (row-major 2-D).
+#[derive(Debug, Clone, Copy)]
+pub struct Batch<'a, T: Element> {
+    data: &'a DeviceBuffer<T>,
+    rows: usize,
+}
+
+impl<'a, T: Element> Batch<'a, T> {
+    /// `data` viewed as `rows` arrays of `data.len() / rows` elements each.
+    pub fn rows(data: &'a DeviceBuffer<T>, rows: usize) -> Result<Batch<'a, T>> {
+        if rows == 0 || rows > MAX_BATCH_ROWS {
+            return Err(Error::InvalidArgument {
+                name: "rows",
+                reason: format!("{rows} rows: a batch has 1..={MAX_BATCH_ROWS} rows"),
+            });
+        }
+        if data.len() % rows != 0 {
+            return Err(Error::InvalidArgument {
+                name: "rows",
+                reason: format!(
+                    "{} elements do not split into {rows} rows of equal length",
+                    data.len()
+                ),
+            });
+        }
+        Ok(Batch { data, rows })
+    }
+
+    /// The whole buffer.
+    pub fn data(&self) -> &'a DeviceBuffer<T> {
+        self.data
+    }
+
+    /// Number of arrays.
+    pub fn row_count(&self) -> usize {
+        self.rows
+    }
+
+    /// Length of each array.
+    pub fn row_len(&self) -> usize {
+        self.data.len() / self.rows
+    }
+}
+
+impl<'a, T: Element> From<&'a DeviceBuffer<T>> for Batch<'a, T> {
+    fn from(data: &'a DeviceBuffer<T>) -> Batch<'a, T> {
+        Batch { data, rows: 1 }
+    }
 }
 
 /// Result of a scan.
 #[derive(Debug)]
 pub struct ScanOutput<A: Element> {
-    /// The scan, one element per input element.
+    /// The scan, one element per input element (row-major for a batch).
     pub values: DeviceBuffer<A>,
-    /// The total, when requested (0 for an empty input).
-    pub total: Option<A>,
+    /// The totals, one per row, when requested (the identity for an empty row).
+    pub totals: Option<Vec<A>>,
+}
+
+impl<A: Element> ScanOutput<A> {
+    /// The total of a one-row scan, when requested (`None` for a batch of
+    /// several rows: see [`ScanOutput::totals`]).
+    pub fn total(&self) -> Option<A> {
+        match self.totals.as_deref() {
+            Some([t]) => Some(*t),
+            _ => None,
+        }
+    }
 }
 
 /// Input length from which `Algorithm::Auto` runs a multi-core scan.
@@ -80,6 +198,13 @@ pub const AUTO_MULTICORE_FROM: usize = 1 << 14;
 
 /// Largest i8 input length whose sum provably fits i32 (|sum| <= 128 n).
 pub const MAX_I8_SCAN_LEN: usize = (i32::MAX as usize) / 128;
+
+/// Longest array (or batch row) a scan takes: kernels index with 32-bit
+/// element offsets inside a row.
+pub const MAX_SCAN_LEN: usize = i32::MAX as usize;
+
+/// Most rows of a batched scan.
+pub const MAX_BATCH_ROWS: usize = 65535;
 
 /// Launches a cube scan: allocates its workspace, writes the constant prefix,
 /// passes (x, y, total, workspace).
@@ -114,7 +239,7 @@ fn algorithm_error(e: algos::AlgoError) -> Error {
     }
 }
 
-/// Scans `x` on its device.
+/// Scans `x` (one array, or a [`Batch`] of equal-length rows) on its device.
 ///
 /// Only f16 and i8 inputs scan; other element types do not compile:
 ///
@@ -133,28 +258,51 @@ fn algorithm_error(e: algos::AlgoError) -> Error {
 /// adds in f32 within s-wide rows; the vector unit adds the running f32
 /// carry), so the error is that of an f32 sequential sum: |err| <= n * eps32 *
 /// sum|x| (eps32 = 2^-24) up to a small constant. i8 inputs accumulate exactly
-/// in i32; inputs longer than [`MAX_I8_SCAN_LEN`] are refused because their
-/// sum could overflow i32.
-pub fn scan<T: ScanInput>(
+/// in i32; rows longer than [`MAX_I8_SCAN_LEN`] are refused because their
+/// sum could overflow i32. Max and min scans are exact.
+pub fn scan<'a, T: ScanInput>(
     device: &Device,
-    x: &DeviceBuffer<T>,
+    x: impl Into<Batch<'a, T>>,
     options: ScanOptions,
 ) -> Result<ScanOutput<T::Acc>> {
-    if !device.same(x.device()) {
+    let x = x.into();
+    if !device.same(x.data.device()) {
         return Err(Error::InvalidArgument {
             name: "x",
             reason: "the buffer lives on another device".into(),
         });
     }
-    let n = x.len();
-    if T::DTYPE == algos::DType::I8 && n > MAX_I8_SCAN_LEN {
+    let n = x.row_len();
+    if n > MAX_SCAN_LEN {
+        return Err(Error::InvalidArgument {
+            name: "x",
+            reason: format!("{n} elements per row: a scan takes at most {MAX_SCAN_LEN}"),
+        });
+    }
+    if options.op == ScanOp::Sum && T::DTYPE == algos::DType::I8 && n > MAX_I8_SCAN_LEN {
         return Err(Error::InvalidArgument {
             name: "x",
             reason: format!(
-                "{n} int8 elements could overflow the int32 scan (at most {MAX_I8_SCAN_LEN})"
+                "{n} int8 elements per row could overflow the int32 scan (at most {MAX_I8_SCAN_LEN})"
             ),
         });
     }
+    if options.op != ScanOp::Sum {
+        return crate::opscan::scan_op(device, x, options);
+    }
+    if x.rows > 1 {
+        return crate::batched::scan_batch(device, x, options);
+    }
+    scan_one(device, x.data, options)
+}
+
+/// The sum scan of one array.
+fn scan_one<T: ScanInput>(
+    device: &Device,
+    x: &DeviceBuffer<T>,
+    options: ScanOptions,
+) -> Result<ScanOutput<T::Acc>> {
+    let n = x.len();
     let chosen = match options.algorithm {
         Algorithm::Auto if n < AUTO_MULTICORE_FROM => {
             Chosen::ScanU(algos::ScanU::new(T::DTYPE, 128)?)
@@ -172,11 +320,14 @@ pub fn scan<T: ScanInput>(
         Algorithm::VecCumSum { s } => {
             Chosen::VecCumSum(algos::VecCumSum::new(T::DTYPE, s).map_err(algorithm_error)?)
         }
+        Algorithm::ScanUL1 { .. } => {
+            return Err(Error::Unsupported("SCANUL1 is not built yet".into()))
+        }
     };
     let values = device.alloc_uninit::<T::Acc>(n)?;
     if n == 0 {
-        let total = options.want_total.then(T::Acc::default);
-        return Ok(ScanOutput { values, total });
+        let totals = options.want_total.then(|| vec![T::Acc::default()]);
+        return Ok(ScanOutput { values, totals });
     }
     let total = device.alloc_zeroed::<T::Acc>(1)?;
     let (n64, exclusive) = (n as u64, options.exclusive);
@@ -200,10 +351,10 @@ pub fn scan<T: ScanInput>(
             device.run(|stream| ffi::launch(stream, &mut plan, &io))?;
         }
     }
-    let total = if options.want_total {
-        Some(total.download()?[0])
+    let totals = if options.want_total {
+        Some(total.download()?)
     } else {
         None
     };
-    Ok(ScanOutput { values, total })
+    Ok(ScanOutput { values, totals })
 }

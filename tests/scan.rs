@@ -27,6 +27,7 @@ fn check_f16_with(xs: &[f16], algorithm: Algorithm, s: u32, exclusive: bool) {
             exclusive,
             algorithm,
             want_total: true,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -50,7 +51,7 @@ fn check_f16_with(xs: &[f16], algorithm: Algorithm, s: u32, exclusive: bool) {
             xs.len()
         );
     }
-    let total = f64::from(out.total.unwrap());
+    let total = f64::from(out.total().unwrap());
     let bound = (f64::from(s) + xs.len() as f64 / f64::from(s) + 2.0) * 2f64.powi(-24) * abs;
     assert!((total - acc).abs() <= bound, "total {total} vs {acc}");
 }
@@ -69,6 +70,7 @@ fn check_i8_with(xs: &[i8], algorithm: Algorithm, exclusive: bool) {
             exclusive,
             algorithm,
             want_total: true,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -85,7 +87,7 @@ fn check_i8_with(xs: &[i8], algorithm: Algorithm, exclusive: bool) {
             xs.len()
         );
     }
-    assert_eq!(i64::from(out.total.unwrap()), acc);
+    assert_eq!(i64::from(out.total().unwrap()), acc);
 }
 
 /// Lengths that hit every edge for tile edge s.
@@ -254,7 +256,7 @@ fn auto_matches_reference() {
     let dev = device();
     let x = dev.upload(&xs).unwrap();
     let y = scan(&dev, &x, ScanOptions::default()).unwrap();
-    assert!(y.total.is_none());
+    assert!(y.totals.is_none());
     assert_eq!(y.values.len(), xs.len());
     check_f16(&xs, 128, false);
     // Auto on both sides of its switch to the multi-core scan.
@@ -281,7 +283,7 @@ fn empty_input_gives_empty_output_and_zero_total() {
     )
     .unwrap();
     assert!(out.values.is_empty());
-    assert_eq!(out.total, Some(0));
+    assert_eq!(out.total(), Some(0));
 }
 
 #[test]

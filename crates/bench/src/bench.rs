@@ -247,6 +247,7 @@ impl Runner {
             exclusive: false,
             algorithm: algo.algorithm(s),
             want_total: false,
+            ..Default::default()
         };
         let wall;
         match op {

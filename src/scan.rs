@@ -139,7 +139,7 @@ impl<'a, T: Element> Batch<'a, T> {
                 reason: format!("{rows} rows: a batch has 1..={MAX_BATCH_ROWS} rows"),
             });
         }
-        if data.len() % rows != 0 {
+        if !data.len().is_multiple_of(rows) {
             return Err(Error::InvalidArgument {
                 name: "rows",
                 reason: format!(

@@ -28,6 +28,9 @@ uint32_t aclrtlaunch_rtscan_f16_s16(uint32_t blockDim, void* stream, void* x, vo
 uint32_t aclrtlaunch_rtscan_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling);
 uint32_t aclrtlaunch_rtscan_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling);
 uint32_t aclrtlaunch_rtscan_f16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling);
+uint32_t aclrtlaunch_scanul1_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling);
+uint32_t aclrtlaunch_scanul1_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling);
+uint32_t aclrtlaunch_scanul1_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling);
 uint32_t aclrtlaunch_veccumsum_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
 uint32_t aclrtlaunch_veccumsum_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
 uint32_t aclrtlaunch_veccumsum_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);

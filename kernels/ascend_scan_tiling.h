@@ -58,6 +58,44 @@ static_assert(offsetof(ScanUTiling, zeros_offset) == 20, "ScanUTiling: offset of
 static_assert(offsetof(ScanUTiling, ring_offset) == 24, "ScanUTiling: offset of ring_offset differs from the Rust definition");
 static_assert(offsetof(ScanUTiling, reserved) == 28, "ScanUTiling: offset of reserved differs from the Rust definition");
 
+typedef struct ScanUL1Tiling ScanUL1Tiling;
+struct ScanUL1Tiling {
+    // Elements to scan.
+    uint64_t n;
+    // Number of s*s tiles (the last may be partial).
+    uint32_t tiles;
+    // 1 for an exclusive scan, 0 for inclusive.
+    uint32_t exclusive;
+    // Slots of the AIC -> AIV ring.
+    uint32_t ring_slots;
+    // s zero inputs.
+    uint32_t zeros_offset;
+    // 1 (s x 16 ones, given transposed, input type).
+    uint32_t ones_offset;
+    // U- (strictly upper ones, s x s f32, given transposed).
+    uint32_t ustrict_offset;
+    // E (8 x s f32, first row ones, given transposed).
+    uint32_t e_offset;
+    // The tile's row sums (s f32).
+    uint32_t sums_offset;
+    // The tile's in-tile carries (s f32).
+    uint32_t carries_offset;
+    // The ring.
+    uint32_t ring_offset;
+};
+static_assert(sizeof(ScanUL1Tiling) == 48, "ScanUL1Tiling: size differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, n) == 0, "ScanUL1Tiling: offset of n differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, tiles) == 8, "ScanUL1Tiling: offset of tiles differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, exclusive) == 12, "ScanUL1Tiling: offset of exclusive differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, ring_slots) == 16, "ScanUL1Tiling: offset of ring_slots differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, zeros_offset) == 20, "ScanUL1Tiling: offset of zeros_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, ones_offset) == 24, "ScanUL1Tiling: offset of ones_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, ustrict_offset) == 28, "ScanUL1Tiling: offset of ustrict_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, e_offset) == 32, "ScanUL1Tiling: offset of e_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, sums_offset) == 36, "ScanUL1Tiling: offset of sums_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, carries_offset) == 40, "ScanUL1Tiling: offset of carries_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, ring_offset) == 44, "ScanUL1Tiling: offset of ring_offset differs from the Rust definition");
+
 typedef struct VecCumSumTiling VecCumSumTiling;
 struct VecCumSumTiling {
     // Elements to scan.

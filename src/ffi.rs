@@ -183,6 +183,11 @@ const SCANU: &[Entry<Launch4<sys::ScanUTiling>, sys::ScanUTiling>] = entries!(
     aclrtlaunch_scanu_i8_s64,
     aclrtlaunch_scanu_i8_s128,
 );
+const SCANUL1: &[Entry<Launch4<sys::ScanUL1Tiling>, sys::ScanUL1Tiling>] = entries!(
+    aclrtlaunch_scanul1_f16_s16,
+    aclrtlaunch_scanul1_f16_s32,
+    aclrtlaunch_scanul1_f16_s64,
+);
 const MCSCAN: &[Entry<Launch4<sys::McScanTiling>, sys::McScanTiling>] = entries!(
     aclrtlaunch_mcscan_f16_s16,
     aclrtlaunch_mcscan_f16_s32,
@@ -228,6 +233,7 @@ pub(crate) fn has_entry(name: &str) -> bool {
     let names = [
         COPY.iter().map(|e| e.0).collect::<Vec<_>>(),
         SCANU.iter().map(|e| e.0).collect(),
+        SCANUL1.iter().map(|e| e.0).collect(),
         MCSCAN.iter().map(|e| e.0).collect(),
         RTSCAN.iter().map(|e| e.0).collect(),
         VECCUMSUM.iter().map(|e| e.0).collect(),
@@ -261,7 +267,7 @@ macro_rules! launchable4 {
         }
     )*};
 }
-launchable4!(ScanUTiling => SCANU, McScanTiling => MCSCAN, RtScanTiling => RTSCAN);
+launchable4!(ScanUTiling => SCANU, ScanUL1Tiling => SCANUL1, McScanTiling => MCSCAN, RtScanTiling => RTSCAN);
 
 macro_rules! launchable3 {
     ($($tiling:ident => $table:ident),*) => {$(

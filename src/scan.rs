@@ -223,6 +223,7 @@ fn launch_with_workspace<T: ffi::Launchable>(
 
 enum Chosen {
     ScanU(algos::ScanU),
+    ScanUL1(algos::ScanUL1),
     McScan(algos::McScan),
     ReduceThenScan(algos::ReduceThenScan),
     VecCumSum(algos::VecCumSum),
@@ -320,8 +321,8 @@ fn scan_one<T: ScanInput>(
         Algorithm::VecCumSum { s } => {
             Chosen::VecCumSum(algos::VecCumSum::new(T::DTYPE, s).map_err(algorithm_error)?)
         }
-        Algorithm::ScanUL1 { .. } => {
-            return Err(Error::Unsupported("SCANUL1 is not built yet".into()))
+        Algorithm::ScanUL1 { s } => {
+            Chosen::ScanUL1(algos::ScanUL1::new(T::DTYPE, s).map_err(algorithm_error)?)
         }
     };
     let values = device.alloc_uninit::<T::Acc>(n)?;
@@ -335,6 +336,10 @@ fn scan_one<T: ScanInput>(
     let profile = device.profile();
     match chosen {
         Chosen::ScanU(a) => {
+            let plan = a.plan(profile, n64, exclusive)?;
+            launch_with_workspace(device, plan, &a.workspace_constants(), io)?;
+        }
+        Chosen::ScanUL1(a) => {
             let plan = a.plan(profile, n64, exclusive)?;
             launch_with_workspace(device, plan, &a.workspace_constants(), io)?;
         }

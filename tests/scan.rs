@@ -181,6 +181,74 @@ fn multicore_edge_lengths() {
     }
 }
 
+/// SCANUL1's error bound: an element's addition tree has depth at most
+/// (s - 1) in its row + (s - 1) for its row sum + (s - 1) along the tile's
+/// row sums + 2 + one per earlier tile, inside (2s + i/(2s) + 2).
+#[test]
+fn scanul1_edge_lengths() {
+    for s in [16u32, 32, 64] {
+        for n in edge_lengths(s as usize) {
+            for exclusive in [false, true] {
+                check_f16_with(
+                    &f16_data(n, n as u64 + 21),
+                    Algorithm::ScanUL1 { s },
+                    2 * s,
+                    exclusive,
+                );
+            }
+        }
+    }
+}
+
+/// Rows summing far past 2048 (f16's exact-integer limit): an f16 round trip
+/// of the row sums would be off by up to 2^-11 relative, far outside the
+/// f32 bound checked here.
+#[test]
+fn scanul1_rows_summing_past_2048_stay_accurate() {
+    for s in [16u32, 64] {
+        let n = 3 * (s * s) as usize + 7;
+        let big: Vec<f16> = (0..n)
+            .map(|i| f16::from_f32(1000.0 + (i % 97) as f32 * 0.125))
+            .collect();
+        let mixed: Vec<f16> = (0..n)
+            .map(|i| f16::from_f32(if i % 3 == 0 { -1777.5 } else { 2011.25 }))
+            .collect();
+        for xs in [big, mixed] {
+            for exclusive in [false, true] {
+                check_f16_with(&xs, Algorithm::ScanUL1 { s }, 2 * s, exclusive);
+            }
+        }
+    }
+}
+
+#[test]
+fn scanul1_refuses_int8_and_s128() {
+    let dev = device();
+    let x = dev.upload(&[1i8; 100]).unwrap();
+    let options = ScanOptions {
+        algorithm: Algorithm::ScanUL1 { s: 64 },
+        ..Default::default()
+    };
+    let err = scan(&dev, &x, options).unwrap_err();
+    assert!(matches!(err, Error::Unsupported(_)), "{err}");
+    let y = dev.upload(&[f16::ONE; 100]).unwrap();
+    let options = ScanOptions {
+        algorithm: Algorithm::ScanUL1 { s: 128 },
+        ..Default::default()
+    };
+    let err = scan(&dev, &y, options).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidArgument {
+                name: "options.algorithm",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
 #[test]
 fn veccumsum_edge_lengths() {
     for s in [16u32, 32, 64] {

@@ -110,6 +110,27 @@ extern "C" uint32_t aclrtlaunch_rtscan_f16_s128(uint32_t blockDim, void* stream,
     return ascsim::launch("rtscan_f16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_f16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void scanul1_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUL1Tiling tiling);
+
+extern "C" uint32_t aclrtlaunch_scanul1_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling) {
+    ScanUL1Tiling t = *tiling;
+    return ascsim::launch("scanul1_f16_s16", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_f16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void scanul1_f16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUL1Tiling tiling);
+
+extern "C" uint32_t aclrtlaunch_scanul1_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling) {
+    ScanUL1Tiling t = *tiling;
+    return ascsim::launch("scanul1_f16_s32", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_f16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void scanul1_f16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUL1Tiling tiling);
+
+extern "C" uint32_t aclrtlaunch_scanul1_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling) {
+    ScanUL1Tiling t = *tiling;
+    return ascsim::launch("scanul1_f16_s64", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_f16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void veccumsum_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, VecCumSumTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_veccumsum_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling) {

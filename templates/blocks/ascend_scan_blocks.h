@@ -26,6 +26,11 @@ struct CubeTraits<int8_t> {
     using Acc = int32_t;
     static constexpr uint32_t kC0 = 32;
 };
+template <>
+struct CubeTraits<float> {
+    using Acc = float;
+    static constexpr uint32_t kC0 = 8;
+};
 
 __aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 constexpr uint32_t CeilDivConst(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -69,14 +74,29 @@ __aicore__ inline void LoadL0A(const LocalTensor<T>& a2, const LocalTensor<T>& a
     }
 }
 
-// A matrix B given transposed (N x K row-major in GM) lands in L1 Nz, from
-// where one contiguous LoadData yields the Zn layout L0B needs (works for int8
-// too, where LoadData cannot transpose).
+// A K x N matrix B given transposed (N x K row-major in GM) lands in L1 Nz,
+// from where one contiguous LoadData yields the Zn layout L0B needs (works for
+// int8 and float too, where LoadData cannot transpose).
 template <typename T>
-__aicore__ inline void LoadL0BTransposed(const LocalTensor<T>& b2, const LocalTensor<T>& b1, uint32_t s) {
-    uint32_t fractals = CeilDiv(s, CubeTraits<T>::kC0) * (s / 16);
+__aicore__ inline void LoadL0BTransposed(const LocalTensor<T>& b2, const LocalTensor<T>& b1, uint32_t k, uint32_t n) {
+    uint32_t fractals = CeilDiv(k, CubeTraits<T>::kC0) * CeilDiv(n, 16);
     LoadData2DParams p(0, static_cast<uint8_t>(fractals), 1, 0, 0, false, 0);
     LoadData(b2, b1, p);
+}
+
+// Loads a constant K x N matrix B, stored transposed (N x K row-major) in GM,
+// into L0B through the L1 staging buffer b1. Waits for both copies.
+template <typename T>
+__aicore__ inline void LoadConstantB(const LocalTensor<T>& b2, const LocalTensor<T>& b1, const GlobalTensor<T>& src,
+                                     uint32_t k, uint32_t n) {
+    Nd2NzParams p(1, static_cast<uint16_t>(n), static_cast<uint16_t>(k), 0, static_cast<uint16_t>(k),
+                  static_cast<uint16_t>(n), 1, 0);
+    DataCopy(b1, src, p);
+    SetFlag<HardEvent::MTE2_MTE1>(0);
+    WaitFlag<HardEvent::MTE2_MTE1>(0);
+    LoadL0BTransposed(b2, b1, k, n);
+    SetFlag<HardEvent::MTE1_M>(0);
+    WaitFlag<HardEvent::MTE1_M>(0);
 }
 
 // C = A @ B for an (m1*16) x s by s x s product (overwrite L0C).
@@ -267,14 +287,7 @@ public:
         GlobalTensor<TIn> gUt;
         gUt.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(workspace), kTile);
         zeros_.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(workspace + zerosOffset), kS);
-        LocalTensor<TIn> b1 = b1_.Get<TIn>();
-        Nd2NzParams pu(1, kS, kS, 0, kS, kS, 1, 0);
-        DataCopy(b1, gUt, pu);
-        SetFlag<HardEvent::MTE2_MTE1>(0);
-        WaitFlag<HardEvent::MTE2_MTE1>(0);
-        LoadL0BTransposed(b2_.Get<TIn>(), b1, kS);
-        SetFlag<HardEvent::MTE1_M>(0);
-        WaitFlag<HardEvent::MTE1_M>(0);
+        LoadConstantB(b2_.Get<TIn>(), b1_.Get<TIn>(), gUt, kS, kS);
     }
 
     // Row scans of the first `count` elements at `src` (count <= s*s); m1 =

@@ -12,6 +12,7 @@ pub mod reduce;
 pub mod render;
 pub mod rtscan;
 pub mod scanu;
+pub mod scanul1;
 pub mod tiling;
 pub mod veccumsum;
 
@@ -21,6 +22,7 @@ pub use mcscan::{McScan, McScanTiling};
 pub use reduce::{ReduceSum, ReduceTiling};
 pub use rtscan::{ReduceThenScan, RtScanTiling};
 pub use scanu::{ScanU, ScanUTiling};
+pub use scanul1::{ScanUL1, ScanUL1Tiling};
 pub use tiling::Tiling;
 pub use veccumsum::{VecCumSum, VecCumSumTiling};
 
@@ -47,6 +49,13 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
             out.push(Box::new(
                 ReduceThenScan::new(dtype, s).expect("catalogue entries are valid"),
             ));
+        }
+        if ScanUL1::DTYPES.contains(&dtype) {
+            for s in ScanUL1::TILE_EDGES {
+                out.push(Box::new(
+                    ScanUL1::new(dtype, s).expect("catalogue entries are valid"),
+                ));
+            }
         }
         for s in VecCumSum::TILE_EDGES {
             out.push(Box::new(

@@ -4,7 +4,8 @@ use askama::Template;
 use crate::kernel::{generated_header, Kernel};
 use crate::tiling::Tiling;
 use crate::{
-    catalogue, CopyTiling, McScanTiling, ReduceTiling, RtScanTiling, ScanUTiling, VecCumSumTiling,
+    catalogue, CopyTiling, McScanTiling, ReduceTiling, RtScanTiling, ScanUL1Tiling, ScanUTiling,
+    VecCumSumTiling,
 };
 
 /// One generated file: path relative to the workspace root, and contents.
@@ -109,6 +110,7 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
             structs: vec![
                 TilingDef::of::<CopyTiling>(),
                 TilingDef::of::<ScanUTiling>(),
+                TilingDef::of::<ScanUL1Tiling>(),
                 TilingDef::of::<VecCumSumTiling>(),
                 TilingDef::of::<McScanTiling>(),
                 TilingDef::of::<RtScanTiling>(),

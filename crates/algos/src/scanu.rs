@@ -67,7 +67,7 @@ struct ScanUTemplate<'a> {
 
 /// Ring depth of the AIC -> AIV hand-off: deep enough for the cube to run
 /// ahead of the vector core, far below the 15 pending sets a flag holds.
-const RING_SLOTS: u32 = 4;
+pub(crate) const RING_SLOTS: u32 = 4;
 
 impl ScanU {
     /// Supported tile edges.

@@ -25,6 +25,8 @@ pub struct BenchArgs {
     pub max_log2: Option<u32>,
     /// SoC profile name.
     pub soc: String,
+    /// Only the operations whose label contains this text (e.g. "RTSCAN s=128 f16").
+    pub only: Option<String>,
 }
 
 /// SCANU (one AI core: 1 AIC + 1 AIV) and VECCUMSUM (one vector core) are
@@ -39,6 +41,7 @@ const QUICK_MULTI_EXTRA: [u32; 2] = [22, 24];
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum ScanAlgo {
     ScanU,
+    ScanUL1,
     McScan,
     ReduceThenScan,
     VecCumSum,
@@ -57,6 +60,7 @@ impl ScanAlgo {
     fn name(self) -> &'static str {
         match self {
             ScanAlgo::ScanU => "SCANU",
+            ScanAlgo::ScanUL1 => "SCANUL1",
             ScanAlgo::McScan => "MCSCAN",
             ScanAlgo::ReduceThenScan => "RTSCAN",
             ScanAlgo::VecCumSum => "VECCUMSUM",
@@ -65,12 +69,13 @@ impl ScanAlgo {
     fn tile_edges(self) -> &'static [u32] {
         match self {
             ScanAlgo::ScanU | ScanAlgo::McScan | ScanAlgo::ReduceThenScan => &[16, 32, 64, 128],
-            ScanAlgo::VecCumSum => &[16, 32, 64],
+            ScanAlgo::VecCumSum | ScanAlgo::ScanUL1 => &[16, 32, 64],
         }
     }
     fn algorithm(self, s: u32) -> Algorithm {
         match self {
             ScanAlgo::ScanU => Algorithm::ScanU { s },
+            ScanAlgo::ScanUL1 => Algorithm::ScanUL1 { s },
             ScanAlgo::McScan => Algorithm::McScan { s },
             ScanAlgo::ReduceThenScan => Algorithm::ReduceThenScan { s },
             ScanAlgo::VecCumSum => Algorithm::VecCumSum { s },
@@ -324,13 +329,23 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         ScanAlgo::ReduceThenScan,
         ScanAlgo::McScan,
         ScanAlgo::ScanU,
+        ScanAlgo::ScanUL1,
         ScanAlgo::VecCumSum,
     ] {
         for &s in algo.tile_edges() {
             ops.push(Op::ScanF16 { algo, s });
         }
-        for &s in algo.tile_edges() {
-            ops.push(Op::ScanI8 { algo, s });
+        // SCANUL1 is f16 only (int8 operands cannot carry int32 row sums).
+        if algo != ScanAlgo::ScanUL1 {
+            for &s in algo.tile_edges() {
+                ops.push(Op::ScanI8 { algo, s });
+            }
+        }
+    }
+    if let Some(only) = &args.only {
+        ops.retain(|op| op.label().contains(only.as_str()));
+        if ops.is_empty() {
+            bail!("--only {only}: no operation's label contains it");
         }
     }
     let mut jobs: Vec<(Op, u32)> = Vec::new();
@@ -355,7 +370,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let notes = vec![
         format!(
-            "SCANU (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN and RTSCAN up to 2^{max}.",
+            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN and RTSCAN up to 2^{max}.",
             SINGLE_CORE_MAX_LOG2.min(max),
             SINGLE_CORE_MAX_LOG2_QUICK.min(max),
         ),

@@ -19,6 +19,9 @@ struct Cli {
     /// SoC profile.
     #[arg(long, default_value = "Ascend910B4")]
     soc: String,
+    /// Only the operations whose label contains this text (e.g. "RTSCAN s=128 f16").
+    #[arg(long)]
+    only: Option<String>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -30,6 +33,7 @@ fn main() -> anyhow::Result<()> {
             quick: cli.quick,
             max_log2: cli.max_log2,
             soc: cli.soc,
+            only: cli.only,
         },
     )
 }

@@ -1,0 +1,265 @@
+//! SCANUL1: single-core scan where the cube computes each whole s*s-tile
+//! scan (ALGORITHMS.md, "SCANUL1").
+//!
+//! `scan(tile) = A @ U + L- @ (A @ 1)`. The precision trap: the row sums
+//! `A @ 1` (f32 in L0C) cannot re-enter the cube as f16 operands (f16 is
+//! exact only to 2048). Our fix: the in-tile carries `R = L- @ c` are computed
+//! with f32 operands (as `c^T @ U-`, `U-` strictly upper triangular, so `c`
+//! loads as a plain row) and broadcast onto every column of the tile by a
+//! second f32 product `R @ E` (E: one row of ones) accumulated onto `A @ U`
+//! in L0C. Every step adds in f32, so the result is as accurate as an f32
+//! sequential sum. Row sums and carries travel through two small GM vectors
+//! (L2-resident) because A2 has no L0C -> L0A path.
+//!
+//! Only f16 input: int8 operands cannot carry int32 row sums (and the cube has
+//! no int32 or f32-from-int32 path), so an int8 SCANUL1 would not be exact.
+//! Tile edges 16, 32, 64: at s = 128 the f32 `U-` (64 KiB) does not fit L0B
+//! beside U.
+use ascendc_sim::SocProfile;
+use askama::Template;
+use tiling_derive::Tiling;
+
+use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::scanu::{scan_accumulator, RING_SLOTS};
+
+/// Tiling of the SCANUL1 kernels. Offsets are bytes into the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
+#[repr(C)]
+pub struct ScanUL1Tiling {
+    /// Elements to scan.
+    pub n: u64,
+    /// Number of s*s tiles (the last may be partial).
+    pub tiles: u32,
+    /// 1 for an exclusive scan, 0 for inclusive.
+    pub exclusive: u32,
+    /// Slots of the AIC -> AIV ring.
+    pub ring_slots: u32,
+    /// s zero inputs.
+    pub zeros_offset: u32,
+    /// 1 (s x 16 ones, given transposed, input type).
+    pub ones_offset: u32,
+    /// U- (strictly upper ones, s x s f32, given transposed).
+    pub ustrict_offset: u32,
+    /// E (8 x s f32, first row ones, given transposed).
+    pub e_offset: u32,
+    /// The tile's row sums (s f32).
+    pub sums_offset: u32,
+    /// The tile's in-tile carries (s f32).
+    pub carries_offset: u32,
+    /// The ring.
+    pub ring_offset: u32,
+}
+
+/// A SCANUL1 kernel instance: input type and tile edge s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanUL1 {
+    dtype: DType,
+    s: u32,
+}
+
+#[derive(Template)]
+#[template(path = "scanul1.cpp", escape = "none")]
+struct ScanUL1Template<'a> {
+    header: &'a str,
+    name: &'a str,
+    in_type: &'a str,
+    acc_type: &'a str,
+    s: u32,
+}
+
+/// The workspace regions in order, each 512-byte aligned.
+struct Layout {
+    zeros: u64,
+    ones: u64,
+    ustrict: u64,
+    e: u64,
+    sums: u64,
+    carries: u64,
+    ring: u64,
+}
+
+impl ScanUL1 {
+    /// Supported tile edges.
+    pub const TILE_EDGES: [u32; 3] = [16, 32, 64];
+    /// Supported input types.
+    pub const DTYPES: [DType; 1] = [DType::F16];
+
+    /// A SCANUL1 instance; `s` must be 16, 32 or 64 and `dtype` f16.
+    pub fn new(dtype: DType, s: u32) -> Result<ScanUL1, AlgoError> {
+        if !Self::TILE_EDGES.contains(&s) {
+            return Err(AlgoError::InvalidArgument {
+                name: "s",
+                reason: format!(
+                    "tile edge {s} is not one of 16, 32, 64 (at 128 the f32 carry matrix does not fit L0B)"
+                ),
+            });
+        }
+        if !Self::DTYPES.contains(&dtype) {
+            return Err(AlgoError::UnsupportedDtype {
+                algorithm: "ScanUL1",
+                dtype,
+                reason: "SCANUL1 takes f16: int8 cube operands cannot carry the int32 row sums \
+                         exactly (use ScanU or a multi-core scan for int8)"
+                    .into(),
+            });
+        }
+        Ok(ScanUL1 { dtype, s })
+    }
+
+    /// Tile edge.
+    pub fn s(&self) -> u32 {
+        self.s
+    }
+
+    fn layout(&self) -> Layout {
+        let s = u64::from(self.s);
+        let e = self.dtype.size() as u64;
+        let align = |v: u64| v.div_ceil(512) * 512;
+        let zeros = align(s * s * e);
+        let ones = align(zeros + s * e);
+        let ustrict = align(ones + 16 * s * e);
+        let e_off = align(ustrict + s * s * 4);
+        let sums = align(e_off + s * 8 * 4);
+        let carries = align(sums + s * 4);
+        let ring = align(carries + s * 4);
+        Layout {
+            zeros,
+            ones,
+            ustrict,
+            e: e_off,
+            sums,
+            carries,
+            ring,
+        }
+    }
+
+    /// The workspace's constant prefix (everything before the ring): U^T and
+    /// the ones in the input type, U-^T and E^T in f32; the sum and carry
+    /// vectors start zeroed.
+    pub fn workspace_constants(&self) -> Vec<u8> {
+        let s = self.s as usize;
+        let l = self.layout();
+        let one16 = half_one();
+        let one32 = 1.0f32.to_le_bytes();
+        let mut out = vec![0u8; l.ring as usize];
+        let mut put = |at: usize, v: &[u8]| out[at..at + v.len()].copy_from_slice(v);
+        for n in 0..s {
+            // U^T: row n has ones in columns 0..=n.
+            for k in 0..=n {
+                put((n * s + k) * 2, &one16);
+            }
+            // U-^T: row n has ones in columns 0..n.
+            for k in 0..n {
+                put(l.ustrict as usize + (n * s + k) * 4, &one32);
+            }
+            // E^T: row n is [1, 0, ..., 0] (8 wide).
+            put(l.e as usize + n * 8 * 4, &one32);
+        }
+        for i in 0..16 * s {
+            put(l.ones as usize + i * 2, &one16);
+        }
+        out
+    }
+
+    /// Plan a scan of `n >= 1` elements.
+    pub fn plan(
+        &self,
+        _soc: &SocProfile,
+        n: u64,
+        exclusive: bool,
+    ) -> Result<LaunchPlan<ScanUL1Tiling>, AlgoError> {
+        if n == 0 {
+            return Err(AlgoError::InvalidArgument {
+                name: "n",
+                reason: "an empty scan needs no launch".into(),
+            });
+        }
+        let tile = u64::from(self.s * self.s);
+        let tiles = u32::try_from(n.div_ceil(tile)).map_err(|_| AlgoError::InvalidArgument {
+            name: "n",
+            reason: format!("{n} elements need too many tiles"),
+        })?;
+        let l = self.layout();
+        let ring_bytes = u64::from(RING_SLOTS) * tile * 4;
+        Ok(LaunchPlan {
+            kernel: self.name(),
+            block_dim: 1,
+            workspace_bytes: l.ring + ring_bytes,
+            tiling: ScanUL1Tiling {
+                n,
+                tiles,
+                exclusive: u32::from(exclusive),
+                ring_slots: RING_SLOTS,
+                zeros_offset: l.zeros as u32,
+                ones_offset: l.ones as u32,
+                ustrict_offset: l.ustrict as u32,
+                e_offset: l.e as u32,
+                sums_offset: l.sums as u32,
+                carries_offset: l.carries as u32,
+                ring_offset: l.ring as u32,
+            },
+        })
+    }
+}
+
+/// 1.0 as f16 bytes (little endian).
+fn half_one() -> [u8; 2] {
+    [0x00, 0x3c]
+}
+
+impl Kernel for ScanUL1 {
+    fn name(&self) -> String {
+        format!("scanul1_{}_s{}", self.dtype.tag(), self.s)
+    }
+    fn kernel_type(&self) -> KernelType {
+        KernelType::MixAic1_1
+    }
+    fn gm_params(&self) -> &'static [&'static str] {
+        &["x", "y", "total", "workspace"]
+    }
+    fn tiling_type(&self) -> &'static str {
+        "ScanUL1Tiling"
+    }
+    fn render(&self) -> Result<String, askama::Error> {
+        ScanUL1Template {
+            header: &generated_header("scanul1.cpp"),
+            name: &self.name(),
+            in_type: self.dtype.cpp(),
+            acc_type: scan_accumulator(self.dtype).cpp(),
+            s: self.s,
+        }
+        .render()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_int8_and_s128_with_reasons() {
+        assert!(matches!(
+            ScanUL1::new(DType::I8, 64),
+            Err(AlgoError::UnsupportedDtype { .. })
+        ));
+        assert!(matches!(
+            ScanUL1::new(DType::F16, 128),
+            Err(AlgoError::InvalidArgument { name: "s", .. })
+        ));
+    }
+
+    #[test]
+    fn constants_hold_the_matrices() {
+        let k = ScanUL1::new(DType::F16, 16).unwrap();
+        let c = k.workspace_constants();
+        let l = k.layout();
+        let f32_at =
+            |at: u64| f32::from_le_bytes(c[at as usize..at as usize + 4].try_into().unwrap());
+        // U-^T row 3: ones in columns 0..3, zero at 3.
+        assert_eq!(f32_at(l.ustrict + (3 * 16 + 2) * 4), 1.0);
+        assert_eq!(f32_at(l.ustrict + (3 * 16 + 3) * 4), 0.0);
+        assert_eq!(f32_at(l.e + 5 * 8 * 4), 1.0);
+        assert_eq!(f32_at(l.e + (5 * 8 + 1) * 4), 0.0);
+        assert_eq!(&c[l.ones as usize..l.ones as usize + 2], &half_one());
+    }
+}

@@ -31,11 +31,21 @@ constexpr int kFlagMax = 15;      // 4-bit counters
 
 // ---------------------------------------------------------------- GM shadow
 
-struct Shadow {
+// One writer of some bytes of a 32-byte block.
+struct Writer {
     uint32_t launch = 0;  // launch serial the entry belongs to (stale otherwise)
+    uint32_t mask = 0;    // bytes of the block it wrote last
+    uint32_t epoch = 0;
     uint16_t core = 0;
     uint8_t atomic = 0;
-    uint32_t epoch = 0;
+};
+
+// Last writers of a block, byte-exact: DataCopyPad writes exactly the bytes it
+// is asked for, so two cores may each own part of a block (rows of a batch
+// meeting inside a block). Two slots cover that; a third concurrent writer
+// evicts an entry (the check stays sound for the bytes still tracked).
+struct Shadow {
+    Writer w[2];
 };
 
 struct Allocation {
@@ -490,7 +500,7 @@ uint64_t local_size(Mem m) { return mem_capacity(*core().launch->soc, m); }
 
 namespace {
 
-// Race rule on [addr, addr+bytes): a block written by another core since the
+// Race rule on [addr, addr+bytes): bytes written by another core since the
 // last synchronisation that orders the two accesses.
 void check_and_stamp(Allocation& a, uintptr_t addr, uint64_t bytes, bool write, bool atomic) {
     CoreCtx& c = core();
@@ -499,13 +509,19 @@ void check_and_stamp(Allocation& a, uintptr_t addr, uint64_t bytes, bool write, 
     uintptr_t base = reinterpret_cast<uintptr_t>(a.base);
     uint64_t first = (addr - base) / kBlock;
     uint64_t last = (addr + bytes - 1 - base) / kBlock;
+    const uint32_t me = static_cast<uint32_t>(c.core_id);
     for (uint64_t b = first; b <= last; ++b) {
+        // Bytes of this block inside the access.
+        uint64_t lo = b == first ? (addr - base) % kBlock : 0;
+        uint64_t hi = b == last ? (addr + bytes - 1 - base) % kBlock : kBlock - 1;
+        uint32_t mask = static_cast<uint32_t>(((uint64_t(1) << (hi + 1)) - 1) & ~((uint64_t(1) << lo) - 1));
         Shadow& s = a.shadow[b];
-        if (s.launch == serial && s.core != c.core_id) {
-            bool ordered = s.epoch <= c.clock[s.core];
-            bool both_atomic = atomic && s.atomic;
+        for (Writer& w : s.w) {
+            if (w.launch != serial || w.core == me || (w.mask & mask) == 0) continue;
+            bool ordered = w.epoch <= c.clock[w.core];
+            bool both_atomic = atomic && w.atomic;
             if (!ordered && !both_atomic) {
-                const CoreCtx& other = c.launch->cores[s.core]->ctx;
+                const CoreCtx& other = c.launch->cores[w.core]->ctx;
                 fail("GM data race",
                      fmt("%s of GM 0x%llx (32-byte block %llu of the allocation at 0x%llx) conflicts with a write "
                          "by core %s that no synchronisation orders before it",
@@ -513,12 +529,33 @@ void check_and_stamp(Allocation& a, uintptr_t addr, uint64_t bytes, bool write, 
                          (unsigned long long)base, core_label(other).c_str()));
             }
         }
-        if (write) {
-            s.launch = serial;
-            s.core = static_cast<uint16_t>(c.core_id);
-            s.atomic = atomic ? 1 : 0;
-            s.epoch = c.clock[c.core_id];
+        if (!write) continue;
+        Writer* mine = nullptr;
+        for (Writer& w : s.w) {
+            if (w.launch != serial) w.mask = 0;
+            // Earlier writers of these bytes are ordered before this write
+            // (or both atomic: then they stay, a reader must follow both).
+            if (w.launch == serial && w.core != me && !(atomic && w.atomic)) w.mask &= ~mask;
+            if (w.launch == serial && w.core == me && w.mask != 0) mine = &w;
         }
+        if (!mine) {
+            for (Writer& w : s.w)
+                if (w.mask == 0) {
+                    mine = &w;
+                    break;
+                }
+        }
+        if (!mine) {
+            // Both slots hold other cores' live bytes: keep the one not
+            // ordered before this write.
+            mine = s.w[0].epoch <= c.clock[s.w[0].core] ? &s.w[0] : &s.w[1];
+            mine->mask = 0;
+        }
+        mine->launch = serial;
+        mine->core = static_cast<uint16_t>(me);
+        mine->atomic = atomic ? 1 : 0;
+        mine->epoch = c.clock[me];
+        mine->mask |= mask;
     }
 }
 

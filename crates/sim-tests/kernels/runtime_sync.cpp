@@ -95,6 +95,56 @@ SIMTEST(race_without_flag) {
     });
 }
 
+// Each AIV writes `count` int32 at element `first` with DataCopyPad (byte-exact).
+static void write_ints(GM_ADDR raw, uint32_t first, uint32_t count, int32_t value) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 64);
+    LocalTensor<int32_t> t = b.Get<int32_t>();
+    Duplicate(t, value, 16);
+    SetFlag<HardEvent::V_MTE3>(0);
+    WaitFlag<HardEvent::V_MTE3>(0);
+    GlobalTensor<int32_t> g;
+    g.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(raw) + first);
+    DataCopyExtParams p(1, count * 4, 0, 0, 0);
+    DataCopyPad(g, t, p);
+}
+
+SIMTEST(disjoint_bytes_of_one_block_are_no_race) {
+    simtest::DevBuf<int32_t> buf(16);
+    simtest::run_ok("disjoint", KERNEL_TYPE_MIX_AIV_1_0, 2, [&] {
+        // Core 0 writes elements 0..2, core 1 elements 3..7: one 32-byte block.
+        if (GetBlockIdx() == 0) write_ints(buf.gm(), 0, 3, 7);
+        else write_ints(buf.gm(), 3, 5, 9);
+    });
+    auto v = buf.download();
+    CHECK_EQ(v[2], 7);
+    CHECK_EQ(v[3], 9);
+    CHECK_EQ(v[7], 9);
+}
+
+SIMTEST(overlapping_bytes_of_one_block_race) {
+    simtest::DevBuf<int32_t> buf(16);
+    simtest::expect_violation("GM data race", "overlap", KERNEL_TYPE_MIX_AIV_1_0, 2, [&] {
+        if (GetBlockIdx() == 0) write_ints(buf.gm(), 0, 4, 7);
+        else write_ints(buf.gm(), 3, 5, 9);
+    });
+}
+
+SIMTEST(reading_a_neighbours_bytes_races) {
+    simtest::DevBuf<int32_t> buf(16);
+    simtest::expect_violation("GM data race", "neighbour_read", KERNEL_TYPE_MIX_AIV_1_0, 2, [&] {
+        if (GetBlockIdx() == 0) {
+            write_ints(buf.gm(), 0, 3, 7);
+        } else {
+            write_ints(buf.gm(), 3, 5, 9);
+            GlobalTensor<int32_t> g;
+            g.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(buf.gm()));
+            (void)g.GetValue(0);  // core 0's bytes, no synchronisation
+        }
+    });
+}
+
 SIMTEST(deadlock_is_reported) {
     std::string err = simtest::run("deadlock", KERNEL_TYPE_MIX_AIC_1_2, 2, [&] {
         if ASCEND_IS_AIV { CrossCoreWaitFlag(5); }

@@ -34,9 +34,11 @@ static_assert(offsetof(CopyTiling, reserved) == 20, "CopyTiling: offset of reser
 
 typedef struct ScanUTiling ScanUTiling;
 struct ScanUTiling {
-    // Elements to scan.
+    // Elements of each row.
     uint64_t n;
-    // Number of s*s tiles (the last may be partial).
+    // Rows (independent arrays, stored one after the other).
+    uint32_t rows;
+    // Number of s*s tiles per row (the last may be partial).
     uint32_t tiles;
     // 1 for an exclusive scan, 0 for inclusive.
     uint32_t exclusive;
@@ -44,19 +46,17 @@ struct ScanUTiling {
     uint32_t ring_slots;
     // Byte offset of the s zero elements in the workspace.
     uint32_t zeros_offset;
-    // Byte offset of the ring in the workspace.
+    // Byte offset of the rings (one per AI core) in the workspace.
     uint32_t ring_offset;
-    // Unused.
-    uint32_t reserved;
 };
 static_assert(sizeof(ScanUTiling) == 32, "ScanUTiling: size differs from the Rust definition");
 static_assert(offsetof(ScanUTiling, n) == 0, "ScanUTiling: offset of n differs from the Rust definition");
-static_assert(offsetof(ScanUTiling, tiles) == 8, "ScanUTiling: offset of tiles differs from the Rust definition");
-static_assert(offsetof(ScanUTiling, exclusive) == 12, "ScanUTiling: offset of exclusive differs from the Rust definition");
-static_assert(offsetof(ScanUTiling, ring_slots) == 16, "ScanUTiling: offset of ring_slots differs from the Rust definition");
-static_assert(offsetof(ScanUTiling, zeros_offset) == 20, "ScanUTiling: offset of zeros_offset differs from the Rust definition");
-static_assert(offsetof(ScanUTiling, ring_offset) == 24, "ScanUTiling: offset of ring_offset differs from the Rust definition");
-static_assert(offsetof(ScanUTiling, reserved) == 28, "ScanUTiling: offset of reserved differs from the Rust definition");
+static_assert(offsetof(ScanUTiling, rows) == 8, "ScanUTiling: offset of rows differs from the Rust definition");
+static_assert(offsetof(ScanUTiling, tiles) == 12, "ScanUTiling: offset of tiles differs from the Rust definition");
+static_assert(offsetof(ScanUTiling, exclusive) == 16, "ScanUTiling: offset of exclusive differs from the Rust definition");
+static_assert(offsetof(ScanUTiling, ring_slots) == 20, "ScanUTiling: offset of ring_slots differs from the Rust definition");
+static_assert(offsetof(ScanUTiling, zeros_offset) == 24, "ScanUTiling: offset of zeros_offset differs from the Rust definition");
+static_assert(offsetof(ScanUTiling, ring_offset) == 28, "ScanUTiling: offset of ring_offset differs from the Rust definition");
 
 typedef struct ScanUL1Tiling ScanUL1Tiling;
 struct ScanUL1Tiling {

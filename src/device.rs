@@ -292,6 +292,14 @@ impl<T: Element> DeviceBuffer<T> {
     pub(crate) fn ptr(&self) -> *mut c_void {
         self.ptr
     }
+    /// Device address of element `index` (for launches on part of a buffer).
+    pub(crate) fn ptr_at(&self, index: usize) -> *mut c_void {
+        debug_assert!(index <= self.len);
+        self.ptr
+            .cast::<u8>()
+            .wrapping_add(index * std::mem::size_of::<T>())
+            .cast()
+    }
 }
 
 impl<T: Element> Drop for DeviceBuffer<T> {

@@ -16,7 +16,6 @@
 //! assert_eq!(out.total(), Some(1000.0));
 //! # Ok::<(), ascend_scan::Error>(())
 //! ```
-mod batched;
 mod copy;
 mod device;
 mod error;

@@ -291,26 +291,37 @@ pub fn scan<'a, T: ScanInput>(
     if options.op != ScanOp::Sum {
         return crate::opscan::scan_op(device, x, options);
     }
-    if x.rows > 1 {
-        return crate::batched::scan_batch(device, x, options);
-    }
-    scan_one(device, x.data, options)
+    scan_sum(device, x, options)
 }
 
-/// The sum scan of one array.
-fn scan_one<T: ScanInput>(
+/// What `Algorithm::Auto` runs for `rows` arrays of `n` elements.
+fn auto_algorithm(rows: usize, n: usize) -> Algorithm {
+    if rows > 1 || n < AUTO_MULTICORE_FROM {
+        Algorithm::ScanU { s: 128 }
+    } else {
+        Algorithm::McScan { s: 128 }
+    }
+}
+
+/// The sum scan of every row. SCANU scans all rows in one launch (BATCHED
+/// SCANU); the other algorithms run one launch per row.
+fn scan_sum<T: ScanInput>(
     device: &Device,
-    x: &DeviceBuffer<T>,
+    x: Batch<'_, T>,
     options: ScanOptions,
 ) -> Result<ScanOutput<T::Acc>> {
-    let n = x.len();
-    let chosen = match options.algorithm {
-        Algorithm::Auto if n < AUTO_MULTICORE_FROM => {
-            Chosen::ScanU(algos::ScanU::new(T::DTYPE, 128)?)
-        }
-        Algorithm::Auto => Chosen::McScan(algos::McScan::new(T::DTYPE, 128)?),
+    let (rows, n) = (x.rows, x.row_len());
+    let algorithm = match options.algorithm {
+        Algorithm::Auto => auto_algorithm(rows, n),
+        a => a,
+    };
+    let chosen = match algorithm {
+        Algorithm::Auto => unreachable!("auto_algorithm picks a concrete algorithm"),
         Algorithm::ScanU { s } => {
             Chosen::ScanU(algos::ScanU::new(T::DTYPE, s).map_err(algorithm_error)?)
+        }
+        Algorithm::ScanUL1 { s } => {
+            Chosen::ScanUL1(algos::ScanUL1::new(T::DTYPE, s).map_err(algorithm_error)?)
         }
         Algorithm::McScan { s } => {
             Chosen::McScan(algos::McScan::new(T::DTYPE, s).map_err(algorithm_error)?)
@@ -321,43 +332,56 @@ fn scan_one<T: ScanInput>(
         Algorithm::VecCumSum { s } => {
             Chosen::VecCumSum(algos::VecCumSum::new(T::DTYPE, s).map_err(algorithm_error)?)
         }
-        Algorithm::ScanUL1 { s } => {
-            Chosen::ScanUL1(algos::ScanUL1::new(T::DTYPE, s).map_err(algorithm_error)?)
-        }
     };
-    let values = device.alloc_uninit::<T::Acc>(n)?;
+    let values = device.alloc_uninit::<T::Acc>(rows * n)?;
     if n == 0 {
-        let totals = options.want_total.then(|| vec![T::Acc::default()]);
+        let totals = options.want_total.then(|| vec![T::Acc::default(); rows]);
         return Ok(ScanOutput { values, totals });
     }
-    let total = device.alloc_zeroed::<T::Acc>(1)?;
+    // Each row's total in its own 32-byte slot: rows finish on different cores.
+    let slot = 32 / std::mem::size_of::<T::Acc>();
+    let totals = device.alloc_zeroed::<T::Acc>(rows * slot)?;
     let (n64, exclusive) = (n as u64, options.exclusive);
-    let io = [x.ptr(), values.ptr(), total.ptr()];
     let profile = device.profile();
+    let row_io = |r: usize| {
+        [
+            x.data.ptr_at(r * n),
+            values.ptr_at(r * n),
+            totals.ptr_at(r * slot),
+        ]
+    };
     match chosen {
         Chosen::ScanU(a) => {
-            let plan = a.plan(profile, n64, exclusive)?;
-            launch_with_workspace(device, plan, &a.workspace_constants(), io)?;
+            let plan = a.plan(profile, rows as u32, n64, exclusive)?;
+            launch_with_workspace(device, plan, &a.workspace_constants(), row_io(0))?;
         }
         Chosen::ScanUL1(a) => {
-            let plan = a.plan(profile, n64, exclusive)?;
-            launch_with_workspace(device, plan, &a.workspace_constants(), io)?;
+            for r in 0..rows {
+                let plan = a.plan(profile, n64, exclusive)?;
+                launch_with_workspace(device, plan, &a.workspace_constants(), row_io(r))?;
+            }
         }
         Chosen::McScan(a) => {
-            let plan = a.plan(profile, n64, exclusive)?;
-            launch_with_workspace(device, plan, &a.workspace_constants(), io)?;
+            for r in 0..rows {
+                let plan = a.plan(profile, n64, exclusive)?;
+                launch_with_workspace(device, plan, &a.workspace_constants(), row_io(r))?;
+            }
         }
         Chosen::ReduceThenScan(a) => {
-            let plan = a.plan(profile, n64, exclusive)?;
-            launch_with_workspace(device, plan, &a.workspace_constants(), io)?;
+            for r in 0..rows {
+                let plan = a.plan(profile, n64, exclusive)?;
+                launch_with_workspace(device, plan, &a.workspace_constants(), row_io(r))?;
+            }
         }
         Chosen::VecCumSum(a) => {
-            let mut plan = a.plan(profile, n64, exclusive)?;
-            device.run(|stream| ffi::launch(stream, &mut plan, &io))?;
+            for r in 0..rows {
+                let mut plan = a.plan(profile, n64, exclusive)?;
+                device.run(|stream| ffi::launch(stream, &mut plan, &row_io(r)))?;
+            }
         }
     }
     let totals = if options.want_total {
-        Some(total.download()?)
+        Some(totals.download()?.into_iter().step_by(slot).collect())
     } else {
         None
     };

@@ -3,6 +3,9 @@ use ascend_scan::{scan, Algorithm, Device, Error, ScanOptions};
 use half::f16;
 use proptest::prelude::*;
 
+mod common;
+use common::{f16_data, i8_data};
+
 fn device() -> Device {
     Device::default_device().expect("simulated device")
 }
@@ -110,34 +113,6 @@ fn edge_lengths(s: usize) -> Vec<usize> {
     v.sort_unstable();
     v.dedup();
     v
-}
-
-fn f16_data(n: usize, seed: u64) -> Vec<f16> {
-    let mut state = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let r = (state >> 33) as u32;
-            // Values in [-64, 64) with a fractional part: row sums exceed 2048.
-            f16::from_f32((r % 8192) as f32 / 64.0 - 64.0)
-        })
-        .collect()
-}
-
-fn i8_data(n: usize, seed: u64) -> Vec<i8> {
-    let mut state = seed | 1;
-    (0..n)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as i8
-        })
-        .collect()
 }
 
 #[test]

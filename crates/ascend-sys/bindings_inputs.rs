@@ -34,6 +34,12 @@ pub const INPUTS: &[Input] = &[
         path: "kernels/aclrtlaunch_ascend_scan.h",
         required: false,
     },
+    // The tiling structs the launch declarations take (included by them;
+    // hashed so that a changed struct makes the bindings stale).
+    Input {
+        path: "kernels/ascend_scan_tiling.h",
+        required: false,
+    },
 ];
 
 /// The inputs present under `root`, with their bytes, in [`INPUTS`] order.

@@ -30,28 +30,28 @@ extern "C" void scanu_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR works
 
 extern "C" uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_f16_s16", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanu_f16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_f16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_f16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void scanu_f16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_scanu_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_f16_s32", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanu_f16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_f16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_f16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void scanu_f16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_scanu_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_f16_s64", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanu_f16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_f16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_f16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void scanu_f16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_scanu_f16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_f16_s128", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanu_f16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_f16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_f16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void mcscan_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
@@ -156,28 +156,28 @@ extern "C" void scanu_i8_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR worksp
 
 extern "C" uint32_t aclrtlaunch_scanu_i8_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_i8_s16", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanu_i8_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_i8_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_i8_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void scanu_i8_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_scanu_i8_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_i8_s32", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanu_i8_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_i8_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_i8_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void scanu_i8_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_scanu_i8_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_i8_s64", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanu_i8_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_i8_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_i8_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void scanu_i8_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_scanu_i8_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_i8_s128", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanu_i8_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_i8_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_i8_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void mcscan_i8_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);

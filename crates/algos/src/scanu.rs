@@ -9,9 +9,11 @@ use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, Laun
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
 #[repr(C)]
 pub struct ScanUTiling {
-    /// Elements to scan.
+    /// Elements of each row.
     pub n: u64,
-    /// Number of s*s tiles (the last may be partial).
+    /// Rows (independent arrays, stored one after the other).
+    pub rows: u32,
+    /// Number of s*s tiles per row (the last may be partial).
     pub tiles: u32,
     /// 1 for an exclusive scan, 0 for inclusive.
     pub exclusive: u32,
@@ -19,10 +21,8 @@ pub struct ScanUTiling {
     pub ring_slots: u32,
     /// Byte offset of the s zero elements in the workspace.
     pub zeros_offset: u32,
-    /// Byte offset of the ring in the workspace.
+    /// Byte offset of the rings (one per AI core) in the workspace.
     pub ring_offset: u32,
-    /// Unused.
-    pub reserved: u32,
 }
 
 /// Accumulator (output) type of a scan of `dtype`: f32 for f16, i32 for i8.
@@ -133,14 +133,18 @@ impl ScanU {
         out
     }
 
-    /// Plan a scan of `n >= 1` elements.
+    /// Plan a scan of `rows >= 1` arrays of `n >= 1` elements each. Rows go
+    /// to the AI cores in pairs (one AI core for one or two rows); each row's
+    /// total lands in its own 32-byte slot of the `total` buffer
+    /// ([`ScanU::total_slot_elems`] accumulators per row).
     pub fn plan(
         &self,
-        _soc: &SocProfile,
+        soc: &SocProfile,
+        rows: u32,
         n: u64,
         exclusive: bool,
     ) -> Result<LaunchPlan<ScanUTiling>, AlgoError> {
-        if n == 0 {
+        if n == 0 || rows == 0 {
             return Err(AlgoError::InvalidArgument {
                 name: "n",
                 reason: "an empty scan needs no launch".into(),
@@ -152,21 +156,32 @@ impl ScanU {
             name: "n",
             reason: format!("{n} elements need too many tiles"),
         })?;
-        let ring_bytes = u64::from(RING_SLOTS) * tile * self.acc_dtype().size() as u64;
+        let block_dim = rows.div_ceil(2).min(soc.cube_cores);
+        // One ring per AI core; a slot holds tile k of both rows of a pair.
+        let ring_bytes = u64::from(block_dim)
+            * u64::from(RING_SLOTS)
+            * 2
+            * tile
+            * self.acc_dtype().size() as u64;
         Ok(LaunchPlan {
             kernel: self.name(),
-            block_dim: 1,
+            block_dim,
             workspace_bytes: self.ring_offset() + ring_bytes,
             tiling: ScanUTiling {
                 n,
+                rows,
                 tiles,
                 exclusive: u32::from(exclusive),
                 ring_slots: RING_SLOTS,
                 zeros_offset: self.zeros_offset() as u32,
                 ring_offset: self.ring_offset() as u32,
-                reserved: 0,
             },
         })
+    }
+
+    /// Accumulators per row in the `total` buffer (one 32-byte slot).
+    pub fn total_slot_elems(&self) -> usize {
+        32 / self.acc_dtype().size()
     }
 }
 
@@ -175,7 +190,7 @@ impl Kernel for ScanU {
         format!("scanu_{}_s{}", self.dtype.tag(), self.s)
     }
     fn kernel_type(&self) -> KernelType {
-        KernelType::MixAic1_1
+        KernelType::MixAic1_2
     }
     fn gm_params(&self) -> &'static [&'static str] {
         &["x", "y", "total", "workspace"]

@@ -1,0 +1,205 @@
+//! Batched sum scans (many equal-length rows) against an f64 / exact-integer
+//! reference, row by row.
+use ascend_scan::{scan, Algorithm, Batch, Device, Error, ScanOptions, MAX_BATCH_ROWS};
+use half::f16;
+use proptest::prelude::*;
+
+mod common;
+use common::{f16_data, i8_data};
+
+fn device() -> Device {
+    Device::default_device().expect("simulated device")
+}
+
+/// Depth factor of an algorithm's f32 addition tree (see tests/scan.rs):
+/// the bound is (d + i/d + 2) * 2^-24 * sum|x| within a row.
+fn depth(algorithm: Algorithm) -> f64 {
+    match algorithm {
+        Algorithm::ScanUL1 { s } => f64::from(2 * s),
+        a => f64::from(a.tile_edge().unwrap_or(128)),
+    }
+}
+
+fn check_f16(xs: &[f16], rows: usize, algorithm: Algorithm, exclusive: bool) {
+    let dev = device();
+    let x = dev.upload(xs).unwrap();
+    let options = ScanOptions {
+        exclusive,
+        algorithm,
+        want_total: true,
+        ..Default::default()
+    };
+    let out = scan(&dev, Batch::rows(&x, rows).unwrap(), options).unwrap();
+    let y = out.values.download().unwrap();
+    let totals = out.totals.unwrap();
+    assert_eq!((y.len(), totals.len()), (xs.len(), rows));
+    let n = xs.len() / rows;
+    let d = depth(algorithm);
+    for r in 0..rows {
+        let (mut acc, mut abs) = (0f64, 0f64);
+        for i in 0..n {
+            let v = xs[r * n + i].to_f64();
+            let (before, abs_before) = (acc, abs);
+            acc += v;
+            abs += v.abs();
+            let (want, mag) = if exclusive {
+                (before, abs_before)
+            } else {
+                (acc, abs)
+            };
+            let bound = (d + i as f64 / d + 2.0) * 2f64.powi(-24) * mag;
+            let got = f64::from(y[r * n + i]);
+            assert!(
+                (got - want).abs() <= bound,
+                "{algorithm} rows={rows} n={n} exclusive={exclusive} row {r} i={i}: got {got}, want {want}"
+            );
+        }
+        let bound = (d + n as f64 / d + 2.0) * 2f64.powi(-24) * abs;
+        let got = f64::from(totals[r]);
+        assert!(
+            (got - acc).abs() <= bound,
+            "{algorithm} row {r} total {got} vs {acc}"
+        );
+    }
+}
+
+fn check_i8(xs: &[i8], rows: usize, algorithm: Algorithm, exclusive: bool) {
+    let dev = device();
+    let x = dev.upload(xs).unwrap();
+    let options = ScanOptions {
+        exclusive,
+        algorithm,
+        want_total: true,
+        ..Default::default()
+    };
+    let out = scan(&dev, Batch::rows(&x, rows).unwrap(), options).unwrap();
+    let y = out.values.download().unwrap();
+    let totals = out.totals.unwrap();
+    let n = xs.len() / rows;
+    for r in 0..rows {
+        let mut acc = 0i64;
+        for i in 0..n {
+            let before = acc;
+            acc += i64::from(xs[r * n + i]);
+            let want = if exclusive { before } else { acc };
+            assert_eq!(
+                i64::from(y[r * n + i]),
+                want,
+                "{algorithm} rows={rows} n={n} exclusive={exclusive} row {r} i={i}"
+            );
+        }
+        assert_eq!(i64::from(totals[r]), acc, "{algorithm} row {r} total");
+    }
+}
+
+/// Row counts around the pairing of rows (two per AI core) and the 20 AI
+/// cores of the 910B4, and row lengths 1, odd, s*s - 1, s*s + 1.
+#[test]
+fn batched_scanu_shapes() {
+    for s in [16u32, 32, 64, 128] {
+        let l = (s * s) as usize;
+        for rows in [1usize, 2, 3, 39, 41] {
+            for n in [1usize, 17, l - 1, l + 1] {
+                if rows * n > 1 << 21 {
+                    continue;
+                }
+                for exclusive in [false, true] {
+                    let seed = (rows * 31 + n) as u64;
+                    check_f16(
+                        &f16_data(rows * n, seed),
+                        rows,
+                        Algorithm::ScanU { s },
+                        exclusive,
+                    );
+                    check_i8(
+                        &i8_data(rows * n, seed),
+                        rows,
+                        Algorithm::ScanU { s },
+                        exclusive,
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn batches_of_300_rows() {
+    for n in [1usize, 33, 129] {
+        for exclusive in [false, true] {
+            let algorithm = Algorithm::ScanU { s: 128 };
+            check_f16(&f16_data(300 * n, n as u64), 300, algorithm, exclusive);
+            check_i8(&i8_data(300 * n, n as u64), 300, algorithm, exclusive);
+            check_f16(
+                &f16_data(300 * n, n as u64 + 1),
+                300,
+                Algorithm::Auto,
+                exclusive,
+            );
+        }
+    }
+}
+
+/// The other algorithms scan a batch row by row.
+#[test]
+fn batched_other_algorithms() {
+    let cases = [
+        Algorithm::ScanUL1 { s: 32 },
+        Algorithm::McScan { s: 64 },
+        Algorithm::ReduceThenScan { s: 32 },
+        Algorithm::VecCumSum { s: 16 },
+    ];
+    for algorithm in cases {
+        for (rows, n) in [(3usize, 1usize), (5, 1025), (2, 4097)] {
+            for exclusive in [false, true] {
+                check_f16(
+                    &f16_data(rows * n, n as u64 + 3),
+                    rows,
+                    algorithm,
+                    exclusive,
+                );
+                if !matches!(algorithm, Algorithm::ScanUL1 { .. }) {
+                    check_i8(&i8_data(rows * n, n as u64 + 3), rows, algorithm, exclusive);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn empty_rows_give_identity_totals() {
+    let dev = device();
+    let x = dev.upload::<f16>(&[]).unwrap();
+    let options = ScanOptions {
+        want_total: true,
+        ..Default::default()
+    };
+    // Zero elements split into 4 rows of length 0.
+    let out = scan(&dev, Batch::rows(&x, 4).unwrap(), options).unwrap();
+    assert_eq!(out.totals, Some(vec![0.0; 4]));
+    assert!(out.values.is_empty());
+}
+
+#[test]
+fn bad_batches_name_the_argument() {
+    let dev = device();
+    let x = dev.upload(&[f16::ONE; 10]).unwrap();
+    for rows in [0, 3, MAX_BATCH_ROWS + 1] {
+        let err = Batch::rows(&x, rows).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidArgument { name: "rows", .. }),
+            "{err}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn random_batches(rows in 1usize..=300, n in 1usize..3000, seed: u64, s_idx in 0usize..4, exclusive: bool) {
+        prop_assume!(rows * n <= 1 << 20);
+        let s = [16u32, 32, 64, 128][s_idx];
+        check_f16(&f16_data(rows * n, seed), rows, Algorithm::ScanU { s }, exclusive);
+        check_i8(&i8_data(rows * n, seed), rows, Algorithm::ScanU { s }, exclusive);
+    }
+}

@@ -1,0 +1,35 @@
+//! Test data shared by the integration tests.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use half::f16;
+
+/// Deterministic f16 values in [-64, 64) with fractional parts (s-rows of
+/// them sum past 2048, f16's exact-integer limit).
+pub fn f16_data(n: usize, seed: u64) -> Vec<f16> {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (state >> 33) as u32;
+            // Values in [-64, 64) with a fractional part: row sums exceed 2048.
+            f16::from_f32((r % 8192) as f32 / 64.0 - 64.0)
+        })
+        .collect()
+}
+
+/// Deterministic i8 values over the whole range (xorshift).
+pub fn i8_data(n: usize, seed: u64) -> Vec<i8> {
+    let mut state = seed | 1;
+    (0..n)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as i8
+        })
+        .collect()
+}

@@ -60,9 +60,11 @@ static_assert(offsetof(ScanUTiling, ring_offset) == 28, "ScanUTiling: offset of 
 
 typedef struct ScanUL1Tiling ScanUL1Tiling;
 struct ScanUL1Tiling {
-    // Elements to scan.
+    // Elements of each row.
     uint64_t n;
-    // Number of s*s tiles (the last may be partial).
+    // Rows (independent arrays, stored one after the other).
+    uint32_t rows;
+    // Number of s*s tiles per row (the last may be partial).
     uint32_t tiles;
     // 1 for an exclusive scan, 0 for inclusive.
     uint32_t exclusive;
@@ -76,25 +78,29 @@ struct ScanUL1Tiling {
     uint32_t ustrict_offset;
     // E (8 x s f32, first row ones, given transposed).
     uint32_t e_offset;
-    // The tile's row sums (s f32).
+    // The tile's row sums (s f32 per AI core).
     uint32_t sums_offset;
-    // The tile's in-tile carries (s f32).
+    // The tile's in-tile carries (s f32 per AI core).
     uint32_t carries_offset;
-    // The ring.
+    // The rings (one per AI core).
     uint32_t ring_offset;
+    // Unused.
+    uint32_t reserved;
 };
-static_assert(sizeof(ScanUL1Tiling) == 48, "ScanUL1Tiling: size differs from the Rust definition");
+static_assert(sizeof(ScanUL1Tiling) == 56, "ScanUL1Tiling: size differs from the Rust definition");
 static_assert(offsetof(ScanUL1Tiling, n) == 0, "ScanUL1Tiling: offset of n differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, tiles) == 8, "ScanUL1Tiling: offset of tiles differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, exclusive) == 12, "ScanUL1Tiling: offset of exclusive differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, ring_slots) == 16, "ScanUL1Tiling: offset of ring_slots differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, zeros_offset) == 20, "ScanUL1Tiling: offset of zeros_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, ones_offset) == 24, "ScanUL1Tiling: offset of ones_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, ustrict_offset) == 28, "ScanUL1Tiling: offset of ustrict_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, e_offset) == 32, "ScanUL1Tiling: offset of e_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, sums_offset) == 36, "ScanUL1Tiling: offset of sums_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, carries_offset) == 40, "ScanUL1Tiling: offset of carries_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, ring_offset) == 44, "ScanUL1Tiling: offset of ring_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, rows) == 8, "ScanUL1Tiling: offset of rows differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, tiles) == 12, "ScanUL1Tiling: offset of tiles differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, exclusive) == 16, "ScanUL1Tiling: offset of exclusive differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, ring_slots) == 20, "ScanUL1Tiling: offset of ring_slots differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, zeros_offset) == 24, "ScanUL1Tiling: offset of zeros_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, ones_offset) == 28, "ScanUL1Tiling: offset of ones_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, ustrict_offset) == 32, "ScanUL1Tiling: offset of ustrict_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, e_offset) == 36, "ScanUL1Tiling: offset of e_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, sums_offset) == 40, "ScanUL1Tiling: offset of sums_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, carries_offset) == 44, "ScanUL1Tiling: offset of carries_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, ring_offset) == 48, "ScanUL1Tiling: offset of ring_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, reserved) == 52, "ScanUL1Tiling: offset of reserved differs from the Rust definition");
 
 typedef struct VecCumSumTiling VecCumSumTiling;
 struct VecCumSumTiling {

@@ -9,7 +9,9 @@
 // so that the row sums never re-enter the cube as f16 (exact only to 2048).
 // The AIC hands C to the AIV through a GM ring; the AIV adds one running carry
 // to the whole tile and writes the scan (exclusive: one element to the right
-// after a leading 0); the total goes to `total`.
+// after a leading 0). BATCHED SCANUL1: `rows` arrays of `n` elements, each AI
+// core scans whole rows (row r on core r mod cores); each row's total goes to
+// its own 32-byte slot of `total`.
 #include "kernel_operator.h"
 #include "ascend_scan_blocks.h"
 #include "ascend_scan_tiling.h"
@@ -29,6 +31,11 @@ template <HardEvent event>
 __aicore__ inline void Drain() {
     SetFlag<event>(0);
     WaitFlag<event>(0);
+}
+
+__aicore__ inline uint32_t TileCount(const ScanUL1Tiling& t, uint32_t k) {
+    uint64_t base = static_cast<uint64_t>(k) * kTile;
+    return static_cast<uint32_t>(t.n - base < kTile ? t.n - base : kTile);
 }
 
 __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR ws, const ScanUL1Tiling& t) {
@@ -62,16 +69,17 @@ __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR ws, const ScanUL1Tiling& t) {
     GlobalTensor<TIn> gx, gU, gZeros, gOnes;
     GlobalTensor<float> gUs, gE, gSums, gCarries;
     GlobalTensor<TAcc> gRing;
-    gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
+    gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n * t.rows);
     gU.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(ws), kTile);
     gZeros.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(ws + t.zeros_offset), kS);
     gOnes.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(ws + t.ones_offset), 16 * kS);
     gUs.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws + t.ustrict_offset), kTile);
     gE.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws + t.e_offset), 8 * kS);
-    gSums.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws + t.sums_offset), kS);
-    gCarries.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws + t.carries_offset), kS);
-    gRing.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(ws + t.ring_offset),
-                          static_cast<uint64_t>(t.ring_slots) * kTile);
+    // Per-core scratch vectors and ring.
+    gSums.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws + t.sums_offset) + GetBlockIdx() * kS, kS);
+    gCarries.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws + t.carries_offset) + GetBlockIdx() * kS, kS);
+    uint64_t ringElems = static_cast<uint64_t>(t.ring_slots) * kTile;
+    gRing.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(ws + t.ring_offset) + GetBlockIdx() * ringElems, ringElems);
 
     // Constant right-hand matrices, resident in L0B for the whole kernel.
     LoadConstantB(bU.Get<TIn>(), stageU.Get<TIn>(), gU, kS, kS);           // U: s x s
@@ -79,9 +87,11 @@ __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR ws, const ScanUL1Tiling& t) {
     LoadConstantB(bUs.Get<float>(), stageUs.Get<float>(), gUs, kS, kS);    // U-: s x s
     LoadConstantB(bE.Get<float>(), stageE.Get<float>(), gE, 8, kS);        // E: 8 x s
 
-    for (uint32_t tile = 0; tile < t.tiles; ++tile) {
-        uint64_t base = static_cast<uint64_t>(tile) * kTile;
-        uint32_t count = static_cast<uint32_t>(t.n - base < kTile ? t.n - base : kTile);
+    uint32_t step = 0;  // ring slots filled by this core
+    for (uint32_t row = GetBlockIdx(); row < t.rows; row += GetBlockNum()) {
+      for (uint32_t k = 0; k < t.tiles; ++k, ++step) {
+        uint64_t base = static_cast<uint64_t>(row) * t.n + static_cast<uint64_t>(k) * kTile;
+        uint32_t count = TileCount(t, k);
         uint32_t rows = CeilDiv(count, kS);
         uint32_t m1 = CeilDiv(rows, 16);
 
@@ -159,13 +169,14 @@ __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR ws, const ScanUL1Tiling& t) {
         qC.EnQue(c);
         c = qC.DeQue<TAcc>();
 
-        if (tile >= t.ring_slots) CrossCoreWaitFlag(kFlagSlotFree);
-        StoreTileRows(gRing[static_cast<uint64_t>(tile % t.ring_slots) * kTile], c, kS, count, m1);
+        if (step >= t.ring_slots) CrossCoreWaitFlag(kFlagSlotFree);
+        StoreTileRows(gRing[static_cast<uint64_t>(step % t.ring_slots) * kTile], c, kS, count, m1);
         qC.FreeTensor(c);
         CrossCoreSetFlag<2, PIPE_FIX>(kFlagTileReady);
+      }
     }
     // Drain the slot-free flags still pending so none outlive the kernel.
-    uint32_t pending = t.tiles < t.ring_slots ? t.tiles : t.ring_slots;
+    uint32_t pending = step < t.ring_slots ? step : t.ring_slots;
     for (uint32_t i = 0; i < pending; ++i) CrossCoreWaitFlag(kFlagSlotFree);
 }
 
@@ -179,39 +190,43 @@ __aicore__ inline void VectorSide(GM_ADDR y, GM_ADDR total, GM_ADDR ws, const Sc
     pipe.InitBuffer(scratch, 32);
 
     GlobalTensor<TAcc> gy, gTotal, gRing;
-    gy.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(y), t.n);
-    gTotal.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(total), 1);
-    gRing.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(ws + t.ring_offset),
-                          static_cast<uint64_t>(t.ring_slots) * kTile);
+    gy.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(y), t.n * t.rows);
+    gTotal.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(total), static_cast<uint64_t>(t.rows) * kSumSlot<TAcc>);
+    uint64_t ringElems = static_cast<uint64_t>(t.ring_slots) * kTile;
+    gRing.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(ws + t.ring_offset) + GetBlockIdx() * ringElems, ringElems);
     LocalTensor<TAcc> one = scratch.Get<TAcc>();
     uint64_t shift = t.exclusive ? 1 : 0;
-    if (t.exclusive) StoreScalar(gy, one, static_cast<TAcc>(0));
 
-    TAcc carry = 0;
-    for (uint32_t tile = 0; tile < t.tiles; ++tile) {
-        uint64_t base = static_cast<uint64_t>(tile) * kTile;
-        uint32_t count = static_cast<uint32_t>(t.n - base < kTile ? t.n - base : kTile);
-        CrossCoreWaitFlag(kFlagTileReady);
-        LocalTensor<TAcc> in = qIn.AllocTensor<TAcc>();
-        LoadAny(in, gRing[static_cast<uint64_t>(tile % t.ring_slots) * kTile], count);
-        qIn.EnQue(in);
-        CrossCoreSetFlag<2, PIPE_MTE2>(kFlagSlotFree);
-        in = qIn.DeQue<TAcc>();
-        Drain<HardEvent::MTE2_S>();
-        TAcc tileSum = in.GetValue(count - 1);
-        LocalTensor<TAcc> out = qOut.AllocTensor<TAcc>();
-        Adds(out, in, carry, static_cast<int32_t>(count));
-        carry = static_cast<TAcc>(carry + tileSum);
-        qOut.EnQue(out);
-        qIn.FreeTensor(in);
+    uint32_t step = 0;
+    for (uint32_t row = GetBlockIdx(); row < t.rows; row += GetBlockNum()) {
+        GlobalTensor<TAcc> yRow = gy[static_cast<uint64_t>(row) * t.n];
+        if (t.exclusive) StoreScalar(yRow, one, static_cast<TAcc>(0));
+        TAcc carry = 0;
+        for (uint32_t k = 0; k < t.tiles; ++k, ++step) {
+            uint64_t base = static_cast<uint64_t>(k) * kTile;
+            uint32_t count = TileCount(t, k);
+            CrossCoreWaitFlag(kFlagTileReady);
+            LocalTensor<TAcc> in = qIn.AllocTensor<TAcc>();
+            LoadAny(in, gRing[static_cast<uint64_t>(step % t.ring_slots) * kTile], count);
+            qIn.EnQue(in);
+            CrossCoreSetFlag<2, PIPE_MTE2>(kFlagSlotFree);
+            in = qIn.DeQue<TAcc>();
+            Drain<HardEvent::MTE2_S>();
+            TAcc tileSum = in.GetValue(count - 1);
+            LocalTensor<TAcc> out = qOut.AllocTensor<TAcc>();
+            Adds(out, in, carry, static_cast<int32_t>(count));
+            carry = static_cast<TAcc>(carry + tileSum);
+            qOut.EnQue(out);
+            qIn.FreeTensor(in);
 
-        out = qOut.DeQue<TAcc>();
-        uint64_t limit = t.n - shift;  // results past this are not stored
-        uint64_t end = base + count < limit ? base + count : limit;
-        if (end > base) StoreAny(gy[base + shift], out, static_cast<uint32_t>(end - base));
-        qOut.FreeTensor(out);
+            out = qOut.DeQue<TAcc>();
+            uint64_t limit = t.n - shift;  // results past this are not stored
+            uint64_t end = base + count < limit ? base + count : limit;
+            if (end > base) StoreAny(yRow[base + shift], out, static_cast<uint32_t>(end - base));
+            qOut.FreeTensor(out);
+        }
+        StoreScalar(gTotal[static_cast<uint64_t>(row) * kSumSlot<TAcc>], one, carry);
     }
-    StoreScalar(gTotal, one, carry);
 }
 }  // namespace
 

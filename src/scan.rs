@@ -303,8 +303,8 @@ fn auto_algorithm(rows: usize, n: usize) -> Algorithm {
     }
 }
 
-/// The sum scan of every row. SCANU scans all rows in one launch (BATCHED
-/// SCANU); the other algorithms run one launch per row.
+/// The sum scan of every row. SCANU and SCANUL1 scan all rows in one launch
+/// (BATCHED SCANU, BATCHED SCANUL1); the other algorithms run one launch per row.
 fn scan_sum<T: ScanInput>(
     device: &Device,
     x: Batch<'_, T>,
@@ -356,10 +356,8 @@ fn scan_sum<T: ScanInput>(
             launch_with_workspace(device, plan, &a.workspace_constants(), row_io(0))?;
         }
         Chosen::ScanUL1(a) => {
-            for r in 0..rows {
-                let plan = a.plan(profile, n64, exclusive)?;
-                launch_with_workspace(device, plan, &a.workspace_constants(), row_io(r))?;
-            }
+            let plan = a.plan(profile, rows as u32, n64, exclusive)?;
+            launch_with_workspace(device, plan, &a.workspace_constants(), row_io(0))?;
         }
         Chosen::McScan(a) => {
             for r in 0..rows {

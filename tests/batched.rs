@@ -140,11 +140,29 @@ fn batches_of_300_rows() {
     }
 }
 
-/// The other algorithms scan a batch row by row.
+/// BATCHED SCANUL1: whole rows per AI core, rows summing past 2048.
+#[test]
+fn batched_scanul1_shapes() {
+    for s in [16u32, 32, 64] {
+        let l = (s * s) as usize;
+        for rows in [1usize, 2, 19, 21, 300] {
+            for n in [1usize, 17, l - 1, l + 1] {
+                if rows * n > 1 << 20 {
+                    continue;
+                }
+                for exclusive in [false, true] {
+                    let xs = f16_data(rows * n, (rows * 7 + n) as u64);
+                    check_f16(&xs, rows, Algorithm::ScanUL1 { s }, exclusive);
+                }
+            }
+        }
+    }
+}
+
+/// The multi-core and vector algorithms scan a batch row by row.
 #[test]
 fn batched_other_algorithms() {
     let cases = [
-        Algorithm::ScanUL1 { s: 32 },
         Algorithm::McScan { s: 64 },
         Algorithm::ReduceThenScan { s: 32 },
         Algorithm::VecCumSum { s: 16 },

@@ -26,9 +26,11 @@ use crate::scanu::{scan_accumulator, RING_SLOTS};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
 #[repr(C)]
 pub struct ScanUL1Tiling {
-    /// Elements to scan.
+    /// Elements of each row.
     pub n: u64,
-    /// Number of s*s tiles (the last may be partial).
+    /// Rows (independent arrays, stored one after the other).
+    pub rows: u32,
+    /// Number of s*s tiles per row (the last may be partial).
     pub tiles: u32,
     /// 1 for an exclusive scan, 0 for inclusive.
     pub exclusive: u32,
@@ -42,12 +44,14 @@ pub struct ScanUL1Tiling {
     pub ustrict_offset: u32,
     /// E (8 x s f32, first row ones, given transposed).
     pub e_offset: u32,
-    /// The tile's row sums (s f32).
+    /// The tile's row sums (s f32 per AI core).
     pub sums_offset: u32,
-    /// The tile's in-tile carries (s f32).
+    /// The tile's in-tile carries (s f32 per AI core).
     pub carries_offset: u32,
-    /// The ring.
+    /// The rings (one per AI core).
     pub ring_offset: u32,
+    /// Unused.
+    pub reserved: u32,
 }
 
 /// A SCANUL1 kernel instance: input type and tile edge s.
@@ -66,6 +70,10 @@ struct ScanUL1Template<'a> {
     acc_type: &'a str,
     s: u32,
 }
+
+/// Most AI cores of an A2 part (the per-core scratch vectors are laid out for
+/// this many; the 910B1..B4 have 20..24).
+const MAX_CORES: u64 = 32;
 
 /// The workspace regions in order, each 512-byte aligned.
 struct Layout {
@@ -120,8 +128,8 @@ impl ScanUL1 {
         let ustrict = align(ones + 16 * s * e);
         let e_off = align(ustrict + s * s * 4);
         let sums = align(e_off + s * 8 * 4);
-        let carries = align(sums + s * 4);
-        let ring = align(carries + s * 4);
+        let carries = align(sums + MAX_CORES * s * 4);
+        let ring = align(carries + MAX_CORES * s * 4);
         Layout {
             zeros,
             ones,
@@ -161,14 +169,17 @@ impl ScanUL1 {
         out
     }
 
-    /// Plan a scan of `n >= 1` elements.
+    /// Plan a scan of `rows >= 1` arrays of `n >= 1` elements each (row r on
+    /// AI core r mod cores); each row's total lands in its own 32-byte slot of
+    /// the `total` buffer.
     pub fn plan(
         &self,
-        _soc: &SocProfile,
+        soc: &SocProfile,
+        rows: u32,
         n: u64,
         exclusive: bool,
     ) -> Result<LaunchPlan<ScanUL1Tiling>, AlgoError> {
-        if n == 0 {
+        if n == 0 || rows == 0 {
             return Err(AlgoError::InvalidArgument {
                 name: "n",
                 reason: "an empty scan needs no launch".into(),
@@ -180,13 +191,15 @@ impl ScanUL1 {
             reason: format!("{n} elements need too many tiles"),
         })?;
         let l = self.layout();
-        let ring_bytes = u64::from(RING_SLOTS) * tile * 4;
+        let block_dim = rows.min(soc.cube_cores).min(MAX_CORES as u32);
+        let ring_bytes = u64::from(block_dim) * u64::from(RING_SLOTS) * tile * 4;
         Ok(LaunchPlan {
             kernel: self.name(),
-            block_dim: 1,
+            block_dim,
             workspace_bytes: l.ring + ring_bytes,
             tiling: ScanUL1Tiling {
                 n,
+                rows,
                 tiles,
                 exclusive: u32::from(exclusive),
                 ring_slots: RING_SLOTS,
@@ -197,6 +210,7 @@ impl ScanUL1 {
                 sums_offset: l.sums as u32,
                 carries_offset: l.carries as u32,
                 ring_offset: l.ring as u32,
+                reserved: 0,
             },
         })
     }

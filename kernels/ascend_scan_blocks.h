@@ -264,6 +264,100 @@ __aicore__ inline Acc PropagateRows(const LocalTensor<Acc>& out, const LocalTens
     return carry;
 }
 
+// Carries of the s-rows of a tile of row scans, on the vector unit without a
+// scalar loop: the row ends (last column) are loaded one per 32-byte block
+// after a leading zero block, scanned over the rows with log2(rows) aligned
+// block-wise adds (Hillis-Steele, ping-pong), gathered into one compact
+// vector of exclusive prefixes, offset by the running carry and broadcast to
+// one block per row (Brcb), so that adding them to every row is one repeated
+// Add per 64 columns (src1 block stride 0).
+template <typename TAcc, uint32_t kS, uint32_t kMaxRows>
+class RowCarries {
+public:
+    static constexpr uint32_t kLanes = 32 / sizeof(TAcc);
+    static constexpr uint32_t kBlocks = kMaxRows + 1;  // leading zero block + one per row
+    static constexpr uint32_t kRows8 = CeilDivConst(kMaxRows, 8) * 8;
+    // One buffer (a TPosition holds at most 8), carved in 32-byte multiples:
+    // compact rows, offsets, broadcast, then ends, ping, pong (kBlocks blocks
+    // each; last, so that a Gather source never spans the compact rows).
+    static constexpr uint32_t kCompact = 0, kOffsets = kRows8 * 4, kBroadcast = 2 * kRows8 * 4;
+    static constexpr uint32_t kEnds = kBroadcast + kRows8 * 32, kPing = kEnds + kBlocks * 32;
+    static constexpr uint32_t kPong = kPing + kBlocks * 32, kBytes = kPong + kBlocks * 32;
+
+    __aicore__ inline void Init(TPipe& pipe) {
+        pipe.InitBuffer(buf_, kBytes);
+        // Gather offsets: row i's block is i * 32 bytes after the base.
+        LocalTensor<int32_t> off = at<int32_t>(kOffsets);
+        CreateVecIndex(off, static_cast<int32_t>(0), kRows8);
+        PipeBarrier<PIPE_V>();
+        Muls(off, off, static_cast<int32_t>(32), static_cast<int32_t>(kRows8));
+        PipeBarrier<PIPE_V>();
+    }
+
+    // Loads the row ends of the `rows` rows of `tile` (row pitch s) and
+    // prepares the carries of rows [first, last): carry + the sum of the row
+    // ends before each. Returns the sum of all `rows` row ends.
+    __aicore__ inline TAcc Prepare(const GlobalTensor<TAcc>& tile, uint32_t rows, uint32_t first, uint32_t last,
+                                   TAcc carry) {
+        LocalTensor<TAcc> ends = at<TAcc>(kEnds);
+        Duplicate(ends, static_cast<TAcc>(0), static_cast<int32_t>(kLanes));
+        SetFlag<HardEvent::V_MTE2>(0);
+        WaitFlag<HardEvent::V_MTE2>(0);
+        DataCopyExtParams pe(static_cast<uint16_t>(rows), sizeof(TAcc), (kS - 1) * sizeof(TAcc), 0, 0);
+        DataCopyPadExtParams<TAcc> noPad(false, 0, 0, 0);
+        DataCopyPad(ends[kLanes], tile[kS - 1], pe, noPad);
+        SetFlag<HardEvent::MTE2_V>(0);
+        WaitFlag<HardEvent::MTE2_V>(0);
+        // Inclusive scan over blocks 0..rows (block 0 is zero): block r ends
+        // as the sum of the first r row ends, the exclusive prefix of row r.
+        LocalTensor<TAcc> cur = ends;
+        LocalTensor<TAcc> bufs[2] = {at<TAcc>(kPing), at<TAcc>(kPong)};
+        uint32_t blocks = rows + 1;
+        for (uint32_t d = 1, i = 0; d < blocks; d *= 2, i ^= 1) {
+            LocalTensor<TAcc> nxt = bufs[i];
+            Adds(nxt, cur, static_cast<TAcc>(0), static_cast<int32_t>(d * kLanes));
+            Add(nxt[d * kLanes], cur[d * kLanes], cur, static_cast<int32_t>((blocks - d) * kLanes));
+            PipeBarrier<PIPE_V>();
+            cur = nxt;
+        }
+        LocalTensor<TAcc> compact = at<TAcc>(kCompact);
+        uint32_t mine = last - first;
+        if (mine > 0) {
+            Gather(compact, cur, at<uint32_t>(kOffsets), first * 32, mine);
+            PipeBarrier<PIPE_V>();
+            Adds(compact, compact, carry, static_cast<int32_t>(mine));
+            PipeBarrier<PIPE_V>();
+            Brcb(at<TAcc>(kBroadcast), compact, static_cast<uint8_t>(CeilDiv(mine, 8)),
+                 BrcbRepeatParams(1, 8));
+            PipeBarrier<PIPE_V>();
+        }
+        SetFlag<HardEvent::V_S>(0);
+        WaitFlag<HardEvent::V_S>(0);
+        return cur.GetValue(rows * kLanes);
+    }
+
+    // out = in + the carry of each row, for `count` rows of s starting at
+    // prepared row `row` (0 = the `first` of Prepare).
+    __aicore__ inline void AddTo(const LocalTensor<TAcc>& out, const LocalTensor<TAcc>& in, uint32_t row,
+                                 uint32_t count) {
+        constexpr uint32_t kPerRepeat = 256 / sizeof(TAcc);
+        constexpr uint32_t kCols = kS < kPerRepeat ? kS : kPerRepeat;  // columns per repeat
+        constexpr uint8_t kRowBlocks = static_cast<uint8_t>(kS * sizeof(TAcc) / 32);
+        LocalTensor<TAcc> carries = at<TAcc>(kBroadcast)[row * kLanes];
+        for (uint32_t c = 0; c < kS; c += kCols) {
+            Add(out[c], in[c], carries, static_cast<uint64_t>(kCols), static_cast<uint8_t>(count),
+                BinaryRepeatParams(1, 1, 0, kRowBlocks, kRowBlocks, 1));
+        }
+    }
+
+private:
+    template <typename T>
+    __aicore__ inline LocalTensor<T> at(uint32_t byteOffset) {
+        return buf_.template Get<T>()[byteOffset / sizeof(T)];
+    }
+    TBuf<TPosition::VECCALC> buf_;
+};
+
 // The cube side of the scans: U resident in L0B, and per tile the pipeline
 // GM -> L1 (Nz) -> L0A (Zz) -> Mmad -> L0C, double buffered through queues.
 // Compute() returns the tile's row scans in L0C; the caller stores them and
@@ -325,8 +419,8 @@ private:
 // The vector side of the ring hand-off: waits for the next tile of row scans
 // in the ring, takes half of its s-rows (sub-block 0 the first half, 1 the
 // second), adds the carries (the value before the tile, plus the row ends of
-// the earlier rows of the tile, read from the ring), writes y (minus x for an
-// exclusive scan) and releases the slot. Returns the tile's sum.
+// the earlier rows of the tile, read from the ring: RowCarries), writes y
+// (minus x for an exclusive scan) and releases the slot. Returns the tile's sum.
 template <typename TIn, uint32_t kS, uint32_t kChunk>
 class RingTileFinisher {
 public:
@@ -339,8 +433,8 @@ public:
         pipe.InitBuffer(acc_, kChunk * sizeof(TAcc));
         pipe.InitBuffer(xa_, kChunk * sizeof(TAcc));
         pipe.InitBuffer(half_, kChunk * sizeof(half));
-        pipe.InitBuffer(ends_, kS * 32);
         pipe.InitBuffer(one_, 32);
+        carries_.Init(pipe);
     }
 
     // `slot`: the tile's row scans; x/y: the tile's first element; count:
@@ -352,20 +446,7 @@ public:
         uint32_t myFirst = sub ? rows / 2 : 0;
         uint32_t myLast = sub ? rows : rows / 2;
         CrossCoreWaitFlag(kFlagTileReady);
-        // Row ends (each row's sum): one 4-byte block per row, 32-byte aligned in UB.
-        LocalTensor<TAcc> ends = ends_.template Get<TAcc>();
-        DataCopyExtParams pe(static_cast<uint16_t>(rows), sizeof(TAcc), (kS - 1) * sizeof(TAcc), 0, 0);
-        DataCopyPadExtParams<TAcc> noPad(false, 0, 0, 0);
-        DataCopyPad(ends, slot[kS - 1], pe, noPad);
-        SetFlag<HardEvent::MTE2_S>(1);
-        WaitFlag<HardEvent::MTE2_S>(1);
-        TAcc before = 0, tileSum = 0;
-        for (uint32_t r = 0; r < rows; ++r) {
-            TAcc e = ends.GetValue(r * kSumSlot<TAcc>);
-            if (r < myFirst) before = static_cast<TAcc>(before + e);
-            tileSum = static_cast<TAcc>(tileSum + e);
-        }
-        TAcc rowCarry = static_cast<TAcc>(carry + before);
+        TAcc tileSum = carries_.Prepare(slot, rows, myFirst, myLast, carry);
         for (uint32_t r0 = myFirst; r0 < myLast; r0 += kChunk / kS) {
             uint32_t chunkRows = myLast - r0 < kChunk / kS ? myLast - r0 : kChunk / kS;
             uint32_t first = r0 * kS;
@@ -374,10 +455,8 @@ public:
             DataCopy(in, slot[first], chunkRows * kS);
             qIn_.EnQue(in);
             in = qIn_.template DeQue<TAcc>();
-            SetFlag<HardEvent::MTE2_S>(0);
-            WaitFlag<HardEvent::MTE2_S>(0);
             LocalTensor<TAcc> out = qOut_.template AllocTensor<TAcc>();
-            rowCarry = PropagateRows(out, in, kS, chunkRows, rowCarry);
+            carries_.AddTo(out, in, r0 - myFirst, chunkRows);
             qIn_.FreeTensor(in);
             if (exclusive) {
                 LocalTensor<TIn> xin = qX_.template AllocTensor<TIn>();
@@ -409,7 +488,8 @@ public:
 private:
     TQue<TPosition::VECIN, 1> qIn_, qX_;
     TQue<TPosition::VECOUT, 1> qOut_;
-    TBuf<TPosition::VECCALC> acc_, xa_, half_, ends_, one_;
+    TBuf<TPosition::VECCALC> acc_, xa_, half_, one_;
+    RowCarries<TAcc, kS, kS> carries_;
 };
 
 }  // namespace ascend_scan

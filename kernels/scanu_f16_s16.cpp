@@ -5,7 +5,8 @@
 // pairs; per pair the AIC computes C = A @ U for tile k of both rows (s
 // independent row scans each; U upper-triangular ones) into one slot of a GM
 // ring of 4 slots; AIV 0 finishes the pair's first row, AIV 1 its
-// second: each adds the running carry to every s-row and writes the scan
+// second: each adds the running carry to every s-row (RowCarries: row ends
+// scanned and broadcast on the vector unit) and writes the scan
 // (exclusive: one element to the right after a leading 0). Each row's total
 // goes to its own 32-byte slot of `total`.
 #include "kernel_operator.h"
@@ -67,6 +68,8 @@ __aicore__ inline void VectorSide(GM_ADDR y, GM_ADDR total, GM_ADDR workspace, c
     pipe.InitBuffer(qIn, 2, kChunkRows * kS * sizeof(TAcc));
     pipe.InitBuffer(qOut, 2, kChunkRows * kS * sizeof(TAcc));
     pipe.InitBuffer(scratch, 32);
+    RowCarries<TAcc, kS, kS> carries;
+    carries.Init(pipe);
 
     uint32_t sub = GetSubBlockIdx();
     uint32_t core = GetBlockIdx() / 2;  // the AI core (AIC index) of this AIV
@@ -92,16 +95,15 @@ __aicore__ inline void VectorSide(GM_ADDR y, GM_ADDR total, GM_ADDR workspace, c
             uint64_t base = static_cast<uint64_t>(k) * kTile;
             CrossCoreWaitFlag(kFlagTileReady);
             GlobalTensor<TAcc> slot = gRing[static_cast<uint64_t>(step % t.ring_slots) * kSlot + sub * kTile];
+            TAcc tileSum = mine ? carries.Prepare(slot, rows, 0, rows, carry) : static_cast<TAcc>(0);
             for (uint32_t r0 = 0; r0 < rows && mine; r0 += kChunkRows) {
                 uint32_t chunkRows = rows - r0 < kChunkRows ? rows - r0 : kChunkRows;
                 LocalTensor<TAcc> in = qIn.AllocTensor<TAcc>();
                 DataCopy(in, slot[static_cast<uint64_t>(r0) * kS], chunkRows * kS);
                 qIn.EnQue(in);
                 in = qIn.DeQue<TAcc>();
-                SetFlag<HardEvent::MTE2_S>(0);
-                WaitFlag<HardEvent::MTE2_S>(0);
                 LocalTensor<TAcc> out = qOut.AllocTensor<TAcc>();
-                carry = PropagateRows(out, in, kS, chunkRows, carry);
+                carries.AddTo(out, in, r0, chunkRows);
                 qOut.EnQue(out);
                 qIn.FreeTensor(in);
 
@@ -113,6 +115,7 @@ __aicore__ inline void VectorSide(GM_ADDR y, GM_ADDR total, GM_ADDR workspace, c
                 if (end > first) StoreAny(yRow[first + shift], out, static_cast<uint32_t>(end - first));
                 qOut.FreeTensor(out);
             }
+            carry = static_cast<TAcc>(carry + tileSum);
             // This AIV is done with its half of the slot once its loads completed.
             CrossCoreSetFlag<2, PIPE_MTE2>(kFlagSlotFree);
         }

@@ -140,17 +140,10 @@ fn multicore_edge_lengths() {
         }
         for n in lengths {
             for exclusive in [false, true] {
-                check_f16_with(
-                    &f16_data(n, n as u64 + 11),
-                    Algorithm::McScan { s },
-                    s,
-                    exclusive,
-                );
-                check_i8_with(
-                    &i8_data(n, n as u64 * 5 + 9),
-                    Algorithm::McScan { s },
-                    exclusive,
-                );
+                for algorithm in [Algorithm::McScan { s }, Algorithm::ReduceThenScan { s }] {
+                    check_f16_with(&f16_data(n, n as u64 + 11), algorithm, s, exclusive);
+                    check_i8_with(&i8_data(n, n as u64 * 5 + 9), algorithm, exclusive);
+                }
             }
         }
     }

@@ -3,8 +3,8 @@
 //! is replayed by the cost model for a MODELED time, HBM traffic and % of a
 //! modeled COPY that moves the operation's minimal traffic.
 use ascend_scan::{
-    copy, model_launch, reduce_sum, scan, Algorithm, CostParams, Device, Error, LaunchReport,
-    ScanOptions, Soc,
+    copy, model_launch, reduce_sum, scan, Algorithm, Batch, CostParams, Device, Error,
+    LaunchReport, ScanInput, ScanOptions, Soc,
 };
 use half::f16;
 
@@ -69,13 +69,36 @@ fn tour_reduce(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
     ])
 }
 
+/// The name of a scan in the table: kind, algorithm (what `Auto` ran), batch shape.
+fn scan_label<T: ScanInput>(
+    types: &str,
+    rows: usize,
+    n: usize,
+    exclusive: bool,
+    algorithm: Algorithm,
+) -> String {
+    let kind = if exclusive { "excl" } else { "incl" };
+    let algorithm = match algorithm {
+        Algorithm::Auto => format!("Auto={}", Algorithm::auto_for::<T>(rows, n)),
+        a => a.to_string(),
+    };
+    if rows > 1 {
+        format!("scan {types} {kind} {algorithm} x{rows} rows")
+    } else {
+        format!("scan {types} {kind} {algorithm}")
+    }
+}
+
+/// f16 -> f32 scan of `rows` rows of `n` elements, each row checked against
+/// the f64 reference with the f32 accumulation bound of tests/scan.rs.
 fn tour_scan_f16(
     dev: &Device,
+    rows: usize,
     n: usize,
     algorithm: Algorithm,
     exclusive: bool,
 ) -> Result<Row, Error> {
-    let xs: Vec<f16> = pseudo_random(n, 2)
+    let xs: Vec<f16> = pseudo_random(rows * n, 2)
         .map(|v| f16::from_f32((v % 2001) as f32 / 100.0 - 10.0))
         .collect();
     let x = dev.upload(&xs)?;
@@ -86,68 +109,70 @@ fn tour_scan_f16(
         want_total: true,
         ..Default::default()
     };
-    let out = scan(dev, &x, options)?;
+    let out = scan(dev, Batch::rows(&x, rows)?, options)?;
     let y = out.values.download()?;
-    let s = f64::from(algorithm.tile_edge().unwrap_or(128));
-    let (mut acc, mut abs, mut ok) = (0f64, 0f64, true);
-    for (i, v) in xs.iter().enumerate() {
-        let before = acc;
-        acc += v.to_f64();
-        abs += v.to_f64().abs();
-        let want = if exclusive { before } else { acc };
-        // f32 accumulation bound (see tests/scan.rs).
-        let bound = (s + i as f64 / s + 2.0) * 2f64.powi(-24) * abs;
-        ok &= (f64::from(y[i]) - want).abs() <= bound;
+    let totals = out.totals.unwrap_or_default();
+    let ran = match algorithm {
+        Algorithm::Auto => Algorithm::auto_for::<f16>(rows, n),
+        a => a,
+    };
+    let d = match ran {
+        Algorithm::ScanUL1 { s } => f64::from(2 * s),
+        a => f64::from(a.tile_edge().unwrap_or(128)),
+    };
+    let mut ok = totals.len() == rows;
+    for r in 0..rows {
+        let (mut acc, mut abs) = (0f64, 0f64);
+        for i in 0..n {
+            let v = xs[r * n + i].to_f64();
+            let before = acc;
+            acc += v;
+            abs += v.abs();
+            let want = if exclusive { before } else { acc };
+            let bound = (d + i as f64 / d + 2.0) * 2f64.powi(-24) * abs;
+            ok &= (f64::from(y[r * n + i]) - want).abs() <= bound;
+        }
+        let bound = (d + n as f64 / d + 2.0) * 2f64.powi(-24) * abs;
+        ok &= totals
+            .get(r)
+            .is_some_and(|&t| (f64::from(t) - acc).abs() <= bound);
     }
-    ok &= out
-        .total()
-        .is_some_and(|t| (f64::from(t) - acc).abs() <= 1e-3 * abs.max(1.0));
-    let kind = if exclusive { "exclusive" } else { "inclusive" };
-    Ok(row(
-        dev,
-        format!("scan f16->f32 {kind} {}", algorithm),
-        n,
-        ok,
-        6.0,
-    ))
+    let label = scan_label::<f16>("f16->f32", rows, n, exclusive, algorithm);
+    Ok(row(dev, label, rows * n, ok, 6.0))
 }
 
+/// i8 -> i32 scan of `rows` rows of `n` elements, exact.
 fn tour_scan_i8(
     dev: &Device,
+    rows: usize,
     n: usize,
     algorithm: Algorithm,
     exclusive: bool,
 ) -> Result<Row, Error> {
-    let xs: Vec<i8> = pseudo_random(n, 3).map(|v| v as i8).collect();
+    let xs: Vec<i8> = pseudo_random(rows * n, 3).map(|v| v as i8).collect();
     let x = dev.upload(&xs)?;
     dev.take_reports();
-    let out = scan(
-        dev,
-        &x,
-        ScanOptions {
-            exclusive,
-            algorithm,
-            want_total: true,
-            ..Default::default()
-        },
-    )?;
+    let options = ScanOptions {
+        exclusive,
+        algorithm,
+        want_total: true,
+        ..Default::default()
+    };
+    let out = scan(dev, Batch::rows(&x, rows)?, options)?;
     let y = out.values.download()?;
-    let mut acc = 0i64;
-    let mut ok = true;
-    for (i, v) in xs.iter().enumerate() {
-        let before = acc;
-        acc += i64::from(*v);
-        ok &= i64::from(y[i]) == if exclusive { before } else { acc };
+    let totals = out.totals.unwrap_or_default();
+    let mut ok = totals.len() == rows;
+    for r in 0..rows {
+        let mut acc = 0i64;
+        for i in 0..n {
+            let before = acc;
+            acc += i64::from(xs[r * n + i]);
+            ok &= i64::from(y[r * n + i]) == if exclusive { before } else { acc };
+        }
+        ok &= totals.get(r).is_some_and(|&t| i64::from(t) == acc);
     }
-    ok &= out.total() == Some(acc as i32);
-    let kind = if exclusive { "exclusive" } else { "inclusive" };
-    Ok(row(
-        dev,
-        format!("scan i8->i32 {kind} {}", algorithm),
-        n,
-        ok,
-        5.0,
-    ))
+    let label = scan_label::<i8>("i8->i32", rows, n, exclusive, algorithm);
+    Ok(row(dev, label, rows * n, ok, 5.0))
 }
 
 /// Modeled seconds of a COPY moving `bytes` of HBM traffic (read + write).
@@ -177,22 +202,38 @@ fn main() -> Result<(), Error> {
     let n = 1 << 20;
     let mut rows = vec![tour_copy(&dev, n * 2 + 13)?];
     rows.extend(tour_reduce(&dev, n + 7)?);
-    let algorithms = [16, 32, 64, 128]
-        .map(|s| Algorithm::ScanU { s })
+    let algorithms = [Algorithm::Auto]
         .into_iter()
+        .chain([16, 32, 64, 128].map(|s| Algorithm::ScanU { s }))
+        .chain([16, 32, 64].map(|s| Algorithm::ScanUL1 { s }))
         .chain([16, 32, 64, 128].map(|s| Algorithm::McScan { s }))
         .chain([16, 32, 64, 128].map(|s| Algorithm::ReduceThenScan { s }))
         .chain([16, 32, 64].map(|s| Algorithm::VecCumSum { s }));
     for algorithm in algorithms {
         for exclusive in [false, true] {
-            rows.push(tour_scan_f16(&dev, n + 7, algorithm, exclusive)?);
-            rows.push(tour_scan_i8(&dev, n + 7, algorithm, exclusive)?);
+            rows.push(tour_scan_f16(&dev, 1, n + 7, algorithm, exclusive)?);
+            // SCANUL1 is f16 only (int8 cube operands cannot carry row sums).
+            if !matches!(algorithm, Algorithm::ScanUL1 { .. }) {
+                rows.push(tour_scan_i8(&dev, 1, n + 7, algorithm, exclusive)?);
+            }
+        }
+    }
+    // Batched scans: many short rows, a few long ones.
+    for (batch, len, algorithm) in [
+        (300, 1001, Algorithm::Auto),
+        (300, 1001, Algorithm::ScanU { s: 64 }),
+        (40, 16385, Algorithm::ScanU { s: 128 }),
+        (40, 16385, Algorithm::ScanUL1 { s: 64 }),
+    ] {
+        rows.push(tour_scan_f16(&dev, batch, len, algorithm, false)?);
+        if !matches!(algorithm, Algorithm::ScanUL1 { .. }) {
+            rows.push(tour_scan_i8(&dev, batch, len, algorithm, true)?);
         }
     }
 
     let params = CostParams::from_profile(p);
     println!(
-        "{:<42} {:>9} {:>4} {:>6} {:>10} {:>9} {:>9} {:>13}",
+        "{:<48} {:>9} {:>4} {:>6} {:>10} {:>9} {:>9} {:>13}",
         "operation", "n", "ok", "cores", "GM B/elem", "HBM B/el", "model us", "% model COPY"
     );
     for r in &rows {
@@ -211,7 +252,7 @@ fn main() -> Result<(), Error> {
         let cores = r.reports.iter().map(|l| l.cores).max().unwrap_or(0);
         let copy_time = modeled_copy(&dev, &params, (r.floor * r.n as f64) as usize)?;
         println!(
-            "{:<42} {:>9} {:>4} {:>6} {:>10.2} {:>9.2} {:>9.1} {:>12.1}%",
+            "{:<48} {:>9} {:>4} {:>6} {:>10.2} {:>9.2} {:>9.1} {:>12.1}%",
             r.op,
             r.n,
             if r.ok { "yes" } else { "NO" },

@@ -160,10 +160,12 @@ struct RtScanTiling {
     uint32_t sums_offset;
     // Byte offset of the rings (one per AI core).
     uint32_t ring_offset;
-    // Unused.
-    uint32_t reserved;
+    // Waves of the input (each reduced, then scanned, while it fits L2).
+    uint32_t waves;
+    // Tiles per wave (`tiles` when there is one wave).
+    uint32_t tiles_per_wave;
 };
-static_assert(sizeof(RtScanTiling) == 40, "RtScanTiling: size differs from the Rust definition");
+static_assert(sizeof(RtScanTiling) == 48, "RtScanTiling: size differs from the Rust definition");
 static_assert(offsetof(RtScanTiling, n) == 0, "RtScanTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(RtScanTiling, tiles) == 8, "RtScanTiling: offset of tiles differs from the Rust definition");
 static_assert(offsetof(RtScanTiling, tiles_per_block) == 12, "RtScanTiling: offset of tiles_per_block differs from the Rust definition");
@@ -172,7 +174,8 @@ static_assert(offsetof(RtScanTiling, ring_slots) == 20, "RtScanTiling: offset of
 static_assert(offsetof(RtScanTiling, zeros_offset) == 24, "RtScanTiling: offset of zeros_offset differs from the Rust definition");
 static_assert(offsetof(RtScanTiling, sums_offset) == 28, "RtScanTiling: offset of sums_offset differs from the Rust definition");
 static_assert(offsetof(RtScanTiling, ring_offset) == 32, "RtScanTiling: offset of ring_offset differs from the Rust definition");
-static_assert(offsetof(RtScanTiling, reserved) == 36, "RtScanTiling: offset of reserved differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, waves) == 36, "RtScanTiling: offset of waves differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, tiles_per_wave) == 40, "RtScanTiling: offset of tiles_per_wave differs from the Rust definition");
 
 typedef struct ReduceTiling ReduceTiling;
 struct ReduceTiling {

@@ -8,7 +8,10 @@
 // signals its AIVs with CrossCore flags; each AIV reads the row ends of a
 // tile, takes its half of the rows, adds the carries and writes y once. HBM
 // traffic per f16 element: 2 (reduce) + 2 (scan) + 4 (y) bytes; the ring
-// traffic stays in L2. Exclusive: y - x (2 more bytes).
+// traffic stays in L2. Exclusive: y - x (2 more bytes). Inputs larger than
+// half the L2 go in waves that fit it (each wave: reduce, SyncAll, scan, the
+// carry of earlier waves added), so that the scan's second read of x hits L2:
+// about 6 bytes per f16 element at any n.
 #include "kernel_operator.h"
 #include "ascend_scan_blocks.h"
 #include "ascend_scan_tiling.h"
@@ -25,6 +28,16 @@ constexpr uint32_t kChunk = 4096;  // vector chunk (elements), a multiple of s
 
 __aicore__ inline uint64_t Min(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
+// The tiles [first, last) of `block` in wave `wave` (waves of tiles_per_wave
+// tiles, each split into blocks of tiles_per_block).
+__aicore__ inline void BlockTiles(const RtScanTiling& t, uint32_t wave, uint32_t block, uint64_t& first,
+                                  uint64_t& last) {
+    uint64_t waveFirst = static_cast<uint64_t>(wave) * t.tiles_per_wave;
+    uint64_t waveEnd = Min(waveFirst + t.tiles_per_wave, t.tiles);
+    first = Min(waveFirst + static_cast<uint64_t>(block) * t.tiles_per_block, waveEnd);
+    last = Min(first + t.tiles_per_block, waveEnd);
+}
+
 __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR workspace, const RtScanTiling& t) {
     TPipe pipe;
     CubeTileScan<TIn, kS> cube;
@@ -35,31 +48,33 @@ __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR workspace, const RtScanTiling
     uint64_t ringElems = static_cast<uint64_t>(t.ring_slots) * kTile;
     gRing.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace + t.ring_offset) + GetBlockIdx() * ringElems,
                           ringElems);
-    uint64_t firstTile = static_cast<uint64_t>(GetBlockIdx()) * t.tiles_per_block;
-    uint64_t lastTile = Min(firstTile + t.tiles_per_block, t.tiles);
-    bool synced = false;
-    for (uint64_t tile = firstTile; tile < lastTile; ++tile) {
-        uint64_t base = tile * kTile;
-        uint32_t count = static_cast<uint32_t>(Min(t.n - base, kTile));
-        uint32_t m1;
-        LocalTensor<TAcc> c1 = cube.Compute(gx[base], count, m1);
-        uint64_t local = tile - firstTile;
-        if (local >= t.ring_slots) {
-            // The AIVs consume the ring only after the barrier: join it before
-            // waiting for a free slot.
-            if (!synced) {
-                SyncAll<false>();
-                synced = true;
+    uint64_t step = 0;  // ring slots filled by this core, over all waves
+    for (uint32_t wave = 0; wave < t.waves; ++wave) {
+        uint64_t firstTile, lastTile;
+        BlockTiles(t, wave, static_cast<uint32_t>(GetBlockIdx()), firstTile, lastTile);
+        bool synced = false;
+        for (uint64_t tile = firstTile; tile < lastTile; ++tile, ++step) {
+            uint64_t base = tile * kTile;
+            uint32_t count = static_cast<uint32_t>(Min(t.n - base, kTile));
+            uint32_t m1;
+            LocalTensor<TAcc> c1 = cube.Compute(gx[base], count, m1);
+            if (step >= t.ring_slots) {
+                // Slots of this wave are consumed only after the wave's
+                // barrier: join it before waiting for one (earlier waves'
+                // slots free up without it).
+                if (!synced && tile - firstTile >= t.ring_slots) {
+                    SyncAll<false>();
+                    synced = true;
+                }
+                CrossCoreWaitFlag(kFlagSlotFree);
             }
-            CrossCoreWaitFlag(kFlagSlotFree);
+            StoreTile(gRing[(step % t.ring_slots) * kTile], c1, kS, CeilDiv(count, kS), m1);
+            cube.Release(c1);
+            CrossCoreSetFlag<2, PIPE_FIX>(kFlagTileReady);
         }
-        StoreTile(gRing[(local % t.ring_slots) * kTile], c1, kS, CeilDiv(count, kS), m1);
-        cube.Release(c1);
-        CrossCoreSetFlag<2, PIPE_FIX>(kFlagTileReady);
+        if (!synced) SyncAll<false>();
     }
-    if (!synced) SyncAll<false>();
-    uint64_t produced = lastTile > firstTile ? lastTile - firstTile : 0;
-    uint64_t pending = produced < t.ring_slots ? produced : t.ring_slots;
+    uint64_t pending = step < t.ring_slots ? step : t.ring_slots;
     for (uint64_t i = 0; i < pending; ++i) CrossCoreWaitFlag(kFlagSlotFree);
 }
 
@@ -72,7 +87,6 @@ __aicore__ inline void VectorSide(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR w
     gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
     gy.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(y), t.n);
     gTotal.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(total), 1);
-    gSums.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace + t.sums_offset), 0);
     uint32_t v = static_cast<uint32_t>(GetBlockIdx());
     uint32_t sub = static_cast<uint32_t>(GetSubBlockIdx());
     uint32_t block = v / 2;
@@ -80,25 +94,35 @@ __aicore__ inline void VectorSide(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR w
     uint64_t ringElems = static_cast<uint64_t>(t.ring_slots) * kTile;
     gRing.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace + t.ring_offset) + block * ringElems, ringElems);
 
-    // Phase I: this core's half (in elements) of the block.
-    uint64_t blockBegin = Min(static_cast<uint64_t>(block) * t.tiles_per_block * kTile, t.n);
-    uint64_t blockEnd = Min(blockBegin + static_cast<uint64_t>(t.tiles_per_block) * kTile, t.n);
-    uint64_t mid = blockBegin + (blockEnd - blockBegin) / 2;
-    TAcc mine = SumRange(gx, sub ? mid : blockBegin, sub ? blockEnd : mid, kChunk, fin.inputs(), fin.acc(), fin.xa(),
-                         fin.halves());
-    StoreScalar(gSums[v * kSumSlot<TAcc>], fin.one(), mine);
-    SyncAll<false>();
-    TAcc carry = SumSlots(gSums, fin.acc(), vectors, 2 * block);
-    if (v + 1 == vectors) StoreScalar(gTotal, fin.one(), SumSlots(gSums, fin.acc(), vectors, vectors));
+    TAcc before = 0;    // the sum of all earlier waves
+    uint64_t step = 0;  // ring slots consumed, over all waves
+    for (uint32_t wave = 0; wave < t.waves; ++wave) {
+        uint64_t firstTile, lastTile;
+        BlockTiles(t, wave, block, firstTile, lastTile);
+        // Phase I: this core's half (in elements) of the block. The partial
+        // sums alternate between two slot sets by wave: a core may publish
+        // the next wave's sums while a slower one still reads this wave's.
+        gSums.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace + t.sums_offset) +
+                                  (wave % 2) * vectors * kSumSlot<TAcc>,
+                              static_cast<uint64_t>(vectors) * kSumSlot<TAcc>);
+        uint64_t blockBegin = Min(firstTile * kTile, t.n);
+        uint64_t blockEnd = Min(lastTile * kTile, t.n);
+        uint64_t mid = blockBegin + (blockEnd - blockBegin) / 2;
+        TAcc mine = SumRange(gx, sub ? mid : blockBegin, sub ? blockEnd : mid, kChunk, fin.inputs(), fin.acc(),
+                             fin.xa(), fin.halves());
+        StoreScalar(gSums[v * kSumSlot<TAcc>], fin.one(), mine);
+        SyncAll<false>();
+        TAcc carry = static_cast<TAcc>(before + SumSlots(gSums, fin.acc(), vectors, 2 * block));
+        before = static_cast<TAcc>(before + SumSlots(gSums, fin.acc(), vectors, vectors));
+        if (wave + 1 == t.waves && v + 1 == vectors) StoreScalar(gTotal, fin.one(), before);
 
-    // Phase II: tiles of the block from the ring.
-    uint64_t firstTile = static_cast<uint64_t>(block) * t.tiles_per_block;
-    uint64_t lastTile = Min(firstTile + t.tiles_per_block, t.tiles);
-    for (uint64_t tile = firstTile; tile < lastTile; ++tile) {
-        uint64_t base = tile * kTile;
-        uint32_t count = static_cast<uint32_t>(Min(t.n - base, kTile));
-        GlobalTensor<TAcc> slot = gRing[((tile - firstTile) % t.ring_slots) * kTile];
-        carry = static_cast<TAcc>(carry + fin.Finish(slot, gx[base], gy[base], count, sub, carry, t.exclusive != 0));
+        // Phase II: tiles of the block from the ring.
+        for (uint64_t tile = firstTile; tile < lastTile; ++tile, ++step) {
+            uint64_t base = tile * kTile;
+            uint32_t count = static_cast<uint32_t>(Min(t.n - base, kTile));
+            GlobalTensor<TAcc> slot = gRing[(step % t.ring_slots) * kTile];
+            carry = static_cast<TAcc>(carry + fin.Finish(slot, gx[base], gy[base], count, sub, carry, t.exclusive != 0));
+        }
     }
 }
 }  // namespace

@@ -21,6 +21,8 @@ mod device;
 mod error;
 mod ffi;
 mod opscan;
+mod policy;
+mod policy_table;
 mod reduce;
 mod scan;
 
@@ -28,10 +30,11 @@ pub use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport, Soc, 
 pub use copy::copy;
 pub use device::{Device, DeviceBuffer, Element};
 pub use error::{Error, Result};
+pub use policy::auto_policy_soc;
 pub use reduce::reduce_sum;
 pub use scan::{
-    scan, Algorithm, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput, AUTO_MULTICORE_FROM,
-    MAX_BATCH_ROWS, MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
+    scan, Algorithm, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS,
+    MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
 };
 
 /// True when every kernel of the catalogue has a launch entry in this build.

@@ -18,10 +18,9 @@ impl ScanInput for i8 {
 /// Which scan algorithm to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Algorithm {
-    /// Let the library choose. Interim policy from the modeled bench
-    /// (`cargo xtask bench --quick`, 910B4 profile): SCANU s=128 below
-    /// [`AUTO_MULTICORE_FROM`] elements (one AI core, lowest latency), MCSCAN
-    /// s=128 from there on (fastest modeled scan at 2^16..2^24).
+    /// Let the library choose: the fastest algorithm of the nearest shape in
+    /// the policy table that `cargo xtask bench --policy` models and commits
+    /// (src/policy_table.rs); [`Algorithm::auto_for`] tells which.
     #[default]
     Auto,
     /// SCANU with tile edge s (16, 32, 64 or 128): one cube core computes
@@ -63,6 +62,11 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// The algorithm `Auto` runs for `rows` arrays of `n` elements of `T`.
+    pub fn auto_for<T: ScanInput>(rows: usize, n: usize) -> Algorithm {
+        crate::policy::choose(T::DTYPE, rows, n)
+    }
+
     /// The tile edge s, `None` for `Auto`.
     pub fn tile_edge(self) -> Option<u32> {
         match self {
@@ -193,11 +197,9 @@ impl<A: Element> ScanOutput<A> {
     }
 }
 
-/// Input length from which `Algorithm::Auto` runs a multi-core scan.
-pub const AUTO_MULTICORE_FROM: usize = 1 << 14;
-
-/// Largest i8 input length whose sum provably fits i32 (|sum| <= 128 n).
-pub const MAX_I8_SCAN_LEN: usize = (i32::MAX as usize) / 128;
+/// Longest i8 row whose every prefix sum provably fits i32, decided from the
+/// length alone: -128 * 2^24 = i32::MIN and 127 * 2^24 < i32::MAX.
+pub const MAX_I8_SCAN_LEN: usize = 1 << 24;
 
 /// Longest array (or batch row) a scan takes: kernels index with 32-bit
 /// element offsets inside a row.
@@ -294,15 +296,6 @@ pub fn scan<'a, T: ScanInput>(
     scan_sum(device, x, options)
 }
 
-/// What `Algorithm::Auto` runs for `rows` arrays of `n` elements.
-fn auto_algorithm(rows: usize, n: usize) -> Algorithm {
-    if rows > 1 || n < AUTO_MULTICORE_FROM {
-        Algorithm::ScanU { s: 128 }
-    } else {
-        Algorithm::McScan { s: 128 }
-    }
-}
-
 /// The sum scan of every row. SCANU and SCANUL1 scan all rows in one launch
 /// (BATCHED SCANU, BATCHED SCANUL1); the other algorithms run one launch per row.
 fn scan_sum<T: ScanInput>(
@@ -312,7 +305,7 @@ fn scan_sum<T: ScanInput>(
 ) -> Result<ScanOutput<T::Acc>> {
     let (rows, n) = (x.rows, x.row_len());
     let algorithm = match options.algorithm {
-        Algorithm::Auto => auto_algorithm(rows, n),
+        Algorithm::Auto => Algorithm::auto_for::<T>(rows, n),
         a => a,
     };
     let chosen = match algorithm {

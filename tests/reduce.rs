@@ -50,3 +50,14 @@ fn overflowing_i8_sum_is_refused() {
         Error::InvalidArgument { name: "x", .. }
     ));
 }
+
+/// The longest accepted int8 input at its most negative sums to exactly
+/// i32::MIN (the limit is tight, not conservative).
+#[test]
+fn longest_i8_sum_reaches_i32_min_exactly() {
+    let dev = Device::default_device().unwrap();
+    let x = dev
+        .upload(&vec![i8::MIN; ascend_scan::MAX_I8_SCAN_LEN])
+        .unwrap();
+    assert_eq!(reduce_sum(&dev, &x).unwrap(), i32::MIN);
+}

@@ -295,12 +295,14 @@ fn auto_matches_reference() {
     assert!(y.totals.is_none());
     assert_eq!(y.values.len(), xs.len());
     check_f16(&xs, 128, false);
-    // Auto on both sides of its switch to the multi-core scan.
-    for n in [
-        ascend_scan::AUTO_MULTICORE_FROM - 1,
-        ascend_scan::AUTO_MULTICORE_FROM + 3,
-    ] {
-        check_f16_with(&f16_data(n, 3), Algorithm::Auto, 128, true);
+    // Auto over the policy table's lengths (its choice changes with n).
+    for log2 in [8, 11, 13, 15, 17, 19] {
+        let n = (1usize << log2) + 3;
+        let depth = match Algorithm::auto_for::<f16>(1, n) {
+            Algorithm::ScanUL1 { s } => 2 * s,
+            a => a.tile_edge().unwrap_or(128),
+        };
+        check_f16_with(&f16_data(n, 3), Algorithm::Auto, depth, true);
         check_i8_with(&i8_data(n, 4), Algorithm::Auto, false);
     }
 }

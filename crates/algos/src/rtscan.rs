@@ -28,8 +28,10 @@ pub struct RtScanTiling {
     pub sums_offset: u32,
     /// Byte offset of the rings (one per AI core).
     pub ring_offset: u32,
-    /// Unused.
-    pub reserved: u32,
+    /// Waves of the input (each reduced, then scanned, while it fits L2).
+    pub waves: u32,
+    /// Tiles per wave (`tiles` when there is one wave).
+    pub tiles_per_wave: u32,
 }
 
 /// A REDUCE-THEN-SCAN kernel instance: input type and tile edge s.
@@ -78,28 +80,52 @@ impl ReduceThenScan {
         exclusive: bool,
     ) -> Result<LaunchPlan<RtScanTiling>, AlgoError> {
         let s = u64::from(self.tile.s());
-        let split = block_split(soc, n, s * s)?;
+        let tile = s * s;
+        let split = block_split(soc, n, tile)?;
+        // Waves: the input and output of one wave take at most half the L2,
+        // so the wave's input is still there when the scan re-reads it.
+        let elem_bytes =
+            (self.tile.dtype().size() + scan_accumulator(self.tile.dtype()).size()) as u64;
+        let wave_tiles = (soc.l2_bytes / 2 / elem_bytes / tile).max(u64::from(soc.cube_cores));
+        let (waves, tiles_per_wave, tiles_per_block, block_dim) =
+            if u64::from(split.tiles) <= wave_tiles {
+                (
+                    1,
+                    u64::from(split.tiles),
+                    u64::from(split.tiles_per_block),
+                    split.block_dim,
+                )
+            } else {
+                let per_block = wave_tiles.div_ceil(u64::from(soc.cube_cores));
+                (
+                    u64::from(split.tiles).div_ceil(wave_tiles),
+                    wave_tiles,
+                    per_block,
+                    wave_tiles.div_ceil(per_block),
+                )
+            };
         let constants = self.workspace_constants().len() as u64;
-        let ring_offset = (constants + 2 * split.block_dim * 32).div_ceil(512) * 512;
-        let ring_bytes = split.block_dim
+        // Two sets (alternating by wave) of one 32-byte slot per vector core.
+        let ring_offset = (constants + 2 * 2 * block_dim * 32).div_ceil(512) * 512;
+        let ring_bytes = block_dim
             * u64::from(RING_SLOTS)
-            * s
-            * s
+            * tile
             * scan_accumulator(self.tile.dtype()).size() as u64;
         Ok(LaunchPlan {
             kernel: self.name(),
-            block_dim: split.block_dim as u32,
+            block_dim: block_dim as u32,
             workspace_bytes: ring_offset + ring_bytes,
             tiling: RtScanTiling {
                 n,
                 tiles: split.tiles,
-                tiles_per_block: split.tiles_per_block,
+                tiles_per_block: tiles_per_block as u32,
                 exclusive: u32::from(exclusive),
                 ring_slots: RING_SLOTS,
                 zeros_offset: self.tile.zeros_offset() as u32,
                 sums_offset: constants as u32,
                 ring_offset: ring_offset as u32,
-                reserved: 0,
+                waves: waves as u32,
+                tiles_per_wave: tiles_per_wave as u32,
             },
         })
     }

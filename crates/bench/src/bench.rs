@@ -130,8 +130,8 @@ impl Op {
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct Modeled {
-    time_s: f64,
+pub(crate) struct Modeled {
+    pub(crate) time_s: f64,
     hbm_read_bytes: u64,
     hbm_write_bytes: u64,
     l2_bytes: u64,
@@ -169,7 +169,7 @@ struct Row {
     model: Modeled,
 }
 
-fn modeled(
+pub(crate) fn modeled(
     reports: &[LaunchReport],
     params: &CostParams,
     n: u64,
@@ -213,7 +213,7 @@ fn modeled(
 }
 
 /// Deterministic pseudo-random bits (xorshift).
-fn bits(n: usize, seed: u64) -> impl Iterator<Item = u64> {
+pub(crate) fn bits(n: usize, seed: u64) -> impl Iterator<Item = u64> {
     let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     (0..n).map(move |_| {
         s ^= s << 13;

@@ -2,6 +2,7 @@
 //! launch, and writes target/bench/{results.json,results.md,bandwidth.svg,bandwidth.png}.
 //! A crate of its own so that xtask (render, bindings) never needs the kernels to build.
 mod bench;
+mod policy;
 
 use std::path::Path;
 
@@ -22,11 +23,18 @@ struct Cli {
     /// Only the operations whose label contains this text (e.g. "RTSCAN s=128 f16").
     #[arg(long)]
     only: Option<String>,
+    /// Model every candidate scan on a grid of shapes and regenerate the
+    /// policy table of `Algorithm::Auto` (src/policy_table.rs).
+    #[arg(long)]
+    policy: bool,
 }
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    if cli.policy {
+        return policy::run(&root, &cli.soc);
+    }
     bench::run(
         &root,
         &bench::BenchArgs {

@@ -29,7 +29,7 @@ pub use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport, Soc, 
 pub use copy::copy;
 pub use device::{Device, DeviceBuffer, Element};
 pub use error::{Error, Result};
-pub use reduce::reduce_sum;
+pub use reduce::{reduce, reduce_max, reduce_min, reduce_sum};
 pub use scan::{
     scan, Algorithm, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput, AUTO_MULTICORE_FROM,
     MAX_BATCH_ROWS, MAX_I8_SCAN_LEN, MAX_SCAN_LEN,

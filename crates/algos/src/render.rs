@@ -4,7 +4,8 @@ use askama::Template;
 use crate::kernel::{generated_header, Kernel};
 use crate::tiling::Tiling;
 use crate::{
-    catalogue, CopyTiling, McScanTiling, ReduceTiling, RtScanTiling, ScanUTiling, VecCumSumTiling,
+    catalogue, CopyTiling, McScanTiling, OpScanTiling, ReduceTiling, RtScanTiling, ScanUTiling,
+    VecCumSumTiling,
 };
 
 /// One generated file: path relative to the workspace root, and contents.
@@ -113,6 +114,7 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
                 TilingDef::of::<McScanTiling>(),
                 TilingDef::of::<RtScanTiling>(),
                 TilingDef::of::<ReduceTiling>(),
+                TilingDef::of::<OpScanTiling>(),
             ],
         }
         .render()?

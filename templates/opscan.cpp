@@ -1,0 +1,305 @@
+// {{ header }}
+//
+// OPSCAN ({{ op }}, {{ in_type }} -> {{ acc_type }}): inclusive or exclusive {{ op }} scans
+// of one array or of a batch of equal rows, on every vector core (the cube can
+// only add). Exact.
+//
+// A tile holds `lanes` x `width` elements: lane r is the segment of `width`
+// consecutive inputs starting at r * width. The tile is cast to the
+// accumulator type and transposed by a Gather, so that position c of every
+// lane is one contiguous row; width - 1 row-wise {{ op_api }}s scan all lanes at once.
+// - Rows of at most 64 elements: a lane is a whole row (lanes = rows per
+//   tile), so the lanes are the answers; the last row of the transposed tile
+//   holds the row totals.
+// - Longer rows: 64 lanes are segments of one row. The lane totals are
+//   scanned in log2(64) shifted steps (Gathers from a buffer whose front is
+//   the identity), combined with the carry of the earlier tiles, and applied
+//   to every row of the transposed tile with one {{ op_api }} (src1 repeat stride 0).
+// Either way a second Gather transposes back: from the rows of the scan
+// (inclusive), or from one row earlier, whose first row holds each lane's
+// carry (exclusive). Both transpose tables are built on the vector unit.
+//
+// Work split: rows (in groups of 8, so cores never share a 32-byte block of y
+// or of the totals) over the cores; a few long rows are split into equal
+// ranges instead: phase 1 takes the {{ op }} of each core's part of its last row
+// into a GM slot, SyncAll, and a core starting inside a row combines the slots
+// of the earlier cores of that row into its carry.
+#include "kernel_operator.h"
+#include "ascend_scan_blocks.h"
+#include "ascend_scan_tiling.h"
+
+using namespace AscendC;
+using namespace ascend_scan;
+
+namespace {
+using TIn = {{ in_type }};
+using TAcc = {{ acc_type }};
+using Op = {{ op_struct }};
+constexpr bool kHalf = std::is_same<TIn, half>::value;
+constexpr uint32_t kTile = {{ tile }};       // elements of a tile (lanes x width)
+constexpr uint32_t kMaxLanes = {{ max_lanes }};  // lanes of a tile of short rows
+constexpr uint32_t kSegLanes = 64;           // lanes of a tile of a long row
+constexpr uint32_t kSteps = 6;               // log2(kSegLanes)
+constexpr uint32_t kMaxCores = 64;
+// Byte offsets of the small buffers in one TBuf.
+constexpr uint32_t kKsAt = 0;
+constexpr uint32_t kGAt = kKsAt + 2 * kSegLanes * sizeof(TAcc);
+constexpr uint32_t kCarryAt = kGAt + kSegLanes * sizeof(TAcc);
+constexpr uint32_t kIdxKsAt = kCarryAt + kSegLanes * sizeof(TAcc);
+constexpr uint32_t kOneAt = kIdxKsAt + (kSteps + 1) * kSegLanes * sizeof(uint32_t);
+constexpr uint32_t kSlotsAt = kOneAt + 32;
+constexpr uint32_t kSmallBytes = kSlotsAt + kMaxCores * 32;
+
+// Transpose table: element i of a `rows` x `cols` (row-major) destination reads
+// element (i % cols) * rows + i / cols of the source, as a byte offset. Float
+// arithmetic is exact here (indices < 2^22); the quotient is floor((i + 0.5) /
+// cols), whose fraction stays >= 0.5 / cols away from an integer.
+__aicore__ inline void TransposeTable(const LocalTensor<int32_t>& dst, const LocalTensor<float>& i,
+                                      const LocalTensor<float>& q, uint32_t rows, uint32_t cols) {
+    uint32_t count = rows * cols;
+    LocalTensor<float> t = dst.ReinterpretCast<float>();
+    CreateVecIndex(i, 0.0f, count);
+    PipeBarrier<PIPE_V>();
+    Adds(q, i, 0.5f, static_cast<int32_t>(count));
+    PipeBarrier<PIPE_V>();
+    Muls(q, q, 1.0f / static_cast<float>(cols), static_cast<int32_t>(count));
+    PipeBarrier<PIPE_V>();
+    Cast(dst, q, RoundMode::CAST_FLOOR, count);
+    PipeBarrier<PIPE_V>();
+    Cast(q, dst, RoundMode::CAST_NONE, count);
+    PipeBarrier<PIPE_V>();
+    Muls(t, q, static_cast<float>(cols), static_cast<int32_t>(count));
+    PipeBarrier<PIPE_V>();
+    Sub(i, i, t, static_cast<int32_t>(count));  // i % cols
+    PipeBarrier<PIPE_V>();
+    Muls(i, i, static_cast<float>(rows), static_cast<int32_t>(count));
+    PipeBarrier<PIPE_V>();
+    Add(i, i, q, static_cast<int32_t>(count));
+    PipeBarrier<PIPE_V>();
+    Muls(i, i, static_cast<float>(sizeof(TAcc)), static_cast<int32_t>(count));
+    PipeBarrier<PIPE_V>();
+    Cast(dst, i, RoundMode::CAST_RINT, count);
+    PipeBarrier<PIPE_V>();
+}
+
+class OpScanKernel {
+public:
+    __aicore__ inline void Run(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, const OpScanTiling& t) {
+        t_ = t;
+        lanes_ = t.lanes;
+        width_ = t.width;
+        tileElems_ = lanes_ * width_;
+        core_ = static_cast<uint32_t>(GetBlockIdx());
+        cores_ = static_cast<uint32_t>(GetBlockNum());
+        gx_.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
+        gy_.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(y), t.n);
+        gTotals_.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(totals), 0);
+        gSlots_.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace), 0);
+        gNan_.SetGlobalBuffer(reinterpret_cast<__gm__ int16_t*>(workspace + t.nan_offset), 0);
+        Init();
+
+        uint64_t begin = static_cast<uint64_t>(core_) * t.per_core;
+        uint64_t end = begin + t.per_core < t.n ? begin + t.per_core : t.n;
+        if (begin > end) begin = end;
+        if (t.segments) {
+            RunSegments(begin, end);
+        } else {
+            uint64_t rowEnd = end / t.row_len;
+            for (uint64_t r0 = begin / t.row_len; r0 < rowEnd; r0 += lanes_) {
+                uint32_t rows = static_cast<uint32_t>(rowEnd - r0 < lanes_ ? rowEnd - r0 : lanes_);
+                Tile(r0 * t.row_len, rows * width_);
+                if (t.want_total) StoreTotals(r0, TR()[width_ * lanes_], rows);
+            }
+        }
+        if constexpr (kHalf) nan_.Publish(gNan_[core_ * 16]);
+    }
+
+private:
+    __aicore__ inline LocalTensor<TAcc> TR() { return bufTR_.Get<TAcc>(); }
+    // Lane scan buffer: kSegLanes identities, then the scan of the lane totals.
+    __aicore__ inline LocalTensor<TAcc> Ks() { return bufSmall_.GetWithOffset<TAcc>(2 * kSegLanes, kKsAt); }
+    __aicore__ inline LocalTensor<TAcc> G() { return bufSmall_.GetWithOffset<TAcc>(kSegLanes, kGAt); }
+    __aicore__ inline LocalTensor<TAcc> Carry() { return bufSmall_.GetWithOffset<TAcc>(kSegLanes, kCarryAt); }
+    __aicore__ inline LocalTensor<uint32_t> IdxKs() {
+        return bufSmall_.GetWithOffset<uint32_t>((kSteps + 1) * kSegLanes, kIdxKsAt);
+    }
+
+    __aicore__ inline void Init() {
+        pipe_.InitBuffer(qIn_, 2, kTile * sizeof(TIn));
+        pipe_.InitBuffer(qOut_, 2, kTile * sizeof(TAcc));
+        pipe_.InitBuffer(qTot_, 2, kMaxLanes * sizeof(TAcc));
+        pipe_.InitBuffer(bufTR_, 2 * kTile * sizeof(TAcc));  // >= kTile + kMaxLanes
+        pipe_.InitBuffer(bufIdxF_, kTile * sizeof(uint32_t));
+        pipe_.InitBuffer(bufIdxB_, kTile * sizeof(uint32_t));
+        pipe_.InitBuffer(bufHalf_, kTile * sizeof(half));
+        pipe_.InitBuffer(bufSmall_, kSmallBytes);
+        if constexpr (kHalf) {
+            pipe_.InitBuffer(bufNan_, kTile * sizeof(int16_t));
+            pipe_.InitBuffer(bufNanMask_, kTile * sizeof(int16_t));
+            nan_.Init(bufNan_.Get<int16_t>(), bufNanMask_.Get<int16_t>(), kTile);
+        }
+        // Transpose tables: forward (lanes x width -> width rows of lanes) and back.
+        LocalTensor<float> scratch = bufTR_.Get<float>();
+        TransposeTable(bufIdxF_.Get<int32_t>(), scratch, scratch[kTile], width_, lanes_);
+        TransposeTable(bufIdxB_.Get<int32_t>(), scratch, scratch[kTile], lanes_, width_);
+        if (t_.segments) {
+            // Step s reads lane i - 2^s of the scan buffer, whose front half is the
+            // identity; the last table broadcasts the last lane.
+            LocalTensor<int32_t> ks = IdxKs().ReinterpretCast<int32_t>();
+            for (uint32_t s = 0; s < kSteps; ++s) {
+                LocalTensor<int32_t> step = ks[s * kSegLanes];
+                CreateVecIndex(step, static_cast<int32_t>(kSegLanes - (1u << s)), kSegLanes);
+                PipeBarrier<PIPE_V>();
+                Muls(step, step, static_cast<int32_t>(sizeof(TAcc)), static_cast<int32_t>(kSegLanes));
+            }
+            Duplicate(ks[kSteps * kSegLanes], static_cast<int32_t>((2 * kSegLanes - 1) * sizeof(TAcc)),
+                      static_cast<int32_t>(kSegLanes));
+            Duplicate(Ks(), Op::Identity<TAcc>(), static_cast<int32_t>(kSegLanes));
+        } else {
+            // Lanes are rows: each starts from the identity (row 0 of TR, never overwritten).
+            PipeBarrier<PIPE_V>();
+            Duplicate(TR(), Op::Identity<TAcc>(), static_cast<int32_t>(lanes_));
+        }
+        PipeBarrier<PIPE_V>();
+    }
+
+    // One tile: `count` inputs from x[base], lanes x width of them valid or
+    // padded with the identity. Leaves the transposed scan in TR (row 0: each
+    // lane's carry; row c + 1: the inclusive scan at position c).
+    __aicore__ inline void Tile(uint64_t base, uint32_t count) {
+        LocalTensor<TIn> in = qIn_.AllocTensor<TIn>();
+        if (count < tileElems_) {
+            FillIdentity<Op>(in, kTile);
+            SetFlag<HardEvent::V_MTE2>(0);
+            WaitFlag<HardEvent::V_MTE2>(0);
+        }
+        LoadPadded(in, gx_[base], count, Op::Identity<TIn>());
+        qIn_.EnQue(in);
+        in = qIn_.DeQue<TIn>();
+        LocalTensor<half> tmp = bufHalf_.Get<half>();
+        if constexpr (kHalf) nan_.Add(in.ReinterpretCast<half>(), tmp.ReinterpretCast<int16_t>(), tileElems_);
+        LocalTensor<TAcc> a = qOut_.AllocTensor<TAcc>();
+        CastToAcc(a, in, tmp, tileElems_);
+        qIn_.FreeTensor(in);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<TAcc> tr = TR();
+        Gather(tr[lanes_], a, bufIdxF_.Get<uint32_t>(), 0, tileElems_);
+        PipeBarrier<PIPE_V>();
+        for (uint32_t c = 1; c < width_; ++c) {
+            Op::Vec(tr[(c + 1) * lanes_], tr[(c + 1) * lanes_], tr[c * lanes_], lanes_);
+            PipeBarrier<PIPE_V>();
+        }
+        if (t_.segments) Carries(tr);
+        // Back to row-major: inclusive reads rows 1..width, exclusive rows 0..width-1.
+        uint32_t from = t_.exclusive ? 0 : lanes_ * static_cast<uint32_t>(sizeof(TAcc));
+        Gather(a, tr, bufIdxB_.Get<uint32_t>(), from, tileElems_);
+        qOut_.EnQue(a);
+        a = qOut_.DeQue<TAcc>();
+        StoreAny(gy_[base], a, count);
+        qOut_.FreeTensor(a);
+    }
+
+    // Long rows: the exclusive scan of the 64 lane totals (last row of the
+    // transposed tile), combined with the running carry, goes to TR row 0 and
+    // into every row of the scan; the carry takes the tile's total.
+    __aicore__ inline void Carries(const LocalTensor<TAcc>& tr) {
+        LocalTensor<TAcc> ks = Ks();
+        LocalTensor<TAcc> scan = ks[kSegLanes];
+        LocalTensor<TAcc> g = G();
+        LocalTensor<TAcc> carry = Carry();
+        LocalTensor<uint32_t> idx = IdxKs();
+        Op::Vec(scan, tr[width_ * kSegLanes], tr[width_ * kSegLanes], kSegLanes);  // copy (op(v, v) = v)
+        PipeBarrier<PIPE_V>();
+        for (uint32_t s = 0; s < kSteps; ++s) {
+            Gather(g, ks, idx[s * kSegLanes], 0, kSegLanes);
+            PipeBarrier<PIPE_V>();
+            Op::Vec(scan, scan, g, kSegLanes);
+            PipeBarrier<PIPE_V>();
+        }
+        Gather(tr, ks, idx, 0, kSegLanes);  // lane i: inclusive scan at lane i - 1
+        Gather(g, ks, idx[kSteps * kSegLanes], 0, kSegLanes);
+        PipeBarrier<PIPE_V>();
+        Op::Vec(tr, tr, carry, kSegLanes);
+        PipeBarrier<PIPE_V>();
+        Op::Vec(carry, carry, g, kSegLanes);
+        constexpr uint8_t kRowBlocks = kSegLanes * sizeof(TAcc) / 32;
+        Op::Rows(tr[kSegLanes], tr[kSegLanes], tr, kSegLanes,
+                 static_cast<uint8_t>(width_), BinaryRepeatParams(1, 1, 1, kRowBlocks, kRowBlocks, 0));
+        PipeBarrier<PIPE_V>();
+    }
+
+    // Rows longer than 64: this core's range [begin, end) of the flattened
+    // batch, row by row, tile by tile, with a running carry.
+    __aicore__ inline void RunSegments(uint64_t begin, uint64_t end) {
+        const uint64_t len = t_.row_len;
+        TAcc carryIn = Op::Identity<TAcc>();
+        if (t_.sync) {
+            TAcc part = Op::Identity<TAcc>();
+            if (begin < end) {
+                uint64_t lastRow = (end - 1) / len * len;
+                LocalTensor<TAcc> scratch = TR();
+                part = OpRange<Op>(gx_, begin > lastRow ? begin : lastRow, end, kTile, qIn_, scratch,
+                                   scratch[kTile], bufHalf_.Get<half>(), static_cast<HalfNanCheck*>(nullptr));
+            }
+            StoreScalar(gSlots_[core_ * kSumSlot<TAcc>], bufSmall_.GetWithOffset<TAcc>(32 / sizeof(TAcc), kOneAt), part);
+            SyncAll();
+            if (begin % len != 0 && begin < end) {
+                LocalTensor<TAcc> slots = bufSmall_.GetWithOffset<TAcc>(kMaxCores * 32 / sizeof(TAcc), kSlotsAt);
+                DataCopy(slots, gSlots_, cores_ * kSumSlot<TAcc>);
+                SetFlag<HardEvent::MTE2_S>(0);
+                WaitFlag<HardEvent::MTE2_S>(0);
+                uint64_t rowStart = begin / len * len;
+                for (uint32_t j = core_; j > 0; --j) {
+                    carryIn = Op::Scalar(carryIn, slots.GetValue((j - 1) * kSumSlot<TAcc>));
+                    if (static_cast<uint64_t>(j - 1) * t_.per_core <= rowStart) break;
+                }
+            }
+        }
+        LocalTensor<TAcc> carry = Carry();
+        for (uint64_t pos = begin; pos < end;) {
+            uint64_t row = pos / len;
+            uint64_t rowEnd = (row + 1) * len;
+            uint64_t segEnd = end < rowEnd ? end : rowEnd;
+            Duplicate(carry, pos == begin ? carryIn : Op::Identity<TAcc>(), static_cast<int32_t>(kSegLanes));
+            PipeBarrier<PIPE_V>();
+            for (uint64_t base = pos; base < segEnd; base += tileElems_) {
+                uint32_t count = static_cast<uint32_t>(segEnd - base < tileElems_ ? segEnd - base : tileElems_);
+                Tile(base, count);
+            }
+            if (t_.want_total && segEnd == rowEnd) StoreTotals(row, carry, 1);
+            pos = segEnd;
+        }
+    }
+
+    // Writes `count` totals (from UB, pipe V) for rows first.. to the totals.
+    __aicore__ inline void StoreTotals(uint64_t first, const LocalTensor<TAcc>& src, uint32_t count) {
+        LocalTensor<TAcc> out = qTot_.AllocTensor<TAcc>();
+        Op::Vec(out, src, src, count);  // copy
+        PipeBarrier<PIPE_V>();
+        qTot_.EnQue(out);
+        out = qTot_.DeQue<TAcc>();
+        StoreAny(gTotals_[first * t_.total_stride], out, t_.total_stride == 1 ? count : 1);
+        qTot_.FreeTensor(out);
+    }
+
+    TPipe pipe_;
+    TQue<TPosition::VECIN, 1> qIn_;
+    TQue<TPosition::VECOUT, 1> qOut_, qTot_;
+    // At most 8 buffers per position: the small ones share bufSmall_.
+    TBuf<TPosition::VECCALC> bufTR_, bufIdxF_, bufIdxB_, bufHalf_, bufSmall_, bufNan_, bufNanMask_;
+    HalfNanCheck nan_;
+    GlobalTensor<TIn> gx_;
+    GlobalTensor<TAcc> gy_, gTotals_, gSlots_;
+    GlobalTensor<int16_t> gNan_;
+    OpScanTiling t_;
+    uint32_t lanes_ = 0, width_ = 0, tileElems_ = 0, core_ = 0, cores_ = 0;
+};
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace,
+                                                OpScanTiling tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
+    OpScanKernel kernel;
+    kernel.Run(x, y, totals, workspace, tiling);
+}

@@ -149,7 +149,7 @@ struct OpScanTiling {
     uint64_t row_len;
     // Elements per vector core (the last core takes the rest).
     uint64_t per_core;
-    // Lanes of a tile (rows per tile for short rows, 64 for long rows).
+    // Lanes of a tile (rows per tile for short rows, 256 for long rows).
     uint32_t lanes;
     // Elements per lane.
     uint32_t width;

@@ -11,13 +11,14 @@
 // - Rows of at most 64 elements: a lane is a whole row (lanes = rows per
 //   tile), so the lanes are the answers; the last row of the transposed tile
 //   holds the row totals.
-// - Longer rows: 64 lanes are segments of one row. The lane totals are
-//   scanned in log2(64) shifted steps (Gathers from a buffer whose front is
+// - Longer rows: 256 lanes are segments of one row. The lane totals are
+//   scanned in log2(256) shifted steps (Gathers from a buffer whose front is
 //   the identity), combined with the carry of the earlier tiles, and applied
-//   to every row of the transposed tile with one Max (src1 repeat stride 0).
+//   to every row of the transposed tile (Maxs with src1 repeat stride 0).
 // Either way a second Gather transposes back: from the rows of the scan
 // (inclusive), or from one row earlier, whose first row holds each lane's
-// carry (exclusive). Both transpose tables are built on the vector unit.
+// carry (exclusive). Both transpose tables are built on the vector unit. The
+// next tile loads while the current one computes.
 //
 // Work split: rows (in groups of 8, so cores never share a 32-byte block of y
 // or of the totals) over the cores; a few long rows are split into equal
@@ -38,8 +39,9 @@ using Op = OpMax;
 constexpr bool kHalf = std::is_same<TIn, half>::value;
 constexpr uint32_t kTile = 4096;       // elements of a tile (lanes x width)
 constexpr uint32_t kMaxLanes = 1024;  // lanes of a tile of short rows
-constexpr uint32_t kSegLanes = 64;           // lanes of a tile of a long row
-constexpr uint32_t kSteps = 6;               // log2(kSegLanes)
+constexpr uint32_t kSegLanes = 256;          // lanes of a tile of a long row
+constexpr uint32_t kSteps = 8;               // log2(kSegLanes)
+constexpr uint32_t kRepeatLanes = 256 / sizeof(TAcc);  // lanes of one vector repeat
 constexpr uint32_t kMaxCores = 64;
 // Byte offsets of the small buffers in one TBuf.
 constexpr uint32_t kKsAt = 0;
@@ -98,23 +100,64 @@ public:
         gNan_.SetGlobalBuffer(reinterpret_cast<__gm__ int16_t*>(workspace + t.nan_offset), 0);
         Init();
 
-        uint64_t begin = static_cast<uint64_t>(core_) * t.per_core;
-        uint64_t end = begin + t.per_core < t.n ? begin + t.per_core : t.n;
-        if (begin > end) begin = end;
-        if (t.segments) {
-            RunSegments(begin, end);
-        } else {
-            uint64_t rowEnd = end / t.row_len;
-            for (uint64_t r0 = begin / t.row_len; r0 < rowEnd; r0 += lanes_) {
-                uint32_t rows = static_cast<uint32_t>(rowEnd - r0 < lanes_ ? rowEnd - r0 : lanes_);
-                Tile(r0 * t.row_len, rows * width_);
-                if (t.want_total) StoreTotals(r0, TR()[width_ * lanes_], rows);
+        begin_ = static_cast<uint64_t>(core_) * t.per_core;
+        end_ = begin_ + t.per_core < t.n ? begin_ + t.per_core : t.n;
+        if (begin_ > end_) begin_ = end_;
+        next_ = begin_;
+        if (t.segments) CarryIn();
+        // Software pipeline: the next tile loads while this one computes.
+        TileDesc cur, nxt;
+        bool have = Next(cur);
+        if (have) Load(cur);
+        while (have) {
+            bool more = Next(nxt);
+            if (more) Load(nxt);
+            if (t.segments && cur.startsRow) {
+                Duplicate(Carry(), cur.base == begin_ ? carryIn_ : Op::Identity<TAcc>(),
+                          static_cast<int32_t>(kSegLanes));
+                PipeBarrier<PIPE_V>();
             }
+            Compute(cur);
+            if (t.want_total && t.segments && cur.endsRow) StoreTotals(cur.row, Carry(), 1);
+            if (t.want_total && !t.segments) StoreTotals(cur.row, TR()[width_ * lanes_], cur.rows);
+            cur = nxt;
+            have = more;
         }
         if constexpr (kHalf) nan_.Publish(gNan_[core_ * 16]);
     }
 
 private:
+    struct TileDesc {
+        uint64_t base = 0;  // first element
+        uint64_t row = 0;   // row of the first element
+        uint32_t count = 0; // valid elements
+        uint32_t rows = 0;  // rows (short rows)
+        bool startsRow = false;  // long rows: first tile of this core in the row
+        bool endsRow = false;    // long rows: the tile ends the row
+    };
+
+    // The next tile of this core's range: `lanes` whole rows (short rows), or
+    // up to a tile of one row (long rows; tiles never span rows).
+    __aicore__ inline bool Next(TileDesc& d) {
+        if (next_ >= end_) return false;
+        const uint64_t len = t_.row_len;
+        d.base = next_;
+        d.row = next_ / len;
+        if (!t_.segments) {
+            uint64_t left = (end_ - next_) / len;
+            d.rows = static_cast<uint32_t>(left < lanes_ ? left : lanes_);
+            d.count = d.rows * width_;
+        } else {
+            uint64_t rowEnd = (d.row + 1) * len;
+            uint64_t segEnd = end_ < rowEnd ? end_ : rowEnd;
+            d.count = static_cast<uint32_t>(segEnd - next_ < tileElems_ ? segEnd - next_ : tileElems_);
+            d.startsRow = next_ == begin_ || next_ % len == 0;
+            d.endsRow = next_ + d.count == rowEnd;
+        }
+        next_ += d.count;
+        return true;
+    }
+
     __aicore__ inline LocalTensor<TAcc> TR() { return bufTR_.Get<TAcc>(); }
     // Lane scan buffer: kSegLanes identities, then the scan of the lane totals.
     __aicore__ inline LocalTensor<TAcc> Ks() { return bufSmall_.GetWithOffset<TAcc>(2 * kSegLanes, kKsAt); }
@@ -166,16 +209,19 @@ private:
     // One tile: `count` inputs from x[base], lanes x width of them valid or
     // padded with the identity. Leaves the transposed scan in TR (row 0: each
     // lane's carry; row c + 1: the inclusive scan at position c).
-    __aicore__ inline void Tile(uint64_t base, uint32_t count) {
+    __aicore__ inline void Load(const TileDesc& d) {
         LocalTensor<TIn> in = qIn_.AllocTensor<TIn>();
-        if (count < tileElems_) {
+        if (d.count < tileElems_) {
             FillIdentity<Op>(in, kTile);
             SetFlag<HardEvent::V_MTE2>(0);
             WaitFlag<HardEvent::V_MTE2>(0);
         }
-        LoadPadded(in, gx_[base], count, Op::Identity<TIn>());
+        LoadPadded(in, gx_[d.base], d.count, Op::Identity<TIn>());
         qIn_.EnQue(in);
-        in = qIn_.DeQue<TIn>();
+    }
+
+    __aicore__ inline void Compute(const TileDesc& d) {
+        LocalTensor<TIn> in = qIn_.DeQue<TIn>();
         LocalTensor<half> tmp = bufHalf_.Get<half>();
         if constexpr (kHalf) nan_.Add(in.ReinterpretCast<half>(), tmp.ReinterpretCast<int16_t>(), tileElems_);
         LocalTensor<TAcc> a = qOut_.AllocTensor<TAcc>();
@@ -195,7 +241,7 @@ private:
         Gather(a, tr, bufIdxB_.Get<uint32_t>(), from, tileElems_);
         qOut_.EnQue(a);
         a = qOut_.DeQue<TAcc>();
-        StoreAny(gy_[base], a, count);
+        StoreAny(gy_[d.base], a, d.count);
         qOut_.FreeTensor(a);
     }
 
@@ -222,52 +268,41 @@ private:
         Op::Vec(tr, tr, carry, kSegLanes);
         PipeBarrier<PIPE_V>();
         Op::Vec(carry, carry, g, kSegLanes);
+        PipeBarrier<PIPE_V>();
         constexpr uint8_t kRowBlocks = kSegLanes * sizeof(TAcc) / 32;
-        Op::Rows(tr[kSegLanes], tr[kSegLanes], tr, kSegLanes,
-                 static_cast<uint8_t>(width_), BinaryRepeatParams(1, 1, 1, kRowBlocks, kRowBlocks, 0));
+        for (uint32_t j = 0; j < kSegLanes; j += kRepeatLanes) {
+            Op::Rows(tr[kSegLanes + j], tr[kSegLanes + j], tr[j], kRepeatLanes, static_cast<uint8_t>(width_),
+                     BinaryRepeatParams(1, 1, 1, kRowBlocks, kRowBlocks, 0));
+        }
         PipeBarrier<PIPE_V>();
     }
 
-    // Rows longer than 64: this core's range [begin, end) of the flattened
-    // batch, row by row, tile by tile, with a running carry.
-    __aicore__ inline void RunSegments(uint64_t begin, uint64_t end) {
+    // Long rows split over cores: phase 1 publishes the op of this core's part
+    // of its last row; after SyncAll a core starting inside a row combines
+    // the slots of the earlier cores of that row into carryIn_.
+    __aicore__ inline void CarryIn() {
         const uint64_t len = t_.row_len;
-        TAcc carryIn = Op::Identity<TAcc>();
-        if (t_.sync) {
-            TAcc part = Op::Identity<TAcc>();
-            if (begin < end) {
-                uint64_t lastRow = (end - 1) / len * len;
-                LocalTensor<TAcc> scratch = TR();
-                part = OpRange<Op>(gx_, begin > lastRow ? begin : lastRow, end, kTile, qIn_, scratch,
-                                   scratch[kTile], bufHalf_.Get<half>(), static_cast<HalfNanCheck*>(nullptr));
-            }
-            StoreScalar(gSlots_[core_ * kSumSlot<TAcc>], bufSmall_.GetWithOffset<TAcc>(32 / sizeof(TAcc), kOneAt), part);
-            SyncAll();
-            if (begin % len != 0 && begin < end) {
-                LocalTensor<TAcc> slots = bufSmall_.GetWithOffset<TAcc>(kMaxCores * 32 / sizeof(TAcc), kSlotsAt);
-                DataCopy(slots, gSlots_, cores_ * kSumSlot<TAcc>);
-                SetFlag<HardEvent::MTE2_S>(0);
-                WaitFlag<HardEvent::MTE2_S>(0);
-                uint64_t rowStart = begin / len * len;
-                for (uint32_t j = core_; j > 0; --j) {
-                    carryIn = Op::Scalar(carryIn, slots.GetValue((j - 1) * kSumSlot<TAcc>));
-                    if (static_cast<uint64_t>(j - 1) * t_.per_core <= rowStart) break;
-                }
-            }
+        carryIn_ = Op::Identity<TAcc>();
+        if (!t_.sync) return;
+        TAcc part = Op::Identity<TAcc>();
+        if (begin_ < end_) {
+            uint64_t lastRow = (end_ - 1) / len * len;
+            LocalTensor<TAcc> scratch = TR();
+            part = OpRange<Op>(gx_, begin_ > lastRow ? begin_ : lastRow, end_, kTile, qIn_, scratch, scratch[kTile],
+                               bufHalf_.Get<half>(), static_cast<HalfNanCheck*>(nullptr));
         }
-        LocalTensor<TAcc> carry = Carry();
-        for (uint64_t pos = begin; pos < end;) {
-            uint64_t row = pos / len;
-            uint64_t rowEnd = (row + 1) * len;
-            uint64_t segEnd = end < rowEnd ? end : rowEnd;
-            Duplicate(carry, pos == begin ? carryIn : Op::Identity<TAcc>(), static_cast<int32_t>(kSegLanes));
-            PipeBarrier<PIPE_V>();
-            for (uint64_t base = pos; base < segEnd; base += tileElems_) {
-                uint32_t count = static_cast<uint32_t>(segEnd - base < tileElems_ ? segEnd - base : tileElems_);
-                Tile(base, count);
+        StoreScalar(gSlots_[core_ * kSumSlot<TAcc>], bufSmall_.GetWithOffset<TAcc>(32 / sizeof(TAcc), kOneAt), part);
+        SyncAll();
+        if (begin_ % len != 0 && begin_ < end_) {
+            LocalTensor<TAcc> slots = bufSmall_.GetWithOffset<TAcc>(kMaxCores * 32 / sizeof(TAcc), kSlotsAt);
+            DataCopy(slots, gSlots_, cores_ * kSumSlot<TAcc>);
+            SetFlag<HardEvent::MTE2_S>(0);
+            WaitFlag<HardEvent::MTE2_S>(0);
+            uint64_t rowStart = begin_ / len * len;
+            for (uint32_t j = core_; j > 0; --j) {
+                carryIn_ = Op::Scalar(carryIn_, slots.GetValue((j - 1) * kSumSlot<TAcc>));
+                if (static_cast<uint64_t>(j - 1) * t_.per_core <= rowStart) break;
             }
-            if (t_.want_total && segEnd == rowEnd) StoreTotals(row, carry, 1);
-            pos = segEnd;
         }
     }
 
@@ -283,7 +318,7 @@ private:
     }
 
     TPipe pipe_;
-    TQue<TPosition::VECIN, 1> qIn_;
+    TQue<TPosition::VECIN, 2> qIn_;  // depth 2: one tile computes while the next loads
     TQue<TPosition::VECOUT, 1> qOut_, qTot_;
     // At most 8 buffers per position: the small ones share bufSmall_.
     TBuf<TPosition::VECCALC> bufTR_, bufIdxF_, bufIdxB_, bufHalf_, bufSmall_, bufNan_, bufNanMask_;
@@ -293,6 +328,8 @@ private:
     GlobalTensor<int16_t> gNan_;
     OpScanTiling t_;
     uint32_t lanes_ = 0, width_ = 0, tileElems_ = 0, core_ = 0, cores_ = 0;
+    uint64_t begin_ = 0, end_ = 0, next_ = 0;
+    TAcc carryIn_ = 0;
 };
 
 }  // namespace

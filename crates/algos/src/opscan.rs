@@ -57,7 +57,7 @@ pub struct OpScanTiling {
     pub row_len: u64,
     /// Elements per vector core (the last core takes the rest).
     pub per_core: u64,
-    /// Lanes of a tile (rows per tile for short rows, 64 for long rows).
+    /// Lanes of a tile (rows per tile for short rows, 256 for long rows).
     pub lanes: u32,
     /// Elements per lane.
     pub width: u32,
@@ -96,14 +96,18 @@ struct OpScanTemplate<'a> {
     op_struct: &'a str,
     tile: u32,
     max_lanes: u32,
+    seg_lanes: u32,
+    seg_steps: u32,
 }
 
 /// Elements per tile.
 pub const OPSCAN_TILE: u64 = 4096;
 /// Most lanes of a tile of short rows.
 const MAX_LANES: u64 = 1024;
-/// Lanes of a tile of a long row.
-const SEG_LANES: u64 = 64;
+/// Lanes of a tile of a long row: 256 lanes x 16 positions balance the
+/// width - 1 dependent row ops against the log2(lanes) steps of the lane scan
+/// (modeled: about half the vector time of 64 x 64).
+const SEG_LANES: u64 = 256;
 /// Longest row whose lanes are whole rows.
 pub const OPSCAN_SHORT_ROW: u64 = 64;
 /// Cores split rows in groups of this many (8 f32/i32 = one 32-byte block).
@@ -122,10 +126,10 @@ impl OpScan {
     /// Plans the scans of `rows` rows of `row_len >= 1` elements each.
     ///
     /// Rows of at most 64 elements are tiles' lanes; rows are split over
-    /// the cores in groups of 8. Longer rows are scanned in tiles of 64
+    /// the cores in groups of 8. Longer rows are scanned in tiles of 256
     /// segments; with at least 8 rows per core the rows are split in groups
     /// of 8, otherwise the flattened input is split into equal ranges (a
-    /// multiple of 64 elements) and, when some range starts inside a row, a
+    /// multiple of 256 elements) and, when some range starts inside a row, a
     /// reduce phase and SyncAll hand the carries over.
     pub fn plan(
         &self,
@@ -213,6 +217,8 @@ impl Kernel for OpScan {
             op_struct: self.op.cpp_struct(),
             tile: OPSCAN_TILE as u32,
             max_lanes: MAX_LANES as u32,
+            seg_lanes: SEG_LANES as u32,
+            seg_steps: SEG_LANES.ilog2(),
         }
         .render()
     }

@@ -337,6 +337,17 @@ public:
         PipeBarrier<PIPE_V>();
     }
 
+    // Add() in two halves without barriers, for callers that interleave them
+    // with independent work: Mask() then (after a PIPE_V barrier) Merge().
+    template <typename T>
+    __aicore__ inline void Mask(const LocalTensor<T>& x, const LocalTensor<int16_t>& tmp, uint32_t count) {
+        static_assert(sizeof(T) == 2, "HalfNanCheck takes 16-bit inputs");
+        And(tmp, x.template ReinterpretCast<int16_t>(), mask_, static_cast<int32_t>(count));
+    }
+    __aicore__ inline void Merge(const LocalTensor<int16_t>& tmp, uint32_t count) {
+        Max(acc_, acc_, tmp, static_cast<int32_t>(count));
+    }
+
     __aicore__ inline void Publish(const GlobalTensor<int16_t>& slot) {
         for (uint32_t w = lanes_ / 2; w >= 16; w /= 2) {
             Max(acc_, acc_, acc_[w], static_cast<int32_t>(w));
@@ -354,28 +365,37 @@ private:
     uint32_t lanes_ = 0;
 };
 
+// Loads the chunk of x at `off` (at most `chunk` elements before `end`) into
+// a new tensor of the queue `in`, padded with the identity of Op.
+template <typename Op, typename TIn, typename Que>
+__aicore__ inline void OpLoadChunk(const GlobalTensor<TIn>& gx, uint64_t off, uint64_t end, uint32_t chunk, Que& in) {
+    uint32_t count = static_cast<uint32_t>(end - off < chunk ? end - off : chunk);
+    LocalTensor<TIn> x = in.template AllocTensor<TIn>();
+    if (count < chunk) {
+        FillIdentity<Op>(x, chunk);
+        SetFlag<HardEvent::V_MTE2>(0);
+        WaitFlag<HardEvent::V_MTE2>(0);
+    }
+    LoadPadded(x, gx[off], count, Op::template Identity<TIn>());
+    in.EnQue(x);
+}
+
 // The operator Op over x[begin, end) on a vector core, in the accumulator
 // type (exact: max/min never round). Like SumRange: chunks of `chunk` (a power
 // of two) inputs are padded with the identity, cast and combined into a vector
-// accumulator, whose lanes are folded at the end. `nan` (half inputs, may be
-// null) sees every input.
+// accumulator, whose lanes are folded at the end; the next chunk loads while
+// the current one is combined (`in` needs two buffers and depth 2). `nan`
+// (half inputs, may be null) sees every input.
 template <typename Op, typename TIn, typename TAcc, typename Que>
 __aicore__ inline TAcc OpRange(const GlobalTensor<TIn>& gx, uint64_t begin, uint64_t end, uint32_t chunk, Que& in,
                                const LocalTensor<TAcc>& acc, const LocalTensor<TAcc>& xa, const LocalTensor<half>& tmp,
                                HalfNanCheck* nan) {
     Duplicate(acc, Op::template Identity<TAcc>(), static_cast<int32_t>(chunk));
     PipeBarrier<PIPE_V>();
+    if (begin < end) OpLoadChunk<Op>(gx, begin, end, chunk, in);
     for (uint64_t off = begin; off < end; off += chunk) {
-        uint32_t count = static_cast<uint32_t>(end - off < chunk ? end - off : chunk);
-        LocalTensor<TIn> x = in.template AllocTensor<TIn>();
-        if (count < chunk) {
-            FillIdentity<Op>(x, chunk);
-            SetFlag<HardEvent::V_MTE2>(0);
-            WaitFlag<HardEvent::V_MTE2>(0);
-        }
-        LoadPadded(x, gx[off], count, Op::template Identity<TIn>());
-        in.EnQue(x);
-        x = in.template DeQue<TIn>();
+        if (end - off > chunk) OpLoadChunk<Op>(gx, off + chunk, end, chunk, in);
+        LocalTensor<TIn> x = in.template DeQue<TIn>();
         if constexpr (std::is_same<TIn, half>::value) {
             if (nan != nullptr) nan->Add(x, tmp.template ReinterpretCast<int16_t>(), chunk);
         } else {

@@ -43,12 +43,18 @@ constexpr uint32_t kSegLanes = 256;          // lanes of a tile of a long row
 constexpr uint32_t kSteps = 8;               // log2(kSegLanes)
 constexpr uint32_t kRepeatLanes = 256 / sizeof(TAcc);  // lanes of one vector repeat
 constexpr uint32_t kMaxCores = 64;
-// Byte offsets of the small buffers in one TBuf.
-constexpr uint32_t kKsAt = 0;
-constexpr uint32_t kGAt = kKsAt + 2 * kSegLanes * sizeof(TAcc);
+// Lane scans of long rows: steps 1, 2, 4 shift by a Gather, longer shifts
+// (multiples of 8 lanes, 32-byte aligned) read the buffer at an offset.
+constexpr uint32_t kGatherSteps = 3;
+constexpr uint32_t kShiftSteps = kSteps - kGatherSteps;
+// Byte offsets of the small buffers in one TBuf. P and Q: kSegLanes
+// identities, then kSegLanes lane values (ping-pong of the shifted steps).
+constexpr uint32_t kPAt = 0;
+constexpr uint32_t kQAt = kPAt + 2 * kSegLanes * sizeof(TAcc);
+constexpr uint32_t kGAt = kQAt + 2 * kSegLanes * sizeof(TAcc);
 constexpr uint32_t kCarryAt = kGAt + kSegLanes * sizeof(TAcc);
 constexpr uint32_t kIdxKsAt = kCarryAt + kSegLanes * sizeof(TAcc);
-constexpr uint32_t kOneAt = kIdxKsAt + (kSteps + 1) * kSegLanes * sizeof(uint32_t);
+constexpr uint32_t kOneAt = kIdxKsAt + (kGatherSteps + 1) * kSegLanes * sizeof(uint32_t);
 constexpr uint32_t kSlotsAt = kOneAt + 32;
 constexpr uint32_t kSmallBytes = kSlotsAt + kMaxCores * 32;
 
@@ -160,11 +166,12 @@ private:
 
     __aicore__ inline LocalTensor<TAcc> TR() { return bufTR_.Get<TAcc>(); }
     // Lane scan buffer: kSegLanes identities, then the scan of the lane totals.
-    __aicore__ inline LocalTensor<TAcc> Ks() { return bufSmall_.GetWithOffset<TAcc>(2 * kSegLanes, kKsAt); }
+    __aicore__ inline LocalTensor<TAcc> P() { return bufSmall_.GetWithOffset<TAcc>(2 * kSegLanes, kPAt); }
+    __aicore__ inline LocalTensor<TAcc> Q() { return bufSmall_.GetWithOffset<TAcc>(2 * kSegLanes, kQAt); }
     __aicore__ inline LocalTensor<TAcc> G() { return bufSmall_.GetWithOffset<TAcc>(kSegLanes, kGAt); }
     __aicore__ inline LocalTensor<TAcc> Carry() { return bufSmall_.GetWithOffset<TAcc>(kSegLanes, kCarryAt); }
     __aicore__ inline LocalTensor<uint32_t> IdxKs() {
-        return bufSmall_.GetWithOffset<uint32_t>((kSteps + 1) * kSegLanes, kIdxKsAt);
+        return bufSmall_.GetWithOffset<uint32_t>((kGatherSteps + 1) * kSegLanes, kIdxKsAt);
     }
 
     __aicore__ inline void Init() {
@@ -186,18 +193,19 @@ private:
         TransposeTable(bufIdxF_.Get<int32_t>(), scratch, scratch[kTile], width_, lanes_);
         TransposeTable(bufIdxB_.Get<int32_t>(), scratch, scratch[kTile], lanes_, width_);
         if (t_.segments) {
-            // Step s reads lane i - 2^s of the scan buffer, whose front half is the
+            // Gather step s reads lane i - 2^s of P, whose front half is the
             // identity; the last table broadcasts the last lane.
             LocalTensor<int32_t> ks = IdxKs().ReinterpretCast<int32_t>();
-            for (uint32_t s = 0; s < kSteps; ++s) {
+            for (uint32_t s = 0; s < kGatherSteps; ++s) {
                 LocalTensor<int32_t> step = ks[s * kSegLanes];
                 CreateVecIndex(step, static_cast<int32_t>(kSegLanes - (1u << s)), kSegLanes);
                 PipeBarrier<PIPE_V>();
                 Muls(step, step, static_cast<int32_t>(sizeof(TAcc)), static_cast<int32_t>(kSegLanes));
             }
-            Duplicate(ks[kSteps * kSegLanes], static_cast<int32_t>((2 * kSegLanes - 1) * sizeof(TAcc)),
+            Duplicate(ks[kGatherSteps * kSegLanes], static_cast<int32_t>((2 * kSegLanes - 1) * sizeof(TAcc)),
                       static_cast<int32_t>(kSegLanes));
-            Duplicate(Ks(), Op::Identity<TAcc>(), static_cast<int32_t>(kSegLanes));
+            Duplicate(P(), Op::Identity<TAcc>(), static_cast<int32_t>(kSegLanes));
+            Duplicate(Q(), Op::Identity<TAcc>(), static_cast<int32_t>(kSegLanes));
         } else {
             // Lanes are rows: each starts from the identity (row 0 of TR, never overwritten).
             PipeBarrier<PIPE_V>();
@@ -223,19 +231,31 @@ private:
     __aicore__ inline void Compute(const TileDesc& d) {
         LocalTensor<TIn> in = qIn_.DeQue<TIn>();
         LocalTensor<half> tmp = bufHalf_.Get<half>();
-        if constexpr (kHalf) nan_.Add(in.ReinterpretCast<half>(), tmp.ReinterpretCast<int16_t>(), tileElems_);
         LocalTensor<TAcc> a = qOut_.AllocTensor<TAcc>();
         CastToAcc(a, in, tmp, tileElems_);
-        qIn_.FreeTensor(in);
+        if constexpr (kHalf) nan_.Mask(in, tmp.ReinterpretCast<int16_t>(), tileElems_);
         PipeBarrier<PIPE_V>();
+        qIn_.FreeTensor(in);
         LocalTensor<TAcc> tr = TR();
         Gather(tr[lanes_], a, bufIdxF_.Get<uint32_t>(), 0, tileElems_);
+        if constexpr (kHalf) nan_.Merge(tmp.ReinterpretCast<int16_t>(), tileElems_);
         PipeBarrier<PIPE_V>();
-        for (uint32_t c = 1; c < width_; ++c) {
-            Op::Vec(tr[(c + 1) * lanes_], tr[(c + 1) * lanes_], tr[c * lanes_], lanes_);
+        // The row-wise scan down the width_ rows; for long rows the lane scan
+        // runs alongside it (independent instructions share the barriers): a
+        // tree over the rows gives the lane totals (the first fold before the
+        // scan changes any row), then their log-step scan.
+        bool lanesLeft = false;
+        if (t_.segments) {
+            LaneTotalsStart(tr);
+            PipeBarrier<PIPE_V>();
+            lanesLeft = true;
+        }
+        for (uint32_t c = 1; c < width_ || lanesLeft; ++c) {
+            if (c < width_) Op::Vec(tr[(c + 1) * lanes_], tr[(c + 1) * lanes_], tr[c * lanes_], lanes_);
+            if (lanesLeft) lanesLeft = LaneStep(tr);
             PipeBarrier<PIPE_V>();
         }
-        if (t_.segments) Carries(tr);
+        if (t_.segments) ApplyCarries(tr);
         // Back to row-major: inclusive reads rows 1..width, exclusive rows 0..width-1.
         uint32_t from = t_.exclusive ? 0 : lanes_ * static_cast<uint32_t>(sizeof(TAcc));
         Gather(a, tr, bufIdxB_.Get<uint32_t>(), from, tileElems_);
@@ -245,30 +265,80 @@ private:
         qOut_.FreeTensor(a);
     }
 
-    // Long rows: the exclusive scan of the 64 lane totals (last row of the
-    // transposed tile), combined with the running carry, goes to TR row 0 and
-    // into every row of the scan; the carry takes the tile's total.
-    __aicore__ inline void Carries(const LocalTensor<TAcc>& tr) {
-        LocalTensor<TAcc> ks = Ks();
-        LocalTensor<TAcc> scan = ks[kSegLanes];
-        LocalTensor<TAcc> g = G();
-        LocalTensor<TAcc> carry = Carry();
-        LocalTensor<uint32_t> idx = IdxKs();
-        Op::Vec(scan, tr[width_ * kSegLanes], tr[width_ * kSegLanes], kSegLanes);  // copy (op(v, v) = v)
-        PipeBarrier<PIPE_V>();
-        for (uint32_t s = 0; s < kSteps; ++s) {
-            Gather(g, ks, idx[s * kSegLanes], 0, kSegLanes);
-            PipeBarrier<PIPE_V>();
-            Op::Vec(scan, scan, g, kSegLanes);
-            PipeBarrier<PIPE_V>();
+    // Rows of the lane-total tree (scratch after the transposed tile in TR).
+    __aicore__ inline LocalTensor<TAcc> Fold() { return TR()[kTile + kSegLanes]; }
+
+    // First fold of the rows of the transposed tile (rows r at tr[(r + 1) * lanes]).
+    __aicore__ inline void LaneTotalsStart(const LocalTensor<TAcc>& tr) {
+        LocalTensor<TAcc> t = tr[kSegLanes];
+        LocalTensor<TAcc> p = P()[kSegLanes];
+        lanePhase_ = 1;
+        laneStep_ = 0;
+        if (width_ == 1) {
+            Op::Vec(p, t, t, kSegLanes);  // copy: op(v, v) = v
+        } else if (width_ == 2) {
+            Op::Vec(p, t, t[kSegLanes], kSegLanes);
+        } else {
+            uint32_t h = width_ / 2;
+            Op::Vec(Fold(), t, t[(width_ - h) * kSegLanes], h * kSegLanes);
+            if (width_ % 2) Op::Vec(Fold()[h * kSegLanes], t[h * kSegLanes], t[h * kSegLanes], kSegLanes);
+            foldRows_ = width_ - h;
+            lanePhase_ = 0;
         }
-        Gather(tr, ks, idx, 0, kSegLanes);  // lane i: inclusive scan at lane i - 1
-        Gather(g, ks, idx[kSteps * kSegLanes], 0, kSegLanes);
-        PipeBarrier<PIPE_V>();
+    }
+
+    // One round of the lane scan: folds down to P, Gather steps, shifted steps,
+    // then the exclusive lane scan into TR row 0 and the tile total into G.
+    // Returns false after the last round.
+    __aicore__ inline bool LaneStep(const LocalTensor<TAcc>& tr) {
+        LocalTensor<TAcc> g = G();
+        LocalTensor<uint32_t> idx = IdxKs();
+        if (lanePhase_ == 0) {
+            LocalTensor<TAcc> f = Fold();
+            if (foldRows_ > 2) {
+                uint32_t h = foldRows_ / 2;
+                Op::Vec(f, f, f[(foldRows_ - h) * kSegLanes], h * kSegLanes);
+                foldRows_ -= h;
+            } else {
+                Op::Vec(P()[kSegLanes], f, f[kSegLanes], kSegLanes);
+                lanePhase_ = 1;
+            }
+            return true;
+        }
+        if (lanePhase_ == 1) {
+            LocalTensor<TAcc> p = P();
+            if (laneStep_ % 2 == 0) {
+                Gather(g, p, idx[(laneStep_ / 2) * kSegLanes], 0, kSegLanes);
+            } else {
+                Op::Vec(p[kSegLanes], p[kSegLanes], g, kSegLanes);
+            }
+            if (++laneStep_ == 2 * kGatherSteps) {
+                lanePhase_ = 2;
+                laneStep_ = 0;
+            }
+            return true;
+        }
+        if (lanePhase_ == 2) {
+            uint32_t k = 8u << laneStep_;
+            LocalTensor<TAcc> src = laneStep_ % 2 == 0 ? P() : Q();
+            LocalTensor<TAcc> dst = laneStep_ % 2 == 0 ? Q() : P();
+            Op::Vec(dst[kSegLanes], src[kSegLanes], src[kSegLanes - k], kSegLanes);
+            if (++laneStep_ == kShiftSteps) lanePhase_ = 3;
+            return true;
+        }
+        LocalTensor<TAcc> last = kShiftSteps % 2 == 1 ? Q() : P();
+        Gather(tr, last, idx, 0, kSegLanes);  // lane i: inclusive lane scan at i - 1
+        Gather(g, last, idx[kGatherSteps * kSegLanes], 0, kSegLanes);
+        return false;
+    }
+
+    // TR row 0 = exclusive lane scan with the running carry; every row of the
+    // scan takes its lane's carry; the carry takes the tile's total.
+    __aicore__ inline void ApplyCarries(const LocalTensor<TAcc>& tr) {
+        LocalTensor<TAcc> carry = Carry();
         Op::Vec(tr, tr, carry, kSegLanes);
         PipeBarrier<PIPE_V>();
-        Op::Vec(carry, carry, g, kSegLanes);
-        PipeBarrier<PIPE_V>();
+        Op::Vec(carry, carry, G(), kSegLanes);
         constexpr uint8_t kRowBlocks = kSegLanes * sizeof(TAcc) / 32;
         for (uint32_t j = 0; j < kSegLanes; j += kRepeatLanes) {
             Op::Rows(tr[kSegLanes + j], tr[kSegLanes + j], tr[j], kRepeatLanes, static_cast<uint8_t>(width_),
@@ -329,6 +399,7 @@ private:
     OpScanTiling t_;
     uint32_t lanes_ = 0, width_ = 0, tileElems_ = 0, core_ = 0, cores_ = 0;
     uint64_t begin_ = 0, end_ = 0, next_ = 0;
+    uint32_t lanePhase_ = 0, laneStep_ = 0, foldRows_ = 0;
     TAcc carryIn_ = 0;
 };
 

@@ -27,7 +27,7 @@ extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR x, GM_ADDR total, GM_AD
     using TAcc = {{ acc_type }};
     constexpr uint32_t kChunk = {{ chunk }};
     TPipe pipe;
-    TQue<TPosition::VECIN, 1> qX;
+    TQue<TPosition::VECIN, 2> qX;  // depth 2: OpRange loads the next chunk while it combines one
     TBuf<TPosition::VECCALC> bufAcc, bufXa, bufHalf, bufOne;
     pipe.InitBuffer(qX, 2, kChunk * sizeof(TIn));
     pipe.InitBuffer(bufAcc, kChunk * sizeof(TAcc));

@@ -177,6 +177,11 @@ fn batches_of_edge_row_lengths() {
         (3, 65),
         (41, 100),
         (300, 127),
+        // Long rows: 256 lanes x ceil(len / 256) positions (odd and even widths).
+        (5, 600),
+        (4, 1300),
+        (3, 1700),
+        (2, 2600),
         (5, 4095),
         (300, 4095),
         (3, 4097),

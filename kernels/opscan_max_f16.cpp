@@ -8,7 +8,7 @@
 // consecutive inputs starting at r * width. The tile is cast to the
 // accumulator type and transposed by a Gather, so that position c of every
 // lane is one contiguous row; width - 1 row-wise Maxs scan all lanes at once.
-// - Rows of at most 64 elements: a lane is a whole row (lanes = rows per
+// - Rows of at most 256 elements: a lane is a whole row (lanes = rows per
 //   tile), so the lanes are the answers; the last row of the transposed tile
 //   holds the row totals.
 // - Longer rows: 256 lanes are segments of one row. The lane totals are
@@ -43,6 +43,7 @@ constexpr uint32_t kSegLanes = 256;          // lanes of a tile of a long row
 constexpr uint32_t kSteps = 8;               // log2(kSegLanes)
 constexpr uint32_t kRepeatLanes = 256 / sizeof(TAcc);  // lanes of one vector repeat
 constexpr uint32_t kMaxCores = 64;
+constexpr uint32_t kAhead = 1;  // tiles loading ahead of the one computing (2 measured no better)
 // Lane scans of long rows: steps 1, 2, 4 shift by a Gather, longer shifts
 // (multiples of 8 lanes, 32-byte aligned) read the buffer at an offset.
 constexpr uint32_t kGatherSteps = 3;
@@ -111,13 +112,17 @@ public:
         if (begin_ > end_) begin_ = end_;
         next_ = begin_;
         if (t.segments) CarryIn();
-        // Software pipeline: the next tile loads while this one computes.
-        TileDesc cur, nxt;
-        bool have = Next(cur);
-        if (have) Load(cur);
-        while (have) {
-            bool more = Next(nxt);
-            if (more) Load(nxt);
+        // Software pipeline: the next kAhead tiles load while this one computes.
+        TileDesc ring[kAhead + 1];
+        uint32_t loaded = 0, done = 0;
+        while (loaded < kAhead && Next(ring[loaded])) Load(ring[loaded++]);
+        while (done < loaded) {
+            if (Next(ring[loaded % (kAhead + 1)])) {
+                Load(ring[loaded % (kAhead + 1)]);
+                ++loaded;
+            }
+            const TileDesc& cur = ring[done % (kAhead + 1)];
+            ++done;
             if (t.segments && cur.startsRow) {
                 Duplicate(Carry(), cur.base == begin_ ? carryIn_ : Op::Identity<TAcc>(),
                           static_cast<int32_t>(kSegLanes));
@@ -126,8 +131,6 @@ public:
             Compute(cur);
             if (t.want_total && t.segments && cur.endsRow) StoreTotals(cur.row, Carry(), 1);
             if (t.want_total && !t.segments) StoreTotals(cur.row, TR()[width_ * lanes_], cur.rows);
-            cur = nxt;
-            have = more;
         }
         if constexpr (kHalf) nan_.Publish(gNan_[core_ * 16]);
     }
@@ -175,7 +178,7 @@ private:
     }
 
     __aicore__ inline void Init() {
-        pipe_.InitBuffer(qIn_, 2, kTile * sizeof(TIn));
+        pipe_.InitBuffer(qIn_, kAhead + 1, kTile * sizeof(TIn));
         pipe_.InitBuffer(qOut_, 2, kTile * sizeof(TAcc));
         pipe_.InitBuffer(qTot_, 2, kMaxLanes * sizeof(TAcc));
         pipe_.InitBuffer(bufTR_, 2 * kTile * sizeof(TAcc));  // >= kTile + kMaxLanes
@@ -388,7 +391,7 @@ private:
     }
 
     TPipe pipe_;
-    TQue<TPosition::VECIN, 2> qIn_;  // depth 2: one tile computes while the next loads
+    TQue<TPosition::VECIN, kAhead + 1> qIn_;  // one tile computes while the next kAhead load
     TQue<TPosition::VECOUT, 1> qOut_, qTot_;
     // At most 8 buffers per position: the small ones share bufSmall_.
     TBuf<TPosition::VECCALC> bufTR_, bufIdxF_, bufIdxB_, bufHalf_, bufSmall_, bufNan_, bufNanMask_;

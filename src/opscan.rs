@@ -66,7 +66,7 @@ pub(crate) fn check_nan_slots(
 
 /// Max/min scan of `x` (options.op is not `Sum`).
 ///
-/// Every row is an independent scan; rows of at most 64 elements are
+/// Every row is an independent scan; rows of at most 256 elements are
 /// scanned a tile's worth of rows at a time, longer rows in tiles of 64
 /// segments; long inputs are split over all vector cores (see
 /// `algos::OpScan::plan`). Exact; NaN in f16 input is refused after the

@@ -177,7 +177,10 @@ fn batches_of_edge_row_lengths() {
         (3, 65),
         (41, 100),
         (300, 127),
+        (9, 129),
+        (30, 256),
         // Long rows: 256 lanes x ceil(len / 256) positions (odd and even widths).
+        (30, 257),
         (5, 600),
         (4, 1300),
         (3, 1700),

@@ -98,6 +98,7 @@ struct OpScanTemplate<'a> {
     max_lanes: u32,
     seg_lanes: u32,
     seg_steps: u32,
+    short_row: u64,
 }
 
 /// Elements per tile.
@@ -108,11 +109,13 @@ const MAX_LANES: u64 = 1024;
 /// width - 1 dependent row ops against the log2(lanes) steps of the lane scan
 /// (modeled: about half the vector time of 64 x 64).
 const SEG_LANES: u64 = 256;
-/// Longest row whose lanes are whole rows.
-pub const OPSCAN_SHORT_ROW: u64 = 64;
+/// Longest row whose lanes are whole rows: up to here the width - 1 row ops
+/// over 16+ rows per tile beat a 256-lane tile per row with its lane scan
+/// (modeled, 1000 rows of 160: 7.6 us vs 14.5 us).
+pub const OPSCAN_SHORT_ROW: u64 = 256;
 /// Fewest elements per core when long rows are split over cores: below two
 /// tiles, the reduce phase and SyncAll cost more than the split saves
-/// (modeled: n = 4096 takes 2.3 us on one core, 6.1 us on 16).
+/// (modeled at n = 4096: about 3 us on one core, 6 us on 16).
 const MIN_SPLIT: u64 = 2 * OPSCAN_TILE;
 /// Cores split rows in groups of this many (8 f32/i32 = one 32-byte block).
 const ROW_GROUP: u64 = 8;
@@ -129,7 +132,7 @@ impl OpScan {
 
     /// Plans the scans of `rows` rows of `row_len >= 1` elements each.
     ///
-    /// Rows of at most 64 elements are tiles' lanes; rows are split over
+    /// Rows of at most 256 elements are tiles' lanes; rows are split over
     /// the cores in groups of 8. Longer rows are scanned in tiles of 256
     /// segments; with at least 8 rows per core the rows are split in groups
     /// of 8, otherwise the flattened input is split into equal ranges (a
@@ -224,6 +227,7 @@ impl Kernel for OpScan {
             max_lanes: MAX_LANES as u32,
             seg_lanes: SEG_LANES as u32,
             seg_steps: SEG_LANES.ilog2(),
+            short_row: OPSCAN_SHORT_ROW,
         }
         .render()
     }

@@ -235,10 +235,10 @@ fn tour_opscan(
     let mut ok = totals.len() == rows && y.len() == n;
     for r in 0..rows {
         let mut acc = identity;
-        for i in r * len..(r + 1) * len {
+        for (i, &v) in wide.iter().enumerate().skip(r * len).take(len) {
             let before = acc;
-            if (wide[i] > acc) == max && wide[i] != acc {
-                acc = wide[i];
+            if (v > acc) == max && v != acc {
+                acc = v;
             }
             ok &= y.get(i) == Some(&if exclusive { before } else { acc });
         }

@@ -63,8 +63,8 @@ enum Op {
     /// REDUCE max (vector cores).
     ReduceMaxF16,
     /// OPSCAN max (vector cores).
-    OpScanMaxF16,
-    OpScanMaxI8,
+    MaxScanF16,
+    MaxScanI8,
 }
 
 impl ScanAlgo {
@@ -104,8 +104,8 @@ impl Op {
             Op::ScanF16 { algo, s } => format!("{} s={s} f16->f32 incl", algo.name()),
             Op::ScanI8 { algo, s } => format!("{} s={s} i8->i32 incl", algo.name()),
             Op::ReduceMaxF16 => "REDUCE max f16->f32".into(),
-            Op::OpScanMaxF16 => "OPSCAN max f16->f32 incl".into(),
-            Op::OpScanMaxI8 => "OPSCAN max i8->i32 incl".into(),
+            Op::MaxScanF16 => "OPSCAN max f16->f32 incl".into(),
+            Op::MaxScanI8 => "OPSCAN max i8->i32 incl".into(),
         }
     }
     /// Minimal HBM traffic per element: read the input once, write the output
@@ -115,8 +115,8 @@ impl Op {
             Op::Copy => 4,
             Op::ReduceF16 | Op::ReduceMaxF16 => 2,
             Op::ReduceI8 => 1,
-            Op::ScanF16 { .. } | Op::OpScanMaxF16 => 6,
-            Op::ScanI8 { .. } | Op::OpScanMaxI8 => 5,
+            Op::ScanF16 { .. } | Op::MaxScanF16 => 6,
+            Op::ScanI8 { .. } | Op::MaxScanI8 => 5,
         }
     }
     fn single_core(self) -> bool {
@@ -125,8 +125,8 @@ impl Op {
             | Op::ReduceF16
             | Op::ReduceI8
             | Op::ReduceMaxF16
-            | Op::OpScanMaxF16
-            | Op::OpScanMaxI8 => false,
+            | Op::MaxScanF16
+            | Op::MaxScanI8 => false,
             Op::ScanF16 { algo, .. } | Op::ScanI8 { algo, .. } => algo.single_core(),
         }
     }
@@ -323,13 +323,13 @@ impl Runner {
                 let _max = reduce_max(&self.dev, &x)?;
                 wall = t.elapsed().as_secs_f64();
             }
-            Op::OpScanMaxF16 | Op::OpScanMaxI8 => {
+            Op::MaxScanF16 | Op::MaxScanI8 => {
                 let opts = ScanOptions {
                     op: ScanOp::Max,
                     ..Default::default()
                 };
                 let t;
-                let y = if op == Op::OpScanMaxF16 {
+                let y = if op == Op::MaxScanF16 {
                     let data: Vec<f16> = bits(n, 2)
                         .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
                         .collect();
@@ -380,8 +380,8 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::ReduceF16,
         Op::ReduceI8,
         Op::ReduceMaxF16,
-        Op::OpScanMaxF16,
-        Op::OpScanMaxI8,
+        Op::MaxScanF16,
+        Op::MaxScanI8,
     ];
     for algo in [
         ScanAlgo::ReduceThenScan,

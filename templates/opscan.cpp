@@ -11,10 +11,12 @@
 // - Rows of at most {{ short_row }} elements: a lane is a whole row (lanes = rows per
 //   tile), so the lanes are the answers; the last row of the transposed tile
 //   holds the row totals.
-// - Longer rows: {{ seg_lanes }} lanes are segments of one row. The lane totals are
-//   scanned in log2({{ seg_lanes }}) shifted steps (Gathers from a buffer whose front is
-//   the identity), combined with the carry of the earlier tiles, and applied
-//   to every row of the transposed tile ({{ op_api }}s with src1 repeat stride 0).
+// - Longer rows: {{ seg_lanes }} lanes are segments of one row. The lane totals (a
+//   tree over the rows) are scanned in log2({{ seg_lanes }}) shifted steps (a Gather for
+//   shifts of 1, 2, 4 lanes, an offset read for longer ones, from buffers whose
+//   front is the identity) while the row scan runs (they share its barriers),
+//   combined with the carry of the earlier tiles, and applied to every row of
+//   the transposed tile ({{ op_api }}s with src1 repeat stride 0).
 // Either way a second Gather transposes back: from the rows of the scan
 // (inclusive), or from one row earlier, whose first row holds each lane's
 // carry (exclusive). Both transpose tables are built on the vector unit. The

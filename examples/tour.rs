@@ -3,8 +3,8 @@
 //! is replayed by the cost model for a MODELED time, HBM traffic and % of a
 //! modeled COPY that moves the operation's minimal traffic.
 use ascend_scan::{
-    copy, model_launch, reduce_sum, scan, Algorithm, Batch, CostParams, Device, Error,
-    LaunchReport, ScanInput, ScanOptions, Soc,
+    copy, model_launch, reduce, reduce_sum, scan, Algorithm, Batch, CostParams, Device, Error,
+    LaunchReport, ScanInput, ScanOp, ScanOptions, Soc,
 };
 use half::f16;
 
@@ -175,6 +175,116 @@ fn tour_scan_i8(
     Ok(row(dev, label, rows * n, ok, 5.0))
 }
 
+fn tour_reduce_max_min(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
+    let xf: Vec<f16> = pseudo_random(n, 6)
+        .map(|v| f16::from_bits(v as u16 & 0x7bff))
+        .collect();
+    let xi: Vec<i8> = pseudo_random(n, 7).map(|v| v as i8).collect();
+    let (f, i) = (dev.upload(&xf)?, dev.upload(&xi)?);
+    let mut rows = Vec::new();
+    for op in [ScanOp::Max, ScanOp::Min] {
+        let max = op == ScanOp::Max;
+        let pick = |a: f32, b: f32| if (b > a) == max { b } else { a };
+        let want = xf.iter().map(|v| v.to_f32()).reduce(pick);
+        dev.take_reports();
+        let ok = Some(reduce(dev, &f, op)?) == want;
+        rows.push(row(dev, format!("reduce {op:?} f16->f32"), n, ok, 2.0));
+        let want = if max {
+            xi.iter().max()
+        } else {
+            xi.iter().min()
+        };
+        dev.take_reports();
+        let ok = Some(reduce(dev, &i, op)?) == want.map(|&v| i32::from(v));
+        rows.push(row(dev, format!("reduce {op:?} i8->i32"), n, ok, 1.0));
+    }
+    Ok(rows)
+}
+
+/// Max/min scan of `rows` rows (OPSCAN), checked exactly; f16 when `half`, else i8.
+fn tour_opscan(
+    dev: &Device,
+    n: usize,
+    rows: usize,
+    op: ScanOp,
+    half: bool,
+    exclusive: bool,
+) -> Result<Row, Error> {
+    let values: Vec<u64> = pseudo_random(n, 8).collect();
+    let wide: Vec<f64> = if half {
+        values
+            .iter()
+            .map(|&v| f16::from_bits(v as u16 & 0xfbff).to_f64())
+            .collect()
+    } else {
+        values.iter().map(|&v| f64::from(v as i8)).collect()
+    };
+    let options = ScanOptions {
+        exclusive,
+        want_total: true,
+        op,
+        ..Default::default()
+    };
+    let (y, totals): (Vec<f64>, Vec<f64>) = if half {
+        let xs: Vec<f16> = values
+            .iter()
+            .map(|&v| f16::from_bits(v as u16 & 0xfbff))
+            .collect();
+        let x = dev.upload(&xs)?;
+        dev.take_reports();
+        let out = scan(dev, Batch::rows(&x, rows)?, options)?;
+        let t = out.totals.unwrap_or_default();
+        (
+            out.values.download()?.into_iter().map(f64::from).collect(),
+            t.into_iter().map(f64::from).collect(),
+        )
+    } else {
+        let xs: Vec<i8> = values.iter().map(|&v| v as i8).collect();
+        let x = dev.upload(&xs)?;
+        dev.take_reports();
+        let out = scan(dev, Batch::rows(&x, rows)?, options)?;
+        let t = out.totals.unwrap_or_default();
+        (
+            out.values.download()?.into_iter().map(f64::from).collect(),
+            t.into_iter().map(f64::from).collect(),
+        )
+    };
+    let max = op == ScanOp::Max;
+    let identity = match (half, max) {
+        (true, true) => f64::NEG_INFINITY,
+        (true, false) => f64::INFINITY,
+        (false, true) => f64::from(i32::MIN),
+        (false, false) => f64::from(i32::MAX),
+    };
+    let len = n / rows;
+    let mut ok = totals.len() == rows && y.len() == n;
+    for r in 0..rows {
+        let mut acc = identity;
+        for (i, &v) in wide.iter().enumerate().skip(r * len).take(len) {
+            let before = acc;
+            if (v > acc) == max && v != acc {
+                acc = v;
+            }
+            ok &= y.get(i) == Some(&if exclusive { before } else { acc });
+        }
+        ok &= totals.get(r) == Some(&acc);
+    }
+    let kind = if exclusive { "exclusive" } else { "inclusive" };
+    let ty = if half { "f16->f32" } else { "i8->i32" };
+    let shape = if rows > 1 {
+        format!(" {rows} rows")
+    } else {
+        String::new()
+    };
+    Ok(row(
+        dev,
+        format!("scan {op:?} {ty} {kind}{shape}"),
+        n,
+        ok,
+        if half { 6.0 } else { 5.0 },
+    ))
+}
+
 /// Modeled seconds of a COPY moving `bytes` of HBM traffic (read + write).
 fn modeled_copy(dev: &Device, params: &CostParams, bytes: usize) -> Result<f64, Error> {
     let x = dev.alloc_zeroed::<u8>((bytes / 2).max(32))?;
@@ -202,6 +312,32 @@ fn main() -> Result<(), Error> {
     let n = 1 << 20;
     let mut rows = vec![tour_copy(&dev, n * 2 + 13)?];
     rows.extend(tour_reduce(&dev, n + 7)?);
+    rows.extend(tour_reduce_max_min(&dev, n + 7)?);
+    for op in [ScanOp::Max, ScanOp::Min] {
+        for half in [true, false] {
+            for exclusive in [false, true] {
+                rows.push(tour_opscan(&dev, n + 7, 1, op, half, exclusive)?);
+            }
+        }
+    }
+    for half in [true, false] {
+        rows.push(tour_opscan(
+            &dev,
+            1024 * 1024,
+            1024,
+            ScanOp::Max,
+            half,
+            false,
+        )?);
+        rows.push(tour_opscan(
+            &dev,
+            16384 * 64,
+            16384,
+            ScanOp::Max,
+            half,
+            false,
+        )?);
+    }
     let algorithms = [Algorithm::Auto]
         .into_iter()
         .chain([16, 32, 64, 128].map(|s| Algorithm::ScanU { s }))

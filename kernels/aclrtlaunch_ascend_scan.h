@@ -16,6 +16,14 @@ extern "C" {
 uint32_t aclrtlaunch_copy_u8(uint32_t blockDim, void* stream, void* src, void* dst, CopyTiling* tiling);
 uint32_t aclrtlaunch_reduce_sum_f16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
 uint32_t aclrtlaunch_reduce_sum_i8(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
+uint32_t aclrtlaunch_reduce_max_f16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
+uint32_t aclrtlaunch_reduce_min_f16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
+uint32_t aclrtlaunch_reduce_max_i8(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
+uint32_t aclrtlaunch_reduce_min_i8(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
+uint32_t aclrtlaunch_opscan_max_f16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
+uint32_t aclrtlaunch_opscan_min_f16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
+uint32_t aclrtlaunch_opscan_max_i8(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
+uint32_t aclrtlaunch_opscan_min_i8(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);

@@ -250,6 +250,195 @@ __aicore__ inline void StoreScalar(const GlobalTensor<T>& dst, const LocalTensor
     WaitFlag<HardEvent::MTE3_S>(0);
 }
 
+// ---- Operators other than + (max, min) on the vector unit -----------------
+
+// A binary operator of the scans and reductions: the element-wise vector op
+// (count form and row form), the scalar op and the identity of each type the
+// kernels use (inputs half / int8_t, accumulators float / int32_t).
+struct OpMax {
+    template <typename T>
+    __aicore__ static inline void Vec(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
+                                      uint32_t count) {
+        Max(dst, a, b, static_cast<int32_t>(count));
+    }
+    template <typename T>
+    __aicore__ static inline void Rows(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
+                                       uint64_t mask, uint8_t repeats, const BinaryRepeatParams& p) {
+        Max(dst, a, b, mask, repeats, p);
+    }
+    template <typename T>
+    __aicore__ static inline T Scalar(T a, T b) {
+        return a > b ? a : b;
+    }
+    template <typename T>
+    __aicore__ static inline T Identity() {
+        if constexpr (std::is_same<T, float>::value) return -__builtin_huge_valf();
+        else if constexpr (std::is_same<T, half>::value) return static_cast<half>(-__builtin_huge_valf());
+        else if constexpr (std::is_same<T, int32_t>::value) return static_cast<int32_t>(-2147483647 - 1);
+        else return static_cast<T>(-128);  // int8_t
+    }
+    // Two int8 identities as one int16 (to fill int8 buffers with Duplicate).
+    static constexpr int16_t kInt8Pair = static_cast<int16_t>(-32640);  // 0x8080
+};
+
+struct OpMin {
+    template <typename T>
+    __aicore__ static inline void Vec(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
+                                      uint32_t count) {
+        Min(dst, a, b, static_cast<int32_t>(count));
+    }
+    template <typename T>
+    __aicore__ static inline void Rows(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
+                                       uint64_t mask, uint8_t repeats, const BinaryRepeatParams& p) {
+        Min(dst, a, b, mask, repeats, p);
+    }
+    template <typename T>
+    __aicore__ static inline T Scalar(T a, T b) {
+        return a < b ? a : b;
+    }
+    template <typename T>
+    __aicore__ static inline T Identity() {
+        if constexpr (std::is_same<T, float>::value) return __builtin_huge_valf();
+        else if constexpr (std::is_same<T, half>::value) return static_cast<half>(__builtin_huge_valf());
+        else if constexpr (std::is_same<T, int32_t>::value) return static_cast<int32_t>(2147483647);
+        else return static_cast<T>(127);  // int8_t
+    }
+    static constexpr int16_t kInt8Pair = static_cast<int16_t>(0x7f7f);
+};
+
+// Fills the first `count` elements (a multiple of 2 for int8) of an input
+// buffer with the operator's identity.
+template <typename Op, typename TIn>
+__aicore__ inline void FillIdentity(const LocalTensor<TIn>& dst, uint32_t count) {
+    if constexpr (std::is_same<TIn, int8_t>::value) {
+        Duplicate(dst.template ReinterpretCast<int16_t>(), Op::kInt8Pair, static_cast<int32_t>(count / 2));
+    } else {
+        Duplicate(dst, Op::template Identity<TIn>(), static_cast<int32_t>(count));
+    }
+}
+
+// Loads `count` elements from GM into UB; the rest of the last 32-byte block
+// is `pad` (LoadAny pads with zeros, which is wrong for max/min).
+template <typename T>
+__aicore__ inline void LoadPadded(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count, T pad) {
+    uint32_t tailBytes = (count * static_cast<uint32_t>(sizeof(T))) % 32;
+    uint8_t rightPad = static_cast<uint8_t>(tailBytes ? (32 - tailBytes) / sizeof(T) : 0);
+    DataCopyExtParams p(1, count * static_cast<uint32_t>(sizeof(T)), 0, 0, 0);
+    DataCopyPadExtParams<T> padding(rightPad != 0, 0, rightPad, pad);
+    DataCopyPad(dst, src, p, padding);
+}
+
+// NaN detection for half inputs (max/min refuse NaN: the reference leaves the
+// NaN behaviour of vector Max/Min undocumented). Keeps the lane-wise largest
+// (bits & 0x7fff) seen; a value above 0x7c00 (the bits of inf) is a NaN.
+// Publish() folds the lanes and writes 16 int16 (one 32-byte GM slot).
+class HalfNanCheck {
+public:
+    static constexpr int16_t kInfBits = 0x7c00;
+
+    // acc and mask: `lanes` int16 each (lanes a power of two >= 16).
+    __aicore__ inline void Init(const LocalTensor<int16_t>& acc, const LocalTensor<int16_t>& mask, uint32_t lanes) {
+        acc_ = acc;
+        mask_ = mask;
+        lanes_ = lanes;
+        Duplicate(acc_, static_cast<int16_t>(0), static_cast<int32_t>(lanes));
+        Duplicate(mask_, static_cast<int16_t>(0x7fff), static_cast<int32_t>(lanes));
+        PipeBarrier<PIPE_V>();
+    }
+
+    // Takes `count` (<= lanes) halves; `tmp`: count int16 of scratch. (A
+    // template only so that callers may name it in discarded branches.)
+    template <typename T>
+    __aicore__ inline void Add(const LocalTensor<T>& x, const LocalTensor<int16_t>& tmp, uint32_t count) {
+        static_assert(sizeof(T) == 2, "HalfNanCheck takes 16-bit inputs");
+        And(tmp, x.template ReinterpretCast<int16_t>(), mask_, static_cast<int32_t>(count));
+        PipeBarrier<PIPE_V>();
+        Max(acc_, acc_, tmp, static_cast<int32_t>(count));
+        PipeBarrier<PIPE_V>();
+    }
+
+    // Add() in two halves without barriers, for callers that interleave them
+    // with independent work: Mask() then (after a PIPE_V barrier) Merge().
+    template <typename T>
+    __aicore__ inline void Mask(const LocalTensor<T>& x, const LocalTensor<int16_t>& tmp, uint32_t count) {
+        static_assert(sizeof(T) == 2, "HalfNanCheck takes 16-bit inputs");
+        And(tmp, x.template ReinterpretCast<int16_t>(), mask_, static_cast<int32_t>(count));
+    }
+    __aicore__ inline void Merge(const LocalTensor<int16_t>& tmp, uint32_t count) {
+        Max(acc_, acc_, tmp, static_cast<int32_t>(count));
+    }
+
+    __aicore__ inline void Publish(const GlobalTensor<int16_t>& slot) {
+        for (uint32_t w = lanes_ / 2; w >= 16; w /= 2) {
+            Max(acc_, acc_, acc_[w], static_cast<int32_t>(w));
+            PipeBarrier<PIPE_V>();
+        }
+        SetFlag<HardEvent::V_MTE3>(0);
+        WaitFlag<HardEvent::V_MTE3>(0);
+        DataCopy(slot, acc_, 16);
+        SetFlag<HardEvent::MTE3_V>(0);
+        WaitFlag<HardEvent::MTE3_V>(0);
+    }
+
+private:
+    LocalTensor<int16_t> acc_, mask_;
+    uint32_t lanes_ = 0;
+};
+
+// Loads the chunk of x at `off` (at most `chunk` elements before `end`) into
+// a new tensor of the queue `in`, padded with the identity of Op.
+template <typename Op, typename TIn, typename Que>
+__aicore__ inline void OpLoadChunk(const GlobalTensor<TIn>& gx, uint64_t off, uint64_t end, uint32_t chunk, Que& in) {
+    uint32_t count = static_cast<uint32_t>(end - off < chunk ? end - off : chunk);
+    LocalTensor<TIn> x = in.template AllocTensor<TIn>();
+    if (count < chunk) {
+        FillIdentity<Op>(x, chunk);
+        SetFlag<HardEvent::V_MTE2>(0);
+        WaitFlag<HardEvent::V_MTE2>(0);
+    }
+    LoadPadded(x, gx[off], count, Op::template Identity<TIn>());
+    in.EnQue(x);
+}
+
+// The operator Op over x[begin, end) on a vector core, in the accumulator
+// type (exact: max/min never round). Like SumRange: chunks of `chunk` (a power
+// of two) inputs are padded with the identity, cast and combined into a vector
+// accumulator, whose lanes are folded at the end; the next chunk loads while
+// the current one is combined (`in` needs two buffers and depth 2). `nan`
+// (half inputs, may be null) sees every input.
+template <typename Op, typename TIn, typename TAcc, typename Que>
+__aicore__ inline TAcc OpRange(const GlobalTensor<TIn>& gx, uint64_t begin, uint64_t end, uint32_t chunk, Que& in,
+                               const LocalTensor<TAcc>& acc, const LocalTensor<TAcc>& xa, const LocalTensor<half>& tmp,
+                               HalfNanCheck* nan) {
+    Duplicate(acc, Op::template Identity<TAcc>(), static_cast<int32_t>(chunk));
+    PipeBarrier<PIPE_V>();
+    if (begin < end) OpLoadChunk<Op>(gx, begin, end, chunk, in);
+    for (uint64_t off = begin; off < end; off += chunk) {
+        if (end - off > chunk) OpLoadChunk<Op>(gx, off + chunk, end, chunk, in);
+        LocalTensor<TIn> x = in.template DeQue<TIn>();
+        if constexpr (std::is_same<TIn, half>::value) {
+            if (nan != nullptr) nan->Add(x, tmp.template ReinterpretCast<int16_t>(), chunk);
+        } else {
+            (void)nan;
+        }
+        CastToAcc(xa, x, tmp, chunk);
+        in.FreeTensor(x);
+        PipeBarrier<PIPE_V>();
+        Op::Vec(acc, acc, xa, chunk);
+        PipeBarrier<PIPE_V>();
+    }
+    constexpr uint32_t kBlockLanes = 32 / sizeof(TAcc);
+    for (uint32_t w = chunk / 2; w >= kBlockLanes; w /= 2) {
+        Op::Vec(acc, acc, acc[w], w);
+        PipeBarrier<PIPE_V>();
+    }
+    SetFlag<HardEvent::V_S>(0);
+    WaitFlag<HardEvent::V_S>(0);
+    TAcc r = acc.GetValue(0);
+    for (uint32_t i = 1; i < kBlockLanes; ++i) r = Op::Scalar(r, acc.GetValue(i));
+    return r;
+}
+
 // Adds a running carry to each s-wide row of `in` (rows of per-row inclusive
 // scans), writing `out`; the carry becomes the row's last entry. Row ends are
 // read on the scalar pipe first so the vector adds run back to back.

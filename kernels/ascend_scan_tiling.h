@@ -188,4 +188,44 @@ static_assert(sizeof(ReduceTiling) == 16, "ReduceTiling: size differs from the R
 static_assert(offsetof(ReduceTiling, n) == 0, "ReduceTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(ReduceTiling, per_core) == 8, "ReduceTiling: offset of per_core differs from the Rust definition");
 
+typedef struct OpScanTiling OpScanTiling;
+struct OpScanTiling {
+    // Elements in all rows.
+    uint64_t n;
+    // Elements per row (>= 1).
+    uint64_t row_len;
+    // Elements per vector core (the last core takes the rest).
+    uint64_t per_core;
+    // Lanes of a tile (rows per tile for short rows, 256 for long rows).
+    uint32_t lanes;
+    // Elements per lane.
+    uint32_t width;
+    // 1: lanes are segments of one long row (carries between lanes and
+    // tiles); 0: lanes are whole rows.
+    uint32_t segments;
+    // 1 for an exclusive scan.
+    uint32_t exclusive;
+    // 1 to write the row totals.
+    uint32_t want_total;
+    // Elements between the totals of consecutive rows (1, or 8 when cores
+    // split rows and so write the totals of neighbouring rows).
+    uint32_t total_stride;
+    // 1 when some core starts inside a row: phase 1 and SyncAll run.
+    uint32_t sync;
+    // Byte offset of the NaN slots (one 32-byte slot per core) in the workspace.
+    uint32_t nan_offset;
+};
+static_assert(sizeof(OpScanTiling) == 56, "OpScanTiling: size differs from the Rust definition");
+static_assert(offsetof(OpScanTiling, n) == 0, "OpScanTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(OpScanTiling, row_len) == 8, "OpScanTiling: offset of row_len differs from the Rust definition");
+static_assert(offsetof(OpScanTiling, per_core) == 16, "OpScanTiling: offset of per_core differs from the Rust definition");
+static_assert(offsetof(OpScanTiling, lanes) == 24, "OpScanTiling: offset of lanes differs from the Rust definition");
+static_assert(offsetof(OpScanTiling, width) == 28, "OpScanTiling: offset of width differs from the Rust definition");
+static_assert(offsetof(OpScanTiling, segments) == 32, "OpScanTiling: offset of segments differs from the Rust definition");
+static_assert(offsetof(OpScanTiling, exclusive) == 36, "OpScanTiling: offset of exclusive differs from the Rust definition");
+static_assert(offsetof(OpScanTiling, want_total) == 40, "OpScanTiling: offset of want_total differs from the Rust definition");
+static_assert(offsetof(OpScanTiling, total_stride) == 44, "OpScanTiling: offset of total_stride differs from the Rust definition");
+static_assert(offsetof(OpScanTiling, sync) == 48, "OpScanTiling: offset of sync differs from the Rust definition");
+static_assert(offsetof(OpScanTiling, nan_offset) == 52, "OpScanTiling: offset of nan_offset differs from the Rust definition");
+
 #endif

@@ -18,7 +18,7 @@ extern "C" __global__ __aicore__ void reduce_sum_f16(GM_ADDR x, GM_ADDR total, G
     using TAcc = float;
     constexpr uint32_t kChunk = 4096;
     TPipe pipe;
-    TQue<TPosition::VECIN, 1> qX;
+    TQue<TPosition::VECIN, 2> qX;  // depth 2: OpRange loads the next chunk while it combines one
     TBuf<TPosition::VECCALC> bufAcc, bufXa, bufHalf, bufOne;
     pipe.InitBuffer(qX, 2, kChunk * sizeof(TIn));
     pipe.InitBuffer(bufAcc, kChunk * sizeof(TAcc));

@@ -217,8 +217,20 @@ const VECCUMSUM: &[Entry<Launch3<sys::VecCumSumTiling>, sys::VecCumSumTiling>] =
     aclrtlaunch_veccumsum_i8_s64,
 );
 
-const REDUCE: &[Entry<Launch3<sys::ReduceTiling>, sys::ReduceTiling>] =
-    entries!(aclrtlaunch_reduce_sum_f16, aclrtlaunch_reduce_sum_i8);
+const REDUCE: &[Entry<Launch3<sys::ReduceTiling>, sys::ReduceTiling>] = entries!(
+    aclrtlaunch_reduce_sum_f16,
+    aclrtlaunch_reduce_sum_i8,
+    aclrtlaunch_reduce_max_f16,
+    aclrtlaunch_reduce_min_f16,
+    aclrtlaunch_reduce_max_i8,
+    aclrtlaunch_reduce_min_i8,
+);
+const OPSCAN: &[Entry<Launch4<sys::OpScanTiling>, sys::OpScanTiling>] = entries!(
+    aclrtlaunch_opscan_max_f16,
+    aclrtlaunch_opscan_min_f16,
+    aclrtlaunch_opscan_max_i8,
+    aclrtlaunch_opscan_min_i8,
+);
 
 fn find<P: Copy, T>(table: &[Entry<P, T>], name: &str) -> Result<P> {
     table
@@ -238,6 +250,7 @@ pub(crate) fn has_entry(name: &str) -> bool {
         RTSCAN.iter().map(|e| e.0).collect(),
         VECCUMSUM.iter().map(|e| e.0).collect(),
         REDUCE.iter().map(|e| e.0).collect(),
+        OPSCAN.iter().map(|e| e.0).collect(),
     ];
     names.iter().flatten().any(|n| *n == name)
 }
@@ -267,7 +280,13 @@ macro_rules! launchable4 {
         }
     )*};
 }
-launchable4!(ScanUTiling => SCANU, ScanUL1Tiling => SCANUL1, McScanTiling => MCSCAN, RtScanTiling => RTSCAN);
+launchable4!(
+    ScanUTiling => SCANU,
+    ScanUL1Tiling => SCANUL1,
+    McScanTiling => MCSCAN,
+    RtScanTiling => RTSCAN,
+    OpScanTiling => OPSCAN
+);
 
 macro_rules! launchable3 {
     ($($tiling:ident => $table:ident),*) => {$(

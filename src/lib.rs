@@ -31,7 +31,7 @@ pub use copy::copy;
 pub use device::{Device, DeviceBuffer, Element};
 pub use error::{Error, Result};
 pub use policy::auto_policy_soc;
-pub use reduce::reduce_sum;
+pub use reduce::{reduce, reduce_max, reduce_min, reduce_sum};
 pub use scan::{
     scan, Algorithm, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS,
     MAX_I8_SCAN_LEN, MAX_SCAN_LEN,

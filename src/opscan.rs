@@ -1,16 +1,126 @@
 //! Operator scans (max, min) on the vector unit.
-use crate::device::Device;
+use std::any::Any;
+
+use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
-use crate::scan::{Batch, ScanInput, ScanOptions, ScanOutput};
+use crate::ffi;
+use crate::scan::{Algorithm, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput};
+
+/// The vector operator of a non-sum [`ScanOp`].
+pub(crate) fn max_min(op: ScanOp) -> Option<algos::MaxMin> {
+    match op {
+        ScanOp::Sum => None,
+        ScanOp::Max => Some(algos::MaxMin::Max),
+        ScanOp::Min => Some(algos::MaxMin::Min),
+    }
+}
+
+/// The identity of `op` in the accumulator type `A` (f32 or i32): -inf /
+/// `i32::MIN` for max, +inf / `i32::MAX` for min.
+pub(crate) fn identity<A: Element>(op: algos::MaxMin) -> Result<A> {
+    let max = op == algos::MaxMin::Max;
+    let value: Box<dyn Any> = match A::DTYPE {
+        algos::DType::F32 => Box::new(if max {
+            f32::NEG_INFINITY
+        } else {
+            f32::INFINITY
+        }),
+        algos::DType::I32 => Box::new(if max { i32::MIN } else { i32::MAX }),
+        other => {
+            return Err(Error::Unsupported(format!(
+                "no {op:?} identity for {other}"
+            )))
+        }
+    };
+    value
+        .downcast_ref::<A>()
+        .copied()
+        .ok_or_else(|| Error::Unsupported(format!("no {op:?} identity for {}", A::DTYPE)))
+}
+
+/// Fails when a kernel saw a NaN in f16 input: each core left, at byte
+/// `offset` of the workspace, a 32-byte slot of 16 i16 lanes holding the
+/// largest `bits & 0x7fff` it read; anything above 0x7c00 (inf) is a NaN.
+pub(crate) fn check_nan_slots(
+    workspace: &DeviceBuffer<u8>,
+    offset: usize,
+    cores: usize,
+) -> Result<()> {
+    let bytes = workspace.download()?;
+    let slots = bytes
+        .get(offset..offset + cores * 32)
+        .ok_or_else(|| Error::Unsupported("workspace too small for the NaN slots".into()))?;
+    let nan = slots
+        .chunks_exact(2)
+        .any(|b| i16::from_le_bytes([b[0], b[1]]) > 0x7c00);
+    if nan {
+        return Err(Error::InvalidArgument {
+            name: "x",
+            reason: "contains NaN: max and min refuse NaN inputs (the NaN behaviour of the \
+                     vector Max/Min instructions is not documented for Atlas A2)"
+                .into(),
+        });
+    }
+    Ok(())
+}
 
 /// Max/min scan of `x` (options.op is not `Sum`).
+///
+/// Every row is an independent scan; rows of at most 256 elements are
+/// scanned a tile's worth of rows at a time, longer rows in tiles of 64
+/// segments; long inputs are split over all vector cores (see
+/// `algos::OpScan::plan`). Exact; NaN in f16 input is refused after the
+/// launch with [`Error::InvalidArgument`] naming `x`.
 pub(crate) fn scan_op<T: ScanInput>(
-    _device: &Device,
-    _x: Batch<'_, T>,
+    device: &Device,
+    x: Batch<'_, T>,
     options: ScanOptions,
 ) -> Result<ScanOutput<T::Acc>> {
-    Err(Error::Unsupported(format!(
-        "{:?} scans are not built yet",
-        options.op
-    )))
+    let Some(op) = max_min(options.op) else {
+        return Err(Error::Unsupported("sum scans run on the cube".into()));
+    };
+    if options.algorithm != Algorithm::Auto {
+        return Err(Error::InvalidArgument {
+            name: "options.algorithm",
+            reason: format!(
+                "{:?} scans run on the vector unit (OPSCAN); {} is a cube sum scan: use Algorithm::Auto",
+                options.op, options.algorithm
+            ),
+        });
+    }
+    let (rows, len) = (x.row_count(), x.row_len());
+    let values = device.alloc_uninit::<T::Acc>(rows * len)?;
+    if len == 0 {
+        let totals = if options.want_total {
+            Some(vec![identity::<T::Acc>(op)?; rows])
+        } else {
+            None
+        };
+        return Ok(ScanOutput { values, totals });
+    }
+    let algo = algos::OpScan::new(T::DTYPE, op)?;
+    let mut plan = algo.plan(
+        device.profile(),
+        rows as u64,
+        len as u64,
+        options.exclusive,
+        options.want_total,
+    )?;
+    let stride = plan.tiling.total_stride as usize;
+    let nan_offset = plan.tiling.nan_offset as usize;
+    let cores = plan.block_dim as usize;
+    let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
+    let totals =
+        device.alloc_zeroed::<T::Acc>(if options.want_total { rows * stride } else { 1 })?;
+    let gm = [x.data().ptr(), values.ptr(), totals.ptr(), workspace.ptr()];
+    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    if T::DTYPE == algos::DType::F16 {
+        check_nan_slots(&workspace, nan_offset, cores)?;
+    }
+    let totals = if options.want_total {
+        Some(totals.download()?.into_iter().step_by(stride).collect())
+    } else {
+        None
+    };
+    Ok(ScanOutput { values, totals })
 }

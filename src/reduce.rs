@@ -2,7 +2,8 @@
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::ffi;
-use crate::scan::{ScanInput, MAX_I8_SCAN_LEN};
+use crate::opscan::{check_nan_slots, identity, max_min};
+use crate::scan::{ScanInput, ScanOp, MAX_I8_SCAN_LEN};
 
 /// Sum of all elements of `x`, on every vector core of its device.
 ///
@@ -35,5 +36,51 @@ pub fn reduce_sum<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>) -> Result<
     let total = device.alloc_zeroed::<T::Acc>(1)?;
     device
         .run(|stream| ffi::launch(stream, &mut plan, &[x.ptr(), total.ptr(), workspace.ptr()]))?;
+    Ok(total.download()?[0])
+}
+
+/// Maximum of all elements of `x` ([`reduce`] with [`ScanOp::Max`]).
+pub fn reduce_max<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>) -> Result<T::Acc> {
+    reduce(device, x, ScanOp::Max)
+}
+
+/// Minimum of all elements of `x` ([`reduce`] with [`ScanOp::Min`]).
+pub fn reduce_min<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>) -> Result<T::Acc> {
+    reduce(device, x, ScanOp::Min)
+}
+
+/// `op` over all elements of `x`, on every vector core of its device: sum
+/// ([`reduce_sum`]), max or min.
+///
+/// Max and min are exact (f16 -> f32 and i8 -> i32 convert exactly). The
+/// reduction of an empty input is the operator's identity: 0 for sum, -inf
+/// (f16 input) / `i32::MIN` (i8 input) for max, +inf / `i32::MAX` for min.
+/// f16 inputs holding a NaN are refused with [`Error::InvalidArgument`]
+/// naming `x` (the NaN behaviour of the vector Max/Min instructions is not
+/// documented for Atlas A2, so no result is promised). Which zero the max
+/// of -0.0 and +0.0 is, is not specified.
+pub fn reduce<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>, op: ScanOp) -> Result<T::Acc> {
+    let Some(op) = max_min(op) else {
+        return reduce_sum(device, x);
+    };
+    if !device.same(x.device()) {
+        return Err(Error::InvalidArgument {
+            name: "x",
+            reason: "the buffer lives on another device".into(),
+        });
+    }
+    if x.is_empty() {
+        return identity::<T::Acc>(op);
+    }
+    let algo = algos::ReduceMaxMin::new(T::DTYPE, op)?;
+    let mut plan = algo.plan(device.profile(), x.len() as u64)?;
+    let cores = plan.block_dim as usize;
+    let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
+    let total = device.alloc_zeroed::<T::Acc>(1)?;
+    device
+        .run(|stream| ffi::launch(stream, &mut plan, &[x.ptr(), total.ptr(), workspace.ptr()]))?;
+    if T::DTYPE == algos::DType::F16 {
+        check_nan_slots(&workspace, cores * 32, cores)?;
+    }
     Ok(total.download()?[0])
 }

@@ -262,7 +262,19 @@ fn algorithm_error(e: algos::AlgoError) -> Error {
 /// carry), so the error is that of an f32 sequential sum: |err| <= n * eps32 *
 /// sum|x| (eps32 = 2^-24) up to a small constant. i8 inputs accumulate exactly
 /// in i32; rows longer than [`MAX_I8_SCAN_LEN`] are refused because their
-/// sum could overflow i32. Max and min scans are exact.
+/// sum could overflow i32.
+///
+/// Max and min ([`ScanOp::Max`], [`ScanOp::Min`]) run on all vector cores
+/// (OPSCAN: Gather transposes and row-wise vector Max/Min; only
+/// `Algorithm::Auto` is accepted) and are exact: every result is an input
+/// element converted exactly (f16 -> f32, i8 -> i32) or the identity. The
+/// exclusive scan starts each row with the identity; an empty row's total is
+/// the identity. f16 inputs holding a NaN are refused with
+/// [`Error::InvalidArgument`] naming `x` (checked on the device during the
+/// scan): the NaN behaviour of the vector Max/Min instructions is not
+/// documented for Atlas A2, so no result is promised for it. When -0.0 and
+/// +0.0 tie, which of them a result holds is not specified (they compare
+/// equal).
 pub fn scan<'a, T: ScanInput>(
     device: &Device,
     x: impl Into<Batch<'a, T>>,

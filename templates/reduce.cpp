@@ -1,10 +1,19 @@
 // {{ header }}
 //
+{% if op == "sum" -%}
 // REDUCE (sum, {{ in_type }} -> {{ acc_type }}) on every vector core: each core sums
 // its range of x (cast to the accumulator type, vector adds, a final scalar
 // pass), publishes the partial in a 32-byte GM slot, and after the hardware
 // SyncAll the last core adds the partials. One read of x: 2 bytes per f16
 // element of HBM traffic.
+{%- else -%}
+// REDUCE ({{ op }}, {{ in_type }} -> {{ acc_type }}) on every vector core: each core
+// takes the {{ op }} of its range of x (padded with the identity, cast to the
+// accumulator type, vector {{ op_api }} into an accumulator, lanes folded),
+// publishes the partial in a 32-byte GM slot, and after the hardware SyncAll
+// the last core combines the partials. Exact. Half inputs are checked for NaN
+// (the largest |bits| per core goes to a second workspace slot for the host).
+{%- endif %}
 #include "kernel_operator.h"
 #include "ascend_scan_blocks.h"
 #include "ascend_scan_tiling.h"
@@ -18,7 +27,7 @@ extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR x, GM_ADDR total, GM_AD
     using TAcc = {{ acc_type }};
     constexpr uint32_t kChunk = {{ chunk }};
     TPipe pipe;
-    TQue<TPosition::VECIN, 1> qX;
+    TQue<TPosition::VECIN, 2> qX;  // depth 2: OpRange loads the next chunk while it combines one
     TBuf<TPosition::VECCALC> bufAcc, bufXa, bufHalf, bufOne;
     pipe.InitBuffer(qX, 2, kChunk * sizeof(TIn));
     pipe.InitBuffer(bufAcc, kChunk * sizeof(TAcc));
@@ -35,9 +44,35 @@ extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR x, GM_ADDR total, GM_AD
     uint32_t cores = static_cast<uint32_t>(GetBlockNum());
     uint64_t begin = static_cast<uint64_t>(core) * tiling.per_core;
     uint64_t end = begin + tiling.per_core < tiling.n ? begin + tiling.per_core : tiling.n;
-    if (begin > end) begin = end;
+    if (begin > end) begin = end;{% if op == "sum" %}
     TAcc mine = SumRange(gx, begin, end, kChunk, qX, bufAcc.Get<TAcc>(), bufXa.Get<TAcc>(), bufHalf.Get<half>());
     StoreScalar(gSums[core * kSumSlot<TAcc>], bufOne.Get<TAcc>(), mine);
     SyncAll();
-    if (core + 1 == cores) StoreScalar(gTotal, bufOne.Get<TAcc>(), SumSlots(gSums, bufAcc.Get<TAcc>(), cores, cores));
+    if (core + 1 == cores) StoreScalar(gTotal, bufOne.Get<TAcc>(), SumSlots(gSums, bufAcc.Get<TAcc>(), cores, cores));{% else %}
+    using Op = {{ op_struct }};
+    TBuf<TPosition::VECCALC> bufNan, bufNanMask;
+    HalfNanCheck nan;
+    if constexpr (std::is_same<TIn, half>::value) {
+        pipe.InitBuffer(bufNan, kChunk * sizeof(int16_t));
+        pipe.InitBuffer(bufNanMask, kChunk * sizeof(int16_t));
+        nan.Init(bufNan.Get<int16_t>(), bufNanMask.Get<int16_t>(), kChunk);
+    }
+    TAcc mine = OpRange<Op>(gx, begin, end, kChunk, qX, bufAcc.Get<TAcc>(), bufXa.Get<TAcc>(), bufHalf.Get<half>(),
+                            std::is_same<TIn, half>::value ? &nan : nullptr);
+    if constexpr (std::is_same<TIn, half>::value) {
+        GlobalTensor<int16_t> gNan;
+        gNan.SetGlobalBuffer(reinterpret_cast<__gm__ int16_t*>(workspace + cores * 32), 0);
+        nan.Publish(gNan[core * 16]);
+    }
+    StoreScalar(gSums[core * kSumSlot<TAcc>], bufOne.Get<TAcc>(), mine);
+    SyncAll();
+    if (core + 1 == cores) {
+        LocalTensor<TAcc> slots = bufAcc.Get<TAcc>();
+        DataCopy(slots, gSums, cores * kSumSlot<TAcc>);
+        SetFlag<HardEvent::MTE2_S>(0);
+        WaitFlag<HardEvent::MTE2_S>(0);
+        TAcc all = slots.GetValue(0);
+        for (uint32_t i = 1; i < cores; ++i) all = Op::Scalar(all, slots.GetValue(i * kSumSlot<TAcc>));
+        StoreScalar(gTotal, bufOne.Get<TAcc>(), all);
+    }{% endif %}
 }

@@ -61,3 +61,74 @@ fn longest_i8_sum_reaches_i32_min_exactly() {
         .unwrap();
     assert_eq!(reduce_sum(&dev, &x).unwrap(), i32::MIN);
 }
+
+#[test]
+fn max_and_min_are_exact() {
+    use ascend_scan::{reduce, reduce_max, reduce_min, ScanOp};
+    let dev = Device::default_device().unwrap();
+    for n in [1usize, 31, 4095, 4097, 40 * 4096 + 1, (1 << 20) + 12345] {
+        let xi: Vec<i8> = (0..n)
+            .map(|i| ((i * 2654435761usize) >> 9) as i8 / 2)
+            .collect();
+        let x = dev.upload(&xi).unwrap();
+        let max = i32::from(*xi.iter().max().unwrap());
+        let min = i32::from(*xi.iter().min().unwrap());
+        assert_eq!(reduce_max(&dev, &x).unwrap(), max, "i8 max n={n}");
+        assert_eq!(reduce_min(&dev, &x).unwrap(), min, "i8 min n={n}");
+        assert_eq!(reduce(&dev, &x, ScanOp::Max).unwrap(), max);
+
+        // Distinct f16 values with the extreme placed last, in the middle, first.
+        for at in [n - 1, n / 2, 0] {
+            let mut xf: Vec<f16> = (0..n)
+                .map(|i| f16::from_bits(((i * 40503) % 0x7000) as u16 | ((i as u16 & 1) << 15)))
+                .collect();
+            xf[at] = f16::from_f32(60000.0);
+            let x = dev.upload(&xf).unwrap();
+            assert_eq!(
+                reduce_max(&dev, &x).unwrap(),
+                60000.0,
+                "f16 max n={n} at={at}"
+            );
+            xf[at] = f16::NEG_INFINITY;
+            let x = dev.upload(&xf).unwrap();
+            let want = xf.iter().map(|v| v.to_f32()).fold(f32::INFINITY, f32::min);
+            assert_eq!(reduce_min(&dev, &x).unwrap(), want, "f16 min n={n} at={at}");
+            assert_eq!(want, f32::NEG_INFINITY);
+        }
+    }
+}
+
+#[test]
+fn max_and_min_of_nothing_are_the_identities() {
+    use ascend_scan::{reduce_max, reduce_min};
+    let dev = Device::default_device().unwrap();
+    let xf = dev.alloc_zeroed::<f16>(0).unwrap();
+    assert_eq!(reduce_max(&dev, &xf).unwrap(), f32::NEG_INFINITY);
+    assert_eq!(reduce_min(&dev, &xf).unwrap(), f32::INFINITY);
+    let xi = dev.alloc_zeroed::<i8>(0).unwrap();
+    assert_eq!(reduce_max(&dev, &xi).unwrap(), i32::MIN);
+    assert_eq!(reduce_min(&dev, &xi).unwrap(), i32::MAX);
+}
+
+#[test]
+fn max_and_min_refuse_nan_and_foreign_buffers() {
+    use ascend_scan::{reduce_max, reduce_min};
+    let dev = Device::default_device().unwrap();
+    for (n, at) in [(1usize, 0usize), (4097, 4096), (100_000, 77_777)] {
+        let mut xf = vec![f16::from_f32(1.0); n];
+        xf[at] = if at % 2 == 0 { f16::NAN } else { -f16::NAN };
+        let x = dev.upload(&xf).unwrap();
+        for result in [reduce_max(&dev, &x), reduce_min(&dev, &x)] {
+            assert!(
+                matches!(result, Err(Error::InvalidArgument { name: "x", .. })),
+                "n={n}: {result:?}"
+            );
+        }
+    }
+    let other = Device::simulated(ascend_scan::Soc::Ascend910B4).unwrap();
+    let x = other.upload(&[1i8; 10]).unwrap();
+    assert!(matches!(
+        reduce_max(&dev, &x),
+        Err(Error::InvalidArgument { name: "x", .. })
+    ));
+}

@@ -26,6 +26,62 @@ extern "C" uint32_t aclrtlaunch_reduce_sum_i8(uint32_t blockDim, void* stream, v
     return ascsim::launch("reduce_sum_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_sum_i8(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void reduce_max_f16(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_reduce_max_f16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+    ReduceTiling t = *tiling;
+    return ascsim::launch("reduce_max_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_max_f16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void reduce_min_f16(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_reduce_min_f16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+    ReduceTiling t = *tiling;
+    return ascsim::launch("reduce_min_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_min_f16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void reduce_max_i8(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_reduce_max_i8(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+    ReduceTiling t = *tiling;
+    return ascsim::launch("reduce_max_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_max_i8(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void reduce_min_i8(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_reduce_min_i8(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+    ReduceTiling t = *tiling;
+    return ascsim::launch("reduce_min_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_min_i8(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void opscan_max_f16(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, OpScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_opscan_max_f16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling) {
+    OpScanTiling t = *tiling;
+    return ascsim::launch("opscan_max_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_max_f16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(totals), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void opscan_min_f16(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, OpScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_opscan_min_f16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling) {
+    OpScanTiling t = *tiling;
+    return ascsim::launch("opscan_min_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_min_f16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(totals), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void opscan_max_i8(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, OpScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_opscan_max_i8(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling) {
+    OpScanTiling t = *tiling;
+    return ascsim::launch("opscan_max_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_max_i8(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(totals), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void opscan_min_i8(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, OpScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_opscan_min_i8(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling) {
+    OpScanTiling t = *tiling;
+    return ascsim::launch("opscan_min_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_min_i8(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(totals), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void scanu_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {

@@ -8,6 +8,7 @@
 pub mod copy;
 pub mod kernel;
 pub mod mcscan;
+pub mod opscan;
 pub mod reduce;
 pub mod render;
 pub mod rtscan;
@@ -19,7 +20,8 @@ pub mod veccumsum;
 pub use copy::{Copy, CopyTiling};
 pub use kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
 pub use mcscan::{McScan, McScanTiling};
-pub use reduce::{ReduceSum, ReduceTiling};
+pub use opscan::{MaxMin, OpScan, OpScanTiling};
+pub use reduce::{ReduceMaxMin, ReduceSum, ReduceTiling};
 pub use rtscan::{ReduceThenScan, RtScanTiling};
 pub use scanu::{ScanU, ScanUTiling};
 pub use scanul1::{ScanUL1, ScanUL1Tiling};
@@ -33,6 +35,20 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
         out.push(Box::new(
             ReduceSum::new(dtype).expect("catalogue entries are valid"),
         ));
+    }
+    for dtype in ReduceMaxMin::DTYPES {
+        for op in MaxMin::ALL {
+            out.push(Box::new(
+                ReduceMaxMin::new(dtype, op).expect("catalogue entries are valid"),
+            ));
+        }
+    }
+    for dtype in OpScan::DTYPES {
+        for op in MaxMin::ALL {
+            out.push(Box::new(
+                OpScan::new(dtype, op).expect("catalogue entries are valid"),
+            ));
+        }
     }
     for dtype in ScanU::DTYPES {
         for s in ScanU::TILE_EDGES {

@@ -1,9 +1,10 @@
-//! REDUCE (sum) on the vector cores (ALGORITHMS.md, "REDUCE").
+//! REDUCE (sum, max, min) on the vector cores (ALGORITHMS.md, "REDUCE").
 use ascendc_sim::SocProfile;
 use askama::Template;
 use tiling_derive::Tiling;
 
 use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::opscan::MaxMin;
 use crate::scanu::{scan_accumulator, validate_scan_dtype};
 
 /// Tiling of the REDUCE kernels.
@@ -30,6 +31,10 @@ struct ReduceTemplate<'a> {
     in_type: &'a str,
     acc_type: &'a str,
     chunk: u32,
+    /// "sum", "max" or "min".
+    op: &'a str,
+    op_api: &'a str,
+    op_struct: &'a str,
 }
 
 /// Elements per vector chunk: 4096 accumulators (16 KiB) per buffer.
@@ -84,6 +89,65 @@ impl Kernel for ReduceSum {
             in_type: self.dtype.cpp(),
             acc_type: scan_accumulator(self.dtype).cpp(),
             chunk: CHUNK as u32,
+            op: "sum",
+            op_api: "Add",
+            op_struct: "",
+        }
+        .render()
+    }
+}
+
+/// A REDUCE max or min kernel instance (exact): input type and operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReduceMaxMin {
+    dtype: DType,
+    op: MaxMin,
+}
+
+impl ReduceMaxMin {
+    /// Input types: f16 (result f32) and i8 (result i32).
+    pub const DTYPES: [DType; 2] = [DType::F16, DType::I8];
+
+    /// A REDUCE max/min instance for `dtype`.
+    pub fn new(dtype: DType, op: MaxMin) -> Result<ReduceMaxMin, AlgoError> {
+        validate_scan_dtype("ReduceMaxMin", dtype)?;
+        Ok(ReduceMaxMin { dtype, op })
+    }
+
+    /// Same split as the sum; the workspace holds one 32-byte partial slot
+    /// per vector core, then one 32-byte NaN slot per core (f16 inputs: the
+    /// largest `bits & 0x7fff` the core saw, as 16 i16 lanes).
+    pub fn plan(&self, soc: &SocProfile, n: u64) -> Result<LaunchPlan<ReduceTiling>, AlgoError> {
+        let mut plan = ReduceSum { dtype: self.dtype }.plan(soc, n)?;
+        plan.kernel = self.name();
+        plan.workspace_bytes *= 2;
+        Ok(plan)
+    }
+}
+
+impl Kernel for ReduceMaxMin {
+    fn name(&self) -> String {
+        format!("reduce_{}_{}", self.op.tag(), self.dtype.tag())
+    }
+    fn kernel_type(&self) -> KernelType {
+        KernelType::MixAiv1_0
+    }
+    fn gm_params(&self) -> &'static [&'static str] {
+        &["x", "total", "workspace"]
+    }
+    fn tiling_type(&self) -> &'static str {
+        "ReduceTiling"
+    }
+    fn render(&self) -> Result<String, askama::Error> {
+        ReduceTemplate {
+            header: &generated_header("reduce.cpp"),
+            name: &self.name(),
+            in_type: self.dtype.cpp(),
+            acc_type: scan_accumulator(self.dtype).cpp(),
+            chunk: CHUNK as u32,
+            op: self.op.tag(),
+            op_api: self.op.cpp_api(),
+            op_struct: self.op.cpp_struct(),
         }
         .render()
     }

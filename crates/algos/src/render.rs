@@ -4,8 +4,8 @@ use askama::Template;
 use crate::kernel::{generated_header, Kernel};
 use crate::tiling::Tiling;
 use crate::{
-    catalogue, CopyTiling, McScanTiling, ReduceTiling, RtScanTiling, ScanUL1Tiling, ScanUTiling,
-    VecCumSumTiling,
+    catalogue, CopyTiling, McScanTiling, OpScanTiling, ReduceTiling, RtScanTiling, ScanUL1Tiling,
+    ScanUTiling, VecCumSumTiling,
 };
 
 /// One generated file: path relative to the workspace root, and contents.
@@ -115,6 +115,7 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
                 TilingDef::of::<McScanTiling>(),
                 TilingDef::of::<RtScanTiling>(),
                 TilingDef::of::<ReduceTiling>(),
+                TilingDef::of::<OpScanTiling>(),
             ],
         }
         .render()?

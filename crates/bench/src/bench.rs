@@ -9,7 +9,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Context as _};
-use ascend_scan::{copy, reduce_sum, scan, Algorithm, Device, ScanOptions, Soc, MAX_I8_SCAN_LEN};
+use ascend_scan::{
+    copy, reduce_max, reduce_sum, scan, Algorithm, Device, ScanOp, ScanOptions, Soc,
+    MAX_I8_SCAN_LEN,
+};
 use ascendc_sim::cost::pipe_name;
 use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport};
 use half::f16;
@@ -35,7 +38,7 @@ pub struct BenchArgs {
 const SINGLE_CORE_MAX_LOG2: u32 = 24;
 const SINGLE_CORE_MAX_LOG2_QUICK: u32 = 20;
 const QUICK_SIZES: [u32; 3] = [12, 16, 20];
-/// Extra --quick sizes of the multi-core kernels (COPY, REDUCE, MCSCAN, RTSCAN).
+/// Extra --quick sizes of the multi-core kernels (COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN).
 const QUICK_MULTI_EXTRA: [u32; 2] = [22, 24];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -52,8 +55,19 @@ enum Op {
     Copy,
     ReduceF16,
     ReduceI8,
-    ScanF16 { algo: ScanAlgo, s: u32 },
-    ScanI8 { algo: ScanAlgo, s: u32 },
+    ScanF16 {
+        algo: ScanAlgo,
+        s: u32,
+    },
+    ScanI8 {
+        algo: ScanAlgo,
+        s: u32,
+    },
+    /// REDUCE max (vector cores).
+    ReduceMaxF16,
+    /// OPSCAN max (vector cores).
+    MaxScanF16,
+    MaxScanI8,
 }
 
 impl ScanAlgo {
@@ -94,6 +108,9 @@ impl Op {
             Op::ReduceI8 => "REDUCE i8->i32".into(),
             Op::ScanF16 { algo, s } => format!("{} s={s} f16->f32 incl", algo.name()),
             Op::ScanI8 { algo, s } => format!("{} s={s} i8->i32 incl", algo.name()),
+            Op::ReduceMaxF16 => "REDUCE max f16->f32".into(),
+            Op::MaxScanF16 => "OPSCAN max f16->f32 incl".into(),
+            Op::MaxScanI8 => "OPSCAN max i8->i32 incl".into(),
         }
     }
     /// Minimal HBM traffic per element: read the input once, write the output
@@ -101,15 +118,20 @@ impl Op {
     fn floor_bytes_per_element(self) -> u64 {
         match self {
             Op::Copy => 4,
-            Op::ReduceF16 => 2,
+            Op::ReduceF16 | Op::ReduceMaxF16 => 2,
             Op::ReduceI8 => 1,
-            Op::ScanF16 { .. } => 6,
-            Op::ScanI8 { .. } => 5,
+            Op::ScanF16 { .. } | Op::MaxScanF16 => 6,
+            Op::ScanI8 { .. } | Op::MaxScanI8 => 5,
         }
     }
     fn single_core(self) -> bool {
         match self {
-            Op::Copy | Op::ReduceF16 | Op::ReduceI8 => false,
+            Op::Copy
+            | Op::ReduceF16
+            | Op::ReduceI8
+            | Op::ReduceMaxF16
+            | Op::MaxScanF16
+            | Op::MaxScanI8 => false,
             Op::ScanF16 { algo, .. } | Op::ScanI8 { algo, .. } => algo.single_core(),
         }
     }
@@ -296,6 +318,40 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 drop(y);
             }
+            Op::ReduceMaxF16 => {
+                let data: Vec<f16> = bits(n, 4)
+                    .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
+                    .collect();
+                let x = self.dev.upload(&data)?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let _max = reduce_max(&self.dev, &x)?;
+                wall = t.elapsed().as_secs_f64();
+            }
+            Op::MaxScanF16 | Op::MaxScanI8 => {
+                let opts = ScanOptions {
+                    op: ScanOp::Max,
+                    ..Default::default()
+                };
+                let t;
+                let y = if op == Op::MaxScanF16 {
+                    let data: Vec<f16> = bits(n, 2)
+                        .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
+                        .collect();
+                    let x = self.dev.upload(&data)?;
+                    self.dev.take_reports();
+                    t = Instant::now();
+                    scan(&self.dev, &x, opts)?.values.len()
+                } else {
+                    let data: Vec<i8> = bits(n, 3).map(|v| v as i8).collect();
+                    let x = self.dev.upload(&data)?;
+                    self.dev.take_reports();
+                    t = Instant::now();
+                    scan(&self.dev, &x, opts)?.values.len()
+                };
+                wall = t.elapsed().as_secs_f64();
+                debug_assert_eq!(y, n);
+            }
             Op::ScanI8 { algo, s } => {
                 let data: Vec<i8> = bits(n, 3).map(|v| v as i8).collect();
                 let x = self.dev.upload(&data)?;
@@ -324,7 +380,14 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let dev = Device::simulated(soc)?;
     let params = CostParams::from_profile(dev.profile());
-    let mut ops = vec![Op::Copy, Op::ReduceF16, Op::ReduceI8];
+    let mut ops = vec![
+        Op::Copy,
+        Op::ReduceF16,
+        Op::ReduceI8,
+        Op::ReduceMaxF16,
+        Op::MaxScanF16,
+        Op::MaxScanI8,
+    ];
     for algo in [
         ScanAlgo::ReduceThenScan,
         ScanAlgo::McScan,
@@ -370,7 +433,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let notes = vec![
         format!(
-            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN and RTSCAN up to 2^{max}.",
+            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN and OPSCAN up to 2^{max}.",
             SINGLE_CORE_MAX_LOG2.min(max),
             SINGLE_CORE_MAX_LOG2_QUICK.min(max),
         ),

@@ -1,0 +1,281 @@
+//! OPSCAN: max and min scans on the vector cores (ALGORITHMS.md, "Generic
+//! operators"): the cube can only add, so these scans transpose tiles with
+//! Gather and scan with row-wise vector Max/Min (the VECCUMSUM structure),
+//! with a log-step scan of the lane totals for long rows.
+use ascendc_sim::SocProfile;
+use askama::Template;
+use tiling_derive::Tiling;
+
+use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::scanu::{scan_accumulator, validate_scan_dtype};
+
+/// An operator other than `+`: computed on the vector unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MaxMin {
+    /// `max`, identity -inf (f32) / `i32::MIN` (i32).
+    Max,
+    /// `min`, identity +inf (f32) / `i32::MAX` (i32).
+    Min,
+}
+
+impl MaxMin {
+    /// Both operators.
+    pub const ALL: [MaxMin; 2] = [MaxMin::Max, MaxMin::Min];
+
+    /// Lower-case name (kernel names).
+    pub fn tag(self) -> &'static str {
+        match self {
+            MaxMin::Max => "max",
+            MaxMin::Min => "min",
+        }
+    }
+
+    /// The device-side operator struct (templates/blocks/ascend_scan_blocks.h).
+    pub fn cpp_struct(self) -> &'static str {
+        match self {
+            MaxMin::Max => "OpMax",
+            MaxMin::Min => "OpMin",
+        }
+    }
+
+    /// The AscendC vector API.
+    pub fn cpp_api(self) -> &'static str {
+        match self {
+            MaxMin::Max => "Max",
+            MaxMin::Min => "Min",
+        }
+    }
+}
+
+/// Tiling of the OPSCAN kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
+#[repr(C)]
+pub struct OpScanTiling {
+    /// Elements in all rows.
+    pub n: u64,
+    /// Elements per row (>= 1).
+    pub row_len: u64,
+    /// Elements per vector core (the last core takes the rest).
+    pub per_core: u64,
+    /// Lanes of a tile (rows per tile for short rows, 256 for long rows).
+    pub lanes: u32,
+    /// Elements per lane.
+    pub width: u32,
+    /// 1: lanes are segments of one long row (carries between lanes and
+    /// tiles); 0: lanes are whole rows.
+    pub segments: u32,
+    /// 1 for an exclusive scan.
+    pub exclusive: u32,
+    /// 1 to write the row totals.
+    pub want_total: u32,
+    /// Elements between the totals of consecutive rows (1, or 8 when cores
+    /// split rows and so write the totals of neighbouring rows).
+    pub total_stride: u32,
+    /// 1 when some core starts inside a row: phase 1 and SyncAll run.
+    pub sync: u32,
+    /// Byte offset of the NaN slots (one 32-byte slot per core) in the workspace.
+    pub nan_offset: u32,
+}
+
+/// An OPSCAN kernel instance: input type and operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpScan {
+    dtype: DType,
+    op: MaxMin,
+}
+
+#[derive(Template)]
+#[template(path = "opscan.cpp", escape = "none")]
+struct OpScanTemplate<'a> {
+    header: &'a str,
+    name: &'a str,
+    in_type: &'a str,
+    acc_type: &'a str,
+    op: &'a str,
+    op_api: &'a str,
+    op_struct: &'a str,
+    tile: u32,
+    max_lanes: u32,
+    seg_lanes: u32,
+    seg_steps: u32,
+    short_row: u64,
+}
+
+/// Elements per tile.
+pub const OPSCAN_TILE: u64 = 4096;
+/// Most lanes of a tile of short rows.
+const MAX_LANES: u64 = 1024;
+/// Lanes of a tile of a long row: 256 lanes x 16 positions balance the
+/// width - 1 dependent row ops against the log2(lanes) steps of the lane scan
+/// (modeled: about half the vector time of 64 x 64).
+const SEG_LANES: u64 = 256;
+/// Longest row whose lanes are whole rows: up to here the width - 1 row ops
+/// over 16+ rows per tile beat a 256-lane tile per row with its lane scan
+/// (modeled, 1000 rows of 160: 7.6 us vs 14.5 us).
+pub const OPSCAN_SHORT_ROW: u64 = 256;
+/// Fewest elements per core when long rows are split over cores: below two
+/// tiles, the reduce phase and SyncAll cost more than the split saves
+/// (modeled at n = 4096: about 3 us on one core, 6 us on 16).
+const MIN_SPLIT: u64 = 2 * OPSCAN_TILE;
+/// Cores split rows in groups of this many (8 f32/i32 = one 32-byte block).
+const ROW_GROUP: u64 = 8;
+
+impl OpScan {
+    /// Input types: f16 (f32 results) and i8 (i32 results).
+    pub const DTYPES: [DType; 2] = [DType::F16, DType::I8];
+
+    /// An OPSCAN instance.
+    pub fn new(dtype: DType, op: MaxMin) -> Result<OpScan, AlgoError> {
+        validate_scan_dtype("OpScan", dtype)?;
+        Ok(OpScan { dtype, op })
+    }
+
+    /// Plans the scans of `rows` rows of `row_len >= 1` elements each.
+    ///
+    /// Rows of at most 256 elements are tiles' lanes; rows are split over
+    /// the cores in groups of 8. Longer rows are scanned in tiles of 256
+    /// segments; with at least 8 rows per core the rows are split in groups
+    /// of 8, otherwise the flattened input is split into equal ranges (a
+    /// multiple of 256 elements) and, when some range starts inside a row, a
+    /// reduce phase and SyncAll hand the carries over.
+    pub fn plan(
+        &self,
+        soc: &SocProfile,
+        rows: u64,
+        row_len: u64,
+        exclusive: bool,
+        want_total: bool,
+    ) -> Result<LaunchPlan<OpScanTiling>, AlgoError> {
+        if rows == 0 || row_len == 0 {
+            return Err(AlgoError::InvalidArgument {
+                name: "n",
+                reason: "an empty scan needs no launch".into(),
+            });
+        }
+        let n = rows
+            .checked_mul(row_len)
+            .ok_or(AlgoError::InvalidArgument {
+                name: "n",
+                reason: format!("{rows} rows of {row_len} elements overflow"),
+            })?;
+        let cores = u64::from(soc.vector_cores.max(1));
+        let short = row_len <= OPSCAN_SHORT_ROW;
+        let (lanes, width) = if short {
+            let lanes = (OPSCAN_TILE / row_len / ROW_GROUP * ROW_GROUP).min(MAX_LANES);
+            (lanes, row_len)
+        } else {
+            (
+                SEG_LANES,
+                row_len.div_ceil(SEG_LANES).min(OPSCAN_TILE / SEG_LANES),
+            )
+        };
+        let groups = rows.div_ceil(ROW_GROUP);
+        let (per_core, total_stride) = if short || groups >= cores {
+            (groups.div_ceil(cores) * ROW_GROUP * row_len, 1)
+        } else {
+            let stride = if rows > 1 { ROW_GROUP as u32 } else { 1 };
+            let per_core = n.div_ceil(cores).div_ceil(SEG_LANES) * SEG_LANES;
+            (per_core.max(MIN_SPLIT), stride)
+        };
+        let block_dim = n.div_ceil(per_core);
+        let sync = !short && (1..block_dim).any(|k| (k * per_core) % row_len != 0);
+        let nan_offset = block_dim * 32;
+        Ok(LaunchPlan {
+            kernel: self.name(),
+            block_dim: block_dim as u32,
+            workspace_bytes: 2 * nan_offset,
+            tiling: OpScanTiling {
+                n,
+                row_len,
+                per_core,
+                lanes: lanes as u32,
+                width: width as u32,
+                segments: u32::from(!short),
+                exclusive: u32::from(exclusive),
+                want_total: u32::from(want_total),
+                total_stride,
+                sync: u32::from(sync),
+                nan_offset: nan_offset as u32,
+            },
+        })
+    }
+}
+
+impl Kernel for OpScan {
+    fn name(&self) -> String {
+        format!("opscan_{}_{}", self.op.tag(), self.dtype.tag())
+    }
+    fn kernel_type(&self) -> KernelType {
+        KernelType::MixAiv1_0
+    }
+    fn gm_params(&self) -> &'static [&'static str] {
+        &["x", "y", "totals", "workspace"]
+    }
+    fn tiling_type(&self) -> &'static str {
+        "OpScanTiling"
+    }
+    fn render(&self) -> Result<String, askama::Error> {
+        OpScanTemplate {
+            header: &generated_header("opscan.cpp"),
+            name: &self.name(),
+            in_type: self.dtype.cpp(),
+            acc_type: scan_accumulator(self.dtype).cpp(),
+            op: self.op.tag(),
+            op_api: self.op.cpp_api(),
+            op_struct: self.op.cpp_struct(),
+            tile: OPSCAN_TILE as u32,
+            max_lanes: MAX_LANES as u32,
+            seg_lanes: SEG_LANES as u32,
+            seg_steps: SEG_LANES.ilog2(),
+            short_row: OPSCAN_SHORT_ROW,
+        }
+        .render()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(rows: u64, len: u64) -> OpScanTiling {
+        let soc = ascendc_sim::Soc::Ascend910B4.profile();
+        OpScan::new(DType::F16, MaxMin::Max)
+            .unwrap()
+            .plan(&soc, rows, len, false, true)
+            .unwrap()
+            .tiling
+    }
+
+    #[test]
+    fn ranges_keep_cores_out_of_each_others_blocks() {
+        for (rows, len) in [
+            (1, 1),
+            (1, 5000),
+            (3, 100_001),
+            (300, 4097),
+            (65535, 1),
+            (7, 33),
+        ] {
+            let t = plan(rows, len);
+            // y is f32: a range boundary on a 32-byte block needs 8 | per_core.
+            assert_eq!(t.per_core % 8, 0, "rows={rows} len={len}");
+            assert!(t.lanes as u64 * t.width as u64 <= OPSCAN_TILE);
+            if t.segments == 0 {
+                assert_eq!(t.per_core % (8 * len), 0);
+                assert_eq!(t.sync, 0);
+            }
+        }
+        assert_eq!(plan(1, 1 << 20).sync, 1);
+        assert_eq!(plan(1, 1 << 20).total_stride, 1);
+        assert_eq!(plan(3, 100_001).total_stride, 8);
+        assert_eq!(plan(400, 4097).sync, 0);
+    }
+
+    #[test]
+    fn empty_scans_are_not_planned() {
+        let soc = ascendc_sim::Soc::Ascend910B4.profile();
+        let a = OpScan::new(DType::I8, MaxMin::Min).unwrap();
+        assert!(a.plan(&soc, 1, 0, false, false).is_err());
+        assert!(OpScan::new(DType::F32, MaxMin::Min).is_err());
+    }
+}

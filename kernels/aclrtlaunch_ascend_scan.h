@@ -15,6 +15,7 @@ extern "C" {
 
 uint32_t aclrtlaunch_copy_u8(uint32_t blockDim, void* stream, void* src, void* dst, CopyTiling* tiling);
 uint32_t aclrtlaunch_reduce_sum_f16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
+uint32_t aclrtlaunch_reduce_sum_bf16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
 uint32_t aclrtlaunch_reduce_sum_i8(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
 uint32_t aclrtlaunch_reduce_max_f16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
 uint32_t aclrtlaunch_reduce_min_f16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
@@ -42,6 +43,24 @@ uint32_t aclrtlaunch_scanul1_f16_s64(uint32_t blockDim, void* stream, void* x, v
 uint32_t aclrtlaunch_veccumsum_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
 uint32_t aclrtlaunch_veccumsum_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
 uint32_t aclrtlaunch_veccumsum_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
+uint32_t aclrtlaunch_scanu_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
+uint32_t aclrtlaunch_scanu_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
+uint32_t aclrtlaunch_scanu_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
+uint32_t aclrtlaunch_scanu_bf16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
+uint32_t aclrtlaunch_mcscan_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling);
+uint32_t aclrtlaunch_mcscan_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling);
+uint32_t aclrtlaunch_mcscan_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling);
+uint32_t aclrtlaunch_mcscan_bf16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling);
+uint32_t aclrtlaunch_rtscan_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling);
+uint32_t aclrtlaunch_rtscan_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling);
+uint32_t aclrtlaunch_rtscan_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling);
+uint32_t aclrtlaunch_rtscan_bf16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling);
+uint32_t aclrtlaunch_scanul1_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling);
+uint32_t aclrtlaunch_scanul1_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling);
+uint32_t aclrtlaunch_scanul1_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling);
+uint32_t aclrtlaunch_veccumsum_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
+uint32_t aclrtlaunch_veccumsum_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
+uint32_t aclrtlaunch_veccumsum_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling);
 uint32_t aclrtlaunch_scanu_i8_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_i8_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_i8_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);

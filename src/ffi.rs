@@ -175,9 +175,13 @@ macro_rules! entries {
 const COPY: &[Entry<Launch2<sys::CopyTiling>, sys::CopyTiling>] = entries!(aclrtlaunch_copy_u8);
 const SCANU: &[Entry<Launch4<sys::ScanUTiling>, sys::ScanUTiling>] = entries!(
     aclrtlaunch_scanu_f16_s16,
+    aclrtlaunch_scanu_bf16_s16,
     aclrtlaunch_scanu_f16_s32,
+    aclrtlaunch_scanu_bf16_s32,
     aclrtlaunch_scanu_f16_s64,
+    aclrtlaunch_scanu_bf16_s64,
     aclrtlaunch_scanu_f16_s128,
+    aclrtlaunch_scanu_bf16_s128,
     aclrtlaunch_scanu_i8_s16,
     aclrtlaunch_scanu_i8_s32,
     aclrtlaunch_scanu_i8_s64,
@@ -185,14 +189,21 @@ const SCANU: &[Entry<Launch4<sys::ScanUTiling>, sys::ScanUTiling>] = entries!(
 );
 const SCANUL1: &[Entry<Launch4<sys::ScanUL1Tiling>, sys::ScanUL1Tiling>] = entries!(
     aclrtlaunch_scanul1_f16_s16,
+    aclrtlaunch_scanul1_bf16_s16,
     aclrtlaunch_scanul1_f16_s32,
+    aclrtlaunch_scanul1_bf16_s32,
     aclrtlaunch_scanul1_f16_s64,
+    aclrtlaunch_scanul1_bf16_s64,
 );
 const MCSCAN: &[Entry<Launch4<sys::McScanTiling>, sys::McScanTiling>] = entries!(
     aclrtlaunch_mcscan_f16_s16,
+    aclrtlaunch_mcscan_bf16_s16,
     aclrtlaunch_mcscan_f16_s32,
+    aclrtlaunch_mcscan_bf16_s32,
     aclrtlaunch_mcscan_f16_s64,
+    aclrtlaunch_mcscan_bf16_s64,
     aclrtlaunch_mcscan_f16_s128,
+    aclrtlaunch_mcscan_bf16_s128,
     aclrtlaunch_mcscan_i8_s16,
     aclrtlaunch_mcscan_i8_s32,
     aclrtlaunch_mcscan_i8_s64,
@@ -200,9 +211,13 @@ const MCSCAN: &[Entry<Launch4<sys::McScanTiling>, sys::McScanTiling>] = entries!
 );
 const RTSCAN: &[Entry<Launch4<sys::RtScanTiling>, sys::RtScanTiling>] = entries!(
     aclrtlaunch_rtscan_f16_s16,
+    aclrtlaunch_rtscan_bf16_s16,
     aclrtlaunch_rtscan_f16_s32,
+    aclrtlaunch_rtscan_bf16_s32,
     aclrtlaunch_rtscan_f16_s64,
+    aclrtlaunch_rtscan_bf16_s64,
     aclrtlaunch_rtscan_f16_s128,
+    aclrtlaunch_rtscan_bf16_s128,
     aclrtlaunch_rtscan_i8_s16,
     aclrtlaunch_rtscan_i8_s32,
     aclrtlaunch_rtscan_i8_s64,
@@ -210,8 +225,11 @@ const RTSCAN: &[Entry<Launch4<sys::RtScanTiling>, sys::RtScanTiling>] = entries!
 );
 const VECCUMSUM: &[Entry<Launch3<sys::VecCumSumTiling>, sys::VecCumSumTiling>] = entries!(
     aclrtlaunch_veccumsum_f16_s16,
+    aclrtlaunch_veccumsum_bf16_s16,
     aclrtlaunch_veccumsum_f16_s32,
+    aclrtlaunch_veccumsum_bf16_s32,
     aclrtlaunch_veccumsum_f16_s64,
+    aclrtlaunch_veccumsum_bf16_s64,
     aclrtlaunch_veccumsum_i8_s16,
     aclrtlaunch_veccumsum_i8_s32,
     aclrtlaunch_veccumsum_i8_s64,
@@ -219,6 +237,7 @@ const VECCUMSUM: &[Entry<Launch3<sys::VecCumSumTiling>, sys::VecCumSumTiling>] =
 
 const REDUCE: &[Entry<Launch3<sys::ReduceTiling>, sys::ReduceTiling>] = entries!(
     aclrtlaunch_reduce_sum_f16,
+    aclrtlaunch_reduce_sum_bf16,
     aclrtlaunch_reduce_sum_i8,
     aclrtlaunch_reduce_max_f16,
     aclrtlaunch_reduce_min_f16,

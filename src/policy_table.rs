@@ -84,7 +84,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 18,
         times: &[
-            (Algorithm::ReduceThenScan { s: 128 }, 7.832296969696967e-6),
+            (Algorithm::ReduceThenScan { s: 128 }, 7.849929696969672e-6),
             (Algorithm::McScan { s: 128 }, 8.484991969696968e-6),
             (Algorithm::ReduceThenScan { s: 64 }, 9.689705176180402e-6),
             (Algorithm::ScanU { s: 128 }, 3.3891806007751953e-5),
@@ -98,9 +98,9 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 20,
         times: &[
-            (Algorithm::ReduceThenScan { s: 128 }, 1.708691706835799e-5),
+            (Algorithm::ReduceThenScan { s: 128 }, 1.728265888654e-5),
             (Algorithm::McScan { s: 128 }, 2.043810297744889e-5),
-            (Algorithm::ReduceThenScan { s: 64 }, 2.1058589545454553e-5),
+            (Algorithm::ReduceThenScan { s: 64 }, 2.2047680454545467e-5),
             (Algorithm::ScanU { s: 128 }, 1.244070060077519e-4),
             (Algorithm::ScanU { s: 64 }, 2.747029282064824e-4),
             (Algorithm::ScanUL1 { s: 64 }, 4.4606099749471543e-4),
@@ -112,9 +112,9 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 22,
         times: &[
-            (Algorithm::ReduceThenScan { s: 128 }, 4.281889257575848e-5),
+            (Algorithm::ReduceThenScan { s: 128 }, 4.380794348484939e-5),
             (Algorithm::McScan { s: 128 }, 6.155853646229753e-5),
-            (Algorithm::ReduceThenScan { s: 64 }, 6.721340287878804e-5),
+            (Algorithm::ReduceThenScan { s: 64 }, 6.820249378787895e-5),
         ],
     },
     Cell {
@@ -122,9 +122,9 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 24,
         times: &[
-            (Algorithm::ReduceThenScan { s: 128 }, 1.372249192424287e-4),
+            (Algorithm::ReduceThenScan { s: 128 }, 1.4425325666666666e-4),
             (Algorithm::McScan { s: 128 }, 2.383477000986585e-4),
-            (Algorithm::ReduceThenScan { s: 64 }, 2.508288695454547e-4),
+            (Algorithm::ReduceThenScan { s: 64 }, 2.559848239393773e-4),
         ],
     },
     Cell {
@@ -132,8 +132,8 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 26,
         times: &[
-            (Algorithm::ReduceThenScan { s: 128 }, 6.903303859086136e-4),
-            (Algorithm::ReduceThenScan { s: 64 }, 9.877501046969151e-4),
+            (Algorithm::ReduceThenScan { s: 128 }, 5.577710557572892e-4),
+            (Algorithm::ReduceThenScan { s: 64 }, 1.0132863648486604e-3),
             (Algorithm::McScan { s: 128 }, 1.197452277575084e-3),
         ],
     },
@@ -369,7 +369,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 18,
         times: &[
-            (Algorithm::ReduceThenScan { s: 128 }, 7.303298181818185e-6),
+            (Algorithm::ReduceThenScan { s: 128 }, 7.320930909090884e-6),
             (Algorithm::McScan { s: 128 }, 7.955993181818182e-6),
             (Algorithm::ReduceThenScan { s: 64 }, 9.44336335799859e-6),
             (Algorithm::ScanU { s: 128 }, 3.299580600775195e-5),
@@ -381,9 +381,9 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 20,
         times: &[
-            (Algorithm::ReduceThenScan { s: 128 }, 1.580888918957011e-5),
+            (Algorithm::ReduceThenScan { s: 128 }, 1.6004631007752107e-5),
             (Algorithm::McScan { s: 128 }, 1.9088275098661032e-5),
-            (Algorithm::ReduceThenScan { s: 64 }, 2.0135221060606072e-5),
+            (Algorithm::ReduceThenScan { s: 64 }, 2.1124311969696983e-5),
             (Algorithm::ScanU { s: 128 }, 1.235110060077519e-4),
             (Algorithm::ScanU { s: 64 }, 2.7450026153981574e-4),
         ],
@@ -393,9 +393,9 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 22,
         times: &[
-            (Algorithm::ReduceThenScan { s: 128 }, 3.946475803030386e-5),
+            (Algorithm::ReduceThenScan { s: 128 }, 4.045380893939477e-5),
             (Algorithm::McScan { s: 128 }, 5.6497546666666746e-5),
-            (Algorithm::ReduceThenScan { s: 64 }, 6.357284772727272e-5),
+            (Algorithm::ReduceThenScan { s: 64 }, 6.456193863636363e-5),
         ],
     },
     Cell {
@@ -403,9 +403,9 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 24,
         times: &[
-            (Algorithm::ReduceThenScan { s: 128 }, 1.2288879803030623e-4),
+            (Algorithm::ReduceThenScan { s: 128 }, 1.3964067969697173e-4),
             (Algorithm::McScan { s: 128 }, 2.17560576969696e-4),
-            (Algorithm::ReduceThenScan { s: 64 }, 2.3552558106060492e-4),
+            (Algorithm::ReduceThenScan { s: 64 }, 2.8627649545454395e-4),
         ],
     },
     Cell {

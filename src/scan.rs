@@ -11,6 +11,9 @@ pub trait ScanInput: Element {
 impl ScanInput for half::f16 {
     type Acc = f32;
 }
+impl ScanInput for half::bf16 {
+    type Acc = f32;
+}
 impl ScanInput for i8 {
     type Acc = i32;
 }

@@ -211,6 +211,46 @@ fn bad_batches_name_the_argument() {
     }
 }
 
+/// bf16 batches through BATCHED SCANU and BATCHED SCANUL1.
+#[test]
+fn batched_bf16() {
+    let dev = device();
+    for (algorithm, depth) in [
+        (Algorithm::ScanU { s: 64 }, 64.0),
+        (Algorithm::ScanUL1 { s: 32 }, 64.0),
+    ] {
+        for (rows, n) in [(3usize, 1usize), (41, 1025), (2, 4097)] {
+            let xs = common::bf16_data(rows * n, n as u64);
+            let x = dev.upload(&xs).unwrap();
+            let options = ScanOptions {
+                algorithm,
+                want_total: true,
+                ..Default::default()
+            };
+            let out = scan(&dev, Batch::rows(&x, rows).unwrap(), options).unwrap();
+            let y = out.values.download().unwrap();
+            let totals = out.totals.unwrap();
+            for r in 0..rows {
+                let (mut acc, mut abs) = (0f64, 0f64);
+                for i in 0..n {
+                    let v = xs[r * n + i].to_f64();
+                    acc += v;
+                    abs += v.abs();
+                    let bound = (depth + i as f64 / depth + 2.0) * 2f64.powi(-24) * abs;
+                    assert!(
+                        (f64::from(y[r * n + i]) - acc).abs() <= bound,
+                        "{algorithm} row {r} i={i}"
+                    );
+                }
+                assert!(
+                    (f64::from(totals[r]) - acc).abs()
+                        <= (depth + n as f64 / depth + 2.0) * 2f64.powi(-24) * abs
+                );
+            }
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     #[test]

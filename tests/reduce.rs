@@ -32,6 +32,17 @@ fn sums_match_the_reference() {
         let abs: f64 = xf.iter().map(|v| v.to_f64().abs()).sum();
         let got = f64::from(reduce_sum(&dev, &dev.upload(&xf).unwrap()).unwrap());
         let bound = (n as f64 / 4096.0 + 4096.0 + 40.0) * 2f64.powi(-24) * abs;
+        // The same values in bf16 (exact for these eighths).
+        let xb: Vec<half::bf16> = xf
+            .iter()
+            .map(|v| half::bf16::from_f32(v.to_f32()))
+            .collect();
+        let want_b: f64 = xb.iter().map(|v| v.to_f64()).sum();
+        let got_b = f64::from(reduce_sum(&dev, &dev.upload(&xb).unwrap()).unwrap());
+        assert!(
+            (got_b - want_b).abs() <= bound,
+            "bf16 n={n}: {got_b} vs {want_b}"
+        );
         assert!(
             (got - want).abs() <= bound,
             "f16 n={n}: {got} vs {want} (bound {bound})"

@@ -418,3 +418,56 @@ fn allocation_past_hbm_is_a_runtime_error() {
         "{err}"
     );
 }
+
+/// bf16 -> f32 through every cube algorithm (and the vector baseline): the
+/// same f32 accumulation bound as f16.
+#[test]
+fn bf16_edge_lengths_every_algorithm() {
+    let dev = device();
+    for (algorithm, depth) in [
+        (Algorithm::ScanU { s: 128 }, 128u32),
+        (Algorithm::ScanUL1 { s: 64 }, 128),
+        (Algorithm::McScan { s: 64 }, 64),
+        (Algorithm::ReduceThenScan { s: 128 }, 128),
+        (Algorithm::VecCumSum { s: 32 }, 32),
+        (Algorithm::Auto, 128),
+    ] {
+        let s = algorithm.tile_edge().unwrap_or(128) as usize;
+        let mut lengths = edge_lengths(s);
+        lengths.push(41 * s * s + 3);
+        for n in lengths {
+            for exclusive in [false, true] {
+                let xs = common::bf16_data(n, n as u64 + 17);
+                let x = dev.upload(&xs).unwrap();
+                let options = ScanOptions {
+                    exclusive,
+                    algorithm,
+                    want_total: true,
+                    ..Default::default()
+                };
+                let out = scan(&dev, &x, options).unwrap();
+                let y = out.values.download().unwrap();
+                let d = f64::from(depth);
+                let (mut acc, mut abs) = (0f64, 0f64);
+                for (i, v) in xs.iter().enumerate() {
+                    let (before, abs_before) = (acc, abs);
+                    acc += v.to_f64();
+                    abs += v.to_f64().abs();
+                    let (want, mag) = if exclusive {
+                        (before, abs_before)
+                    } else {
+                        (acc, abs)
+                    };
+                    let bound = (d + i as f64 / d + 2.0) * 2f64.powi(-24) * mag;
+                    assert!(
+                        (f64::from(y[i]) - want).abs() <= bound,
+                        "{algorithm} bf16 n={n} i={i}: {} vs {want}",
+                        y[i]
+                    );
+                }
+                let bound = (d + n as f64 / d + 2.0) * 2f64.powi(-24) * abs;
+                assert!((f64::from(out.total().unwrap()) - acc).abs() <= bound);
+            }
+        }
+    }
+}

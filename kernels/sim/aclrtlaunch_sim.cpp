@@ -19,6 +19,13 @@ extern "C" uint32_t aclrtlaunch_reduce_sum_f16(uint32_t blockDim, void* stream, 
     return ascsim::launch("reduce_sum_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_sum_f16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void reduce_sum_bf16(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_reduce_sum_bf16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+    ReduceTiling t = *tiling;
+    return ascsim::launch("reduce_sum_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_sum_bf16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void reduce_sum_i8(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_reduce_sum_i8(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
@@ -206,6 +213,132 @@ extern "C" void veccumsum_f16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, VecCumSum
 extern "C" uint32_t aclrtlaunch_veccumsum_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling) {
     VecCumSumTiling t = *tiling;
     return ascsim::launch("veccumsum_f16_s64", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { veccumsum_f16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), t); });
+}
+
+extern "C" void scanu_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_scanu_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+    ScanUTiling t = *tiling;
+    return ascsim::launch("scanu_bf16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_bf16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void scanu_bf16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_scanu_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+    ScanUTiling t = *tiling;
+    return ascsim::launch("scanu_bf16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_bf16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void scanu_bf16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_scanu_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+    ScanUTiling t = *tiling;
+    return ascsim::launch("scanu_bf16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_bf16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void scanu_bf16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_scanu_bf16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+    ScanUTiling t = *tiling;
+    return ascsim::launch("scanu_bf16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_bf16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void mcscan_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_mcscan_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+    McScanTiling t = *tiling;
+    return ascsim::launch("mcscan_bf16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_bf16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void mcscan_bf16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_mcscan_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+    McScanTiling t = *tiling;
+    return ascsim::launch("mcscan_bf16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_bf16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void mcscan_bf16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_mcscan_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+    McScanTiling t = *tiling;
+    return ascsim::launch("mcscan_bf16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_bf16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void mcscan_bf16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_mcscan_bf16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+    McScanTiling t = *tiling;
+    return ascsim::launch("mcscan_bf16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_bf16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void rtscan_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_rtscan_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+    RtScanTiling t = *tiling;
+    return ascsim::launch("rtscan_bf16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_bf16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void rtscan_bf16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_rtscan_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+    RtScanTiling t = *tiling;
+    return ascsim::launch("rtscan_bf16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_bf16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void rtscan_bf16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_rtscan_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+    RtScanTiling t = *tiling;
+    return ascsim::launch("rtscan_bf16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_bf16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void rtscan_bf16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_rtscan_bf16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+    RtScanTiling t = *tiling;
+    return ascsim::launch("rtscan_bf16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_bf16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void scanul1_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUL1Tiling tiling);
+
+extern "C" uint32_t aclrtlaunch_scanul1_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling) {
+    ScanUL1Tiling t = *tiling;
+    return ascsim::launch("scanul1_bf16_s16", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_bf16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void scanul1_bf16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUL1Tiling tiling);
+
+extern "C" uint32_t aclrtlaunch_scanul1_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling) {
+    ScanUL1Tiling t = *tiling;
+    return ascsim::launch("scanul1_bf16_s32", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_bf16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void scanul1_bf16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUL1Tiling tiling);
+
+extern "C" uint32_t aclrtlaunch_scanul1_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling) {
+    ScanUL1Tiling t = *tiling;
+    return ascsim::launch("scanul1_bf16_s64", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_bf16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void veccumsum_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, VecCumSumTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_veccumsum_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling) {
+    VecCumSumTiling t = *tiling;
+    return ascsim::launch("veccumsum_bf16_s16", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { veccumsum_bf16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), t); });
+}
+
+extern "C" void veccumsum_bf16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, VecCumSumTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_veccumsum_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling) {
+    VecCumSumTiling t = *tiling;
+    return ascsim::launch("veccumsum_bf16_s32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { veccumsum_bf16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), t); });
+}
+
+extern "C" void veccumsum_bf16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, VecCumSumTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_veccumsum_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, VecCumSumTiling* tiling) {
+    VecCumSumTiling t = *tiling;
+    return ascsim::launch("veccumsum_bf16_s64", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { veccumsum_bf16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), t); });
 }
 
 extern "C" void scanu_i8_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);

@@ -22,6 +22,11 @@ struct CubeTraits<half> {
     static constexpr uint32_t kC0 = 16;  // elements per 32-byte fractal row
 };
 template <>
+struct CubeTraits<bfloat16_t> {
+    using Acc = float;
+    static constexpr uint32_t kC0 = 16;
+};
+template <>
 struct CubeTraits<int8_t> {
     using Acc = int32_t;
     static constexpr uint32_t kC0 = 32;

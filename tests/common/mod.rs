@@ -33,3 +33,12 @@ pub fn i8_data(n: usize, seed: u64) -> Vec<i8> {
         })
         .collect()
 }
+
+/// Deterministic bf16 values in [-64, 64) with fractional parts (bf16 keeps
+/// 8 significant bits, so these round to fewer fractional digits than f16).
+pub fn bf16_data(n: usize, seed: u64) -> Vec<half::bf16> {
+    f16_data(n, seed)
+        .into_iter()
+        .map(|v| half::bf16::from_f32(v.to_f32()))
+        .collect()
+}

@@ -42,7 +42,7 @@ const CHUNK: u64 = 4096;
 
 impl ReduceSum {
     /// Input types: f16 (sum in f32) and i8 (sum in i32).
-    pub const DTYPES: [DType; 2] = [DType::F16, DType::I8];
+    pub const DTYPES: [DType; 3] = [DType::F16, DType::Bf16, DType::I8];
 
     /// A REDUCE instance for `dtype`.
     pub fn new(dtype: DType) -> Result<ReduceSum, AlgoError> {

@@ -34,7 +34,16 @@ pub fn scan_accumulator(dtype: DType) -> DType {
     }
 }
 
-/// The scans take f16 (accumulating in f32) or i8 (accumulating in i32).
+/// 1 in a cube input type, little endian.
+pub(crate) fn one_bytes(dtype: DType) -> &'static [u8] {
+    match dtype {
+        DType::F16 => &[0x00, 0x3c],
+        DType::Bf16 => &[0x80, 0x3f],
+        _ => &[1],
+    }
+}
+
+/// The scans take f16 or bf16 (accumulating in f32) or i8 (accumulating in i32).
 pub fn validate_scan_dtype(algorithm: &'static str, dtype: DType) -> Result<(), AlgoError> {
     if ScanU::DTYPES.contains(&dtype) {
         return Ok(());
@@ -42,7 +51,7 @@ pub fn validate_scan_dtype(algorithm: &'static str, dtype: DType) -> Result<(), 
     Err(AlgoError::UnsupportedDtype {
         algorithm,
         dtype,
-        reason: "scans take f16 (accumulating in f32) or i8 (accumulating in i32)".into(),
+        reason: "scans take f16 or bf16 (accumulating in f32) or i8 (accumulating in i32)".into(),
     })
 }
 
@@ -73,7 +82,7 @@ impl ScanU {
     /// Supported tile edges.
     pub const TILE_EDGES: [u32; 4] = [16, 32, 64, 128];
     /// Supported input types (fp16 -> fp32, int8 -> int32).
-    pub const DTYPES: [DType; 2] = [DType::F16, DType::I8];
+    pub const DTYPES: [DType; 3] = [DType::F16, DType::Bf16, DType::I8];
 
     /// A SCANU instance; `s` must be 16, 32, 64 or 128.
     pub fn new(dtype: DType, s: u32) -> Result<ScanU, AlgoError> {
@@ -87,7 +96,7 @@ impl ScanU {
             return Err(AlgoError::UnsupportedDtype {
                 algorithm: "ScanU",
                 dtype,
-                reason: "the cube scan takes f16 (accumulating in f32) or i8 (accumulating in i32)"
+                reason: "the cube scan takes f16 or bf16 (accumulating in f32) or i8 (accumulating in i32)"
                     .into(),
             });
         }
@@ -119,10 +128,7 @@ impl ScanU {
     /// triangular) in the input type, then s zeros.
     pub fn workspace_constants(&self) -> Vec<u8> {
         let s = self.s as usize;
-        let one: &[u8] = match self.dtype {
-            DType::F16 => &[0x00, 0x3c],
-            _ => &[1],
-        };
+        let one = one_bytes(self.dtype);
         let mut out = vec![0u8; self.ring_offset() as usize];
         for n in 0..s {
             for k in 0..=n {

@@ -11,7 +11,7 @@
 //! sequential sum. Row sums and carries travel through two small GM vectors
 //! (L2-resident) because A2 has no L0C -> L0A path.
 //!
-//! Only f16 input: int8 operands cannot carry int32 row sums (and the cube has
+//! Only f16 and bf16 input: int8 operands cannot carry int32 row sums (and the cube has
 //! no int32 or f32-from-int32 path), so an int8 SCANUL1 would not be exact.
 //! Tile edges 16, 32, 64: at s = 128 the f32 `U-` (64 KiB) does not fit L0B
 //! beside U.
@@ -20,7 +20,7 @@ use askama::Template;
 use tiling_derive::Tiling;
 
 use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
-use crate::scanu::{scan_accumulator, RING_SLOTS};
+use crate::scanu::{one_bytes, scan_accumulator, RING_SLOTS};
 
 /// Tiling of the SCANUL1 kernels. Offsets are bytes into the workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
@@ -90,9 +90,9 @@ impl ScanUL1 {
     /// Supported tile edges.
     pub const TILE_EDGES: [u32; 3] = [16, 32, 64];
     /// Supported input types.
-    pub const DTYPES: [DType; 1] = [DType::F16];
+    pub const DTYPES: [DType; 2] = [DType::F16, DType::Bf16];
 
-    /// A SCANUL1 instance; `s` must be 16, 32 or 64 and `dtype` f16.
+    /// A SCANUL1 instance; `s` must be 16, 32 or 64 and `dtype` f16 or bf16.
     pub fn new(dtype: DType, s: u32) -> Result<ScanUL1, AlgoError> {
         if !Self::TILE_EDGES.contains(&s) {
             return Err(AlgoError::InvalidArgument {
@@ -106,9 +106,10 @@ impl ScanUL1 {
             return Err(AlgoError::UnsupportedDtype {
                 algorithm: "ScanUL1",
                 dtype,
-                reason: "SCANUL1 takes f16: int8 cube operands cannot carry the int32 row sums \
+                reason:
+                    "SCANUL1 takes f16 or bf16: int8 cube operands cannot carry the int32 row sums \
                          exactly (use ScanU or a multi-core scan for int8)"
-                    .into(),
+                        .into(),
             });
         }
         Ok(ScanUL1 { dtype, s })
@@ -147,14 +148,14 @@ impl ScanUL1 {
     pub fn workspace_constants(&self) -> Vec<u8> {
         let s = self.s as usize;
         let l = self.layout();
-        let one16 = half_one();
+        let one16 = one_bytes(self.dtype);
         let one32 = 1.0f32.to_le_bytes();
         let mut out = vec![0u8; l.ring as usize];
         let mut put = |at: usize, v: &[u8]| out[at..at + v.len()].copy_from_slice(v);
         for n in 0..s {
             // U^T: row n has ones in columns 0..=n.
             for k in 0..=n {
-                put((n * s + k) * 2, &one16);
+                put((n * s + k) * 2, one16);
             }
             // U-^T: row n has ones in columns 0..n.
             for k in 0..n {
@@ -164,7 +165,7 @@ impl ScanUL1 {
             put(l.e as usize + n * 8 * 4, &one32);
         }
         for i in 0..16 * s {
-            put(l.ones as usize + i * 2, &one16);
+            put(l.ones as usize + i * 2, one16);
         }
         out
     }
@@ -214,11 +215,6 @@ impl ScanUL1 {
             },
         })
     }
-}
-
-/// 1.0 as f16 bytes (little endian).
-fn half_one() -> [u8; 2] {
-    [0x00, 0x3c]
 }
 
 impl Kernel for ScanUL1 {
@@ -274,6 +270,9 @@ mod tests {
         assert_eq!(f32_at(l.ustrict + (3 * 16 + 3) * 4), 0.0);
         assert_eq!(f32_at(l.e + 5 * 8 * 4), 1.0);
         assert_eq!(f32_at(l.e + (5 * 8 + 1) * 4), 0.0);
-        assert_eq!(&c[l.ones as usize..l.ones as usize + 2], &half_one());
+        assert_eq!(
+            &c[l.ones as usize..l.ones as usize + 2],
+            one_bytes(DType::F16)
+        );
     }
 }

@@ -116,10 +116,7 @@ fn tour_scan_f16(
         Algorithm::Auto => Algorithm::auto_for::<f16>(rows, n),
         a => a,
     };
-    let d = match ran {
-        Algorithm::ScanUL1 { s } => f64::from(2 * s),
-        a => f64::from(a.tile_edge().unwrap_or(128)),
-    };
+    let d = f64::from(ran.error_depth().unwrap_or(128));
     let mut ok = totals.len() == rows;
     for r in 0..rows {
         let (mut acc, mut abs) = (0f64, 0f64);
@@ -285,6 +282,47 @@ fn tour_opscan(
     ))
 }
 
+/// f32 -> f32 sum scan (the vector path: VECTORSCAN), checked per row
+/// against f64 with the bound of tests/batched.rs.
+fn tour_scan_f32(dev: &Device, rows: usize, n: usize, exclusive: bool) -> Result<Row, Error> {
+    let xs: Vec<f32> = pseudo_random(rows * n, 9)
+        .map(|v| (v % 2_000_001) as f32 / 1000.0 - 1000.0)
+        .collect();
+    let x = dev.upload(&xs)?;
+    dev.take_reports();
+    let options = ScanOptions {
+        exclusive,
+        want_total: true,
+        ..Default::default()
+    };
+    let out = scan(dev, Batch::rows(&x, rows)?, options)?;
+    let y = out.values.download()?;
+    let totals = out.totals.unwrap_or_default();
+    let d = f64::from(Algorithm::VectorScan.error_depth().unwrap_or(256));
+    let mut ok = totals.len() == rows;
+    for r in 0..rows {
+        let (mut acc, mut abs) = (0f64, 0f64);
+        for i in 0..n {
+            let v = f64::from(xs[r * n + i]);
+            let (before, abs_before) = (acc, abs);
+            acc += v;
+            abs += v.abs();
+            let (want, mag) = if exclusive {
+                (before, abs_before)
+            } else {
+                (acc, abs)
+            };
+            ok &= (f64::from(y[r * n + i]) - want).abs()
+                <= (d + i as f64 / d + 2.0) * 2f64.powi(-24) * mag;
+        }
+        ok &= totals.get(r).is_some_and(|&t| {
+            (f64::from(t) - acc).abs() <= (d + n as f64 / d + 2.0) * 2f64.powi(-24) * abs
+        });
+    }
+    let label = scan_label::<f32>("f32->f32", rows, n, exclusive, Algorithm::Auto);
+    Ok(row(dev, label, rows * n, ok, 8.0))
+}
+
 /// Modeled seconds of a COPY moving `bytes` of HBM traffic (read + write).
 fn modeled_copy(dev: &Device, params: &CostParams, bytes: usize) -> Result<f64, Error> {
     let x = dev.alloc_zeroed::<u8>((bytes / 2).max(32))?;
@@ -354,6 +392,18 @@ fn main() -> Result<(), Error> {
             }
         }
     }
+    // The f32 path (vector cores) and the vector sum of f16 on request.
+    for exclusive in [false, true] {
+        rows.push(tour_scan_f32(&dev, 1, n + 7, exclusive)?);
+        rows.push(tour_scan_f16(
+            &dev,
+            1,
+            n + 7,
+            Algorithm::VectorScan,
+            exclusive,
+        )?);
+    }
+    rows.push(tour_scan_f32(&dev, 300, 1001, false)?);
     // Batched scans: many short rows, a few long ones.
     for (batch, len, algorithm) in [
         (300, 1001, Algorithm::Auto),

@@ -38,7 +38,8 @@ namespace {
 using TIn = half;
 using TAcc = float;
 using Op = OpMax;
-constexpr bool kHalf = std::is_same<TIn, half>::value;
+// Max and min refuse NaN: f16 inputs are checked on the device (sums let NaN through).
+constexpr bool kCheckNan = std::is_same<TIn, half>::value && !std::is_same<Op, OpSum>::value;
 constexpr uint32_t kTile = 4096;       // elements of a tile (lanes x width)
 constexpr uint32_t kMaxLanes = 1024;  // lanes of a tile of short rows
 constexpr uint32_t kSegLanes = 256;          // lanes of a tile of a long row
@@ -134,7 +135,7 @@ public:
             if (t.want_total && t.segments && cur.endsRow) StoreTotals(cur.row, Carry(), 1);
             if (t.want_total && !t.segments) StoreTotals(cur.row, TR()[width_ * lanes_], cur.rows);
         }
-        if constexpr (kHalf) nan_.Publish(gNan_[core_ * 16]);
+        if constexpr (kCheckNan) nan_.Publish(gNan_[core_ * 16]);
     }
 
 private:
@@ -188,7 +189,7 @@ private:
         pipe_.InitBuffer(bufIdxB_, kTile * sizeof(uint32_t));
         pipe_.InitBuffer(bufHalf_, kTile * sizeof(half));
         pipe_.InitBuffer(bufSmall_, kSmallBytes);
-        if constexpr (kHalf) {
+        if constexpr (kCheckNan) {
             pipe_.InitBuffer(bufNan_, kTile * sizeof(int16_t));
             pipe_.InitBuffer(bufNanMask_, kTile * sizeof(int16_t));
             nan_.Init(bufNan_.Get<int16_t>(), bufNanMask_.Get<int16_t>(), kTile);
@@ -238,12 +239,12 @@ private:
         LocalTensor<half> tmp = bufHalf_.Get<half>();
         LocalTensor<TAcc> a = qOut_.AllocTensor<TAcc>();
         CastToAcc(a, in, tmp, tileElems_);
-        if constexpr (kHalf) nan_.Mask(in, tmp.ReinterpretCast<int16_t>(), tileElems_);
+        if constexpr (kCheckNan) nan_.Mask(in, tmp.ReinterpretCast<int16_t>(), tileElems_);
         PipeBarrier<PIPE_V>();
         qIn_.FreeTensor(in);
         LocalTensor<TAcc> tr = TR();
         Gather(tr[lanes_], a, bufIdxF_.Get<uint32_t>(), 0, tileElems_);
-        if constexpr (kHalf) nan_.Merge(tmp.ReinterpretCast<int16_t>(), tileElems_);
+        if constexpr (kCheckNan) nan_.Merge(tmp.ReinterpretCast<int16_t>(), tileElems_);
         PipeBarrier<PIPE_V>();
         // The row-wise scan down the width_ rows; for long rows the lane scan
         // runs alongside it (independent instructions share the barriers): a
@@ -280,13 +281,13 @@ private:
         lanePhase_ = 1;
         laneStep_ = 0;
         if (width_ == 1) {
-            Op::Vec(p, t, t, kSegLanes);  // copy: op(v, v) = v
+            Op::Copy(p, t, kSegLanes);
         } else if (width_ == 2) {
             Op::Vec(p, t, t[kSegLanes], kSegLanes);
         } else {
             uint32_t h = width_ / 2;
             Op::Vec(Fold(), t, t[(width_ - h) * kSegLanes], h * kSegLanes);
-            if (width_ % 2) Op::Vec(Fold()[h * kSegLanes], t[h * kSegLanes], t[h * kSegLanes], kSegLanes);
+            if (width_ % 2) Op::Copy(Fold()[h * kSegLanes], t[h * kSegLanes], kSegLanes);
             foldRows_ = width_ - h;
             lanePhase_ = 0;
         }
@@ -384,7 +385,7 @@ private:
     // Writes `count` totals (from UB, pipe V) for rows first.. to the totals.
     __aicore__ inline void StoreTotals(uint64_t first, const LocalTensor<TAcc>& src, uint32_t count) {
         LocalTensor<TAcc> out = qTot_.AllocTensor<TAcc>();
-        Op::Vec(out, src, src, count);  // copy
+        Op::Copy(out, src, count);
         PipeBarrier<PIPE_V>();
         qTot_.EnQue(out);
         out = qTot_.DeQue<TAcc>();

@@ -245,6 +245,10 @@ const REDUCE: &[Entry<Launch3<sys::ReduceTiling>, sys::ReduceTiling>] = entries!
     aclrtlaunch_reduce_min_i8,
 );
 const OPSCAN: &[Entry<Launch4<sys::OpScanTiling>, sys::OpScanTiling>] = entries!(
+    aclrtlaunch_opscan_sum_f16,
+    aclrtlaunch_opscan_sum_bf16,
+    aclrtlaunch_opscan_sum_i8,
+    aclrtlaunch_opscan_sum_f32,
     aclrtlaunch_opscan_max_f16,
     aclrtlaunch_opscan_min_f16,
     aclrtlaunch_opscan_max_i8,

@@ -1,4 +1,4 @@
-//! Operator scans (max, min) on the vector unit.
+//! Scans on the vector unit (OPSCAN): max and min, and sums (`VectorScan`).
 use std::any::Any;
 
 use crate::device::{Device, DeviceBuffer, Element};
@@ -6,20 +6,30 @@ use crate::error::{Error, Result};
 use crate::ffi;
 use crate::scan::{Algorithm, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput};
 
+/// The vector operator of a [`ScanOp`].
+pub(crate) fn vector_op(op: ScanOp) -> algos::VectorOp {
+    match op {
+        ScanOp::Sum => algos::VectorOp::Sum,
+        ScanOp::Max => algos::VectorOp::Max,
+        ScanOp::Min => algos::VectorOp::Min,
+    }
+}
+
 /// The vector operator of a non-sum [`ScanOp`].
-pub(crate) fn max_min(op: ScanOp) -> Option<algos::MaxMin> {
+pub(crate) fn max_min(op: ScanOp) -> Option<algos::VectorOp> {
     match op {
         ScanOp::Sum => None,
-        ScanOp::Max => Some(algos::MaxMin::Max),
-        ScanOp::Min => Some(algos::MaxMin::Min),
+        other => Some(vector_op(other)),
     }
 }
 
 /// The identity of `op` in the accumulator type `A` (f32 or i32): -inf /
 /// `i32::MIN` for max, +inf / `i32::MAX` for min.
-pub(crate) fn identity<A: Element>(op: algos::MaxMin) -> Result<A> {
-    let max = op == algos::MaxMin::Max;
+pub(crate) fn identity<A: Element>(op: algos::VectorOp) -> Result<A> {
+    let max = op == algos::VectorOp::Max;
     let value: Box<dyn Any> = match A::DTYPE {
+        algos::DType::F32 if op == algos::VectorOp::Sum => Box::new(0f32),
+        algos::DType::I32 if op == algos::VectorOp::Sum => Box::new(0i32),
         algos::DType::F32 => Box::new(if max {
             f32::NEG_INFINITY
         } else {
@@ -76,14 +86,13 @@ pub(crate) fn scan_op<T: ScanInput>(
     x: Batch<'_, T>,
     options: ScanOptions,
 ) -> Result<ScanOutput<T::Acc>> {
-    let Some(op) = max_min(options.op) else {
-        return Err(Error::Unsupported("sum scans run on the cube".into()));
-    };
-    if options.algorithm != Algorithm::Auto {
+    let op = vector_op(options.op);
+    if !matches!(options.algorithm, Algorithm::Auto | Algorithm::VectorScan) {
         return Err(Error::InvalidArgument {
             name: "options.algorithm",
             reason: format!(
-                "{:?} scans run on the vector unit (OPSCAN); {} is a cube sum scan: use Algorithm::Auto",
+                "{:?} scans run on the vector unit: {} is a cube sum scan, use Algorithm::Auto or \
+                 Algorithm::VectorScan",
                 options.op, options.algorithm
             ),
         });
@@ -114,7 +123,7 @@ pub(crate) fn scan_op<T: ScanInput>(
         device.alloc_zeroed::<T::Acc>(if options.want_total { rows * stride } else { 1 })?;
     let gm = [x.data().ptr(), values.ptr(), totals.ptr(), workspace.ptr()];
     device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
-    if T::DTYPE == algos::DType::F16 {
+    if T::DTYPE == algos::DType::F16 && op != algos::VectorOp::Sum {
         check_nan_slots(&workspace, nan_offset, cores)?;
     }
     let totals = if options.want_total {

@@ -21,6 +21,7 @@ pub(crate) const CELLS: &[Cell] = &[
             (Algorithm::ScanUL1 { s: 64 }, 3.7126093904157854e-6),
             (Algorithm::ReduceThenScan { s: 64 }, 4.168725757575758e-6),
             (Algorithm::ReduceThenScan { s: 128 }, 4.459240257223397e-6),
+            (Algorithm::VectorScan, 6.352e-6),
         ],
     },
     Cell {
@@ -28,6 +29,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 10,
         times: &[
+            (Algorithm::VectorScan, 1.54e-6),
             (Algorithm::ScanU { s: 64 }, 2.4056723925299507e-6),
             (Algorithm::ScanU { s: 128 }, 2.9774784531360114e-6),
             (Algorithm::ScanUL1 { s: 32 }, 3.3761538583509512e-6),
@@ -42,6 +44,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 12,
         times: &[
+            (Algorithm::VectorScan, 2.801333333333333e-6),
             (Algorithm::ScanU { s: 64 }, 2.996564570119803e-6),
             (Algorithm::ScanU { s: 128 }, 3.500455479210712e-6),
             (Algorithm::McScan { s: 128 }, 4.302692600422833e-6),
@@ -58,6 +61,7 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ReduceThenScan { s: 64 }, 4.69505303030303e-6),
             (Algorithm::ScanU { s: 128 }, 5.605806007751938e-6),
+            (Algorithm::VectorScan, 6.066078030303031e-6),
             (Algorithm::ReduceThenScan { s: 128 }, 6.153842371388302e-6),
             (Algorithm::ScanU { s: 64 }, 6.193110024665257e-6),
             (Algorithm::McScan { s: 128 }, 6.958036310782242e-6),
@@ -71,6 +75,7 @@ pub(crate) const CELLS: &[Cell] = &[
         log2_n: 16,
         times: &[
             (Algorithm::ReduceThenScan { s: 64 }, 5.545535454545454e-6),
+            (Algorithm::VectorScan, 6.1632416666666665e-6),
             (Algorithm::ReduceThenScan { s: 128 }, 6.348169644115574e-6),
             (Algorithm::McScan { s: 128 }, 7.1523635835095115e-6),
             (Algorithm::ScanU { s: 128 }, 1.1263006007751936e-5),
@@ -84,6 +89,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 18,
         times: &[
+            (Algorithm::VectorScan, 6.551896212121212e-6),
             (Algorithm::ReduceThenScan { s: 128 }, 7.849929696969672e-6),
             (Algorithm::McScan { s: 128 }, 8.484991969696968e-6),
             (Algorithm::ReduceThenScan { s: 64 }, 9.689705176180402e-6),
@@ -98,6 +104,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 20,
         times: &[
+            (Algorithm::VectorScan, 1.3210354393939405e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 1.728265888654e-5),
             (Algorithm::McScan { s: 128 }, 2.043810297744889e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 2.2047680454545467e-5),
@@ -112,6 +119,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 22,
         times: &[
+            (Algorithm::VectorScan, 3.8358674393939524e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 4.380794348484939e-5),
             (Algorithm::McScan { s: 128 }, 6.155853646229753e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 6.820249378787895e-5),
@@ -122,6 +130,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 24,
         times: &[
+            (Algorithm::VectorScan, 1.396999543939408e-4),
             (Algorithm::ReduceThenScan { s: 128 }, 1.4425325666666666e-4),
             (Algorithm::McScan { s: 128 }, 2.383477000986585e-4),
             (Algorithm::ReduceThenScan { s: 64 }, 2.559848239393773e-4),
@@ -133,6 +142,7 @@ pub(crate) const CELLS: &[Cell] = &[
         log2_n: 26,
         times: &[
             (Algorithm::ReduceThenScan { s: 128 }, 5.577710557572892e-4),
+            (Algorithm::VectorScan, 6.748619325752329e-4),
             (Algorithm::ReduceThenScan { s: 64 }, 1.0132863648486604e-3),
             (Algorithm::McScan { s: 128 }, 1.197452277575084e-3),
         ],
@@ -143,6 +153,7 @@ pub(crate) const CELLS: &[Cell] = &[
         log2_n: 4,
         times: &[
             (Algorithm::ScanU { s: 64 }, 2.2176019203664556e-6),
+            (Algorithm::VectorScan, 2.688e-6),
             (Algorithm::ScanU { s: 128 }, 2.868471264975335e-6),
             (Algorithm::ScanUL1 { s: 32 }, 3.174748925299506e-6),
             (Algorithm::ScanUL1 { s: 64 }, 3.5425775369978857e-6),
@@ -160,6 +171,7 @@ pub(crate) const CELLS: &[Cell] = &[
             (Algorithm::ScanUL1 { s: 32 }, 3.1919351127554617e-6),
             (Algorithm::ScanU { s: 128 }, 3.2821541966173366e-6),
             (Algorithm::ScanUL1 { s: 64 }, 3.7322081782945733e-6),
+            (Algorithm::VectorScan, 6.416e-6),
             (Algorithm::McScan { s: 128 }, 1.3247461028893588e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 1.667490303030303e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 1.7836961028893587e-5),
@@ -171,6 +183,7 @@ pub(crate) const CELLS: &[Cell] = &[
         log2_n: 12,
         times: &[
             (Algorithm::ScanU { s: 64 }, 3.4739512367864695e-6),
+            (Algorithm::VectorScan, 3.726666666666667e-6),
             (Algorithm::ScanU { s: 128 }, 4.0556360852713175e-6),
             (Algorithm::ScanUL1 { s: 64 }, 4.186557804792108e-6),
             (Algorithm::ScanUL1 { s: 32 }, 8.82400795278365e-6),
@@ -184,6 +197,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 4,
         log2_n: 16,
         times: &[
+            (Algorithm::VectorScan, 6.4693362121212e-6),
             (Algorithm::ScanU { s: 128 }, 1.2280632674418603e-5),
             (Algorithm::ScanU { s: 64 }, 1.945667850951374e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 2.2182141818181817e-5),
@@ -199,6 +213,7 @@ pub(crate) const CELLS: &[Cell] = &[
         log2_n: 4,
         times: &[
             (Algorithm::ScanU { s: 64 }, 2.2176019203664556e-6),
+            (Algorithm::VectorScan, 2.6933333333333335e-6),
             (Algorithm::ScanU { s: 128 }, 2.868471264975335e-6),
             (Algorithm::ScanUL1 { s: 32 }, 4.627626726568006e-6),
             (Algorithm::ScanUL1 { s: 64 }, 5.03094455602537e-6),
@@ -216,6 +231,7 @@ pub(crate) const CELLS: &[Cell] = &[
             (Algorithm::ScanU { s: 128 }, 3.2821541966173366e-6),
             (Algorithm::ScanUL1 { s: 32 }, 5.3208360288935865e-6),
             (Algorithm::ScanUL1 { s: 64 }, 5.583165190274841e-6),
+            (Algorithm::VectorScan, 6.501333333333333e-6),
             (Algorithm::McScan { s: 128 }, 1.059796882311487e-4),
             (Algorithm::ReduceThenScan { s: 64 }, 1.3339922424242427e-4),
             (Algorithm::ReduceThenScan { s: 128 }, 1.4269568823114875e-4),
@@ -227,6 +243,7 @@ pub(crate) const CELLS: &[Cell] = &[
         log2_n: 12,
         times: &[
             (Algorithm::ScanU { s: 64 }, 3.833093054968299e-6),
+            (Algorithm::VectorScan, 3.8783466666666694e-6),
             (Algorithm::ScanU { s: 128 }, 4.485716085271317e-6),
             (Algorithm::ScanUL1 { s: 64 }, 6.412073463706833e-6),
             (Algorithm::ScanUL1 { s: 32 }, 1.5255242906976746e-5),
@@ -240,6 +257,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 32,
         log2_n: 16,
         times: &[
+            (Algorithm::VectorScan, 2.1402141060606158e-5),
             (Algorithm::ScanU { s: 64 }, 2.23119975229035e-5),
             (Algorithm::ScanU { s: 128 }, 2.7623728939394214e-5),
             (Algorithm::ScanUL1 { s: 64 }, 5.9058314140239527e-5),
@@ -254,6 +272,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 256,
         log2_n: 4,
         times: &[
+            (Algorithm::VectorScan, 2.699364848484849e-6),
             (Algorithm::ScanU { s: 64 }, 9.095306465821e-6),
             (Algorithm::ScanU { s: 128 }, 9.76748490133897e-6),
             (Algorithm::ScanUL1 { s: 32 }, 2.0913939510218464e-5),
@@ -265,6 +284,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 256,
         log2_n: 8,
         times: &[
+            (Algorithm::VectorScan, 6.738346666666679e-6),
             (Algorithm::ScanU { s: 64 }, 1.0133652681465824e-5),
             (Algorithm::ScanU { s: 128 }, 1.037193146934461e-5),
             (Algorithm::ScanUL1 { s: 32 }, 2.2426906106412953e-5),
@@ -276,6 +296,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 256,
         log2_n: 12,
         times: &[
+            (Algorithm::VectorScan, 1.3086092575757559e-5),
             (Algorithm::ScanU { s: 128 }, 1.6335759242424253e-5),
             (Algorithm::ScanU { s: 64 }, 1.6683159242424266e-5),
             (Algorithm::ScanUL1 { s: 64 }, 2.6238430475687176e-5),
@@ -287,6 +308,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 2048,
         log2_n: 4,
         times: &[
+            (Algorithm::VectorScan, 2.8747248484848435e-6),
             (Algorithm::ScanU { s: 64 }, 6.067809055673002e-5),
             (Algorithm::ScanU { s: 128 }, 6.15100871740662e-5),
             (Algorithm::ScanUL1 { s: 32 }, 1.516723016243849e-4),
@@ -298,6 +320,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 2048,
         log2_n: 8,
         times: &[
+            (Algorithm::VectorScan, 1.931597333333335e-5),
             (Algorithm::ScanU { s: 128 }, 6.385835828752503e-5),
             (Algorithm::ScanU { s: 64 }, 6.441636071176752e-5),
             (Algorithm::ScanUL1 { s: 32 }, 1.536658067406635e-4),
@@ -314,6 +337,7 @@ pub(crate) const CELLS: &[Cell] = &[
             (Algorithm::McScan { s: 128 }, 2.9999689393939395e-6),
             (Algorithm::ReduceThenScan { s: 128 }, 4.1766772727272725e-6),
             (Algorithm::ReduceThenScan { s: 64 }, 4.191392424242424e-6),
+            (Algorithm::VectorScan, 6.372e-6),
         ],
     },
     Cell {
@@ -321,6 +345,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 10,
         times: &[
+            (Algorithm::VectorScan, 1.56e-6),
             (Algorithm::ScanU { s: 64 }, 2.2910057258632838e-6),
             (Algorithm::ScanU { s: 128 }, 2.5668117864693443e-6),
             (Algorithm::McScan { s: 128 }, 3.1785871212121213e-6),
@@ -334,6 +359,7 @@ pub(crate) const CELLS: &[Cell] = &[
         log2_n: 12,
         times: &[
             (Algorithm::ScanU { s: 64 }, 2.793897903453136e-6),
+            (Algorithm::VectorScan, 2.8373333333333333e-6),
             (Algorithm::ScanU { s: 128 }, 3.020455479210712e-6),
             (Algorithm::McScan { s: 128 }, 3.865359267089499e-6),
             (Algorithm::ReduceThenScan { s: 128 }, 4.445949999999999e-6),
@@ -349,6 +375,7 @@ pub(crate) const CELLS: &[Cell] = &[
             (Algorithm::ScanU { s: 128 }, 4.709806007751938e-6),
             (Algorithm::ReduceThenScan { s: 128 }, 5.4998787350246666e-6),
             (Algorithm::ScanU { s: 64 }, 5.99044335799859e-6),
+            (Algorithm::VectorScan, 6.185253787878788e-6),
             (Algorithm::McScan { s: 128 }, 6.3040726744186055e-6),
         ],
     },
@@ -359,6 +386,7 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ReduceThenScan { s: 64 }, 5.488948787878787e-6),
             (Algorithm::ReduceThenScan { s: 128 }, 5.694206007751938e-6),
+            (Algorithm::VectorScan, 6.282417424242424e-6),
             (Algorithm::McScan { s: 128 }, 6.498399947145877e-6),
             (Algorithm::ScanU { s: 128 }, 1.0367006007751936e-5),
             (Algorithm::ScanU { s: 64 }, 1.8776625176180408e-5),
@@ -369,6 +397,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 18,
         times: &[
+            (Algorithm::VectorScan, 6.671071969696969e-6),
             (Algorithm::ReduceThenScan { s: 128 }, 7.320930909090884e-6),
             (Algorithm::McScan { s: 128 }, 7.955993181818182e-6),
             (Algorithm::ReduceThenScan { s: 64 }, 9.44336335799859e-6),
@@ -381,6 +410,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 20,
         times: &[
+            (Algorithm::VectorScan, 1.2961854999999996e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 1.6004631007752107e-5),
             (Algorithm::McScan { s: 128 }, 1.9088275098661032e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 2.1124311969696983e-5),
@@ -393,6 +423,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 22,
         times: &[
+            (Algorithm::VectorScan, 3.581043681818183e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 4.045380893939477e-5),
             (Algorithm::McScan { s: 128 }, 5.6497546666666746e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 6.456193863636363e-5),
@@ -403,6 +434,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 24,
         times: &[
+            (Algorithm::VectorScan, 1.2841785499999997e-4),
             (Algorithm::ReduceThenScan { s: 128 }, 1.3964067969697173e-4),
             (Algorithm::McScan { s: 128 }, 2.17560576969696e-4),
             (Algorithm::ReduceThenScan { s: 64 }, 2.8627649545454395e-4),
@@ -415,6 +447,7 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ScanU { s: 64 }, 2.1096019203664555e-6),
             (Algorithm::ScanU { s: 128 }, 2.4364712649753345e-6),
+            (Algorithm::VectorScan, 2.712e-6),
             (Algorithm::McScan { s: 128 }, 1.1967436363636364e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 1.6589072727272728e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 1.660861212121212e-5),
@@ -427,6 +460,7 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ScanU { s: 64 }, 2.488298241719521e-6),
             (Algorithm::ScanU { s: 128 }, 2.6481178329809726e-6),
+            (Algorithm::VectorScan, 6.42e-6),
             (Algorithm::McScan { s: 128 }, 1.1999875757575758e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 1.670670909090909e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 1.6765569696969696e-5),
@@ -439,6 +473,7 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ScanU { s: 64 }, 3.234164570119803e-6),
             (Algorithm::ScanU { s: 128 }, 3.7007657822410147e-6),
+            (Algorithm::VectorScan, 3.7986666666666667e-6),
             (Algorithm::McScan { s: 128 }, 1.5461437068357997e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 1.7783799999999997e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 1.7933569696969696e-5),
@@ -449,6 +484,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 4,
         log2_n: 16,
         times: &[
+            (Algorithm::VectorScan, 6.5885119696969576e-6),
             (Algorithm::ScanU { s: 128 }, 1.108673934108527e-5),
             (Algorithm::ScanU { s: 64 }, 1.9216891842847074e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 2.1955795151515147e-5),
@@ -463,6 +499,7 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ScanU { s: 64 }, 2.1096019203664555e-6),
             (Algorithm::ScanU { s: 128 }, 2.4364712649753345e-6),
+            (Algorithm::VectorScan, 2.716e-6),
             (Algorithm::McScan { s: 128 }, 9.57394909090909e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 1.327125818181818e-4),
             (Algorithm::ReduceThenScan { s: 128 }, 1.328688969696969e-4),
@@ -475,6 +512,7 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ScanU { s: 64 }, 2.506218241719521e-6),
             (Algorithm::ScanU { s: 128 }, 2.666037832980972e-6),
+            (Algorithm::VectorScan, 6.484e-6),
             (Algorithm::McScan { s: 128 }, 9.599900606060613e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 1.3365367272727278e-4),
             (Algorithm::ReduceThenScan { s: 64 }, 1.3412455757575752e-4),
@@ -486,6 +524,7 @@ pub(crate) const CELLS: &[Cell] = &[
         log2_n: 12,
         times: &[
             (Algorithm::ScanU { s: 64 }, 3.653735479210721e-6),
+            (Algorithm::VectorScan, 3.95034666666667e-6),
             (Algorithm::ScanU { s: 128 }, 4.0591657822410145e-6),
             (Algorithm::McScan { s: 128 }, 1.2369149654686398e-4),
             (Algorithm::ReduceThenScan { s: 128 }, 1.422704e-4),
@@ -498,6 +537,7 @@ pub(crate) const CELLS: &[Cell] = &[
         log2_n: 16,
         times: &[
             (Algorithm::ScanU { s: 64 }, 2.0647948812544107e-5),
+            (Algorithm::VectorScan, 2.0824114393939365e-5),
             (Algorithm::ScanU { s: 128 }, 2.4675965303030594e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 1.7564636121212106e-4),
             (Algorithm::ReduceThenScan { s: 128 }, 1.8221459224806213e-4),
@@ -509,6 +549,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 256,
         log2_n: 4,
         times: &[
+            (Algorithm::VectorScan, 2.723922424242425e-6),
             (Algorithm::ScanU { s: 64 }, 8.987306465821e-6),
             (Algorithm::ScanU { s: 128 }, 9.335484901338969e-6),
         ],
@@ -518,6 +559,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 256,
         log2_n: 8,
         times: &[
+            (Algorithm::VectorScan, 6.721013333333346e-6),
             (Algorithm::ScanU { s: 64 }, 9.697406423537701e-6),
             (Algorithm::ScanU { s: 128 }, 9.774748439041579e-6),
         ],
@@ -527,6 +569,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 256,
         log2_n: 12,
         times: &[
+            (Algorithm::VectorScan, 1.2549670757575732e-5),
             (Algorithm::ScanU { s: 128 }, 1.6220715606060673e-5),
             (Algorithm::ScanU { s: 64 }, 1.6474161666666736e-5),
         ],
@@ -536,6 +579,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 2048,
         log2_n: 4,
         times: &[
+            (Algorithm::VectorScan, 2.879500606060602e-6),
             (Algorithm::ScanU { s: 64 }, 6.057009055673002e-5),
             (Algorithm::ScanU { s: 128 }, 6.10780871740662e-5),
         ],
@@ -545,6 +589,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 2048,
         log2_n: 8,
         times: &[
+            (Algorithm::VectorScan, 1.944930666666668e-5),
             (Algorithm::ScanU { s: 128 }, 6.396607465116083e-5),
             (Algorithm::ScanU { s: 64 }, 6.467549040873666e-5),
         ],

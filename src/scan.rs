@@ -14,6 +14,9 @@ impl ScanInput for half::f16 {
 impl ScanInput for half::bf16 {
     type Acc = f32;
 }
+impl ScanInput for f32 {
+    type Acc = f32;
+}
 impl ScanInput for i8 {
     type Acc = i32;
 }
@@ -55,6 +58,10 @@ pub enum Algorithm {
         /// Tile edge.
         s: u32,
     },
+    /// The vector-unit scan (OPSCAN) on every vector core: the only sum for
+    /// f32 input (the cube scans take f16, bf16 and i8), and the algorithm
+    /// of max and min scans.
+    VectorScan,
     /// SCANUL1 with tile edge s: the cube computes each whole s*s-tile scan
     /// (`A @ U + L- @ (A @ 1)`, the `L-` step with f32 operands so row sums
     /// past 2048 stay accurate); the vector core adds one carry per tile.
@@ -65,15 +72,33 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    /// The algorithm `Auto` runs for `rows` arrays of `n` elements of `T`.
+    /// The algorithm `Auto` runs for `rows` arrays of `n` elements of `T`
+    /// (sum scans; max and min always run as `VectorScan`).
     pub fn auto_for<T: ScanInput>(rows: usize, n: usize) -> Algorithm {
+        if T::DTYPE == algos::DType::F32 {
+            return Algorithm::VectorScan;
+        }
         crate::policy::choose(T::DTYPE, rows, n)
+    }
+
+    /// The constant d of the algorithm's f32 error bound for float inputs:
+    /// element i of a row (inclusive) is within (d + i/d + 2) * 2^-24 *
+    /// sum_{j<=i} |x_j| of the exact prefix sum (d bounds the depth of the
+    /// addition tree inside a tile, i/d the carries between tiles). `None`
+    /// for `Auto` (resolve it with [`Algorithm::auto_for`] first).
+    pub fn error_depth(self) -> Option<u32> {
+        match self {
+            Algorithm::Auto => None,
+            Algorithm::ScanUL1 { s } => Some(2 * s),
+            Algorithm::VectorScan => Some(256),
+            a => a.tile_edge(),
+        }
     }
 
     /// The tile edge s, `None` for `Auto`.
     pub fn tile_edge(self) -> Option<u32> {
         match self {
-            Algorithm::Auto => None,
+            Algorithm::Auto | Algorithm::VectorScan => None,
             Algorithm::ScanU { s }
             | Algorithm::McScan { s }
             | Algorithm::ReduceThenScan { s }
@@ -87,6 +112,7 @@ impl std::fmt::Display for Algorithm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let name = match self {
             Algorithm::Auto => return f.write_str("Auto"),
+            Algorithm::VectorScan => return f.write_str("VECTORSCAN"),
             Algorithm::ScanU { .. } => "SCANU",
             Algorithm::McScan { .. } => "MCSCAN",
             Algorithm::ReduceThenScan { .. } => "RTSCAN",
@@ -104,7 +130,8 @@ impl std::fmt::Display for Algorithm {
 /// first element and the total of an empty input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ScanOp {
-    /// `+`, identity 0. Runs on the cube (every [`Algorithm`]).
+    /// `+`, identity 0. Runs on the cube (every [`Algorithm`] but
+    /// `VectorScan`) or on the vector unit (`VectorScan`, the f32 path).
     #[default]
     Sum,
     /// `max`, identity -inf (f32 output) or `i32::MIN` (i32 output). Runs on
@@ -305,7 +332,16 @@ pub fn scan<'a, T: ScanInput>(
             ),
         });
     }
-    if options.op != ScanOp::Sum {
+    let algorithm = match (options.algorithm, options.op) {
+        (Algorithm::Auto, ScanOp::Sum) => Algorithm::auto_for::<T>(x.rows, n),
+        (Algorithm::Auto, _) => Algorithm::VectorScan,
+        (a, _) => a,
+    };
+    let options = ScanOptions {
+        algorithm,
+        ..options
+    };
+    if algorithm == Algorithm::VectorScan || options.op != ScanOp::Sum {
         return crate::opscan::scan_op(device, x, options);
     }
     scan_sum(device, x, options)
@@ -319,12 +355,10 @@ fn scan_sum<T: ScanInput>(
     options: ScanOptions,
 ) -> Result<ScanOutput<T::Acc>> {
     let (rows, n) = (x.rows, x.row_len());
-    let algorithm = match options.algorithm {
-        Algorithm::Auto => Algorithm::auto_for::<T>(rows, n),
-        a => a,
-    };
-    let chosen = match algorithm {
-        Algorithm::Auto => unreachable!("auto_algorithm picks a concrete algorithm"),
+    let chosen = match options.algorithm {
+        Algorithm::Auto | Algorithm::VectorScan => {
+            unreachable!("scan() resolves Auto and runs VectorScan in scan_op")
+        }
         Algorithm::ScanU { s } => {
             Chosen::ScanU(algos::ScanU::new(T::DTYPE, s).map_err(algorithm_error)?)
         }

@@ -14,10 +14,7 @@ fn device() -> Device {
 /// Depth factor of an algorithm's f32 addition tree (see tests/scan.rs):
 /// the bound is (d + i/d + 2) * 2^-24 * sum|x| within a row.
 fn depth(algorithm: Algorithm) -> f64 {
-    match algorithm {
-        Algorithm::ScanUL1 { s } => f64::from(2 * s),
-        a => f64::from(a.tile_edge().unwrap_or(128)),
-    }
+    f64::from(algorithm.error_depth().unwrap_or(128))
 }
 
 fn check_f16(xs: &[f16], rows: usize, algorithm: Algorithm, exclusive: bool) {
@@ -34,7 +31,10 @@ fn check_f16(xs: &[f16], rows: usize, algorithm: Algorithm, exclusive: bool) {
     let totals = out.totals.unwrap();
     assert_eq!((y.len(), totals.len()), (xs.len(), rows));
     let n = xs.len() / rows;
-    let d = depth(algorithm);
+    let d = depth(match algorithm {
+        Algorithm::Auto => Algorithm::auto_for::<f16>(rows, n),
+        a => a,
+    });
     for r in 0..rows {
         let (mut acc, mut abs) = (0f64, 0f64);
         for i in 0..n {
@@ -259,5 +259,157 @@ proptest! {
         let s = [16u32, 32, 64, 128][s_idx];
         check_f16(&f16_data(rows * n, seed), rows, Algorithm::ScanU { s }, exclusive);
         check_i8(&i8_data(rows * n, seed), rows, Algorithm::ScanU { s }, exclusive);
+    }
+}
+
+/// Sum scans on the vector cores (VECTORSCAN): the f32 path (also `Auto`
+/// for f32) and every other input type on request, 1-D and batched. The
+/// f32 bound: each element's addition tree has depth at most 256 within its
+/// lane/row + 8 lane-scan steps + one per earlier tile of 4096, inside
+/// (256 + i/256 + 2).
+#[test]
+fn vector_scan_sums() {
+    let dev = device();
+    let d = 256.0;
+    let shapes = [
+        (1usize, 1usize),
+        (1, 33),
+        (1, 4097),
+        (1, 40 * 4096 + 5),
+        (1, (1 << 20) + 3),
+        (7, 255),
+        (300, 17),
+        (3, 10_000),
+    ];
+    for (rows, n) in shapes {
+        for exclusive in [false, true] {
+            let xf: Vec<f32> = f16_data(rows * n, n as u64 + 1)
+                .iter()
+                .enumerate()
+                .map(|(i, v)| v.to_f32() * (1.0 + (i % 7) as f32 / 3.0))
+                .collect();
+            let wide: Vec<f64> = xf.iter().map(|&v| f64::from(v)).collect();
+            for algorithm in [Algorithm::VectorScan, Algorithm::Auto] {
+                let x = dev.upload(&xf).unwrap();
+                let options = ScanOptions {
+                    exclusive,
+                    algorithm,
+                    want_total: true,
+                    ..Default::default()
+                };
+                let out = scan(&dev, Batch::rows(&x, rows).unwrap(), options).unwrap();
+                check_rows(
+                    &wide,
+                    &out.values.download().unwrap(),
+                    &out.totals.unwrap(),
+                    rows,
+                    exclusive,
+                    d,
+                    "f32",
+                );
+            }
+            let xh = f16_data(rows * n, n as u64 + 2);
+            let x = dev.upload(&xh).unwrap();
+            let options = ScanOptions {
+                exclusive,
+                algorithm: Algorithm::VectorScan,
+                want_total: true,
+                ..Default::default()
+            };
+            let out = scan(&dev, Batch::rows(&x, rows).unwrap(), options).unwrap();
+            let wide: Vec<f64> = xh.iter().map(|v| v.to_f64()).collect();
+            check_rows(
+                &wide,
+                &out.values.download().unwrap(),
+                &out.totals.unwrap(),
+                rows,
+                exclusive,
+                d,
+                "f16",
+            );
+            let xb = common::bf16_data(rows * n, n as u64 + 3);
+            let x = dev.upload(&xb).unwrap();
+            let out = scan(&dev, Batch::rows(&x, rows).unwrap(), options).unwrap();
+            let wide: Vec<f64> = xb.iter().map(|v| v.to_f64()).collect();
+            check_rows(
+                &wide,
+                &out.values.download().unwrap(),
+                &out.totals.unwrap(),
+                rows,
+                exclusive,
+                d,
+                "bf16",
+            );
+            let xi = i8_data(rows * n, n as u64 + 4);
+            let x = dev.upload(&xi).unwrap();
+            let out = scan(&dev, Batch::rows(&x, rows).unwrap(), options).unwrap();
+            let y = out.values.download().unwrap();
+            let totals = out.totals.unwrap();
+            for r in 0..rows {
+                let mut acc = 0i64;
+                for i in 0..n {
+                    let before = acc;
+                    acc += i64::from(xi[r * n + i]);
+                    let want = if exclusive { before } else { acc };
+                    assert_eq!(
+                        i64::from(y[r * n + i]),
+                        want,
+                        "i8 rows={rows} n={n} row {r} i={i}"
+                    );
+                }
+                assert_eq!(i64::from(totals[r]), acc);
+            }
+        }
+    }
+}
+
+/// f32 input has no cube path: a cube algorithm is refused by name.
+#[test]
+fn f32_cube_scan_is_refused() {
+    let dev = device();
+    let x = dev.upload(&[1.0f32; 64]).unwrap();
+    let options = ScanOptions {
+        algorithm: Algorithm::ScanU { s: 64 },
+        ..Default::default()
+    };
+    let err = scan(&dev, &x, options).unwrap_err();
+    assert!(matches!(err, Error::Unsupported(_)), "{err}");
+}
+
+fn check_rows(
+    xs: &[f64],
+    y: &[f32],
+    totals: &[f32],
+    rows: usize,
+    exclusive: bool,
+    d: f64,
+    what: &str,
+) {
+    let n = xs.len() / rows;
+    assert_eq!((y.len(), totals.len()), (xs.len(), rows));
+    for r in 0..rows {
+        let (mut acc, mut abs) = (0f64, 0f64);
+        for i in 0..n {
+            let v = xs[r * n + i];
+            let (before, abs_before) = (acc, abs);
+            acc += v;
+            abs += v.abs();
+            let (want, mag) = if exclusive {
+                (before, abs_before)
+            } else {
+                (acc, abs)
+            };
+            let bound = (d + i as f64 / d + 2.0) * 2f64.powi(-24) * mag;
+            let got = f64::from(y[r * n + i]);
+            assert!(
+                (got - want).abs() <= bound,
+                "{what} rows={rows} n={n} row {r} i={i}: {got} vs {want}"
+            );
+        }
+        let bound = (d + n as f64 / d + 2.0) * 2f64.powi(-24) * abs;
+        assert!(
+            (f64::from(totals[r]) - acc).abs() <= bound,
+            "{what} row {r} total"
+        );
     }
 }

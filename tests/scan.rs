@@ -298,10 +298,7 @@ fn auto_matches_reference() {
     // Auto over the policy table's lengths (its choice changes with n).
     for log2 in [8, 11, 13, 15, 17, 19] {
         let n = (1usize << log2) + 3;
-        let depth = match Algorithm::auto_for::<f16>(1, n) {
-            Algorithm::ScanUL1 { s } => 2 * s,
-            a => a.tile_edge().unwrap_or(128),
-        };
+        let depth = Algorithm::auto_for::<f16>(1, n).error_depth().unwrap();
         check_f16_with(&f16_data(n, 3), Algorithm::Auto, depth, true);
         check_i8_with(&i8_data(n, 4), Algorithm::Auto, false);
     }

@@ -61,6 +61,34 @@ extern "C" uint32_t aclrtlaunch_reduce_min_i8(uint32_t blockDim, void* stream, v
     return ascsim::launch("reduce_min_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_min_i8(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void opscan_sum_f16(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, OpScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_opscan_sum_f16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling) {
+    OpScanTiling t = *tiling;
+    return ascsim::launch("opscan_sum_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_sum_f16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(totals), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void opscan_sum_bf16(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, OpScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_opscan_sum_bf16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling) {
+    OpScanTiling t = *tiling;
+    return ascsim::launch("opscan_sum_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_sum_bf16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(totals), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void opscan_sum_i8(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, OpScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_opscan_sum_i8(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling) {
+    OpScanTiling t = *tiling;
+    return ascsim::launch("opscan_sum_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_sum_i8(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(totals), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void opscan_sum_f32(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, OpScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_opscan_sum_f32(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling) {
+    OpScanTiling t = *tiling;
+    return ascsim::launch("opscan_sum_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_sum_f32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(totals), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void opscan_max_f16(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, OpScanTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_opscan_max_f16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling) {

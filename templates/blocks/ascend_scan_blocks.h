@@ -160,8 +160,9 @@ __aicore__ inline void LoadAny(const LocalTensor<T>& dst, const GlobalTensor<T>&
     DataCopyPad(dst, src, p, pad);
 }
 
-// Converts scan inputs to the accumulator type: half -> float directly, int8
-// -> int32 through half (A2 has no direct int8 -> int32 cast; both exact).
+// Converts scan inputs to the accumulator type: half and bf16 -> float
+// directly, int8 -> int32 through half (A2 has no direct int8 -> int32 cast;
+// all exact), float -> float a copy.
 template <typename TAcc, typename TIn>
 __aicore__ inline void CastToAcc(const LocalTensor<TAcc>& dst, const LocalTensor<TIn>& src,
                                  const LocalTensor<half>& tmp, uint32_t count) {
@@ -169,6 +170,9 @@ __aicore__ inline void CastToAcc(const LocalTensor<TAcc>& dst, const LocalTensor
         Cast(tmp, src, RoundMode::CAST_NONE, count);
         PipeBarrier<PIPE_V>();
         Cast(dst, tmp, RoundMode::CAST_RINT, count);
+    } else if constexpr (std::is_same<TIn, TAcc>::value) {
+        (void)tmp;
+        Adds(dst, src, static_cast<TAcc>(0), static_cast<int32_t>(count));
     } else {
         (void)tmp;
         Cast(dst, src, RoundMode::CAST_NONE, count);
@@ -254,11 +258,38 @@ __aicore__ inline void StoreScalar(const GlobalTensor<T>& dst, const LocalTensor
     WaitFlag<HardEvent::MTE3_S>(0);
 }
 
-// ---- Operators other than + (max, min) on the vector unit -----------------
+// ---- Operators of the vector-unit scans (sum, max, min) -------------------
 
 // A binary operator of the scans and reductions: the element-wise vector op
-// (count form and row form), the scalar op and the identity of each type the
-// kernels use (inputs half / int8_t, accumulators float / int32_t).
+// (count form and row form), a copy, the scalar op and the identity of each
+// type the kernels use (inputs half / bfloat16_t / int8_t / float,
+// accumulators float / int32_t).
+struct OpSum {
+    template <typename T>
+    __aicore__ static inline void Vec(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
+                                      uint32_t count) {
+        Add(dst, a, b, static_cast<int32_t>(count));
+    }
+    template <typename T>
+    __aicore__ static inline void Rows(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
+                                       uint64_t mask, uint8_t repeats, const BinaryRepeatParams& p) {
+        Add(dst, a, b, mask, repeats, p);
+    }
+    template <typename T>
+    __aicore__ static inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
+        Adds(dst, src, static_cast<T>(0), static_cast<int32_t>(count));
+    }
+    template <typename T>
+    __aicore__ static inline T Scalar(T a, T b) {
+        return static_cast<T>(a + b);
+    }
+    template <typename T>
+    __aicore__ static inline T Identity() {
+        return static_cast<T>(0);
+    }
+    static constexpr int16_t kInt8Pair = 0;
+};
+
 struct OpMax {
     template <typename T>
     __aicore__ static inline void Vec(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
@@ -269,6 +300,10 @@ struct OpMax {
     __aicore__ static inline void Rows(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
                                        uint64_t mask, uint8_t repeats, const BinaryRepeatParams& p) {
         Max(dst, a, b, mask, repeats, p);
+    }
+    template <typename T>
+    __aicore__ static inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
+        Max(dst, src, src, static_cast<int32_t>(count));  // op(v, v) = v
     }
     template <typename T>
     __aicore__ static inline T Scalar(T a, T b) {
@@ -295,6 +330,10 @@ struct OpMin {
     __aicore__ static inline void Rows(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
                                        uint64_t mask, uint8_t repeats, const BinaryRepeatParams& p) {
         Min(dst, a, b, mask, repeats, p);
+    }
+    template <typename T>
+    __aicore__ static inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
+        Min(dst, src, src, static_cast<int32_t>(count));  // op(v, v) = v
     }
     template <typename T>
     __aicore__ static inline T Scalar(T a, T b) {

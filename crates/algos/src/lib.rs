@@ -20,7 +20,7 @@ pub mod veccumsum;
 pub use copy::{Copy, CopyTiling};
 pub use kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
 pub use mcscan::{McScan, McScanTiling};
-pub use opscan::{MaxMin, OpScan, OpScanTiling};
+pub use opscan::{OpScan, OpScanTiling, VectorOp};
 pub use reduce::{ReduceMaxMin, ReduceSum, ReduceTiling};
 pub use rtscan::{ReduceThenScan, RtScanTiling};
 pub use scanu::{ScanU, ScanUTiling};
@@ -37,14 +37,19 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
         ));
     }
     for dtype in ReduceMaxMin::DTYPES {
-        for op in MaxMin::ALL {
+        for op in VectorOp::MAX_MIN {
             out.push(Box::new(
                 ReduceMaxMin::new(dtype, op).expect("catalogue entries are valid"),
             ));
         }
     }
+    for dtype in OpScan::SUM_DTYPES {
+        out.push(Box::new(
+            OpScan::new(dtype, VectorOp::Sum).expect("catalogue entries are valid"),
+        ));
+    }
     for dtype in OpScan::DTYPES {
-        for op in MaxMin::ALL {
+        for op in VectorOp::MAX_MIN {
             out.push(Box::new(
                 OpScan::new(dtype, op).expect("catalogue entries are valid"),
             ));

@@ -1,48 +1,55 @@
-//! OPSCAN: max and min scans on the vector cores (ALGORITHMS.md, "Generic
-//! operators"): the cube can only add, so these scans transpose tiles with
-//! Gather and scan with row-wise vector Max/Min (the VECCUMSUM structure),
-//! with a log-step scan of the lane totals for long rows.
+//! OPSCAN: scans on the vector cores (ALGORITHMS.md, "Generic operators"):
+//! max and min (the cube can only add), and sums of f32 input (the cube has
+//! no f32 scan path worth its quarter rate) or of any input when asked for.
+//! Tiles are transposed with Gather and scanned with row-wise vector ops
+//! (the VECCUMSUM structure), with a log-step scan of the lane totals for
+//! long rows.
 use ascendc_sim::SocProfile;
 use askama::Template;
 use tiling_derive::Tiling;
 
 use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
-use crate::scanu::{scan_accumulator, validate_scan_dtype};
+use crate::scanu::scan_accumulator;
 
-/// An operator other than `+`: computed on the vector unit.
+/// An operator of the vector-unit scans.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MaxMin {
+pub enum VectorOp {
+    /// `+`, identity 0.
+    Sum,
     /// `max`, identity -inf (f32) / `i32::MIN` (i32).
     Max,
     /// `min`, identity +inf (f32) / `i32::MAX` (i32).
     Min,
 }
 
-impl MaxMin {
-    /// Both operators.
-    pub const ALL: [MaxMin; 2] = [MaxMin::Max, MaxMin::Min];
+impl VectorOp {
+    /// The operators other than `+`.
+    pub const MAX_MIN: [VectorOp; 2] = [VectorOp::Max, VectorOp::Min];
 
     /// Lower-case name (kernel names).
     pub fn tag(self) -> &'static str {
         match self {
-            MaxMin::Max => "max",
-            MaxMin::Min => "min",
+            VectorOp::Sum => "sum",
+            VectorOp::Max => "max",
+            VectorOp::Min => "min",
         }
     }
 
     /// The device-side operator struct (templates/blocks/ascend_scan_blocks.h).
     pub fn cpp_struct(self) -> &'static str {
         match self {
-            MaxMin::Max => "OpMax",
-            MaxMin::Min => "OpMin",
+            VectorOp::Sum => "OpSum",
+            VectorOp::Max => "OpMax",
+            VectorOp::Min => "OpMin",
         }
     }
 
     /// The AscendC vector API.
     pub fn cpp_api(self) -> &'static str {
         match self {
-            MaxMin::Max => "Max",
-            MaxMin::Min => "Min",
+            VectorOp::Sum => "Add",
+            VectorOp::Max => "Max",
+            VectorOp::Min => "Min",
         }
     }
 }
@@ -81,7 +88,7 @@ pub struct OpScanTiling {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpScan {
     dtype: DType,
-    op: MaxMin,
+    op: VectorOp,
 }
 
 #[derive(Template)]
@@ -121,12 +128,34 @@ const MIN_SPLIT: u64 = 2 * OPSCAN_TILE;
 const ROW_GROUP: u64 = 8;
 
 impl OpScan {
-    /// Input types: f16 (f32 results) and i8 (i32 results).
+    /// Input types of max and min: f16 (f32 results) and i8 (i32 results);
+    /// NaN is refused, which the kernel checks for f16.
     pub const DTYPES: [DType; 2] = [DType::F16, DType::I8];
+    /// Input types of sums: also bf16 and f32 (f32 results).
+    pub const SUM_DTYPES: [DType; 4] = [DType::F16, DType::Bf16, DType::I8, DType::F32];
 
     /// An OPSCAN instance.
-    pub fn new(dtype: DType, op: MaxMin) -> Result<OpScan, AlgoError> {
-        validate_scan_dtype("OpScan", dtype)?;
+    pub fn new(dtype: DType, op: VectorOp) -> Result<OpScan, AlgoError> {
+        let ok = if op == VectorOp::Sum {
+            Self::SUM_DTYPES.contains(&dtype)
+        } else {
+            Self::DTYPES.contains(&dtype)
+        };
+        if !ok {
+            return Err(AlgoError::UnsupportedDtype {
+                algorithm: "OpScan",
+                dtype,
+                reason: format!(
+                    "vector {} scans take {}",
+                    op.tag(),
+                    if op == VectorOp::Sum {
+                        "f16, bf16, i8 or f32"
+                    } else {
+                        "f16 or i8 (NaN refused)"
+                    }
+                ),
+            });
+        }
         Ok(OpScan { dtype, op })
     }
 
@@ -239,7 +268,7 @@ mod tests {
 
     fn plan(rows: u64, len: u64) -> OpScanTiling {
         let soc = ascendc_sim::Soc::Ascend910B4.profile();
-        OpScan::new(DType::F16, MaxMin::Max)
+        OpScan::new(DType::F16, VectorOp::Max)
             .unwrap()
             .plan(&soc, rows, len, false, true)
             .unwrap()
@@ -274,8 +303,8 @@ mod tests {
     #[test]
     fn empty_scans_are_not_planned() {
         let soc = ascendc_sim::Soc::Ascend910B4.profile();
-        let a = OpScan::new(DType::I8, MaxMin::Min).unwrap();
+        let a = OpScan::new(DType::I8, VectorOp::Min).unwrap();
         assert!(a.plan(&soc, 1, 0, false, false).is_err());
-        assert!(OpScan::new(DType::F32, MaxMin::Min).is_err());
+        assert!(OpScan::new(DType::F32, VectorOp::Min).is_err());
     }
 }

@@ -4,7 +4,7 @@ use askama::Template;
 use tiling_derive::Tiling;
 
 use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
-use crate::opscan::MaxMin;
+use crate::opscan::VectorOp;
 use crate::scanu::{scan_accumulator, validate_scan_dtype};
 
 /// Tiling of the REDUCE kernels.
@@ -101,7 +101,7 @@ impl Kernel for ReduceSum {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReduceMaxMin {
     dtype: DType,
-    op: MaxMin,
+    op: VectorOp,
 }
 
 impl ReduceMaxMin {
@@ -109,7 +109,7 @@ impl ReduceMaxMin {
     pub const DTYPES: [DType; 2] = [DType::F16, DType::I8];
 
     /// A REDUCE max/min instance for `dtype`.
-    pub fn new(dtype: DType, op: MaxMin) -> Result<ReduceMaxMin, AlgoError> {
+    pub fn new(dtype: DType, op: VectorOp) -> Result<ReduceMaxMin, AlgoError> {
         validate_scan_dtype("ReduceMaxMin", dtype)?;
         Ok(ReduceMaxMin { dtype, op })
     }

@@ -48,6 +48,7 @@ enum ScanAlgo {
     McScan,
     ReduceThenScan,
     VecCumSum,
+    VectorScan,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -78,12 +79,15 @@ impl ScanAlgo {
             ScanAlgo::McScan => "MCSCAN",
             ScanAlgo::ReduceThenScan => "RTSCAN",
             ScanAlgo::VecCumSum => "VECCUMSUM",
+            ScanAlgo::VectorScan => "VECTORSCAN",
         }
     }
     fn tile_edges(self) -> &'static [u32] {
         match self {
             ScanAlgo::ScanU | ScanAlgo::McScan | ScanAlgo::ReduceThenScan => &[16, 32, 64, 128],
             ScanAlgo::VecCumSum | ScanAlgo::ScanUL1 => &[16, 32, 64],
+            // No tile edge (0 stands for none).
+            ScanAlgo::VectorScan => &[0],
         }
     }
     fn algorithm(self, s: u32) -> Algorithm {
@@ -93,10 +97,22 @@ impl ScanAlgo {
             ScanAlgo::McScan => Algorithm::McScan { s },
             ScanAlgo::ReduceThenScan => Algorithm::ReduceThenScan { s },
             ScanAlgo::VecCumSum => Algorithm::VecCumSum { s },
+            ScanAlgo::VectorScan => Algorithm::VectorScan,
         }
     }
     fn single_core(self) -> bool {
-        !matches!(self, ScanAlgo::McScan | ScanAlgo::ReduceThenScan)
+        !matches!(
+            self,
+            ScanAlgo::McScan | ScanAlgo::ReduceThenScan | ScanAlgo::VectorScan
+        )
+    }
+    /// "NAME s=S" (or "NAME" without a tile edge).
+    fn label(self, s: u32) -> String {
+        if s == 0 {
+            self.name().into()
+        } else {
+            format!("{} s={s}", self.name())
+        }
     }
 }
 
@@ -106,8 +122,8 @@ impl Op {
             Op::Copy => "COPY f16".into(),
             Op::ReduceF16 => "REDUCE f16->f32".into(),
             Op::ReduceI8 => "REDUCE i8->i32".into(),
-            Op::ScanF16 { algo, s } => format!("{} s={s} f16->f32 incl", algo.name()),
-            Op::ScanI8 { algo, s } => format!("{} s={s} i8->i32 incl", algo.name()),
+            Op::ScanF16 { algo, s } => format!("{} f16->f32 incl", algo.label(s)),
+            Op::ScanI8 { algo, s } => format!("{} i8->i32 incl", algo.label(s)),
             Op::ReduceMaxF16 => "REDUCE max f16->f32".into(),
             Op::MaxScanF16 => "OPSCAN max f16->f32 incl".into(),
             Op::MaxScanI8 => "OPSCAN max i8->i32 incl".into(),
@@ -394,6 +410,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         ScanAlgo::ScanU,
         ScanAlgo::ScanUL1,
         ScanAlgo::VecCumSum,
+        ScanAlgo::VectorScan,
     ] {
         for &s in algo.tile_edges() {
             ops.push(Op::ScanF16 { algo, s });

@@ -44,7 +44,7 @@ impl Dt {
 }
 
 fn candidates(dt: Dt, rows: u32, log2_n: u32) -> Vec<Algorithm> {
-    let mut out = Vec::new();
+    let mut out = vec![Algorithm::VectorScan];
     let single_ok = rows > 1 || log2_n <= SINGLE_CORE_MAX_LOG2;
     if single_ok {
         out.extend([Algorithm::ScanU { s: 64 }, Algorithm::ScanU { s: 128 }]);

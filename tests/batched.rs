@@ -35,32 +35,9 @@ fn check_f16(xs: &[f16], rows: usize, algorithm: Algorithm, exclusive: bool) {
         Algorithm::Auto => Algorithm::auto_for::<f16>(rows, n),
         a => a,
     });
-    for r in 0..rows {
-        let (mut acc, mut abs) = (0f64, 0f64);
-        for i in 0..n {
-            let v = xs[r * n + i].to_f64();
-            let (before, abs_before) = (acc, abs);
-            acc += v;
-            abs += v.abs();
-            let (want, mag) = if exclusive {
-                (before, abs_before)
-            } else {
-                (acc, abs)
-            };
-            let bound = (d + i as f64 / d + 2.0) * 2f64.powi(-24) * mag;
-            let got = f64::from(y[r * n + i]);
-            assert!(
-                (got - want).abs() <= bound,
-                "{algorithm} rows={rows} n={n} exclusive={exclusive} row {r} i={i}: got {got}, want {want}"
-            );
-        }
-        let bound = (d + n as f64 / d + 2.0) * 2f64.powi(-24) * abs;
-        let got = f64::from(totals[r]);
-        assert!(
-            (got - acc).abs() <= bound,
-            "{algorithm} row {r} total {got} vs {acc}"
-        );
-    }
+    let wide: Vec<f64> = xs.iter().map(|v| v.to_f64()).collect();
+    let what = format!("{algorithm} exclusive={exclusive}");
+    check_rows(&wide, &y, &totals, rows, exclusive, d, &what);
 }
 
 fn check_i8(xs: &[i8], rows: usize, algorithm: Algorithm, exclusive: bool) {
@@ -228,25 +205,9 @@ fn batched_bf16() {
                 ..Default::default()
             };
             let out = scan(&dev, Batch::rows(&x, rows).unwrap(), options).unwrap();
-            let y = out.values.download().unwrap();
-            let totals = out.totals.unwrap();
-            for r in 0..rows {
-                let (mut acc, mut abs) = (0f64, 0f64);
-                for i in 0..n {
-                    let v = xs[r * n + i].to_f64();
-                    acc += v;
-                    abs += v.abs();
-                    let bound = (depth + i as f64 / depth + 2.0) * 2f64.powi(-24) * abs;
-                    assert!(
-                        (f64::from(y[r * n + i]) - acc).abs() <= bound,
-                        "{algorithm} row {r} i={i}"
-                    );
-                }
-                assert!(
-                    (f64::from(totals[r]) - acc).abs()
-                        <= (depth + n as f64 / depth + 2.0) * 2f64.powi(-24) * abs
-                );
-            }
+            let wide: Vec<f64> = xs.iter().map(|v| v.to_f64()).collect();
+            let (y, totals) = (out.values.download().unwrap(), out.totals.unwrap());
+            check_rows(&wide, &y, &totals, rows, false, depth, "bf16");
         }
     }
 }

@@ -21,6 +21,14 @@ fn check_f16(xs: &[f16], s: u32, exclusive: bool) {
 }
 
 fn check_f16_with(xs: &[f16], algorithm: Algorithm, s: u32, exclusive: bool) {
+    check_float_with(xs, algorithm, s, exclusive);
+}
+
+/// f16 or bf16 input against the f64 reference with the f32 bound of depth `s`.
+fn check_float_with<T>(xs: &[T], algorithm: Algorithm, s: u32, exclusive: bool)
+where
+    T: ascend_scan::ScanInput<Acc = f32> + Into<f64>,
+{
     let dev = device();
     let x = dev.upload(xs).unwrap();
     let out = scan(
@@ -39,8 +47,9 @@ fn check_f16_with(xs: &[f16], algorithm: Algorithm, s: u32, exclusive: bool) {
     let (mut acc, mut abs) = (0f64, 0f64);
     for (i, v) in xs.iter().enumerate() {
         let (before, abs_before) = (acc, abs);
-        acc += v.to_f64();
-        abs += v.to_f64().abs();
+        let v: f64 = (*v).into();
+        acc += v;
+        abs += v.abs();
         let (want, mag) = if exclusive {
             (before, abs_before)
         } else {
@@ -420,14 +429,13 @@ fn allocation_past_hbm_is_a_runtime_error() {
 /// same f32 accumulation bound as f16.
 #[test]
 fn bf16_edge_lengths_every_algorithm() {
-    let dev = device();
-    for (algorithm, depth) in [
-        (Algorithm::ScanU { s: 128 }, 128u32),
-        (Algorithm::ScanUL1 { s: 64 }, 128),
-        (Algorithm::McScan { s: 64 }, 64),
-        (Algorithm::ReduceThenScan { s: 128 }, 128),
-        (Algorithm::VecCumSum { s: 32 }, 32),
-        (Algorithm::Auto, 128),
+    for algorithm in [
+        Algorithm::ScanU { s: 128 },
+        Algorithm::ScanUL1 { s: 64 },
+        Algorithm::McScan { s: 64 },
+        Algorithm::ReduceThenScan { s: 128 },
+        Algorithm::VecCumSum { s: 32 },
+        Algorithm::VectorScan,
     ] {
         let s = algorithm.tile_edge().unwrap_or(128) as usize;
         let mut lengths = edge_lengths(s);
@@ -435,35 +443,7 @@ fn bf16_edge_lengths_every_algorithm() {
         for n in lengths {
             for exclusive in [false, true] {
                 let xs = common::bf16_data(n, n as u64 + 17);
-                let x = dev.upload(&xs).unwrap();
-                let options = ScanOptions {
-                    exclusive,
-                    algorithm,
-                    want_total: true,
-                    ..Default::default()
-                };
-                let out = scan(&dev, &x, options).unwrap();
-                let y = out.values.download().unwrap();
-                let d = f64::from(depth);
-                let (mut acc, mut abs) = (0f64, 0f64);
-                for (i, v) in xs.iter().enumerate() {
-                    let (before, abs_before) = (acc, abs);
-                    acc += v.to_f64();
-                    abs += v.to_f64().abs();
-                    let (want, mag) = if exclusive {
-                        (before, abs_before)
-                    } else {
-                        (acc, abs)
-                    };
-                    let bound = (d + i as f64 / d + 2.0) * 2f64.powi(-24) * mag;
-                    assert!(
-                        (f64::from(y[i]) - want).abs() <= bound,
-                        "{algorithm} bf16 n={n} i={i}: {} vs {want}",
-                        y[i]
-                    );
-                }
-                let bound = (d + n as f64 / d + 2.0) * 2f64.powi(-24) * abs;
-                assert!((f64::from(out.total().unwrap()) - acc).abs() <= bound);
+                check_float_with(&xs, algorithm, algorithm.error_depth().unwrap(), exclusive);
             }
         }
     }

@@ -274,13 +274,15 @@ fn algorithm_error(e: algos::AlgoError) -> Error {
 
 /// Scans `x` (one array, or a [`Batch`] of equal-length rows) on its device.
 ///
-/// Only f16 and i8 inputs scan; other element types do not compile:
+/// f16, bf16 and i8 inputs scan on the cube or the vector cores, f32 on the
+/// vector cores ([`Algorithm::VectorScan`]); other element types do not
+/// compile:
 ///
 /// ```compile_fail
 /// # use ascend_scan::{scan, Device, ScanOptions};
 /// let dev = Device::default_device().unwrap();
-/// let x = dev.upload(&[1.0f32; 8]).unwrap();
-/// let _ = scan(&dev, &x, ScanOptions::default()); // f32 is not a ScanInput
+/// let x = dev.upload(&[1u16; 8]).unwrap();
+/// let _ = scan(&dev, &x, ScanOptions::default()); // u16 is not a ScanInput
 /// ```
 ///
 /// Non-finite f16 inputs: the cube multiplies every element of an s-row by

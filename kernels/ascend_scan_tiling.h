@@ -228,4 +228,22 @@ static_assert(offsetof(OpScanTiling, total_stride) == 44, "OpScanTiling: offset 
 static_assert(offsetof(OpScanTiling, sync) == 48, "OpScanTiling: offset of sync differs from the Rust definition");
 static_assert(offsetof(OpScanTiling, nan_offset) == 52, "OpScanTiling: offset of nan_offset differs from the Rust definition");
 
+typedef struct SplitTiling SplitTiling;
+struct SplitTiling {
+    // Elements (values and flags).
+    uint64_t n;
+    // Elements per vector core, a multiple of the tile (the last core
+    // takes the rest).
+    uint64_t per_core;
+    // 1 to write the original indices (always 1 for SPLIT).
+    uint32_t want_indices;
+    // Padding (keeps the struct a multiple of 8 bytes).
+    uint32_t reserved;
+};
+static_assert(sizeof(SplitTiling) == 24, "SplitTiling: size differs from the Rust definition");
+static_assert(offsetof(SplitTiling, n) == 0, "SplitTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(SplitTiling, per_core) == 8, "SplitTiling: offset of per_core differs from the Rust definition");
+static_assert(offsetof(SplitTiling, want_indices) == 16, "SplitTiling: offset of want_indices differs from the Rust definition");
+static_assert(offsetof(SplitTiling, reserved) == 20, "SplitTiling: offset of reserved differs from the Rust definition");
+
 #endif

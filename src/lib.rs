@@ -38,7 +38,8 @@ pub use scan::{
     MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
 };
 pub use split::{
-    compress, compress_with, split, CompressOptions, Compressed, Split, SplitValue, MAX_SPLIT_LEN,
+    compress, compress_with, split, split_with, CompressOptions, Compressed, Split, SplitOptions,
+    SplitValue, MAX_SPLIT_LEN,
 };
 
 /// True when every kernel of the catalogue has a launch entry in this build.

@@ -24,6 +24,21 @@ pub struct CompressOptions {
     pub want_indices: bool,
 }
 
+/// Options of [`split_with`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitOptions {
+    /// Also return the original index (i32) of every output element
+    /// (SPLITIND; the default). Without them (SPLIT) the kernel writes 4
+    /// bytes less per element.
+    pub want_indices: bool,
+}
+
+impl Default for SplitOptions {
+    fn default() -> Self {
+        SplitOptions { want_indices: true }
+    }
+}
+
 /// The result of [`compress`]: the kept values in input order.
 ///
 /// The buffers are allocated at the input's length `n` (the count is only
@@ -60,9 +75,10 @@ pub struct Split<T: Element> {
     /// The `ones` elements whose flag is 1, in input order, then the
     /// elements whose flag is 0, in input order (length n).
     pub values: DeviceBuffer<T>,
-    /// The original index of every element of `values` (length n): a
-    /// permutation of `0..n`.
-    pub indices: DeviceBuffer<i32>,
+    /// The original index of every element of `values` (length n, a
+    /// permutation of `0..n`); `None` only from [`split_with`] without
+    /// `want_indices`.
+    pub indices: Option<DeviceBuffer<i32>>,
     /// Number of flags equal to 1 (where the flag-0 group starts).
     pub ones: usize,
 }
@@ -104,11 +120,7 @@ pub fn compress_with<T: SplitValue>(
     )?;
     Ok(Compressed {
         values: out.values,
-        indices: if options.want_indices {
-            Some(out.indices)
-        } else {
-            None
-        },
+        indices: out.indices,
         count: out.ones,
     })
 }
@@ -125,7 +137,23 @@ pub fn split<T: SplitValue>(
     values: &DeviceBuffer<T>,
     flags: &DeviceBuffer<i8>,
 ) -> Result<Split<T>> {
-    run(device, values, flags, algos::SplitKind::Split, true)
+    split_with(device, values, flags, SplitOptions::default())
+}
+
+/// SPLIT with options: as [`split`], the indices only with `want_indices`.
+pub fn split_with<T: SplitValue>(
+    device: &Device,
+    values: &DeviceBuffer<T>,
+    flags: &DeviceBuffer<i8>,
+    options: SplitOptions,
+) -> Result<Split<T>> {
+    run(
+        device,
+        values,
+        flags,
+        algos::SplitKind::Split,
+        options.want_indices,
+    )
 }
 
 fn run<T: SplitValue>(
@@ -161,7 +189,11 @@ fn run<T: SplitValue>(
         });
     }
     let out = device.alloc_uninit::<T>(n)?;
-    let indices = device.alloc_uninit::<i32>(if want_indices { n } else { 0 })?;
+    let indices = if want_indices {
+        Some(device.alloc_uninit::<i32>(n)?)
+    } else {
+        None
+    };
     if n == 0 {
         return Ok(Split {
             values: out,
@@ -177,7 +209,9 @@ fn run<T: SplitValue>(
         values.ptr(),
         flags.ptr(),
         out.ptr(),
-        indices.ptr(),
+        indices
+            .as_ref()
+            .map_or(std::ptr::null_mut(), DeviceBuffer::ptr),
         workspace.ptr(),
     ];
     device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;

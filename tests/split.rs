@@ -3,7 +3,8 @@
 //! NaN payloads, -0.0 and subnormals are included), indices and counts
 //! exactly.
 use ascend_scan::{
-    compress, compress_with, split, CompressOptions, Device, Error, Soc, SplitValue,
+    compress, compress_with, split, split_with, CompressOptions, Device, Error, Soc, SplitOptions,
+    SplitValue,
 };
 use half::{bf16, f16};
 use proptest::prelude::*;
@@ -156,11 +157,33 @@ fn check<T: Val>(xs: &[T], fs: &[i8]) {
     let want: Vec<u32> = v1.iter().chain(&v0).copied().collect();
     first_mismatch(&format!("{tag}: split values"), &got, &want);
     let want: Vec<i32> = i1.iter().chain(&i0).copied().collect();
-    first_mismatch(
-        &format!("{tag}: split indices"),
-        &s.indices.download().unwrap(),
-        &want,
-    );
+    let idx = s
+        .indices
+        .expect("split returns indices")
+        .download()
+        .unwrap();
+    first_mismatch(&format!("{tag}: split indices"), &idx, &want);
+
+    let s = split_with(
+        &dev,
+        &x,
+        &f,
+        SplitOptions {
+            want_indices: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(s.ones, v1.len(), "{tag}: split ones (no indices)");
+    assert!(s.indices.is_none());
+    let got: Vec<u32> = s
+        .values
+        .download()
+        .unwrap()
+        .into_iter()
+        .map(T::to_bits)
+        .collect();
+    let want: Vec<u32> = v1.iter().chain(&v0).copied().collect();
+    first_mismatch(&format!("{tag}: split values (no indices)"), &got, &want);
 }
 
 const PATTERNS: [Pattern; 7] = [
@@ -340,6 +363,7 @@ fn empty_input_needs_no_launch() {
     assert_eq!(c.count, 0);
     assert_eq!(c.download_indices().unwrap(), Some(vec![]));
     let s = split(&dev, &x, &f).unwrap();
-    assert_eq!((s.ones, s.values.len(), s.indices.len()), (0, 0, 0));
+    assert_eq!((s.ones, s.values.len()), (0, 0));
+    assert_eq!(s.indices.map(|i| i.len()), Some(0));
     assert!(dev.take_reports().is_empty());
 }

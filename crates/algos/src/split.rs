@@ -28,7 +28,7 @@ pub struct SplitTiling {
     /// Elements per vector core, a multiple of the tile (the last core
     /// takes the rest).
     pub per_core: u64,
-    /// 1 to write the original indices (always 1 for SPLIT).
+    /// 1 to write the original indices.
     pub want_indices: u32,
     /// Padding (keeps the struct a multiple of 8 bytes).
     pub reserved: u32,
@@ -153,7 +153,7 @@ impl SplitInd {
             tiling: SplitTiling {
                 n,
                 per_core,
-                want_indices: u32::from(want_indices || self.kind == SplitKind::Split),
+                want_indices: u32::from(want_indices),
                 reserved: 0,
             },
         })
@@ -202,7 +202,7 @@ mod tests {
         let soc = ascendc_sim::Soc::Ascend910B4.profile();
         let k = SplitInd::new(SplitKind::Split, DType::F16).unwrap();
         for n in [1, 31, 4096, 4097, 40 * 4096 + 3, 1 << 20] {
-            let p = k.plan(&soc, n, false).unwrap();
+            let p = k.plan(&soc, n, true).unwrap();
             assert_eq!(p.tiling.per_core % SPLIT_TILE, 0);
             assert!(p.block_dim as u64 * p.tiling.per_core >= n);
             assert!((p.block_dim as u64 - 1) * p.tiling.per_core < n);

@@ -235,7 +235,7 @@ struct SplitTiling {
     // Elements per vector core, a multiple of the tile (the last core
     // takes the rest).
     uint64_t per_core;
-    // 1 to write the original indices (always 1 for SPLIT).
+    // 1 to write the original indices.
     uint32_t want_indices;
     // Padding (keeps the struct a multiple of 8 bytes).
     uint32_t reserved;

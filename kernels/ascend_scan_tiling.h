@@ -232,18 +232,23 @@ typedef struct SplitTiling SplitTiling;
 struct SplitTiling {
     // Elements (values and flags).
     uint64_t n;
-    // Elements per vector core, a multiple of the tile (the last core
-    // takes the rest).
+    // Elements per wave (COMPRESS: the flags of a wave are still in L2
+    // when phase 2 re-reads them; SPLIT: one wave of `n`, its flag-0
+    // elements need the total count of ones).
+    uint64_t wave_len;
+    // Elements per vector core in a wave, a multiple of the tile (the last
+    // core takes the rest).
     uint64_t per_core;
     // 1 to write the original indices.
     uint32_t want_indices;
     // Padding (keeps the struct a multiple of 8 bytes).
     uint32_t reserved;
 };
-static_assert(sizeof(SplitTiling) == 24, "SplitTiling: size differs from the Rust definition");
+static_assert(sizeof(SplitTiling) == 32, "SplitTiling: size differs from the Rust definition");
 static_assert(offsetof(SplitTiling, n) == 0, "SplitTiling: offset of n differs from the Rust definition");
-static_assert(offsetof(SplitTiling, per_core) == 8, "SplitTiling: offset of per_core differs from the Rust definition");
-static_assert(offsetof(SplitTiling, want_indices) == 16, "SplitTiling: offset of want_indices differs from the Rust definition");
-static_assert(offsetof(SplitTiling, reserved) == 20, "SplitTiling: offset of reserved differs from the Rust definition");
+static_assert(offsetof(SplitTiling, wave_len) == 8, "SplitTiling: offset of wave_len differs from the Rust definition");
+static_assert(offsetof(SplitTiling, per_core) == 16, "SplitTiling: offset of per_core differs from the Rust definition");
+static_assert(offsetof(SplitTiling, want_indices) == 24, "SplitTiling: offset of want_indices differs from the Rust definition");
+static_assert(offsetof(SplitTiling, reserved) == 28, "SplitTiling: offset of reserved differs from the Rust definition");
 
 #endif

@@ -203,7 +203,6 @@ fn run<T: SplitValue>(
     }
     let algo = algos::SplitInd::new(kind, T::DTYPE)?;
     let mut plan = algo.plan(device.profile(), n as u64, want_indices)?;
-    let cores = plan.block_dim as usize;
     let workspace = device.alloc_zeroed::<i32>(plan.workspace_bytes as usize / 4)?;
     let gm = [
         values.ptr(),
@@ -215,11 +214,12 @@ fn run<T: SplitValue>(
         workspace.ptr(),
     ];
     device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
-    // Per-core slots: count of non-zero flags, smallest flag, largest flag.
+    // Per wave and core a slot: count of non-zero flags, smallest flag,
+    // largest flag (all zero when the core had nothing in the wave).
     let slots = workspace.download()?;
     let mut ones = 0usize;
     let (mut lo, mut hi) = (0i32, 0i32);
-    for slot in slots.chunks_exact(8).take(cores) {
+    for slot in slots.chunks_exact(8) {
         ones += usize::try_from(slot[0]).unwrap_or(0);
         lo = lo.min(slot[1]);
         hi = hi.max(slot[2]);

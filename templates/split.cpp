@@ -20,7 +20,12 @@
 //    (mask CompareScalar EQ 0) go to ones + i - scan(f)[i]{% endif %}. DataCopyPad writes
 //    exactly the compacted bytes, so neighbouring cores may share 32-byte
 //    blocks of the outputs without a race.
-// The next tile loads while the current one is compacted.
+// The next tile loads while the current one is compacted. COMPRESS runs
+// 1.-2. in waves whose traffic fits half the L2, so phase 2 re-reads the
+// wave's flags from L2 (each wave and core has its own slot; the ones of
+// earlier waves carry over). SPLIT runs one wave: its flag-0 elements need
+// the total. Phase 1 walks its tiles backwards so that the L2 (LRU) evicts
+// the flags phase 2 needs last first.
 #include "kernel_operator.h"
 #include "ascend_scan_blocks.h"
 #include "ascend_scan_tiling.h"
@@ -52,25 +57,38 @@ public:
         gf_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t*>(flags), t.n);
         gy_.SetGlobalBuffer(reinterpret_cast<__gm__ TVal*>(y), t.n);
         gi_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices), t.want_indices ? t.n : 0);
-        gSlots_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace), cores_ * kSlotInts);
-        begin_ = static_cast<uint64_t>(core_) * t.per_core;
-        end_ = begin_ + t.per_core < t.n ? begin_ + t.per_core : t.n;
-        if (begin_ > end_) begin_ = end_;
+        gSlots_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace),
+                                (t.n + t.wave_len - 1) / t.wave_len * cores_ * kSlotInts);
         Init();
 
-        Count();
-        SyncAll();
-        uint64_t onesBefore = 0, ones = 0;
+        // Waves (COMPRESS: the wave's flags stay in L2 for phase 2; SPLIT:
+        // one wave). Each wave has its own slots, so no slot is rewritten.
+        uint64_t carried = 0;  // ones of the earlier waves
+        const uint64_t waves = (t.n + t.wave_len - 1) / t.wave_len;
         LocalTensor<int32_t> slots = Small<int32_t>(kSlotsAt, kMaxCores * kSlotInts);
-        DataCopy(slots, gSlots_, cores_ * kSlotInts);
-        SetFlag<HardEvent::MTE2_S>(0);
-        WaitFlag<HardEvent::MTE2_S>(0);
-        for (uint32_t c = 0; c < cores_; ++c) {
-            uint64_t count = static_cast<uint64_t>(slots.GetValue(c * kSlotInts));
-            if (c < core_) onesBefore += count;
-            ones += count;
+        for (uint64_t w = 0; w < waves; ++w) {
+            uint64_t waveBegin = w * t.wave_len;
+            uint64_t waveEnd = waveBegin + t.wave_len < t.n ? waveBegin + t.wave_len : t.n;
+            begin_ = waveBegin + static_cast<uint64_t>(core_) * t.per_core;
+            end_ = begin_ + t.per_core < waveEnd ? begin_ + t.per_core : waveEnd;
+            if (begin_ > end_) begin_ = end_;
+            Count(gSlots_[(w * cores_ + core_) * kSlotInts]);
+            SyncAll();
+            SetFlag<HardEvent::S_MTE2>(0);
+            WaitFlag<HardEvent::S_MTE2>(0);
+            DataCopy(slots, gSlots_[w * cores_ * kSlotInts], cores_ * kSlotInts);
+            SetFlag<HardEvent::MTE2_S>(0);
+            WaitFlag<HardEvent::MTE2_S>(0);
+            uint64_t onesBefore = carried, ones = carried;
+            for (uint32_t c = 0; c < cores_; ++c) {
+                uint64_t count = static_cast<uint64_t>(slots.GetValue(c * kSlotInts));
+                if (c < core_) onesBefore += count;
+                ones += count;
+            }
+            // Flag-0 elements (SPLIT, one wave): after all ones, at i - scan(f)[i].
+            Scatter(onesBefore, ones + begin_ - onesBefore);
+            carried = ones;
         }
-        Scatter(onesBefore, ones + begin_ - onesBefore);
     }
 
 private:
@@ -93,6 +111,8 @@ private:
         pipe_.InitBuffer(bufIdx_, kTile * sizeof(int32_t));
         pipe_.InitBuffer(bufRange_, 2 * kTile * sizeof(half));
         pipe_.InitBuffer(bufSmall_, kSmallBytes);
+        Duplicate(bufRange_.Get<half>(), static_cast<half>(0.0f), static_cast<int32_t>(2 * kTile));
+        PipeBarrier<PIPE_V>();
     }
 
     __aicore__ inline uint32_t TileCount(uint64_t off) {
@@ -132,18 +152,21 @@ private:
         return h;
     }
 
-    // Phase 1: this core's count of non-zero flags and its flag range, into
-    // its GM slot.
-    __aicore__ inline void Count() {
+    // Phase 1: this core's count of non-zero flags in [begin_, end_) and its
+    // flag range so far (lane-wise min/max, kept across waves), into `slot`.
+    // Tiles run last to first: the L2 (LRU) then evicts the flags phase 2
+    // needs last before those it needs first.
+    __aicore__ inline void Count(const GlobalTensor<int32_t>& slot) {
         LocalTensor<half> lo = bufRange_.Get<half>();
         LocalTensor<half> hi = lo[kTile];
-        Duplicate(lo, static_cast<half>(0.0f), static_cast<int32_t>(2 * kTile));
         LocalTensor<uint8_t> bits = bufBits_.Get<uint8_t>();
         LocalTensor<half> scratch = bufIdx_.Get<half>();
         uint64_t ones = 0;
-        if (begin_ < end_) LoadFlags(begin_);
-        for (uint64_t off = begin_; off < end_; off += kTile) {
-            if (off + kTile < end_) LoadFlags(off + kTile);
+        const uint64_t tiles = (end_ - begin_ + kTile - 1) / kTile;
+        if (tiles > 0) LoadFlags(begin_ + (tiles - 1) * kTile);
+        for (uint64_t k = tiles; k > 0; --k) {
+            uint64_t off = begin_ + (k - 1) * kTile;
+            if (k > 1) LoadFlags(off - kTile);
             uint32_t count = TileCount(off);
             uint32_t padded = Padded(count);
             LocalTensor<half> h = FlagsAsHalf(padded);
@@ -179,7 +202,7 @@ private:
         for (uint32_t i = 3; i < kSlotInts; ++i) own.SetValue(i, 0);
         SetFlag<HardEvent::S_MTE3>(0);
         WaitFlag<HardEvent::S_MTE3>(0);
-        DataCopy(gSlots_[core_ * kSlotInts], own, kSlotInts);
+        DataCopy(slot, own, kSlotInts);
         SetFlag<HardEvent::MTE3_S>(0);
         WaitFlag<HardEvent::MTE3_S>(0);
     }

@@ -261,6 +261,44 @@ fn multi_core() {
     check::<i32>(&values(n, 9), &flags(n, Pattern::Zeros));
 }
 
+/// COMPRESS runs in waves of about half the L2's worth of traffic (910B4:
+/// 96 MiB L2, about 5.2M elements per wave): three waves, the last partial.
+#[test]
+fn compress_in_waves() {
+    let dev = device();
+    let n = (1 << 23) + (1 << 22) + 4097;
+    let xs = values::<f16>(n, 12);
+    let fs = flags(
+        n,
+        Pattern::Random {
+            per_mille: 700,
+            seed: 13,
+        },
+    );
+    let (v1, i1, _, _) = reference(&xs, &fs);
+    let x = dev.upload(&xs).unwrap();
+    let f = dev.upload(&fs).unwrap();
+    let c = compress_with(&dev, &x, &f, CompressOptions { want_indices: true }).unwrap();
+    assert_eq!(c.count, v1.len());
+    let got: Vec<u32> = c
+        .download_values()
+        .unwrap()
+        .into_iter()
+        .map(Val::to_bits)
+        .collect();
+    first_mismatch("waves: values", &got, &v1);
+    let idx = c.download_indices().unwrap().unwrap();
+    first_mismatch("waves: indices", &idx, &i1);
+    // A bad flag in the last wave.
+    let mut fs = fs;
+    fs[n - 2] = 3;
+    let f = dev.upload(&fs).unwrap();
+    assert!(matches!(
+        compress(&dev, &x, &f),
+        Err(Error::InvalidArgument { name: "flags", .. })
+    ));
+}
+
 fn any_check(ty: usize, xs_seed: u64, n: usize, p: Pattern) {
     match ty {
         0 => check::<f16>(&values(n, xs_seed), &flags(n, p)),

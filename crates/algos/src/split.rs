@@ -25,8 +25,12 @@ use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, Laun
 pub struct SplitTiling {
     /// Elements (values and flags).
     pub n: u64,
-    /// Elements per vector core, a multiple of the tile (the last core
-    /// takes the rest).
+    /// Elements per wave (COMPRESS: the flags of a wave are still in L2
+    /// when phase 2 re-reads them; SPLIT: one wave of `n`, its flag-0
+    /// elements need the total count of ones).
+    pub wave_len: u64,
+    /// Elements per vector core in a wave, a multiple of the tile (the last
+    /// core takes the rest).
     pub per_core: u64,
     /// 1 to write the original indices.
     pub want_indices: u32,
@@ -83,9 +87,12 @@ pub const SPLIT_TILE: u64 = 4096;
 /// Longest input: indices are i32.
 pub const MAX_SPLIT_LEN: u64 = i32::MAX as u64;
 
-/// Bytes of one core's slot in the workspace: i32 count of non-zero flags,
-/// i32 smallest flag, i32 largest flag, padding.
+/// Bytes of one core's slot (per wave) in the workspace: i32 count of
+/// non-zero flags, i32 smallest flag, i32 largest flag, padding.
 pub const SPLIT_SLOT_BYTES: u64 = 32;
+/// Most HBM bytes per element a COMPRESS wave moves: flags (1), values (2),
+/// kept values (2) and indices (4).
+const WAVE_BYTES_PER_ELEMENT: u64 = 9;
 
 impl SplitInd {
     /// Value types: every 16- and 32-bit type (moved as bit patterns).
@@ -122,9 +129,12 @@ impl SplitInd {
     }
 
     /// Plans the operation on `n >= 1` elements: equal ranges of whole tiles
-    /// over the vector cores. The workspace holds one 32-byte slot per core
+    /// over the vector cores. COMPRESS runs in waves whose traffic takes at
+    /// most half the L2, so that phase 2 finds the wave's flags in L2; SPLIT
+    /// runs one wave (its flag-0 elements need the total of all flags). The
+    /// workspace holds one 32-byte slot per core and wave
     /// ([`SPLIT_SLOT_BYTES`]); the host reads the count and the flag range
-    /// from it after the launch.
+    /// from them after the launch.
     pub fn plan(
         &self,
         soc: &SocProfile,
@@ -144,14 +154,23 @@ impl SplitInd {
             });
         }
         let cores = u64::from(soc.vector_cores.max(1));
-        let per_core = n.div_ceil(cores).div_ceil(SPLIT_TILE) * SPLIT_TILE;
-        let block_dim = n.div_ceil(per_core);
+        let round = cores * SPLIT_TILE;
+        let max_wave = (soc.l2_bytes / 2 / WAVE_BYTES_PER_ELEMENT / round).max(1) * round;
+        let wave_len = if self.kind == SplitKind::Compress && n > max_wave {
+            max_wave
+        } else {
+            n
+        };
+        let per_core = wave_len.div_ceil(cores).div_ceil(SPLIT_TILE) * SPLIT_TILE;
+        let block_dim = wave_len.div_ceil(per_core);
+        let waves = n.div_ceil(wave_len);
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: block_dim as u32,
-            workspace_bytes: block_dim * SPLIT_SLOT_BYTES,
+            workspace_bytes: waves * block_dim * SPLIT_SLOT_BYTES,
             tiling: SplitTiling {
                 n,
+                wave_len,
                 per_core,
                 want_indices: u32::from(want_indices),
                 reserved: 0,
@@ -208,7 +227,19 @@ mod tests {
             assert!((p.block_dim as u64 - 1) * p.tiling.per_core < n);
             assert!(p.block_dim <= soc.vector_cores);
             assert_eq!(p.tiling.want_indices, 1);
+            assert_eq!(p.tiling.wave_len, n);
         }
+        // COMPRESS in waves of whole core ranges, each within half the L2.
+        let c = SplitInd::new(SplitKind::Compress, DType::F16).unwrap();
+        let n = 1 << 26;
+        let t = c.plan(&soc, n, true).unwrap().tiling;
+        assert!(t.wave_len < n && t.wave_len * WAVE_BYTES_PER_ELEMENT <= soc.l2_bytes / 2);
+        assert_eq!(t.wave_len % (u64::from(soc.vector_cores) * SPLIT_TILE), 0);
+        assert_eq!(t.per_core * u64::from(soc.vector_cores), t.wave_len);
+        // tests/split.rs compress_in_waves relies on three waves here.
+        let n = (1 << 23) + (1 << 22) + 4097;
+        let t = c.plan(&soc, n, true).unwrap().tiling;
+        assert_eq!(n.div_ceil(t.wave_len), 3);
         assert!(k.plan(&soc, 0, false).is_err());
         assert!(k.plan(&soc, MAX_SPLIT_LEN + 1, false).is_err());
         let c = SplitInd::new(SplitKind::Compress, DType::F32).unwrap();

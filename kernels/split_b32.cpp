@@ -20,7 +20,7 @@
 //    exactly the compacted bytes, so neighbouring cores may share 32-byte
 //    blocks of the outputs without a race.
 // The next tile loads while the current one is compacted. COMPRESS runs
-// 1.-2. in waves whose traffic fits half the L2, so phase 2 re-reads the
+// 1.-2. in equal waves whose traffic fits 90% of the L2, so phase 2 re-reads the
 // wave's flags from L2 (each wave and core has its own slot; the ones of
 // earlier waves carry over). SPLIT runs one wave: its flag-0 elements need
 // the total. Phase 1 walks its tiles backwards so that the L2 (LRU) evicts

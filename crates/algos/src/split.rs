@@ -90,9 +90,8 @@ pub const MAX_SPLIT_LEN: u64 = i32::MAX as u64;
 /// Bytes of one core's slot (per wave) in the workspace: i32 count of
 /// non-zero flags, i32 smallest flag, i32 largest flag, padding.
 pub const SPLIT_SLOT_BYTES: u64 = 32;
-/// Most HBM bytes per element a COMPRESS wave moves: flags (1), values (2),
-/// kept values (2) and indices (4).
-const WAVE_BYTES_PER_ELEMENT: u64 = 9;
+/// Share of the L2 (in tenths) a COMPRESS wave may fill.
+const WAVE_L2_TENTHS: u64 = 9;
 
 impl SplitInd {
     /// Value types: every 16- and 32-bit type (moved as bit patterns).
@@ -129,8 +128,8 @@ impl SplitInd {
     }
 
     /// Plans the operation on `n >= 1` elements: equal ranges of whole tiles
-    /// over the vector cores. COMPRESS runs in waves whose traffic takes at
-    /// most half the L2, so that phase 2 finds the wave's flags in L2; SPLIT
+    /// over the vector cores. COMPRESS runs in equal waves whose traffic
+    /// fits in 90% of the L2, so that phase 2 finds the wave's flags in L2; SPLIT
     /// runs one wave (its flag-0 elements need the total of all flags). The
     /// workspace holds one 32-byte slot per core and wave
     /// ([`SPLIT_SLOT_BYTES`]); the host reads the count and the flag range
@@ -155,9 +154,15 @@ impl SplitInd {
         }
         let cores = u64::from(soc.vector_cores.max(1));
         let round = cores * SPLIT_TILE;
-        let max_wave = (soc.l2_bytes / 2 / WAVE_BYTES_PER_ELEMENT / round).max(1) * round;
+        // A wave's traffic at most: its flags, values read and (all) kept,
+        // indices. Phase 1 leaves the wave's flags the newest lines of the
+        // L2 (LRU), so they survive phase 2 while the wave fits in it.
+        let max_wave = (soc.l2_bytes * WAVE_L2_TENTHS / 10 / self.wave_bytes(want_indices) / round)
+            .max(1)
+            * round;
         let wave_len = if self.kind == SplitKind::Compress && n > max_wave {
-            max_wave
+            // Equal waves of whole core ranges.
+            n.div_ceil(n.div_ceil(max_wave)).div_ceil(round) * round
         } else {
             n
         };
@@ -176,6 +181,14 @@ impl SplitInd {
                 reserved: 0,
             },
         })
+    }
+}
+
+impl SplitInd {
+    /// Most bytes per element a wave moves: flags, values read and written,
+    /// indices written.
+    fn wave_bytes(&self, want_indices: bool) -> u64 {
+        1 + 2 * u64::from(self.bits / 8) + if want_indices { 4 } else { 0 }
     }
 }
 
@@ -229,17 +242,25 @@ mod tests {
             assert_eq!(p.tiling.want_indices, 1);
             assert_eq!(p.tiling.wave_len, n);
         }
-        // COMPRESS in waves of whole core ranges, each within half the L2.
+        // COMPRESS in waves of whole core ranges, each within the L2.
         let c = SplitInd::new(SplitKind::Compress, DType::F16).unwrap();
         let n = 1 << 26;
-        let t = c.plan(&soc, n, true).unwrap().tiling;
-        assert!(t.wave_len < n && t.wave_len * WAVE_BYTES_PER_ELEMENT <= soc.l2_bytes / 2);
-        assert_eq!(t.wave_len % (u64::from(soc.vector_cores) * SPLIT_TILE), 0);
-        assert_eq!(t.per_core * u64::from(soc.vector_cores), t.wave_len);
-        // tests/split.rs compress_in_waves relies on three waves here.
-        let n = (1 << 23) + (1 << 22) + 4097;
+        for want in [false, true] {
+            let t = c.plan(&soc, n, want).unwrap().tiling;
+            assert!(t.wave_len < n && t.wave_len * c.wave_bytes(want) <= soc.l2_bytes);
+            assert_eq!(t.wave_len % (u64::from(soc.vector_cores) * SPLIT_TILE), 0);
+            assert_eq!(t.per_core * u64::from(soc.vector_cores), t.wave_len);
+        }
+        // tests/split.rs compress_in_waves relies on three waves here
+        // (f16 with indices: 9 bytes per element, 96 MiB L2).
+        let n = (1 << 24) + (1 << 23) + 4097;
         let t = c.plan(&soc, n, true).unwrap().tiling;
         assert_eq!(n.div_ceil(t.wave_len), 3);
+        // Everything fits in L2: one wave.
+        assert_eq!(
+            c.plan(&soc, 1 << 24, false).unwrap().tiling.wave_len,
+            1 << 24
+        );
         assert!(k.plan(&soc, 0, false).is_err());
         assert!(k.plan(&soc, MAX_SPLIT_LEN + 1, false).is_err());
         let c = SplitInd::new(SplitKind::Compress, DType::F32).unwrap();

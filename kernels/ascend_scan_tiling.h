@@ -239,16 +239,21 @@ struct SplitTiling {
     // Elements per vector core in a wave, a multiple of the tile (the last
     // core takes the rest).
     uint64_t per_core;
+    // Byte offset in the workspace of the flag-bit cache.
+    uint64_t bits_offset;
     // 1 to write the original indices.
     uint32_t want_indices;
-    // Padding (keeps the struct a multiple of 8 bytes).
-    uint32_t reserved;
+    // 1 (SPLIT whose traffic exceeds the L2): phase 1 writes the flags as
+    // bits (one bit per element, 512 bytes per tile) at `bits_offset`, and
+    // phase 2 reads them instead of the flags.
+    uint32_t bit_cache;
 };
-static_assert(sizeof(SplitTiling) == 32, "SplitTiling: size differs from the Rust definition");
+static_assert(sizeof(SplitTiling) == 40, "SplitTiling: size differs from the Rust definition");
 static_assert(offsetof(SplitTiling, n) == 0, "SplitTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(SplitTiling, wave_len) == 8, "SplitTiling: offset of wave_len differs from the Rust definition");
 static_assert(offsetof(SplitTiling, per_core) == 16, "SplitTiling: offset of per_core differs from the Rust definition");
-static_assert(offsetof(SplitTiling, want_indices) == 24, "SplitTiling: offset of want_indices differs from the Rust definition");
-static_assert(offsetof(SplitTiling, reserved) == 28, "SplitTiling: offset of reserved differs from the Rust definition");
+static_assert(offsetof(SplitTiling, bits_offset) == 24, "SplitTiling: offset of bits_offset differs from the Rust definition");
+static_assert(offsetof(SplitTiling, want_indices) == 32, "SplitTiling: offset of want_indices differs from the Rust definition");
+static_assert(offsetof(SplitTiling, bit_cache) == 36, "SplitTiling: offset of bit_cache differs from the Rust definition");
 
 #endif

@@ -21,7 +21,9 @@
 // 1.-2. in equal waves whose traffic fits 90% of the L2, so phase 2 re-reads the
 // wave's flags from L2 (each wave and core has its own slot; the ones of
 // earlier waves carry over). SPLIT runs one wave: its flag-0 elements need
-// the total. Phase 1 walks its tiles backwards so that the L2 (LRU) evicts
+// the total; past the L2 it caches the flag bits (1/8 byte per element) in
+// the workspace in phase 1 and reads them back in phase 2 instead of the
+// flags. Phase 1 walks its tiles backwards so that the L2 (LRU) evicts
 // the flags phase 2 needs last first.
 #include "kernel_operator.h"
 #include "ascend_scan_blocks.h"
@@ -56,6 +58,8 @@ public:
         gi_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices), t.want_indices ? t.n : 0);
         gSlots_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace),
                                 (t.n + t.wave_len - 1) / t.wave_len * cores_ * kSlotInts);
+        gBits_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(workspace + t.bits_offset),
+                               t.bit_cache ? (t.n + kTile - 1) / kTile * (kTile / 8) : 0);
         Init();
 
         // Waves (COMPRESS: the wave's flags stay in L2 for phase 2; SPLIT:
@@ -105,6 +109,7 @@ private:
         }
         pipe_.InitBuffer(bufHalf_, kTile * sizeof(half));
         pipe_.InitBuffer(bufBits_, 2 * kTile / 8);
+        if constexpr (kSplit) pipe_.InitBuffer(qBits_, 2, kTile / 8);
         pipe_.InitBuffer(bufIdx_, kTile * sizeof(int32_t));
         pipe_.InitBuffer(bufRange_, 2 * kTile * sizeof(half));
         pipe_.InitBuffer(bufSmall_, kSmallBytes);
@@ -138,6 +143,13 @@ private:
         qVals_.EnQue(v);
     }
 
+    // SPLIT with the bit cache: the flag bits phase 1 wrote for the tile at `off`.
+    __aicore__ inline void LoadBits(uint64_t off) {
+        LocalTensor<uint8_t> b = qFlags_.AllocTensor<uint8_t>();
+        LoadAny(b, gBits_[off / 8], Padded(TileCount(off)) / 8);
+        qFlags_.EnQue(b);
+    }
+
     // Dequeues the flags of the next tile as halves (bufHalf_).
     __aicore__ inline LocalTensor<half> FlagsAsHalf(uint32_t padded) {
         LocalTensor<int8_t> f = qFlags_.DeQue<int8_t>();
@@ -169,12 +181,15 @@ private:
             LocalTensor<half> h = FlagsAsHalf(padded);
             Min(lo, lo, h, static_cast<int32_t>(padded));
             Max(hi, hi, h, static_cast<int32_t>(padded));
-            CompareScalar(bits, h, static_cast<half>(0.0f), CMPMODE::NE, padded);
+            const bool cache = kSplit && t_.bit_cache;
+            LocalTensor<uint8_t> b = cache ? qBits_.AllocTensor<uint8_t>() : bits;
+            CompareScalar(b, h, static_cast<half>(0.0f), CMPMODE::NE, padded);
             PipeBarrier<PIPE_V>();
             uint64_t kept = 0;
-            GatherMask(scratch, h, bits.ReinterpretCast<uint16_t>(), true, count, GatherMaskParams(1, 1, 8, 0), kept);
+            GatherMask(scratch, h, b.ReinterpretCast<uint16_t>(), true, count, GatherMaskParams(1, 1, 8, 0), kept);
             ResetMask();
             ones += kept;
+            if (cache) Store(qBits_, b, gBits_[off / 8], padded / 8);
         }
         // Fold the flag range to 16 lanes (one 32-byte block), then on the scalar unit.
         PipeBarrier<PIPE_V>();
@@ -205,27 +220,39 @@ private:
     }
 
     // Phase 2: compaction of every tile of this core's range; flag-1
-    // elements go to y[onesAt..], flag-0 elements to y[zerosAt..].
+    // elements go to y[onesAt..], flag-0 elements to y[zerosAt..]. With the
+    // bit cache (SPLIT past the L2) the masks come from the bits phase 1
+    // wrote (1/8 byte per element instead of re-reading the flags).
     __aicore__ inline void Scatter(uint64_t onesAt, uint64_t zerosAt) {
-        LocalTensor<uint8_t> bits1 = bufBits_.Get<uint8_t>();
-        LocalTensor<uint8_t> bits0 = bits1[kTile / 8];
         LocalTensor<int32_t> idx = bufIdx_.Get<int32_t>();
         const bool wantIdx = t_.want_indices != 0;
+        const bool cache = kSplit && t_.bit_cache;
         if (begin_ < end_) {
-            LoadFlags(begin_);
+            if (cache) LoadBits(begin_);
+            else LoadFlags(begin_);
             LoadValues(begin_);
         }
         for (uint64_t off = begin_; off < end_; off += kTile) {
             if (off + kTile < end_) {
-                LoadFlags(off + kTile);
+                if (cache) LoadBits(off + kTile);
+                else LoadFlags(off + kTile);
                 LoadValues(off + kTile);
             }
             uint32_t count = TileCount(off);
             uint32_t padded = Padded(count);
-            LocalTensor<half> h = FlagsAsHalf(padded);
+            LocalTensor<uint8_t> bits1 = bufBits_.Get<uint8_t>();
+            LocalTensor<uint8_t> bits0 = bufBits_.Get<uint8_t>()[kTile / 8];
+            if (cache) {
+                bits1 = qFlags_.DeQue<uint8_t>();
+                PipeBarrier<PIPE_V>();
+                Not(bits0.ReinterpretCast<uint16_t>(), bits1.ReinterpretCast<uint16_t>(),
+                    static_cast<int32_t>(padded / 16));
+            } else {
+                LocalTensor<half> h = FlagsAsHalf(padded);
+                CompareScalar(bits1, h, static_cast<half>(0.0f), CMPMODE::NE, padded);
+                if constexpr (kSplit) CompareScalar(bits0, h, static_cast<half>(0.0f), CMPMODE::EQ, padded);
+            }
             if (wantIdx) CreateVecIndex(idx, static_cast<int32_t>(off), count);
-            CompareScalar(bits1, h, static_cast<half>(0.0f), CMPMODE::NE, padded);
-            if constexpr (kSplit) CompareScalar(bits0, h, static_cast<half>(0.0f), CMPMODE::EQ, padded);
             PipeBarrier<PIPE_V>();
             LocalTensor<TVal> v = qVals_.DeQue<TVal>();
             const GatherMaskParams once(1, 1, 8, 0);
@@ -248,6 +275,7 @@ private:
             }
             ResetMask();
             qVals_.FreeTensor(v);
+            if (cache) qFlags_.FreeTensor(bits1);
             Store(qOnes_, o1, gy_[onesAt], static_cast<uint32_t>(ones));
             if constexpr (kSplit) Store(qZeros_, o0, gy_[zerosAt], static_cast<uint32_t>(zeros));
             if (wantIdx) {
@@ -269,10 +297,11 @@ private:
 
     TPipe pipe_;
     TQue<TPosition::VECIN, 2> qFlags_, qVals_;  // the next tile loads while this one compacts
-    TQue<TPosition::VECOUT, 1> qOnes_, qZeros_, qIdxOnes_, qIdxZeros_;
+    TQue<TPosition::VECOUT, 1> qOnes_, qZeros_, qIdxOnes_, qIdxZeros_, qBits_;
     TBuf<TPosition::VECCALC> bufHalf_, bufBits_, bufIdx_, bufRange_, bufSmall_;
     GlobalTensor<TVal> gx_, gy_;
     GlobalTensor<int8_t> gf_;
+    GlobalTensor<uint8_t> gBits_;
     GlobalTensor<int32_t> gi_, gSlots_;
     SplitTiling t_;
     uint32_t core_ = 0, cores_ = 0;

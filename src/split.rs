@@ -203,7 +203,8 @@ fn run<T: SplitValue>(
     }
     let algo = algos::SplitInd::new(kind, T::DTYPE)?;
     let mut plan = algo.plan(device.profile(), n as u64, want_indices)?;
-    let workspace = device.alloc_zeroed::<i32>(plan.workspace_bytes as usize / 4)?;
+    let slot_ints = (plan.workspace_bytes.min(plan.tiling.bits_offset) / 4) as usize;
+    let workspace = device.alloc_zeroed::<i32>(plan.workspace_bytes.div_ceil(4) as usize)?;
     let gm = [
         values.ptr(),
         flags.ptr(),
@@ -216,7 +217,7 @@ fn run<T: SplitValue>(
     device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
     // Per wave and core a slot: count of non-zero flags, smallest flag,
     // largest flag (all zero when the core had nothing in the wave).
-    let slots = workspace.download()?;
+    let slots = workspace.download_prefix(slot_ints)?;
     let mut ones = 0usize;
     let (mut lo, mut hi) = (0i32, 0i32);
     for slot in slots.chunks_exact(8) {

@@ -300,6 +300,42 @@ fn compress_in_waves() {
     ));
 }
 
+/// SPLIT past the L2 (910B4, f16 with indices: more than about 10M
+/// elements) caches the flags as bits in phase 1 and reads those in phase 2.
+#[test]
+fn split_with_bit_cache() {
+    let dev = device();
+    let n = 61 * 40 * 4096 + 4097;
+    let xs = values::<f16>(n, 14);
+    let fs = flags(
+        n,
+        Pattern::Random {
+            per_mille: 400,
+            seed: 15,
+        },
+    );
+    let (v1, i1, v0, i0) = reference(&xs, &fs);
+    let x = dev.upload(&xs).unwrap();
+    let f = dev.upload(&fs).unwrap();
+    let s = split(&dev, &x, &f).unwrap();
+    assert_eq!(s.ones, v1.len());
+    let got: Vec<u32> = s
+        .values
+        .download()
+        .unwrap()
+        .into_iter()
+        .map(Val::to_bits)
+        .collect();
+    let want: Vec<u32> = v1.iter().chain(&v0).copied().collect();
+    first_mismatch("bit cache: values", &got, &want);
+    let want: Vec<i32> = i1.iter().chain(&i0).copied().collect();
+    first_mismatch(
+        "bit cache: indices",
+        &s.indices.unwrap().download().unwrap(),
+        &want,
+    );
+}
+
 fn any_check(ty: usize, xs_seed: u64, n: usize, p: Pattern) {
     match ty {
         0 => check::<f16>(&values(n, xs_seed), &flags(n, p)),

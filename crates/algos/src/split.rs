@@ -32,10 +32,14 @@ pub struct SplitTiling {
     /// Elements per vector core in a wave, a multiple of the tile (the last
     /// core takes the rest).
     pub per_core: u64,
+    /// Byte offset in the workspace of the flag-bit cache.
+    pub bits_offset: u64,
     /// 1 to write the original indices.
     pub want_indices: u32,
-    /// Padding (keeps the struct a multiple of 8 bytes).
-    pub reserved: u32,
+    /// 1 (SPLIT whose traffic exceeds the L2): phase 1 writes the flags as
+    /// bits (one bit per element, 512 bytes per tile) at `bits_offset`, and
+    /// phase 2 reads them instead of the flags.
+    pub bit_cache: u32,
 }
 
 /// Which operation a kernel performs.
@@ -132,8 +136,9 @@ impl SplitInd {
     /// fits in 90% of the L2, so that phase 2 finds the wave's flags in L2; SPLIT
     /// runs one wave (its flag-0 elements need the total of all flags). The
     /// workspace holds one 32-byte slot per core and wave
-    /// ([`SPLIT_SLOT_BYTES`]); the host reads the count and the flag range
-    /// from them after the launch.
+    /// ([`SPLIT_SLOT_BYTES`]; the host reads the count and the flag range
+    /// from them after the launch), then, for a SPLIT past the L2, the
+    /// flag-bit cache at `bits_offset`.
     pub fn plan(
         &self,
         soc: &SocProfile,
@@ -169,16 +174,24 @@ impl SplitInd {
         let per_core = wave_len.div_ceil(cores).div_ceil(SPLIT_TILE) * SPLIT_TILE;
         let block_dim = wave_len.div_ceil(per_core);
         let waves = n.div_ceil(wave_len);
+        let bits_offset = (waves * block_dim * SPLIT_SLOT_BYTES).div_ceil(512) * 512;
+        let bit_cache = self.kind == SplitKind::Split && n > max_wave;
+        let bits_bytes = if bit_cache {
+            n.div_ceil(SPLIT_TILE) * (SPLIT_TILE / 8)
+        } else {
+            0
+        };
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: block_dim as u32,
-            workspace_bytes: waves * block_dim * SPLIT_SLOT_BYTES,
+            workspace_bytes: bits_offset + bits_bytes,
             tiling: SplitTiling {
                 n,
                 wave_len,
                 per_core,
+                bits_offset,
                 want_indices: u32::from(want_indices),
-                reserved: 0,
+                bit_cache: u32::from(bit_cache),
             },
         })
     }

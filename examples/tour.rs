@@ -3,8 +3,9 @@
 //! is replayed by the cost model for a MODELED time, HBM traffic and % of a
 //! modeled COPY that moves the operation's minimal traffic.
 use ascend_scan::{
-    copy, model_launch, reduce, reduce_sum, scan, Algorithm, Batch, CostParams, Device, Error,
-    LaunchReport, ScanInput, ScanOp, ScanOptions, Soc,
+    compress_with, copy, model_launch, reduce, reduce_sum, scan, split_with, Algorithm, Batch,
+    CompressOptions, CostParams, Device, Error, LaunchReport, ScanInput, ScanOp, ScanOptions, Soc,
+    SplitOptions,
 };
 use half::f16;
 
@@ -324,6 +325,69 @@ fn tour_scan_f32(dev: &Device, rows: usize, n: usize, exclusive: bool) -> Result
 }
 
 /// Modeled seconds of a COPY moving `bytes` of HBM traffic (read + write).
+/// COMPRESS and SPLIT of f16 values by random 0/1 flags (half of them 1),
+/// checked bit for bit against the sequential partition. Floors: compress
+/// reads values and flags (3 B) and writes the kept fraction f (2f B, 4f
+/// more with indices); split writes every value (5 B, 4 more with indices).
+fn tour_split(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
+    let xs: Vec<f16> = pseudo_random(n, 21)
+        .map(|v| f16::from_bits(v as u16))
+        .collect();
+    let fs: Vec<i8> = pseudo_random(n, 22).map(|v| (v >> 7 & 1) as i8).collect();
+    let (mut v1, mut i1, mut v0, mut i0) = (vec![], vec![], vec![], vec![]);
+    for (i, (x, &f)) in xs.iter().zip(&fs).enumerate() {
+        if f == 1 {
+            v1.push(x.to_bits());
+            i1.push(i as i32);
+        } else {
+            v0.push(x.to_bits());
+            i0.push(i as i32);
+        }
+    }
+    let kept = v1.len() as f64 / n as f64;
+    let bits = |v: Vec<f16>| v.into_iter().map(f16::to_bits).collect::<Vec<_>>();
+    let x = dev.upload(&xs)?;
+    let f = dev.upload(&fs)?;
+    let mut rows = Vec::new();
+    for want_indices in [false, true] {
+        dev.take_reports();
+        let c = compress_with(dev, &x, &f, CompressOptions { want_indices })?;
+        let ok = c.count == v1.len()
+            && bits(c.download_values()?) == v1
+            && c.download_indices()?.is_none_or(|i| i == i1);
+        let label = format!(
+            "compress f16{} (f={kept:.2})",
+            if want_indices { " +indices" } else { "" }
+        );
+        let per_kept = if want_indices { 6.0 } else { 2.0 };
+        rows.push(row(dev, label, n, ok, 3.0 + per_kept * kept));
+    }
+    let want_v: Vec<u16> = v1.iter().chain(&v0).copied().collect();
+    let want_i: Vec<i32> = i1.iter().chain(&i0).copied().collect();
+    for want_indices in [false, true] {
+        dev.take_reports();
+        let s = split_with(dev, &x, &f, SplitOptions { want_indices })?;
+        let indices_ok = match &s.indices {
+            Some(i) => i.download()? == want_i,
+            None => !want_indices,
+        };
+        let ok = s.ones == v1.len() && bits(s.values.download()?) == want_v && indices_ok;
+        let label = if want_indices {
+            "split f16 +indices (SPLITIND)"
+        } else {
+            "split f16"
+        };
+        rows.push(row(
+            dev,
+            label.into(),
+            n,
+            ok,
+            if want_indices { 9.0 } else { 5.0 },
+        ));
+    }
+    Ok(rows)
+}
+
 fn modeled_copy(dev: &Device, params: &CostParams, bytes: usize) -> Result<f64, Error> {
     let x = dev.alloc_zeroed::<u8>((bytes / 2).max(32))?;
     dev.take_reports();
@@ -351,6 +415,7 @@ fn main() -> Result<(), Error> {
     let mut rows = vec![tour_copy(&dev, n * 2 + 13)?];
     rows.extend(tour_reduce(&dev, n + 7)?);
     rows.extend(tour_reduce_max_min(&dev, n + 7)?);
+    rows.extend(tour_split(&dev, n + 7)?);
     for op in [ScanOp::Max, ScanOp::Min] {
         for half in [true, false] {
             for exclusive in [false, true] {

@@ -29,6 +29,10 @@ uint32_t aclrtlaunch_opscan_max_f16(uint32_t blockDim, void* stream, void* x, vo
 uint32_t aclrtlaunch_opscan_min_f16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
 uint32_t aclrtlaunch_opscan_max_i8(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
 uint32_t aclrtlaunch_opscan_min_i8(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
+uint32_t aclrtlaunch_compress_b16(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling);
+uint32_t aclrtlaunch_compress_b32(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling);
+uint32_t aclrtlaunch_split_b16(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling);
+uint32_t aclrtlaunch_split_b32(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);

@@ -228,4 +228,32 @@ static_assert(offsetof(OpScanTiling, total_stride) == 44, "OpScanTiling: offset 
 static_assert(offsetof(OpScanTiling, sync) == 48, "OpScanTiling: offset of sync differs from the Rust definition");
 static_assert(offsetof(OpScanTiling, nan_offset) == 52, "OpScanTiling: offset of nan_offset differs from the Rust definition");
 
+typedef struct SplitTiling SplitTiling;
+struct SplitTiling {
+    // Elements (values and flags).
+    uint64_t n;
+    // Elements per wave (COMPRESS: the flags of a wave are still in L2
+    // when phase 2 re-reads them; SPLIT: one wave of `n`, its flag-0
+    // elements need the total count of ones).
+    uint64_t wave_len;
+    // Elements per vector core in a wave, a multiple of the tile (the last
+    // core takes the rest).
+    uint64_t per_core;
+    // Byte offset in the workspace of the flag-bit cache.
+    uint64_t bits_offset;
+    // 1 to write the original indices.
+    uint32_t want_indices;
+    // 1 (SPLIT whose traffic exceeds the L2): phase 1 writes the flags as
+    // bits (one bit per element, 512 bytes per tile) at `bits_offset`, and
+    // phase 2 reads them instead of the flags.
+    uint32_t bit_cache;
+};
+static_assert(sizeof(SplitTiling) == 40, "SplitTiling: size differs from the Rust definition");
+static_assert(offsetof(SplitTiling, n) == 0, "SplitTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(SplitTiling, wave_len) == 8, "SplitTiling: offset of wave_len differs from the Rust definition");
+static_assert(offsetof(SplitTiling, per_core) == 16, "SplitTiling: offset of per_core differs from the Rust definition");
+static_assert(offsetof(SplitTiling, bits_offset) == 24, "SplitTiling: offset of bits_offset differs from the Rust definition");
+static_assert(offsetof(SplitTiling, want_indices) == 32, "SplitTiling: offset of want_indices differs from the Rust definition");
+static_assert(offsetof(SplitTiling, bit_cache) == 36, "SplitTiling: offset of bit_cache differs from the Rust definition");
+
 #endif

@@ -289,6 +289,21 @@ impl<T: Element> DeviceBuffer<T> {
         }
         Ok(out)
     }
+    /// Copies the first `len` elements to the host (`len <= self.len()`).
+    pub fn download_prefix(&self, len: usize) -> Result<Vec<T>> {
+        if len > self.len {
+            return Err(Error::InvalidArgument {
+                name: "len",
+                reason: format!("{len} elements requested from a buffer of {}", self.len),
+            });
+        }
+        let mut out = vec![T::default(); len];
+        if len > 0 {
+            self.device.bind()?;
+            ffi::download(as_bytes_mut(&mut out), self.ptr)?;
+        }
+        Ok(out)
+    }
     pub(crate) fn ptr(&self) -> *mut c_void {
         self.ptr
     }

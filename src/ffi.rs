@@ -145,6 +145,17 @@ fn as_sys<A, S>(tiling: &mut A) -> *mut S {
 /// Launch entry of a kernel with GM pointers `P` and tiling `T`.
 type Entry<P, T> = (&'static str, P, std::marker::PhantomData<T>);
 
+/// Kernels taking (x, flags, y, indices, workspace, tiling).
+type Launch5<T> = unsafe extern "C" fn(
+    u32,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut T,
+) -> u32;
 /// Kernels taking (x, y, total, workspace, tiling).
 type Launch4<T> = unsafe extern "C" fn(
     u32,
@@ -255,6 +266,13 @@ const OPSCAN: &[Entry<Launch4<sys::OpScanTiling>, sys::OpScanTiling>] = entries!
     aclrtlaunch_opscan_min_i8,
 );
 
+const SPLIT: &[Entry<Launch5<sys::SplitTiling>, sys::SplitTiling>] = entries!(
+    aclrtlaunch_compress_b16,
+    aclrtlaunch_compress_b32,
+    aclrtlaunch_split_b16,
+    aclrtlaunch_split_b32,
+);
+
 fn find<P: Copy, T>(table: &[Entry<P, T>], name: &str) -> Result<P> {
     table
         .iter()
@@ -274,6 +292,7 @@ pub(crate) fn has_entry(name: &str) -> bool {
         VECCUMSUM.iter().map(|e| e.0).collect(),
         REDUCE.iter().map(|e| e.0).collect(),
         OPSCAN.iter().map(|e| e.0).collect(),
+        SPLIT.iter().map(|e| e.0).collect(),
     ];
     names.iter().flatten().any(|n| *n == name)
 }
@@ -325,6 +344,33 @@ macro_rules! launchable3 {
     )*};
 }
 launchable3!(VecCumSumTiling => VECCUMSUM, ReduceTiling => REDUCE);
+
+impl Launchable for algos::SplitTiling {
+    fn launch(
+        stream: *mut c_void,
+        plan: &mut algos::LaunchPlan<Self>,
+        gm: &[*mut c_void],
+    ) -> Result<()> {
+        let f = find(SPLIT, &plan.kernel)?;
+        let [x, flags, y, indices, ws] = gm else {
+            return Err(arity(&plan.kernel));
+        };
+        // SAFETY: as for the four-pointer kernels.
+        unsafe {
+            f(
+                plan.block_dim,
+                stream,
+                *x,
+                *flags,
+                *y,
+                *indices,
+                *ws,
+                as_sys(&mut plan.tiling),
+            )
+        };
+        Ok(())
+    }
+}
 
 impl Launchable for algos::CopyTiling {
     fn launch(

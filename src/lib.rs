@@ -25,6 +25,7 @@ mod policy;
 mod policy_table;
 mod reduce;
 mod scan;
+mod split;
 
 pub use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport, Soc, SocProfile};
 pub use copy::copy;
@@ -35,6 +36,10 @@ pub use reduce::{reduce, reduce_max, reduce_min, reduce_sum};
 pub use scan::{
     scan, Algorithm, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS,
     MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
+};
+pub use split::{
+    compress, compress_with, split, split_with, CompressOptions, Compressed, Split, SplitOptions,
+    SplitValue, MAX_SPLIT_LEN,
 };
 
 /// True when every kernel of the catalogue has a launch entry in this build.

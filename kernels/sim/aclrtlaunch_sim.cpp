@@ -117,6 +117,34 @@ extern "C" uint32_t aclrtlaunch_opscan_min_i8(uint32_t blockDim, void* stream, v
     return ascsim::launch("opscan_min_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_min_i8(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(totals), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void compress_b16(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR indices, GM_ADDR workspace, SplitTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_compress_b16(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling) {
+    SplitTiling t = *tiling;
+    return ascsim::launch("compress_b16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { compress_b16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void compress_b32(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR indices, GM_ADDR workspace, SplitTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_compress_b32(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling) {
+    SplitTiling t = *tiling;
+    return ascsim::launch("compress_b32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { compress_b32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void split_b16(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR indices, GM_ADDR workspace, SplitTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_split_b16(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling) {
+    SplitTiling t = *tiling;
+    return ascsim::launch("split_b16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { split_b16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void split_b32(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR indices, GM_ADDR workspace, SplitTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_split_b32(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling) {
+    SplitTiling t = *tiling;
+    return ascsim::launch("split_b32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { split_b32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void scanu_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {

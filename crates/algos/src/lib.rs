@@ -14,6 +14,7 @@ pub mod render;
 pub mod rtscan;
 pub mod scanu;
 pub mod scanul1;
+pub mod split;
 pub mod tiling;
 pub mod veccumsum;
 
@@ -25,6 +26,7 @@ pub use reduce::{ReduceMaxMin, ReduceSum, ReduceTiling};
 pub use rtscan::{ReduceThenScan, RtScanTiling};
 pub use scanu::{ScanU, ScanUTiling};
 pub use scanul1::{ScanUL1, ScanUL1Tiling};
+pub use split::{Compress, SplitInd, SplitKind, SplitTiling};
 pub use tiling::Tiling;
 pub use veccumsum::{VecCumSum, VecCumSumTiling};
 
@@ -52,6 +54,13 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
         for op in VectorOp::MAX_MIN {
             out.push(Box::new(
                 OpScan::new(dtype, op).expect("catalogue entries are valid"),
+            ));
+        }
+    }
+    for kind in SplitKind::ALL {
+        for dtype in [DType::F16, DType::F32] {
+            out.push(Box::new(
+                SplitInd::new(kind, dtype).expect("catalogue entries are valid"),
             ));
         }
     }

@@ -5,7 +5,7 @@ use crate::kernel::{generated_header, Kernel};
 use crate::tiling::Tiling;
 use crate::{
     catalogue, CopyTiling, McScanTiling, OpScanTiling, ReduceTiling, RtScanTiling, ScanUL1Tiling,
-    ScanUTiling, VecCumSumTiling,
+    ScanUTiling, SplitTiling, VecCumSumTiling,
 };
 
 /// One generated file: path relative to the workspace root, and contents.
@@ -116,6 +116,7 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
                 TilingDef::of::<RtScanTiling>(),
                 TilingDef::of::<ReduceTiling>(),
                 TilingDef::of::<OpScanTiling>(),
+                TilingDef::of::<SplitTiling>(),
             ],
         }
         .render()?

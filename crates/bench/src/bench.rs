@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use ascend_scan::{
-    copy, reduce_max, reduce_sum, scan, Algorithm, Device, ScanOp, ScanOptions, Soc,
-    MAX_I8_SCAN_LEN,
+    compress, copy, reduce_max, reduce_sum, scan, split_with, Algorithm, Device, ScanOp,
+    ScanOptions, Soc, SplitOptions, MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::pipe_name;
 use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport};
@@ -38,7 +38,8 @@ pub struct BenchArgs {
 const SINGLE_CORE_MAX_LOG2: u32 = 24;
 const SINGLE_CORE_MAX_LOG2_QUICK: u32 = 20;
 const QUICK_SIZES: [u32; 3] = [12, 16, 20];
-/// Extra --quick sizes of the multi-core kernels (COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN).
+/// Extra --quick sizes of the multi-core kernels (COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN,
+/// COMPRESS, SPLIT).
 const QUICK_MULTI_EXTRA: [u32; 2] = [22, 24];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -69,6 +70,12 @@ enum Op {
     /// OPSCAN max (vector cores).
     MaxScanF16,
     MaxScanI8,
+    /// COMPRESS f16 values, random flags (half of them 1), no indices.
+    CompressF16,
+    /// SPLIT f16 values, random flags, without / with indices (SPLITIND).
+    SplitF16 {
+        indices: bool,
+    },
 }
 
 impl ScanAlgo {
@@ -127,6 +134,9 @@ impl Op {
             Op::ReduceMaxF16 => "REDUCE max f16->f32".into(),
             Op::MaxScanF16 => "OPSCAN max f16->f32 incl".into(),
             Op::MaxScanI8 => "OPSCAN max i8->i32 incl".into(),
+            Op::CompressF16 => "COMPRESS f16 (f=1/2)".into(),
+            Op::SplitF16 { indices: false } => "SPLIT f16".into(),
+            Op::SplitF16 { indices: true } => "SPLITIND f16 (+i32 indices)".into(),
         }
     }
     /// Minimal HBM traffic per element: read the input once, write the output
@@ -138,6 +148,11 @@ impl Op {
             Op::ReduceI8 => 1,
             Op::ScanF16 { .. } | Op::MaxScanF16 => 6,
             Op::ScanI8 { .. } | Op::MaxScanI8 => 5,
+            // Read values (2) and flags (1), write the kept half (2 * 1/2).
+            Op::CompressF16 => 4,
+            // Read values and flags, write every value (and its i32 index).
+            Op::SplitF16 { indices: false } => 5,
+            Op::SplitF16 { indices: true } => 9,
         }
     }
     fn single_core(self) -> bool {
@@ -147,7 +162,9 @@ impl Op {
             | Op::ReduceI8
             | Op::ReduceMaxF16
             | Op::MaxScanF16
-            | Op::MaxScanI8 => false,
+            | Op::MaxScanI8
+            | Op::CompressF16
+            | Op::SplitF16 { .. } => false,
             Op::ScanF16 { algo, .. } | Op::ScanI8 { algo, .. } => algo.single_core(),
         }
     }
@@ -377,6 +394,25 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 drop(y);
             }
+            Op::CompressF16 | Op::SplitF16 { .. } => {
+                let data: Vec<f16> = bits(n, 6).map(|v| f16::from_bits(v as u16)).collect();
+                let flags: Vec<i8> = bits(n, 7).map(|v| (v >> 9 & 1) as i8).collect();
+                let x = self.dev.upload(&data)?;
+                let f = self.dev.upload(&flags)?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let len = match op {
+                    Op::SplitF16 { indices } => {
+                        let opts = SplitOptions {
+                            want_indices: indices,
+                        };
+                        split_with(&self.dev, &x, &f, opts)?.ones
+                    }
+                    _ => compress(&self.dev, &x, &f)?.count,
+                };
+                wall = t.elapsed().as_secs_f64();
+                debug_assert!(len <= n);
+            }
         }
         let (m, r) = modeled(&self.dev.take_reports(), &self.params, n as u64)?;
         Ok((m, r, wall))
@@ -403,6 +439,9 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::ReduceMaxF16,
         Op::MaxScanF16,
         Op::MaxScanI8,
+        Op::CompressF16,
+        Op::SplitF16 { indices: false },
+        Op::SplitF16 { indices: true },
     ];
     for algo in [
         ScanAlgo::ReduceThenScan,
@@ -450,7 +489,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let notes = vec![
         format!(
-            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN and OPSCAN up to 2^{max}.",
+            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN, COMPRESS and SPLIT up to 2^{max}.",
             SINGLE_CORE_MAX_LOG2.min(max),
             SINGLE_CORE_MAX_LOG2_QUICK.min(max),
         ),

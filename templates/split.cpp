@@ -1,0 +1,321 @@
+// {{ header }}
+//
+// {{ kind }} ({{ val_type }} bit patterns): {% if split %}stable partition: the elements whose
+// flag is 1 first, then those whose flag is 0, each group in input order, with
+// the original index of every output element{% else %}masked select: the elements whose flag
+// is 1, in input order, optionally with their original indices{% endif %}.
+// Flags are int8; any non-zero flag counts as 1 here (so every write stays
+// inside the outputs), and each core reports its smallest and largest flag so
+// that the host can refuse flags other than 0/1.
+//
+// The exclusive scan of the flags is fused in, reduce-then-scan over the
+// vector cores (every core owns a range of whole tiles):
+// 1. each core counts the non-zero flags of its range (int8 -> half,
+//    CompareScalar NE 0 -> bit mask, counter-mode GatherMask's count) and
+//    writes count, min and max flag into its 32-byte GM slot; SyncAll;
+// 2. each core sums the counts of the earlier cores (the scan at its first
+//    element) and of all cores, then per tile builds the bit mask again,
+//    compacts the flag-1 values (and indices) with counter-mode GatherMask
+//    and writes them with DataCopyPad at the running scan{% if split %}; the flag-0 values
+//    (mask CompareScalar EQ 0) go to ones + i - scan(f)[i]{% endif %}. DataCopyPad writes
+//    exactly the compacted bytes, so neighbouring cores may share 32-byte
+//    blocks of the outputs without a race.
+// The next tile loads while the current one is compacted. COMPRESS runs
+// 1.-2. in equal waves whose traffic fits 90% of the L2, so phase 2 re-reads the
+// wave's flags from L2 (each wave and core has its own slot; the ones of
+// earlier waves carry over). SPLIT runs one wave: its flag-0 elements need
+// the total; past the L2 it caches the flag bits (1/8 byte per element) in
+// the workspace in phase 1 and reads them back in phase 2 instead of the
+// flags. Phase 1 walks its tiles backwards so that the L2 (LRU) evicts
+// the flags phase 2 needs last first.
+#include "kernel_operator.h"
+#include "ascend_scan_blocks.h"
+#include "ascend_scan_tiling.h"
+
+using namespace AscendC;
+using namespace ascend_scan;
+
+namespace {
+using TVal = {{ val_type }};  // values as bit patterns
+// GatherMask takes a uint16_t pattern for 16-bit data and uint32_t for 32-bit.
+using TValPat = TVal;
+constexpr bool kSplit = {{ split }};
+constexpr uint32_t kTile = {{ tile }};  // elements per tile (a multiple of 128)
+constexpr uint32_t kMaxCores = 64;
+constexpr uint32_t kSlotInts = 8;  // one 32-byte slot per core: ones, min flag, max flag
+// Byte offsets in the small buffer: this core's slot, then every core's slot.
+constexpr uint32_t kOwnAt = 0;
+constexpr uint32_t kSlotsAt = 32;
+constexpr uint32_t kSmallBytes = kSlotsAt + kMaxCores * 32;
+
+class SplitKernel {
+public:
+    __aicore__ inline void Run(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR indices, GM_ADDR workspace,
+                               const SplitTiling& t) {
+        t_ = t;
+        core_ = static_cast<uint32_t>(GetBlockIdx());
+        cores_ = static_cast<uint32_t>(GetBlockNum());
+        gx_.SetGlobalBuffer(reinterpret_cast<__gm__ TVal*>(x), t.n);
+        gf_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t*>(flags), t.n);
+        gy_.SetGlobalBuffer(reinterpret_cast<__gm__ TVal*>(y), t.n);
+        gi_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices), t.want_indices ? t.n : 0);
+        gSlots_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace),
+                                (t.n + t.wave_len - 1) / t.wave_len * cores_ * kSlotInts);
+        gBits_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(workspace + t.bits_offset),
+                               t.bit_cache ? (t.n + kTile - 1) / kTile * (kTile / 8) : 0);
+        Init();
+
+        // Waves (COMPRESS: the wave's flags stay in L2 for phase 2; SPLIT:
+        // one wave). Each wave has its own slots, so no slot is rewritten.
+        uint64_t carried = 0;  // ones of the earlier waves
+        const uint64_t waves = (t.n + t.wave_len - 1) / t.wave_len;
+        LocalTensor<int32_t> slots = Small<int32_t>(kSlotsAt, kMaxCores * kSlotInts);
+        for (uint64_t w = 0; w < waves; ++w) {
+            uint64_t waveBegin = w * t.wave_len;
+            uint64_t waveEnd = waveBegin + t.wave_len < t.n ? waveBegin + t.wave_len : t.n;
+            begin_ = waveBegin + static_cast<uint64_t>(core_) * t.per_core;
+            end_ = begin_ + t.per_core < waveEnd ? begin_ + t.per_core : waveEnd;
+            if (begin_ > end_) begin_ = end_;
+            Count(gSlots_[(w * cores_ + core_) * kSlotInts]);
+            SyncAll();
+            SetFlag<HardEvent::S_MTE2>(0);
+            WaitFlag<HardEvent::S_MTE2>(0);
+            DataCopy(slots, gSlots_[w * cores_ * kSlotInts], cores_ * kSlotInts);
+            SetFlag<HardEvent::MTE2_S>(0);
+            WaitFlag<HardEvent::MTE2_S>(0);
+            uint64_t onesBefore = carried, ones = carried;
+            for (uint32_t c = 0; c < cores_; ++c) {
+                uint64_t count = static_cast<uint64_t>(slots.GetValue(c * kSlotInts));
+                if (c < core_) onesBefore += count;
+                ones += count;
+            }
+            // Flag-0 elements (SPLIT, one wave): after all ones, at i - scan(f)[i].
+            Scatter(onesBefore, ones + begin_ - onesBefore);
+            carried = ones;
+        }
+    }
+
+private:
+    template <typename T>
+    __aicore__ inline LocalTensor<T> Small(uint32_t byteOffset, uint32_t count) {
+        return bufSmall_.GetWithOffset<T>(count, byteOffset);
+    }
+
+    __aicore__ inline void Init() {
+        pipe_.InitBuffer(qFlags_, 2, kTile);
+        pipe_.InitBuffer(qVals_, 2, kTile * sizeof(TVal));
+        pipe_.InitBuffer(qOnes_, 1, kTile * sizeof(TVal));
+        pipe_.InitBuffer(qIdxOnes_, 1, kTile * sizeof(int32_t));
+        if constexpr (kSplit) {
+            pipe_.InitBuffer(qZeros_, 1, kTile * sizeof(TVal));
+            pipe_.InitBuffer(qIdxZeros_, 1, kTile * sizeof(int32_t));
+        }
+        pipe_.InitBuffer(bufHalf_, kTile * sizeof(half));
+        pipe_.InitBuffer(bufBits_, 2 * kTile / 8);
+        if constexpr (kSplit) pipe_.InitBuffer(qBits_, 2, kTile / 8);
+        pipe_.InitBuffer(bufIdx_, kTile * sizeof(int32_t));
+        pipe_.InitBuffer(bufRange_, 2 * kTile * sizeof(half));
+        pipe_.InitBuffer(bufSmall_, kSmallBytes);
+        Duplicate(bufRange_.Get<half>(), static_cast<half>(0.0f), static_cast<int32_t>(2 * kTile));
+        PipeBarrier<PIPE_V>();
+    }
+
+    __aicore__ inline uint32_t TileCount(uint64_t off) {
+        return static_cast<uint32_t>(end_ - off < kTile ? end_ - off : kTile);
+    }
+    // Elements the mask is built over: CompareScalar on half takes whole 128s.
+    __aicore__ inline uint32_t Padded(uint32_t count) { return (count + 127) / 128 * 128; }
+
+    // Flags of the tile at `off` into a new VECIN tensor; a partial tile is
+    // zero up to the next multiple of 128.
+    __aicore__ inline void LoadFlags(uint64_t off) {
+        uint32_t count = TileCount(off);
+        LocalTensor<int8_t> f = qFlags_.AllocTensor<int8_t>();
+        if (count % 128 != 0) {
+            Duplicate(f.ReinterpretCast<int16_t>(), static_cast<int16_t>(0), static_cast<int32_t>(kTile / 2));
+            SetFlag<HardEvent::V_MTE2>(0);
+            WaitFlag<HardEvent::V_MTE2>(0);
+        }
+        LoadAny(f, gf_[off], count);
+        qFlags_.EnQue(f);
+    }
+
+    __aicore__ inline void LoadValues(uint64_t off) {
+        LocalTensor<TVal> v = qVals_.AllocTensor<TVal>();
+        LoadAny(v, gx_[off], TileCount(off));
+        qVals_.EnQue(v);
+    }
+
+    // SPLIT with the bit cache: the flag bits phase 1 wrote for the tile at `off`.
+    __aicore__ inline void LoadBits(uint64_t off) {
+        LocalTensor<uint8_t> b = qFlags_.AllocTensor<uint8_t>();
+        LoadAny(b, gBits_[off / 8], Padded(TileCount(off)) / 8);
+        qFlags_.EnQue(b);
+    }
+
+    // Dequeues the flags of the next tile as halves (bufHalf_).
+    __aicore__ inline LocalTensor<half> FlagsAsHalf(uint32_t padded) {
+        LocalTensor<int8_t> f = qFlags_.DeQue<int8_t>();
+        LocalTensor<half> h = bufHalf_.Get<half>();
+        PipeBarrier<PIPE_V>();
+        Cast(h, f, RoundMode::CAST_NONE, padded);
+        PipeBarrier<PIPE_V>();
+        qFlags_.FreeTensor(f);
+        return h;
+    }
+
+    // Phase 1: this core's count of non-zero flags in [begin_, end_) and its
+    // flag range so far (lane-wise min/max, kept across waves), into `slot`.
+    // Tiles run last to first: the L2 (LRU) then evicts the flags phase 2
+    // needs last before those it needs first.
+    __aicore__ inline void Count(const GlobalTensor<int32_t>& slot) {
+        LocalTensor<half> lo = bufRange_.Get<half>();
+        LocalTensor<half> hi = lo[kTile];
+        LocalTensor<uint8_t> bits = bufBits_.Get<uint8_t>();
+        LocalTensor<half> scratch = bufIdx_.Get<half>();
+        uint64_t ones = 0;
+        const uint64_t tiles = (end_ - begin_ + kTile - 1) / kTile;
+        if (tiles > 0) LoadFlags(begin_ + (tiles - 1) * kTile);
+        for (uint64_t k = tiles; k > 0; --k) {
+            uint64_t off = begin_ + (k - 1) * kTile;
+            if (k > 1) LoadFlags(off - kTile);
+            uint32_t count = TileCount(off);
+            uint32_t padded = Padded(count);
+            LocalTensor<half> h = FlagsAsHalf(padded);
+            Min(lo, lo, h, static_cast<int32_t>(padded));
+            Max(hi, hi, h, static_cast<int32_t>(padded));
+            const bool cache = kSplit && t_.bit_cache;
+            LocalTensor<uint8_t> b = cache ? qBits_.AllocTensor<uint8_t>() : bits;
+            CompareScalar(b, h, static_cast<half>(0.0f), CMPMODE::NE, padded);
+            PipeBarrier<PIPE_V>();
+            uint64_t kept = 0;
+            GatherMask(scratch, h, b.ReinterpretCast<uint16_t>(), true, count, GatherMaskParams(1, 1, 8, 0), kept);
+            ResetMask();
+            ones += kept;
+            if (cache) Store(qBits_, b, gBits_[off / 8], padded / 8);
+        }
+        // Fold the flag range to 16 lanes (one 32-byte block), then on the scalar unit.
+        PipeBarrier<PIPE_V>();
+        for (uint32_t w = kTile / 2; w >= 16; w /= 2) {
+            Min(lo, lo, lo[w], static_cast<int32_t>(w));
+            Max(hi, hi, hi[w], static_cast<int32_t>(w));
+            PipeBarrier<PIPE_V>();
+        }
+        SetFlag<HardEvent::V_S>(0);
+        WaitFlag<HardEvent::V_S>(0);
+        float fmin = 0.0f, fmax = 0.0f;
+        for (uint32_t i = 0; i < 16; ++i) {
+            float a = static_cast<float>(lo.GetValue(i));
+            float b = static_cast<float>(hi.GetValue(i));
+            fmin = a < fmin ? a : fmin;
+            fmax = b > fmax ? b : fmax;
+        }
+        LocalTensor<int32_t> own = Small<int32_t>(kOwnAt, kSlotInts);
+        own.SetValue(0, static_cast<int32_t>(ones));
+        own.SetValue(1, static_cast<int32_t>(fmin));
+        own.SetValue(2, static_cast<int32_t>(fmax));
+        for (uint32_t i = 3; i < kSlotInts; ++i) own.SetValue(i, 0);
+        SetFlag<HardEvent::S_MTE3>(0);
+        WaitFlag<HardEvent::S_MTE3>(0);
+        DataCopy(slot, own, kSlotInts);
+        SetFlag<HardEvent::MTE3_S>(0);
+        WaitFlag<HardEvent::MTE3_S>(0);
+    }
+
+    // Phase 2: compaction of every tile of this core's range; flag-1
+    // elements go to y[onesAt..], flag-0 elements to y[zerosAt..]. With the
+    // bit cache (SPLIT past the L2) the masks come from the bits phase 1
+    // wrote (1/8 byte per element instead of re-reading the flags).
+    __aicore__ inline void Scatter(uint64_t onesAt, uint64_t zerosAt) {
+        LocalTensor<int32_t> idx = bufIdx_.Get<int32_t>();
+        const bool wantIdx = t_.want_indices != 0;
+        const bool cache = kSplit && t_.bit_cache;
+        if (begin_ < end_) {
+            if (cache) LoadBits(begin_);
+            else LoadFlags(begin_);
+            LoadValues(begin_);
+        }
+        for (uint64_t off = begin_; off < end_; off += kTile) {
+            if (off + kTile < end_) {
+                if (cache) LoadBits(off + kTile);
+                else LoadFlags(off + kTile);
+                LoadValues(off + kTile);
+            }
+            uint32_t count = TileCount(off);
+            uint32_t padded = Padded(count);
+            LocalTensor<uint8_t> bits1 = bufBits_.Get<uint8_t>();
+            LocalTensor<uint8_t> bits0 = bufBits_.Get<uint8_t>()[kTile / 8];
+            if (cache) {
+                bits1 = qFlags_.DeQue<uint8_t>();
+                PipeBarrier<PIPE_V>();
+                Not(bits0.ReinterpretCast<uint16_t>(), bits1.ReinterpretCast<uint16_t>(),
+                    static_cast<int32_t>(padded / 16));
+            } else {
+                LocalTensor<half> h = FlagsAsHalf(padded);
+                CompareScalar(bits1, h, static_cast<half>(0.0f), CMPMODE::NE, padded);
+                if constexpr (kSplit) CompareScalar(bits0, h, static_cast<half>(0.0f), CMPMODE::EQ, padded);
+            }
+            if (wantIdx) CreateVecIndex(idx, static_cast<int32_t>(off), count);
+            PipeBarrier<PIPE_V>();
+            LocalTensor<TVal> v = qVals_.DeQue<TVal>();
+            const GatherMaskParams once(1, 1, 8, 0);
+            uint64_t ones = 0, zeros = 0, n1 = 0, n0 = 0;
+            LocalTensor<TVal> o1 = qOnes_.AllocTensor<TVal>();
+            GatherMask(o1, v, bits1.ReinterpretCast<TValPat>(), true, count, once, ones);
+            LocalTensor<TVal> o0;
+            if constexpr (kSplit) {
+                o0 = qZeros_.AllocTensor<TVal>();
+                GatherMask(o0, v, bits0.ReinterpretCast<TValPat>(), true, count, once, zeros);
+            }
+            LocalTensor<int32_t> i1, i0;
+            if (wantIdx) {
+                i1 = qIdxOnes_.AllocTensor<int32_t>();
+                GatherMask(i1, idx, bits1.ReinterpretCast<uint32_t>(), true, count, once, n1);
+                if constexpr (kSplit) {
+                    i0 = qIdxZeros_.AllocTensor<int32_t>();
+                    GatherMask(i0, idx, bits0.ReinterpretCast<uint32_t>(), true, count, once, n0);
+                }
+            }
+            ResetMask();
+            qVals_.FreeTensor(v);
+            if (cache) qFlags_.FreeTensor(bits1);
+            Store(qOnes_, o1, gy_[onesAt], static_cast<uint32_t>(ones));
+            if constexpr (kSplit) Store(qZeros_, o0, gy_[zerosAt], static_cast<uint32_t>(zeros));
+            if (wantIdx) {
+                Store(qIdxOnes_, i1, gi_[onesAt], static_cast<uint32_t>(n1));
+                if constexpr (kSplit) Store(qIdxZeros_, i0, gi_[zerosAt], static_cast<uint32_t>(n0));
+            }
+            onesAt += ones;
+            zerosAt += count - ones;
+        }
+    }
+
+    template <typename Que, typename T>
+    __aicore__ inline void Store(Que& q, LocalTensor<T>& src, const GlobalTensor<T>& dst, uint32_t count) {
+        q.EnQue(src);
+        LocalTensor<T> out = q.template DeQue<T>();
+        StoreAny(dst, out, count);
+        q.FreeTensor(out);
+    }
+
+    TPipe pipe_;
+    TQue<TPosition::VECIN, 2> qFlags_, qVals_;  // the next tile loads while this one compacts
+    TQue<TPosition::VECOUT, 1> qOnes_, qZeros_, qIdxOnes_, qIdxZeros_, qBits_;
+    TBuf<TPosition::VECCALC> bufHalf_, bufBits_, bufIdx_, bufRange_, bufSmall_;
+    GlobalTensor<TVal> gx_, gy_;
+    GlobalTensor<int8_t> gf_;
+    GlobalTensor<uint8_t> gBits_;
+    GlobalTensor<int32_t> gi_, gSlots_;
+    SplitTiling t_;
+    uint32_t core_ = 0, cores_ = 0;
+    uint64_t begin_ = 0, end_ = 0;
+};
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR indices,
+                                                GM_ADDR workspace, SplitTiling tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
+    SplitKernel kernel;
+    kernel.Run(x, flags, y, indices, workspace, tiling);
+}

@@ -74,13 +74,16 @@ pub(crate) fn check_nan_slots(
     Ok(())
 }
 
-/// Max/min scan of `x` (options.op is not `Sum`).
+/// Scan of `x` on the vector cores: max/min, or a sum run as
+/// `Algorithm::VectorScan`.
 ///
 /// Every row is an independent scan; rows of at most 256 elements are
-/// scanned a tile's worth of rows at a time, longer rows in tiles of 64
+/// scanned a tile's worth of rows at a time, longer rows in tiles of 256
 /// segments; long inputs are split over all vector cores (see
-/// `algos::OpScan::plan`). Exact; NaN in f16 input is refused after the
-/// launch with [`Error::InvalidArgument`] naming `x`.
+/// `algos::OpScan::plan`). Max and min are exact, and NaN in f16 input is
+/// refused after the launch with [`Error::InvalidArgument`] naming `x`;
+/// sums accumulate in f32 (error bound: [`Algorithm::error_depth`]) or
+/// exactly in i32.
 pub(crate) fn scan_op<T: ScanInput>(
     device: &Device,
     x: Batch<'_, T>,

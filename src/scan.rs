@@ -238,19 +238,24 @@ pub const MAX_SCAN_LEN: usize = i32::MAX as usize;
 /// Most rows of a batched scan.
 pub const MAX_BATCH_ROWS: usize = 65535;
 
-/// Launches a cube scan: allocates its workspace, writes the constant prefix,
-/// passes (x, y, total, workspace).
+/// Launches a cube scan once per (x, y, total) triple, one after the other
+/// on the device's stream: allocates the workspace and writes its constant
+/// prefix once (every launch rewrites the scratch it reads), passes (x, y,
+/// total, workspace).
 fn launch_with_workspace<T: ffi::Launchable>(
     device: &Device,
     mut plan: algos::LaunchPlan<T>,
     constants: &[u8],
-    io: [*mut std::ffi::c_void; 3],
+    ios: impl IntoIterator<Item = [*mut std::ffi::c_void; 3]>,
 ) -> Result<()> {
     let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
     device.bind()?;
     ffi::upload(workspace.ptr(), workspace.bytes(), constants)?;
-    let gm = [io[0], io[1], io[2], workspace.ptr()];
-    device.run(|stream| ffi::launch(stream, &mut plan, &gm))
+    for io in ios {
+        let gm = [io[0], io[1], io[2], workspace.ptr()];
+        device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    }
+    Ok(())
 }
 
 enum Chosen {
@@ -394,31 +399,29 @@ fn scan_sum<T: ScanInput>(
             totals.ptr_at(r * slot),
         ]
     };
+    // The batched kernels take every row in one launch; the others one row each.
+    let (batch, each_row) = ([row_io(0)], (0..rows).map(row_io));
     match chosen {
         Chosen::ScanU(a) => {
             let plan = a.plan(profile, rows as u32, n64, exclusive)?;
-            launch_with_workspace(device, plan, &a.workspace_constants(), row_io(0))?;
+            launch_with_workspace(device, plan, &a.workspace_constants(), batch)?;
         }
         Chosen::ScanUL1(a) => {
             let plan = a.plan(profile, rows as u32, n64, exclusive)?;
-            launch_with_workspace(device, plan, &a.workspace_constants(), row_io(0))?;
+            launch_with_workspace(device, plan, &a.workspace_constants(), batch)?;
         }
         Chosen::McScan(a) => {
-            for r in 0..rows {
-                let plan = a.plan(profile, n64, exclusive)?;
-                launch_with_workspace(device, plan, &a.workspace_constants(), row_io(r))?;
-            }
+            let plan = a.plan(profile, n64, exclusive)?;
+            launch_with_workspace(device, plan, &a.workspace_constants(), each_row)?;
         }
         Chosen::ReduceThenScan(a) => {
-            for r in 0..rows {
-                let plan = a.plan(profile, n64, exclusive)?;
-                launch_with_workspace(device, plan, &a.workspace_constants(), row_io(r))?;
-            }
+            let plan = a.plan(profile, n64, exclusive)?;
+            launch_with_workspace(device, plan, &a.workspace_constants(), each_row)?;
         }
         Chosen::VecCumSum(a) => {
-            for r in 0..rows {
-                let mut plan = a.plan(profile, n64, exclusive)?;
-                device.run(|stream| ffi::launch(stream, &mut plan, &row_io(r)))?;
+            let mut plan = a.plan(profile, n64, exclusive)?;
+            for io in each_row {
+                device.run(|stream| ffi::launch(stream, &mut plan, &io))?;
             }
         }
     }

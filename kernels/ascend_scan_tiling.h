@@ -256,4 +256,40 @@ static_assert(offsetof(SplitTiling, bits_offset) == 24, "SplitTiling: offset of 
 static_assert(offsetof(SplitTiling, want_indices) == 32, "SplitTiling: offset of want_indices differs from the Rust definition");
 static_assert(offsetof(SplitTiling, bit_cache) == 36, "SplitTiling: offset of bit_cache differs from the Rust definition");
 
+typedef struct RadixTiling RadixTiling;
+struct RadixTiling {
+    // Keys per row.
+    uint64_t n;
+    // Rows (each sorted on its own).
+    uint64_t rows;
+    // Tiles per row (`ceil(n / RADIX_TILE)`; tiles never cross rows).
+    uint64_t tiles_per_row;
+    // Tiles per vector core (the last core takes the rest).
+    uint64_t per_core;
+    // Byte offset in the workspace of the per-row digit counts (64 bytes
+    // per row; the per-core slots come first).
+    uint64_t row_totals_offset;
+    // Lowest bit of the digit in the sort code.
+    uint32_t shift;
+    // Bits per digit (1 or 4).
+    uint32_t digit_bits;
+    // Significant bits of the sort code (8 or 16).
+    uint32_t key_bits;
+    // 1: descending order.
+    uint32_t descending;
+    // 1: the first pass (makes the indices instead of reading them).
+    uint32_t first_pass;
+};
+static_assert(sizeof(RadixTiling) == 64, "RadixTiling: size differs from the Rust definition");
+static_assert(offsetof(RadixTiling, n) == 0, "RadixTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(RadixTiling, rows) == 8, "RadixTiling: offset of rows differs from the Rust definition");
+static_assert(offsetof(RadixTiling, tiles_per_row) == 16, "RadixTiling: offset of tiles_per_row differs from the Rust definition");
+static_assert(offsetof(RadixTiling, per_core) == 24, "RadixTiling: offset of per_core differs from the Rust definition");
+static_assert(offsetof(RadixTiling, row_totals_offset) == 32, "RadixTiling: offset of row_totals_offset differs from the Rust definition");
+static_assert(offsetof(RadixTiling, shift) == 40, "RadixTiling: offset of shift differs from the Rust definition");
+static_assert(offsetof(RadixTiling, digit_bits) == 44, "RadixTiling: offset of digit_bits differs from the Rust definition");
+static_assert(offsetof(RadixTiling, key_bits) == 48, "RadixTiling: offset of key_bits differs from the Rust definition");
+static_assert(offsetof(RadixTiling, descending) == 52, "RadixTiling: offset of descending differs from the Rust definition");
+static_assert(offsetof(RadixTiling, first_pass) == 56, "RadixTiling: offset of first_pass differs from the Rust definition");
+
 #endif

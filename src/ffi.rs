@@ -273,6 +273,15 @@ const SPLIT: &[Entry<Launch5<sys::SplitTiling>, sys::SplitTiling>] = entries!(
     aclrtlaunch_split_b32,
 );
 
+const RADIX: &[Entry<Launch5<sys::RadixTiling>, sys::RadixTiling>] = entries!(
+    aclrtlaunch_radix_pass_u8,
+    aclrtlaunch_radix_pass_i8,
+    aclrtlaunch_radix_pass_u16,
+    aclrtlaunch_radix_pass_i16,
+    aclrtlaunch_radix_pass_f16,
+    aclrtlaunch_radix_pass_bf16,
+);
+
 fn find<P: Copy, T>(table: &[Entry<P, T>], name: &str) -> Result<P> {
     table
         .iter()
@@ -293,6 +302,7 @@ pub(crate) fn has_entry(name: &str) -> bool {
         REDUCE.iter().map(|e| e.0).collect(),
         OPSCAN.iter().map(|e| e.0).collect(),
         SPLIT.iter().map(|e| e.0).collect(),
+        RADIX.iter().map(|e| e.0).collect(),
     ];
     names.iter().flatten().any(|n| *n == name)
 }
@@ -345,32 +355,20 @@ macro_rules! launchable3 {
 }
 launchable3!(VecCumSumTiling => VECCUMSUM, ReduceTiling => REDUCE);
 
-impl Launchable for algos::SplitTiling {
-    fn launch(
-        stream: *mut c_void,
-        plan: &mut algos::LaunchPlan<Self>,
-        gm: &[*mut c_void],
-    ) -> Result<()> {
-        let f = find(SPLIT, &plan.kernel)?;
-        let [x, flags, y, indices, ws] = gm else {
-            return Err(arity(&plan.kernel));
-        };
-        // SAFETY: as for the four-pointer kernels.
-        unsafe {
-            f(
-                plan.block_dim,
-                stream,
-                *x,
-                *flags,
-                *y,
-                *indices,
-                *ws,
-                as_sys(&mut plan.tiling),
-            )
-        };
-        Ok(())
-    }
+macro_rules! launchable5 {
+    ($($tiling:ident => $table:ident),*) => {$(
+        impl Launchable for algos::$tiling {
+            fn launch(stream: *mut c_void, plan: &mut algos::LaunchPlan<Self>, gm: &[*mut c_void]) -> Result<()> {
+                let f = find($table, &plan.kernel)?;
+                let [a, b, c, d, e] = gm else { return Err(arity(&plan.kernel)) };
+                // SAFETY: as for the four-pointer kernels.
+                unsafe { f(plan.block_dim, stream, *a, *b, *c, *d, *e, as_sys(&mut plan.tiling)) };
+                Ok(())
+            }
+        }
+    )*};
 }
+launchable5!(SplitTiling => SPLIT, RadixTiling => RADIX);
 
 impl Launchable for algos::CopyTiling {
     fn launch(

@@ -25,6 +25,7 @@ mod policy;
 mod policy_table;
 mod reduce;
 mod scan;
+mod sort;
 mod split;
 
 pub use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport, Soc, SocProfile};
@@ -37,6 +38,7 @@ pub use scan::{
     scan, Algorithm, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS,
     MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
 };
+pub use sort::{sort, SortAlgorithm, SortKey, SortOptions, Sorted, MAX_SORT_LEN};
 pub use split::{
     compress, compress_with, split, split_with, CompressOptions, Compressed, Split, SplitOptions,
     SplitValue, MAX_SPLIT_LEN,

@@ -145,6 +145,48 @@ extern "C" uint32_t aclrtlaunch_split_b32(uint32_t blockDim, void* stream, void*
     return ascsim::launch("split_b32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { split_b32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void radix_pass_u8(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_u8(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_u8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_u8(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void radix_pass_i8(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_i8(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_i8(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void radix_pass_u16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_u16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_u16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_u16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void radix_pass_i16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_i16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_i16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_i16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void radix_pass_f16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_f16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_f16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void radix_pass_bf16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_bf16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_bf16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void scanu_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {

@@ -9,6 +9,7 @@ pub mod copy;
 pub mod kernel;
 pub mod mcscan;
 pub mod opscan;
+pub mod radix;
 pub mod reduce;
 pub mod render;
 pub mod rtscan;
@@ -22,6 +23,7 @@ pub use copy::{Copy, CopyTiling};
 pub use kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
 pub use mcscan::{McScan, McScanTiling};
 pub use opscan::{OpScan, OpScanTiling, VectorOp};
+pub use radix::{RadixSort, RadixTiling};
 pub use reduce::{ReduceMaxMin, ReduceSum, ReduceTiling};
 pub use rtscan::{ReduceThenScan, RtScanTiling};
 pub use scanu::{ScanU, ScanUTiling};
@@ -63,6 +65,11 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
                 SplitInd::new(kind, dtype).expect("catalogue entries are valid"),
             ));
         }
+    }
+    for dtype in RadixSort::DTYPES {
+        out.push(Box::new(
+            RadixSort::new(dtype).expect("catalogue entries are valid"),
+        ));
     }
     for dtype in ScanU::DTYPES {
         for s in ScanU::TILE_EDGES {

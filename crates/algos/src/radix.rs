@@ -1,0 +1,258 @@
+//! RADIXSORT (ALGORITHMS.md, "Split family"): LSD radix sort of keys with
+//! their indices, one kernel launch per digit.
+//!
+//! A pass is a stable counting sort of every row by one digit of the keys'
+//! sort code, on all vector cores: phase 1 counts the digit values per row
+//! piece, SyncAll, phase 2 sorts every tile into its digit groups (one
+//! GatherMask per digit value: the stable split of ALGORITHMS.md
+//! generalised from 2 to 2^b groups) and writes each group at its scanned
+//! offset. With 1-bit digits this is the published split sort (16 passes
+//! for 16-bit keys); with 4-bit digits a 16-bit key takes 4 passes.
+//!
+//! Sort code (16-bit, its order the key order, ties only between keys that
+//! compare equal): unsigned keys as they are, signed keys as signed, floats
+//! as `sign ? -|x| : |x|` on the magnitude bits with every NaN mapped above
+//! +inf (so NaN sorts last, whatever its sign bit) and -0.0 equal to +0.0
+//! (kept in input order, as torch's stable sort does). Descending order sorts
+//! the bitwise NOT of the code: reversed, still stable, NaN first.
+use ascendc_sim::SocProfile;
+use askama::Template;
+use tiling_derive::Tiling;
+
+use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+
+/// Tiling of one RADIXSORT pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
+#[repr(C)]
+pub struct RadixTiling {
+    /// Keys per row.
+    pub n: u64,
+    /// Rows (each sorted on its own).
+    pub rows: u64,
+    /// Tiles per row (`ceil(n / RADIX_TILE)`; tiles never cross rows).
+    pub tiles_per_row: u64,
+    /// Tiles per vector core (the last core takes the rest).
+    pub per_core: u64,
+    /// Byte offset in the workspace of the per-row digit counts (64 bytes
+    /// per row; the per-core slots come first).
+    pub row_totals_offset: u64,
+    /// Lowest bit of the digit in the sort code.
+    pub shift: u32,
+    /// Bits per digit (1 or 4).
+    pub digit_bits: u32,
+    /// Significant bits of the sort code (8 or 16).
+    pub key_bits: u32,
+    /// 1: descending order.
+    pub descending: u32,
+    /// 1: the first pass (makes the indices instead of reading them).
+    pub first_pass: u32,
+}
+
+/// Keys per tile (a multiple of 128: CompareScalar on half takes whole
+/// 256-byte repeats).
+pub const RADIX_TILE: u64 = 4096;
+/// Longest row: indices are i32.
+pub const MAX_SORT_LEN: u64 = i32::MAX as u64;
+/// Bytes of a digit-count slot (16 i32).
+const SLOT_BYTES: u64 = 64;
+
+/// The digit widths offered: 1 bit (the published one-bit split sort) and
+/// 4 bits (16 digit values per pass).
+pub const DIGIT_BITS: [u32; 2] = [1, 4];
+
+/// One RADIXSORT pass kernel for one key type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RadixSort {
+    key: DType,
+}
+
+#[derive(Template)]
+#[template(path = "radix.cpp", escape = "none")]
+struct RadixTemplate<'a> {
+    header: &'a str,
+    name: &'a str,
+    key_type: &'a str,
+    code: u32,
+    code_doc: &'a str,
+    nan_above: &'a str,
+    tile: u32,
+}
+
+impl RadixSort {
+    /// Key types: 8- and 16-bit integers, f16, bf16.
+    pub const DTYPES: [DType; 6] = [
+        DType::U8,
+        DType::I8,
+        DType::U16,
+        DType::I16,
+        DType::F16,
+        DType::Bf16,
+    ];
+
+    /// The pass kernel for keys of `key`.
+    pub fn new(key: DType) -> Result<RadixSort, AlgoError> {
+        if !Self::DTYPES.contains(&key) {
+            return Err(AlgoError::UnsupportedDtype {
+                algorithm: "RadixSort",
+                dtype: key,
+                reason: "keys must be u8, i8, u16, i16, f16 or bf16".into(),
+            });
+        }
+        Ok(RadixSort { key })
+    }
+
+    /// Bits of the sort code (the key width).
+    pub fn key_bits(&self) -> u32 {
+        8 * self.key.size() as u32
+    }
+
+    /// Passes for digits of `digit_bits` bits.
+    pub fn passes(&self, digit_bits: u32) -> u32 {
+        self.key_bits().div_ceil(digit_bits)
+    }
+
+    /// Plans pass `pass` (0 = least significant digit) over `rows` rows of
+    /// `n >= 1` keys: equal ranges of whole tiles over the vector cores. The
+    /// workspace holds two 64-byte count slots per core, then one per row.
+    pub fn plan(
+        &self,
+        soc: &SocProfile,
+        rows: u64,
+        n: u64,
+        digit_bits: u32,
+        pass: u32,
+        descending: bool,
+    ) -> Result<LaunchPlan<RadixTiling>, AlgoError> {
+        if !DIGIT_BITS.contains(&digit_bits) {
+            return Err(AlgoError::InvalidArgument {
+                name: "digit_bits",
+                reason: format!("{digit_bits}: digits have 1 or 4 bits"),
+            });
+        }
+        if pass >= self.passes(digit_bits) {
+            return Err(AlgoError::InvalidArgument {
+                name: "pass",
+                reason: format!(
+                    "pass {pass} of {} for {}-bit keys",
+                    self.passes(digit_bits),
+                    self.key_bits()
+                ),
+            });
+        }
+        if n == 0 || rows == 0 {
+            return Err(AlgoError::InvalidArgument {
+                name: if n == 0 { "n" } else { "rows" },
+                reason: "an empty input needs no launch".into(),
+            });
+        }
+        if n > MAX_SORT_LEN {
+            return Err(AlgoError::InvalidArgument {
+                name: "n",
+                reason: format!("{n} keys per row: at most {MAX_SORT_LEN} (indices are i32)"),
+            });
+        }
+        let tiles_per_row = n.div_ceil(RADIX_TILE);
+        let tiles = rows
+            .checked_mul(tiles_per_row)
+            .ok_or(AlgoError::InvalidArgument {
+                name: "rows",
+                reason: format!("{rows} rows of {n} keys overflow"),
+            })?;
+        let cores = u64::from(soc.vector_cores.max(1));
+        let per_core = tiles.div_ceil(cores);
+        let block_dim = tiles.div_ceil(per_core);
+        let row_totals_offset = (block_dim * 2 * SLOT_BYTES).div_ceil(512) * 512;
+        Ok(LaunchPlan {
+            kernel: self.name(),
+            block_dim: block_dim as u32,
+            workspace_bytes: row_totals_offset + rows * SLOT_BYTES,
+            tiling: RadixTiling {
+                n,
+                rows,
+                tiles_per_row,
+                per_core,
+                row_totals_offset,
+                shift: pass * digit_bits,
+                digit_bits,
+                key_bits: self.key_bits(),
+                descending: u32::from(descending),
+                first_pass: u32::from(pass == 0),
+            },
+        })
+    }
+}
+
+impl Kernel for RadixSort {
+    fn name(&self) -> String {
+        format!("radix_pass_{}", self.key.tag())
+    }
+    fn kernel_type(&self) -> KernelType {
+        KernelType::MixAiv1_0
+    }
+    fn gm_params(&self) -> &'static [&'static str] {
+        &["keys_in", "idx_in", "keys_out", "idx_out", "workspace"]
+    }
+    fn tiling_type(&self) -> &'static str {
+        "RadixTiling"
+    }
+    fn render(&self) -> Result<String, askama::Error> {
+        let (code, code_doc, nan_above) = match self.key {
+            DType::U8 | DType::U16 => (0, "the key itself (unsigned).", "0"),
+            DType::I8 | DType::I16 => (1, "the key itself (signed).", "0"),
+            DType::F16 => (
+                2,
+                "sign ? -m : m for the magnitude bits m, NaN (m > 0x7C00) as +0x7FFF.",
+                "0x7C00",
+            ),
+            _ => (
+                2,
+                "sign ? -m : m for the magnitude bits m, NaN (m > 0x7F80) as +0x7FFF.",
+                "0x7F80",
+            ),
+        };
+        RadixTemplate {
+            header: &generated_header("radix.cpp"),
+            name: &self.name(),
+            key_type: self.key.cpp(),
+            code,
+            code_doc,
+            nan_above,
+            tile: RADIX_TILE as u32,
+        }
+        .render()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_cover_every_row_and_passes_cover_the_key() {
+        let soc = ascendc_sim::Soc::Ascend910B4.profile();
+        let k = RadixSort::new(DType::F16).unwrap();
+        assert_eq!(k.passes(1), 16);
+        assert_eq!(k.passes(4), 4);
+        assert_eq!(RadixSort::new(DType::U8).unwrap().passes(4), 2);
+        for (rows, n) in [(1, 1), (1, 4097), (3, 5000), (1000, 7), (1, 1 << 22)] {
+            let p = k.plan(&soc, rows, n, 4, 3, true).unwrap();
+            let t = p.tiling;
+            let tiles = rows * t.tiles_per_row;
+            assert!(t.tiles_per_row * RADIX_TILE >= n);
+            assert!(u64::from(p.block_dim) * t.per_core >= tiles);
+            assert!(u64::from(p.block_dim - 1) * t.per_core < tiles);
+            assert!(p.block_dim <= soc.vector_cores);
+            assert_eq!((t.shift, t.first_pass, t.descending), (12, 0, 1));
+            assert!(p.workspace_bytes >= t.row_totals_offset + rows * 64);
+        }
+        assert_eq!(
+            k.plan(&soc, 1, 5, 1, 0, false).unwrap().tiling.first_pass,
+            1
+        );
+        assert!(k.plan(&soc, 1, 5, 4, 4, false).is_err());
+        assert!(k.plan(&soc, 1, 5, 2, 0, false).is_err());
+        assert!(k.plan(&soc, 1, 0, 4, 0, false).is_err());
+        assert!(k.plan(&soc, 1, MAX_SORT_LEN + 1, 4, 0, false).is_err());
+        assert!(RadixSort::new(DType::F32).is_err());
+    }
+}

@@ -1,0 +1,397 @@
+// {{ header }}
+//
+// One pass of the LSD RADIXSORT ({{ key_type }} keys): a stable counting
+// sort of every row by one digit of the keys' sort code, carrying the i32
+// indices along (the first pass makes them: 0..n-1 per row).
+//
+// Sort code (a 16-bit integer whose order is the key order; descending
+// takes its bitwise NOT, which reverses the order and keeps equal codes
+// equal, so the sort stays stable): {{ code_doc }}
+// The code is recomputed from the raw keys in every pass (a few int16
+// vector ops), so the keys move as their own bit patterns: NaN payloads and
+// -0.0 come back unchanged.
+//
+// Digit: `digit_bits` bits of the code at `shift` (1 bit: the published
+// split sort, one pass per bit; 4 bits: 16 digit values, 4 passes for a
+// 16-bit key). Rows are cut into tiles of kTile keys; the vector cores own
+// equal ranges of whole tiles.
+// 1. Each core counts the digits of its tiles (CompareScalar per digit value
+//    -> bit mask, counter-mode GatherMask's count). The counts of a row the
+//    core owns whole go to the row's 64-byte slot; the counts of a row it
+//    shares with other cores go to its first-row / last-row slot. SyncAll.
+// 2. Each core turns the counts into the output offset of every digit in
+//    each of its row pieces (exclusive scan over the digit values of the
+//    row totals, plus the counts of the earlier cores in the row), then per
+//    tile gathers the keys and indices of each digit value into their own
+//    32-element-aligned group (GatherMask with the digit's compare mask:
+//    stable) and writes every group at its running offset (DataCopyPad,
+//    byte-exact, so cores may share 32-byte blocks of the outputs).
+// The next tile loads while the current one is sorted.
+#include "kernel_operator.h"
+#include "ascend_scan_blocks.h"
+#include "ascend_scan_tiling.h"
+
+using namespace AscendC;
+using namespace ascend_scan;
+
+namespace {
+using TKey = {{ key_type }};  // keys in GM
+// 8-bit keys are widened to int16 in UB (GatherMask moves 16- and 32-bit data).
+constexpr bool kNarrow = sizeof(TKey) == 1;
+// Sort code: 0 = the key as unsigned, 1 = the key as signed, 2 = float.
+constexpr uint32_t kCode = {{ code }};
+// Float keys: magnitude bits above this are NaN.
+constexpr int16_t kNanAbove = {{ nan_above }};
+constexpr uint32_t kTile = {{ tile }};  // keys per tile (a multiple of 128)
+constexpr uint32_t kMaxDigits = 16;     // digit values of a 4-bit digit
+constexpr uint32_t kAlign = 32;         // group starts: 32 elements (32-byte aligned for every width)
+constexpr uint32_t kGroups = kTile + kMaxDigits * kAlign;  // group buffer, elements
+constexpr uint32_t kMaxCores = 64;
+constexpr uint32_t kSlotInts = 16;  // one digit count per value, 64 bytes
+// Small buffer: this core's counts, then every core's two slots.
+constexpr uint32_t kOwnAt = 0;
+constexpr uint32_t kSlotsAt = 64;
+constexpr uint32_t kSmallBytes = kSlotsAt + kMaxCores * 2 * kSlotInts * 4;
+
+class RadixPass {
+public:
+    __aicore__ inline void Run(GM_ADDR keysIn, GM_ADDR idxIn, GM_ADDR keysOut, GM_ADDR idxOut, GM_ADDR workspace,
+                               const RadixTiling& t) {
+        t_ = t;
+        core_ = static_cast<uint32_t>(GetBlockIdx());
+        cores_ = static_cast<uint32_t>(GetBlockNum());
+        digits_ = 1u << t.digit_bits;
+        const uint64_t total = t.rows * t.n;
+        gKeysIn_.SetGlobalBuffer(reinterpret_cast<__gm__ TKey*>(keysIn), total);
+        gIdxIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(idxIn), t.first_pass ? 0 : total);
+        gKeysOut_.SetGlobalBuffer(reinterpret_cast<__gm__ TKey*>(keysOut), total);
+        gIdxOut_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(idxOut), total);
+        gSlots_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace), cores_ * 2 * kSlotInts);
+        gRowTotals_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace + t.row_totals_offset),
+                                    t.rows * kSlotInts);
+        const uint64_t tiles = t.rows * t.tiles_per_row;
+        begin_ = static_cast<uint64_t>(core_) * t.per_core;
+        end_ = begin_ + t.per_core < tiles ? begin_ + t.per_core : tiles;
+        if (begin_ > end_) begin_ = end_;
+        Init();
+        Count();
+        SyncAll();
+        Scatter();
+    }
+
+private:
+    __aicore__ inline void Init() {
+        pipe_.InitBuffer(qKeys_, 2, kTile * sizeof(int16_t));
+        if (!t_.first_pass) pipe_.InitBuffer(qIdx_, 2, kTile * sizeof(int32_t));
+        // Keys out: the int16 groups, then (8-bit keys) the narrowed groups.
+        pipe_.InitBuffer(qKeysOut_, 2, kGroups * (sizeof(int16_t) + (kNarrow ? 1 : 0)));
+        pipe_.InitBuffer(qIdxOut_, 2, kGroups * sizeof(int32_t));
+        pipe_.InitBuffer(bufCode_, kTile * sizeof(int16_t));
+        pipe_.InitBuffer(bufTmp_, 2 * kGroups * sizeof(int16_t));
+        pipe_.InitBuffer(bufDigit_, kTile * sizeof(half));
+        pipe_.InitBuffer(bufMask_, kTile / 8);
+        if (t_.first_pass) pipe_.InitBuffer(bufIota_, kTile * sizeof(int32_t));
+        pipe_.InitBuffer(bufSmall_, kSmallBytes);
+    }
+
+    // Tile `k` (global tile number): its row, its first element in the
+    // row, and its key count.
+    __aicore__ inline uint64_t RowOf(uint64_t k) { return k / t_.tiles_per_row; }
+    __aicore__ inline uint64_t ColOf(uint64_t k) { return (k % t_.tiles_per_row) * kTile; }
+    __aicore__ inline uint32_t CountOf(uint64_t k) {
+        uint64_t col = ColOf(k);
+        return static_cast<uint32_t>(t_.n - col < kTile ? t_.n - col : kTile);
+    }
+    __aicore__ inline uint64_t OffsetOf(uint64_t k) { return RowOf(k) * t_.n + ColOf(k); }
+    // CompareScalar on half takes whole 256-byte repeats.
+    __aicore__ inline uint32_t Padded(uint32_t count) { return (count + 127) / 128 * 128; }
+    // First and last row of core `c`'s tile range.
+    __aicore__ inline uint64_t FirstRow(uint32_t c) { return static_cast<uint64_t>(c) * t_.per_core / t_.tiles_per_row; }
+    __aicore__ inline uint64_t LastRow(uint32_t c) {
+        uint64_t tiles = t_.rows * t_.tiles_per_row;
+        uint64_t e = (static_cast<uint64_t>(c) + 1) * t_.per_core;
+        return ((e < tiles ? e : tiles) - 1) / t_.tiles_per_row;
+    }
+    // Whether this core owns every tile of row `r`.
+    __aicore__ inline bool OwnsRow(uint64_t r) {
+        return r * t_.tiles_per_row >= begin_ && (r + 1) * t_.tiles_per_row <= end_;
+    }
+
+    // Raw keys of tile `k` (as int16; 8-bit keys are widened on dequeue) and,
+    // after the first pass, its indices. A partial tile is zero up to the
+    // next multiple of 128 keys.
+    __aicore__ inline void Load(uint64_t k, bool withIdx) {
+        uint32_t count = CountOf(k);
+        LocalTensor<int16_t> keys = qKeys_.AllocTensor<int16_t>();
+        if (count % 128 != 0) {
+            Duplicate(keys, static_cast<int16_t>(0), static_cast<int32_t>(kTile));
+            SetFlag<HardEvent::V_MTE2>(0);
+            WaitFlag<HardEvent::V_MTE2>(0);
+        }
+        if constexpr (kNarrow) {
+            LoadAny(keys.ReinterpretCast<TKey>()[kTile], gKeysIn_[OffsetOf(k)], count);
+        } else {
+            LoadAny(keys.ReinterpretCast<TKey>(), gKeysIn_[OffsetOf(k)], count);
+        }
+        qKeys_.EnQue(keys);
+        if (withIdx && !t_.first_pass) {
+            LocalTensor<int32_t> idx = qIdx_.AllocTensor<int32_t>();
+            LoadAny(idx, gIdxIn_[OffsetOf(k)], count);
+            qIdx_.EnQue(idx);
+        }
+    }
+
+    // Dequeues the next tile's keys and computes the digit of every key as
+    // a half (bufDigit_) over `padded` lanes.
+    __aicore__ inline LocalTensor<int16_t> Digits(uint32_t padded) {
+        LocalTensor<int16_t> keys = qKeys_.DeQue<int16_t>();
+        LocalTensor<int16_t> tmp = bufTmp_.Get<int16_t>();
+        LocalTensor<int16_t> tmp2 = tmp[kGroups];
+        const int32_t len = static_cast<int32_t>(padded);
+        if constexpr (kNarrow) {
+            // 8-bit keys sit in the upper half of the buffer: widen (exact).
+            LocalTensor<half> h = tmp.ReinterpretCast<half>();
+            Cast(h, keys.ReinterpretCast<TKey>()[kTile], RoundMode::CAST_NONE, padded);
+            PipeBarrier<PIPE_V>();
+            Cast(keys, h, RoundMode::CAST_RINT, padded);
+            PipeBarrier<PIPE_V>();
+        }
+        LocalTensor<int16_t> code = bufCode_.Get<int16_t>();
+        if constexpr (kCode == 2) {
+            // Float: magnitude m, NaN -> +0x7FFF, negative -> -m, so -0.0 and
+            // +0.0 meet at 0 and every NaN sorts after +inf.
+            ShiftLeft(code, keys, static_cast<int16_t>(1), len);
+            PipeBarrier<PIPE_V>();
+            ShiftRight(code.ReinterpretCast<uint16_t>(), code.ReinterpretCast<uint16_t>(), static_cast<uint16_t>(1), len);
+            PipeBarrier<PIPE_V>();
+            Adds(tmp, code, static_cast<int16_t>(-kNanAbove), len);  // > 0 exactly for NaN
+            PipeBarrier<PIPE_V>();
+            Maxs(tmp, tmp, static_cast<int16_t>(0), len);
+            PipeBarrier<PIPE_V>();
+            Mins(tmp, tmp, static_cast<int16_t>(1), len);  // 1 for NaN, else 0
+            PipeBarrier<PIPE_V>();
+            Muls(tmp2, tmp, static_cast<int16_t>(0x7FFF), len);
+            PipeBarrier<PIPE_V>();
+            Max(code, code, tmp2, len);  // NaN magnitude -> 0x7FFF
+            ShiftRight(tmp2, keys, static_cast<int16_t>(15), len);  // 0 or -1 (sign)
+            Muls(tmp, tmp, static_cast<int16_t>(2), len);
+            PipeBarrier<PIPE_V>();
+            Muls(tmp2, tmp2, static_cast<int16_t>(2), len);
+            Adds(tmp, tmp, static_cast<int16_t>(-1), len);  // NaN: 1, else -1
+            PipeBarrier<PIPE_V>();
+            Adds(tmp2, tmp2, static_cast<int16_t>(1), len);  // sign factor 1 or -1
+            PipeBarrier<PIPE_V>();
+            Max(tmp2, tmp2, tmp, len);  // NaN: +1
+            PipeBarrier<PIPE_V>();
+            Mul(code, code, tmp2, len);
+            PipeBarrier<PIPE_V>();
+            if (t_.descending) {
+                Not(code, code, len);
+                PipeBarrier<PIPE_V>();
+            }
+        } else if (t_.descending) {
+            Not(code, keys, len);
+            PipeBarrier<PIPE_V>();
+        } else {
+            code = keys;
+        }
+        // The digit: the top digit of a signed code by an arithmetic shift
+        // plus half the digit range, any other by shifting its bits to the
+        // top and back down (logical).
+        const bool top = t_.shift + t_.digit_bits >= t_.key_bits;
+        if (kCode != 0 && top) {
+            ShiftRight(tmp, code, static_cast<int16_t>(t_.shift), len);
+            PipeBarrier<PIPE_V>();
+            Adds(tmp, tmp, static_cast<int16_t>(1 << (t_.digit_bits - 1)), len);
+        } else {
+            LocalTensor<uint16_t> u = tmp.ReinterpretCast<uint16_t>();
+            ShiftLeft(u, code.ReinterpretCast<uint16_t>(), static_cast<uint16_t>(16 - t_.shift - t_.digit_bits), len);
+            PipeBarrier<PIPE_V>();
+            ShiftRight(u, u, static_cast<uint16_t>(16 - t_.digit_bits), len);
+        }
+        PipeBarrier<PIPE_V>();
+        Cast(bufDigit_.Get<half>(), tmp, RoundMode::CAST_NONE, padded);
+        PipeBarrier<PIPE_V>();
+        return keys;
+    }
+
+    // Bit mask of the keys whose digit is `d`.
+    __aicore__ inline LocalTensor<uint8_t> MaskOf(uint32_t d, uint32_t padded) {
+        LocalTensor<uint8_t> mask = bufMask_.Get<uint8_t>();
+        CompareScalar(mask, bufDigit_.Get<half>(), static_cast<half>(static_cast<float>(d)), CMPMODE::EQ, padded);
+        PipeBarrier<PIPE_V>();
+        return mask;
+    }
+
+    // Writes the 16 counts of `counts` into GM slot `dst` (64 bytes).
+    __aicore__ inline void StoreCounts(const GlobalTensor<int32_t>& dst, const uint64_t* counts) {
+        LocalTensor<int32_t> own = bufSmall_.GetWithOffset<int32_t>(kSlotInts, kOwnAt);
+        for (uint32_t d = 0; d < kSlotInts; ++d) own.SetValue(d, static_cast<int32_t>(d < digits_ ? counts[d] : 0));
+        SetFlag<HardEvent::S_MTE3>(0);
+        WaitFlag<HardEvent::S_MTE3>(0);
+        DataCopy(dst, own, kSlotInts);
+        SetFlag<HardEvent::MTE3_S>(0);
+        WaitFlag<HardEvent::MTE3_S>(0);
+    }
+
+    // Phase 1: digit counts per row piece of this core's tiles.
+    __aicore__ inline void Count() {
+        uint64_t counts[kMaxDigits] = {};
+        LocalTensor<half> scratch = bufTmp_.Get<half>();
+        const GatherMaskParams once(1, 1, 8, 0);
+        if (begin_ < end_) Load(begin_, false);
+        for (uint64_t k = begin_; k < end_; ++k) {
+            if (k + 1 < end_) Load(k + 1, false);
+            uint32_t count = CountOf(k);
+            uint32_t padded = Padded(count);
+            LocalTensor<int16_t> keys = Digits(padded);
+            qKeys_.FreeTensor(keys);
+            uint64_t rest = count;
+            for (uint32_t d = 0; d + 1 < digits_; ++d) {
+                LocalTensor<uint8_t> mask = MaskOf(d, padded);
+                uint64_t kept = 0;
+                GatherMask(scratch, bufDigit_.Get<half>(), mask.ReinterpretCast<uint16_t>(), true, count, once, kept);
+                ResetMask();
+                PipeBarrier<PIPE_V>();
+                counts[d] += kept;
+                rest -= kept;
+            }
+            counts[digits_ - 1] += rest;
+            // End of a row piece: the row's slot if this core owns it whole,
+            // else this core's first-row / last-row slot.
+            uint64_t r = RowOf(k);
+            if (k + 1 == end_ || RowOf(k + 1) != r) {
+                if (OwnsRow(r)) {
+                    StoreCounts(gRowTotals_[r * kSlotInts], counts);
+                } else {
+                    if (r == FirstRow(core_)) StoreCounts(gSlots_[(core_ * 2) * kSlotInts], counts);
+                    if (r == LastRow(core_)) StoreCounts(gSlots_[(core_ * 2 + 1) * kSlotInts], counts);
+                }
+                for (uint32_t d = 0; d < kMaxDigits; ++d) counts[d] = 0;
+            }
+        }
+    }
+
+    // Output offsets of each digit value for this core's piece of row `r`.
+    __aicore__ inline void Bases(uint64_t r, uint64_t* base) {
+        uint64_t before[kMaxDigits] = {}, total[kMaxDigits] = {};
+        if (OwnsRow(r)) {
+            LocalTensor<int32_t> own = bufSmall_.GetWithOffset<int32_t>(kSlotInts, kOwnAt);
+            SetFlag<HardEvent::S_MTE2>(0);
+            WaitFlag<HardEvent::S_MTE2>(0);
+            DataCopy(own, gRowTotals_[r * kSlotInts], kSlotInts);
+            SetFlag<HardEvent::MTE2_S>(0);
+            WaitFlag<HardEvent::MTE2_S>(0);
+            for (uint32_t d = 0; d < digits_; ++d) total[d] = static_cast<uint64_t>(own.GetValue(d));
+        } else {
+            // The cores sharing the row: earlier ones end in it (their
+            // last-row slot), later ones start in it (their first-row slot).
+            LocalTensor<int32_t> slots = bufSmall_.GetWithOffset<int32_t>(cores_ * 2 * kSlotInts, kSlotsAt);
+            uint32_t lo = core_, hi = core_;
+            while (lo > 0 && LastRow(lo - 1) == r) --lo;
+            while (hi + 1 < cores_ && FirstRow(hi + 1) == r) ++hi;
+            for (uint32_t c = lo; c <= hi; ++c) {
+                uint32_t slot = c * 2 + (r == FirstRow(c) ? 0 : 1);
+                for (uint32_t d = 0; d < digits_; ++d) {
+                    uint64_t v = static_cast<uint64_t>(slots.GetValue(slot * kSlotInts + d));
+                    total[d] += v;
+                    if (c < core_) before[d] += v;
+                }
+            }
+        }
+        uint64_t at = r * t_.n;
+        for (uint32_t d = 0; d < digits_; ++d) {
+            base[d] = at + before[d];
+            at += total[d];
+        }
+    }
+
+    // Phase 2: the counting sort of every tile into its digit groups.
+    __aicore__ inline void Scatter() {
+        if (begin_ >= end_) return;
+        {
+            // Every core's slots (a core reads those of its row's neighbours).
+            LocalTensor<int32_t> slots = bufSmall_.GetWithOffset<int32_t>(cores_ * 2 * kSlotInts, kSlotsAt);
+            SetFlag<HardEvent::S_MTE2>(0);
+            WaitFlag<HardEvent::S_MTE2>(0);
+            DataCopy(slots, gSlots_, cores_ * 2 * kSlotInts);
+            SetFlag<HardEvent::MTE2_S>(0);
+            WaitFlag<HardEvent::MTE2_S>(0);
+        }
+        uint64_t base[kMaxDigits] = {};
+        const GatherMaskParams once(1, 1, 8, 0);
+        Load(begin_, true);
+        for (uint64_t k = begin_; k < end_; ++k) {
+            if (k == begin_ || ColOf(k) == 0) Bases(RowOf(k), base);
+            if (k + 1 < end_) Load(k + 1, true);
+            uint32_t count = CountOf(k);
+            uint32_t padded = Padded(count);
+            LocalTensor<int16_t> keys = Digits(padded);
+            LocalTensor<int32_t> idx;
+            if (t_.first_pass) {
+                idx = bufIota_.Get<int32_t>();
+                CreateVecIndex(idx, static_cast<int32_t>(ColOf(k)), count);
+                PipeBarrier<PIPE_V>();
+            } else {
+                idx = qIdx_.DeQue<int32_t>();
+            }
+            LocalTensor<int16_t> outKeys = qKeysOut_.AllocTensor<int16_t>();
+            LocalTensor<int32_t> outIdx = qIdxOut_.AllocTensor<int32_t>();
+            uint32_t at[kMaxDigits], got[kMaxDigits];
+            uint32_t next = 0;
+            for (uint32_t d = 0; d < digits_; ++d) {
+                LocalTensor<uint8_t> mask = MaskOf(d, padded);
+                uint64_t nk = 0, ni = 0;
+                GatherMask(outKeys[next], keys, mask.ReinterpretCast<uint16_t>(), true, count, once, nk);
+                GatherMask(outIdx[next], idx, mask.ReinterpretCast<uint32_t>(), true, count, once, ni);
+                ResetMask();
+                PipeBarrier<PIPE_V>();
+                at[d] = next;
+                got[d] = static_cast<uint32_t>(nk);
+                next += (static_cast<uint32_t>(nk) + kAlign - 1) / kAlign * kAlign;
+            }
+            qKeys_.FreeTensor(keys);
+            if (!t_.first_pass) qIdx_.FreeTensor(idx);
+            if constexpr (kNarrow) {
+                // Back to 8 bits (exact: the values are the original keys).
+                LocalTensor<half> h = bufTmp_.Get<half>();
+                Cast(h, outKeys, RoundMode::CAST_NONE, next);
+                PipeBarrier<PIPE_V>();
+                Cast(outKeys.ReinterpretCast<TKey>()[2 * kGroups], h, RoundMode::CAST_NONE, next);
+                PipeBarrier<PIPE_V>();
+            }
+            qKeysOut_.EnQue(outKeys);
+            qIdxOut_.EnQue(outIdx);
+            outKeys = qKeysOut_.DeQue<int16_t>();
+            outIdx = qIdxOut_.DeQue<int32_t>();
+            LocalTensor<TKey> keysOut =
+                kNarrow ? outKeys.ReinterpretCast<TKey>()[2 * kGroups] : outKeys.ReinterpretCast<TKey>();
+            for (uint32_t d = 0; d < digits_; ++d) {
+                StoreAny(gKeysOut_[base[d]], keysOut[at[d]], got[d]);
+                StoreAny(gIdxOut_[base[d]], outIdx[at[d]], got[d]);
+                base[d] += got[d];
+            }
+            qKeysOut_.FreeTensor(outKeys);
+            qIdxOut_.FreeTensor(outIdx);
+        }
+    }
+
+    TPipe pipe_;
+    TQue<TPosition::VECIN, 2> qKeys_, qIdx_;  // the next tile loads while this one sorts
+    TQue<TPosition::VECOUT, 2> qKeysOut_, qIdxOut_;
+    TBuf<TPosition::VECCALC> bufCode_, bufTmp_, bufDigit_, bufMask_, bufIota_, bufSmall_;
+    GlobalTensor<TKey> gKeysIn_, gKeysOut_;
+    GlobalTensor<int32_t> gIdxIn_, gIdxOut_, gSlots_, gRowTotals_;
+    RadixTiling t_;
+    uint32_t core_ = 0, cores_ = 0, digits_ = 2;
+    uint64_t begin_ = 0, end_ = 0;
+};
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out,
+                                                GM_ADDR workspace, RadixTiling tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
+    RadixPass kernel;
+    kernel.Run(keys_in, idx_in, keys_out, idx_out, workspace, tiling);
+}

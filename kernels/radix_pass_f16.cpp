@@ -45,7 +45,10 @@ constexpr int16_t kNanAbove = 0x7C00;
 constexpr uint32_t kTile = 4096;  // keys per tile (a multiple of 128)
 constexpr uint32_t kMaxDigits = 16;     // digit values of a 4-bit digit
 constexpr uint32_t kAlign = 32;         // group starts: 32 elements (32-byte aligned for every width)
-constexpr uint32_t kGroups = kTile + kMaxDigits * kAlign;  // group buffer, elements
+constexpr uint32_t kGroups = kTile + kMaxDigits * kAlign;  // 16 aligned groups, elements
+// Staging of the two-level split (4 aligned groups, and the reads of a
+// CompareScalar padded to 128 past the last one).
+constexpr uint32_t kStage = kTile + 8 * kAlign;
 constexpr uint32_t kMaxCores = 64;
 constexpr uint32_t kSlotInts = 16;  // one digit count per value, 64 bytes
 // Small buffer: this core's counts, then every core's two slots.
@@ -86,10 +89,12 @@ private:
         // Keys out: the int16 groups, then (8-bit keys) the narrowed groups.
         pipe_.InitBuffer(qKeysOut_, 2, kGroups * (sizeof(int16_t) + (kNarrow ? 1 : 0)));
         pipe_.InitBuffer(qIdxOut_, 2, kGroups * sizeof(int32_t));
-        pipe_.InitBuffer(bufCode_, kTile * sizeof(int16_t));
+        // The code; then the low digit bits of the staged groups.
+        pipe_.InitBuffer(bufCode_, kStage * sizeof(int16_t));
         pipe_.InitBuffer(bufTmp_, 2 * kGroups * sizeof(int16_t));
         pipe_.InitBuffer(bufDigit_, kTile * sizeof(half));
-        pipe_.InitBuffer(bufMask_, kTile / 8);
+        if (t_.digit_bits == 4) pipe_.InitBuffer(bufStage_, kStage * (sizeof(int16_t) + sizeof(int32_t)));
+        pipe_.InitBuffer(bufMask_, 4 * kTile / 8);  // up to 4 masks
         if (t_.first_pass) pipe_.InitBuffer(bufIota_, kTile * sizeof(int32_t));
         pipe_.InitBuffer(bufSmall_, kSmallBytes);
     }
@@ -210,17 +215,40 @@ private:
             ShiftRight(u, u, static_cast<uint16_t>(16 - t_.digit_bits), len);
         }
         PipeBarrier<PIPE_V>();
-        Cast(bufDigit_.Get<half>(), tmp, RoundMode::CAST_NONE, padded);
+        if (t_.digit_bits == 4) {
+            // Two-level split: the high 2 bits as halves (level 1), the low
+            // 2 bits as int16 in tmp2 (moved along, compared in level 2).
+            ShiftRight(tmp2, tmp, static_cast<int16_t>(2), len);
+            PipeBarrier<PIPE_V>();
+            Cast(bufDigit_.Get<half>(), tmp2, RoundMode::CAST_NONE, padded);
+            ShiftLeft(tmp2, tmp, static_cast<int16_t>(14), len);
+            PipeBarrier<PIPE_V>();
+            ShiftRight(tmp2.ReinterpretCast<uint16_t>(), tmp2.ReinterpretCast<uint16_t>(), static_cast<uint16_t>(14), len);
+        } else {
+            Cast(bufDigit_.Get<half>(), tmp, RoundMode::CAST_NONE, padded);
+        }
         PipeBarrier<PIPE_V>();
         return keys;
     }
 
-    // Bit mask of the keys whose digit is `d`.
-    __aicore__ inline LocalTensor<uint8_t> MaskOf(uint32_t d, uint32_t padded) {
-        LocalTensor<uint8_t> mask = bufMask_.Get<uint8_t>();
-        CompareScalar(mask, bufDigit_.Get<half>(), static_cast<half>(static_cast<float>(d)), CMPMODE::EQ, padded);
+    // Bit masks of the lanes of bufDigit_ equal to 0, 1, .., values - 1
+    // (over `padded` lanes), one after the other: the gathers that use
+    // them then run without a barrier between values.
+    __aicore__ inline LocalTensor<uint8_t> MasksOf(uint32_t values, uint32_t padded) {
+        LocalTensor<uint8_t> masks = bufMask_.Get<uint8_t>();
+        for (uint32_t v = 0; v < values; ++v) {
+            CompareScalar(masks[v * (kTile / 8)], bufDigit_.Get<half>(), static_cast<half>(static_cast<float>(v)),
+                          CMPMODE::EQ, padded);
+        }
         PipeBarrier<PIPE_V>();
-        return mask;
+        return masks;
+    }
+
+    // The low digit bits of a staged group (at `at`, `count` of them) as
+    // halves in bufDigit_ for level 2.
+    __aicore__ inline void StagedLowBits(uint32_t at, uint32_t count) {
+        Cast(bufDigit_.Get<half>(), bufCode_.Get<int16_t>()[at], RoundMode::CAST_NONE, Padded(count));
+        PipeBarrier<PIPE_V>();
     }
 
     // Writes the 16 counts of `counts` into GM slot `dst` (64 bytes).
@@ -237,26 +265,25 @@ private:
     // Phase 1: digit counts per row piece of this core's tiles.
     __aicore__ inline void Count() {
         uint64_t counts[kMaxDigits] = {};
-        LocalTensor<half> scratch = bufTmp_.Get<half>();
-        const GatherMaskParams once(1, 1, 8, 0);
         if (begin_ < end_) Load(begin_, false);
         for (uint64_t k = begin_; k < end_; ++k) {
             if (k + 1 < end_) Load(k + 1, false);
             uint32_t count = CountOf(k);
-            uint32_t padded = Padded(count);
-            LocalTensor<int16_t> keys = Digits(padded);
+            LocalTensor<int16_t> keys = Digits(Padded(count));
             qKeys_.FreeTensor(keys);
-            uint64_t rest = count;
-            for (uint32_t d = 0; d + 1 < digits_; ++d) {
-                LocalTensor<uint8_t> mask = MaskOf(d, padded);
-                uint64_t kept = 0;
-                GatherMask(scratch, bufDigit_.Get<half>(), mask.ReinterpretCast<uint16_t>(), true, count, once, kept);
-                ResetMask();
-                PipeBarrier<PIPE_V>();
-                counts[d] += kept;
-                rest -= kept;
+            if (t_.digit_bits == 4) {
+                // Level 1 stages the low bits of each high-bits group,
+                // level 2 counts the low bits of each group.
+                uint32_t at[4], got[4];
+                SplitLevel(4, count, bufTmp_.Get<int16_t>()[kGroups], bufCode_.Get<int16_t>(), at, got);
+                for (uint32_t g = 0; g < 4; ++g) {
+                    if (got[g] == 0) continue;
+                    StagedLowBits(at[g], got[g]);
+                    CountLevel(4, got[g], counts + 4 * g);
+                }
+            } else {
+                CountLevel(2, count, counts);
             }
-            counts[digits_ - 1] += rest;
             // End of a row piece: the row's slot if this core owns it whole,
             // else this core's first-row / last-row slot.
             uint64_t r = RowOf(k);
@@ -270,6 +297,70 @@ private:
                 for (uint32_t d = 0; d < kMaxDigits; ++d) counts[d] = 0;
             }
         }
+    }
+
+    // Adds to counts[0..values) the number of lanes of bufDigit_[0..count)
+    // equal to each value (counter-mode GatherMask's count; the last value
+    // is the rest).
+    __aicore__ inline void CountLevel(uint32_t values, uint32_t count, uint64_t* counts) {
+        LocalTensor<half> scratch = bufTmp_.Get<half>();
+        const GatherMaskParams once(1, 1, 8, 0);
+        uint64_t rest = count;
+        LocalTensor<uint8_t> masks = MasksOf(values - 1, Padded(count));
+        for (uint32_t v = 0; v + 1 < values; ++v) {
+            uint64_t kept = 0;
+            // The counts only: every gather writes the same scratch.
+            GatherMask(scratch, bufDigit_.Get<half>(), masks[v * (kTile / 8)].ReinterpretCast<uint16_t>(), true,
+                       count, once, kept);
+            counts[v] += kept;
+            rest -= kept;
+        }
+        ResetMask();
+        PipeBarrier<PIPE_V>();
+        counts[values - 1] += rest;
+    }
+
+    // Stable split of `count` lanes by the value (0..values) of bufDigit_:
+    // the lanes of value v of `src` go to dst[at[v]..at[v] + got[v]), each
+    // group starting 32-element aligned.
+    template <typename T>
+    __aicore__ inline void SplitLevel(uint32_t values, uint32_t count, const LocalTensor<T>& src,
+                                      const LocalTensor<T>& dst, uint32_t* at, uint32_t* got) {
+        const GatherMaskParams once(1, 1, 8, 0);
+        uint32_t next = 0;
+        LocalTensor<uint8_t> masks = MasksOf(values, Padded(count));
+        for (uint32_t v = 0; v < values; ++v) {
+            uint64_t kept = 0;
+            GatherMask(dst[next], src, masks[v * (kTile / 8)].ReinterpretCast<uint16_t>(), true, count, once, kept);
+            at[v] = next;
+            got[v] = static_cast<uint32_t>(kept);
+            next += (got[v] + kAlign - 1) / kAlign * kAlign;
+        }
+        ResetMask();
+        PipeBarrier<PIPE_V>();
+    }
+
+    // As SplitLevel, moving keys and indices together (same masks).
+    __aicore__ inline uint32_t SplitPairs(uint32_t values, uint32_t count, const LocalTensor<int16_t>& keys,
+                                          const LocalTensor<int32_t>& idx, const LocalTensor<int16_t>& dstKeys,
+                                          const LocalTensor<int32_t>& dstIdx, uint32_t next, uint32_t* at,
+                                          uint32_t* got, const LocalTensor<int16_t>* low = nullptr,
+                                          const LocalTensor<int16_t>* dstLow = nullptr) {
+        const GatherMaskParams once(1, 1, 8, 0);
+        LocalTensor<uint8_t> masks = MasksOf(values, Padded(count));
+        for (uint32_t v = 0; v < values; ++v) {
+            LocalTensor<uint8_t> mask = masks[v * (kTile / 8)];
+            uint64_t nk = 0, ni = 0, nl = 0;
+            GatherMask(dstKeys[next], keys, mask.ReinterpretCast<uint16_t>(), true, count, once, nk);
+            GatherMask(dstIdx[next], idx, mask.ReinterpretCast<uint32_t>(), true, count, once, ni);
+            if (low != nullptr) GatherMask((*dstLow)[next], *low, mask.ReinterpretCast<uint16_t>(), true, count, once, nl);
+            at[v] = next;
+            got[v] = static_cast<uint32_t>(nk);
+            next += (got[v] + kAlign - 1) / kAlign * kAlign;
+        }
+        ResetMask();
+        PipeBarrier<PIPE_V>();
+        return next;
     }
 
     // Output offsets of each digit value for this core's piece of row `r`.
@@ -319,7 +410,6 @@ private:
             WaitFlag<HardEvent::MTE2_S>(0);
         }
         uint64_t base[kMaxDigits] = {};
-        const GatherMaskParams once(1, 1, 8, 0);
         Load(begin_, true);
         for (uint64_t k = begin_; k < end_; ++k) {
             if (k == begin_ || ColOf(k) == 0) Bases(RowOf(k), base);
@@ -339,16 +429,27 @@ private:
             LocalTensor<int32_t> outIdx = qIdxOut_.AllocTensor<int32_t>();
             uint32_t at[kMaxDigits], got[kMaxDigits];
             uint32_t next = 0;
-            for (uint32_t d = 0; d < digits_; ++d) {
-                LocalTensor<uint8_t> mask = MaskOf(d, padded);
-                uint64_t nk = 0, ni = 0;
-                GatherMask(outKeys[next], keys, mask.ReinterpretCast<uint16_t>(), true, count, once, nk);
-                GatherMask(outIdx[next], idx, mask.ReinterpretCast<uint32_t>(), true, count, once, ni);
-                ResetMask();
-                PipeBarrier<PIPE_V>();
-                at[d] = next;
-                got[d] = static_cast<uint32_t>(nk);
-                next += (static_cast<uint32_t>(nk) + kAlign - 1) / kAlign * kAlign;
+            if (t_.digit_bits == 4) {
+                // Level 1: by the high 2 bits into the staging buffers (the
+                // low bits move along); level 2: each staged group by its
+                // low 2 bits into the 16 output groups.
+                LocalTensor<int16_t> stageKeys = bufStage_.Get<int16_t>();
+                LocalTensor<int32_t> stageIdx = bufStage_.GetWithOffset<int32_t>(kStage, kStage * sizeof(int16_t));
+                LocalTensor<int16_t> low = bufTmp_.Get<int16_t>()[kGroups];
+                LocalTensor<int16_t> stageLow = bufCode_.Get<int16_t>();
+                uint32_t sat[4], sgot[4];
+                SplitPairs(4, count, keys, idx, stageKeys, stageIdx, 0, sat, sgot, &low, &stageLow);
+                for (uint32_t g = 0; g < 4; ++g) {
+                    if (sgot[g] == 0) {
+                        for (uint32_t l = 0; l < 4; ++l) at[4 * g + l] = next, got[4 * g + l] = 0;
+                        continue;
+                    }
+                    StagedLowBits(sat[g], sgot[g]);
+                    next = SplitPairs(4, sgot[g], stageKeys[sat[g]], stageIdx[sat[g]], outKeys, outIdx, next,
+                                      at + 4 * g, got + 4 * g);
+                }
+            } else {
+                next = SplitPairs(2, count, keys, idx, outKeys, outIdx, 0, at, got);
             }
             qKeys_.FreeTensor(keys);
             if (!t_.first_pass) qIdx_.FreeTensor(idx);
@@ -379,7 +480,7 @@ private:
     TPipe pipe_;
     TQue<TPosition::VECIN, 2> qKeys_, qIdx_;  // the next tile loads while this one sorts
     TQue<TPosition::VECOUT, 2> qKeysOut_, qIdxOut_;
-    TBuf<TPosition::VECCALC> bufCode_, bufTmp_, bufDigit_, bufMask_, bufIota_, bufSmall_;
+    TBuf<TPosition::VECCALC> bufCode_, bufTmp_, bufDigit_, bufMask_, bufIota_, bufSmall_, bufStage_;
     GlobalTensor<TKey> gKeysIn_, gKeysOut_;
     GlobalTensor<int32_t> gIdxIn_, gIdxOut_, gSlots_, gRowTotals_;
     RadixTiling t_;

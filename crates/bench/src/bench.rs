@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use ascend_scan::{
-    compress, copy, reduce_max, reduce_sum, scan, split_with, Algorithm, Device, ScanOp,
-    ScanOptions, Soc, SplitOptions, MAX_I8_SCAN_LEN,
+    compress, copy, reduce_max, reduce_sum, scan, sort, split_with, Algorithm, Device, ScanOp,
+    ScanOptions, Soc, SortAlgorithm, SortOptions, SplitOptions, MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::pipe_name;
 use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport};
@@ -76,7 +76,15 @@ enum Op {
     SplitF16 {
         indices: bool,
     },
+    /// RADIXSORT of random f16 keys with i32 indices, 1- or 4-bit digits.
+    SortF16 {
+        digit_bits: u32,
+    },
 }
+
+/// Largest log2(n) of the radix sorts (the one-bit sort runs 16 passes:
+/// its simulator wall time is 16 SPLITs).
+const SORT_MAX_LOG2: u32 = 24;
 
 impl ScanAlgo {
     fn name(self) -> &'static str {
@@ -137,6 +145,9 @@ impl Op {
             Op::CompressF16 => "COMPRESS f16 (f=1/2)".into(),
             Op::SplitF16 { indices: false } => "SPLIT f16".into(),
             Op::SplitF16 { indices: true } => "SPLITIND f16 (+i32 indices)".into(),
+            Op::SortF16 { digit_bits } => {
+                format!("RADIXSORT {digit_bits}-bit f16 (+i32 indices)")
+            }
         }
     }
     /// Minimal HBM traffic per element: read the input once, write the output
@@ -153,6 +164,8 @@ impl Op {
             // Read values and flags, write every value (and its i32 index).
             Op::SplitF16 { indices: false } => 5,
             Op::SplitF16 { indices: true } => 9,
+            // Read the keys, write keys and indices.
+            Op::SortF16 { .. } => 8,
         }
     }
     fn single_core(self) -> bool {
@@ -164,7 +177,8 @@ impl Op {
             | Op::MaxScanF16
             | Op::MaxScanI8
             | Op::CompressF16
-            | Op::SplitF16 { .. } => false,
+            | Op::SplitF16 { .. }
+            | Op::SortF16 { .. } => false,
             Op::ScanF16 { algo, .. } | Op::ScanI8 { algo, .. } => algo.single_core(),
         }
     }
@@ -175,6 +189,9 @@ impl Op {
             (true, false) => SINGLE_CORE_MAX_LOG2,
         };
         let cap = cap.min(max);
+        if let Op::SortF16 { .. } = self {
+            return cap.min(SORT_MAX_LOG2);
+        }
         if let Op::ScanI8 { .. } | Op::ReduceI8 = self {
             // i8 inputs longer than MAX_I8_SCAN_LEN are refused (i32 overflow).
             cap.min(MAX_I8_SCAN_LEN.ilog2())
@@ -208,6 +225,8 @@ struct Row {
     modeled_time_s: f64,
     /// Minimal traffic / modeled time, GB/s.
     modeled_gbps: f64,
+    /// Elements (keys) per modeled second, in units of 10^9.
+    modeled_gelems: f64,
     /// Modeled HBM bytes per element.
     hbm_bytes_per_element: f64,
     /// Modeled L2 (requested GM) bytes per element.
@@ -413,6 +432,27 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 debug_assert!(len <= n);
             }
+            Op::SortF16 { digit_bits } => {
+                let data: Vec<f16> = bits(n, 8).map(|v| f16::from_bits(v as u16)).collect();
+                let x = self.dev.upload(&data)?;
+                self.dev.take_reports();
+                let algorithm = if digit_bits == 1 {
+                    SortAlgorithm::OneBit
+                } else {
+                    SortAlgorithm::MultiBit
+                };
+                let t = Instant::now();
+                let sorted = sort(
+                    &self.dev,
+                    &x,
+                    SortOptions {
+                        descending: false,
+                        algorithm,
+                    },
+                )?;
+                wall = t.elapsed().as_secs_f64();
+                drop(sorted);
+            }
         }
         let (m, r) = modeled(&self.dev.take_reports(), &self.params, n as u64)?;
         Ok((m, r, wall))
@@ -442,6 +482,8 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::CompressF16,
         Op::SplitF16 { indices: false },
         Op::SplitF16 { indices: true },
+        Op::SortF16 { digit_bits: 4 },
+        Op::SortF16 { digit_bits: 1 },
     ];
     for algo in [
         ScanAlgo::ReduceThenScan,
@@ -489,9 +531,10 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let notes = vec![
         format!(
-            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN, COMPRESS and SPLIT up to 2^{max}.",
+            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN, COMPRESS and SPLIT up to 2^{max}; RADIXSORT up to 2^{} (G elem/s is its GKeys/s).",
             SINGLE_CORE_MAX_LOG2.min(max),
             SINGLE_CORE_MAX_LOG2_QUICK.min(max),
+            SORT_MAX_LOG2.min(max),
         ),
         format!(
             "i8 scans and reductions stop at 2^{} (longer inputs could overflow the i32 result and are refused).",
@@ -530,6 +573,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
             floor_bytes_per_element: floor,
             modeled_time_s: m.time_s,
             modeled_gbps: gbps,
+            modeled_gelems: n as f64 / m.time_s / 1e9,
             hbm_bytes_per_element: report.hbm_bytes_per_element(),
             l2_bytes_per_element: report.l2_bytes_per_element(),
             copy_bytes,
@@ -576,14 +620,15 @@ fn markdown(soc: &str, rows: &[Row], notes: &[String], wall: f64) -> String {
         s += &format!("- {n}\n");
     }
     s += &format!("- Bench wall time: {wall:.1} s.\n\n");
-    s += "| operation | n | modeled time (us) | modeled GB/s | COPY GB/s (same traffic) | % of COPY | HBM B/elem | floor B/elem | L2 B/elem | critical | sim wall (s) |\n";
-    s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
+    s += "| operation | n | modeled time (us) | modeled G elem/s | modeled GB/s | COPY GB/s (same traffic) | % of COPY | HBM B/elem | floor B/elem | L2 B/elem | critical | sim wall (s) |\n";
+    s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
     for r in rows {
         s += &format!(
-            "| {} | 2^{} | {:.2} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {:.2} | {} | {:.2} |\n",
+            "| {} | 2^{} | {:.2} | {:.3} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {:.2} | {} | {:.2} |\n",
             r.op,
             r.log2_n,
             r.modeled_time_s * 1e6,
+            r.modeled_gelems,
             r.modeled_gbps,
             r.copy_gbps,
             r.pct_of_copy,

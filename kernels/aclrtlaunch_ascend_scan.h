@@ -34,11 +34,17 @@ uint32_t aclrtlaunch_compress_b32(uint32_t blockDim, void* stream, void* x, void
 uint32_t aclrtlaunch_split_b16(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling);
 uint32_t aclrtlaunch_split_b32(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling);
 uint32_t aclrtlaunch_radix_pass_u8(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
+uint32_t aclrtlaunch_radix_topk_u8(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
 uint32_t aclrtlaunch_radix_pass_i8(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
+uint32_t aclrtlaunch_radix_topk_i8(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
 uint32_t aclrtlaunch_radix_pass_u16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
+uint32_t aclrtlaunch_radix_topk_u16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
 uint32_t aclrtlaunch_radix_pass_i16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
+uint32_t aclrtlaunch_radix_topk_i16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
 uint32_t aclrtlaunch_radix_pass_f16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
+uint32_t aclrtlaunch_radix_topk_f16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
 uint32_t aclrtlaunch_radix_pass_bf16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
+uint32_t aclrtlaunch_radix_topk_bf16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);

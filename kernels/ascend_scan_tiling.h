@@ -266,9 +266,14 @@ struct RadixTiling {
     uint64_t tiles_per_row;
     // Tiles per vector core (the last core takes the rest).
     uint64_t per_core;
-    // Byte offset in the workspace of the per-row digit counts (64 bytes
-    // per row; the per-core slots come first).
+    // Byte offset in a count set of the per-row counts (64 bytes per row;
+    // the per-core slots come first).
     uint64_t row_totals_offset;
+    // Bytes of one count set (a pass uses one; TOPK one per round and one
+    // for the selection).
+    uint64_t set_bytes;
+    // TOPK: keys selected per row (0 for a sort pass).
+    uint64_t k;
     // Lowest bit of the digit in the sort code.
     uint32_t shift;
     // Bits per digit (1 or 4).
@@ -277,19 +282,22 @@ struct RadixTiling {
     uint32_t key_bits;
     // 1: descending order.
     uint32_t descending;
-    // 1: the first pass (makes the indices instead of reading them).
+    // 1: make the indices (0..n per row) instead of reading them (the
+    // first pass of a sort of keys alone; TOPK).
     uint32_t first_pass;
 };
-static_assert(sizeof(RadixTiling) == 64, "RadixTiling: size differs from the Rust definition");
+static_assert(sizeof(RadixTiling) == 80, "RadixTiling: size differs from the Rust definition");
 static_assert(offsetof(RadixTiling, n) == 0, "RadixTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(RadixTiling, rows) == 8, "RadixTiling: offset of rows differs from the Rust definition");
 static_assert(offsetof(RadixTiling, tiles_per_row) == 16, "RadixTiling: offset of tiles_per_row differs from the Rust definition");
 static_assert(offsetof(RadixTiling, per_core) == 24, "RadixTiling: offset of per_core differs from the Rust definition");
 static_assert(offsetof(RadixTiling, row_totals_offset) == 32, "RadixTiling: offset of row_totals_offset differs from the Rust definition");
-static_assert(offsetof(RadixTiling, shift) == 40, "RadixTiling: offset of shift differs from the Rust definition");
-static_assert(offsetof(RadixTiling, digit_bits) == 44, "RadixTiling: offset of digit_bits differs from the Rust definition");
-static_assert(offsetof(RadixTiling, key_bits) == 48, "RadixTiling: offset of key_bits differs from the Rust definition");
-static_assert(offsetof(RadixTiling, descending) == 52, "RadixTiling: offset of descending differs from the Rust definition");
-static_assert(offsetof(RadixTiling, first_pass) == 56, "RadixTiling: offset of first_pass differs from the Rust definition");
+static_assert(offsetof(RadixTiling, set_bytes) == 40, "RadixTiling: offset of set_bytes differs from the Rust definition");
+static_assert(offsetof(RadixTiling, k) == 48, "RadixTiling: offset of k differs from the Rust definition");
+static_assert(offsetof(RadixTiling, shift) == 56, "RadixTiling: offset of shift differs from the Rust definition");
+static_assert(offsetof(RadixTiling, digit_bits) == 60, "RadixTiling: offset of digit_bits differs from the Rust definition");
+static_assert(offsetof(RadixTiling, key_bits) == 64, "RadixTiling: offset of key_bits differs from the Rust definition");
+static_assert(offsetof(RadixTiling, descending) == 68, "RadixTiling: offset of descending differs from the Rust definition");
+static_assert(offsetof(RadixTiling, first_pass) == 72, "RadixTiling: offset of first_pass differs from the Rust definition");
 
 #endif

@@ -280,6 +280,12 @@ const RADIX: &[Entry<Launch5<sys::RadixTiling>, sys::RadixTiling>] = entries!(
     aclrtlaunch_radix_pass_i16,
     aclrtlaunch_radix_pass_f16,
     aclrtlaunch_radix_pass_bf16,
+    aclrtlaunch_radix_topk_u8,
+    aclrtlaunch_radix_topk_i8,
+    aclrtlaunch_radix_topk_u16,
+    aclrtlaunch_radix_topk_i16,
+    aclrtlaunch_radix_topk_f16,
+    aclrtlaunch_radix_topk_bf16,
 );
 
 fn find<P: Copy, T>(table: &[Entry<P, T>], name: &str) -> Result<P> {

@@ -99,7 +99,29 @@ pub fn sort<'a, K: SortKey>(
             reason: format!("{n} keys per row: at most {MAX_SORT_LEN} (indices are i32)"),
         });
     }
-    let total = keys.data().len();
+    sort_rows(
+        device,
+        keys.data(),
+        None,
+        rows,
+        n,
+        options.descending,
+        options.algorithm,
+    )
+}
+
+/// The passes of a sort of `rows` rows of `n` keys; with `indices`, the
+/// sort carries them (the first pass reads them instead of making 0..n).
+fn sort_rows<K: SortKey>(
+    device: &Device,
+    keys: &DeviceBuffer<K>,
+    indices: Option<&DeviceBuffer<i32>>,
+    rows: usize,
+    n: usize,
+    descending: bool,
+    algorithm: SortAlgorithm,
+) -> Result<Sorted<K>> {
+    let total = keys.len();
     let out = [
         device.alloc_uninit::<K>(total)?,
         device.alloc_uninit::<K>(total)?,
@@ -114,7 +136,7 @@ pub fn sort<'a, K: SortKey>(
         return Ok(Sorted { values, indices });
     }
     let algo = algos::RadixSort::new(K::DTYPE)?;
-    let bits = options.algorithm.digit_bits();
+    let bits = algorithm.digit_bits();
     let passes = algo.passes(bits);
     let mut workspace: Option<DeviceBuffer<u8>> = None;
     for pass in 0..passes {
@@ -124,7 +146,8 @@ pub fn sort<'a, K: SortKey>(
             n as u64,
             bits,
             pass,
-            options.descending,
+            descending,
+            indices.is_none(),
         )?;
         let ws_bytes = plan.workspace_bytes as usize;
         if workspace.as_ref().is_none_or(|w| w.len() < ws_bytes) {
@@ -133,19 +156,121 @@ pub fn sort<'a, K: SortKey>(
         let ws = workspace
             .as_ref()
             .map_or(std::ptr::null_mut(), DeviceBuffer::ptr);
-        // Pass p reads buffer (p + 1) % 2 (the input for p = 0) and writes p % 2.
-        let dst = (pass % 2) as usize;
+        // Pass p reads buffer (p + 1) % 2 (the inputs for p = 0) and writes p % 2.
+        let dst = pass as usize % 2;
         let (keys_in, idx_in) = if pass == 0 {
-            (keys.data().ptr(), std::ptr::null_mut())
+            (
+                keys.ptr(),
+                indices.map_or(std::ptr::null_mut(), DeviceBuffer::ptr),
+            )
         } else {
             (out[1 - dst].ptr(), idx[1 - dst].ptr())
         };
         let gm = [keys_in, idx_in, out[dst].ptr(), idx[dst].ptr(), ws];
         device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
     }
-    let last = ((passes - 1) % 2) as usize;
+    let last = (passes - 1) as usize % 2;
     let [a, b] = out;
     let [ia, ib] = idx;
     let (values, indices) = if last == 0 { (a, ia) } else { (b, ib) };
     Ok(Sorted { values, indices })
+}
+
+/// Options of [`topk`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopkOptions {
+    /// The k largest keys (the default), else the k smallest.
+    pub largest: bool,
+    /// Return them in order (largest first when `largest`, ties in input
+    /// order); else in the order described at [`topk`].
+    pub sorted: bool,
+}
+
+impl Default for TopkOptions {
+    fn default() -> Self {
+        TopkOptions {
+            largest: true,
+            sorted: true,
+        }
+    }
+}
+
+/// The `k` largest (or smallest) keys of every row of `keys` and their
+/// indices in the row, like `torch.topk`; the result has `rows x k`
+/// elements (row-major, [`Sorted`]).
+///
+/// Order of keys as in [`sort`] (NaN is the largest key, -0.0 equals +0.0).
+/// Ties at the k-th key are broken by index: the earliest ones are taken.
+/// With `sorted`, each row comes largest first (smallest first without
+/// `largest`), equal keys in input order: exactly the first k of the stable
+/// [`sort`] of the row. Without `sorted`, each row holds the selected keys
+/// that are strictly beyond the k-th key in input order, then the selected
+/// ties in input order.
+///
+/// Radix select on the vector cores (ALGORITHMS.md, "TOP-K"), one launch:
+/// a counting round per 4-bit digit, most significant first, narrows each
+/// row to the k-th key (2 rounds for 8-bit keys, 4 for 16-bit keys; a round
+/// reads the keys once, the ones of a row that fits the L2 from L2), then
+/// one selection (count, SyncAll, compaction) writes the k keys and indices.
+/// `sorted` adds a radix sort of the `rows x k` result.
+///
+/// Errors ([`Error::InvalidArgument`]): `k` is 0 or more than the row
+/// length, rows longer than [`MAX_SORT_LEN`], `keys` on another device.
+pub fn topk<'a, K: SortKey>(
+    device: &Device,
+    keys: impl Into<Batch<'a, K>>,
+    k: usize,
+    options: TopkOptions,
+) -> Result<Sorted<K>> {
+    let keys = keys.into();
+    if !device.same(keys.data().device()) {
+        return Err(Error::InvalidArgument {
+            name: "keys",
+            reason: "the buffer lives on another device".into(),
+        });
+    }
+    let (rows, n) = (keys.row_count(), keys.row_len());
+    if k == 0 || k > n {
+        return Err(Error::InvalidArgument {
+            name: "k",
+            reason: format!("k = {k}: must be in 1..={n} (the row length)"),
+        });
+    }
+    if n as u64 > MAX_SORT_LEN {
+        return Err(Error::InvalidArgument {
+            name: "keys",
+            reason: format!("{n} keys per row: at most {MAX_SORT_LEN} (indices are i32)"),
+        });
+    }
+    let algo = algos::RadixSort::select(K::DTYPE)?;
+    let mut plan = algo.plan_select(
+        device.profile(),
+        rows as u64,
+        n as u64,
+        k as u64,
+        options.largest,
+    )?;
+    let values = device.alloc_uninit::<K>(rows * k)?;
+    let indices = device.alloc_uninit::<i32>(rows * k)?;
+    let workspace = device.alloc_uninit::<u8>(plan.workspace_bytes as usize)?;
+    let gm = [
+        keys.data().ptr(),
+        std::ptr::null_mut(),
+        values.ptr(),
+        indices.ptr(),
+        workspace.ptr(),
+    ];
+    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    if !options.sorted || k == 1 {
+        return Ok(Sorted { values, indices });
+    }
+    sort_rows(
+        device,
+        &values,
+        Some(&indices),
+        rows,
+        k,
+        options.largest,
+        SortAlgorithm::Auto,
+    )
 }

@@ -1,7 +1,7 @@
 //! RADIXSORT through the safe API against a stable CPU sort (torch's order:
 //! NaN last / first in descending order, -0.0 equal to +0.0). Keys are
 //! compared bit for bit, indices exactly.
-use ascend_scan::{sort, Batch, Device, SortAlgorithm, SortKey, SortOptions};
+use ascend_scan::{sort, topk, Batch, Device, SortAlgorithm, SortKey, SortOptions, TopkOptions};
 use half::{bf16, f16};
 use std::cmp::Ordering;
 
@@ -277,5 +277,124 @@ fn empty_input_and_errors() {
     match sort(&dev, &buf, SortOptions::default()) {
         Err(ascend_scan::Error::InvalidArgument { name, .. }) => assert_eq!(name, "keys"),
         r => panic!("expected an error naming keys, got {r:?}"),
+    }
+}
+
+/// TOPK against the stable CPU sort: sorted = its first k per row; unsorted
+/// = the selected keys strictly beyond the k-th in input order, then the
+/// selected ties in input order.
+fn check_topk<K: Key>(keys: &[K], rows: usize, k: usize, options: TopkOptions) {
+    let dev = device();
+    let n = keys.len() / rows;
+    let buf = dev.upload(keys).unwrap();
+    let got = topk(&dev, Batch::rows(&buf, rows).unwrap(), k, options).unwrap();
+    let (sorted, perm) = reference(keys, rows, options.largest);
+    let mut want_keys = Vec::new();
+    let mut want_idx = Vec::new();
+    for r in 0..rows {
+        let keys_r = &sorted[r * n..r * n + k];
+        let idx_r = &perm[r * n..r * n + k];
+        if options.sorted {
+            want_keys.extend(keys_r.iter().map(|v| v.to_bits()));
+            want_idx.extend_from_slice(idx_r);
+        } else {
+            let kth = keys_r[k - 1];
+            let mut beyond: Vec<(i32, u16)> = Vec::new();
+            let mut ties: Vec<(i32, u16)> = Vec::new();
+            for (&i, &v) in idx_r.iter().zip(keys_r) {
+                if K::order(v, kth) == Ordering::Equal {
+                    ties.push((i, v.to_bits()));
+                } else {
+                    beyond.push((i, v.to_bits()));
+                }
+            }
+            beyond.sort();
+            ties.sort();
+            for (i, b) in beyond.into_iter().chain(ties) {
+                want_idx.push(i);
+                want_keys.push(b);
+            }
+        }
+    }
+    let got_keys: Vec<u16> = got
+        .values
+        .download()
+        .unwrap()
+        .into_iter()
+        .map(K::to_bits)
+        .collect();
+    let got_idx = got.indices.download().unwrap();
+    assert_eq!(got_keys.len(), rows * k);
+    let first_bad =
+        (0..rows * k).find(|&i| got_keys[i] != want_keys[i] || got_idx[i] != want_idx[i]);
+    if let Some(i) = first_bad {
+        panic!(
+            "topk k={k} of {rows} rows x {n} {:?}, {options:?}: first difference at {i}: got key {:#06x} index {}, want {:#06x} index {}",
+            std::any::type_name::<K>(),
+            got_keys[i],
+            got_idx[i],
+            want_keys[i],
+            want_idx[i]
+        );
+    }
+}
+
+fn topk_options() -> impl Iterator<Item = TopkOptions> {
+    [(true, true), (true, false), (false, true), (false, false)]
+        .into_iter()
+        .map(|(largest, sorted)| TopkOptions { largest, sorted })
+}
+
+#[test]
+fn topk_of_every_key_type_and_adversarial_keys() {
+    for n in [1usize, 5, 4097, 3 * 4096 + 5] {
+        for k in [1, n.div_ceil(3), n] {
+            for o in topk_options() {
+                for keys in adversarial::<f16>(n, F16_SPECIALS) {
+                    check_topk(&keys, 1, k, o);
+                }
+                check_topk::<bf16>(&adversarial(n, BF16_SPECIALS)[5], 1, k, o);
+                check_topk::<u16>(&random(n, 3), 1, k, o);
+                check_topk::<i16>(&adversarial(n, I16_SPECIALS)[5], 1, k, o);
+                check_topk::<u8>(&random(n, 4), 1, k, o);
+                check_topk::<i8>(&adversarial(n, I8_SPECIALS)[3], 1, k, o);
+            }
+        }
+    }
+}
+
+#[test]
+fn topk_batches_rows_shared_between_cores() {
+    for (rows, n, k) in [
+        (3, 20 * 4096 + 1, 50),
+        (7, 9000, 4000),
+        (300, 33, 2),
+        (1, 48 * 4096 + 77, 1000),
+    ] {
+        for o in topk_options() {
+            let keys: Vec<f16> = random(rows * n, rows as u64 + k as u64);
+            check_topk(&keys, rows, k, o);
+            // Few distinct keys: the k-th key has ties in every row and core.
+            let keys: Vec<i16> = words(rows * n, 3).map(|w| (w % 5) as i16).collect();
+            check_topk(&keys, rows, k, o);
+        }
+    }
+}
+
+#[test]
+fn topk_errors_name_k() {
+    let dev = device();
+    let buf = dev.upload(&[1u16, 2, 3, 4]).unwrap();
+    // Two rows of two keys: k = 3 is past the row length; k = 0 is empty.
+    for (rows, k) in [(2, 3), (2, 0), (1, 5), (1, 0)] {
+        match topk(
+            &dev,
+            Batch::rows(&buf, rows).unwrap(),
+            k,
+            TopkOptions::default(),
+        ) {
+            Err(ascend_scan::Error::InvalidArgument { name, .. }) => assert_eq!(name, "k"),
+            r => panic!("{rows} rows, k = {k}: expected an error naming k, got {r:?}"),
+        }
     }
 }

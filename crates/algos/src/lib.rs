@@ -70,6 +70,9 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
         out.push(Box::new(
             RadixSort::new(dtype).expect("catalogue entries are valid"),
         ));
+        out.push(Box::new(
+            RadixSort::select(dtype).expect("catalogue entries are valid"),
+        ));
     }
     for dtype in ScanU::DTYPES {
         for s in ScanU::TILE_EDGES {

@@ -33,9 +33,14 @@ pub struct RadixTiling {
     pub tiles_per_row: u64,
     /// Tiles per vector core (the last core takes the rest).
     pub per_core: u64,
-    /// Byte offset in the workspace of the per-row digit counts (64 bytes
-    /// per row; the per-core slots come first).
+    /// Byte offset in a count set of the per-row counts (64 bytes per row;
+    /// the per-core slots come first).
     pub row_totals_offset: u64,
+    /// Bytes of one count set (a pass uses one; TOPK one per round and one
+    /// for the selection).
+    pub set_bytes: u64,
+    /// TOPK: keys selected per row (0 for a sort pass).
+    pub k: u64,
     /// Lowest bit of the digit in the sort code.
     pub shift: u32,
     /// Bits per digit (1 or 4).
@@ -44,7 +49,8 @@ pub struct RadixTiling {
     pub key_bits: u32,
     /// 1: descending order.
     pub descending: u32,
-    /// 1: the first pass (makes the indices instead of reading them).
+    /// 1: make the indices (0..n per row) instead of reading them (the
+    /// first pass of a sort of keys alone; TOPK).
     pub first_pass: u32,
 }
 
@@ -60,10 +66,12 @@ const SLOT_BYTES: u64 = 64;
 /// 4 bits (16 digit values per pass).
 pub const DIGIT_BITS: [u32; 2] = [1, 4];
 
-/// One RADIXSORT pass kernel for one key type.
+/// One RADIXSORT pass kernel for one key type, or (select) the TOPK kernel
+/// by radix select over the same sort code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RadixSort {
     key: DType,
+    select: bool,
 }
 
 #[derive(Template)]
@@ -76,6 +84,7 @@ struct RadixTemplate<'a> {
     code_doc: &'a str,
     nan_above: &'a str,
     tile: u32,
+    select: bool,
 }
 
 impl RadixSort {
@@ -98,7 +107,15 @@ impl RadixSort {
                 reason: "keys must be u8, i8, u16, i16, f16 or bf16".into(),
             });
         }
-        Ok(RadixSort { key })
+        Ok(RadixSort { key, select: false })
+    }
+
+    /// The TOPK kernel (radix select) for keys of `key`.
+    pub fn select(key: DType) -> Result<RadixSort, AlgoError> {
+        Ok(RadixSort {
+            select: true,
+            ..RadixSort::new(key)?
+        })
     }
 
     /// Bits of the sort code (the key width).
@@ -114,6 +131,9 @@ impl RadixSort {
     /// Plans pass `pass` (0 = least significant digit) over `rows` rows of
     /// `n >= 1` keys: equal ranges of whole tiles over the vector cores. The
     /// workspace holds two 64-byte count slots per core, then one per row.
+    /// The first pass makes the indices when `make_indices`, else it reads
+    /// them (a sort carrying given indices).
+    #[allow(clippy::too_many_arguments)]
     pub fn plan(
         &self,
         soc: &SocProfile,
@@ -122,6 +142,7 @@ impl RadixSort {
         digit_bits: u32,
         pass: u32,
         descending: bool,
+        make_indices: bool,
     ) -> Result<LaunchPlan<RadixTiling>, AlgoError> {
         if !DIGIT_BITS.contains(&digit_bits) {
             return Err(AlgoError::InvalidArgument {
@@ -139,6 +160,53 @@ impl RadixSort {
                 ),
             });
         }
+        self.layout(
+            soc,
+            rows,
+            n,
+            digit_bits,
+            pass,
+            descending,
+            make_indices && pass == 0,
+            0,
+        )
+    }
+
+    /// Plans TOPK of the `k` largest (`largest`) or smallest keys of every
+    /// row (1 <= k <= n): `key_bits / 4` counting rounds and the selection in
+    /// one launch. The workspace holds one count set per round and one for
+    /// the selection.
+    pub fn plan_select(
+        &self,
+        soc: &SocProfile,
+        rows: u64,
+        n: u64,
+        k: u64,
+        largest: bool,
+    ) -> Result<LaunchPlan<RadixTiling>, AlgoError> {
+        if k == 0 || k > n {
+            return Err(AlgoError::InvalidArgument {
+                name: "k",
+                reason: format!("k = {k}: must be in 1..={n} (the row length)"),
+            });
+        }
+        let mut plan = self.layout(soc, rows, n, 4, 0, largest, true, k)?;
+        plan.workspace_bytes *= u64::from(self.key_bits() / 4 + 1);
+        Ok(plan)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn layout(
+        &self,
+        soc: &SocProfile,
+        rows: u64,
+        n: u64,
+        digit_bits: u32,
+        pass: u32,
+        descending: bool,
+        make_indices: bool,
+        k: u64,
+    ) -> Result<LaunchPlan<RadixTiling>, AlgoError> {
         if n == 0 || rows == 0 {
             return Err(AlgoError::InvalidArgument {
                 name: if n == 0 { "n" } else { "rows" },
@@ -162,21 +230,24 @@ impl RadixSort {
         let per_core = tiles.div_ceil(cores);
         let block_dim = tiles.div_ceil(per_core);
         let row_totals_offset = (block_dim * 2 * SLOT_BYTES).div_ceil(512) * 512;
+        let set_bytes = (row_totals_offset + rows * SLOT_BYTES).div_ceil(512) * 512;
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: block_dim as u32,
-            workspace_bytes: row_totals_offset + rows * SLOT_BYTES,
+            workspace_bytes: set_bytes,
             tiling: RadixTiling {
                 n,
                 rows,
                 tiles_per_row,
                 per_core,
                 row_totals_offset,
+                set_bytes,
+                k,
                 shift: pass * digit_bits,
                 digit_bits,
                 key_bits: self.key_bits(),
                 descending: u32::from(descending),
-                first_pass: u32::from(pass == 0),
+                first_pass: u32::from(make_indices),
             },
         })
     }
@@ -184,7 +255,8 @@ impl RadixSort {
 
 impl Kernel for RadixSort {
     fn name(&self) -> String {
-        format!("radix_pass_{}", self.key.tag())
+        let kind = if self.select { "topk" } else { "pass" };
+        format!("radix_{kind}_{}", self.key.tag())
     }
     fn kernel_type(&self) -> KernelType {
         KernelType::MixAiv1_0
@@ -218,6 +290,7 @@ impl Kernel for RadixSort {
             code_doc,
             nan_above,
             tile: RADIX_TILE as u32,
+            select: self.select,
         }
         .render()
     }
@@ -235,7 +308,7 @@ mod tests {
         assert_eq!(k.passes(4), 4);
         assert_eq!(RadixSort::new(DType::U8).unwrap().passes(4), 2);
         for (rows, n) in [(1, 1), (1, 4097), (3, 5000), (1000, 7), (1, 1 << 22)] {
-            let p = k.plan(&soc, rows, n, 4, 3, true).unwrap();
+            let p = k.plan(&soc, rows, n, 4, 3, true, true).unwrap();
             let t = p.tiling;
             let tiles = rows * t.tiles_per_row;
             assert!(t.tiles_per_row * RADIX_TILE >= n);
@@ -245,14 +318,25 @@ mod tests {
             assert_eq!((t.shift, t.first_pass, t.descending), (12, 0, 1));
             assert!(p.workspace_bytes >= t.row_totals_offset + rows * 64);
         }
+        let first = |make| k.plan(&soc, 1, 5, 1, 0, false, make).unwrap().tiling;
+        assert_eq!((first(true).first_pass, first(false).first_pass), (1, 0));
+        let s = RadixSort::select(DType::F16).unwrap();
+        assert_eq!(s.name(), "radix_topk_f16");
+        let p = s.plan_select(&soc, 3, 5000, 7, true).unwrap();
+        assert_eq!(p.workspace_bytes, 5 * p.tiling.set_bytes);
+        let t = p.tiling;
         assert_eq!(
-            k.plan(&soc, 1, 5, 1, 0, false).unwrap().tiling.first_pass,
-            1
+            (t.k, t.first_pass, t.digit_bits, t.descending),
+            (7, 1, 4, 1)
         );
-        assert!(k.plan(&soc, 1, 5, 4, 4, false).is_err());
-        assert!(k.plan(&soc, 1, 5, 2, 0, false).is_err());
-        assert!(k.plan(&soc, 1, 0, 4, 0, false).is_err());
-        assert!(k.plan(&soc, 1, MAX_SORT_LEN + 1, 4, 0, false).is_err());
+        assert!(s.plan_select(&soc, 3, 5000, 0, true).is_err());
+        assert!(s.plan_select(&soc, 3, 5000, 5001, true).is_err());
+        assert!(k.plan(&soc, 1, 5, 4, 4, false, true).is_err());
+        assert!(k.plan(&soc, 1, 5, 2, 0, false, true).is_err());
+        assert!(k.plan(&soc, 1, 0, 4, 0, false, true).is_err());
+        assert!(k
+            .plan(&soc, 1, MAX_SORT_LEN + 1, 4, 0, false, true)
+            .is_err());
         assert!(RadixSort::new(DType::F32).is_err());
     }
 }

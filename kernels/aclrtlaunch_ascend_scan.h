@@ -33,6 +33,9 @@ uint32_t aclrtlaunch_compress_b16(uint32_t blockDim, void* stream, void* x, void
 uint32_t aclrtlaunch_compress_b32(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling);
 uint32_t aclrtlaunch_split_b16(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling);
 uint32_t aclrtlaunch_split_b32(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling);
+uint32_t aclrtlaunch_sample_f16(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling);
+uint32_t aclrtlaunch_sample_bf16(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling);
+uint32_t aclrtlaunch_sample_f32(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);

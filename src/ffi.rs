@@ -273,6 +273,12 @@ const SPLIT: &[Entry<Launch5<sys::SplitTiling>, sys::SplitTiling>] = entries!(
     aclrtlaunch_split_b32,
 );
 
+const SAMPLE: &[Entry<Launch4<sys::SampleTiling>, sys::SampleTiling>] = entries!(
+    aclrtlaunch_sample_f16,
+    aclrtlaunch_sample_bf16,
+    aclrtlaunch_sample_f32,
+);
+
 fn find<P: Copy, T>(table: &[Entry<P, T>], name: &str) -> Result<P> {
     table
         .iter()
@@ -293,6 +299,7 @@ pub(crate) fn has_entry(name: &str) -> bool {
         REDUCE.iter().map(|e| e.0).collect(),
         OPSCAN.iter().map(|e| e.0).collect(),
         SPLIT.iter().map(|e| e.0).collect(),
+        SAMPLE.iter().map(|e| e.0).collect(),
     ];
     names.iter().flatten().any(|n| *n == name)
 }
@@ -327,7 +334,8 @@ launchable4!(
     ScanUL1Tiling => SCANUL1,
     McScanTiling => MCSCAN,
     RtScanTiling => RTSCAN,
-    OpScanTiling => OPSCAN
+    OpScanTiling => OPSCAN,
+    SampleTiling => SAMPLE
 );
 
 macro_rules! launchable3 {

@@ -12,6 +12,7 @@ pub mod opscan;
 pub mod reduce;
 pub mod render;
 pub mod rtscan;
+pub mod sample;
 pub mod scanu;
 pub mod scanul1;
 pub mod split;
@@ -24,6 +25,7 @@ pub use mcscan::{McScan, McScanTiling};
 pub use opscan::{OpScan, OpScanTiling, VectorOp};
 pub use reduce::{ReduceMaxMin, ReduceSum, ReduceTiling};
 pub use rtscan::{ReduceThenScan, RtScanTiling};
+pub use sample::{Sample, SampleTiling};
 pub use scanu::{ScanU, ScanUTiling};
 pub use scanul1::{ScanUL1, ScanUL1Tiling};
 pub use split::{Compress, SplitInd, SplitKind, SplitTiling};
@@ -63,6 +65,11 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
                 SplitInd::new(kind, dtype).expect("catalogue entries are valid"),
             ));
         }
+    }
+    for dtype in Sample::DTYPES {
+        out.push(Box::new(
+            Sample::new(dtype).expect("catalogue entries are valid"),
+        ));
     }
     for dtype in ScanU::DTYPES {
         for s in ScanU::TILE_EDGES {

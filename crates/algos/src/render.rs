@@ -4,8 +4,8 @@ use askama::Template;
 use crate::kernel::{generated_header, Kernel};
 use crate::tiling::Tiling;
 use crate::{
-    catalogue, CopyTiling, McScanTiling, OpScanTiling, ReduceTiling, RtScanTiling, ScanUL1Tiling,
-    ScanUTiling, SplitTiling, VecCumSumTiling,
+    catalogue, CopyTiling, McScanTiling, OpScanTiling, ReduceTiling, RtScanTiling, SampleTiling,
+    ScanUL1Tiling, ScanUTiling, SplitTiling, VecCumSumTiling,
 };
 
 /// One generated file: path relative to the workspace root, and contents.
@@ -117,6 +117,7 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
                 TilingDef::of::<ReduceTiling>(),
                 TilingDef::of::<OpScanTiling>(),
                 TilingDef::of::<SplitTiling>(),
+                TilingDef::of::<SampleTiling>(),
             ],
         }
         .render()?

@@ -44,7 +44,7 @@ public:
         tile_.Init(pipe_);
         mid_.Init(pipe_);
         top_.Init(pipe_);
-        pipe_.InitBuffer(bufMin_, 32 + kTile);  // ReduceMin's result, then its scratch
+        pipe_.InitBuffer(bufMin_, 64 + kTile);  // two ReduceMin results, then scratch
         pipe_.InitBuffer(bufUniforms_, kBatch * sizeof(float));
         pipe_.InitBuffer(bufSums_, ScalarStager<float, kBatch>::kBytes);
         pipe_.InitBuffer(bufOut_, ScalarStager<int32_t, kBatch>::kBytes);
@@ -106,6 +106,9 @@ private:
     // Phases 1 and 2: the root of every chunk (`perRow` chunks of a level
     // of `len` entries per row) in this core's range, into `dst` (the next
     // level). With `checkSign`, a chunk holding a negative entry gets NaN.
+    // Software-pipelined over two trees (tile_ and mid_, free until phase
+    // 3): the next chunk loads while this one is summed, and the scalar unit
+    // publishes the previous chunk's root while the vector unit sums this one.
     template <typename TIn>
     __aicore__ inline void SumLevel(const GlobalTensor<TIn>& src, uint64_t len, uint64_t perRow, uint64_t perCore,
                                     const GlobalTensor<float>& dst, bool checkSign) {
@@ -114,22 +117,34 @@ private:
         uint64_t last = first + perCore < all ? first + perCore : all;
         if (first >= last) return;
         sums_.Start(dst[first]);
-        LocalTensor<float> mn = bufMin_.Get<float>();
-        LocalTensor<float> tmp = mn[8];
+        PairTree<kTile>* trees[2] = {&tile_, &mid_};
+        LocalTensor<float> mins = bufMin_.Get<float>();  // one 32-byte slot per tree, then scratch
+        LocalTensor<float> tmp = mins[16];
         LoadChunk(src, len, first / perRow, first % perRow);
         for (uint64_t g = first; g < last; ++g) {
-            // The next chunk loads while this one is summed.
             if (g + 1 < last) LoadChunk(src, len, (g + 1) / perRow, (g + 1) % perRow);
+            const uint32_t k = static_cast<uint32_t>((g - first) % 2);
             uint32_t count = ChunkCount(len, g % perRow);
             uint32_t size = Pow2Ceil(count);
-            ToLeaves<TIn>(tile_, size);
-            if (checkSign) ReduceMin(mn, tile_.Leaves(), tmp, static_cast<int32_t>(count));
-            tile_.Build(size);
-            float root = tile_.Root();
-            if (checkSign && mn.GetValue(0) < 0.0f) root = __builtin_nanf("");
-            sums_.Push(root);
+            ToLeaves<TIn>(*trees[k], size);
+            if (checkSign) ReduceMin(mins[8 * k], trees[k]->Leaves(), tmp, static_cast<int32_t>(count));
+            trees[k]->Levels(size);
+            SetFlag<HardEvent::V_S>(k);
+            if (g > first) {
+                WaitFlag<HardEvent::V_S>(1 - k);
+                Publish(*trees[1 - k], mins[8 * (1 - k)], checkSign);
+            }
         }
+        const uint32_t k = static_cast<uint32_t>((last - 1 - first) % 2);
+        WaitFlag<HardEvent::V_S>(k);
+        Publish(*trees[k], mins[8 * k], checkSign);
         sums_.Flush();
+    }
+
+    __aicore__ inline void Publish(PairTree<kTile>& tree, const LocalTensor<float>& min, bool checkSign) {
+        float root = tree.Root();
+        if (checkSign && min.GetValue(0) < 0.0f) root = __builtin_nanf("");
+        sums_.Push(root);
     }
 
     // Phase 3: this core's range of the draws.

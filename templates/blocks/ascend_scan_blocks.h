@@ -802,6 +802,14 @@ public:
     // Builds the levels over `size` leaves (a power of two <= kMax), then
     // waits for the vector unit (the scalar unit reads the tree next).
     __aicore__ inline void Build(uint32_t size) {
+        Levels(size);
+        SetFlag<HardEvent::V_S>(0);
+        WaitFlag<HardEvent::V_S>(0);
+    }
+
+    // Issues the vector work of Build() without waiting: the caller syncs
+    // V -> S before it reads the tree.
+    __aicore__ inline void Levels(uint32_t size) {
         LocalTensor<float> t = Leaves();
         levels_ = 0;
         offs_[0] = 0;
@@ -814,8 +822,6 @@ public:
             PipeBarrier<PIPE_V>();
             offs_[++levels_] = at;
         }
-        SetFlag<HardEvent::V_S>(0);
-        WaitFlag<HardEvent::V_S>(0);
     }
 
     // The sum of all leaves (after Build).

@@ -242,7 +242,7 @@ mod tests {
             assert!(t.tiles_per_core * cores >= rows * t.tiles);
             assert!(t.draws_per_core * cores >= rows * draws);
             assert!(t.chunks_per_core * cores >= rows * t.chunks);
-            assert_eq!(t.tiles * SAMPLE_TILE >= n, true);
+            assert!(t.tiles * SAMPLE_TILE >= n && (t.tiles - 1) * SAMPLE_TILE < n);
             // Every level fits one chunk at the top.
             let top_len = [n, t.tiles, t.chunks][top as usize];
             assert!(top_len <= SAMPLE_TILE);

@@ -157,6 +157,7 @@ private:
         // The rows whose first draw is in the range publish their totals.
         sums_.Start(gTotals_[(first + t_.draws - 1) / t_.draws]);
         LocalTensor<float> u = bufUniforms_.Get<float>();
+        LocalTensor<float> flag = bufMin_.Get<float>()[16];
         uint64_t topRow = kNone, midKey = kNone, tileKey = kNone;
         float total = 0.0f;
         for (uint64_t d = first; d < last; ++d) {
@@ -172,6 +173,15 @@ private:
                 else if (t_.top_level == 1) BuildChunk(top_, gL1_, t_.tiles, row, 0);
                 else BuildChunk(top_, gL2_, t_.chunks, row, 0);
                 total = top_.Root();
+                if (t_.top_level == 0) {
+                    // The tree over the weights themselves: phase 1's sum of
+                    // the row's one tile is NaN when it holds a negative weight.
+                    LoadAny(flag, gL1_[row], 1);
+                    SetFlag<HardEvent::MTE2_S>(0);
+                    WaitFlag<HardEvent::MTE2_S>(0);
+                    float tileSum = flag.GetValue(0);
+                    if (tileSum != tileSum) total = tileSum;
+                }
                 topRow = row;
             }
             if (d % t_.draws == 0) sums_.Push(total);

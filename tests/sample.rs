@@ -440,6 +440,27 @@ fn invalid_weights_name_the_first_bad_row() {
             format!("row {row}: weight {at} is {bad} (weights must be finite and >= 0)")
         );
     }
+    // Short rows (one tile: the draw phase sums the weights itself).
+    for (rows, n, row, at) in [
+        (1usize, 3usize, 0usize, 1usize),
+        (3, 4096, 1, 4095),
+        (50, 40, 37, 0),
+    ] {
+        let mut w = vec![0.5f32; rows * n];
+        w[row * n + at] = -0.25;
+        let buf = dev.upload(&w).unwrap();
+        let e = multinomial(
+            &dev,
+            Batch::rows(&buf, rows).unwrap(),
+            2,
+            SampleOptions::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            invalid_weights(e),
+            format!("row {row}: weight {at} is -0.25 (weights must be finite and >= 0)")
+        );
+    }
     // All zeros in row 3 (of f16 weights).
     let mut w = vec![f16::ONE; rows * n];
     for v in &mut w[3 * n..4 * n] {

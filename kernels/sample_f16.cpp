@@ -51,6 +51,11 @@ public:
         sums_.Init(bufSums_.Get<float>());
         out_.Init(bufOut_.Get<int32_t>());
 
+        // This core's draws; their first uniforms load while phases 1 and 2 run.
+        const uint64_t draws = t.rows * t.draws;
+        drawFirst_ = core_ * t.draws_per_core;
+        drawLast_ = drawFirst_ + t.draws_per_core < draws ? drawFirst_ + t.draws_per_core : draws;
+        if (drawFirst_ < drawLast_) LoadUniforms(drawFirst_);
         SumLevel<TW>(gW_, t.n, t.tiles, t.tiles_per_core, gL1_, true);
         SyncAll();
         if (t.chunks > 0) {
@@ -147,11 +152,17 @@ private:
         sums_.Push(root);
     }
 
+    // Starts loading the uniforms of draws [d, d + kBatch) of this core's
+    // range (the scalar unit waits for them with MTE2_S event 1).
+    __aicore__ inline void LoadUniforms(uint64_t d) {
+        uint64_t left = drawLast_ - d;
+        LoadAny(bufUniforms_.Get<float>(), gU_[d], static_cast<uint32_t>(left < kBatch ? left : kBatch));
+        SetFlag<HardEvent::MTE2_S>(1);
+    }
+
     // Phase 3: this core's range of the draws.
     __aicore__ inline void Draw() {
-        const uint64_t all = t_.rows * t_.draws;
-        uint64_t first = core_ * t_.draws_per_core;
-        uint64_t last = first + t_.draws_per_core < all ? first + t_.draws_per_core : all;
+        const uint64_t first = drawFirst_, last = drawLast_;
         if (first >= last) return;
         out_.Start(gOut_[first]);
         // The rows whose first draw is in the range publish their totals.
@@ -162,10 +173,8 @@ private:
         float total = 0.0f;
         for (uint64_t d = first; d < last; ++d) {
             if ((d - first) % kBatch == 0) {
-                uint64_t left = last - d;
-                LoadAny(u, gU_[d], static_cast<uint32_t>(left < kBatch ? left : kBatch));
-                SetFlag<HardEvent::MTE2_S>(0);
-                WaitFlag<HardEvent::MTE2_S>(0);
+                if (d != first) LoadUniforms(d);
+                WaitFlag<HardEvent::MTE2_S>(1);
             }
             uint64_t row = d / t_.draws;
             if (row != topRow) {
@@ -223,6 +232,7 @@ private:
     GlobalTensor<int32_t> gOut_;
     SampleTiling t_;
     uint32_t core_ = 0;
+    uint64_t drawFirst_ = 0, drawLast_ = 0;
 };
 
 }  // namespace

@@ -179,6 +179,15 @@ pub fn multinomial_with_uniforms<'a, T: SampleWeight>(
         });
     }
     let draws = uniforms.len() / rows;
+    if uniforms.len() as u64 > MAX_SAMPLE_DRAWS {
+        return Err(Error::InvalidArgument {
+            name: "uniforms",
+            reason: format!(
+                "{} draws: at most {MAX_SAMPLE_DRAWS} in all (indices are one i32 array)",
+                uniforms.len()
+            ),
+        });
+    }
     if n as u64 > MAX_SAMPLE_CATEGORIES {
         return Err(Error::InvalidArgument {
             name: "weights",

@@ -24,11 +24,15 @@
 //! - the result is a deterministic function of (weights, u), independent of
 //!   the number of cores, the tiling and the zero padding.
 //!
-//! Accuracy: the sums on a path carry at most `depth + 1` roundings of
-//! 2^-24 (relative), `depth = ceil(log2 n)`; so each category's probability
-//! is `w[i] / T` within about `(2 * depth + 2) * 2^-24` (absolute), plus the
-//! 2^-24 step of the uniforms: categories far below 2^-24 of the total are
-//! drawn with a coarse probability (an fp32 limit, as for any fp32 prefix).
+//! Accuracy (first order in 2^-24, `depth = ceil(log2 n)`): category `i` is
+//! drawn for `u * T` in an interval whose ends are the exact prefix sums
+//! `w[0] + .. + w[i-1]` and `.. + w[i]` moved by at most
+//! `(3 * depth + 3) * 2^-24 * T` (a node sum carries at most `depth`
+//! roundings, the prefix chain `depth` more, `T` and `v` one each; the tests
+//! check every draw against this bound in f64). So each probability is
+//! `w[i] / T` within twice that (absolute), plus the 2^-24 step of the
+//! uniforms: categories far below 2^-24 of the total are drawn with a coarse
+//! probability (an fp32 limit, as for any fp32 prefix sum).
 //!
 //! # Randomness
 //!

@@ -29,10 +29,10 @@
 //! - zero padding changes nothing: a padded subtree sums to exactly 0, so
 //!   the rule steps over it, and chunking into tiles is the same tree.
 //!
-//! Accuracy: leaf i is reached for v in [P_i, P_i + w_i) up to the roundings
-//! of the sums on its path (at most depth + 1 roundings of 2^-24 relative,
-//! depth = log2 of the padded row), so its probability is w_i / T within
-//! about (2 * depth + 2) * 2^-24 plus the 2^-24 step of a 24-bit uniform.
+//! Accuracy: leaf i is reached for u * T in [P_i, P_i + w_i) (exact prefix
+//! sums) up to the roundings on its path: the ends move by at most
+//! (3 * depth + 3) * 2^-24 * T to first order (depth = log2 of the padded
+//! row; see src/sample.rs), plus the 2^-24 step of a 24-bit uniform.
 use ascendc_sim::SocProfile;
 use askama::Template;
 use tiling_derive::Tiling;

@@ -411,6 +411,17 @@ fn invalid_weights(e: Error) -> String {
     }
 }
 
+/// The reason `multinomial` refuses `rows` rows of `w`.
+fn refused<T: SampleWeight>(dev: &Device, w: &[T], rows: usize) -> String {
+    let buf = dev.upload(w).unwrap();
+    let batch = Batch::rows(&buf, rows).unwrap();
+    invalid_weights(multinomial(dev, batch, 2, SampleOptions::default()).unwrap_err())
+}
+
+fn bad_weight(row: usize, at: usize, value: f32) -> String {
+    format!("row {row}: weight {at} is {value} (weights must be finite and >= 0)")
+}
+
 #[test]
 fn invalid_weights_name_the_first_bad_row() {
     let dev = Device::default_device().unwrap();
@@ -426,19 +437,7 @@ fn invalid_weights_name_the_first_bad_row() {
         w[row * n + at] = bad;
         // A later row is bad too: the first is named.
         w[(rows - 1) * n + 3] = -2.0;
-        let buf = dev.upload(&w).unwrap();
-        let e = multinomial(
-            &dev,
-            Batch::rows(&buf, rows).unwrap(),
-            3,
-            SampleOptions::default(),
-        )
-        .unwrap_err();
-        let reason = invalid_weights(e);
-        assert_eq!(
-            reason,
-            format!("row {row}: weight {at} is {bad} (weights must be finite and >= 0)")
-        );
+        assert_eq!(refused(&dev, &w, rows), bad_weight(row, at, bad));
     }
     // Short rows (one tile: the draw phase sums the weights itself).
     for (rows, n, row, at) in [
@@ -448,44 +447,20 @@ fn invalid_weights_name_the_first_bad_row() {
     ] {
         let mut w = vec![0.5f32; rows * n];
         w[row * n + at] = -0.25;
-        let buf = dev.upload(&w).unwrap();
-        let e = multinomial(
-            &dev,
-            Batch::rows(&buf, rows).unwrap(),
-            2,
-            SampleOptions::default(),
-        )
-        .unwrap_err();
-        assert_eq!(
-            invalid_weights(e),
-            format!("row {row}: weight {at} is -0.25 (weights must be finite and >= 0)")
-        );
+        assert_eq!(refused(&dev, &w, rows), bad_weight(row, at, -0.25));
     }
     // All zeros in row 3 (of f16 weights).
     let mut w = vec![f16::ONE; rows * n];
     for v in &mut w[3 * n..4 * n] {
         *v = f16::ZERO;
     }
-    let buf = dev.upload(&w).unwrap();
-    let reason = invalid_weights(
-        multinomial(
-            &dev,
-            Batch::rows(&buf, rows).unwrap(),
-            1,
-            SampleOptions::default(),
-        )
-        .unwrap_err(),
-    );
-    assert_eq!(reason, "row 3: all weights are zero");
+    assert_eq!(refused(&dev, &w, rows), "row 3: all weights are zero");
     // -0.0 is a zero weight, not a negative one.
     let w = [-0.0f32, 1.0, -0.0];
     let got = multinomial(&dev, &dev.upload(&w).unwrap(), 50, SampleOptions::default()).unwrap();
     assert!(got.download().unwrap().iter().all(|&i| i == 1));
     // Finite weights whose f32 sum overflows.
-    let w = vec![3e38f32; 4];
-    let reason = invalid_weights(
-        multinomial(&dev, &dev.upload(&w).unwrap(), 1, SampleOptions::default()).unwrap_err(),
-    );
+    let reason = refused(&dev, &[3e38f32; 4], 1);
     assert!(
         reason.starts_with("row 0: the weights sum past the f32 range"),
         "{reason}"

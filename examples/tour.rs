@@ -3,9 +3,9 @@
 //! is replayed by the cost model for a MODELED time, HBM traffic and % of a
 //! modeled COPY that moves the operation's minimal traffic.
 use ascend_scan::{
-    compress_with, copy, model_launch, reduce, reduce_sum, scan, split_with, Algorithm, Batch,
-    CompressOptions, CostParams, Device, Error, LaunchReport, ScanInput, ScanOp, ScanOptions, Soc,
-    SplitOptions,
+    compress_with, copy, model_launch, multinomial, multinomial_reference, reduce, reduce_sum,
+    scan, split_with, uniforms, Algorithm, Batch, CompressOptions, CostParams, Device, Error,
+    LaunchReport, SampleOptions, ScanInput, ScanOp, ScanOptions, Soc, SplitOptions,
 };
 use half::f16;
 
@@ -388,6 +388,29 @@ fn tour_split(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
     Ok(rows)
 }
 
+/// MULTINOMIAL: `draws` seeded draws from each of `rows` rows of `n` f16
+/// weights (a quarter of them zero), checked index for index against the
+/// CPU definition (`multinomial_reference`, same fp32 pair-sum tree, same
+/// uniforms). Floor: one read of the weights (2 B/element).
+fn tour_multinomial(dev: &Device, rows: usize, n: usize, draws: usize) -> Result<Row, Error> {
+    let w: Vec<f16> = pseudo_random(rows * n, 23)
+        .map(|v| {
+            f16::from_f32(if v % 4 == 0 {
+                0.0
+            } else {
+                (v >> 8) as f32 / (1u64 << 56) as f32
+            })
+        })
+        .collect();
+    let x = dev.upload(&w)?;
+    dev.take_reports();
+    let seed = 2026;
+    let got = multinomial(dev, Batch::rows(&x, rows)?, draws, SampleOptions { seed })?;
+    let ok = got.download()? == multinomial_reference(&w, rows, &uniforms(seed, rows, draws));
+    let label = format!("multinomial f16 {rows}x{n} ({draws} draw/row)");
+    Ok(row(dev, label, rows * n, ok, 2.0))
+}
+
 fn modeled_copy(dev: &Device, params: &CostParams, bytes: usize) -> Result<f64, Error> {
     let x = dev.alloc_zeroed::<u8>((bytes / 2).max(32))?;
     dev.take_reports();
@@ -416,6 +439,9 @@ fn main() -> Result<(), Error> {
     rows.extend(tour_reduce(&dev, n + 7)?);
     rows.extend(tour_reduce_max_min(&dev, n + 7)?);
     rows.extend(tour_split(&dev, n + 7)?);
+    rows.push(tour_multinomial(&dev, 1, n + 7, 1)?);
+    rows.push(tour_multinomial(&dev, 96, 128_256, 1)?);
+    rows.push(tour_multinomial(&dev, 4, 100_000, 64)?);
     for op in [ScanOp::Max, ScanOp::Min] {
         for half in [true, false] {
             for exclusive in [false, true] {

@@ -45,6 +45,9 @@ uint32_t aclrtlaunch_radix_pass_f16(uint32_t blockDim, void* stream, void* keys_
 uint32_t aclrtlaunch_radix_topk_f16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
 uint32_t aclrtlaunch_radix_pass_bf16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
 uint32_t aclrtlaunch_radix_topk_bf16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
+uint32_t aclrtlaunch_sample_f16(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling);
+uint32_t aclrtlaunch_sample_bf16(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling);
+uint32_t aclrtlaunch_sample_f32(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);

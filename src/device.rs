@@ -304,6 +304,24 @@ impl<T: Element> DeviceBuffer<T> {
         }
         Ok(out)
     }
+    /// Copies elements `start..start + len` to the host (within the buffer).
+    pub(crate) fn download_range(&self, start: usize, len: usize) -> Result<Vec<T>> {
+        if start.checked_add(len).is_none_or(|end| end > self.len) {
+            return Err(Error::InvalidArgument {
+                name: "len",
+                reason: format!(
+                    "elements {start}..+{len} requested from a buffer of {}",
+                    self.len
+                ),
+            });
+        }
+        let mut out = vec![T::default(); len];
+        if len > 0 {
+            self.device.bind()?;
+            ffi::download(as_bytes_mut(&mut out), self.ptr_at(start))?;
+        }
+        Ok(out)
+    }
     pub(crate) fn ptr(&self) -> *mut c_void {
         self.ptr
     }

@@ -288,6 +288,12 @@ const RADIX: &[Entry<Launch5<sys::RadixTiling>, sys::RadixTiling>] = entries!(
     aclrtlaunch_radix_topk_bf16,
 );
 
+const SAMPLE: &[Entry<Launch4<sys::SampleTiling>, sys::SampleTiling>] = entries!(
+    aclrtlaunch_sample_f16,
+    aclrtlaunch_sample_bf16,
+    aclrtlaunch_sample_f32,
+);
+
 fn find<P: Copy, T>(table: &[Entry<P, T>], name: &str) -> Result<P> {
     table
         .iter()
@@ -309,6 +315,7 @@ pub(crate) fn has_entry(name: &str) -> bool {
         OPSCAN.iter().map(|e| e.0).collect(),
         SPLIT.iter().map(|e| e.0).collect(),
         RADIX.iter().map(|e| e.0).collect(),
+        SAMPLE.iter().map(|e| e.0).collect(),
     ];
     names.iter().flatten().any(|n| *n == name)
 }
@@ -343,7 +350,8 @@ launchable4!(
     ScanUL1Tiling => SCANUL1,
     McScanTiling => MCSCAN,
     RtScanTiling => RTSCAN,
-    OpScanTiling => OPSCAN
+    OpScanTiling => OPSCAN,
+    SampleTiling => SAMPLE
 );
 
 macro_rules! launchable3 {

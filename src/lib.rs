@@ -24,6 +24,7 @@ mod opscan;
 mod policy;
 mod policy_table;
 mod reduce;
+mod sample;
 mod scan;
 mod sort;
 mod split;
@@ -34,6 +35,10 @@ pub use device::{Device, DeviceBuffer, Element};
 pub use error::{Error, Result};
 pub use policy::auto_policy_soc;
 pub use reduce::{reduce, reduce_max, reduce_min, reduce_sum};
+pub use sample::{
+    multinomial, multinomial_reference, multinomial_with_uniforms, uniform, uniforms,
+    SampleOptions, SampleWeight, MAX_SAMPLE_CATEGORIES, MAX_SAMPLE_DRAWS, SAMPLE_TILE,
+};
 pub use scan::{
     scan, Algorithm, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS,
     MAX_I8_SCAN_LEN, MAX_SCAN_LEN,

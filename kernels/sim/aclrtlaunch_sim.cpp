@@ -229,6 +229,27 @@ extern "C" uint32_t aclrtlaunch_radix_topk_bf16(uint32_t blockDim, void* stream,
     return ascsim::launch("radix_topk_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_topk_bf16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void sample_f16(GM_ADDR weights, GM_ADDR uniforms, GM_ADDR indices, GM_ADDR workspace, SampleTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_sample_f16(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling) {
+    SampleTiling t = *tiling;
+    return ascsim::launch("sample_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { sample_f16(static_cast<GM_ADDR>(weights), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void sample_bf16(GM_ADDR weights, GM_ADDR uniforms, GM_ADDR indices, GM_ADDR workspace, SampleTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_sample_bf16(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling) {
+    SampleTiling t = *tiling;
+    return ascsim::launch("sample_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { sample_bf16(static_cast<GM_ADDR>(weights), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void sample_f32(GM_ADDR weights, GM_ADDR uniforms, GM_ADDR indices, GM_ADDR workspace, SampleTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_sample_f32(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling) {
+    SampleTiling t = *tiling;
+    return ascsim::launch("sample_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { sample_f32(static_cast<GM_ADDR>(weights), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void scanu_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {

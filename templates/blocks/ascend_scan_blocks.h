@@ -724,4 +724,132 @@ private:
     RowCarries<TAcc, kS, kS> carries_;
 };
 
+// ---- Pair-sum trees (weighted sampling) -----------------------------------
+
+// Values pushed one at a time from the scalar unit into a UB buffer of kCap
+// elements and stored to consecutive GM elements (byte-exact DataCopyPad,
+// so neighbouring cores may share 32-byte blocks) whenever it fills, and by
+// Flush() at the end.
+template <typename T, uint32_t kCap>
+class ScalarStager {
+public:
+    static constexpr uint32_t kBytes = kCap * sizeof(T);
+
+    __aicore__ inline void Init(const LocalTensor<T>& buf) { buf_ = buf; }
+    // Pushes go to dst[0], dst[1], ...
+    __aicore__ inline void Start(const GlobalTensor<T>& dst) {
+        dst_ = dst;
+        n_ = 0;
+        done_ = 0;
+    }
+    __aicore__ inline void Push(T value) {
+        if (n_ == kCap) Flush();
+        buf_.SetValue(n_++, value);
+    }
+    __aicore__ inline void Flush() {
+        if (n_ == 0) return;
+        SetFlag<HardEvent::S_MTE3>(0);
+        WaitFlag<HardEvent::S_MTE3>(0);
+        StoreAny(dst_[done_], buf_, n_);
+        // The next Push may overwrite the buffer only once it is stored.
+        SetFlag<HardEvent::MTE3_S>(0);
+        WaitFlag<HardEvent::MTE3_S>(0);
+        done_ += n_;
+        n_ = 0;
+    }
+
+private:
+    LocalTensor<T> buf_;
+    GlobalTensor<T> dst_;
+    uint32_t n_ = 0;
+    uint64_t done_ = 0;
+};
+
+// Smallest power of two >= count (count >= 1).
+__aicore__ inline uint32_t Pow2Ceil(uint32_t count) {
+    uint32_t p = 1;
+    while (p < count) p *= 2;
+    return p;
+}
+
+constexpr uint32_t Log2Const(uint32_t p) { return p <= 1 ? 0 : 1 + Log2Const(p / 2); }
+// Floats of a PairTree<kMax>: every level rounded up to 32.
+constexpr uint32_t PairTreeFloats(uint32_t kMax) { return (kMax > 32 ? kMax : 32) + (kMax > 1 ? PairTreeFloats(kMax / 2) : 0); }
+
+// A pair-sum tree over up to kMax (a power of two) f32 leaves in UB: level 0
+// holds the leaves, every node of level l+1 is the fp32 sum of its two
+// children of level l (PairReduceSum: one rounding per node), the root is the
+// single node of the top level. Padding leaves with zeros (up to a power of
+// two) leaves every sum unchanged. Descend() walks from the root to a leaf of
+// positive weight (see crates/algos/src/sample.rs for the argument):
+// with children sums L and R and running prefix P, go left if R == 0 or
+// (L > 0 and v < fl(P + L)), else go right with P = fl(P + L).
+template <uint32_t kMax>
+class PairTree {
+public:
+    static_assert(kMax >= 1 && (kMax & (kMax - 1)) == 0, "kMax is a power of two");
+    static constexpr uint32_t kLevels = Log2Const(kMax);
+    // Level l (size kMax >> l) starts at a multiple of 32 floats (128 B: one
+    // PairReduceSum repeat writes 32 results) and takes at least 32.
+    static constexpr uint32_t kFloats = PairTreeFloats(kMax);
+    static constexpr uint32_t kBytes = kFloats * sizeof(float);
+
+    __aicore__ inline void Init(TPipe& pipe) { pipe.InitBuffer(buf_, kBytes); }
+
+    // The leaves (kMax floats): fill [0, size) before Build(size).
+    __aicore__ inline LocalTensor<float> Leaves() { return buf_.template Get<float>(); }
+
+    // Builds the levels over `size` leaves (a power of two <= kMax), then
+    // waits for the vector unit (the scalar unit reads the tree next).
+    __aicore__ inline void Build(uint32_t size) {
+        Levels(size);
+        SetFlag<HardEvent::V_S>(0);
+        WaitFlag<HardEvent::V_S>(0);
+    }
+
+    // Issues the vector work of Build() without waiting: the caller syncs
+    // V -> S before it reads the tree.
+    __aicore__ inline void Levels(uint32_t size) {
+        LocalTensor<float> t = Leaves();
+        levels_ = 0;
+        offs_[0] = 0;
+        PipeBarrier<PIPE_V>();
+        for (uint32_t s = size; s > 1; s /= 2) {
+            uint32_t at = offs_[levels_] + (s > 32 ? s : 32);
+            // 64 children (32 sums) per repeat; a smaller level masks its children.
+            PairReduceSum<float>(t[at], t[offs_[levels_]], static_cast<int32_t>((s + 63) / 64),
+                                 static_cast<int32_t>(s < 64 ? s : 64), 1, 1, 8);
+            PipeBarrier<PIPE_V>();
+            offs_[++levels_] = at;
+        }
+    }
+
+    // The sum of all leaves (after Build).
+    __aicore__ inline float Root() { return Leaves().GetValue(offs_[levels_]); }
+
+    // The leaf the descent for target v reaches; `prefix` (the fp32 sum of
+    // everything left of the tree, along the descent's chain) becomes the
+    // chain's sum left of that leaf.
+    __aicore__ inline uint32_t Descend(float v, float& prefix) {
+        LocalTensor<float> t = Leaves();
+        uint32_t idx = 0;
+        for (uint32_t l = levels_; l > 0; --l) {
+            float left = t.GetValue(offs_[l - 1] + 2 * idx);
+            float right = t.GetValue(offs_[l - 1] + 2 * idx + 1);
+            float c = prefix + left;
+            if (right == 0.0f || (left > 0.0f && v < c)) {
+                idx = 2 * idx;
+            } else {
+                prefix = c;
+                idx = 2 * idx + 1;
+            }
+        }
+        return idx;
+    }
+
+private:
+    TBuf<TPosition::VECCALC> buf_;
+    uint32_t offs_[kLevels + 1] = {};
+    uint32_t levels_ = 0;
+};
 }  // namespace ascend_scan

@@ -13,6 +13,7 @@ pub mod radix;
 pub mod reduce;
 pub mod render;
 pub mod rtscan;
+pub mod sample;
 pub mod scanu;
 pub mod scanul1;
 pub mod split;
@@ -26,6 +27,7 @@ pub use opscan::{OpScan, OpScanTiling, VectorOp};
 pub use radix::{RadixSort, RadixTiling};
 pub use reduce::{ReduceMaxMin, ReduceSum, ReduceTiling};
 pub use rtscan::{ReduceThenScan, RtScanTiling};
+pub use sample::{Sample, SampleTiling};
 pub use scanu::{ScanU, ScanUTiling};
 pub use scanul1::{ScanUL1, ScanUL1Tiling};
 pub use split::{Compress, SplitInd, SplitKind, SplitTiling};
@@ -72,6 +74,11 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
         ));
         out.push(Box::new(
             RadixSort::select(dtype).expect("catalogue entries are valid"),
+        ));
+    }
+    for dtype in Sample::DTYPES {
+        out.push(Box::new(
+            Sample::new(dtype).expect("catalogue entries are valid"),
         ));
     }
     for dtype in ScanU::DTYPES {

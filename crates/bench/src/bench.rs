@@ -10,8 +10,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use ascend_scan::{
-    compress, copy, reduce_max, reduce_sum, scan, sort, split_with, Algorithm, Device, ScanOp,
-    ScanOptions, Soc, SortAlgorithm, SortOptions, SplitOptions, MAX_I8_SCAN_LEN,
+    compress, copy, multinomial, reduce_max, reduce_sum, scan, sort, split_with, Algorithm, Batch,
+    Device, SampleOptions, ScanOp, ScanOptions, Soc, SortAlgorithm, SortOptions, SplitOptions,
+    MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::pipe_name;
 use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport};
@@ -80,11 +81,20 @@ enum Op {
     SortF16 {
         digit_bits: u32,
     },
+
+    /// MULTINOMIAL f16 weights, one draw per row: one row of n (a sweep)
+    /// or `rows` rows of a vocabulary of VOCAB (a fixed shape).
+    MultinomialF16 {
+        rows: u32,
+    },
 }
 
 /// Largest log2(n) of the radix sorts (the one-bit sort runs 16 passes:
 /// its simulator wall time is 16 SPLITs).
 const SORT_MAX_LOG2: u32 = 24;
+
+/// Vocabulary of the fixed-shape MULTINOMIAL rows (Llama 3).
+const VOCAB: usize = 128_256;
 
 impl ScanAlgo {
     fn name(self) -> &'static str {
@@ -148,6 +158,10 @@ impl Op {
             Op::SortF16 { digit_bits } => {
                 format!("RADIXSORT {digit_bits}-bit f16 (+i32 indices)")
             }
+            Op::MultinomialF16 { rows: 0 } => "MULTINOMIAL f16 1 row (1 draw)".into(),
+            Op::MultinomialF16 { rows } => {
+                format!("MULTINOMIAL f16 {rows}x{VOCAB} (1 draw/row)")
+            }
         }
     }
     /// Minimal HBM traffic per element: read the input once, write the output
@@ -166,6 +180,15 @@ impl Op {
             Op::SplitF16 { indices: true } => 9,
             // Read the keys, write keys and indices.
             Op::SortF16 { .. } => 8,
+            // One read of the weights (the indices are 4 bytes per row).
+            Op::MultinomialF16 { .. } => 2,
+        }
+    }
+    /// The element count of a fixed-shape operation (swept ones: None).
+    fn fixed_n(self) -> Option<usize> {
+        match self {
+            Op::MultinomialF16 { rows } if rows > 0 => Some(rows as usize * VOCAB),
+            _ => None,
         }
     }
     fn single_core(self) -> bool {
@@ -178,7 +201,8 @@ impl Op {
             | Op::MaxScanI8
             | Op::CompressF16
             | Op::SplitF16 { .. }
-            | Op::SortF16 { .. } => false,
+            | Op::SortF16 { .. }
+            | Op::MultinomialF16 { .. } => false,
             Op::ScanF16 { algo, .. } | Op::ScanI8 { algo, .. } => algo.single_core(),
         }
     }
@@ -453,6 +477,19 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 drop(sorted);
             }
+            Op::MultinomialF16 { rows } => {
+                let rows = (rows as usize).max(1);
+                let data: Vec<f16> = bits(n, 8)
+                    .map(|v| f16::from_f32((v % 1000) as f32 / 1000.0))
+                    .collect();
+                let x = self.dev.upload(&data)?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let batch = Batch::rows(&x, rows)?;
+                let drawn = multinomial(&self.dev, batch, 1, SampleOptions { seed: 1 })?;
+                wall = t.elapsed().as_secs_f64();
+                debug_assert_eq!(drawn.len(), rows);
+            }
         }
         let (m, r) = modeled(&self.dev.take_reports(), &self.params, n as u64)?;
         Ok((m, r, wall))
@@ -484,6 +521,9 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::SplitF16 { indices: true },
         Op::SortF16 { digit_bits: 4 },
         Op::SortF16 { digit_bits: 1 },
+        Op::MultinomialF16 { rows: 0 },
+        Op::MultinomialF16 { rows: 1 },
+        Op::MultinomialF16 { rows: 96 },
     ];
     for algo in [
         ScanAlgo::ReduceThenScan,
@@ -512,7 +552,9 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     let mut jobs: Vec<(Op, u32)> = Vec::new();
     for &op in &ops {
         let cap = op.max_log2(args.quick, max);
-        let sizes: Vec<u32> = if args.quick {
+        let sizes: Vec<u32> = if let Some(n) = op.fixed_n() {
+            vec![n.ilog2()]
+        } else if args.quick {
             let extra: &[u32] = if op.single_core() {
                 &[]
             } else {
@@ -531,7 +573,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let notes = vec![
         format!(
-            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN, COMPRESS and SPLIT up to 2^{max}; RADIXSORT up to 2^{} (G elem/s is its GKeys/s).",
+            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN, COMPRESS, SPLIT and MULTINOMIAL (one row) up to 2^{max}; RADIXSORT up to 2^{} (G elem/s is its GKeys/s); MULTINOMIAL also at the fixed shapes 1 and 96 rows of a 128256 vocabulary.",
             SINGLE_CORE_MAX_LOG2.min(max),
             SINGLE_CORE_MAX_LOG2_QUICK.min(max),
             SORT_MAX_LOG2.min(max),
@@ -558,8 +600,8 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut rows = Vec::new();
     for (op, log2) in jobs {
-        let n = 1usize << log2;
-        bar.set_message(format!("{} n=2^{log2}", op.label()));
+        let n = op.fixed_n().unwrap_or(1usize << log2);
+        bar.set_message(format!("{} n={n}", op.label()));
         let (m, report, wall) = runner.run_op(op, n)?;
         let floor = op.floor_bytes_per_element();
         let copy_bytes = (floor * n as u64 / 2).div_ceil(32) * 32;
@@ -614,6 +656,15 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// "2^k" for a power of two, else the count.
+fn n_label(r: &Row) -> String {
+    if r.n.is_power_of_two() {
+        format!("2^{}", r.log2_n)
+    } else {
+        r.n.to_string()
+    }
+}
+
 fn markdown(soc: &str, rows: &[Row], notes: &[String], wall: f64) -> String {
     let mut s = format!("# ascend-scan bench ({soc} profile, modeled)\n\n");
     for n in notes {
@@ -624,9 +675,9 @@ fn markdown(soc: &str, rows: &[Row], notes: &[String], wall: f64) -> String {
     s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
     for r in rows {
         s += &format!(
-            "| {} | 2^{} | {:.2} | {:.3} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {:.2} | {} | {:.2} |\n",
+            "| {} | {} | {:.2} | {:.3} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {:.2} | {} | {:.2} |\n",
             r.op,
-            r.log2_n,
+            n_label(r),
             r.modeled_time_s * 1e6,
             r.modeled_gelems,
             r.modeled_gbps,
@@ -657,9 +708,9 @@ fn markdown(soc: &str, rows: &[Row], notes: &[String], wall: f64) -> String {
             .map(|(p, f)| format!("{p} {:.0}%", 100.0 * f))
             .collect();
         s += &format!(
-            "| {} | 2^{} | {} | {:.0}% |\n",
+            "| {} | {} | {} | {:.0}% |\n",
             r.op,
-            r.log2_n,
+            n_label(r),
             busy.join(", "),
             100.0 * r.model.hbm_busy
         );

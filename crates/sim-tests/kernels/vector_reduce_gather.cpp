@@ -276,6 +276,31 @@ SIMTEST(vector_whole_reduce_max_min_orders) {
     CHECK_EQ(oi[1], (uint32_t)arg(1, 64, true));
 }
 
+// PairReduceSum as a pair-sum tree level (weighted sampling): each output is
+// ONE fp32 rounding of a + b (round to nearest even), and a continuous mask
+// below 64 on one repeat sums only the selected pairs.
+SIMTEST(vector_pair_sum_rounding_and_partial_mask) {
+    std::vector<float> ps;
+    const float e = 1.0f / 16777216.0f;  // 2^-24: half an ulp of 1
+    vt::run("vector_pair_sum_rounding_and_partial_mask", [&](vt::Ub& ub) {
+        auto s = ub.at<float>(0, 64);
+        auto d = ub.at<float>(1024, 64);
+        vt::fill_fn(s, 64, [](uint32_t) { return 9.0f; });
+        s.SetValue(0, 1.0f);
+        s.SetValue(1, e);  // tie: rounds to even (1)
+        s.SetValue(2, 1.0f);
+        s.SetValue(3, 3 * e);  // 1 + 1.5 ulp -> 1 + 2 ulp
+        s.SetValue(4, 1e30f);
+        s.SetValue(5, 1e30f);
+        vt::fill_fn(d, 8, [](uint32_t) { return -1.0f; });
+        PairReduceSum(d, s, 1, 6, 1, 1, 8);  // 6 elements: 3 pairs
+        ps = vt::read(d, 3);
+    });
+    CHECK_EQ(ps[0], 1.0f);
+    CHECK_EQ(ps[1], 1.0f + 4 * e);
+    CHECK_EQ(ps[2], 2e30f);
+}
+
 SIMTEST(vector_block_max_and_pair_sum) {
     std::vector<float> bm, ps, bn;
     vt::run("vector_block_max_and_pair_sum", [&](vt::Ub& ub) {

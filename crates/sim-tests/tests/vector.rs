@@ -29,6 +29,7 @@ sim_tests::sim_test!(
     vector_whole_reduce_max_min_orders,
     vector_block_reduce_sum_strides,
     vector_block_max_and_pair_sum,
+    vector_pair_sum_rounding_and_partial_mask,
     vector_gather_byte_offsets,
     vector_gather_mask_builtin_patterns,
     vector_gather_mask_user_pattern,

@@ -1,0 +1,261 @@
+//! WEIGHTED SAMPLING (multinomial with replacement, ALGORITHMS.md, "Split
+//! family") on the vector cores, by descending one fixed fp32 pair-sum tree.
+//!
+//! The tree of a row: the weights (as f32, zero-padded to a power of two)
+//! are the leaves; every inner node is the fp32 sum of its two children
+//! (`PairReduceSum`, one rounding per node). The kernel never holds the
+//! whole tree: the row is cut into chunks of [`SAMPLE_TILE`] leaves (aligned
+//! subtrees); phase 1 computes the root of every tile (level 1, one f32 per
+//! tile in the workspace), phase 2 (rows past `SAMPLE_TILE^2` categories
+//! only) the roots of every `SAMPLE_TILE` tile roots (level 2). A draw then
+//! descends from the top level: it rebuilds the pair tree of one chunk of
+//! the level (its root equals the entry of the level above bit for bit,
+//! since it is the same computation), descends it, and goes on into the
+//! chunk of the level below that the leaf it reached names.
+//!
+//! The descent, with `v = fl(u * T)` (`T` the root) and a running prefix
+//! `P = 0`: at a node with children sums `L` and `R`, go left if `R == 0` or
+//! (`L > 0` and `v < fl(P + L)`); otherwise go right and set `P = fl(P + L)`.
+//! Why this is robust where a searched float scan is not:
+//! - it never reads a scan, so no prefix can "decrease": every comparison is
+//!   against `fl(P + L)` along the one path, and the result is a fixed
+//!   function of (weights, u) that a CPU reference reproduces bit for bit;
+//! - it never ends on a zero weight: a node whose sum is > 0 has a child
+//!   whose sum is > 0 (a float sum of non-negative terms is 0 only if all
+//!   are 0); the rule goes left only when `R == 0` (so `L > 0`) or `L > 0`,
+//!   and right only when `R > 0`, so by induction from the root (`T > 0`,
+//!   checked) the leaf reached has a positive weight, for every `v`
+//!   (also `v >= T`, NaN or negative: the rightmost or leftmost positive one);
+//! - zero padding changes nothing: a padded subtree sums to exactly 0, so
+//!   the rule steps over it, and chunking into tiles is the same tree.
+//!
+//! Accuracy: leaf i is reached for u * T in [P_i, P_i + w_i) (exact prefix
+//! sums) up to the roundings on its path: the ends move by at most
+//! (3 * depth + 3) * 2^-24 * T to first order (depth = log2 of the padded
+//! row; see src/sample.rs), plus the 2^-24 step of a 24-bit uniform.
+use ascendc_sim::SocProfile;
+use askama::Template;
+use tiling_derive::Tiling;
+
+use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+
+/// Leaves per chunk of a level (a power of two; 4096 f32 leaves plus their
+/// pair tree take 33 KiB of UB).
+pub const SAMPLE_TILE: u64 = 4096;
+/// Most categories per row: indices are i32.
+pub const MAX_SAMPLE_CATEGORIES: u64 = i32::MAX as u64;
+/// Most draws of one launch (rows * draws per row): the output indices are
+/// addressed as one array.
+pub const MAX_SAMPLE_DRAWS: u64 = i32::MAX as u64;
+
+/// Tiling of the SAMPLE kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
+#[repr(C)]
+pub struct SampleTiling {
+    /// Rows (independent distributions).
+    pub rows: u64,
+    /// Categories per row (weights per row, >= 1).
+    pub n: u64,
+    /// Draws per row (>= 1).
+    pub draws: u64,
+    /// Level-1 entries per row: tiles of `SAMPLE_TILE` weights.
+    pub tiles: u64,
+    /// Level-2 entries per row: chunks of `SAMPLE_TILE` tile sums (0 when a
+    /// row has at most `SAMPLE_TILE` tiles: no level 2).
+    pub chunks: u64,
+    /// Phase 1: tiles (of all rows, row-major) per vector core.
+    pub tiles_per_core: u64,
+    /// Phase 2: chunks per vector core (0 without level 2).
+    pub chunks_per_core: u64,
+    /// Phase 3: draws (of all rows, row-major) per vector core.
+    pub draws_per_core: u64,
+    /// Byte offset in the workspace of level 2 (after level 1 at 0).
+    pub chunks_offset: u64,
+    /// Byte offset in the workspace of the row totals (one f32 per row,
+    /// NaN when a row holds a negative weight).
+    pub totals_offset: u64,
+    /// The level a draw starts from: 0 (n <= tile), 1 or 2.
+    pub top_level: u32,
+    /// Padding (0).
+    pub reserved: u32,
+}
+
+/// A SAMPLE kernel instance for one weight type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    dtype: DType,
+}
+
+#[derive(Template)]
+#[template(path = "sample.cpp", escape = "none")]
+struct SampleTemplate<'a> {
+    header: &'a str,
+    name: &'a str,
+    in_type: &'a str,
+    tile: u32,
+}
+
+impl Sample {
+    /// Weight types: f16, bf16 and f32 (all summed in f32).
+    pub const DTYPES: [DType; 3] = [DType::F16, DType::Bf16, DType::F32];
+
+    /// A SAMPLE instance for weights of `dtype`.
+    pub fn new(dtype: DType) -> Result<Sample, AlgoError> {
+        if !Self::DTYPES.contains(&dtype) {
+            return Err(AlgoError::UnsupportedDtype {
+                algorithm: "Sample",
+                dtype,
+                reason: "weights must be f16, bf16 or f32".into(),
+            });
+        }
+        Ok(Sample { dtype })
+    }
+
+    /// Plans `draws` draws from each of `rows` rows of `n` weights: phase 1
+    /// spreads the tiles of all rows evenly over the vector cores (several
+    /// rows per core when rows are short, several cores per row when they
+    /// are long), phase 2 likewise the level-2 chunks, phase 3 the draws.
+    /// The workspace holds level 1 (`rows * tiles` f32), level 2 and the row
+    /// totals (`rows` f32), each 32-byte aligned.
+    pub fn plan(
+        &self,
+        soc: &SocProfile,
+        rows: u64,
+        n: u64,
+        draws: u64,
+    ) -> Result<LaunchPlan<SampleTiling>, AlgoError> {
+        for (name, value) in [("rows", rows), ("n", n), ("draws", draws)] {
+            if value == 0 {
+                return Err(AlgoError::InvalidArgument {
+                    name,
+                    reason: "must be at least 1 (nothing to launch)".into(),
+                });
+            }
+        }
+        if n > MAX_SAMPLE_CATEGORIES {
+            return Err(AlgoError::InvalidArgument {
+                name: "n",
+                reason: format!(
+                    "{n} categories: at most {MAX_SAMPLE_CATEGORIES} (indices are i32)"
+                ),
+            });
+        }
+        let total_draws = rows.checked_mul(draws).filter(|&d| d <= MAX_SAMPLE_DRAWS);
+        let Some(total_draws) = total_draws else {
+            return Err(AlgoError::InvalidArgument {
+                name: "draws",
+                reason: format!("{rows} rows x {draws} draws: at most {MAX_SAMPLE_DRAWS} in all"),
+            });
+        };
+        let cores = u64::from(soc.vector_cores.max(1));
+        let tiles = n.div_ceil(SAMPLE_TILE);
+        let (chunks, top_level) = if tiles == 1 {
+            (0, 0)
+        } else if tiles <= SAMPLE_TILE {
+            (0, 1)
+        } else {
+            (tiles.div_ceil(SAMPLE_TILE), 2)
+        };
+        let all_tiles = rows * tiles;
+        let tiles_per_core = all_tiles.div_ceil(cores);
+        let chunks_per_core = (rows * chunks).div_ceil(cores);
+        let draws_per_core = total_draws.div_ceil(cores);
+        // Every phase's items spread over the same cores (a core may have
+        // nothing to do in a phase; all take part in the SyncAlls).
+        let block_dim = all_tiles
+            .div_ceil(tiles_per_core)
+            .max(total_draws.div_ceil(draws_per_core));
+        let chunks_offset = align32(all_tiles * 4);
+        let totals_offset = chunks_offset + align32(rows * chunks * 4);
+        Ok(LaunchPlan {
+            kernel: self.name(),
+            block_dim: block_dim as u32,
+            workspace_bytes: totals_offset + align32(rows * 4),
+            tiling: SampleTiling {
+                rows,
+                n,
+                draws,
+                tiles,
+                chunks,
+                tiles_per_core,
+                chunks_per_core,
+                draws_per_core,
+                chunks_offset,
+                totals_offset,
+                top_level,
+                reserved: 0,
+            },
+        })
+    }
+}
+
+fn align32(bytes: u64) -> u64 {
+    bytes.div_ceil(32) * 32
+}
+
+impl Kernel for Sample {
+    fn name(&self) -> String {
+        format!("sample_{}", self.dtype.tag())
+    }
+    fn kernel_type(&self) -> KernelType {
+        KernelType::MixAiv1_0
+    }
+    fn gm_params(&self) -> &'static [&'static str] {
+        &["weights", "uniforms", "indices", "workspace"]
+    }
+    fn tiling_type(&self) -> &'static str {
+        "SampleTiling"
+    }
+    fn render(&self) -> Result<String, askama::Error> {
+        SampleTemplate {
+            header: &generated_header("sample.cpp"),
+            name: &self.name(),
+            in_type: self.dtype.cpp(),
+            tile: SAMPLE_TILE as u32,
+        }
+        .render()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_and_ranges_cover_the_work() {
+        let soc = ascendc_sim::Soc::Ascend910B4.profile();
+        let k = Sample::new(DType::F16).unwrap();
+        for (rows, n, draws, top) in [
+            (1u64, 1u64, 1u64, 0u32),
+            (1, 4096, 7, 0),
+            (1, 4097, 1, 1),
+            (96, 128_256, 1, 1),
+            (1, 1 << 24, 3, 1),
+            (1, (1 << 24) + 1, 3, 2),
+            (5000, 10, 2, 0),
+        ] {
+            let p = k.plan(&soc, rows, n, draws).unwrap();
+            let t = p.tiling;
+            assert_eq!(t.top_level, top, "rows={rows} n={n}");
+            assert!(p.block_dim >= 1 && p.block_dim <= soc.vector_cores);
+            let cores = u64::from(p.block_dim);
+            assert!(t.tiles_per_core * cores >= rows * t.tiles);
+            assert!(t.draws_per_core * cores >= rows * draws);
+            assert!(t.chunks_per_core * cores >= rows * t.chunks);
+            assert!(t.tiles * SAMPLE_TILE >= n && (t.tiles - 1) * SAMPLE_TILE < n);
+            // Every level fits one chunk at the top.
+            let top_len = [n, t.tiles, t.chunks][top as usize];
+            assert!(top_len <= SAMPLE_TILE);
+            assert!(t.totals_offset + rows * 4 <= p.workspace_bytes);
+            assert_eq!(t.chunks_offset % 32, 0);
+            assert_eq!(t.totals_offset % 32, 0);
+        }
+        assert!(k.plan(&soc, 0, 5, 1).is_err());
+        assert!(k.plan(&soc, 1, 0, 1).is_err());
+        assert!(k.plan(&soc, 1, 5, 0).is_err());
+        assert!(k.plan(&soc, 1, MAX_SAMPLE_CATEGORIES + 1, 1).is_err());
+        assert!(k.plan(&soc, 1 << 20, 5, 1 << 12).is_err());
+        assert!(Sample::new(DType::I8).is_err());
+        assert_eq!(Sample::new(DType::Bf16).unwrap().name(), "sample_bf16");
+    }
+}

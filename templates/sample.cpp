@@ -1,0 +1,245 @@
+// {{ header }}
+//
+// WEIGHTED SAMPLING ({{ in_type }} weights, f32 sums, i32 indices): draws with
+// replacement from rows of non-negative weights by the inverse transform, on
+// every vector core. The sums form one fixed fp32 pair-sum tree per row
+// (PairTree), never a scan (crates/algos/src/sample.rs has the argument):
+// 1. every core takes a range of the tiles ({{ tile }} weights) of all rows: cast
+//    to f32, pair tree, root = tile sum (NaN when the tile holds a negative
+//    weight: ReduceMin), into level 1 of the workspace; SyncAll;
+// 2. rows of more than {{ tile }} tiles: every core sums ranges of {{ tile }} tile sums
+//    the same way into level 2; SyncAll;
+// 3. every core takes a range of the draws (row-major): for a new row it
+//    builds the pair tree of the top level (cached for the row's next draws;
+//    its root is the row total T, which the core owning the row's first draw
+//    publishes), then per draw v = u * T and the descent goes down the
+//    levels, rebuilding the pair tree of one chunk per level (the weights'
+//    tile last; cached while consecutive draws stay in it).
+#include "kernel_operator.h"
+#include "ascend_scan_blocks.h"
+#include "ascend_scan_tiling.h"
+
+using namespace AscendC;
+using namespace ascend_scan;
+
+namespace {
+using TW = {{ in_type }};
+constexpr uint32_t kTile = {{ tile }};   // leaves per chunk of every level
+constexpr uint32_t kBatch = 1024;   // uniforms loaded, results staged at a time
+constexpr uint64_t kNone = ~static_cast<uint64_t>(0);
+
+class SampleKernel {
+public:
+    __aicore__ inline void Run(GM_ADDR weights, GM_ADDR uniforms, GM_ADDR indices, GM_ADDR workspace,
+                               const SampleTiling& t) {
+        t_ = t;
+        core_ = static_cast<uint32_t>(GetBlockIdx());
+        gW_.SetGlobalBuffer(reinterpret_cast<__gm__ TW*>(weights), t.rows * t.n);
+        gU_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(uniforms), t.rows * t.draws);
+        gOut_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices), t.rows * t.draws);
+        gL1_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace), t.rows * t.tiles);
+        gL2_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace + t.chunks_offset), t.rows * t.chunks);
+        gTotals_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace + t.totals_offset), t.rows);
+        pipe_.InitBuffer(qRaw_, 2, kTile * sizeof(float));
+        tile_.Init(pipe_);
+        mid_.Init(pipe_);
+        top_.Init(pipe_);
+        pipe_.InitBuffer(bufMin_, 64 + kTile);  // two ReduceMin results, then scratch
+        pipe_.InitBuffer(bufUniforms_, kBatch * sizeof(float));
+        pipe_.InitBuffer(bufSums_, ScalarStager<float, kBatch>::kBytes);
+        pipe_.InitBuffer(bufOut_, ScalarStager<int32_t, kBatch>::kBytes);
+        sums_.Init(bufSums_.Get<float>());
+        out_.Init(bufOut_.Get<int32_t>());
+
+        // This core's draws; their first uniforms load while phases 1 and 2 run.
+        const uint64_t draws = t.rows * t.draws;
+        drawFirst_ = core_ * t.draws_per_core;
+        drawLast_ = drawFirst_ + t.draws_per_core < draws ? drawFirst_ + t.draws_per_core : draws;
+        if (drawFirst_ < drawLast_) LoadUniforms(drawFirst_);
+        SumLevel<TW>(gW_, t.n, t.tiles, t.tiles_per_core, gL1_, true);
+        SyncAll();
+        if (t.chunks > 0) {
+            SumLevel<float>(gL1_, t.tiles, t.chunks, t.chunks_per_core, gL2_, false);
+            SyncAll();
+        }
+        Draw();
+    }
+
+private:
+    // Entries of chunk j of a level of `len` entries per row.
+    __aicore__ inline uint32_t ChunkCount(uint64_t len, uint64_t j) {
+        uint64_t left = len - j * kTile;
+        return static_cast<uint32_t>(left < kTile ? left : kTile);
+    }
+
+    // Loads chunk j of `row` of a level (`len` entries per row) into a new
+    // raw tensor, zero up to the power of two its tree spans.
+    template <typename TIn>
+    __aicore__ inline void LoadChunk(const GlobalTensor<TIn>& level, uint64_t len, uint64_t row, uint64_t j) {
+        uint32_t count = ChunkCount(len, j);
+        uint32_t size = Pow2Ceil(count);
+        LocalTensor<TIn> raw = qRaw_.AllocTensor<TIn>();
+        if (count < size) {
+            Duplicate(raw.template ReinterpretCast<int16_t>(), static_cast<int16_t>(0),
+                      static_cast<int32_t>(size * sizeof(TIn) / 2));
+            SetFlag<HardEvent::V_MTE2>(0);
+            WaitFlag<HardEvent::V_MTE2>(0);
+        }
+        LoadAny(raw, level[row * len + j * kTile], count);
+        qRaw_.EnQue(raw);
+    }
+
+    // The next loaded chunk as `size` f32 leaves of `tree`.
+    template <typename TIn>
+    __aicore__ inline void ToLeaves(PairTree<kTile>& tree, uint32_t size) {
+        LocalTensor<TIn> raw = qRaw_.DeQue<TIn>();
+        CastToAcc(tree.Leaves(), raw, bufMin_.Get<half>(), size);
+        qRaw_.FreeTensor(raw);
+        PipeBarrier<PIPE_V>();
+    }
+
+    // Loads chunk j of `row` of a level into `tree` and builds it.
+    template <typename TIn>
+    __aicore__ inline void BuildChunk(PairTree<kTile>& tree, const GlobalTensor<TIn>& level, uint64_t len,
+                                      uint64_t row, uint64_t j) {
+        uint32_t size = Pow2Ceil(ChunkCount(len, j));
+        LoadChunk(level, len, row, j);
+        ToLeaves<TIn>(tree, size);
+        tree.Build(size);
+    }
+
+    // Phases 1 and 2: the root of every chunk (`perRow` chunks of a level
+    // of `len` entries per row) in this core's range, into `dst` (the next
+    // level). With `checkSign`, a chunk holding a negative entry gets NaN.
+    // Software-pipelined over two trees (tile_ and mid_, free until phase
+    // 3): the next chunk loads while this one is summed, and the scalar unit
+    // publishes the previous chunk's root while the vector unit sums this one.
+    template <typename TIn>
+    __aicore__ inline void SumLevel(const GlobalTensor<TIn>& src, uint64_t len, uint64_t perRow, uint64_t perCore,
+                                    const GlobalTensor<float>& dst, bool checkSign) {
+        const uint64_t all = t_.rows * perRow;
+        uint64_t first = core_ * perCore;
+        uint64_t last = first + perCore < all ? first + perCore : all;
+        if (first >= last) return;
+        sums_.Start(dst[first]);
+        PairTree<kTile>* trees[2] = {&tile_, &mid_};
+        LocalTensor<float> mins = bufMin_.Get<float>();  // one 32-byte slot per tree, then scratch
+        LocalTensor<float> tmp = mins[16];
+        LoadChunk(src, len, first / perRow, first % perRow);
+        for (uint64_t g = first; g < last; ++g) {
+            if (g + 1 < last) LoadChunk(src, len, (g + 1) / perRow, (g + 1) % perRow);
+            const uint32_t k = static_cast<uint32_t>((g - first) % 2);
+            uint32_t count = ChunkCount(len, g % perRow);
+            uint32_t size = Pow2Ceil(count);
+            ToLeaves<TIn>(*trees[k], size);
+            if (checkSign) ReduceMin(mins[8 * k], trees[k]->Leaves(), tmp, static_cast<int32_t>(count));
+            trees[k]->Levels(size);
+            SetFlag<HardEvent::V_S>(k);
+            if (g > first) {
+                WaitFlag<HardEvent::V_S>(1 - k);
+                Publish(*trees[1 - k], mins[8 * (1 - k)], checkSign);
+            }
+        }
+        const uint32_t k = static_cast<uint32_t>((last - 1 - first) % 2);
+        WaitFlag<HardEvent::V_S>(k);
+        Publish(*trees[k], mins[8 * k], checkSign);
+        sums_.Flush();
+    }
+
+    __aicore__ inline void Publish(PairTree<kTile>& tree, const LocalTensor<float>& min, bool checkSign) {
+        float root = tree.Root();
+        if (checkSign && min.GetValue(0) < 0.0f) root = __builtin_nanf("");
+        sums_.Push(root);
+    }
+
+    // Starts loading the uniforms of draws [d, d + kBatch) of this core's
+    // range (the scalar unit waits for them with MTE2_S event 1).
+    __aicore__ inline void LoadUniforms(uint64_t d) {
+        uint64_t left = drawLast_ - d;
+        LoadAny(bufUniforms_.Get<float>(), gU_[d], static_cast<uint32_t>(left < kBatch ? left : kBatch));
+        SetFlag<HardEvent::MTE2_S>(1);
+    }
+
+    // Phase 3: this core's range of the draws.
+    __aicore__ inline void Draw() {
+        const uint64_t first = drawFirst_, last = drawLast_;
+        if (first >= last) return;
+        out_.Start(gOut_[first]);
+        // The rows whose first draw is in the range publish their totals.
+        sums_.Start(gTotals_[(first + t_.draws - 1) / t_.draws]);
+        LocalTensor<float> u = bufUniforms_.Get<float>();
+        LocalTensor<float> flag = bufMin_.Get<float>()[16];
+        uint64_t topRow = kNone, midKey = kNone, tileKey = kNone;
+        float total = 0.0f;
+        for (uint64_t d = first; d < last; ++d) {
+            if ((d - first) % kBatch == 0) {
+                if (d != first) LoadUniforms(d);
+                WaitFlag<HardEvent::MTE2_S>(1);
+            }
+            uint64_t row = d / t_.draws;
+            if (row != topRow) {
+                if (t_.top_level == 0) BuildChunk(top_, gW_, t_.n, row, 0);
+                else if (t_.top_level == 1) BuildChunk(top_, gL1_, t_.tiles, row, 0);
+                else BuildChunk(top_, gL2_, t_.chunks, row, 0);
+                total = top_.Root();
+                if (t_.top_level == 0) {
+                    // The tree over the weights themselves: phase 1's sum of
+                    // the row's one tile is NaN when it holds a negative weight.
+                    LoadAny(flag, gL1_[row], 1);
+                    SetFlag<HardEvent::MTE2_S>(0);
+                    WaitFlag<HardEvent::MTE2_S>(0);
+                    float tileSum = flag.GetValue(0);
+                    if (tileSum != tileSum) total = tileSum;
+                }
+                topRow = row;
+            }
+            if (d % t_.draws == 0) sums_.Push(total);
+            float v = u.GetValue(static_cast<uint32_t>((d - first) % kBatch)) * total;
+            float prefix = 0.0f;
+            uint64_t idx = top_.Descend(v, prefix);
+            if (t_.top_level == 2) {
+                // idx: a chunk of tile sums (level 1).
+                uint64_t key = row * t_.chunks + idx;
+                if (key != midKey) {
+                    BuildChunk(mid_, gL1_, t_.tiles, row, idx);
+                    midKey = key;
+                }
+                idx = idx * kTile + mid_.Descend(v, prefix);
+            }
+            if (t_.top_level >= 1) {
+                // idx: a tile of weights (level 0).
+                uint64_t key = row * t_.tiles + idx;
+                if (key != tileKey) {
+                    BuildChunk(tile_, gW_, t_.n, row, idx);
+                    tileKey = key;
+                }
+                idx = idx * kTile + tile_.Descend(v, prefix);
+            }
+            out_.Push(static_cast<int32_t>(idx));
+        }
+        out_.Flush();
+        sums_.Flush();
+    }
+
+    TPipe pipe_;
+    TQue<TPosition::VECIN, 2> qRaw_;  // depth 2: phase 1 loads the next tile while it sums one
+    PairTree<kTile> tile_, mid_, top_;
+    TBuf<TPosition::VECCALC> bufMin_, bufUniforms_, bufSums_, bufOut_;
+    ScalarStager<float, kBatch> sums_;
+    ScalarStager<int32_t, kBatch> out_;
+    GlobalTensor<TW> gW_;
+    GlobalTensor<float> gU_, gL1_, gL2_, gTotals_;
+    GlobalTensor<int32_t> gOut_;
+    SampleTiling t_;
+    uint32_t core_ = 0;
+    uint64_t drawFirst_ = 0, drawLast_ = 0;
+};
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR weights, GM_ADDR uniforms, GM_ADDR indices,
+                                                GM_ADDR workspace, SampleTiling tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
+    SampleKernel kernel;
+    kernel.Run(weights, uniforms, indices, workspace, tiling);
+}

@@ -343,4 +343,24 @@ static_assert(offsetof(SampleTiling, totals_offset) == 72, "SampleTiling: offset
 static_assert(offsetof(SampleTiling, top_level) == 80, "SampleTiling: offset of top_level differs from the Rust definition");
 static_assert(offsetof(SampleTiling, reserved) == 84, "SampleTiling: offset of reserved differs from the Rust definition");
 
+typedef struct TopPTiling TopPTiling;
+struct TopPTiling {
+    // Mask: elements (rows x m); pick: rows.
+    uint64_t total;
+    // Entries per row (m).
+    uint64_t row_len;
+    // Elements (mask) or rows (pick) per vector core.
+    uint64_t per_core;
+    // The nucleus mass p.
+    float p;
+    // Unused (keeps the size a multiple of 8).
+    uint32_t reserved;
+};
+static_assert(sizeof(TopPTiling) == 32, "TopPTiling: size differs from the Rust definition");
+static_assert(offsetof(TopPTiling, total) == 0, "TopPTiling: offset of total differs from the Rust definition");
+static_assert(offsetof(TopPTiling, row_len) == 8, "TopPTiling: offset of row_len differs from the Rust definition");
+static_assert(offsetof(TopPTiling, per_core) == 16, "TopPTiling: offset of per_core differs from the Rust definition");
+static_assert(offsetof(TopPTiling, p) == 24, "TopPTiling: offset of p differs from the Rust definition");
+static_assert(offsetof(TopPTiling, reserved) == 28, "TopPTiling: offset of reserved differs from the Rust definition");
+
 #endif

@@ -294,6 +294,12 @@ const SAMPLE: &[Entry<Launch4<sys::SampleTiling>, sys::SampleTiling>] = entries!
     aclrtlaunch_sample_f32,
 );
 
+const TOPP: &[Entry<Launch4<sys::TopPTiling>, sys::TopPTiling>] = entries!(
+    aclrtlaunch_topp_mask_f16,
+    aclrtlaunch_topp_mask_bf16,
+    aclrtlaunch_topp_pick_i32,
+);
+
 fn find<P: Copy, T>(table: &[Entry<P, T>], name: &str) -> Result<P> {
     table
         .iter()
@@ -316,6 +322,7 @@ pub(crate) fn has_entry(name: &str) -> bool {
         SPLIT.iter().map(|e| e.0).collect(),
         RADIX.iter().map(|e| e.0).collect(),
         SAMPLE.iter().map(|e| e.0).collect(),
+        TOPP.iter().map(|e| e.0).collect(),
     ];
     names.iter().flatten().any(|n| *n == name)
 }
@@ -351,7 +358,8 @@ launchable4!(
     McScanTiling => MCSCAN,
     RtScanTiling => RTSCAN,
     OpScanTiling => OPSCAN,
-    SampleTiling => SAMPLE
+    SampleTiling => SAMPLE,
+    TopPTiling => TOPP
 );
 
 macro_rules! launchable3 {

@@ -28,6 +28,7 @@ mod sample;
 mod scan;
 mod sort;
 mod split;
+mod topp;
 
 pub use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport, Soc, SocProfile};
 pub use copy::copy;
@@ -46,6 +47,7 @@ pub use scan::{
 pub use sort::{
     sort, topk, SortAlgorithm, SortKey, SortOptions, Sorted, TopkOptions, MAX_SORT_LEN,
 };
+pub use topp::{top_p_sample, TopPOptions, TopPProb};
 pub use split::{
     compress, compress_with, split, split_with, CompressOptions, Compressed, Split, SplitOptions,
     SplitValue, MAX_SPLIT_LEN,

@@ -250,6 +250,27 @@ extern "C" uint32_t aclrtlaunch_sample_f32(uint32_t blockDim, void* stream, void
     return ascsim::launch("sample_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { sample_f32(static_cast<GM_ADDR>(weights), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void topp_mask_f16(GM_ADDR probs, GM_ADDR scan, GM_ADDR weights, GM_ADDR workspace, TopPTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_topp_mask_f16(uint32_t blockDim, void* stream, void* probs, void* scan, void* weights, void* workspace, TopPTiling* tiling) {
+    TopPTiling t = *tiling;
+    return ascsim::launch("topp_mask_f16", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { topp_mask_f16(static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(scan), static_cast<GM_ADDR>(weights), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void topp_mask_bf16(GM_ADDR probs, GM_ADDR scan, GM_ADDR weights, GM_ADDR workspace, TopPTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_topp_mask_bf16(uint32_t blockDim, void* stream, void* probs, void* scan, void* weights, void* workspace, TopPTiling* tiling) {
+    TopPTiling t = *tiling;
+    return ascsim::launch("topp_mask_bf16", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { topp_mask_bf16(static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(scan), static_cast<GM_ADDR>(weights), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void topp_pick_i32(GM_ADDR indices, GM_ADDR pos, GM_ADDR tokens, GM_ADDR workspace, TopPTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_topp_pick_i32(uint32_t blockDim, void* stream, void* indices, void* pos, void* tokens, void* workspace, TopPTiling* tiling) {
+    TopPTiling t = *tiling;
+    return ascsim::launch("topp_pick_i32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { topp_pick_i32(static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(pos), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void scanu_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {

@@ -18,6 +18,7 @@ pub mod scanu;
 pub mod scanul1;
 pub mod split;
 pub mod tiling;
+pub mod topp;
 pub mod veccumsum;
 
 pub use copy::{Copy, CopyTiling};
@@ -32,6 +33,7 @@ pub use scanu::{ScanU, ScanUTiling};
 pub use scanul1::{ScanUL1, ScanUL1Tiling};
 pub use split::{Compress, SplitInd, SplitKind, SplitTiling};
 pub use tiling::Tiling;
+pub use topp::{TopP, TopPKind, TopPTiling};
 pub use veccumsum::{VecCumSum, VecCumSumTiling};
 
 /// Every kernel instance the library builds, in a fixed order.
@@ -81,6 +83,14 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
             Sample::new(dtype).expect("catalogue entries are valid"),
         ));
     }
+    for dtype in TopP::DTYPES {
+        out.push(Box::new(
+            TopP::new(TopPKind::Mask(dtype)).expect("catalogue entries are valid"),
+        ));
+    }
+    out.push(Box::new(
+        TopP::new(TopPKind::Pick).expect("catalogue entries are valid"),
+    ));
     for dtype in ScanU::DTYPES {
         for s in ScanU::TILE_EDGES {
             out.push(Box::new(

@@ -5,7 +5,7 @@ use crate::kernel::{generated_header, Kernel};
 use crate::tiling::Tiling;
 use crate::{
     catalogue, CopyTiling, McScanTiling, OpScanTiling, RadixTiling, ReduceTiling, RtScanTiling,
-    SampleTiling, ScanUL1Tiling, ScanUTiling, SplitTiling, VecCumSumTiling,
+    SampleTiling, ScanUL1Tiling, ScanUTiling, SplitTiling, TopPTiling, VecCumSumTiling,
 };
 
 /// One generated file: path relative to the workspace root, and contents.
@@ -119,6 +119,7 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
                 TilingDef::of::<SplitTiling>(),
                 TilingDef::of::<RadixTiling>(),
                 TilingDef::of::<SampleTiling>(),
+                TilingDef::of::<TopPTiling>(),
             ],
         }
         .render()?

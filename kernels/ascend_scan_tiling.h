@@ -324,7 +324,8 @@ struct SampleTiling {
     // Byte offset in the workspace of the row totals (one f32 per row,
     // NaN when a row holds a negative weight).
     uint64_t totals_offset;
-    // The level a draw starts from: 0 (n <= tile), 1 or 2.
+    // The level a draw starts from: 0 (n <= `SAMPLE_TILE`: no phases 1
+    // and 2), 1 or 2.
     uint32_t top_level;
     // Padding (0).
     uint32_t reserved;

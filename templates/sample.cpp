@@ -9,6 +9,8 @@
 //    weight: ReduceMin), into level 1 of the workspace; SyncAll;
 // 2. rows of more than {{ tile }} tiles: every core sums ranges of {{ tile }} tile sums
 //    the same way into level 2; SyncAll;
+// (Rows of at most {{ tile }} weights skip 1. and 2.: the draw phase loads many
+// rows at a time and sums and checks each itself.)
 // 3. every core takes a range of the draws (row-major): for a new row it
 //    builds the pair tree of the top level (cached for the row's next draws;
 //    its root is the row total T, which the core owning the row's first draw
@@ -56,6 +58,11 @@ public:
         drawFirst_ = core_ * t.draws_per_core;
         drawLast_ = drawFirst_ + t.draws_per_core < draws ? drawFirst_ + t.draws_per_core : draws;
         if (drawFirst_ < drawLast_) LoadUniforms(drawFirst_);
+        if (t.top_level == 0) {
+            // Rows of one tile: the draw phase sums and checks each row itself.
+            Draw();
+            return;
+        }
         SumLevel<TW>(gW_, t.n, t.tiles, t.tiles_per_core, gL1_, true);
         SyncAll();
         if (t.chunks > 0) {
@@ -160,6 +167,48 @@ private:
         SetFlag<HardEvent::MTE2_S>(1);
     }
 
+    // Rows of at most kTile weights (top level 0, no phases 1 and 2): the
+    // rows of this core's draws load many at a time (one DataCopyPad, each
+    // row in its own 32-byte-aligned block, zero-padded) into mid_'s buffer,
+    // free here; builds the tree of `row` in top_ and returns its total (NaN
+    // when the row holds a negative weight).
+    __aicore__ inline float ShortRow(uint64_t row) {
+        const uint32_t n = static_cast<uint32_t>(t_.n);
+        const uint32_t pitch = (n * static_cast<uint32_t>(sizeof(TW)) + 31) / 32 * 32 / sizeof(TW);
+        LocalTensor<TW> cache = mid_.Leaves().ReinterpretCast<TW>();
+        if (row < cacheFirst_ || row >= cacheLast_) {
+            const uint64_t rowsLeft = (drawLast_ - 1) / t_.draws + 1 - row;
+            uint64_t fit = PairTree<kTile>::kBytes / (pitch * sizeof(TW));
+            if (fit > 4095) fit = 4095;  // DataCopyPad's blockCount
+            const uint64_t count = rowsLeft < fit ? rowsLeft : fit;
+            if (cacheLast_ != 0) {
+                // The vector unit is done with the cached rows.
+                SetFlag<HardEvent::V_MTE2>(2);
+                WaitFlag<HardEvent::V_MTE2>(2);
+            }
+            const uint8_t rightPad = static_cast<uint8_t>(pitch - n);
+            DataCopyExtParams p(static_cast<uint16_t>(count), n * static_cast<uint32_t>(sizeof(TW)), 0, 0, 0);
+            DataCopyPadExtParams<TW> pad(rightPad != 0, 0, rightPad, static_cast<TW>(0));
+            DataCopyPad(cache, gW_[row * t_.n], p, pad);
+            SetFlag<HardEvent::MTE2_V>(2);
+            WaitFlag<HardEvent::MTE2_V>(2);
+            cacheFirst_ = row;
+            cacheLast_ = row + count;
+        }
+        const uint32_t size = Pow2Ceil(n);
+        const uint32_t cast = pitch < size ? pitch : size;
+        LocalTensor<float> leaves = top_.Leaves();
+        CastToAcc(leaves, cache[static_cast<uint32_t>(row - cacheFirst_) * pitch], bufMin_.Get<half>(), cast);
+        if (cast < size) Duplicate(leaves[cast], 0.0f, static_cast<int32_t>(size - cast));
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> mn = bufMin_.Get<float>();
+        ReduceMin(mn, leaves, mn[16], static_cast<int32_t>(n));
+        top_.Build(size);
+        float total = top_.Root();
+        if (mn.GetValue(0) < 0.0f) total = __builtin_nanf("");
+        return total;
+    }
+
     // Phase 3: this core's range of the draws.
     __aicore__ inline void Draw() {
         const uint64_t first = drawFirst_, last = drawLast_;
@@ -168,7 +217,6 @@ private:
         // The rows whose first draw is in the range publish their totals.
         sums_.Start(gTotals_[(first + t_.draws - 1) / t_.draws]);
         LocalTensor<float> u = bufUniforms_.Get<float>();
-        LocalTensor<float> flag = bufMin_.Get<float>()[16];
         uint64_t topRow = kNone, midKey = kNone, tileKey = kNone;
         float total = 0.0f;
         for (uint64_t d = first; d < last; ++d) {
@@ -178,18 +226,12 @@ private:
             }
             uint64_t row = d / t_.draws;
             if (row != topRow) {
-                if (t_.top_level == 0) BuildChunk(top_, gW_, t_.n, row, 0);
-                else if (t_.top_level == 1) BuildChunk(top_, gL1_, t_.tiles, row, 0);
-                else BuildChunk(top_, gL2_, t_.chunks, row, 0);
-                total = top_.Root();
                 if (t_.top_level == 0) {
-                    // The tree over the weights themselves: phase 1's sum of
-                    // the row's one tile is NaN when it holds a negative weight.
-                    LoadAny(flag, gL1_[row], 1);
-                    SetFlag<HardEvent::MTE2_S>(0);
-                    WaitFlag<HardEvent::MTE2_S>(0);
-                    float tileSum = flag.GetValue(0);
-                    if (tileSum != tileSum) total = tileSum;
+                    total = ShortRow(row);
+                } else {
+                    if (t_.top_level == 1) BuildChunk(top_, gL1_, t_.tiles, row, 0);
+                    else BuildChunk(top_, gL2_, t_.chunks, row, 0);
+                    total = top_.Root();
                 }
                 topRow = row;
             }
@@ -233,6 +275,7 @@ private:
     SampleTiling t_;
     uint32_t core_ = 0;
     uint64_t drawFirst_ = 0, drawLast_ = 0;
+    uint64_t cacheFirst_ = 0, cacheLast_ = 0;  // rows in ShortRow's cache
 };
 
 }  // namespace

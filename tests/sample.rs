@@ -449,6 +449,11 @@ fn invalid_weights_name_the_first_bad_row() {
         w[row * n + at] = -0.25;
         assert_eq!(refused(&dev, &w, rows), bad_weight(row, at, -0.25));
     }
+    // A short row of zeros (rows of one tile are summed by the draw phase).
+    assert_eq!(
+        refused(&dev, &[1.0f32, 2.0, 0.0, 0.0, 0.0, 0.0], 3),
+        "row 1: all weights are zero"
+    );
     // All zeros in row 3 (of f16 weights).
     let mut w = vec![f16::ONE; rows * n];
     for v in &mut w[3 * n..4 * n] {

@@ -13,6 +13,10 @@
 //! since it is the same computation), descends it, and goes on into the
 //! chunk of the level below that the leaf it reached names.
 //!
+//! Rows of at most `SAMPLE_TILE` weights (top level 0) need neither phase
+//! nor SyncAll: the draw phase loads many such rows at a time and sums and
+//! checks each itself.
+//!
 //! The descent, with `v = fl(u * T)` (`T` the root) and a running prefix
 //! `P = 0`: at a node with children sums `L` and `R`, go left if `R == 0` or
 //! (`L > 0` and `v < fl(P + L)`); otherwise go right and set `P = fl(P + L)`.
@@ -74,7 +78,8 @@ pub struct SampleTiling {
     /// Byte offset in the workspace of the row totals (one f32 per row,
     /// NaN when a row holds a negative weight).
     pub totals_offset: u64,
-    /// The level a draw starts from: 0 (n <= tile), 1 or 2.
+    /// The level a draw starts from: 0 (n <= `SAMPLE_TILE`: no phases 1
+    /// and 2), 1 or 2.
     pub top_level: u32,
     /// Padding (0).
     pub reserved: u32,

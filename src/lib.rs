@@ -47,11 +47,11 @@ pub use scan::{
 pub use sort::{
     sort, topk, SortAlgorithm, SortKey, SortOptions, Sorted, TopkOptions, MAX_SORT_LEN,
 };
-pub use topp::{top_p_sample, TopPOptions, TopPProb};
 pub use split::{
     compress, compress_with, split, split_with, CompressOptions, Compressed, Split, SplitOptions,
     SplitValue, MAX_SPLIT_LEN,
 };
+pub use topp::{top_p_sample, TopPOptions, TopPProb};
 
 /// True when every kernel of the catalogue has a launch entry in this build.
 pub fn all_kernels_linked() -> bool {

@@ -8,7 +8,10 @@ use crate::scan::{scan, Algorithm, Batch, ScanOptions};
 use crate::sort::{sort, topk, SortKey, SortOptions, TopkOptions};
 
 /// Probability types of [`top_p_sample`]: f16 and bf16.
-pub trait TopPProb: SortKey + crate::scan::ScanInput<Acc = f32> + crate::sample::SampleWeight {}
+pub trait TopPProb:
+    SortKey + crate::scan::ScanInput<Acc = f32> + crate::sample::SampleWeight
+{
+}
 impl TopPProb for half::f16 {}
 impl TopPProb for half::bf16 {}
 
@@ -134,14 +137,17 @@ pub fn top_p_sample<'a, P: TopPProb>(
         });
     }
     let u = device.upload(&uniforms(options.seed, rows, 1))?;
-    let pos = multinomial_with_uniforms(device, Batch::rows(&weights, rows)?, &u).map_err(|e| match e {
-        // The kept weights are the sorted probabilities: name the input.
-        Error::InvalidArgument { reason, .. } => Error::InvalidArgument {
-            name: "probs",
-            reason,
-        },
-        e => e,
-    })?;
+    let pos =
+        multinomial_with_uniforms(device, Batch::rows(&weights, rows)?, &u).map_err(
+            |e| match e {
+                // The kept weights are the sorted probabilities: name the input.
+                Error::InvalidArgument { reason, .. } => Error::InvalidArgument {
+                    name: "probs",
+                    reason,
+                },
+                e => e,
+            },
+        )?;
     let tokens = device.alloc_uninit::<i32>(rows)?;
     let mut plan =
         algos::TopP::new(algos::TopPKind::Pick)?.plan(profile, rows as u64, m as u64, options.p)?;

@@ -63,7 +63,8 @@ impl TopP {
                 return Err(AlgoError::UnsupportedDtype {
                     algorithm: "TopP",
                     dtype,
-                    reason: "probabilities must be f16 or bf16 (the radix sort's float keys)".into(),
+                    reason: "probabilities must be f16 or bf16 (the radix sort's float keys)"
+                        .into(),
                 });
             }
         }

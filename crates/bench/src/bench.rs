@@ -10,9 +10,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use ascend_scan::{
-    compress, copy, multinomial, reduce_max, reduce_sum, scan, sort, split_with, Algorithm, Batch,
-    Device, SampleOptions, ScanOp, ScanOptions, Soc, SortAlgorithm, SortOptions, SplitOptions,
-    MAX_I8_SCAN_LEN,
+    compress, copy, multinomial, reduce_max, reduce_sum, scan, sort, split_with, top_p_sample,
+    topk, Algorithm, Batch, Device, SampleOptions, ScanOp, ScanOptions, Soc, SortAlgorithm,
+    SortOptions, SplitOptions, TopPOptions, TopkOptions, MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::pipe_name;
 use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport};
@@ -87,7 +87,21 @@ enum Op {
     MultinomialF16 {
         rows: u32,
     },
+    /// TOPP sampling (p = 0.9) of `rows` rows of `vocab` f16 probabilities.
+    TopPF16 {
+        rows: u32,
+        vocab: u32,
+    },
+    /// TOPK (k = 50, sorted) of `rows` rows of VOCAB f16 keys.
+    TopKF16 {
+        rows: u32,
+    },
 }
+
+/// Batch sizes and vocabularies of the TOPP rows (Llama 2, Llama 3,
+/// DeepSeek-V3, Qwen2).
+const TOPP_ROWS: [u32; 4] = [1, 8, 96, 256];
+const TOPP_VOCABS: [u32; 4] = [32_000, 128_256, 129_280, 151_936];
 
 /// Largest log2(n) of the radix sorts (the one-bit sort runs 16 passes:
 /// its simulator wall time is 16 SPLITs).
@@ -158,6 +172,8 @@ impl Op {
             Op::SortF16 { digit_bits } => {
                 format!("RADIXSORT {digit_bits}-bit f16 (+i32 indices)")
             }
+            Op::TopPF16 { rows, vocab } => format!("TOPP f16 {rows}x{vocab} (p=0.9)"),
+            Op::TopKF16 { rows } => format!("TOPK f16 {rows}x{VOCAB} (k=50, sorted)"),
             Op::MultinomialF16 { rows: 0 } => "MULTINOMIAL f16 1 row (1 draw)".into(),
             Op::MultinomialF16 { rows } => {
                 format!("MULTINOMIAL f16 {rows}x{VOCAB} (1 draw/row)")
@@ -182,12 +198,16 @@ impl Op {
             Op::SortF16 { .. } => 8,
             // One read of the weights (the indices are 4 bytes per row).
             Op::MultinomialF16 { .. } => 2,
+            // One read of the probabilities (the tokens are 4 bytes per row).
+            Op::TopPF16 { .. } | Op::TopKF16 { .. } => 2,
         }
     }
     /// The element count of a fixed-shape operation (swept ones: None).
     fn fixed_n(self) -> Option<usize> {
         match self {
             Op::MultinomialF16 { rows } if rows > 0 => Some(rows as usize * VOCAB),
+            Op::TopPF16 { rows, vocab } => Some(rows as usize * vocab as usize),
+            Op::TopKF16 { rows } => Some(rows as usize * VOCAB),
             _ => None,
         }
     }
@@ -202,7 +222,9 @@ impl Op {
             | Op::CompressF16
             | Op::SplitF16 { .. }
             | Op::SortF16 { .. }
-            | Op::MultinomialF16 { .. } => false,
+            | Op::MultinomialF16 { .. }
+            | Op::TopPF16 { .. }
+            | Op::TopKF16 { .. } => false,
             Op::ScanF16 { algo, .. } | Op::ScanI8 { algo, .. } => algo.single_core(),
         }
     }
@@ -490,6 +512,27 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 debug_assert_eq!(drawn.len(), rows);
             }
+            Op::TopPF16 { rows, .. } | Op::TopKF16 { rows } => {
+                let rows = rows as usize;
+                let x = self.dev.upload(&softmax_rows(rows, n / rows))?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let batch = Batch::rows(&x, rows)?;
+                let len = if let Op::TopKF16 { .. } = op {
+                    topk(&self.dev, batch, 50, TopkOptions::default())?
+                        .values
+                        .len()
+                } else {
+                    let o = TopPOptions {
+                        p: 0.9,
+                        top_k: None,
+                        seed: 1,
+                    };
+                    top_p_sample(&self.dev, batch, o)?.len()
+                };
+                wall = t.elapsed().as_secs_f64();
+                debug_assert!(len >= rows);
+            }
         }
         let (m, r) = modeled(&self.dev.take_reports(), &self.params, n as u64)?;
         Ok((m, r, wall))
@@ -524,6 +567,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::MultinomialF16 { rows: 0 },
         Op::MultinomialF16 { rows: 1 },
         Op::MultinomialF16 { rows: 96 },
+        Op::TopKF16 { rows: 96 },
     ];
     for algo in [
         ScanAlgo::ReduceThenScan,
@@ -541,6 +585,11 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
             for &s in algo.tile_edges() {
                 ops.push(Op::ScanI8 { algo, s });
             }
+        }
+    }
+    for rows in TOPP_ROWS {
+        for vocab in TOPP_VOCABS {
+            ops.push(Op::TopPF16 { rows, vocab });
         }
     }
     if let Some(only) = &args.only {
@@ -573,7 +622,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let notes = vec![
         format!(
-            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN, COMPRESS, SPLIT and MULTINOMIAL (one row) up to 2^{max}; RADIXSORT up to 2^{} (G elem/s is its GKeys/s); MULTINOMIAL also at the fixed shapes 1 and 96 rows of a 128256 vocabulary.",
+            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN, COMPRESS, SPLIT and MULTINOMIAL (one row) up to 2^{max}; RADIXSORT up to 2^{} (G elem/s is its GKeys/s); MULTINOMIAL also at the fixed shapes 1 and 96 rows of a 128256 vocabulary; TOPP at {{1, 8, 96, 256}} rows x {{32000, 128256, 129280, 151936}} (% of COPY: of its one-read floor, 2 B per probability); TOPK at 96 x 128256.",
             SINGLE_CORE_MAX_LOG2.min(max),
             SINGLE_CORE_MAX_LOG2_QUICK.min(max),
             SORT_MAX_LOG2.min(max),
@@ -654,6 +703,21 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         out.strip_prefix(root).unwrap_or(&out).display()
     );
     Ok(())
+}
+
+/// `rows` rows of `vocab` f16 probabilities shaped like a language model's
+/// softmax (a few large entries, a long tail; each row sums to about 1).
+fn softmax_rows(rows: usize, vocab: usize) -> Vec<f16> {
+    let logits: Vec<f32> = bits(rows * vocab, 9)
+        .map(|v| -((v % 4096) as f32) / 256.0)
+        .collect();
+    logits
+        .chunks(vocab)
+        .flat_map(|row| {
+            let total: f32 = row.iter().map(|l| l.exp()).sum();
+            row.iter().map(move |l| f16::from_f32(l.exp() / total))
+        })
+        .collect()
 }
 
 /// "2^k" for a power of two, else the count.

@@ -4,10 +4,12 @@
 //! modeled COPY that moves the operation's minimal traffic.
 use ascend_scan::{
     compress_with, copy, model_launch, multinomial, multinomial_reference, reduce, reduce_sum,
-    scan, split_with, uniforms, Algorithm, Batch, CompressOptions, CostParams, Device, Error,
-    LaunchReport, SampleOptions, ScanInput, ScanOp, ScanOptions, Soc, SplitOptions,
+    scan, sort, split_with, top_p_sample, topk, uniform, uniforms, Algorithm, Batch,
+    CompressOptions, CostParams, Device, Error, LaunchReport, SampleOptions, ScanInput, ScanOp,
+    ScanOptions, Soc, SortAlgorithm, SortOptions, SplitOptions, TopPOptions, TopkOptions,
 };
 use half::f16;
+use std::cmp::Ordering;
 
 /// One checked operation and what its launches recorded.
 struct Row {
@@ -411,6 +413,154 @@ fn tour_multinomial(dev: &Device, rows: usize, n: usize, draws: usize) -> Result
     Ok(row(dev, label, rows * n, ok, 2.0))
 }
 
+/// torch's order of f16 keys: NaN last (all equal), -0.0 equal to +0.0.
+fn f16_order(a: &f16, b: &f16) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => a.to_f32().partial_cmp(&b.to_f32()).expect("not NaN"),
+    }
+}
+
+/// The stable CPU sort of each row of `keys` (descending: reversed order,
+/// ties still in input order): the permutation of every row.
+fn stable_perm(keys: &[f16], rows: usize, descending: bool) -> Vec<i32> {
+    let n = keys.len() / rows;
+    (0..rows)
+        .flat_map(|r| {
+            let row = &keys[r * n..(r + 1) * n];
+            let mut perm: Vec<usize> = (0..n).collect();
+            perm.sort_by(|&a, &b| {
+                let o = f16_order(&row[a], &row[b]);
+                if descending {
+                    o.reverse()
+                } else {
+                    o
+                }
+            });
+            perm.into_iter().map(|i| i as i32)
+        })
+        .collect()
+}
+
+/// RADIXSORT of random f16 bit patterns (NaN, inf, -0.0 included) with
+/// indices, one-bit and 4-bit digits, ascending and descending, 1-D and a
+/// batch: keys bit for bit and indices exactly against the stable CPU
+/// sort. Floor: read the keys, write keys and indices (8 B/key).
+fn tour_sort(dev: &Device, rows: usize, n: usize) -> Result<Vec<Row>, Error> {
+    let keys: Vec<f16> = pseudo_random(rows * n, 31)
+        .map(|v| f16::from_bits((v >> 16) as u16))
+        .collect();
+    let x = dev.upload(&keys)?;
+    let mut out = Vec::new();
+    for algorithm in [SortAlgorithm::MultiBit, SortAlgorithm::OneBit] {
+        for descending in [false, true] {
+            let want = stable_perm(&keys, rows, descending);
+            dev.take_reports();
+            let o = SortOptions {
+                descending,
+                algorithm,
+            };
+            let s = sort(dev, Batch::rows(&x, rows)?, o)?;
+            let idx = s.indices.download()?;
+            let vals = s.values.download()?;
+            let n_row = keys.len() / rows;
+            let ok = idx == want
+                && vals.iter().enumerate().all(|(i, v)| {
+                    v.to_bits() == keys[(i / n_row) * n_row + want[i] as usize].to_bits()
+                });
+            let bits = if algorithm == SortAlgorithm::OneBit {
+                1
+            } else {
+                4
+            };
+            let order = if descending { "desc" } else { "asc" };
+            let shape = if rows == 1 {
+                String::new()
+            } else {
+                format!(" {rows}x{n}")
+            };
+            let label = format!("sort f16 {bits}-bit {order}{shape} (+indices)");
+            out.push(row(dev, label, rows * n, ok, 8.0));
+        }
+    }
+    Ok(out)
+}
+
+/// TOPK (largest, sorted) of f16 rows: exactly the first k of the stable
+/// descending CPU sort. Floor: one read of the keys.
+fn tour_topk(dev: &Device, rows: usize, n: usize, k: usize) -> Result<Row, Error> {
+    let keys: Vec<f16> = pseudo_random(rows * n, 37)
+        .map(|v| f16::from_f32((v % 30000) as f32 / 1000.0 - 15.0))
+        .collect();
+    let x = dev.upload(&keys)?;
+    dev.take_reports();
+    let got = topk(dev, Batch::rows(&x, rows)?, k, TopkOptions::default())?;
+    let perm = stable_perm(&keys, rows, true);
+    let want: Vec<i32> = (0..rows)
+        .flat_map(|r| perm[r * n..r * n + k].iter().copied())
+        .collect();
+    let ok = got.indices.download()? == want;
+    Ok(row(
+        dev,
+        format!("topk f16 {rows}x{n} (k={k}, sorted)"),
+        rows * n,
+        ok,
+        2.0,
+    ))
+}
+
+/// TOPP sampling (p = 0.9) of rows with a clear nucleus (partial sums step
+/// over p): the token of every row against the Llama 3 reference on the CPU
+/// (stable descending sort, f64 cumulative mass, the same weighted draw).
+/// Floor: one read of the probabilities.
+fn tour_topp(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
+    let mut probs = Vec::with_capacity(rows * n);
+    for r in 0..rows {
+        // 16 large entries (90% of the mass) among a tail of small equal ones.
+        let big: Vec<usize> = pseudo_random(16, r as u64 + 41)
+            .map(|v| v as usize % n)
+            .collect();
+        let mut row: Vec<f32> = vec![0.1 / n as f32; n];
+        for (j, &i) in big.iter().enumerate() {
+            row[i] = 0.9 * (j as f32 + 1.0) / 136.0;
+        }
+        probs.extend(row.into_iter().map(f16::from_f32));
+    }
+    let x = dev.upload(&probs)?;
+    dev.take_reports();
+    let (p, seed) = (0.9f32, 7u64);
+    let o = TopPOptions {
+        p,
+        top_k: None,
+        seed,
+    };
+    let got = top_p_sample(dev, Batch::rows(&x, rows)?, o)?.download()?;
+    let perm = stable_perm(&probs, rows, true);
+    let mut ok = true;
+    for r in 0..rows {
+        let (mut mass, mut kept) = (0.0f64, Vec::new());
+        for &i in &perm[r * n..(r + 1) * n] {
+            let w = probs[r * n + i as usize].to_f32();
+            if mass <= f64::from(p) {
+                kept.push((i, w));
+            }
+            mass += f64::from(w);
+        }
+        let weights: Vec<f32> = kept.iter().map(|k| k.1).collect();
+        let at = multinomial_reference(&weights, 1, &[uniform(seed, r as u64, 0)])[0];
+        ok &= got[r] == kept[at as usize].0;
+    }
+    Ok(row(
+        dev,
+        format!("top-p f16 {rows}x{n} (p={p})"),
+        rows * n,
+        ok,
+        2.0,
+    ))
+}
+
 fn modeled_copy(dev: &Device, params: &CostParams, bytes: usize) -> Result<f64, Error> {
     let x = dev.alloc_zeroed::<u8>((bytes / 2).max(32))?;
     dev.take_reports();
@@ -442,6 +592,10 @@ fn main() -> Result<(), Error> {
     rows.push(tour_multinomial(&dev, 1, n + 7, 1)?);
     rows.push(tour_multinomial(&dev, 96, 128_256, 1)?);
     rows.push(tour_multinomial(&dev, 4, 100_000, 64)?);
+    rows.extend(tour_sort(&dev, 1, n + 7)?);
+    rows.extend(tour_sort(&dev, 96, 1000)?);
+    rows.push(tour_topk(&dev, 96, 128_256, 50)?);
+    rows.push(tour_topp(&dev, 8, 128_256)?);
     for op in [ScanOp::Max, ScanOp::Min] {
         for half in [true, false] {
             for exclusive in [false, true] {

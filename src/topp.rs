@@ -53,9 +53,9 @@ impl Default for TopPOptions {
 ///
 /// Ties in probability keep their input order in the sort, so the result
 /// is a deterministic function of (probs, p, top_k, seed). `p` is compared
-/// with the raw cumulative sum, as in the reference: rows need not sum to
-/// 1. Entries whose preceding mass is within fp32 rounding of `p` are kept
-/// or dropped as this scan's fp32 sums say.
+/// with the raw cumulative sum, as in the reference: rows need not sum to 1.
+/// Entries whose preceding mass is within fp32 rounding of `p` are kept or
+/// dropped as this scan's fp32 sums say.
 ///
 /// Errors ([`Error::InvalidArgument`]): `p` outside (0, 1] or NaN; `top_k`
 /// of 0 or more than the row length; `probs` with an entry outside [0, 1]

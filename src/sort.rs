@@ -86,19 +86,7 @@ pub fn sort<'a, K: SortKey>(
     options: SortOptions,
 ) -> Result<Sorted<K>> {
     let keys = keys.into();
-    if !device.same(keys.data().device()) {
-        return Err(Error::InvalidArgument {
-            name: "keys",
-            reason: "the buffer lives on another device".into(),
-        });
-    }
-    let (rows, n) = (keys.row_count(), keys.row_len());
-    if n as u64 > MAX_SORT_LEN {
-        return Err(Error::InvalidArgument {
-            name: "keys",
-            reason: format!("{n} keys per row: at most {MAX_SORT_LEN} (indices are i32)"),
-        });
-    }
+    let (rows, n) = checked(device, &keys)?;
     sort_rows(
         device,
         keys.data(),
@@ -108,6 +96,25 @@ pub fn sort<'a, K: SortKey>(
         options.descending,
         options.algorithm,
     )
+}
+
+/// The rows and row length of `keys`, checked: on `device`, rows of at most
+/// [`MAX_SORT_LEN`] keys.
+fn checked<K: SortKey>(device: &Device, keys: &Batch<'_, K>) -> Result<(usize, usize)> {
+    if !device.same(keys.data().device()) {
+        return Err(Error::InvalidArgument {
+            name: "keys",
+            reason: "the buffer lives on another device".into(),
+        });
+    }
+    let n = keys.row_len();
+    if n as u64 > MAX_SORT_LEN {
+        return Err(Error::InvalidArgument {
+            name: "keys",
+            reason: format!("{n} keys per row: at most {MAX_SORT_LEN} (indices are i32)"),
+        });
+    }
+    Ok((keys.row_count(), n))
 }
 
 /// The passes of a sort of `rows` rows of `n` keys; with `indices`, the
@@ -223,23 +230,11 @@ pub fn topk<'a, K: SortKey>(
     options: TopkOptions,
 ) -> Result<Sorted<K>> {
     let keys = keys.into();
-    if !device.same(keys.data().device()) {
-        return Err(Error::InvalidArgument {
-            name: "keys",
-            reason: "the buffer lives on another device".into(),
-        });
-    }
-    let (rows, n) = (keys.row_count(), keys.row_len());
+    let (rows, n) = checked(device, &keys)?;
     if k == 0 || k > n {
         return Err(Error::InvalidArgument {
             name: "k",
             reason: format!("k = {k}: must be in 1..={n} (the row length)"),
-        });
-    }
-    if n as u64 > MAX_SORT_LEN {
-        return Err(Error::InvalidArgument {
-            name: "keys",
-            reason: format!("{n} keys per row: at most {MAX_SORT_LEN} (indices are i32)"),
         });
     }
     let algo = algos::RadixSort::select(K::DTYPE)?;

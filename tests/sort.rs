@@ -1,7 +1,10 @@
 //! RADIXSORT through the safe API against a stable CPU sort (torch's order:
 //! NaN last / first in descending order, -0.0 equal to +0.0). Keys are
 //! compared bit for bit, indices exactly.
+mod common;
+
 use ascend_scan::{sort, topk, Batch, Device, SortAlgorithm, SortKey, SortOptions, TopkOptions};
+use common::words;
 use half::{bf16, f16};
 use std::cmp::Ordering;
 
@@ -100,17 +103,6 @@ fn check<K: Key>(keys: &[K], rows: usize, options: SortOptions) {
             want_idx[i]
         );
     }
-}
-
-/// Deterministic pseudo-random words (xorshift64*).
-fn words(n: usize, seed: u64) -> impl Iterator<Item = u64> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n).map(move |_| {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        s.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    })
 }
 
 fn random<K: Key>(n: usize, seed: u64) -> Vec<K> {

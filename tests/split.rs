@@ -2,10 +2,13 @@
 //! CPU reference. Values are compared bit for bit (random bit patterns, so
 //! NaN payloads, -0.0 and subnormals are included), indices and counts
 //! exactly.
+mod common;
+
 use ascend_scan::{
     compress, compress_with, split, split_with, CompressOptions, Device, Error, Soc, SplitOptions,
     SplitValue,
 };
+use common::words;
 use half::{bf16, f16};
 use proptest::prelude::*;
 
@@ -38,17 +41,6 @@ val! {
     u16: |b: u32| b as u16, |v: u16| u32::from(v);
     i32: |b: u32| b as i32, |v: i32| v as u32;
     f32: f32::from_bits, f32::to_bits;
-}
-
-/// Deterministic pseudo-random words (xorshift64*).
-fn words(n: usize, seed: u64) -> impl Iterator<Item = u64> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n).map(move |_| {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        s.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    })
 }
 
 fn values<T: Val>(n: usize, seed: u64) -> Vec<T> {

@@ -21,6 +21,17 @@ pub fn f16_data(n: usize, seed: u64) -> Vec<f16> {
         .collect()
 }
 
+/// Deterministic pseudo-random words (xorshift64*).
+pub fn words(n: usize, seed: u64) -> impl Iterator<Item = u64> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n).map(move |_| {
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        s.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    })
+}
+
 /// Deterministic i8 values over the whole range (xorshift).
 pub fn i8_data(n: usize, seed: u64) -> Vec<i8> {
     let mut state = seed | 1;

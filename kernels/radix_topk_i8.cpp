@@ -413,9 +413,10 @@ private:
         for (uint32_t d = 0; d < kMaxDigits; ++d) counts[d] = 0;
     }
 
-    // Counts of set `set` for row `r`: the row's total per value, and the
-    // part of it in rows pieces of earlier cores.
-    __aicore__ inline void RowCounts(uint32_t set, uint64_t r, uint64_t* before, uint64_t* total) {
+    // Counts of set `set` for row `r`: the row's total per value (the first
+    // `values` of them: each costs the scalar unit a UB read per core), and
+    // the part of it in row pieces of earlier cores.
+    __aicore__ inline void RowCounts(uint32_t set, uint32_t values, uint64_t r, uint64_t* before, uint64_t* total) {
         for (uint32_t d = 0; d < kMaxDigits; ++d) before[d] = total[d] = 0;
         if (OwnsRow(r)) {
             LocalTensor<int32_t> own = bufSmall_.GetWithOffset<int32_t>(kSlotInts, kOwnAt);
@@ -424,7 +425,7 @@ private:
             DataCopy(own, gWork_[SetAt(set) + t_.row_totals_offset / 4 + r * kSlotInts], kSlotInts);
             SetFlag<HardEvent::MTE2_S>(0);
             WaitFlag<HardEvent::MTE2_S>(0);
-            for (uint32_t d = 0; d < kSlotInts; ++d) total[d] = static_cast<uint64_t>(own.GetValue(d));
+            for (uint32_t d = 0; d < values; ++d) total[d] = static_cast<uint64_t>(own.GetValue(d));
             return;
         }
         // The cores sharing the row: earlier ones end in it (their
@@ -440,7 +441,7 @@ private:
         while (hi + 1 < cores_ && FirstRow(hi + 1) == r) ++hi;
         for (uint32_t c = lo; c <= hi; ++c) {
             uint32_t slot = c * 2 + (r == FirstRow(c) ? 0 : 1);
-            for (uint32_t d = 0; d < kSlotInts; ++d) {
+            for (uint32_t d = 0; d < values; ++d) {
                 uint64_t v = static_cast<uint64_t>(slots.GetValue(slot * kSlotInts + d));
                 total[d] += v;
                 if (c < core_) before[d] += v;
@@ -451,7 +452,7 @@ private:
     // Output offsets of each digit value for this core's piece of row `r`.
     __aicore__ inline void Bases(uint64_t r, uint64_t* base) {
         uint64_t before[kMaxDigits], total[kMaxDigits];
-        RowCounts(0, r, before, total);
+        RowCounts(0, digits_, r, before, total);
         uint64_t at = r * t_.n;
         for (uint32_t d = 0; d < digits_; ++d) {
             base[d] = at + before[d];
@@ -528,7 +529,7 @@ private:
         rank = t_.k;
         uint64_t before[kMaxDigits], total[kMaxDigits];
         for (uint32_t i = 0; i < j; ++i) {
-            RowCounts(i, r, before, total);
+            RowCounts(i, kMaxDigits, r, before, total);
             uint32_t v = 0;
             while (v + 1 < kMaxDigits && total[v] < rank) rank -= total[v++];
             prefix = prefix * kMaxDigits + v;
@@ -678,7 +679,7 @@ private:
             if (k == begin_ || ColOf(k) == 0) {
                 uint64_t before[kMaxDigits], total[kMaxDigits];
                 RowState(r, set, tau, need);
-                RowCounts(set, r, before, total);
+                RowCounts(set, 2, r, before, total);  // below, equal
                 lessAt = r * t_.k + before[0];
                 // The ties follow the t_.k - need keys below, the earlier
                 // cores' selected ties first.

@@ -6,6 +6,7 @@ mod common;
 use ascend_scan::{sort, topk, Batch, Device, SortAlgorithm, SortKey, SortOptions, TopkOptions};
 use common::words;
 use half::{bf16, f16};
+use proptest::prelude::*;
 use std::cmp::Ordering;
 
 fn device() -> Device {
@@ -388,5 +389,36 @@ fn topk_errors_name_k() {
             Err(ascend_scan::Error::InvalidArgument { name, .. }) => assert_eq!(name, "k"),
             r => panic!("{rows} rows, k = {k}: expected an error naming k, got {r:?}"),
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Random shapes (rows crossing tiles and cores), orders, algorithms and
+    /// f16 keys drawn from the specials and random bit patterns: sort and
+    /// topk (sorted and not) against the CPU references.
+    #[test]
+    fn sort_and_topk_of_random_shapes(
+        rows in 1usize..4,
+        n in 1usize..12_000,
+        k_frac in 0.0f64..1.0,
+        descending: bool,
+        one_bit: bool,
+        seed: u64,
+    ) {
+        let keys: Vec<f16> = words(rows * n, seed)
+            .map(|w| {
+                if w % 5 == 0 {
+                    f16::from_bits(F16_SPECIALS[(w >> 8) as usize % F16_SPECIALS.len()])
+                } else {
+                    f16::from_bits((w >> 20) as u16)
+                }
+            })
+            .collect();
+        let algorithm = if one_bit { SortAlgorithm::OneBit } else { SortAlgorithm::MultiBit };
+        check(&keys, rows, SortOptions { descending, algorithm });
+        let k = 1 + ((n - 1) as f64 * k_frac) as usize;
+        check_topk(&keys, rows, k, TopkOptions { largest: !descending, sorted: one_bit });
     }
 }

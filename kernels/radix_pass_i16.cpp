@@ -733,12 +733,6 @@ private:
         return kNarrow ? outKeys.ReinterpretCast<TKey>()[2 * kGroups] : outKeys.ReinterpretCast<TKey>();
     }
 
-    template <typename Que, typename T>
-    __aicore__ inline LocalTensor<T> Handoff(Que& q, LocalTensor<T>& t) {
-        q.EnQue(t);
-        return q.template DeQue<T>();
-    }
-
     TPipe pipe_;
     TQue<TPosition::VECIN, 2> qKeys_, qIdx_;  // the next tile loads while this one sorts
     TQue<TPosition::VECOUT, 2> qKeysOut_, qIdxOut_;

@@ -291,8 +291,7 @@ private:
 
     template <typename Que, typename T>
     __aicore__ inline void Store(Que& q, LocalTensor<T>& src, const GlobalTensor<T>& dst, uint32_t count) {
-        q.EnQue(src);
-        LocalTensor<T> out = q.template DeQue<T>();
+        LocalTensor<T> out = Handoff(q, src);
         StoreAny(dst, out, count);
         q.FreeTensor(out);
     }

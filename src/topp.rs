@@ -100,10 +100,9 @@ pub fn top_p_sample<'a, P: TopPProb>(
         )?,
     };
     let m = sorted.values.len() / rows;
-    let rows_of = |b| Batch::rows(b, rows);
     let cumulative = scan(
         device,
-        rows_of(&sorted.values)?,
+        Batch::rows(&sorted.values, rows)?,
         ScanOptions {
             algorithm: Algorithm::Auto,
             ..Default::default()

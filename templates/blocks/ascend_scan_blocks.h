@@ -247,6 +247,14 @@ __aicore__ inline void StoreAny(const GlobalTensor<T>& dst, const LocalTensor<T>
     DataCopyPad(dst, src, p);
 }
 
+// Hands a tensor from its producer to its consumer through queue `q`
+// (EnQue then DeQue: the queue inserts the pipe sync between them).
+template <typename Que, typename T>
+__aicore__ inline LocalTensor<T> Handoff(Que& q, const LocalTensor<T>& t) {
+    q.EnQue(t);
+    return q.template DeQue<T>();
+}
+
 // Writes one scalar to GM through UB (scalar write, then MTE3).
 template <typename T>
 __aicore__ inline void StoreScalar(const GlobalTensor<T>& dst, const LocalTensor<T>& scratch, T value) {

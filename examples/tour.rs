@@ -4,9 +4,11 @@
 //! modeled COPY that moves the operation's minimal traffic.
 use ascend_scan::{
     compress_with, copy, model_launch, multinomial, multinomial_reference, reduce, reduce_sum,
-    scan, sort, split_with, top_p_sample, topk, uniform, uniforms, Algorithm, Batch,
-    CompressOptions, CostParams, Device, Error, LaunchReport, SampleOptions, ScanInput, ScanOp,
-    ScanOptions, Soc, SortAlgorithm, SortOptions, SplitOptions, TopPOptions, TopkOptions,
+    scan, segmented_scan, segmented_sum, sort, split_with, top_p_sample, topk, uniform, uniforms,
+    Algorithm, Batch, CompressOptions, CostParams, Device, Error, LaunchReport, RevSpec,
+    SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
+    SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions, SplitOptions,
+    TopPOptions, TopkOptions,
 };
 use half::f16;
 use std::cmp::Ordering;
@@ -390,6 +392,101 @@ fn tour_split(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
     Ok(rows)
 }
 
+/// Segmented scans (every algorithm, inclusive and exclusive) and segmented
+/// sums (both algorithms) of f16 values with random flags at `ppm` starts per
+/// million, against an f64 reference. The tolerance is SSCR's (the loosest
+/// of the documented bounds: two global f32 prefixes of the d = 256 scan);
+/// tests/segscan.rs checks each algorithm against its own bound. Floors:
+/// scan 7 B (x, flags, f32 result), sum 3 B.
+fn tour_segmented(dev: &Device, n: usize, ppm: u64) -> Result<Vec<Row>, Error> {
+    let xs: Vec<f16> = pseudo_random(n, 31)
+        .map(|v| f16::from_f32((v % 2001) as f32 / 100.0 - 10.0))
+        .collect();
+    let fs: Vec<i8> = pseudo_random(n, 32)
+        .map(|v| i8::from(v % 1_000_000 < ppm))
+        .collect();
+    let u = 1.0 / f64::from(1u32 << 24);
+    // Reference: inclusive scan per segment, the prefix magnitude, sums.
+    let (mut incl, mut tol, mut sums) = (Vec::with_capacity(n), Vec::with_capacity(n), vec![]);
+    let (mut seg, mut abs) = (0f64, 0f64);
+    for (i, (x, &f)) in xs.iter().zip(&fs).enumerate() {
+        if i > 0 && f == 1 {
+            sums.push(seg);
+            seg = 0.0;
+        }
+        seg += x.to_f64();
+        abs += x.to_f64().abs();
+        incl.push(seg);
+        tol.push(2.0 * (256.0 + i as f64 / 256.0 + 2.0) * u * abs);
+    }
+    sums.push(seg);
+    let x = dev.upload(&xs)?;
+    let f = dev.upload(&fs)?;
+    let density = format!("{}%", ppm as f64 / 10_000.0);
+    let mut rows = Vec::new();
+    for (name, algorithm) in [
+        (
+            "SEGSCAN vector",
+            SegScanAlgorithm::SegScan {
+                revspec: RevSpec::Vector,
+            },
+        ),
+        (
+            "SEGSCAN simple",
+            SegScanAlgorithm::SegScan {
+                revspec: RevSpec::Simple,
+            },
+        ),
+        ("SSCR", SegScanAlgorithm::Sscr),
+    ] {
+        for exclusive in [false, true] {
+            dev.take_reports();
+            let options = SegScanOptions {
+                exclusive,
+                algorithm,
+            };
+            let y = segmented_scan(dev, &x, Segments::Flags(&f), options)?.download()?;
+            let ok = y.iter().enumerate().all(|(i, &g)| {
+                let want = if exclusive {
+                    incl[i] - xs[i].to_f64()
+                } else {
+                    incl[i]
+                };
+                (f64::from(g) - want).abs() <= tol[i]
+            });
+            let kind = if exclusive { "excl" } else { "incl" };
+            rows.push(row(
+                dev,
+                format!("segscan {name} f16 {kind} (f={density})"),
+                n,
+                ok,
+                7.0,
+            ));
+        }
+    }
+    for (name, algorithm) in [
+        ("bounded", SegSumAlgorithm::SegScan),
+        ("SCD", SegSumAlgorithm::Scd),
+    ] {
+        dev.take_reports();
+        let got =
+            segmented_sum(dev, &x, Segments::Flags(&f), SegSumOptions { algorithm })?.download()?;
+        let ok = got.len() == sums.len()
+            && got
+                .iter()
+                .zip(&sums)
+                .all(|(&g, &w)| (f64::from(g) - w).abs() <= tol[n - 1]);
+        rows.push(row(
+            dev,
+            format!("segsum {name} f16 (f={density})"),
+            n,
+            ok,
+            3.0,
+        ));
+    }
+    Ok(rows)
+}
+
 /// MULTINOMIAL: `draws` seeded draws from each of `rows` rows of `n` f16
 /// weights (a quarter of them zero), checked index for index against the
 /// CPU definition (`multinomial_reference`, same fp32 pair-sum tree, same
@@ -596,6 +693,8 @@ fn main() -> Result<(), Error> {
     rows.extend(tour_sort(&dev, 96, 1000)?);
     rows.push(tour_topk(&dev, 96, 128_256, 50)?);
     rows.push(tour_topp(&dev, 8, 128_256)?);
+    rows.extend(tour_segmented(&dev, n + 7, 1_000)?);
+    rows.extend(tour_segmented(&dev, n + 7, 100_000)?);
     for op in [ScanOp::Max, ScanOp::Min] {
         for half in [true, false] {
             for exclusive in [false, true] {

@@ -223,6 +223,17 @@ __aicore__ inline TAcc SumRange(const GlobalTensor<TIn>& gx, uint64_t begin, uin
     return sum;
 }
 
+// The tiles [first, last) of `block` in wave `wave` of a multi-core scan
+// (waves of perWave tiles, each split into blocks of perBlock tiles).
+__aicore__ inline void WaveBlockTiles(uint64_t tiles, uint64_t perWave, uint64_t perBlock, uint32_t wave,
+                                      uint32_t block, uint64_t& first, uint64_t& last) {
+    uint64_t waveFirst = static_cast<uint64_t>(wave) * perWave;
+    uint64_t waveEnd = waveFirst + perWave < tiles ? waveFirst + perWave : tiles;
+    first = waveFirst + static_cast<uint64_t>(block) * perBlock;
+    if (first > waveEnd) first = waveEnd;
+    last = first + perBlock < waveEnd ? first + perBlock : waveEnd;
+}
+
 // Per-vector-core partial sums live in 32-byte GM slots (one DMA block each,
 // so no two cores write the same block).
 template <typename TAcc>
@@ -246,6 +257,40 @@ __aicore__ inline void StoreAny(const GlobalTensor<T>& dst, const LocalTensor<T>
     if (count == 0) return;
     DataCopyExtParams p(1, count * static_cast<uint32_t>(sizeof(T)), 0, 0, 0);
     DataCopyPad(dst, src, p);
+}
+
+// Writes a slot of `words` int32 (filled by scalar writes) from UB to GM and
+// waits for it, so the slot may be refilled at once.
+__aicore__ inline void StoreSlot(const GlobalTensor<int32_t>& dst, const LocalTensor<int32_t>& own, uint32_t words) {
+    SetFlag<HardEvent::S_MTE3>(0);
+    WaitFlag<HardEvent::S_MTE3>(0);
+    DataCopy(dst, own, words);
+    SetFlag<HardEvent::MTE3_S>(0);
+    WaitFlag<HardEvent::MTE3_S>(0);
+}
+
+// The smallest and largest flag from lane-wise minima `lo` and maxima `hi`
+// (len halves each, len a power of two >= 16; both are folded in place):
+// halving on the vector unit down to one 32-byte block, then the scalar unit.
+__aicore__ inline void FoldFlagRange(const LocalTensor<half>& lo, const LocalTensor<half>& hi, uint32_t len,
+                                     int32_t& fmin, int32_t& fmax) {
+    PipeBarrier<PIPE_V>();
+    for (uint32_t w = len / 2; w >= 16; w /= 2) {
+        Min(lo, lo, lo[w], static_cast<int32_t>(w));
+        Max(hi, hi, hi[w], static_cast<int32_t>(w));
+        PipeBarrier<PIPE_V>();
+    }
+    SetFlag<HardEvent::V_S>(0);
+    WaitFlag<HardEvent::V_S>(0);
+    float a = 0.0f, b = 0.0f;
+    for (uint32_t i = 0; i < 16; ++i) {
+        float l = static_cast<float>(lo.GetValue(i));
+        float h = static_cast<float>(hi.GetValue(i));
+        a = l < a ? l : a;
+        b = h > b ? h : b;
+    }
+    fmin = static_cast<int32_t>(a);
+    fmax = static_cast<int32_t>(b);
 }
 
 // Hands a tensor from its producer to its consumer through queue `q`

@@ -364,4 +364,74 @@ static_assert(offsetof(TopPTiling, per_core) == 16, "TopPTiling: offset of per_c
 static_assert(offsetof(TopPTiling, p) == 24, "TopPTiling: offset of p differs from the Rust definition");
 static_assert(offsetof(TopPTiling, reserved) == 28, "TopPTiling: offset of reserved differs from the Rust definition");
 
+typedef struct SegScanTiling SegScanTiling;
+struct SegScanTiling {
+    // Elements to scan.
+    uint64_t n;
+    // Number of s*s tiles (the last may be partial).
+    uint32_t tiles;
+    // Tiles per AI core (block) and wave; each of its two vector cores
+    // owns half of them (the first ceil(T/2), or the rest).
+    uint32_t tiles_per_block;
+    // 1 for an exclusive scan, 0 for inclusive.
+    uint32_t exclusive;
+    // Slots of each vector core's ring.
+    uint32_t ring_slots;
+    // Byte offset of the value type's s zeros (after its U transposed at 0).
+    uint32_t zeros_offset;
+    // Byte offset of the flags' (int8) U transposed.
+    uint32_t flag_constants_offset;
+    // Byte offset of the flags' s zeros, from `flag_constants_offset`.
+    uint32_t flag_zeros_offset;
+    // Byte offset of the per-vector-core aggregates (32 bytes per core and wave).
+    uint32_t slots_offset;
+    // Byte offset of the rings (two per AI core).
+    uint32_t ring_offset;
+    // Waves of the input (each aggregated, then scanned, while it fits L2).
+    uint32_t waves;
+    // Tiles per wave (`tiles` when there is one wave).
+    uint32_t tiles_per_wave;
+};
+static_assert(sizeof(SegScanTiling) == 56, "SegScanTiling: size differs from the Rust definition");
+static_assert(offsetof(SegScanTiling, n) == 0, "SegScanTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(SegScanTiling, tiles) == 8, "SegScanTiling: offset of tiles differs from the Rust definition");
+static_assert(offsetof(SegScanTiling, tiles_per_block) == 12, "SegScanTiling: offset of tiles_per_block differs from the Rust definition");
+static_assert(offsetof(SegScanTiling, exclusive) == 16, "SegScanTiling: offset of exclusive differs from the Rust definition");
+static_assert(offsetof(SegScanTiling, ring_slots) == 20, "SegScanTiling: offset of ring_slots differs from the Rust definition");
+static_assert(offsetof(SegScanTiling, zeros_offset) == 24, "SegScanTiling: offset of zeros_offset differs from the Rust definition");
+static_assert(offsetof(SegScanTiling, flag_constants_offset) == 28, "SegScanTiling: offset of flag_constants_offset differs from the Rust definition");
+static_assert(offsetof(SegScanTiling, flag_zeros_offset) == 32, "SegScanTiling: offset of flag_zeros_offset differs from the Rust definition");
+static_assert(offsetof(SegScanTiling, slots_offset) == 36, "SegScanTiling: offset of slots_offset differs from the Rust definition");
+static_assert(offsetof(SegScanTiling, ring_offset) == 40, "SegScanTiling: offset of ring_offset differs from the Rust definition");
+static_assert(offsetof(SegScanTiling, waves) == 44, "SegScanTiling: offset of waves differs from the Rust definition");
+static_assert(offsetof(SegScanTiling, tiles_per_wave) == 48, "SegScanTiling: offset of tiles_per_wave differs from the Rust definition");
+
+typedef struct SegRevertTiling SegRevertTiling;
+struct SegRevertTiling {
+    // Elements.
+    uint64_t n;
+    // Elements per vector core (a multiple of 8).
+    uint64_t per_core;
+    // 1 for the exclusive segmented scan, 0 for inclusive.
+    uint32_t exclusive;
+    // Unused (keeps the size a multiple of 8).
+    uint32_t reserved;
+};
+static_assert(sizeof(SegRevertTiling) == 24, "SegRevertTiling: size differs from the Rust definition");
+static_assert(offsetof(SegRevertTiling, n) == 0, "SegRevertTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(SegRevertTiling, per_core) == 8, "SegRevertTiling: offset of per_core differs from the Rust definition");
+static_assert(offsetof(SegRevertTiling, exclusive) == 16, "SegRevertTiling: offset of exclusive differs from the Rust definition");
+static_assert(offsetof(SegRevertTiling, reserved) == 20, "SegRevertTiling: offset of reserved differs from the Rust definition");
+
+typedef struct SegDiffTiling SegDiffTiling;
+struct SegDiffTiling {
+    // Elements.
+    uint64_t n;
+    // Elements per vector core (a multiple of 8).
+    uint64_t per_core;
+};
+static_assert(sizeof(SegDiffTiling) == 16, "SegDiffTiling: size differs from the Rust definition");
+static_assert(offsetof(SegDiffTiling, n) == 0, "SegDiffTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(SegDiffTiling, per_core) == 8, "SegDiffTiling: offset of per_core differs from the Rust definition");
+
 #endif

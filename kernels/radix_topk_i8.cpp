@@ -290,11 +290,7 @@ private:
     __aicore__ inline void StoreCounts(const GlobalTensor<int32_t>& dst, const uint64_t* counts) {
         LocalTensor<int32_t> own = bufSmall_.GetWithOffset<int32_t>(kSlotInts, kOwnAt);
         for (uint32_t d = 0; d < kSlotInts; ++d) own.SetValue(d, static_cast<int32_t>(counts[d]));
-        SetFlag<HardEvent::S_MTE3>(0);
-        WaitFlag<HardEvent::S_MTE3>(0);
-        DataCopy(dst, own, kSlotInts);
-        SetFlag<HardEvent::MTE3_S>(0);
-        WaitFlag<HardEvent::MTE3_S>(0);
+        StoreSlot(dst, own, kSlotInts);
     }
 
     // Phase 1: digit counts per row piece of this core's tiles.

@@ -28,14 +28,9 @@ constexpr uint32_t kChunk = 4096;  // vector chunk (elements), a multiple of s
 
 __aicore__ inline uint64_t Min(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-// The tiles [first, last) of `block` in wave `wave` (waves of tiles_per_wave
-// tiles, each split into blocks of tiles_per_block).
 __aicore__ inline void BlockTiles(const RtScanTiling& t, uint32_t wave, uint32_t block, uint64_t& first,
                                   uint64_t& last) {
-    uint64_t waveFirst = static_cast<uint64_t>(wave) * t.tiles_per_wave;
-    uint64_t waveEnd = Min(waveFirst + t.tiles_per_wave, t.tiles);
-    first = Min(waveFirst + static_cast<uint64_t>(block) * t.tiles_per_block, waveEnd);
-    last = Min(first + t.tiles_per_block, waveEnd);
+    WaveBlockTiles(t.tiles, t.tiles_per_wave, t.tiles_per_block, wave, block, first, last);
 }
 
 __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR workspace, const RtScanTiling& t) {

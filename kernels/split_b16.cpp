@@ -193,32 +193,14 @@ private:
             ones += kept;
             if (cache) Store(qBits_, b, gBits_[off / 8], padded / 8);
         }
-        // Fold the flag range to 16 lanes (one 32-byte block), then on the scalar unit.
-        PipeBarrier<PIPE_V>();
-        for (uint32_t w = kTile / 2; w >= 16; w /= 2) {
-            Min(lo, lo, lo[w], static_cast<int32_t>(w));
-            Max(hi, hi, hi[w], static_cast<int32_t>(w));
-            PipeBarrier<PIPE_V>();
-        }
-        SetFlag<HardEvent::V_S>(0);
-        WaitFlag<HardEvent::V_S>(0);
-        float fmin = 0.0f, fmax = 0.0f;
-        for (uint32_t i = 0; i < 16; ++i) {
-            float a = static_cast<float>(lo.GetValue(i));
-            float b = static_cast<float>(hi.GetValue(i));
-            fmin = a < fmin ? a : fmin;
-            fmax = b > fmax ? b : fmax;
-        }
+        int32_t fmin = 0, fmax = 0;
+        FoldFlagRange(lo, hi, kTile, fmin, fmax);
         LocalTensor<int32_t> own = Small<int32_t>(kOwnAt, kSlotInts);
         own.SetValue(0, static_cast<int32_t>(ones));
-        own.SetValue(1, static_cast<int32_t>(fmin));
-        own.SetValue(2, static_cast<int32_t>(fmax));
+        own.SetValue(1, fmin);
+        own.SetValue(2, fmax);
         for (uint32_t i = 3; i < kSlotInts; ++i) own.SetValue(i, 0);
-        SetFlag<HardEvent::S_MTE3>(0);
-        WaitFlag<HardEvent::S_MTE3>(0);
-        DataCopy(slot, own, kSlotInts);
-        SetFlag<HardEvent::MTE3_S>(0);
-        WaitFlag<HardEvent::MTE3_S>(0);
+        StoreSlot(slot, own, kSlotInts);
     }
 
     // Phase 2: compaction of every tile of this core's range; flag-1

@@ -322,6 +322,28 @@ impl<T: Element> DeviceBuffer<T> {
         }
         Ok(out)
     }
+    /// Copies `data` from the host to elements `start..start + data.len()`.
+    pub(crate) fn upload_at(&self, start: usize, data: &[T]) -> Result<()> {
+        if start
+            .checked_add(data.len())
+            .is_none_or(|end| end > self.len)
+        {
+            return Err(Error::InvalidArgument {
+                name: "data",
+                reason: format!(
+                    "elements {start}..+{} written to a buffer of {}",
+                    data.len(),
+                    self.len
+                ),
+            });
+        }
+        if !data.is_empty() {
+            self.device.bind()?;
+            let capacity = (self.len - start) * std::mem::size_of::<T>();
+            ffi::upload(self.ptr_at(start), capacity, as_bytes(data))?;
+        }
+        Ok(())
+    }
     pub(crate) fn ptr(&self) -> *mut c_void {
         self.ptr
     }

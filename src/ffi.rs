@@ -288,6 +288,21 @@ const RADIX: &[Entry<Launch5<sys::RadixTiling>, sys::RadixTiling>] = entries!(
     aclrtlaunch_radix_topk_bf16,
 );
 
+const SEGSCAN: &[Entry<Launch5<sys::SegScanTiling>, sys::SegScanTiling>] = entries!(
+    aclrtlaunch_segscan_f16_s64_simple,
+    aclrtlaunch_segscan_f16_s64_vec,
+    aclrtlaunch_segscan_bf16_s64_simple,
+    aclrtlaunch_segscan_bf16_s64_vec,
+    aclrtlaunch_segscan_i8_s64_simple,
+    aclrtlaunch_segscan_i8_s64_vec
+);
+const SEGREVERT: &[Entry<Launch5<sys::SegRevertTiling>, sys::SegRevertTiling>] = entries!(
+    aclrtlaunch_segrevert_f16,
+    aclrtlaunch_segrevert_bf16,
+    aclrtlaunch_segrevert_i8
+);
+const SEGDIFF: &[Entry<Launch3<sys::SegDiffTiling>, sys::SegDiffTiling>] =
+    entries!(aclrtlaunch_segdiff_f32, aclrtlaunch_segdiff_i32);
 const SAMPLE: &[Entry<Launch4<sys::SampleTiling>, sys::SampleTiling>] = entries!(
     aclrtlaunch_sample_f16,
     aclrtlaunch_sample_bf16,
@@ -323,6 +338,9 @@ pub(crate) fn has_entry(name: &str) -> bool {
         RADIX.iter().map(|e| e.0).collect(),
         SAMPLE.iter().map(|e| e.0).collect(),
         TOPP.iter().map(|e| e.0).collect(),
+        SEGSCAN.iter().map(|e| e.0).collect(),
+        SEGREVERT.iter().map(|e| e.0).collect(),
+        SEGDIFF.iter().map(|e| e.0).collect(),
     ];
     names.iter().flatten().any(|n| *n == name)
 }
@@ -375,7 +393,7 @@ macro_rules! launchable3 {
         }
     )*};
 }
-launchable3!(VecCumSumTiling => VECCUMSUM, ReduceTiling => REDUCE);
+launchable3!(VecCumSumTiling => VECCUMSUM, ReduceTiling => REDUCE, SegDiffTiling => SEGDIFF);
 
 macro_rules! launchable5 {
     ($($tiling:ident => $table:ident),*) => {$(
@@ -390,7 +408,7 @@ macro_rules! launchable5 {
         }
     )*};
 }
-launchable5!(SplitTiling => SPLIT, RadixTiling => RADIX);
+launchable5!(SplitTiling => SPLIT, RadixTiling => RADIX, SegScanTiling => SEGSCAN, SegRevertTiling => SEGREVERT);
 
 impl Launchable for algos::CopyTiling {
     fn launch(

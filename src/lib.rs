@@ -26,6 +26,7 @@ mod policy_table;
 mod reduce;
 mod sample;
 mod scan;
+mod segscan;
 mod sort;
 mod split;
 mod topp;
@@ -43,6 +44,10 @@ pub use sample::{
 pub use scan::{
     scan, Algorithm, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS,
     MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
+};
+pub use segscan::{
+    segmented_scan, segmented_sum, RevSpec, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm,
+    SegSumOptions, SegmentSums, SegmentedInput, Segments,
 };
 pub use sort::{
     sort, topk, SortAlgorithm, SortKey, SortOptions, Sorted, TopkOptions, MAX_SORT_LEN,

@@ -201,19 +201,45 @@ fn run<T: SplitValue>(
             ones: 0,
         });
     }
+    let ones = launch::<T>(
+        device,
+        [values.ptr(), flags.ptr()],
+        n,
+        [
+            out.ptr(),
+            indices
+                .as_ref()
+                .map_or(std::ptr::null_mut(), DeviceBuffer::ptr),
+        ],
+        kind,
+        "flags",
+    )?;
+    Ok(Split {
+        values: out,
+        indices,
+        ones,
+    })
+}
+
+/// One SPLIT or COMPRESS launch over `n >= 1` elements at raw device
+/// pointers `[values, flags]` into `[out, indices]` (indices may be null):
+/// also for views into buffers (the segmented operations compress shifted
+/// ranges). Returns the number of ones; refuses flags other than 0/1,
+/// naming the caller's argument `flags_name`.
+pub(crate) fn launch<T: SplitValue>(
+    device: &Device,
+    [values, flags]: [*mut std::ffi::c_void; 2],
+    n: usize,
+    [out, indices]: [*mut std::ffi::c_void; 2],
+    kind: algos::SplitKind,
+    flags_name: &'static str,
+) -> Result<usize> {
+    let want_indices = !indices.is_null();
     let algo = algos::SplitInd::new(kind, T::DTYPE)?;
     let mut plan = algo.plan(device.profile(), n as u64, want_indices)?;
     let slot_ints = (plan.workspace_bytes.min(plan.tiling.bits_offset) / 4) as usize;
     let workspace = device.alloc_zeroed::<i32>(plan.workspace_bytes.div_ceil(4) as usize)?;
-    let gm = [
-        values.ptr(),
-        flags.ptr(),
-        out.ptr(),
-        indices
-            .as_ref()
-            .map_or(std::ptr::null_mut(), DeviceBuffer::ptr),
-        workspace.ptr(),
-    ];
+    let gm = [values, flags, out, indices, workspace.ptr()];
     device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
     // Per wave and core a slot: count of non-zero flags, smallest flag,
     // largest flag (all zero when the core had nothing in the wave).
@@ -228,13 +254,9 @@ fn run<T: SplitValue>(
     if lo < 0 || hi > 1 {
         let bad = if lo < 0 { lo } else { hi };
         return Err(Error::InvalidArgument {
-            name: "flags",
+            name: flags_name,
             reason: format!("flags must be 0 or 1, found {bad}"),
         });
     }
-    Ok(Split {
-        values: out,
-        indices,
-        ones,
-    })
+    Ok(ones)
 }

@@ -271,6 +271,83 @@ extern "C" uint32_t aclrtlaunch_topp_pick_i32(uint32_t blockDim, void* stream, v
     return ascsim::launch("topp_pick_i32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { topp_pick_i32(static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(pos), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void segscan_f16_s64_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segscan_f16_s64_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
+    SegScanTiling t = *tiling;
+    return ascsim::launch("segscan_f16_s64_simple", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_f16_s64_simple(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void segscan_f16_s64_vec(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segscan_f16_s64_vec(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
+    SegScanTiling t = *tiling;
+    return ascsim::launch("segscan_f16_s64_vec", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_f16_s64_vec(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void segscan_bf16_s64_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segscan_bf16_s64_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
+    SegScanTiling t = *tiling;
+    return ascsim::launch("segscan_bf16_s64_simple", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_bf16_s64_simple(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void segscan_bf16_s64_vec(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segscan_bf16_s64_vec(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
+    SegScanTiling t = *tiling;
+    return ascsim::launch("segscan_bf16_s64_vec", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_bf16_s64_vec(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void segscan_i8_s64_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segscan_i8_s64_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
+    SegScanTiling t = *tiling;
+    return ascsim::launch("segscan_i8_s64_simple", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_i8_s64_simple(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void segscan_i8_s64_vec(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segscan_i8_s64_vec(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
+    SegScanTiling t = *tiling;
+    return ascsim::launch("segscan_i8_s64_vec", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_i8_s64_vec(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void segrevert_f16(GM_ADDR xe, GM_ADDR x, GM_ADDR fs, GM_ADDR v, GM_ADDR y, SegRevertTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segrevert_f16(uint32_t blockDim, void* stream, void* xe, void* x, void* fs, void* v, void* y, SegRevertTiling* tiling) {
+    SegRevertTiling t = *tiling;
+    return ascsim::launch("segrevert_f16", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { segrevert_f16(static_cast<GM_ADDR>(xe), static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(fs), static_cast<GM_ADDR>(v), static_cast<GM_ADDR>(y), t); });
+}
+
+extern "C" void segrevert_bf16(GM_ADDR xe, GM_ADDR x, GM_ADDR fs, GM_ADDR v, GM_ADDR y, SegRevertTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segrevert_bf16(uint32_t blockDim, void* stream, void* xe, void* x, void* fs, void* v, void* y, SegRevertTiling* tiling) {
+    SegRevertTiling t = *tiling;
+    return ascsim::launch("segrevert_bf16", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { segrevert_bf16(static_cast<GM_ADDR>(xe), static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(fs), static_cast<GM_ADDR>(v), static_cast<GM_ADDR>(y), t); });
+}
+
+extern "C" void segrevert_i8(GM_ADDR xe, GM_ADDR x, GM_ADDR fs, GM_ADDR v, GM_ADDR y, SegRevertTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segrevert_i8(uint32_t blockDim, void* stream, void* xe, void* x, void* fs, void* v, void* y, SegRevertTiling* tiling) {
+    SegRevertTiling t = *tiling;
+    return ascsim::launch("segrevert_i8", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { segrevert_i8(static_cast<GM_ADDR>(xe), static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(fs), static_cast<GM_ADDR>(v), static_cast<GM_ADDR>(y), t); });
+}
+
+extern "C" void segdiff_f32(GM_ADDR z, GM_ADDR y, GM_ADDR workspace, SegDiffTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segdiff_f32(uint32_t blockDim, void* stream, void* z, void* y, void* workspace, SegDiffTiling* tiling) {
+    SegDiffTiling t = *tiling;
+    return ascsim::launch("segdiff_f32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { segdiff_f32(static_cast<GM_ADDR>(z), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void segdiff_i32(GM_ADDR z, GM_ADDR y, GM_ADDR workspace, SegDiffTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segdiff_i32(uint32_t blockDim, void* stream, void* z, void* y, void* workspace, SegDiffTiling* tiling) {
+    SegDiffTiling t = *tiling;
+    return ascsim::launch("segdiff_i32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { segdiff_i32(static_cast<GM_ADDR>(z), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void scanu_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {

@@ -16,6 +16,8 @@ pub mod rtscan;
 pub mod sample;
 pub mod scanu;
 pub mod scanul1;
+pub mod segops;
+pub mod segscan;
 pub mod split;
 pub mod tiling;
 pub mod topp;
@@ -31,6 +33,8 @@ pub use rtscan::{ReduceThenScan, RtScanTiling};
 pub use sample::{Sample, SampleTiling};
 pub use scanu::{ScanU, ScanUTiling};
 pub use scanul1::{ScanUL1, ScanUL1Tiling};
+pub use segops::{SegDiff, SegDiffTiling, SegRevert, SegRevertTiling};
+pub use segscan::{RevSpec, SegScan, SegScanTiling};
 pub use split::{Compress, SplitInd, SplitKind, SplitTiling};
 pub use tiling::Tiling;
 pub use topp::{TopP, TopPKind, TopPTiling};
@@ -91,6 +95,23 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
     out.push(Box::new(
         TopP::new(TopPKind::Pick).expect("catalogue entries are valid"),
     ));
+    for dtype in SegScan::DTYPES {
+        for revspec in RevSpec::ALL {
+            out.push(Box::new(
+                SegScan::new(dtype, 64, revspec).expect("catalogue entries are valid"),
+            ));
+        }
+    }
+    for dtype in SegRevert::DTYPES {
+        out.push(Box::new(
+            SegRevert::new(dtype).expect("catalogue entries are valid"),
+        ));
+    }
+    for dtype in SegDiff::DTYPES {
+        out.push(Box::new(
+            SegDiff::new(dtype).expect("catalogue entries are valid"),
+        ));
+    }
     for dtype in ScanU::DTYPES {
         for s in ScanU::TILE_EDGES {
             out.push(Box::new(

@@ -5,7 +5,8 @@ use crate::kernel::{generated_header, Kernel};
 use crate::tiling::Tiling;
 use crate::{
     catalogue, CopyTiling, McScanTiling, OpScanTiling, RadixTiling, ReduceTiling, RtScanTiling,
-    SampleTiling, ScanUL1Tiling, ScanUTiling, SplitTiling, TopPTiling, VecCumSumTiling,
+    SampleTiling, ScanUL1Tiling, ScanUTiling, SegDiffTiling, SegRevertTiling, SegScanTiling,
+    SplitTiling, TopPTiling, VecCumSumTiling,
 };
 
 /// One generated file: path relative to the workspace root, and contents.
@@ -120,6 +121,9 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
                 TilingDef::of::<RadixTiling>(),
                 TilingDef::of::<SampleTiling>(),
                 TilingDef::of::<TopPTiling>(),
+                TilingDef::of::<SegScanTiling>(),
+                TilingDef::of::<SegRevertTiling>(),
+                TilingDef::of::<SegDiffTiling>(),
             ],
         }
         .render()?

@@ -52,6 +52,48 @@ struct RtScanTemplate<'a> {
     ring_slots: u32,
 }
 
+/// Whole tiles over the AI cores in waves: the input and output of one wave
+/// take at most half the L2, so a wave's input is still there when it is read
+/// a second time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct WaveSplit {
+    pub(crate) tiles: u32,
+    pub(crate) waves: u64,
+    pub(crate) tiles_per_wave: u64,
+    pub(crate) tiles_per_block: u64,
+    pub(crate) block_dim: u64,
+}
+
+/// Splits `n` elements into tiles of `tile`, waves of at most half the L2
+/// (`elem_bytes` of traffic per element) and blocks (one per AI core).
+pub(crate) fn wave_split(
+    soc: &SocProfile,
+    n: u64,
+    tile: u64,
+    elem_bytes: u64,
+) -> Result<WaveSplit, AlgoError> {
+    let split = block_split(soc, n, tile)?;
+    let wave_tiles = (soc.l2_bytes / 2 / elem_bytes / tile).max(u64::from(soc.cube_cores));
+    Ok(if u64::from(split.tiles) <= wave_tiles {
+        WaveSplit {
+            tiles: split.tiles,
+            waves: 1,
+            tiles_per_wave: u64::from(split.tiles),
+            tiles_per_block: u64::from(split.tiles_per_block),
+            block_dim: split.block_dim,
+        }
+    } else {
+        let per_block = wave_tiles.div_ceil(u64::from(soc.cube_cores));
+        WaveSplit {
+            tiles: split.tiles,
+            waves: u64::from(split.tiles).div_ceil(wave_tiles),
+            tiles_per_wave: wave_tiles,
+            tiles_per_block: per_block,
+            block_dim: wave_tiles.div_ceil(per_block),
+        }
+    })
+}
+
 /// Ring slots per AI core: enough for the cube to run ahead, small enough
 /// that all rings (20 x 4 x 64 KiB at s = 128) stay far inside L2.
 const RING_SLOTS: u32 = 4;
@@ -81,29 +123,15 @@ impl ReduceThenScan {
     ) -> Result<LaunchPlan<RtScanTiling>, AlgoError> {
         let s = u64::from(self.tile.s());
         let tile = s * s;
-        let split = block_split(soc, n, tile)?;
-        // Waves: the input and output of one wave take at most half the L2,
-        // so the wave's input is still there when the scan re-reads it.
         let elem_bytes =
             (self.tile.dtype().size() + scan_accumulator(self.tile.dtype()).size()) as u64;
-        let wave_tiles = (soc.l2_bytes / 2 / elem_bytes / tile).max(u64::from(soc.cube_cores));
-        let (waves, tiles_per_wave, tiles_per_block, block_dim) =
-            if u64::from(split.tiles) <= wave_tiles {
-                (
-                    1,
-                    u64::from(split.tiles),
-                    u64::from(split.tiles_per_block),
-                    split.block_dim,
-                )
-            } else {
-                let per_block = wave_tiles.div_ceil(u64::from(soc.cube_cores));
-                (
-                    u64::from(split.tiles).div_ceil(wave_tiles),
-                    wave_tiles,
-                    per_block,
-                    wave_tiles.div_ceil(per_block),
-                )
-            };
+        let WaveSplit {
+            tiles,
+            waves,
+            tiles_per_wave,
+            tiles_per_block,
+            block_dim,
+        } = wave_split(soc, n, tile, elem_bytes)?;
         let constants = self.workspace_constants().len() as u64;
         // Two sets (alternating by wave) of one 32-byte slot per vector core.
         let ring_offset = (constants + 2 * 2 * block_dim * 32).div_ceil(512) * 512;
@@ -117,7 +145,7 @@ impl ReduceThenScan {
             workspace_bytes: ring_offset + ring_bytes,
             tiling: RtScanTiling {
                 n,
-                tiles: split.tiles,
+                tiles,
                 tiles_per_block: tiles_per_block as u32,
                 exclusive: u32::from(exclusive),
                 ring_slots: RING_SLOTS,

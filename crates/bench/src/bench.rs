@@ -10,9 +10,10 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use ascend_scan::{
-    compress, copy, multinomial, reduce_max, reduce_sum, scan, sort, split_with, top_p_sample,
-    topk, Algorithm, Batch, Device, SampleOptions, ScanOp, ScanOptions, Soc, SortAlgorithm,
-    SortOptions, SplitOptions, TopPOptions, TopkOptions, MAX_I8_SCAN_LEN,
+    compress, copy, multinomial, reduce_max, reduce_sum, scan, segmented_scan, segmented_sum, sort,
+    split_with, top_p_sample, topk, Algorithm, Batch, Device, RevSpec, SampleOptions, ScanOp,
+    ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc,
+    SortAlgorithm, SortOptions, SplitOptions, TopPOptions, TopkOptions, MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::pipe_name;
 use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport};
@@ -96,6 +97,57 @@ enum Op {
     TopKF16 {
         rows: u32,
     },
+    /// Segmented scan (inclusive) of SEG_N f16 values, random flags with
+    /// `ppm` ones per million.
+    SegScanF16 {
+        algo: SegAlgo,
+        ppm: u32,
+    },
+    /// Segmented sum of SEG_N f16 values, random flags with `ppm` ones per million.
+    SegSumF16 {
+        algo: SegSumAlgorithm,
+        ppm: u32,
+    },
+}
+
+/// The segmented scans of the bench.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SegAlgo {
+    Vector,
+    Simple,
+    Sscr,
+}
+
+impl SegAlgo {
+    fn algorithm(self) -> SegScanAlgorithm {
+        match self {
+            SegAlgo::Vector => SegScanAlgorithm::SegScan {
+                revspec: RevSpec::Vector,
+            },
+            SegAlgo::Simple => SegScanAlgorithm::SegScan {
+                revspec: RevSpec::Simple,
+            },
+            SegAlgo::Sscr => SegScanAlgorithm::Sscr,
+        }
+    }
+    fn label(self) -> &'static str {
+        match self {
+            SegAlgo::Vector => "SEGSCAN revspec=vector",
+            SegAlgo::Simple => "SEGSCAN revspec=simple",
+            SegAlgo::Sscr => "SSCR",
+        }
+    }
+}
+
+/// Segment densities of the segmented rows (ones per million flags):
+/// 0.01%, 0.1%, 1%, 10%, 100%.
+const SEG_PPM: [u32; 5] = [100, 1_000, 10_000, 100_000, 1_000_000];
+
+/// Length of the segmented rows (a fixed shape: 2^24, within SSCR's int8 limit).
+const SEG_N: usize = 1 << 24;
+
+fn density_label(ppm: u32) -> String {
+    format!("{}%", f64::from(ppm) / 10_000.0)
 }
 
 /// Batch sizes and vocabularies of the TOPP rows (Llama 2, Llama 3,
@@ -174,6 +226,20 @@ impl Op {
             }
             Op::TopPF16 { rows, vocab } => format!("TOPP f16 {rows}x{vocab} (p=0.9)"),
             Op::TopKF16 { rows } => format!("TOPK f16 {rows}x{VOCAB} (k=50, sorted)"),
+            Op::SegScanF16 { algo, ppm } => {
+                format!(
+                    "{} f16->f32 incl (flags {})",
+                    algo.label(),
+                    density_label(ppm)
+                )
+            }
+            Op::SegSumF16 { algo, ppm } => {
+                let name = match algo {
+                    SegSumAlgorithm::Scd => "SEGSUM SCD",
+                    _ => "SEGSUM bounded (SEGSCAN+compress)",
+                };
+                format!("{name} f16->f32 (flags {})", density_label(ppm))
+            }
             Op::MultinomialF16 { rows: 0 } => "MULTINOMIAL f16 1 row (1 draw)".into(),
             Op::MultinomialF16 { rows } => {
                 format!("MULTINOMIAL f16 {rows}x{VOCAB} (1 draw/row)")
@@ -200,6 +266,10 @@ impl Op {
             Op::MultinomialF16 { .. } => 2,
             // One read of the probabilities (the tokens are 4 bytes per row).
             Op::TopPF16 { .. } | Op::TopKF16 { .. } => 2,
+            // Read values (2) and flags (1), write the f32 result (4).
+            Op::SegScanF16 { .. } => 7,
+            // Read values and flags (the sums are one per segment).
+            Op::SegSumF16 { .. } => 3,
         }
     }
     /// The element count of a fixed-shape operation (swept ones: None).
@@ -208,6 +278,7 @@ impl Op {
             Op::MultinomialF16 { rows } if rows > 0 => Some(rows as usize * VOCAB),
             Op::TopPF16 { rows, vocab } => Some(rows as usize * vocab as usize),
             Op::TopKF16 { rows } => Some(rows as usize * VOCAB),
+            Op::SegScanF16 { .. } | Op::SegSumF16 { .. } => Some(SEG_N),
             _ => None,
         }
     }
@@ -224,7 +295,9 @@ impl Op {
             | Op::SortF16 { .. }
             | Op::MultinomialF16 { .. }
             | Op::TopPF16 { .. }
-            | Op::TopKF16 { .. } => false,
+            | Op::TopKF16 { .. }
+            | Op::SegScanF16 { .. }
+            | Op::SegSumF16 { .. } => false,
             Op::ScanF16 { algo, .. } | Op::ScanI8 { algo, .. } => algo.single_core(),
         }
     }
@@ -533,6 +606,34 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 debug_assert!(len >= rows);
             }
+            Op::SegScanF16 { ppm, .. } | Op::SegSumF16 { ppm, .. } => {
+                let data: Vec<f16> = bits(n, 9)
+                    .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
+                    .collect();
+                let cut = u64::from(ppm);
+                let flags: Vec<i8> = bits(n, 10).map(|v| i8::from(v % 1_000_000 < cut)).collect();
+                let x = self.dev.upload(&data)?;
+                let f = self.dev.upload(&flags)?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let segments = Segments::Flags(&f);
+                let len = match op {
+                    Op::SegScanF16 { algo, .. } => {
+                        let options = SegScanOptions {
+                            exclusive: false,
+                            algorithm: algo.algorithm(),
+                        };
+                        segmented_scan(&self.dev, &x, segments, options)?.len()
+                    }
+                    Op::SegSumF16 { algo, .. } => {
+                        segmented_sum(&self.dev, &x, segments, SegSumOptions { algorithm: algo })?
+                            .count
+                    }
+                    _ => unreachable!("a segmented op"),
+                };
+                wall = t.elapsed().as_secs_f64();
+                debug_assert!(len <= n);
+            }
         }
         let (m, r) = modeled(&self.dev.take_reports(), &self.params, n as u64)?;
         Ok((m, r, wall))
@@ -587,6 +688,14 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
             }
         }
     }
+    for ppm in SEG_PPM {
+        for algo in [SegAlgo::Vector, SegAlgo::Simple, SegAlgo::Sscr] {
+            ops.push(Op::SegScanF16 { algo, ppm });
+        }
+        for algo in [SegSumAlgorithm::SegScan, SegSumAlgorithm::Scd] {
+            ops.push(Op::SegSumF16 { algo, ppm });
+        }
+    }
     for rows in TOPP_ROWS {
         for vocab in TOPP_VOCABS {
             ops.push(Op::TopPF16 { rows, vocab });
@@ -622,7 +731,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let notes = vec![
         format!(
-            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN, COMPRESS, SPLIT and MULTINOMIAL (one row) up to 2^{max}; RADIXSORT up to 2^{} (G elem/s is its GKeys/s); MULTINOMIAL also at the fixed shapes 1 and 96 rows of a 128256 vocabulary; TOPP at {{1, 8, 96, 256}} rows x {{32000, 128256, 129280, 151936}} (% of COPY: of its one-read floor, 2 B per probability); TOPK at 96 x 128256.",
+            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN, COMPRESS, SPLIT and MULTINOMIAL (one row) up to 2^{max}; RADIXSORT up to 2^{} (G elem/s is its GKeys/s); MULTINOMIAL also at the fixed shapes 1 and 96 rows of a 128256 vocabulary; TOPP at {{1, 8, 96, 256}} rows x {{32000, 128256, 129280, 151936}} (% of COPY: of its one-read floor, 2 B per probability); TOPK at 96 x 128256; the segmented operations at 2^24 elements and flag densities 0.01%, 0.1%, 1%, 10%, 100%.",
             SINGLE_CORE_MAX_LOG2.min(max),
             SINGLE_CORE_MAX_LOG2_QUICK.min(max),
             SORT_MAX_LOG2.min(max),

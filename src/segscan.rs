@@ -1,0 +1,479 @@
+//! Segmented scan and segmented sum (ALGORITHMS.md, "Segmented operations").
+use crate::device::{Device, DeviceBuffer};
+use crate::error::{Error, Result};
+use crate::ffi;
+use crate::scan::{scan, ScanInput, ScanOptions, MAX_I8_SCAN_LEN, MAX_SCAN_LEN};
+use crate::split::{self, SplitValue};
+
+pub use algos::RevSpec;
+
+/// Value types of the segmented operations: f16 and bf16 (accumulating in
+/// f32) and i8 (accumulating in i32, exact).
+pub trait SegmentedInput: ScanInput<Acc: SplitValue> {}
+impl SegmentedInput for half::f16 {}
+impl SegmentedInput for half::bf16 {}
+impl SegmentedInput for i8 {}
+
+/// Where the segments start.
+#[derive(Debug, Clone, Copy)]
+pub enum Segments<'a> {
+    /// One int8 flag per element, 1 at the first element of a segment, else
+    /// 0. Position 0 always starts a segment (its flag may be 0 or 1).
+    /// Flags other than 0 and 1 are refused (checked on the device).
+    Flags(&'a DeviceBuffer<i8>),
+    /// CSR-style offsets: `offsets[k]` is where segment k starts,
+    /// `offsets[0] = 0`, non-decreasing, the last entry is the length of x
+    /// (so there are `offsets.len() - 1` segments; empty ones are allowed).
+    /// They are checked and turned into flags on the host (one download of
+    /// the offsets and one upload of n flags).
+    Offsets(&'a DeviceBuffer<i32>),
+}
+
+/// Which segmented-scan algorithm to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SegScanAlgorithm {
+    /// The fastest in the bench (`cargo xtask bench --only SEG`): SEGSCAN
+    /// with the vector REVSPEC.
+    #[default]
+    Auto,
+    /// SEGSCAN: one launch on every AI core; the cube computes the
+    /// unsegmented row scans of values and flags, the vector cores correct
+    /// them tile by tile (REVSPEC) and carry between tiles and cores.
+    /// About 7 bytes of HBM traffic per f16 element (the minimum).
+    SegScan {
+        /// The REVSPEC variant.
+        revspec: RevSpec,
+    },
+    /// SSCR, the composed baseline: scan of x (exclusive), compress of it at
+    /// the starts, scan of the flags, REVERT. Five launches; limited to
+    /// [`MAX_I8_SCAN_LEN`] elements (the flags' scan is an int8 scan).
+    Sscr,
+}
+
+/// Options of [`segmented_scan`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SegScanOptions {
+    /// Exclusive scan: each segment's first result is 0.
+    pub exclusive: bool,
+    /// The algorithm.
+    pub algorithm: SegScanAlgorithm,
+}
+
+/// Which segmented-sum algorithm to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SegSumAlgorithm {
+    /// [`SegSumAlgorithm::SegScan`] (bounded error; as fast as SCD in the
+    /// bench).
+    #[default]
+    Auto,
+    /// SCD: scan (exclusive), compress at the segment ends, difference. The
+    /// sums are differences of global prefixes: |error| of a segment's sum
+    /// grows with the magnitude of everything before it (see
+    /// [`segmented_sum`]).
+    Scd,
+    /// The magnitude-bounded variant: SEGSCAN (inclusive), compress at the
+    /// segment ends. Each sum is accumulated from the segment's own start (a
+    /// tile-local difference inside tiles of 4096 elements), so its error is
+    /// bounded by the segment's own magnitude plus one tile's.
+    SegScan,
+}
+
+/// Options of [`segmented_sum`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SegSumOptions {
+    /// The algorithm.
+    pub algorithm: SegSumAlgorithm,
+}
+
+/// The result of [`segmented_sum`]: one sum per segment.
+#[derive(Debug)]
+pub struct SegmentSums<A: crate::Element> {
+    /// The sums, `count` valid elements at the front (the buffer may be longer).
+    pub sums: DeviceBuffer<A>,
+    /// Number of segments.
+    pub count: usize,
+}
+
+impl<A: crate::Element> SegmentSums<A> {
+    /// The `count` sums.
+    pub fn download(&self) -> Result<Vec<A>> {
+        self.sums.download_prefix(self.count)
+    }
+}
+
+/// The tile edge of the SEGSCAN kernels in the catalogue.
+const SEGSCAN_S: u32 = 64;
+
+/// Segmented scan (inclusive or exclusive) of `x` with the segments of
+/// `segments`: every segment is scanned on its own.
+///
+/// Numerics: f16/bf16 values accumulate in f32. SEGSCAN subtracts prefixes
+/// local to a tile of 4096 elements and adds the carry of a segment that
+/// began before the tile, so element i is within about (64 + L/64 + 2) *
+/// 2^-24 * (sum of |x| over its segment up to i, plus over its tile up to
+/// i) of the exact value, L the number of elements of its segment up to i.
+/// SSCR subtracts global prefixes: its error grows with sum |x| over
+/// everything before i. i8 values are exact in i32 (segments longer than
+/// [`MAX_I8_SCAN_LEN`] could overflow: refused when x is longer).
+///
+/// Errors ([`Error::InvalidArgument`] naming the argument): buffers on
+/// another device, flags not of x's length or not 0/1, offsets not starting
+/// at 0, decreasing or not ending at x's length, x longer than
+/// [`MAX_SCAN_LEN`] (or than [`MAX_I8_SCAN_LEN`] for i8 values or SSCR).
+pub fn segmented_scan<T: SegmentedInput>(
+    device: &Device,
+    x: &DeviceBuffer<T>,
+    segments: Segments<'_>,
+    options: SegScanOptions,
+) -> Result<DeviceBuffer<T::Acc>> {
+    let flags = checked_flags(device, x, segments)?;
+    let n = x.len();
+    if options.algorithm == SegScanAlgorithm::Sscr && n > MAX_I8_SCAN_LEN {
+        return Err(Error::InvalidArgument {
+            name: "x",
+            reason: format!("{n} elements: SSCR scans the int8 flags, at most {MAX_I8_SCAN_LEN}"),
+        });
+    }
+    if n == 0 {
+        return device.alloc_uninit(0);
+    }
+    match options.algorithm {
+        SegScanAlgorithm::Auto => {
+            run_segscan(device, x, flags.get(), options.exclusive, RevSpec::Vector)
+        }
+        SegScanAlgorithm::SegScan { revspec } => {
+            run_segscan(device, x, flags.get(), options.exclusive, revspec)
+        }
+        SegScanAlgorithm::Sscr => run_sscr(device, x, flags.get(), options.exclusive),
+    }
+}
+
+/// Sum of every segment of `x` (one result per segment, in order; an empty
+/// segment, possible with [`Segments::Offsets`], sums to 0).
+///
+/// Numerics (f16/bf16 values, f32 sums): [`SegSumAlgorithm::SegScan`]
+/// (the default) is within about (64 + L/64 + 2) * 2^-24 * (sum of |x| over
+/// the segment and over one tile of 4096 elements) of the exact sum of a
+/// segment of L elements. [`SegSumAlgorithm::Scd`] subtracts two global
+/// prefixes, each within (d + i/d + 2) * 2^-24 * sum_{j<=i} |x_j| of exact
+/// (the scan's bound, [`crate::Algorithm::error_depth`]), so a segment's sum
+/// may be off by twice that at its end even when the sum itself is small:
+/// use SCD only when the prefix magnitudes stay small (short inputs, or
+/// values of one sign whose sums you want relative to the total). i8 values
+/// are exact either way.
+///
+/// Errors: as for [`segmented_scan`].
+pub fn segmented_sum<T: SegmentedInput>(
+    device: &Device,
+    x: &DeviceBuffer<T>,
+    segments: Segments<'_>,
+    options: SegSumOptions,
+) -> Result<SegmentSums<T::Acc>> {
+    let flags = checked_flags(device, x, segments)?;
+    let n = x.len();
+    if n == 0 {
+        // No element: offsets may still name empty segments.
+        let count = match segments {
+            Segments::Offsets(o) => o.len().saturating_sub(1),
+            Segments::Flags(_) => 0,
+        };
+        let sums = device.alloc_zeroed(count)?;
+        return Ok(SegmentSums { sums, count });
+    }
+    let flags = flags.get();
+    let dense = match options.algorithm {
+        SegSumAlgorithm::Scd => run_scd(device, x, flags)?,
+        SegSumAlgorithm::Auto | SegSumAlgorithm::SegScan => {
+            let y = run_segscan(device, x, flags, false, RevSpec::Vector)?;
+            // Sum of each segment but the last: y just before the next start.
+            let z = device.alloc_uninit::<T::Acc>(n)?;
+            let ends = compress_shifted(device, &y, 0, flags, &z)?;
+            z.upload_at(ends, &y.download_range(n - 1, 1)?)?;
+            SegmentSums {
+                sums: z,
+                count: ends + 1,
+            }
+        }
+    };
+    match segments {
+        Segments::Flags(_) => Ok(dense),
+        Segments::Offsets(o) => with_empty_segments(device, dense, &o.download()?),
+    }
+}
+
+/// The flags of `segments` for `x`: the given buffer (checked for length
+/// and device), or flags built from checked offsets.
+fn checked_flags<'a, T: ScanInput>(
+    device: &Device,
+    x: &DeviceBuffer<T>,
+    segments: Segments<'a>,
+) -> Result<FlagsRef<'a>> {
+    if !device.same(x.device()) {
+        return Err(other_device("x"));
+    }
+    let n = x.len();
+    if n > MAX_SCAN_LEN || (T::DTYPE == algos::DType::I8 && n > MAX_I8_SCAN_LEN) {
+        let max = if T::DTYPE == algos::DType::I8 {
+            MAX_I8_SCAN_LEN
+        } else {
+            MAX_SCAN_LEN
+        };
+        return Err(Error::InvalidArgument {
+            name: "x",
+            reason: format!("{n} elements: a segmented scan of this type takes at most {max}"),
+        });
+    }
+    match segments {
+        Segments::Flags(f) => {
+            if !device.same(f.device()) {
+                return Err(other_device("segments"));
+            }
+            if f.len() != n {
+                return Err(Error::InvalidArgument {
+                    name: "segments",
+                    reason: format!("{} flags for {n} values", f.len()),
+                });
+            }
+            Ok(FlagsRef::Given(f))
+        }
+        Segments::Offsets(o) => {
+            if !device.same(o.device()) {
+                return Err(other_device("segments"));
+            }
+            let offsets = o.download()?;
+            let flags = flags_of_offsets(&offsets, n)?;
+            Ok(FlagsRef::Built(device.upload(&flags)?))
+        }
+    }
+}
+
+fn other_device(name: &'static str) -> Error {
+    Error::InvalidArgument {
+        name,
+        reason: "the buffer lives on another device".into(),
+    }
+}
+
+/// Flags from CSR-style offsets, which must start at 0, never decrease and
+/// end at `n`; the first bad entry is named.
+fn flags_of_offsets(offsets: &[i32], n: usize) -> Result<Vec<i8>> {
+    let bad = |reason: String| Error::InvalidArgument {
+        name: "segments",
+        reason,
+    };
+    match (offsets.first(), offsets.last()) {
+        (None, _) => return Err(bad("offsets need at least one entry (0)".into())),
+        (Some(&first), _) if first != 0 => {
+            return Err(bad(format!("offsets[0] = {first}, expected 0")))
+        }
+        (_, Some(&last)) if usize::try_from(last).ok() != Some(n) => {
+            return Err(bad(format!(
+                "offsets[{}] = {last}, expected the length of x, {n}",
+                offsets.len() - 1
+            )))
+        }
+        _ => {}
+    }
+    let mut flags = vec![0i8; n];
+    for (k, w) in offsets.windows(2).enumerate() {
+        if w[1] < w[0] {
+            return Err(bad(format!(
+                "offsets[{}] = {} is less than offsets[{k}] = {}",
+                k + 1,
+                w[1],
+                w[0]
+            )));
+        }
+        if let Some(f) = flags.get_mut(w[0] as usize) {
+            *f = 1;
+        }
+    }
+    Ok(flags)
+}
+
+/// The flags of a call: borrowed, or built from offsets.
+enum FlagsRef<'a> {
+    Given(&'a DeviceBuffer<i8>),
+    Built(DeviceBuffer<i8>),
+}
+
+impl FlagsRef<'_> {
+    fn get(&self) -> &DeviceBuffer<i8> {
+        match self {
+            FlagsRef::Given(f) => f,
+            FlagsRef::Built(f) => f,
+        }
+    }
+}
+
+/// One SEGSCAN launch; refuses flags other than 0/1 from its check slots.
+fn run_segscan<T: SegmentedInput>(
+    device: &Device,
+    x: &DeviceBuffer<T>,
+    flags: &DeviceBuffer<i8>,
+    exclusive: bool,
+    revspec: RevSpec,
+) -> Result<DeviceBuffer<T::Acc>> {
+    let n = x.len();
+    let algo = algos::SegScan::new(T::DTYPE, SEGSCAN_S, revspec)?;
+    let mut plan = algo.plan(device.profile(), n as u64, exclusive)?;
+    let y = device.alloc_uninit::<T::Acc>(n)?;
+    let checks = device.alloc_zeroed::<i32>(
+        algos::SegScan::check_slots(&plan) * algos::SegScan::CHECK_SLOT_WORDS,
+    )?;
+    let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
+    workspace.upload_at(0, &algo.workspace_constants())?;
+    let gm = [x.ptr(), flags.ptr(), y.ptr(), checks.ptr(), workspace.ptr()];
+    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    let slots = checks.download()?;
+    for slot in slots.chunks_exact(algos::SegScan::CHECK_SLOT_WORDS) {
+        if let Some(&bad) = slot[..2].iter().find(|&&f| !(0..=1).contains(&f)) {
+            return Err(Error::InvalidArgument {
+                name: "segments",
+                reason: format!("flags must be 0 or 1, found {bad}"),
+            });
+        }
+    }
+    Ok(y)
+}
+
+/// SSCR: exclusive scan xe, v = compress(xe, flags), fs = scan(flags), REVERT.
+fn run_sscr<T: SegmentedInput>(
+    device: &Device,
+    x: &DeviceBuffer<T>,
+    flags: &DeviceBuffer<i8>,
+    exclusive: bool,
+) -> Result<DeviceBuffer<T::Acc>> {
+    let n = x.len();
+    let exclusive_scan = ScanOptions {
+        exclusive: true,
+        ..Default::default()
+    };
+    let xe = scan(device, x, exclusive_scan)?.values;
+    let v = device.alloc_uninit::<T::Acc>(n)?;
+    split::launch::<T::Acc>(
+        device,
+        [xe.ptr(), flags.ptr()],
+        n,
+        [v.ptr(), std::ptr::null_mut()],
+        algos::SplitKind::Compress,
+        "segments",
+    )?;
+    let fs = scan(device, flags, ScanOptions::default())?.values;
+    let y = device.alloc_uninit::<T::Acc>(n)?;
+    let mut plan = algos::SegRevert::new(T::DTYPE)?.plan(device.profile(), n as u64, exclusive)?;
+    let gm = [xe.ptr(), x.ptr(), fs.ptr(), v.ptr(), y.ptr()];
+    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    Ok(y)
+}
+
+/// SCD: exclusive scan xe with the total; z = xe at every start after
+/// position 0, then the total (the prefix at every segment's end); DIFF.
+fn run_scd<T: SegmentedInput>(
+    device: &Device,
+    x: &DeviceBuffer<T>,
+    flags: &DeviceBuffer<i8>,
+) -> Result<SegmentSums<T::Acc>> {
+    let n = x.len();
+    // compress_shifted checks flags[1..]; flags[0] is checked here.
+    let first = flags.download_range(0, 1)?[0];
+    if !(0..=1).contains(&first) {
+        return Err(Error::InvalidArgument {
+            name: "segments",
+            reason: format!("flags must be 0 or 1, found {first}"),
+        });
+    }
+    let out = scan(
+        device,
+        x,
+        ScanOptions {
+            exclusive: true,
+            want_total: true,
+            ..Default::default()
+        },
+    )?;
+    let total = out.total().expect("the total was asked for");
+    let z = device.alloc_uninit::<T::Acc>(n)?;
+    let ends = compress_shifted(device, &out.values, 1, flags, &z)?;
+    z.upload_at(ends, &[total])?;
+    let count = ends + 1;
+    let sums = device.alloc_uninit::<T::Acc>(count)?;
+    let mut plan = algos::SegDiff::new(<T::Acc as crate::Element>::DTYPE)?
+        .plan(device.profile(), count as u64)?;
+    let gm = [z.ptr(), sums.ptr(), std::ptr::null_mut()];
+    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    Ok(SegmentSums { sums, count })
+}
+
+/// Compresses `values[from..from + n - 1]` by `flags[1..n]` into `out`: with
+/// `from = 0` the values just before each start after position 0, with
+/// `from = 1` the values at those starts. Returns how many (0 for n = 1).
+fn compress_shifted<A: SplitValue>(
+    device: &Device,
+    values: &DeviceBuffer<A>,
+    from: usize,
+    flags: &DeviceBuffer<i8>,
+    out: &DeviceBuffer<A>,
+) -> Result<usize> {
+    let n = flags.len();
+    if n < 2 {
+        return Ok(0);
+    }
+    split::launch::<A>(
+        device,
+        [values.ptr_at(from), flags.ptr_at(1)],
+        n - 1,
+        [out.ptr(), std::ptr::null_mut()],
+        algos::SplitKind::Compress,
+        "segments",
+    )
+}
+
+/// Sums per offsets segment from the sums of the non-empty ones (empty
+/// segments sum to 0), on the host.
+fn with_empty_segments<A: crate::Element>(
+    device: &Device,
+    dense: SegmentSums<A>,
+    offsets: &[i32],
+) -> Result<SegmentSums<A>> {
+    let nonempty = dense.download()?;
+    let mut it = nonempty.into_iter();
+    let all: Vec<A> = offsets
+        .windows(2)
+        .map(|w| {
+            if w[1] > w[0] {
+                it.next().unwrap_or_default()
+            } else {
+                A::default()
+            }
+        })
+        .collect();
+    let count = all.len();
+    Ok(SegmentSums {
+        sums: device.upload(&all)?,
+        count,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_become_flags_and_bad_offsets_are_named() {
+        assert_eq!(flags_of_offsets(&[0, 2, 2, 5], 5).unwrap(), [1, 0, 1, 0, 0]);
+        assert_eq!(flags_of_offsets(&[0, 0, 3], 3).unwrap(), [1, 0, 0]);
+        for (offsets, needle) in [
+            (&[][..], "at least one"),
+            (&[1, 3][..], "offsets[0] = 1"),
+            (&[0, 2][..], "offsets[1] = 2"),
+            (
+                &[0, 2, 1, 3][..],
+                "offsets[2] = 1 is less than offsets[1] = 2",
+            ),
+        ] {
+            let e = flags_of_offsets(offsets, 3).unwrap_err().to_string();
+            assert!(e.contains("segments") && e.contains(needle), "{e}");
+        }
+    }
+}

@@ -1,0 +1,458 @@
+// {{ header }}
+//
+// SEGSCAN ({{ in_type }} -> {{ acc_type }}, s = {{ s }}, REVSPEC {% if simple %}simple{% else %}vector{% endif %}): the segmented scan in
+// one launch on every AI core. Flags are int8, 1 at the first element of a
+// segment; position 0 always starts one (a 0 there changes nothing). Any
+// non-zero flag starts a segment here, and every vector core reports the
+// smallest and largest flag it read, so the host refuses flags other than 0/1.
+//
+// The shape is RTSCAN's (reduce-then-scan with an L2-resident AIC -> AIV
+// ring), with the segmented operator in place of the sum:
+// Phase I: each AIV owns half of its AI core's tiles (the first ceil(T/2),
+//   or the rest) and publishes the aggregate of its range: whether a segment
+//   starts in it, and the sum after its last start. It looks for the last
+//   start from the end of the range, so it reads little past it at any
+//   density above zero. SyncAll; each AIV folds the aggregates of the ranges
+//   before its own into its carry.
+// Phase II: the AIC computes the speculative (unsegmented) s-wide row scans
+//   of the values and of the flags (C = X @ U, FB = F @ U) of both halves'
+//   tiles, alternately, into one GM ring per AIV and signals each AIV with
+//   its own flag. The AIV completes a tile (REVSPEC):
+//     X = C + row carries        (the tile's unsegmented inclusive scan)
+//     F = FB + row carries       (starts so far in the tile, 0 before the first)
+//     E = X - x                  (exclusive)
+//     S = [-carry, E at the 1st start, E at the 2nd start, ...]
+//     y_exclusive = E - S[F]     (y_inclusive = y_exclusive + x)
+//   so every element subtracts the unsegmented prefix before its segment's
+//   start, or adds the carry when its segment began before the tile.
+//   {% if simple %}Simple variant: S[F] is filled in one masked Duplicate per segment of the
+//   tile (start positions compacted by GatherMask, then read on the scalar
+//   unit): O(segment length) vector work and a few scalar reads per segment.{% else %}Vector variant: S is compacted by GatherMask and S[F] gathered in one
+//   Gather: the same work at any density.{% endif %} A tile without a start
+//   is a plain scan plus the carry (REVSPEC's mu = 0 case).
+// The subtraction is local to the tile: |error| is bounded by the f32
+// rounding of the tile-local prefixes (at most s*s elements), not of the
+// whole array. Exact for int8 -> int32.
+// Inputs larger than half the L2 go in waves, as RTSCAN does.
+#include "kernel_operator.h"
+#include "ascend_scan_blocks.h"
+#include "ascend_scan_tiling.h"
+
+using namespace AscendC;
+using namespace ascend_scan;
+
+namespace {
+using TIn = {{ in_type }};
+using TAcc = {{ acc_type }};
+constexpr uint32_t kS = {{ s }};
+constexpr uint32_t kTile = kS * kS;
+constexpr bool kSimple = {{ simple }};
+constexpr uint16_t kFlagTileReady1 = 3;  // AIC -> AIV 1 (kFlagTileReady: AIV 0)
+constexpr uint32_t kSlotWords = 8;       // 32 bytes per vector core: aggregate, or flag range
+constexpr uint32_t kMaxVectors = 64;
+constexpr uint32_t kListAt = 8;          // S[kListAt - 1] = -carry, S[kListAt + k] = E at start k
+constexpr uint32_t kLanes = 32 / sizeof(TAcc);
+constexpr uint32_t kBitsBytes = kTile / 8;
+static_assert(sizeof(TAcc) == 4, "accumulators are f32 or i32");
+
+__aicore__ inline uint64_t Min(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+// The segmented scan's operator on (sum since the last start, a start seen).
+struct SegAgg {
+    TAcc tail;
+    bool has;
+};
+// `a` followed by `b`.
+__aicore__ inline SegAgg Then(SegAgg a, SegAgg b) {
+    if (b.has) return b;
+    return SegAgg{static_cast<TAcc>(a.tail + b.tail), a.has};
+}
+
+// The tiles [first, last) of vector core `sub` of `block` in `wave`.
+__aicore__ inline void HalfTiles(const SegScanTiling& t, uint32_t wave, uint32_t block, uint32_t sub,
+                                 uint64_t& first, uint64_t& last) {
+    uint64_t b0, b1;
+    WaveBlockTiles(t.tiles, t.tiles_per_wave, t.tiles_per_block, wave, block, b0, b1);
+    uint64_t mid = b0 + (b1 - b0 + 1) / 2;
+    first = sub ? mid : b0;
+    last = sub ? b1 : mid;
+}
+
+// Ring slot `slot` of vector core `sub` of AI core `block`: the row scans of
+// the values, then those of the flags (both 4-byte types).
+__aicore__ inline GM_ADDR RingSlot(GM_ADDR workspace, const SegScanTiling& t, uint32_t block, uint32_t sub,
+                                   uint64_t slot) {
+    uint64_t ring = static_cast<uint64_t>(block) * 2 + sub;
+    return workspace + t.ring_offset + ((ring * t.ring_slots + slot) * 2 * kTile) * 4;
+}
+
+// The cube's row scans of tile `tile`, values then flags, into the ring slot at `dst`.
+__aicore__ inline void ScanTile(CubeTileScan<TIn, kS>& cubeX, CubeTileScan<int8_t, kS>& cubeF,
+                                const GlobalTensor<TIn>& gx, const GlobalTensor<int8_t>& gf, uint64_t n,
+                                uint64_t tile, GM_ADDR dst) {
+    uint64_t base = tile * kTile;
+    uint32_t count = static_cast<uint32_t>(Min(n - base, kTile));
+    uint32_t rows = CeilDiv(count, kS);
+    GlobalTensor<TAcc> gC;
+    GlobalTensor<int32_t> gFb;
+    gC.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(dst), kTile);
+    gFb.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(dst) + kTile, kTile);
+    uint32_t m1;
+    LocalTensor<TAcc> c = cubeX.Compute(gx[base], count, m1);
+    StoreTile(gC, c, kS, rows, m1);
+    cubeX.Release(c);
+    LocalTensor<int32_t> fb = cubeF.Compute(gf[base], count, m1);
+    StoreTile(gFb, fb, kS, rows, m1);
+    cubeF.Release(fb);
+}
+
+__aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR flags, GM_ADDR workspace, const SegScanTiling& t) {
+    TPipe pipe;
+    CubeTileScan<TIn, kS> cubeX;
+    CubeTileScan<int8_t, kS> cubeF;
+    cubeX.Init(pipe, workspace, t.zeros_offset);
+    cubeF.Init(pipe, workspace + t.flag_constants_offset, t.flag_zeros_offset);
+    GlobalTensor<TIn> gx;
+    GlobalTensor<int8_t> gf;
+    gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
+    gf.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t*>(flags), t.n);
+    const uint32_t block = static_cast<uint32_t>(GetBlockIdx());
+    uint64_t step = 0;  // ring slots filled (per ring), over all waves
+    for (uint32_t wave = 0; wave < t.waves; ++wave) {
+        uint64_t first0, last0, first1, last1;
+        HalfTiles(t, wave, block, 0, first0, last0);
+        HalfTiles(t, wave, block, 1, first1, last1);
+        bool synced = false;
+        for (uint64_t r = 0; r < last0 - first0; ++r, ++step) {
+            if (step >= t.ring_slots) {
+                // This wave's slots are consumed only after the wave's
+                // barrier: join it before waiting for one of them.
+                if (!synced && r >= t.ring_slots) {
+                    SyncAll<false>();
+                    synced = true;
+                }
+                CrossCoreWaitFlag(kFlagSlotFree);
+            }
+            uint64_t slot = step % t.ring_slots;
+            ScanTile(cubeX, cubeF, gx, gf, t.n, first0 + r, RingSlot(workspace, t, block, 0, slot));
+            CrossCoreSetFlag<2, PIPE_FIX>(kFlagTileReady);
+            if (first1 + r < last1) {
+                ScanTile(cubeX, cubeF, gx, gf, t.n, first1 + r, RingSlot(workspace, t, block, 1, slot));
+                CrossCoreSetFlag<2, PIPE_FIX>(kFlagTileReady1);
+            }
+        }
+        if (!synced) SyncAll<false>();
+    }
+    uint64_t pending = step < t.ring_slots ? step : t.ring_slots;
+    for (uint64_t i = 0; i < pending; ++i) CrossCoreWaitFlag(kFlagSlotFree);
+}
+
+class VectorSide {
+public:
+    __aicore__ inline void Run(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace,
+                               const SegScanTiling& t) {
+        t_ = t;
+        workspace_ = workspace;
+        v_ = static_cast<uint32_t>(GetBlockIdx());
+        sub_ = static_cast<uint32_t>(GetSubBlockIdx());
+        block_ = v_ / 2;
+        vectors_ = static_cast<uint32_t>(GetBlockNum() * GetTaskRatio());
+        gx_.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
+        gf_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t*>(flags), t.n);
+        gy_.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(y), t.n);
+        gChecks_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(checks), vectors_ * kSlotWords);
+        gSlots_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace + t.slots_offset),
+                                static_cast<uint64_t>(t.waves) * vectors_ * kSlotWords);
+        Init();
+
+        TAcc before = 0;  // the value at the end of the earlier waves
+        uint64_t step = 0;
+        for (uint32_t wave = 0; wave < t.waves; ++wave) {
+            uint64_t first, last, first0, last0, first1, last1;
+            HalfTiles(t, wave, block_, sub_, first, last);
+            HalfTiles(t, wave, block_, 0, first0, last0);
+            HalfTiles(t, wave, block_, 1, first1, last1);
+            uint64_t wordsBefore = static_cast<uint64_t>(wave) * vectors_ * kSlotWords;
+            Publish(gSlots_[wordsBefore + v_ * kSlotWords],
+                    Aggregate(Min(first * kTile, t.n), Min(last * kTile, t.n)));
+            SyncAll<false>();
+            // Fold the aggregates of the earlier ranges (vector cores are in
+            // element order) into this core's carry, and all of them into
+            // the next wave's.
+            LocalTensor<int32_t> slots = Small()[kSlotWords];
+            SetFlag<HardEvent::S_MTE2>(0);
+            WaitFlag<HardEvent::S_MTE2>(0);
+            DataCopy(slots, gSlots_[wordsBefore], vectors_ * kSlotWords);
+            SetFlag<HardEvent::MTE2_S>(0);
+            WaitFlag<HardEvent::MTE2_S>(0);
+            SegAgg acc{before, false};
+            TAcc carry = before;
+            for (uint32_t c = 0; c < vectors_; ++c) {
+                if (c == v_) carry = acc.tail;
+                acc = Then(acc, SegAgg{slots.ReinterpretCast<TAcc>().GetValue(c * kSlotWords),
+                                       slots.GetValue(c * kSlotWords + 1) != 0});
+            }
+            before = acc.tail;
+            // Phase II: one round per tile of the first half; each AIV takes
+            // its own tile of the round and consumes both flags.
+            for (uint64_t r = 0; r < last0 - first0; ++r, ++step) {
+                CrossCoreWaitFlag(kFlagTileReady);
+                if (first1 + r < last1) CrossCoreWaitFlag(kFlagTileReady1);
+                if (first + r < last) {
+                    GM_ADDR slot = RingSlot(workspace_, t_, block_, sub_, step % t_.ring_slots);
+                    carry = Finish(slot, first + r, carry);
+                }
+                CrossCoreSetFlag<2, PIPE_MTE2>(kFlagSlotFree);
+            }
+        }
+        PublishRange();
+    }
+
+private:
+    __aicore__ inline void Init() {
+        pipe_.InitBuffer(qC_, 1, kTile * sizeof(TAcc));
+        pipe_.InitBuffer(qF_, 1, kTile * sizeof(int32_t));
+        pipe_.InitBuffer(qX_, 1, kTile * sizeof(TIn));
+        pipe_.InitBuffer(qFlags_, 1, kTile);
+        pipe_.InitBuffer(qOut_, 1, kTile * sizeof(TAcc));
+        pipe_.InitBuffer(xa_, kTile * sizeof(TAcc));
+        pipe_.InitBuffer(g_, kTile * sizeof(TAcc));
+        pipe_.InitBuffer(list_, (kTile + kListAt) * sizeof(TAcc));
+        pipe_.InitBuffer(halves_, kTile * sizeof(half));
+        pipe_.InitBuffer(range_, 2 * kTile * sizeof(half));
+        pipe_.InitBuffer(misc_, kBitsBytes + (1 + kMaxVectors) * kSlotWords * sizeof(int32_t));
+        carriesX_.Init(pipe_);
+        carriesF_.Init(pipe_);
+        Duplicate(range_.Get<half>(), static_cast<half>(0.0f), static_cast<int32_t>(2 * kTile));
+        PipeBarrier<PIPE_V>();
+    }
+
+    // Flags [off, off + count) as a bit mask (bits_, 1 = non-zero), over
+    // count rounded up to 128 (the rest of the buffer is zero flags). With
+    // `track`, the flags also fold into the lane-wise flag range.
+    __aicore__ inline LocalTensor<uint8_t> FlagBits(uint64_t off, uint32_t count, bool track) {
+        uint32_t padded = CeilDiv(count, 128) * 128;
+        LocalTensor<int8_t> f = qFlags_.AllocTensor<int8_t>();
+        if (count != padded) {
+            Duplicate(f.ReinterpretCast<int16_t>(), static_cast<int16_t>(0), static_cast<int32_t>(kTile / 2));
+            SetFlag<HardEvent::V_MTE2>(0);
+            WaitFlag<HardEvent::V_MTE2>(0);
+        }
+        LoadAny(f, gf_[off], count);
+        f = Handoff(qFlags_, f);
+        LocalTensor<half> h = halves_.Get<half>();
+        Cast(h, f, RoundMode::CAST_NONE, padded);
+        PipeBarrier<PIPE_V>();
+        qFlags_.FreeTensor(f);
+        if (track) {
+            LocalTensor<half> lo = range_.Get<half>();
+            Min(lo, lo, h, static_cast<int32_t>(padded));
+            Max(lo[kTile], lo[kTile], h, static_cast<int32_t>(padded));
+        }
+        LocalTensor<uint8_t> bits = misc_.Get<uint8_t>();
+        CompareScalar(bits, h, static_cast<half>(0.0f), CMPMODE::NE, padded);
+        PipeBarrier<PIPE_V>();
+        return bits;
+    }
+
+    // Positions (from 0) of the starts among `count` elements with flag bits
+    // `bits`, compacted into `dst`; returns how many.
+    __aicore__ inline uint32_t StartPositions(const LocalTensor<int32_t>& dst, const LocalTensor<uint8_t>& bits,
+                                              uint32_t count) {
+        LocalTensor<int32_t> idx = g_.Get<int32_t>();
+        CreateVecIndex(idx, static_cast<int32_t>(0), count);
+        PipeBarrier<PIPE_V>();
+        uint64_t starts = 0;
+        GatherMask(dst, idx, bits.ReinterpretCast<uint32_t>(), true, count, GatherMaskParams(1, 1, 8, 0), starts);
+        ResetMask();
+        PipeBarrier<PIPE_V>();
+        return static_cast<uint32_t>(starts);
+    }
+
+    // Phase I: the aggregate of [begin, end): the last start is searched
+    // from the end, tile by tile; then the values from it (or from begin) are summed.
+    __aicore__ inline SegAgg Aggregate(uint64_t begin, uint64_t end) {
+        uint64_t from = begin;
+        bool has = false;
+        LocalTensor<int32_t> pos = list_.Get<int32_t>();
+        for (uint64_t hi = end; hi > begin && !has;) {
+            uint64_t lo = hi - begin > kTile ? hi - kTile : begin;
+            uint32_t count = static_cast<uint32_t>(hi - lo);
+            uint32_t starts = StartPositions(pos, FlagBits(lo, count, false), count);
+            if (starts > 0) {
+                SetFlag<HardEvent::V_S>(0);
+                WaitFlag<HardEvent::V_S>(0);
+                from = lo + static_cast<uint64_t>(pos.GetValue(starts - 1));
+                has = true;
+            }
+            hi = lo;
+        }
+        TAcc tail = from < end ? SumRange(gx_, from, end, kTile, qX_, g_.Get<TAcc>(), xa_.Get<TAcc>(),
+                                          halves_.Get<half>())
+                               : static_cast<TAcc>(0);
+        return SegAgg{tail, has};
+    }
+
+    __aicore__ inline void Publish(const GlobalTensor<int32_t>& slot, SegAgg a) {
+        LocalTensor<int32_t> own = Small();
+        own.ReinterpretCast<TAcc>().SetValue(0, a.tail);
+        own.SetValue(1, a.has ? 1 : 0);
+        for (uint32_t i = 2; i < kSlotWords; ++i) own.SetValue(i, 0);
+        StoreSlot(slot, own, kSlotWords);
+    }
+
+    // The smallest and largest flag this core read in phase II.
+    __aicore__ inline void PublishRange() {
+        LocalTensor<half> lo = range_.Get<half>();
+        int32_t fmin = 0, fmax = 0;
+        FoldFlagRange(lo, lo[kTile], kTile, fmin, fmax);
+        LocalTensor<int32_t> own = Small();
+        own.SetValue(0, fmin);
+        own.SetValue(1, fmax);
+        for (uint32_t i = 2; i < kSlotWords; ++i) own.SetValue(i, 0);
+        StoreSlot(gChecks_[v_ * kSlotWords], own, kSlotWords);
+    }
+
+    // dst[begin, end) = value, for any element positions (begin < end): the
+    // first 64-lane repeat from the 32-byte block of `begin` under a bit
+    // mask, the rest by count from an aligned position.
+    __aicore__ inline void FillRange(const LocalTensor<TAcc>& dst, TAcc value, uint32_t begin, uint32_t end) {
+        constexpr uint32_t kRepeat = 256 / sizeof(TAcc);
+        uint32_t a = begin / kLanes * kLanes;
+        if (begin != a || end - a < kRepeat) {
+            uint32_t hi = end - a < kRepeat ? end - a : kRepeat;
+            uint64_t upto = hi == 64 ? ~0ull : ((1ull << hi) - 1);
+            uint64_t mask[2] = {upto & ~((1ull << (begin - a)) - 1), 0};
+            Duplicate(dst[a], value, mask, 1, 1, 8);
+            begin = a + hi;
+        }
+        if (begin < end) Duplicate(dst[begin], value, static_cast<int32_t>(end - begin));
+    }
+
+    // Phase II for one tile: the segmented scan of tile `tile` from the row
+    // scans in `slot`, after `carry`; returns the value at its last element.
+    __aicore__ inline TAcc Finish(GM_ADDR slot, uint64_t tile, TAcc carry) {
+        uint64_t base = tile * kTile;
+        uint32_t count = static_cast<uint32_t>(Min(t_.n - base, kTile));
+        uint32_t rows = CeilDiv(count, kS);
+        uint32_t padded = rows * kS;
+        GlobalTensor<TAcc> gC;
+        GlobalTensor<int32_t> gFb;
+        gC.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(slot), kTile);
+        gFb.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(slot) + kTile, kTile);
+        carriesX_.Prepare(gC, rows, 0, rows, static_cast<TAcc>(0));
+        if constexpr (!kSimple) carriesF_.Prepare(gFb, rows, 0, rows, 0);
+
+        LocalTensor<TAcc> c = qC_.AllocTensor<TAcc>();
+        DataCopy(c, gC, padded);
+        c = Handoff(qC_, c);
+        LocalTensor<int32_t> fb;
+        if constexpr (!kSimple) {
+            fb = qF_.AllocTensor<int32_t>();
+            DataCopy(fb, gFb, padded);
+            fb = Handoff(qF_, fb);
+        }
+        LocalTensor<TIn> x = qX_.AllocTensor<TIn>();
+        LoadAny(x, gx_[base], count);
+        x = Handoff(qX_, x);
+        LocalTensor<uint8_t> bits = FlagBits(base, count, true);
+
+        LocalTensor<TAcc> xa = xa_.Get<TAcc>();
+        CastToAcc(xa, x, halves_.Get<half>(), padded);
+        qX_.FreeTensor(x);
+        carriesX_.AddTo(c, c, 0, rows);  // X
+        PipeBarrier<PIPE_V>();
+        Sub(c, c, xa, static_cast<int32_t>(padded));  // E
+        PipeBarrier<PIPE_V>();
+        // S: -carry (in the whole block before the list), then E at each start.
+        LocalTensor<TAcc> list = list_.Get<TAcc>();
+        Duplicate(list, static_cast<TAcc>(-carry), static_cast<int32_t>(kListAt));
+        uint64_t got = 0;
+        GatherMask(list[kListAt], c, bits.ReinterpretCast<uint32_t>(), true, count, GatherMaskParams(1, 1, 8, 0),
+                   got);
+        ResetMask();
+        PipeBarrier<PIPE_V>();
+        const uint32_t starts = static_cast<uint32_t>(got);
+        LocalTensor<TAcc> out = qOut_.AllocTensor<TAcc>();
+        if (starts == 0) {
+            Adds(out, c, carry, static_cast<int32_t>(padded));
+        } else {
+            LocalTensor<TAcc> g = g_.Get<TAcc>();
+            if constexpr (kSimple) {
+                // Start positions into `out` (free until the final Sub).
+                LocalTensor<int32_t> pos = out.template ReinterpretCast<int32_t>();
+                StartPositions(pos, bits, count);
+                SetFlag<HardEvent::V_S>(0);
+                WaitFlag<HardEvent::V_S>(0);
+                uint32_t p = static_cast<uint32_t>(pos.GetValue(0));
+                if (p > 0) FillRange(g, static_cast<TAcc>(-carry), 0, p);
+                for (uint32_t k = 0; k < starts; ++k) {
+                    uint32_t q = k + 1 < starts ? static_cast<uint32_t>(pos.GetValue(k + 1)) : padded;
+                    FillRange(g, list.GetValue(kListAt + k), p, q);
+                    p = q;
+                }
+                PipeBarrier<PIPE_V>();
+            } else {
+                carriesF_.AddTo(fb, fb, 0, rows);  // F
+                PipeBarrier<PIPE_V>();
+                // Byte offsets (kListAt - 1 + F) * 4 of S[F], F clamped to the
+                // starts found (flags other than 0/1 are refused by the host).
+                Maxs(fb, fb, 0, static_cast<int32_t>(padded));
+                PipeBarrier<PIPE_V>();
+                Mins(fb, fb, static_cast<int32_t>(starts), static_cast<int32_t>(padded));
+                PipeBarrier<PIPE_V>();
+                Adds(fb, fb, static_cast<int32_t>(kListAt - 1), static_cast<int32_t>(padded));
+                PipeBarrier<PIPE_V>();
+                ShiftLeft(fb, fb, static_cast<int32_t>(2), static_cast<int32_t>(padded));
+                PipeBarrier<PIPE_V>();
+                Gather(g, list, fb.ReinterpretCast<uint32_t>(), 0, padded);
+                PipeBarrier<PIPE_V>();
+            }
+            Sub(out, c, g, static_cast<int32_t>(padded));
+        }
+        if constexpr (!kSimple) qF_.FreeTensor(fb);
+        qC_.FreeTensor(c);
+        PipeBarrier<PIPE_V>();
+        if (!t_.exclusive) {
+            Add(out, out, xa, static_cast<int32_t>(padded));
+            PipeBarrier<PIPE_V>();
+        }
+        SetFlag<HardEvent::V_S>(0);
+        WaitFlag<HardEvent::V_S>(0);
+        TAcc lastOut = out.GetValue(count - 1);
+        TAcc next = t_.exclusive ? static_cast<TAcc>(lastOut + xa.GetValue(count - 1)) : lastOut;
+        out = Handoff(qOut_, out);
+        StoreAny(gy_[base], out, count);
+        qOut_.FreeTensor(out);
+        return next;
+    }
+
+    // This core's slot, then every core's slots (after the flag bits).
+    __aicore__ inline LocalTensor<int32_t> Small() { return misc_.Get<int32_t>()[kBitsBytes / 4]; }
+
+    TPipe pipe_;
+    TQue<TPosition::VECIN, 1> qC_, qF_, qX_, qFlags_;
+    TQue<TPosition::VECOUT, 1> qOut_;
+    TBuf<TPosition::VECCALC> xa_, g_, list_, halves_, range_, misc_;  // misc: flag bits, then slots
+    RowCarries<TAcc, kS, kS> carriesX_;
+    RowCarries<int32_t, kS, kS> carriesF_;
+    GlobalTensor<TIn> gx_;
+    GlobalTensor<int8_t> gf_;
+    GlobalTensor<TAcc> gy_;
+    GlobalTensor<int32_t> gChecks_, gSlots_;
+    SegScanTiling t_;
+    GM_ADDR workspace_ = nullptr;
+    uint32_t v_ = 0, sub_ = 0, block_ = 0, vectors_ = 0;
+};
+}  // namespace
+
+extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks,
+                                                  GM_ADDR workspace, SegScanTiling tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    if ASCEND_IS_AIC {
+        CubeSide(x, flags, workspace, tiling);
+    } else {
+        VectorSide side;
+        side.Run(x, flags, y, checks, workspace, tiling);
+    }
+}

@@ -1,0 +1,457 @@
+//! Segmented scan and segmented sum against f64 / exact CPU references, over
+//! densities 0..100%, segment shapes at tile, block and core boundaries, and
+//! every algorithm.
+mod common;
+
+use ascend_scan::{
+    segmented_scan, segmented_sum, Algorithm, Device, Error, RevSpec, SegScanAlgorithm,
+    SegScanOptions, SegSumAlgorithm, SegSumOptions, SegmentedInput, Segments,
+};
+use common::{bf16_data, f16_data, i8_data, words};
+use half::{bf16, f16};
+
+const U: f64 = 1.0 / (1u64 << 24) as f64;
+/// Elements per SEGSCAN tile (s = 64).
+const TILE: usize = 4096;
+
+const SEGSCANS: [SegScanAlgorithm; 3] = [
+    SegScanAlgorithm::SegScan {
+        revspec: RevSpec::Vector,
+    },
+    SegScanAlgorithm::SegScan {
+        revspec: RevSpec::Simple,
+    },
+    SegScanAlgorithm::Sscr,
+];
+
+fn dev() -> Device {
+    Device::default_device().unwrap()
+}
+
+/// Flags with the given density (ones per element), position 0 random too.
+fn flags(n: usize, density: f64, seed: u64) -> Vec<i8> {
+    let cut = (density * u64::MAX as f64) as u64;
+    words(n, seed).map(|w| i8::from(w < cut)).collect()
+}
+
+/// Segment starts: position 0 and every flagged position.
+fn starts(f: &[i8]) -> Vec<usize> {
+    (0..f.len()).filter(|&i| i == 0 || f[i] == 1).collect()
+}
+
+trait Value: SegmentedInput + Copy {
+    fn f64(self) -> f64;
+    fn acc_f64(a: Self::Acc) -> f64;
+    const EXACT: bool;
+}
+impl Value for f16 {
+    fn f64(self) -> f64 {
+        self.to_f64()
+    }
+    fn acc_f64(a: f32) -> f64 {
+        f64::from(a)
+    }
+    const EXACT: bool = false;
+}
+impl Value for bf16 {
+    fn f64(self) -> f64 {
+        self.to_f64()
+    }
+    fn acc_f64(a: f32) -> f64 {
+        f64::from(a)
+    }
+    const EXACT: bool = false;
+}
+impl Value for i8 {
+    fn f64(self) -> f64 {
+        f64::from(self)
+    }
+    fn acc_f64(a: i32) -> f64 {
+        f64::from(a)
+    }
+    const EXACT: bool = true;
+}
+
+/// Checks a segmented scan against the f64 reference with the documented
+/// bound of the algorithm (exact for i8).
+fn check_scan<T: Value>(
+    x: &[T],
+    f: &[i8],
+    got: &[T::Acc],
+    exclusive: bool,
+    algo: SegScanAlgorithm,
+) {
+    assert_eq!(got.len(), x.len());
+    let n = x.len();
+    // SSCR's bound: two global prefixes of the Auto scan.
+    let d = Algorithm::auto_for::<f16>(1, n).error_depth().unwrap() as f64;
+    let (mut seg, mut seg_abs, mut seg_len, mut all_abs, mut tile_abs) =
+        (0.0, 0.0, 0usize, 0.0, 0.0);
+    for i in 0..n {
+        if i > 0 && f[i] == 1 {
+            (seg, seg_abs, seg_len) = (0.0, 0.0, 0);
+        }
+        if i % TILE == 0 {
+            tile_abs = 0.0;
+        }
+        let v = x[i].f64();
+        let want = if exclusive { seg } else { seg + v };
+        seg += v;
+        seg_abs += v.abs();
+        seg_len += 1;
+        all_abs += v.abs();
+        tile_abs += v.abs();
+        let g = T::acc_f64(got[i]);
+        if T::EXACT {
+            assert_eq!(g, want, "{algo:?} exclusive={exclusive} at {i} of {n}");
+            continue;
+        }
+        let bound = match algo {
+            SegScanAlgorithm::Sscr => 2.0 * (d + i as f64 / d + 2.0) * U * all_abs + U * seg_abs,
+            _ => (64.0 + seg_len as f64 / 64.0 + 2.0) * U * (seg_abs + tile_abs),
+        };
+        assert!(
+            (g - want).abs() <= bound,
+            "{algo:?} exclusive={exclusive} at {i} of {n}: got {g}, want {want}, bound {bound}"
+        );
+        if exclusive && i > 0 && f[i] == 1 {
+            assert_eq!(
+                g, 0.0,
+                "an exclusive segment starts at exactly 0 ({algo:?}, {i})"
+            );
+        }
+    }
+}
+
+fn run_scan<T: Value>(dev: &Device, x: &[T], f: &[i8], algo: SegScanAlgorithm) {
+    let xd = dev.upload(x).unwrap();
+    let fd = dev.upload(f).unwrap();
+    for exclusive in [false, true] {
+        let y = segmented_scan(
+            dev,
+            &xd,
+            Segments::Flags(&fd),
+            SegScanOptions {
+                exclusive,
+                algorithm: algo,
+            },
+        )
+        .unwrap()
+        .download()
+        .unwrap();
+        check_scan(x, f, &y, exclusive, algo);
+    }
+}
+
+#[test]
+fn segmented_scan_f16_over_densities_and_lengths() {
+    let dev = dev();
+    for (k, &n) in [1usize, 2, 63, 4095, 4096, 4097, 3 * TILE + 5, 200_003]
+        .iter()
+        .enumerate()
+    {
+        let x = f16_data(n, k as u64);
+        for (j, density) in [0.0, 0.001, 0.01, 0.1, 0.5, 1.0].into_iter().enumerate() {
+            let f = flags(n, density, (k * 10 + j) as u64);
+            for algo in SEGSCANS {
+                run_scan(&dev, &x, &f, algo);
+            }
+        }
+    }
+}
+
+#[test]
+fn segmented_scan_i8_is_exact_and_bf16_within_bound() {
+    let dev = dev();
+    for (k, &n) in [5usize, 4096, 9000, 150_001].iter().enumerate() {
+        for density in [0.0, 0.002, 0.3, 1.0] {
+            let f = flags(n, density, 40 + k as u64);
+            for algo in SEGSCANS {
+                run_scan(&dev, &i8_data(n, k as u64), &f, algo);
+                run_scan(&dev, &bf16_data(n, k as u64), &f, algo);
+            }
+        }
+    }
+}
+
+/// Segments placed at the edges that matter: tile (4096) edges, the edge
+/// between the two vector cores of an AI core, core edges, the last element,
+/// one segment spanning everything, and length-1 segments.
+#[test]
+fn segment_edges_at_tile_block_and_core_boundaries() {
+    let dev = dev();
+    let n = 40 * TILE + 77; // 41 tiles over 20 AI cores: 3 tiles on the first
+    let x = f16_data(n, 9);
+    let mut cases: Vec<Vec<usize>> = vec![
+        vec![],
+        vec![n - 1],
+        vec![1],
+        (0..n).step_by(TILE).collect(),
+        (1..n)
+            .step_by(TILE)
+            .map(|i| i - 1)
+            .filter(|&i| i > 0)
+            .collect(),
+        (0..n)
+            .step_by(3 * TILE)
+            .chain((1..n).step_by(2 * TILE))
+            .collect(),
+        (0..n)
+            .filter(|i| i % TILE >= TILE - 3 || i % TILE < 3)
+            .collect(),
+    ];
+    cases.push((0..64).map(|k| k * 64 + 1).collect());
+    for positions in cases {
+        let mut f = vec![0i8; n];
+        for p in positions {
+            f[p] = 1;
+        }
+        for algo in SEGSCANS {
+            run_scan(&dev, &x, &f, algo);
+        }
+    }
+}
+
+fn ref_sums<T: Value>(x: &[T], f: &[i8]) -> Vec<(f64, f64, usize)> {
+    let s = starts(f);
+    s.iter()
+        .enumerate()
+        .map(|(k, &a)| {
+            let b = s.get(k + 1).copied().unwrap_or(x.len());
+            let seg = &x[a..b];
+            (
+                seg.iter().map(|v| v.f64()).sum(),
+                seg.iter().map(|v| v.f64().abs()).sum(),
+                b,
+            )
+        })
+        .collect()
+}
+
+fn check_sums<T: Value>(dev: &Device, x: &[T], f: &[i8], algo: SegSumAlgorithm) {
+    let xd = dev.upload(x).unwrap();
+    let fd = dev.upload(f).unwrap();
+    let got = segmented_sum(
+        dev,
+        &xd,
+        Segments::Flags(&fd),
+        SegSumOptions { algorithm: algo },
+    )
+    .unwrap()
+    .download()
+    .unwrap();
+    let want = ref_sums(x, f);
+    assert_eq!(got.len(), want.len(), "{algo:?}: one sum per segment");
+    let n = x.len();
+    let d = Algorithm::auto_for::<f16>(1, n).error_depth().unwrap() as f64;
+    let mut prefix_abs = 0.0;
+    let mut start = 0;
+    // One tile's sum of |x| is at most TILE * max |x|.
+    let tile_abs = TILE as f64 * x.iter().map(|v| v.f64().abs()).fold(0.0, f64::max);
+    for (k, (&g, &(w, abs, end))) in got.iter().zip(&want).enumerate() {
+        let g = T::acc_f64(g);
+        prefix_abs += abs;
+        let len = end - start;
+        start = end;
+        if T::EXACT {
+            assert_eq!(g, w, "{algo:?} segment {k}");
+            continue;
+        }
+        let bound = match algo {
+            SegSumAlgorithm::Scd => 2.0 * (d + end as f64 / d + 2.0) * U * prefix_abs + U * abs,
+            _ => (64.0 + len as f64 / 64.0 + 2.0) * U * (abs + tile_abs),
+        };
+        assert!(
+            (g - w).abs() <= bound,
+            "{algo:?} segment {k} of {}: got {g}, want {w}, bound {bound}",
+            want.len()
+        );
+    }
+}
+
+#[test]
+fn segmented_sum_over_densities_both_algorithms() {
+    let dev = dev();
+    for (k, &n) in [1usize, 2, 4097, 3 * TILE + 5, 100_000].iter().enumerate() {
+        for density in [0.0, 0.001, 0.05, 0.5, 1.0] {
+            let f = flags(n, density, 70 + k as u64);
+            for algo in [
+                SegSumAlgorithm::Auto,
+                SegSumAlgorithm::Scd,
+                SegSumAlgorithm::SegScan,
+            ] {
+                check_sums(&dev, &f16_data(n, k as u64), &f, algo);
+                check_sums(&dev, &i8_data(n, k as u64), &f, algo);
+            }
+        }
+    }
+}
+
+/// SCD's cancellation, stated in the docs, made visible: a long run of large
+/// values, then short segments of small ones. The bounded variant keeps the
+/// small sums accurate; SCD's error follows the large prefix (within its
+/// own, larger bound, checked by check_sums).
+#[test]
+fn bounded_variant_beats_scd_after_a_large_prefix() {
+    let dev = dev();
+    // The large values end at a tile edge (the bounded variant's error
+    // involves one tile's magnitude: see segmented_sum's docs).
+    let (big, n) = (49 * TILE, 49 * TILE + 100_000);
+    let mut x: Vec<f16> = (0..n)
+        .map(|i| f16::from_f32(if i < big { 1000.0 } else { 0.0 }))
+        .collect();
+    let mut f = vec![0i8; n];
+    for i in (big..n).step_by(10) {
+        f[i] = 1;
+        for j in 0..10 {
+            x[i + j] = f16::from_f32(0.001 * (1 + j) as f32);
+        }
+    }
+    let xd = dev.upload(&x).unwrap();
+    let fd = dev.upload(&f).unwrap();
+    let want = ref_sums(&x, &f);
+    let err = |algo| {
+        let got = segmented_sum(
+            &dev,
+            &xd,
+            Segments::Flags(&fd),
+            SegSumOptions { algorithm: algo },
+        )
+        .unwrap()
+        .download()
+        .unwrap();
+        got.iter()
+            .zip(&want)
+            .skip(1)
+            .map(|(g, w)| (f64::from(*g) - w.0).abs())
+            .fold(0.0, f64::max)
+    };
+    let (bounded, scd) = (err(SegSumAlgorithm::SegScan), err(SegSumAlgorithm::Scd));
+    // The small sums (about 0.055) keep about 5 digits with the bounded
+    // variant (tile-local prefixes of at most 41); SCD subtracts prefixes
+    // near 2e8, whose f32 spacing is 16.
+    assert!(bounded < 1e-5, "bounded variant error {bounded}");
+    assert!(
+        scd > 1e4 * bounded,
+        "SCD error {scd} shows the cancellation"
+    );
+    check_sums(&dev, &x, &f, SegSumAlgorithm::Scd);
+    check_sums(&dev, &x, &f, SegSumAlgorithm::SegScan);
+}
+
+#[test]
+fn offsets_give_the_same_segments_and_empty_ones_sum_to_zero() {
+    let dev = dev();
+    let n = 10_000;
+    let x = f16_data(n, 3);
+    let offsets: Vec<i32> = vec![0, 0, 0, 5, 5, 4096, 4097, 9999, 10_000, 10_000];
+    let od = dev.upload(&offsets).unwrap();
+    let xd = dev.upload(&x).unwrap();
+    let mut f = vec![0i8; n];
+    for &o in &offsets[..offsets.len() - 1] {
+        if (o as usize) < n {
+            f[o as usize] = 1;
+        }
+    }
+    let y = segmented_scan(&dev, &xd, Segments::Offsets(&od), SegScanOptions::default()).unwrap();
+    check_scan(
+        &x,
+        &f,
+        &y.download().unwrap(),
+        false,
+        SegScanAlgorithm::Auto,
+    );
+    let sums = segmented_sum(&dev, &xd, Segments::Offsets(&od), SegSumOptions::default()).unwrap();
+    assert_eq!(sums.count, offsets.len() - 1);
+    let got = sums.download().unwrap();
+    for (k, w) in offsets.windows(2).enumerate() {
+        let want: f64 = x[w[0] as usize..w[1] as usize]
+            .iter()
+            .map(|v| v.to_f64())
+            .sum();
+        assert!(
+            (f64::from(got[k]) - want).abs() <= 1e-3 * (1.0 + want.abs()),
+            "segment {k}"
+        );
+        if w[0] == w[1] {
+            assert_eq!(got[k], 0.0, "empty segment {k}");
+        }
+    }
+    // Zero elements: offsets [0, 0] name one empty segment.
+    let empty = dev.upload::<f16>(&[]).unwrap();
+    let zz = dev.upload(&[0i32, 0]).unwrap();
+    let s = segmented_sum(
+        &dev,
+        &empty,
+        Segments::Offsets(&zz),
+        SegSumOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(s.download().unwrap(), [0.0]);
+    let y = segmented_scan(
+        &dev,
+        &empty,
+        Segments::Offsets(&zz),
+        SegScanOptions::default(),
+    )
+    .unwrap();
+    assert!(y.is_empty());
+}
+
+#[test]
+fn bad_segments_are_refused_naming_the_argument() {
+    let dev = dev();
+    let x = dev.upload(&f16_data(5000, 1)).unwrap();
+    let named = |e: Error, needle: &str| {
+        let s = e.to_string();
+        assert!(
+            matches!(
+                e,
+                Error::InvalidArgument {
+                    name: "segments",
+                    ..
+                }
+            ) && s.contains(needle),
+            "{s}"
+        );
+    };
+    let short = dev.upload(&[0i8; 4999]).unwrap();
+    named(
+        segmented_scan(&dev, &x, Segments::Flags(&short), SegScanOptions::default()).unwrap_err(),
+        "4999 flags",
+    );
+    for bad in [2i8, -1] {
+        for at in [0usize, 4999, 2048] {
+            let mut f = vec![0i8; 5000];
+            f[at] = bad;
+            let fd = dev.upload(&f).unwrap();
+            for algorithm in SEGSCANS {
+                let e = segmented_scan(
+                    &dev,
+                    &x,
+                    Segments::Flags(&fd),
+                    SegScanOptions {
+                        exclusive: false,
+                        algorithm,
+                    },
+                );
+                named(e.unwrap_err(), &format!("found {bad}"));
+            }
+            for algorithm in [SegSumAlgorithm::Scd, SegSumAlgorithm::SegScan] {
+                let e = segmented_sum(&dev, &x, Segments::Flags(&fd), SegSumOptions { algorithm });
+                named(e.unwrap_err(), &format!("found {bad}"));
+            }
+        }
+    }
+    let od = dev.upload(&[0i32, 7, 3, 5000]).unwrap();
+    named(
+        segmented_scan(&dev, &x, Segments::Offsets(&od), SegScanOptions::default()).unwrap_err(),
+        "offsets[2] = 3",
+    );
+    let other = Device::simulated(ascend_scan::Soc::Ascend910B4).unwrap();
+    let f = other.upload(&[0i8; 5000]).unwrap();
+    named(
+        segmented_scan(&dev, &x, Segments::Flags(&f), SegScanOptions::default()).unwrap_err(),
+        "another device",
+    );
+}

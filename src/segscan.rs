@@ -30,7 +30,7 @@ pub enum Segments<'a> {
 }
 
 /// Which segmented-scan algorithm to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SegScanAlgorithm {
     /// The fastest in the bench (`cargo xtask bench --only SEG`): SEGSCAN
     /// with the vector REVSPEC.
@@ -60,7 +60,7 @@ pub struct SegScanOptions {
 }
 
 /// Which segmented-sum algorithm to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SegSumAlgorithm {
     /// [`SegSumAlgorithm::SegScan`] (bounded error; as fast as SCD in the
     /// bench).

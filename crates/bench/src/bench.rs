@@ -111,7 +111,7 @@ enum Op {
 }
 
 /// The segmented scans of the bench.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum SegAlgo {
     Vector,
     Simple,

@@ -118,7 +118,7 @@ impl Device {
     /// A simulated device of the given SoC, running kernels on the project's
     /// AscendC CPU simulator.
     pub fn simulated(soc: Soc) -> Result<Device> {
-        Device::simulated_because(soc, "simulator: asked for".into())
+        Device::simulated_because(soc, "simulator: Device::simulated".into())
     }
 
     fn simulated_because(soc: Soc, why: String) -> Result<Device> {
@@ -174,8 +174,10 @@ impl Device {
     /// library at run time and refuses, with an Error, a manifest whose
     /// kernel sources differ from the kernels/ compiled into this crate
     /// ([`Error::StaleKernels`]), a device whose `aclrtGetSocName()` is not
-    /// the manifest's SoC ([`Error::SocMismatch`]), and libraries that do not
-    /// load or lack an entry ([`Error::KernelLibrary`]).
+    /// the manifest's SoC ([`Error::SocMismatch`]), libraries that do not
+    /// load or lack an entry ([`Error::KernelLibrary`]), and a device that
+    /// reports fewer AI or vector cores than its SoC profile
+    /// ([`Error::Unsupported`]).
     pub fn npu_with_kernels(kernels: impl AsRef<Path>, id: i32) -> Result<Device> {
         let kernels = kernels.as_ref();
         let (backend, name) = ffi::load_npu(kernels, id)?;

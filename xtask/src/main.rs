@@ -148,10 +148,20 @@ fn build_kernels(root: &Path, opts: xtask::cann::BuildOptions) -> anyhow::Result
     render(root, true).context("kernels/ must be current before building")?;
     let searched = match xtask::cann::build_kernels(&opts, &|v| std::env::var_os(v))? {
         xtask::cann::Outcome::Cann { manifest_path, .. } => {
-            println!(
-                "ascend-scan finds the library through {} (or set ASCEND_SCAN_KERNELS to it)",
-                manifest_path.display()
-            );
+            if opts.out.is_some() {
+                println!(
+                    "to use it: ASCEND_SCAN_KERNELS={} (Device::default_device, Device::npu)",
+                    manifest_path.display()
+                );
+            } else {
+                println!(
+                    "Device::default_device() and Device::npu() use it (through {}); \
+                     ASCEND_SCAN_KERNELS points them elsewhere",
+                    root.join("target/cann")
+                        .join(xtask::cann::MANIFEST_FILE)
+                        .display()
+                );
+            }
             return Ok(());
         }
         xtask::cann::Outcome::NoToolkit { searched } => searched,

@@ -1,7 +1,13 @@
 //! Compiles the rendered AscendC kernels (kernels/*.cpp) and their simulator
 //! launch entries (kernels/sim/*.cpp) with g++ against the simulator headers
-//! (-Wall -Wextra -Werror), into a static library linked into ascend-scan.
+//! (-Wall -Wextra -Werror), into a static library linked into ascend-scan,
+//! and embeds the SHA-256 of every kernels/ source, against which the
+//! manifest of a CANN kernel library is checked before it is loaded.
 use std::path::PathBuf;
+
+#[allow(dead_code)]
+#[path = "src/manifest.rs"]
+mod manifest;
 
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -29,4 +35,17 @@ fn main() {
         }
     }
     build.compile("ascend_scan_kernels");
+    println!("cargo:rerun-if-changed=src/manifest.rs");
+
+    let sources = manifest::kernel_sources(&root).expect("hashing kernels/");
+    let mut rs = String::from(
+        "/// (path, sha256) of every kernels/ source this crate was built from.\n\
+         pub(crate) const KERNEL_SOURCES: &[(&str, &str)] = &[\n",
+    );
+    for s in &sources {
+        rs.push_str(&format!("    ({:?}, {:?}),\n", s.path, s.sha256));
+    }
+    rs.push_str("];\n");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("kernel_sources.rs");
+    std::fs::write(out, rs).expect("writing kernel_sources.rs");
 }

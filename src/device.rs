@@ -1,13 +1,14 @@
 //! Devices, streams and typed device buffers.
 use std::ffi::c_void;
 use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ascendc_sim::{LaunchReport, Soc, SocProfile};
 
 use crate::error::{Error, Result};
-use crate::ffi;
+use crate::ffi::{self, BackendKind};
 
 /// Element types a device buffer can hold.
 pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
@@ -60,28 +61,41 @@ unsafe impl Send for Stream {}
 
 struct DeviceInner {
     id: i32,
+    backend: &'static ffi::Backend,
+    /// Why this device runs on its backend.
+    why: String,
     soc: Soc,
     profile: SocProfile,
     stream: Mutex<Stream>,
     reports: Mutex<Vec<LaunchReport>>,
 }
 
+impl DeviceInner {
+    fn stream_ref(&self, raw: *mut c_void) -> ffi::StreamRef {
+        ffi::StreamRef {
+            raw,
+            backend: self.backend,
+        }
+    }
+}
+
 impl Drop for DeviceInner {
     fn drop(&mut self) {
-        if ffi::set_device(self.id).is_ok() {
+        if self.backend.bind(self.id).is_ok() {
             let s = self
                 .stream
                 .get_mut()
                 .map(|s| s.0)
                 .unwrap_or(std::ptr::null_mut());
             if !s.is_null() {
-                ffi::destroy_stream(s);
+                self.stream_ref(s).destroy();
             }
         }
     }
 }
 
-/// A device: a simulated Ascend SoC (or, later, an NPU) with one stream.
+/// A device with one stream: an NPU driven by a CANN runtime and a kernel
+/// library loaded at run time, or a simulated Ascend SoC.
 /// Cheap to clone; operations on one device run in order.
 #[derive(Clone)]
 pub struct Device {
@@ -93,6 +107,7 @@ impl std::fmt::Debug for Device {
         f.debug_struct("Device")
             .field("id", &self.inner.id)
             .field("soc", &self.inner.soc)
+            .field("backend", &self.inner.backend.kind())
             .finish()
     }
 }
@@ -103,7 +118,11 @@ impl Device {
     /// A simulated device of the given SoC, running kernels on the project's
     /// AscendC CPU simulator.
     pub fn simulated(soc: Soc) -> Result<Device> {
-        ffi::init()?;
+        Device::simulated_because(soc, "simulator: Device::simulated".into())
+    }
+
+    fn simulated_because(soc: Soc, why: String) -> Result<Device> {
+        ffi::init_simulator()?;
         let id = NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed);
         if id >= 64 {
             return Err(Error::Unsupported(
@@ -112,27 +131,122 @@ impl Device {
         }
         let profile = soc.profile();
         ffi::configure_simulated(id, &ffi::soc_struct(&profile))?;
-        ffi::set_device(id)?;
-        let stream = ffi::create_stream()?;
+        Device::open(ffi::Backend::simulator(), id, soc, why)
+    }
+
+    fn open(backend: &'static ffi::Backend, id: i32, soc: Soc, why: String) -> Result<Device> {
+        backend.bind(id)?;
+        let stream = backend.create_stream()?;
         Ok(Device {
             inner: Arc::new(DeviceInner {
                 id,
+                backend,
+                why,
                 soc,
-                profile,
-                stream: Mutex::new(Stream(stream)),
+                profile: soc.profile(),
+                stream: Mutex::new(Stream(stream.raw)),
                 reports: Mutex::new(Vec::new()),
             }),
         })
     }
 
-    /// The process-wide default device: the simulated Ascend910B4 (the NPU
-    /// path comes with the CANN loader). Every call returns the same device.
+    /// Where the NPU kernel library is looked for: `$ASCEND_SCAN_KERNELS`
+    /// (a manifest.json or the build directory holding it), else
+    /// `target/cann/manifest.json` of this crate's workspace, which
+    /// `cargo xtask build-kernels` writes.
+    pub fn default_kernels() -> PathBuf {
+        std::env::var_os("ASCEND_SCAN_KERNELS")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("target/cann/manifest.json")
+            })
+    }
+
+    /// NPU `id`, with the kernel library of [`Device::default_kernels`].
+    pub fn npu(id: i32) -> Result<Device> {
+        Device::npu_with_kernels(Device::default_kernels(), id)
+    }
+
+    /// NPU `id`, with the kernel library described by `kernels` (the
+    /// manifest.json written by `cargo xtask build-kernels`, or its
+    /// directory). Loads the CANN runtime (libascendcl.so) and the kernel
+    /// library at run time and refuses, with an Error, a manifest whose
+    /// kernel sources differ from the kernels/ compiled into this crate
+    /// ([`Error::StaleKernels`]), a device whose `aclrtGetSocName()` is not
+    /// the manifest's SoC ([`Error::SocMismatch`]), libraries that do not
+    /// load or lack an entry ([`Error::KernelLibrary`]), and a device that
+    /// reports fewer AI or vector cores than its SoC profile
+    /// ([`Error::Unsupported`]).
+    pub fn npu_with_kernels(kernels: impl AsRef<Path>, id: i32) -> Result<Device> {
+        let kernels = kernels.as_ref();
+        let (backend, name) = ffi::load_npu(kernels, id)?;
+        let manifest = backend
+            .manifest()
+            .ok_or_else(|| Error::Unsupported("NPU backend without a manifest".into()))?;
+        let soc = Soc::from_name(&name).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "SoC {name} has no profile in this library (supported: {})",
+                Soc::ALL.map(|s| s.to_string()).join(", ")
+            ))
+        })?;
+        let profile = soc.profile();
+        if let Some((aic, aiv)) = backend.core_counts(id)? {
+            if aic < i64::from(profile.cube_cores) || aiv < i64::from(profile.vector_cores) {
+                return Err(Error::Unsupported(format!(
+                    "device {id} ({name}) reports {aic} AI cores and {aiv} vector cores, fewer than \
+                     the {} and {} of the {name} profile the kernels are tiled for (kernels that \
+                     synchronise all cores would deadlock)",
+                    profile.cube_cores, profile.vector_cores
+                )));
+            }
+        }
+        let why = format!(
+            "npu: device {id} ({name}) with the kernel library {} (CANN {}, run mode {})",
+            manifest.library.display(),
+            manifest
+                .cann_version
+                .as_deref()
+                .unwrap_or("version unknown"),
+            manifest.run_mode
+        );
+        Device::open(backend, id, soc, why)
+    }
+
+    /// NPU 0 with the kernel library at `kernels` (default:
+    /// [`Device::default_kernels`]) when it loads and passes its checks,
+    /// else the simulated default SoC; [`Device::backend_reason`] says why.
+    pub fn choose(kernels: Option<&Path>) -> Result<Device> {
+        let path = kernels.map_or_else(Device::default_kernels, Path::to_path_buf);
+        match Device::npu_with_kernels(&path, 0) {
+            Ok(d) => Ok(d),
+            Err(e) => Device::simulated_because(
+                Soc::default(),
+                format!("simulator: no NPU backend ({e})"),
+            ),
+        }
+    }
+
+    /// The process-wide default device: [`Device::choose`] with the default
+    /// kernel library, i.e. the NPU when the CANN runtime and the kernel
+    /// library load and pass their checks, else the simulated Ascend910B4.
+    /// Every call returns the same device.
     pub fn default_device() -> Result<Device> {
         static DEFAULT: std::sync::OnceLock<std::result::Result<Device, Error>> =
             std::sync::OnceLock::new();
-        DEFAULT
-            .get_or_init(|| Device::simulated(Soc::default()))
-            .clone()
+        DEFAULT.get_or_init(|| Device::choose(None)).clone()
+    }
+
+    /// The runtime this device's kernels run on.
+    pub fn backend(&self) -> BackendKind {
+        self.inner.backend.kind()
+    }
+
+    /// Why this device runs on its backend (for an NPU: device, SoC and
+    /// kernel library; for a simulator chosen by default: why the NPU
+    /// backend did not load).
+    pub fn backend_reason(&self) -> &str {
+        &self.inner.why
     }
 
     /// The SoC of this device.
@@ -150,7 +264,7 @@ impl Device {
         let buf = self.alloc_uninit::<T>(len)?;
         if len > 0 {
             self.bind()?;
-            ffi::memset(buf.ptr, buf.bytes())?;
+            self.inner.backend.memset(buf.ptr, buf.bytes())?;
         }
         Ok(buf)
     }
@@ -159,10 +273,17 @@ impl Device {
     pub fn upload<T: Element>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
         let buf = self.alloc_uninit::<T>(data.len())?;
         if !data.is_empty() {
-            self.bind()?;
-            ffi::upload(buf.ptr, buf.bytes(), as_bytes(data))?;
+            self.write(&buf, data)?;
         }
         Ok(buf)
+    }
+
+    /// Copies `data` to the start of `buf` (`data.len() <= buf.len()`).
+    pub(crate) fn write<T: Element>(&self, buf: &DeviceBuffer<T>, data: &[T]) -> Result<()> {
+        self.bind()?;
+        self.inner
+            .backend
+            .upload(buf.ptr, buf.bytes(), as_bytes(data))
     }
 
     /// Reports of the launches since the last call (kernel, GM traffic, traces).
@@ -181,7 +302,7 @@ impl Device {
             std::ptr::null_mut()
         } else {
             self.bind()?;
-            ffi::malloc(bytes)?
+            self.inner.backend.malloc(bytes)?
         };
         Ok(DeviceBuffer {
             ptr,
@@ -193,18 +314,19 @@ impl Device {
 
     /// Makes this device current on the calling thread (ACL binds devices per thread).
     pub(crate) fn bind(&self) -> Result<()> {
-        ffi::set_device(self.inner.id)
+        self.inner.backend.bind(self.inner.id)
     }
 
     /// Runs `f` with exclusive use of the stream, then synchronises and
     /// collects the launch reports; a failed launch becomes an Error.
-    pub(crate) fn run<R>(&self, f: impl FnOnce(*mut c_void) -> Result<R>) -> Result<R> {
+    pub(crate) fn run<R>(&self, f: impl FnOnce(ffi::StreamRef) -> Result<R>) -> Result<R> {
         let guard: MutexGuard<'_, Stream> =
             self.inner.stream.lock().unwrap_or_else(|e| e.into_inner());
         self.bind()?;
-        let out = f(guard.0);
-        let sync = ffi::synchronize(guard.0);
-        let reports = ffi::take_reports(guard.0);
+        let stream = self.inner.stream_ref(guard.0);
+        let out = f(stream);
+        let sync = stream.synchronize();
+        let reports = stream.take_reports();
         drop(guard);
         let failed = reports
             .iter()
@@ -231,8 +353,9 @@ impl Device {
 }
 
 impl Default for Device {
-    /// Same as [`Device::default_device`]. Creating the simulated default
-    /// device cannot fail unless 64 simulated devices already exist.
+    /// Same as [`Device::default_device`]. Creating the default device
+    /// cannot fail unless 64 simulated devices already exist (a failing NPU
+    /// backend falls back to the simulator).
     fn default() -> Self {
         Device::default_device().expect("creating the default simulated device")
     }
@@ -285,7 +408,10 @@ impl<T: Element> DeviceBuffer<T> {
         let mut out = vec![T::default(); self.len];
         if self.len > 0 {
             self.device.bind()?;
-            ffi::download(as_bytes_mut(&mut out), self.ptr)?;
+            self.device
+                .inner
+                .backend
+                .download(as_bytes_mut(&mut out), self.ptr)?;
         }
         Ok(out)
     }
@@ -300,7 +426,10 @@ impl<T: Element> DeviceBuffer<T> {
         let mut out = vec![T::default(); len];
         if len > 0 {
             self.device.bind()?;
-            ffi::download(as_bytes_mut(&mut out), self.ptr)?;
+            self.device
+                .inner
+                .backend
+                .download(as_bytes_mut(&mut out), self.ptr)?;
         }
         Ok(out)
     }
@@ -318,7 +447,10 @@ impl<T: Element> DeviceBuffer<T> {
         let mut out = vec![T::default(); len];
         if len > 0 {
             self.device.bind()?;
-            ffi::download(as_bytes_mut(&mut out), self.ptr_at(start))?;
+            self.device
+                .inner
+                .backend
+                .download(as_bytes_mut(&mut out), self.ptr_at(start))?;
         }
         Ok(out)
     }
@@ -340,7 +472,10 @@ impl<T: Element> DeviceBuffer<T> {
         if !data.is_empty() {
             self.device.bind()?;
             let capacity = (self.len - start) * std::mem::size_of::<T>();
-            ffi::upload(self.ptr_at(start), capacity, as_bytes(data))?;
+            self.device
+                .inner
+                .backend
+                .upload(self.ptr_at(start), capacity, as_bytes(data))?;
         }
         Ok(())
     }
@@ -360,7 +495,7 @@ impl<T: Element> DeviceBuffer<T> {
 impl<T: Element> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
         if !self.ptr.is_null() && self.device.bind().is_ok() {
-            ffi::free(self.ptr);
+            self.device.inner.backend.free(self.ptr);
         }
     }
 }

@@ -33,6 +33,36 @@ pub enum Error {
         /// `aclGetRecentErrMsg()` at the time of the failure.
         message: String,
     },
+    /// The NPU's SoC is not the one the kernel library was built for.
+    #[error(
+        "the kernel library was built for {built} but the device is {device}: \
+         rebuild with cargo xtask build-kernels --soc {device}"
+    )]
+    SocMismatch {
+        /// SOC_VERSION of the build (the manifest).
+        built: String,
+        /// `aclrtGetSocName()` of the device.
+        device: String,
+    },
+    /// The kernel library was built from other kernel sources than this crate.
+    #[error(
+        "the kernel library is stale: {source_file} {reason}; \
+         rebuild with cargo xtask build-kernels"
+    )]
+    StaleKernels {
+        /// The kernels/ file that differs.
+        source_file: String,
+        /// How it differs.
+        reason: String,
+    },
+    /// A CANN or kernel library, or its manifest, could not be loaded.
+    #[error("kernel library {path}: {reason}")]
+    KernelLibrary {
+        /// The manifest (or library) concerned.
+        path: std::path::PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 impl From<algos::AlgoError> for Error {

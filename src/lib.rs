@@ -20,6 +20,8 @@ mod copy;
 mod device;
 mod error;
 mod ffi;
+#[allow(dead_code)]
+mod manifest;
 mod opscan;
 mod policy;
 mod policy_table;
@@ -35,6 +37,7 @@ pub use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport, Soc, 
 pub use copy::copy;
 pub use device::{Device, DeviceBuffer, Element};
 pub use error::{Error, Result};
+pub use ffi::BackendKind;
 pub use policy::auto_policy_soc;
 pub use reduce::{reduce, reduce_max, reduce_min, reduce_sum};
 pub use sample::{
@@ -62,3 +65,5 @@ pub use topp::{top_p_sample, TopPOptions, TopPProb};
 pub fn all_kernels_linked() -> bool {
     algos::catalogue().iter().all(|k| ffi::has_entry(&k.name()))
 }
+
+include!(concat!(env!("OUT_DIR"), "/kernel_sources.rs"));

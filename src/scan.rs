@@ -249,8 +249,7 @@ fn launch_with_workspace<T: ffi::Launchable>(
     ios: impl IntoIterator<Item = [*mut std::ffi::c_void; 3]>,
 ) -> Result<()> {
     let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
-    device.bind()?;
-    ffi::upload(workspace.ptr(), workspace.bytes(), constants)?;
+    device.write(&workspace, constants)?;
     for io in ios {
         let gm = [io[0], io[1], io[2], workspace.ptr()];
         device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;

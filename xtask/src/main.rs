@@ -24,14 +24,27 @@ enum Task {
     },
     /// Regenerate crates/ascend-sys/src/bindings.rs with bindgen (needs libclang).
     Bindings,
-    /// Build the kernels: with a CANN toolkit if one is found, else for the simulator.
+    /// Build the kernels: with a CANN toolkit if one is found (a shared
+    /// kernel library and its manifest under target/cann/), else for the
+    /// simulator.
     BuildKernels {
         /// Target SoC (SOC_VERSION).
         #[arg(long, default_value = "Ascend910B4")]
         soc: String,
-        /// CANN toolkit root (default: ASCEND_TOOLKIT_HOME, ASCEND_HOME_PATH, usual roots).
+        /// RUN_MODE of ascendc_library: npu, cpu or sim.
+        #[arg(long, default_value = "npu")]
+        run_mode: xtask::cann::RunMode,
+        /// CANN toolkit root (default: ASCEND_TOOLKIT_HOME, ASCEND_HOME_PATH,
+        /// ASCEND_CANN_PACKAGE_PATH, ~/Ascend/ascend-toolkit/latest,
+        /// /usr/local/Ascend/ascend-toolkit/latest, /usr/local/Ascend/cann).
         #[arg(long)]
         cann: Option<PathBuf>,
+        /// The cmake executable (default: $CMAKE, else cmake on PATH).
+        #[arg(long)]
+        cmake: Option<PathBuf>,
+        /// Output directory (default: target/cann/<soc>-<run mode>).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Run every operation on the simulator and report its modeled performance next to COPY.
     Bench {
@@ -53,7 +66,23 @@ fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
         Task::Render { check } => render(&root, check),
         Task::Bindings => bindings::run(&root),
-        Task::BuildKernels { soc, cann } => build_kernels(&root, &soc, cann),
+        Task::BuildKernels {
+            soc,
+            run_mode,
+            cann,
+            cmake,
+            out,
+        } => build_kernels(
+            &root,
+            xtask::cann::BuildOptions {
+                root: root.clone(),
+                soc,
+                run_mode,
+                cann,
+                cmake,
+                out,
+            },
+        ),
         Task::Bench { args } => bench(&root, &args),
     }
 }
@@ -115,44 +144,37 @@ fn render(root: &Path, check: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Finds a CANN toolkit: --cann, then the environment, then the usual roots.
-fn find_cann(explicit: Option<PathBuf>) -> Option<PathBuf> {
-    let mut candidates: Vec<PathBuf> = explicit.into_iter().collect();
-    for var in [
-        "ASCEND_TOOLKIT_HOME",
-        "ASCEND_HOME_PATH",
-        "ASCEND_CANN_PACKAGE_PATH",
-    ] {
-        if let Some(v) = std::env::var_os(var) {
-            candidates.push(PathBuf::from(v));
-        }
-    }
-    if let Some(home) = std::env::var_os("HOME") {
-        candidates.push(PathBuf::from(home).join("Ascend/ascend-toolkit/latest"));
-    }
-    candidates.push("/usr/local/Ascend/ascend-toolkit/latest".into());
-    candidates.push("/usr/local/Ascend/cann".into());
-    candidates
-        .into_iter()
-        .find(|c| c.join("include/acl/acl.h").is_file() || c.join("version.cfg").is_file())
-}
-
-fn build_kernels(root: &Path, soc: &str, cann: Option<PathBuf>) -> anyhow::Result<()> {
-    if ascendc_soc(soc).is_none() {
-        bail!("unknown --soc {soc}: expected one of Ascend910B1, Ascend910B2, Ascend910B3, Ascend910B4");
-    }
+fn build_kernels(root: &Path, opts: xtask::cann::BuildOptions) -> anyhow::Result<()> {
     render(root, true).context("kernels/ must be current before building")?;
-    if let Some(path) = find_cann(cann) {
-        let version = std::fs::read_to_string(path.join("version.cfg")).unwrap_or_default();
-        println!(
-            "CANN toolkit found at {} ({})",
-            path.display(),
-            version.lines().next().unwrap_or("version unknown")
-        );
-        println!("the CANN (bisheng) build of kernels/ is not implemented yet; building for the simulator instead");
-    } else {
-        println!("no CANN toolkit found (ASCEND_TOOLKIT_HOME, ASCEND_HOME_PATH, usual roots): building for the project simulator");
-    }
+    let searched = match xtask::cann::build_kernels(&opts, &|v| std::env::var_os(v))? {
+        xtask::cann::Outcome::Cann { manifest_path, .. } => {
+            if opts.out.is_some() {
+                println!(
+                    "to use it: ASCEND_SCAN_KERNELS={} (Device::default_device, Device::npu)",
+                    manifest_path.display()
+                );
+            } else {
+                println!(
+                    "Device::default_device() and Device::npu() use it (through {}); \
+                     ASCEND_SCAN_KERNELS points them elsewhere",
+                    root.join("target/cann")
+                        .join(xtask::cann::MANIFEST_FILE)
+                        .display()
+                );
+            }
+            return Ok(());
+        }
+        xtask::cann::Outcome::NoToolkit { searched } => searched,
+    };
+    println!(
+        "no CANN toolkit found (looked in {}): building the kernels for the project's CPU simulator instead; \
+         Device::default_device() will run them on the simulator",
+        searched
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(["build", "--release", "-p", "ascend-scan"])
         .current_dir(root)
@@ -161,12 +183,9 @@ fn build_kernels(root: &Path, soc: &str, cann: Option<PathBuf>) -> anyhow::Resul
     if !status.success() {
         bail!("the simulator build of the kernels failed");
     }
-    println!("kernels built for the simulator (SoC profile {soc}) into the ascend-scan library");
+    println!(
+        "kernels built for the simulator (SoC profile {}) into the ascend-scan library",
+        opts.soc
+    );
     Ok(())
-}
-
-fn ascendc_soc(name: &str) -> Option<&str> {
-    ["Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4"]
-        .into_iter()
-        .find(|s| *s == name)
 }

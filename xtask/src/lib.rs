@@ -1,0 +1,2 @@
+//! The library side of `cargo xtask`: tasks that tests call directly.
+pub mod cann;

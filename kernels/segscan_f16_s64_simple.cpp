@@ -15,8 +15,8 @@
 //   density above zero. SyncAll; each AIV folds the aggregates of the ranges
 //   before its own into its carry.
 // Phase II: the AIC computes the speculative (unsegmented) s-wide row scans
-//   of the values and of the flags (C = X @ U, FB = F @ U) of both halves'
-//   tiles, alternately, into one GM ring per AIV and signals each AIV with
+//   of the values and (vector REVSPEC only) of the flags (C = X @ U,
+//   FB = F @ U) of both halves' tiles, alternately, into one GM ring per AIV and signals each AIV with
 //   its own flag. The AIV completes a tile (REVSPEC):
 //     X = C + row carries        (the tile's unsegmented inclusive scan)
 //     F = FB + row carries       (starts so far in the tile, 0 before the first)
@@ -85,24 +85,37 @@ __aicore__ inline GM_ADDR RingSlot(GM_ADDR workspace, const SegScanTiling& t, ui
     return workspace + t.ring_offset + ((ring * t.ring_slots + slot) * 2 * kTile) * 4;
 }
 
-// The cube's row scans of tile `tile`, values then flags, into the ring slot at `dst`.
-__aicore__ inline void ScanTile(CubeTileScan<TIn, kS>& cubeX, CubeTileScan<int8_t, kS>& cubeF,
+// Elements of tile `tile`.
+__aicore__ inline uint32_t TileCount(uint64_t n, uint64_t tile) {
+    return static_cast<uint32_t>(Min(n - tile * kTile, kTile));
+}
+
+// Starts the cube's loads of tile `tile` (values, and flags for the vector REVSPEC).
+__aicore__ inline void LoadTile(CubeTileScan<TIn, kS>& cubeX, CubeTileScan<int8_t, kS>& cubeF,
                                 const GlobalTensor<TIn>& gx, const GlobalTensor<int8_t>& gf, uint64_t n,
+                                uint64_t tile) {
+    cubeX.Load(gx[tile * kTile], TileCount(n, tile));
+    if constexpr (!kSimple) cubeF.Load(gf[tile * kTile], TileCount(n, tile));
+}
+
+// The row scans of the loaded tile `tile`, values then flags, into the ring slot at `dst`.
+__aicore__ inline void ScanTile(CubeTileScan<TIn, kS>& cubeX, CubeTileScan<int8_t, kS>& cubeF, uint64_t n,
                                 uint64_t tile, GM_ADDR dst) {
-    uint64_t base = tile * kTile;
-    uint32_t count = static_cast<uint32_t>(Min(n - base, kTile));
+    uint32_t count = TileCount(n, tile);
     uint32_t rows = CeilDiv(count, kS);
     GlobalTensor<TAcc> gC;
-    GlobalTensor<int32_t> gFb;
     gC.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(dst), kTile);
-    gFb.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(dst) + kTile, kTile);
     uint32_t m1;
-    LocalTensor<TAcc> c = cubeX.Compute(gx[base], count, m1);
+    LocalTensor<TAcc> c = cubeX.ComputeLoaded(count, m1);
     StoreTile(gC, c, kS, rows, m1);
     cubeX.Release(c);
-    LocalTensor<int32_t> fb = cubeF.Compute(gf[base], count, m1);
-    StoreTile(gFb, fb, kS, rows, m1);
-    cubeF.Release(fb);
+    if constexpr (!kSimple) {  // the simple REVSPEC needs no start counts
+        GlobalTensor<int32_t> gFb;
+        gFb.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(dst) + kTile, kTile);
+        LocalTensor<int32_t> fb = cubeF.ComputeLoaded(count, m1);
+        StoreTile(gFb, fb, kS, rows, m1);
+        cubeF.Release(fb);
+    }
 }
 
 __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR flags, GM_ADDR workspace, const SegScanTiling& t) {
@@ -110,7 +123,7 @@ __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR flags, GM_ADDR workspace, con
     CubeTileScan<TIn, kS> cubeX;
     CubeTileScan<int8_t, kS> cubeF;
     cubeX.Init(pipe, workspace, t.zeros_offset);
-    cubeF.Init(pipe, workspace + t.flag_constants_offset, t.flag_zeros_offset);
+    if constexpr (!kSimple) cubeF.Init(pipe, workspace + t.flag_constants_offset, t.flag_zeros_offset);
     GlobalTensor<TIn> gx;
     GlobalTensor<int8_t> gf;
     gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
@@ -122,7 +135,14 @@ __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR flags, GM_ADDR workspace, con
         HalfTiles(t, wave, block, 0, first0, last0);
         HalfTiles(t, wave, block, 1, first1, last1);
         bool synced = false;
-        for (uint64_t r = 0; r < last0 - first0; ++r, ++step) {
+        // Round r scans tile first0 + r, then first1 + r if AIV 1 has one;
+        // each tile's loads start before the previous tile's matmul.
+        const uint64_t rounds = last0 - first0;
+        if (rounds > 0) LoadTile(cubeX, cubeF, gx, gf, t.n, first0);
+        for (uint64_t r = 0; r < rounds; ++r, ++step) {
+            const bool second = first1 + r < last1;
+            if (second) LoadTile(cubeX, cubeF, gx, gf, t.n, first1 + r);
+            else if (r + 1 < rounds) LoadTile(cubeX, cubeF, gx, gf, t.n, first0 + r + 1);
             if (step >= t.ring_slots) {
                 // This wave's slots are consumed only after the wave's
                 // barrier: join it before waiting for one of them.
@@ -133,10 +153,11 @@ __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR flags, GM_ADDR workspace, con
                 CrossCoreWaitFlag(kFlagSlotFree);
             }
             uint64_t slot = step % t.ring_slots;
-            ScanTile(cubeX, cubeF, gx, gf, t.n, first0 + r, RingSlot(workspace, t, block, 0, slot));
+            ScanTile(cubeX, cubeF, t.n, first0 + r, RingSlot(workspace, t, block, 0, slot));
             CrossCoreSetFlag<2, PIPE_FIX>(kFlagTileReady);
-            if (first1 + r < last1) {
-                ScanTile(cubeX, cubeF, gx, gf, t.n, first1 + r, RingSlot(workspace, t, block, 1, slot));
+            if (second) {
+                if (r + 1 < rounds) LoadTile(cubeX, cubeF, gx, gf, t.n, first0 + r + 1);
+                ScanTile(cubeX, cubeF, t.n, first1 + r, RingSlot(workspace, t, block, 1, slot));
                 CrossCoreSetFlag<2, PIPE_FIX>(kFlagTileReady1);
             }
         }

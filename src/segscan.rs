@@ -32,8 +32,11 @@ pub enum Segments<'a> {
 /// Which segmented-scan algorithm to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SegScanAlgorithm {
-    /// The fastest in the bench (`cargo xtask bench --only SEG`): SEGSCAN
-    /// with the vector REVSPEC.
+    /// From the bench (`cargo xtask bench --only SEGSCAN`): SEGSCAN with the
+    /// simple REVSPEC when the segments come as offsets and there are at
+    /// most 1 per 100 elements (it is the faster one there), else with the
+    /// vector REVSPEC (the same time at any density; with flags the density
+    /// is not known before the launch).
     #[default]
     Auto,
     /// SEGSCAN: one launch on every AI core; the cube computes the
@@ -101,6 +104,10 @@ impl<A: crate::Element> SegmentSums<A> {
     }
 }
 
+/// Segments per element up to which `Auto` runs the simple REVSPEC when the
+/// segment count is known (offsets): the crossover in the bench.
+const SIMPLE_MAX_DENSITY: f64 = 0.01;
+
 /// The tile edge of the SEGSCAN kernels in the catalogue.
 const SEGSCAN_S: u32 = 64;
 
@@ -139,7 +146,14 @@ pub fn segmented_scan<T: SegmentedInput>(
     }
     match options.algorithm {
         SegScanAlgorithm::Auto => {
-            run_segscan(device, x, flags.get(), options.exclusive, RevSpec::Vector)
+            let revspec = match segments {
+                // The segment count is known: the simple REVSPEC while it is cheaper.
+                Segments::Offsets(o) if (o.len() - 1) as f64 <= SIMPLE_MAX_DENSITY * n as f64 => {
+                    RevSpec::Simple
+                }
+                _ => RevSpec::Vector,
+            };
+            run_segscan(device, x, flags.get(), options.exclusive, revspec)
         }
         SegScanAlgorithm::SegScan { revspec } => {
             run_segscan(device, x, flags.get(), options.exclusive, revspec)

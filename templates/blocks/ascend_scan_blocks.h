@@ -673,11 +673,22 @@ public:
     // Row scans of the first `count` elements at `src` (count <= s*s); m1 =
     // fractal rows computed.
     __aicore__ inline LocalTensor<TAcc> Compute(const GlobalTensor<TIn>& src, uint32_t count, uint32_t& m1) {
-        m1 = CeilDiv(CeilDiv(count, kS), 16);
+        Load(src, count);
+        return ComputeLoaded(count, m1);
+    }
+
+    // Starts the GM -> L1 load of a tile (at most two loaded tiles wait for
+    // ComputeLoaded), so that the next tile's load overlaps this one's matmul.
+    __aicore__ inline void Load(const GlobalTensor<TIn>& src, uint32_t count) {
         LocalTensor<TIn> a1 = qA1_.template AllocTensor<TIn>();
         LoadTileNz(a1, src, zeros_, kS, count);
         qA1_.EnQue(a1);
-        a1 = qA1_.template DeQue<TIn>();
+    }
+
+    // Row scans of the oldest loaded tile (of `count` elements).
+    __aicore__ inline LocalTensor<TAcc> ComputeLoaded(uint32_t count, uint32_t& m1) {
+        m1 = CeilDiv(CeilDiv(count, kS), 16);
+        LocalTensor<TIn> a1 = qA1_.template DeQue<TIn>();
         LocalTensor<TIn> a2 = qA2_.template AllocTensor<TIn>();
         LoadL0A(a2, a1, kS, m1);
         qA2_.EnQue(a2);
@@ -693,7 +704,7 @@ public:
     __aicore__ inline void Release(LocalTensor<TAcc>& c1) { qC_.FreeTensor(c1); }
 
 private:
-    TQue<TPosition::A1, 1> qA1_;
+    TQue<TPosition::A1, 2> qA1_;  // depth 2: a tile may load while the previous one waits
     TQue<TPosition::A2, 1> qA2_;
     TQue<TPosition::CO1, 1> qC_;
     TBuf<TPosition::B1> b1_;

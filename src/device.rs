@@ -77,6 +77,10 @@ impl Drop for DeviceInner {
             if !s.is_null() {
                 ffi::destroy_stream(s);
             }
+            // Every buffer holds a clone of its device, so none is live now
+            // unless it was leaked (`mem::forget`): the simulator reports
+            // those here when its leak report is on.
+            ffi::reset_device(self.id);
         }
     }
 }
@@ -163,6 +167,16 @@ impl Device {
             ffi::upload(buf.ptr, buf.bytes(), as_bytes(data))?;
         }
         Ok(buf)
+    }
+
+    /// Bytes of device memory this device's live allocations hold, as the
+    /// simulator counts them (each [`DeviceBuffer`] of `b > 0` bytes holds
+    /// `b` rounded up to 32, plus 32, as `aclrtMalloc` pads it; empty buffers
+    /// hold nothing). Every buffer frees its memory on drop, so this returns
+    /// to its earlier value once the buffers made in between are dropped:
+    /// the leak check of the tests and the fuzz targets.
+    pub fn allocated_bytes(&self) -> u64 {
+        ffi::allocated_bytes(self.inner.id)
     }
 
     /// Reports of the launches since the last call (kernel, GM traffic, traces).

@@ -54,6 +54,13 @@ pub(crate) fn set_device(id: i32) -> Result<()> {
     check("aclrtSetDevice", unsafe { sys::aclrtSetDevice(id) })
 }
 
+/// Releases the device on this thread (the simulator reports allocations
+/// still live on it when its leak report is on).
+pub(crate) fn reset_device(id: i32) {
+    // SAFETY: plain value argument.
+    unsafe { sys::aclrtResetDevice(id) };
+}
+
 pub(crate) fn create_stream() -> Result<*mut c_void> {
     let mut s: *mut c_void = std::ptr::null_mut();
     // SAFETY: `s` is a valid out pointer.
@@ -92,6 +99,13 @@ pub(crate) fn malloc(bytes: usize) -> Result<*mut c_void> {
 pub(crate) fn free(p: *mut c_void) {
     // SAFETY: `p` came from aclrtMalloc and is freed once (by its owner's Drop).
     unsafe { sys::aclrtFree(p) };
+}
+
+/// Bytes the simulator holds allocated for device `id` (its live
+/// allocations, each rounded up as aclrtMalloc rounds it).
+pub(crate) fn allocated_bytes(id: i32) -> u64 {
+    // SAFETY: plain value argument; unknown ids give 0.
+    unsafe { sys::ascsim_allocated_bytes(id) }
 }
 
 pub(crate) fn upload(dst: *mut c_void, capacity: usize, src: &[u8]) -> Result<()> {

@@ -84,7 +84,7 @@ fn workload(dev: &Device, seed: u64) -> Vec<u64> {
 
 /// A row count that divides `n` (2 when even, else 1).
 fn gcd_rows(n: usize) -> usize {
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         2
     } else {
         1

@@ -83,7 +83,7 @@ fn exclusive_mcscan_and_rtscan_cancel() {
     use half::f16;
     let dev = Device::default_device().expect("simulated device");
     let x = dev
-        .upload(&[0.0009765625f32, 1.0, 60000.0].map(f16::from_f32))
+        .upload(&[2f32.powi(-10), 1.0, 60000.0].map(f16::from_f32))
         .expect("upload");
     for algorithm in [
         Algorithm::McScan { s: 16 },
@@ -99,6 +99,7 @@ fn exclusive_mcscan_and_rtscan_cancel() {
             .values
             .download()
             .expect("download");
-        assert_eq!(y, [0.0, 0.0009765625, 1.0009765625], "{algorithm}");
+        let tiny = 2f32.powi(-10);
+        assert_eq!(y, [0.0, tiny, 1.0 + tiny], "{algorithm}");
     }
 }

@@ -24,8 +24,11 @@ use ascend_scan::{
 };
 use half::{bf16, f16};
 
+/// A family: one fuzz input in, one checked case run.
+pub type Family = fn(&[u8]);
+
 /// The families, by the name of their fuzz target.
-pub const FAMILIES: [(&str, fn(&[u8])); 4] = [
+pub const FAMILIES: [(&str, Family); 4] = [
     ("scan_family", scan_family),
     ("split_family", split_family),
     ("sort_family", sort_family),
@@ -1178,7 +1181,7 @@ fn small_bits<T: Num>(v: f64) -> u64 {
 
 /// Runs `family` on `cases` deterministic pseudo-random inputs of up to 64
 /// bytes (seeded by `seed`): the smoke run of a fuzz target.
-pub fn smoke(family: fn(&[u8]), cases: usize, seed: u64) {
+pub fn smoke(family: Family, cases: usize, seed: u64) {
     let mut s = seed;
     for case in 0..cases {
         let mut next = || {

@@ -286,3 +286,32 @@ fn buffers_of_another_device_are_refused() {
         "weights"
     );
 }
+
+#[test]
+fn leaked_buffers_are_reported_at_exit() {
+    // The child: leaks one buffer (and with it its device) and exits.
+    if std::env::var_os("LIMITS_LEAK_CHILD").is_some() {
+        let dev = Device::simulated(ascend_scan::Soc::Ascend910B4).unwrap();
+        std::mem::forget(dev.upload(&[1u8; 100]).unwrap());
+        return;
+    }
+    let run = |report: &str| {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["leaked_buffers_are_reported_at_exit", "--exact"])
+            .env("LIMITS_LEAK_CHILD", "1")
+            .env("ASCSIM_LEAK_REPORT", report)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "the child test failed");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // 100 bytes hold 160: rounded up to 128, plus 32.
+    let report = run("1");
+    assert!(
+        report.contains(
+            "ascsim: 1 live device allocation (160 bytes) at process exit: requested sizes 100"
+        ),
+        "stderr: {report}"
+    );
+    assert!(!run("0").contains("live device allocation"));
+}

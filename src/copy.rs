@@ -5,6 +5,11 @@ use crate::ffi;
 
 /// Copies `src` into a new buffer with the COPY kernel (GM -> UB -> GM on
 /// every vector core).
+///
+/// Numerics: none; the bytes are moved unchanged (NaN payloads, -0.0 and
+/// subnormals included). An empty `src` gives an empty buffer without a
+/// launch. Errors: only the device's (allocation past the HBM,
+/// [`Error::Runtime`] from `aclrtMalloc`).
 pub fn copy<T: Element>(src: &DeviceBuffer<T>) -> Result<DeviceBuffer<T>> {
     let device = src.device();
     let dst = device.alloc_uninit::<T>(src.len())?;

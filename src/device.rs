@@ -90,6 +90,10 @@ impl Drop for DeviceInner {
             if !s.is_null() {
                 self.stream_ref(s).destroy();
             }
+            // Every buffer holds a clone of its device, so none is live now
+            // unless it was leaked (`mem::forget`): the simulator reports
+            // those here when its leak report is on.
+            self.backend.reset_simulated(self.id);
         }
     }
 }
@@ -284,6 +288,20 @@ impl Device {
         self.inner
             .backend
             .upload(buf.ptr, buf.bytes(), as_bytes(data))
+    }
+
+    /// Bytes of device memory this device's live allocations hold, as the
+    /// simulator counts them (each [`DeviceBuffer`] of `b > 0` bytes holds
+    /// `b` rounded up to 32, plus 32, as `aclrtMalloc` pads it; empty buffers
+    /// hold nothing). Every buffer frees its memory on drop, so this returns
+    /// to its earlier value once the buffers made in between are dropped:
+    /// the leak check of the tests and the fuzz targets. Always 0 on an NPU
+    /// (ACL has no such query).
+    pub fn allocated_bytes(&self) -> u64 {
+        self.inner
+            .backend
+            .allocated_bytes(self.inner.id)
+            .unwrap_or(0)
     }
 
     /// Reports of the launches since the last call (kernel, GM traffic, traces).

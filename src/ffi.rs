@@ -76,6 +76,7 @@ macro_rules! acl_table {
 acl_table! {
     init = aclInit(*const c_char) -> sys::aclError;
     set_device = aclrtSetDevice(i32) -> sys::aclError;
+    reset_device = aclrtResetDevice(i32) -> sys::aclError;
     create_stream = aclrtCreateStream(*mut sys::aclrtStream) -> sys::aclError;
     destroy_stream = aclrtDestroyStream(sys::aclrtStream) -> sys::aclError;
     synchronize_stream = aclrtSynchronizeStream(sys::aclrtStream) -> sys::aclError;
@@ -249,6 +250,24 @@ impl Backend {
             raw: s,
             backend: self,
         })
+    }
+
+    /// Releases device `id` on this thread, on the simulator only (which
+    /// then reports allocations still live on it when its leak report is
+    /// on); an NPU device stays set for the process (other devices on the
+    /// same id may still use it).
+    pub(crate) fn reset_simulated(&self, id: i32) {
+        if self.kind == BackendKind::Simulator {
+            // SAFETY: plain value argument.
+            unsafe { (self.acl.reset_device)(id) };
+        }
+    }
+
+    /// Bytes the simulator holds allocated for device `id` (its live
+    /// allocations, each padded as aclrtMalloc pads it); None on an NPU.
+    pub(crate) fn allocated_bytes(&self, id: i32) -> Option<u64> {
+        // SAFETY: plain value argument; unknown ids give 0.
+        (self.kind == BackendKind::Simulator).then(|| unsafe { sys::ascsim_allocated_bytes(id) })
     }
 
     pub(crate) fn free(&self, p: *mut c_void) {

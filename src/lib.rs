@@ -16,6 +16,11 @@
 //! assert_eq!(out.total(), Some(1000.0));
 //! # Ok::<(), ascend_scan::Error>(())
 //! ```
+//!
+//! Every public item is documented (`deny(missing_docs)`), each operation
+//! with its numerics: accumulator type, rounding and error bound, and what
+//! it does with NaN, infinities and -0.0.
+#![deny(missing_docs)]
 mod copy;
 mod device;
 mod error;

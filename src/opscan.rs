@@ -100,6 +100,9 @@ pub(crate) fn scan_op<T: ScanInput>(
             ),
         });
     }
+    // The dtype is checked before the empty case: whether an input type is
+    // supported does not depend on its length.
+    let algo = algos::OpScan::new(T::DTYPE, op)?;
     let (rows, len) = (x.row_count(), x.row_len());
     let values = device.alloc_uninit::<T::Acc>(rows * len)?;
     if len == 0 {
@@ -110,7 +113,6 @@ pub(crate) fn scan_op<T: ScanInput>(
         };
         return Ok(ScanOutput { values, totals });
     }
-    let algo = algos::OpScan::new(T::DTYPE, op)?;
     let mut plan = algo.plan(
         device.profile(),
         rows as u64,

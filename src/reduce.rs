@@ -11,6 +11,9 @@ use crate::scan::{ScanInput, ScanOp, MAX_I8_SCAN_LEN};
 /// 4096-wide f32 vectors, then its lanes, then the cores' partials; error <=
 /// (n/4096 + 4096 + cores) * 2^-24 * sum|x|), i8 sums exactly in i32 (inputs
 /// longer than [`MAX_I8_SCAN_LEN`] are refused). An empty input sums to 0.
+/// bf16 sums like f16; f32 input is [`Error::Unsupported`] (no f32 reduce
+/// kernel; `scan` with [`Algorithm::VectorScan`](crate::Algorithm) and
+/// `want_total` sums f32).
 pub fn reduce_sum<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>) -> Result<T::Acc> {
     if !device.same(x.device()) {
         return Err(Error::InvalidArgument {
@@ -27,10 +30,11 @@ pub fn reduce_sum<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>) -> Result<
             ),
         });
     }
+    // Checked before the empty case: support does not depend on the length.
+    let algo = algos::ReduceSum::new(T::DTYPE)?;
     if x.is_empty() {
         return Ok(T::Acc::default());
     }
-    let algo = algos::ReduceSum::new(T::DTYPE)?;
     let mut plan = algo.plan(device.profile(), x.len() as u64)?;
     let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
     let total = device.alloc_zeroed::<T::Acc>(1)?;
@@ -50,7 +54,8 @@ pub fn reduce_min<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>) -> Result<
 }
 
 /// `op` over all elements of `x`, on every vector core of its device: sum
-/// ([`reduce_sum`]), max or min.
+/// ([`reduce_sum`]), max or min. Max and min take f16 and i8 input (bf16 and
+/// f32: [`Error::Unsupported`], whatever the length).
 ///
 /// Max and min are exact (f16 -> f32 and i8 -> i32 convert exactly). The
 /// reduction of an empty input is the operator's identity: 0 for sum, -inf
@@ -69,10 +74,13 @@ pub fn reduce<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>, op: ScanOp) ->
             reason: "the buffer lives on another device".into(),
         });
     }
+    // The vector max/min take f16 and i8 (as the max/min scans); checked
+    // before the empty case, so support does not depend on the length.
+    algos::OpScan::new(T::DTYPE, op)?;
+    let algo = algos::ReduceMaxMin::new(T::DTYPE, op)?;
     if x.is_empty() {
         return identity::<T::Acc>(op);
     }
-    let algo = algos::ReduceMaxMin::new(T::DTYPE, op)?;
     let mut plan = algo.plan(device.profile(), x.len() as u64)?;
     let cores = plan.block_dim as usize;
     let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;

@@ -86,6 +86,13 @@ impl Algorithm {
     /// sum_{j<=i} |x_j| of the exact prefix sum (d bounds the depth of the
     /// addition tree inside a tile, i/d the carries between tiles). `None`
     /// for `Auto` (resolve it with [`Algorithm::auto_for`] first).
+    ///
+    /// Exclusive scans: element i is the exact sum of `x[..i]` within the
+    /// same expression with the magnitude `sum_{j<i} |x_j|`, except for
+    /// `McScan` and `ReduceThenScan`, which compute it as the inclusive
+    /// element minus `x[i]` in f32, so their error is bounded by twice the
+    /// inclusive magnitude `sum_{j<=i} |x_j|` (a known defect: a small
+    /// prefix next to a large `x[i]` loses its low bits).
     pub fn error_depth(self) -> Option<u32> {
         match self {
             Algorithm::Auto => None,
@@ -299,6 +306,13 @@ fn algorithm_error(e: algos::AlgoError) -> Error {
 /// sum|x| (eps32 = 2^-24) up to a small constant. i8 inputs accumulate exactly
 /// in i32; rows longer than [`MAX_I8_SCAN_LEN`] are refused because their
 /// sum could overflow i32.
+///
+/// Errors: [`Error::InvalidArgument`] naming `x` (rows past
+/// [`MAX_SCAN_LEN`], i8 sum rows past [`MAX_I8_SCAN_LEN`], a buffer of
+/// another device, NaN in max/min input) or `options.algorithm` (a tile edge
+/// the algorithm does not have, a cube algorithm for max/min);
+/// [`Error::Unsupported`] for a dtype the algorithm lacks (f32 on the cube,
+/// i8 on `ScanUL1`, bf16 and f32 max/min), whatever the length.
 ///
 /// Max and min ([`ScanOp::Max`], [`ScanOp::Min`]) run on all vector cores
 /// (OPSCAN: Gather transposes and row-wise vector Max/Min; only

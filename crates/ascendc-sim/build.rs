@@ -15,6 +15,12 @@ fn main() {
         .warnings_into_errors(true)
         .opt_level(2)
         .flag("-pthread");
+    // Leak report of live device allocations at aclrtResetDevice and at exit
+    // (runtime.cpp): on by default in builds with debug assertions, else only
+    // with ASCSIM_LEAK_REPORT=1 at run time.
+    if std::env::var_os("CARGO_CFG_DEBUG_ASSERTIONS").is_some() {
+        build.define("ASCSIM_LEAK_REPORT_DEFAULT", None);
+    }
     for entry in std::fs::read_dir(root.join("cpp")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "cpp") {

@@ -10,6 +10,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
@@ -94,9 +97,57 @@ Allocation* find_alloc_locked(uintptr_t addr, uint64_t bytes) {
     --it;
     Allocation& a = it->second;
     uintptr_t base = reinterpret_cast<uintptr_t>(a.base);
-    if (addr >= base && addr + bytes <= base + a.size) return &a;
+    // Without `addr + bytes`, which wraps for huge counts.
+    if (addr >= base && bytes <= a.size && addr - base <= a.size - bytes) return &a;
     return nullptr;
 }
+
+// ---------------------------------------------------------------- leak report
+
+// Whether live allocations are reported at aclrtResetDevice and at process
+// exit: ASCSIM_LEAK_REPORT=1 turns it on, =0 off; without the variable it
+// is on in builds with ASCSIM_LEAK_REPORT_DEFAULT (the ascendc-sim build
+// script defines it when Cargo builds with debug assertions).
+bool leak_report_enabled() {
+    const char* v = std::getenv("ASCSIM_LEAK_REPORT");
+    if (v && *v) return std::strcmp(v, "0") != 0;
+#ifdef ASCSIM_LEAK_REPORT_DEFAULT
+    return true;
+#else
+    return false;
+#endif
+}
+
+// Prints the live allocations of `device` (all devices for -1) to stderr:
+// count, bytes and the requested size of each (at most 16 listed).
+void report_live_locked(int32_t device, const char* when) {
+    uint64_t count = 0, bytes = 0;
+    std::string sizes;
+    for (const auto& kv : g_allocs) {
+        const Allocation& a = kv.second;
+        if (device >= 0 && a.device != device) continue;
+        ++count;
+        bytes += a.size;
+        if (count <= 16) {
+            sizes += fmt("%s%llu (device %d)", count > 1 ? ", " : "", (unsigned long long)a.requested,
+                         a.device);
+        }
+    }
+    if (count == 0) return;
+    std::fprintf(stderr, "ascsim: %llu live device allocation%s (%llu bytes) %s: requested sizes %s%s\n",
+                 (unsigned long long)count, count == 1 ? "" : "s", (unsigned long long)bytes, when,
+                 sizes.c_str(), count > 16 ? ", ..." : "");
+}
+
+// Reports what is still allocated when the process exits (destroyed before
+// g_allocs, which is defined earlier in this file).
+struct ExitReport {
+    ~ExitReport() {
+        if (!leak_report_enabled()) return;
+        std::lock_guard<std::mutex> g(g_mu);
+        report_live_locked(-1, "at process exit");
+    }
+} g_exit_report;
 
 const char* kind_name(CoreKind k) { return k == CoreKind::AIC ? "AIC" : "AIV"; }
 
@@ -1170,6 +1221,7 @@ aclError aclrtResetDevice(int32_t deviceId) {
     std::lock_guard<std::mutex> g(g_mu);
     if (!g_devices.count(deviceId)) return set_err(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice: no such device");
     if (t_device == deviceId) t_device = -1;
+    if (leak_report_enabled()) report_live_locked(deviceId, fmt("at aclrtResetDevice(%d)", deviceId).c_str());
     return ACL_SUCCESS;
 }
 
@@ -1223,9 +1275,12 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy) {
     std::lock_guard<std::mutex> g(g_mu);
     if (t_device < 0) return set_err(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtMalloc: no device set on this thread");
     Device& d = g_devices[t_device];
-    // ACL rounds the size up to 32 bytes plus 32 more; the start is 64-byte aligned.
-    uint64_t usable = (static_cast<uint64_t>(size) + 31) / 32 * 32 + 32;
-    if (d.allocated + usable > d.soc.hbm_bytes) {
+    // ACL rounds the size up to 32 bytes plus 32 more; the start is 64-byte
+    // aligned. Compared with the free HBM before rounding, so that sizes near
+    // SIZE_MAX cannot wrap into a small allocation.
+    uint64_t free_bytes = d.soc.hbm_bytes > d.allocated ? d.soc.hbm_bytes - d.allocated : 0;
+    uint64_t usable = static_cast<uint64_t>(size) > free_bytes ? 0 : (static_cast<uint64_t>(size) + 31) / 32 * 32 + 32;
+    if (usable == 0 || usable > free_bytes) {
         return set_err(ACL_ERROR_RT_MEMORY_ALLOCATION,
                        fmt("aclrtMalloc: %zu bytes exceed the free HBM of the simulated %s (%llu of %llu bytes in use)",
                            size, d.soc.name, (unsigned long long)d.allocated, (unsigned long long)d.soc.hbm_bytes));

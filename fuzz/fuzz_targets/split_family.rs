@@ -1,0 +1,7 @@
+//! Fuzz target: the `split_family` family of tests/harness/mod.rs.
+#![no_main]
+
+#[path = "../../tests/harness/mod.rs"]
+mod harness;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::split_family(data));

@@ -1,0 +1,105 @@
+//! A short run of every fuzz target (`fuzz/`) on stable Rust: a few hundred
+//! deterministic pseudo-random inputs per family, then every committed
+//! corpus and regression input (`fuzz/corpus/<target>/`,
+//! `fuzz/regressions/<target>/`). The harness (`tests/harness/mod.rs`) is
+//! the one the fuzz targets run.
+mod harness;
+
+use std::path::Path;
+
+/// Inputs per family: enough for every dtype, op and error branch, small
+/// enough for a few seconds each on the simulator.
+const CASES: usize = 300;
+
+fn committed_inputs(target: &str) -> Vec<(String, Vec<u8>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let mut out = Vec::new();
+    for dir in ["corpus", "regressions"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir).join(target)) else {
+            continue;
+        };
+        for e in entries {
+            let path = e.expect("directory entry").path();
+            if path.is_file() {
+                let bytes = std::fs::read(&path).expect("readable input");
+                out.push((path.display().to_string(), bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn run(target: &str, seed: u64) {
+    let (_, family) = harness::FAMILIES
+        .iter()
+        .find(|(name, _)| *name == target)
+        .expect("a family of that name");
+    let cases = std::env::var("FUZZ_SMOKE_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(CASES);
+    harness::smoke(*family, cases, seed);
+    for (path, bytes) in committed_inputs(target) {
+        if let Err(e) = std::panic::catch_unwind(|| family(&bytes)) {
+            panic!("{path} failed: {}", harness::panic_text(&*e));
+        }
+    }
+}
+
+#[test]
+fn scan_family() {
+    run("scan_family", 1);
+}
+
+#[test]
+fn split_family() {
+    run("split_family", 2);
+}
+
+#[test]
+fn sort_family() {
+    run("sort_family", 3);
+}
+
+#[test]
+fn sampling() {
+    run("sampling", 4);
+}
+
+/// Regression of a fuzz finding (scan_family, input
+/// `fuzz/regressions/scan_family/rtscan-batched-exclusive`, minimised): the
+/// exclusive f16 scan of [2^-10, 1, 60000] must end with 2^-10 + 1 (exact
+/// in f32). MCSCAN and RTSCAN compute the exclusive scan as the inclusive
+/// one minus x[i] in f32 (`Sub(out, out, xa)` in templates/mcscan.cpp, the
+/// exclusive `Finish` of RTSCAN), so 60000 + 1 + 2^-10 rounds in f32 and
+/// the difference comes back as 1.0: an error of 2^-10, far outside the f32
+/// bound of the exclusive prefix. SCANU, SCANUL1 and VECCUMSUM are exact
+/// here. Ignored until the kernels are fixed (templates/ and kernels/).
+#[test]
+#[ignore = "known bug: MCSCAN/RTSCAN exclusive = inclusive - x loses the small prefix"]
+fn exclusive_mcscan_and_rtscan_cancel() {
+    use ascend_scan::{scan, Algorithm, Device, ScanOptions};
+    use half::f16;
+    let dev = Device::default_device().expect("simulated device");
+    let x = dev
+        .upload(&[2f32.powi(-10), 1.0, 60000.0].map(f16::from_f32))
+        .expect("upload");
+    for algorithm in [
+        Algorithm::McScan { s: 16 },
+        Algorithm::ReduceThenScan { s: 16 },
+    ] {
+        let options = ScanOptions {
+            exclusive: true,
+            algorithm,
+            ..Default::default()
+        };
+        let y = scan(&dev, &x, options)
+            .expect("scan")
+            .values
+            .download()
+            .expect("download");
+        let tiny = 2f32.powi(-10);
+        assert_eq!(y, [0.0, tiny, 1.0 + tiny], "{algorithm}");
+    }
+}

@@ -51,6 +51,9 @@ uint32_t aclrtlaunch_sample_f32(uint32_t blockDim, void* stream, void* weights, 
 uint32_t aclrtlaunch_topp_mask_f16(uint32_t blockDim, void* stream, void* probs, void* scan, void* weights, void* workspace, TopPTiling* tiling);
 uint32_t aclrtlaunch_topp_mask_bf16(uint32_t blockDim, void* stream, void* probs, void* scan, void* weights, void* workspace, TopPTiling* tiling);
 uint32_t aclrtlaunch_topp_pick_i32(uint32_t blockDim, void* stream, void* indices, void* pos, void* tokens, void* workspace, TopPTiling* tiling);
+uint32_t aclrtlaunch_spmv_products_f16(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling);
+uint32_t aclrtlaunch_spmv_products_f32(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling);
+uint32_t aclrtlaunch_spmv_rows_f32(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);

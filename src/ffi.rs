@@ -300,6 +300,12 @@ const TOPP: &[Entry<Launch4<sys::TopPTiling>, sys::TopPTiling>] = entries!(
     aclrtlaunch_topp_pick_i32,
 );
 
+const SPMV: &[Entry<Launch5<sys::SpmvTiling>, sys::SpmvTiling>] = entries!(
+    aclrtlaunch_spmv_products_f16,
+    aclrtlaunch_spmv_products_f32,
+    aclrtlaunch_spmv_rows_f32,
+);
+
 fn find<P: Copy, T>(table: &[Entry<P, T>], name: &str) -> Result<P> {
     table
         .iter()
@@ -323,6 +329,7 @@ pub(crate) fn has_entry(name: &str) -> bool {
         RADIX.iter().map(|e| e.0).collect(),
         SAMPLE.iter().map(|e| e.0).collect(),
         TOPP.iter().map(|e| e.0).collect(),
+        SPMV.iter().map(|e| e.0).collect(),
     ];
     names.iter().flatten().any(|n| *n == name)
 }
@@ -390,7 +397,7 @@ macro_rules! launchable5 {
         }
     )*};
 }
-launchable5!(SplitTiling => SPLIT, RadixTiling => RADIX);
+launchable5!(SplitTiling => SPLIT, RadixTiling => RADIX, SpmvTiling => SPMV);
 
 impl Launchable for algos::CopyTiling {
     fn launch(

@@ -20,6 +20,7 @@ mod copy;
 mod device;
 mod error;
 mod ffi;
+pub mod matrices;
 mod opscan;
 mod policy;
 mod policy_table;
@@ -28,6 +29,7 @@ mod sample;
 mod scan;
 mod sort;
 mod split;
+mod spmv;
 mod topp;
 
 pub use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport, Soc, SocProfile};
@@ -51,6 +53,7 @@ pub use split::{
     compress, compress_with, split, split_with, CompressOptions, Compressed, Split, SplitOptions,
     SplitValue, MAX_SPLIT_LEN,
 };
+pub use spmv::{spmv, Csr, SpmvValue, MAX_SPMV_DIM};
 pub use topp::{top_p_sample, TopPOptions, TopPProb};
 
 /// True when every kernel of the catalogue has a launch entry in this build.

@@ -17,6 +17,7 @@ pub mod sample;
 pub mod scanu;
 pub mod scanul1;
 pub mod split;
+pub mod spmv;
 pub mod tiling;
 pub mod topp;
 pub mod veccumsum;
@@ -32,6 +33,7 @@ pub use sample::{Sample, SampleTiling};
 pub use scanu::{ScanU, ScanUTiling};
 pub use scanul1::{ScanUL1, ScanUL1Tiling};
 pub use split::{Compress, SplitInd, SplitKind, SplitTiling};
+pub use spmv::{Spmv, SpmvStage, SpmvTiling};
 pub use tiling::Tiling;
 pub use topp::{TopP, TopPKind, TopPTiling};
 pub use veccumsum::{VecCumSum, VecCumSumTiling};
@@ -90,6 +92,14 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
     }
     out.push(Box::new(
         TopP::new(TopPKind::Pick).expect("catalogue entries are valid"),
+    ));
+    for dtype in Spmv::DTYPES {
+        out.push(Box::new(
+            Spmv::new(SpmvStage::Products(dtype)).expect("catalogue entries are valid"),
+        ));
+    }
+    out.push(Box::new(
+        Spmv::new(SpmvStage::Rows).expect("catalogue entries are valid"),
     ));
     for dtype in ScanU::DTYPES {
         for s in ScanU::TILE_EDGES {

@@ -5,7 +5,7 @@ use crate::kernel::{generated_header, Kernel};
 use crate::tiling::Tiling;
 use crate::{
     catalogue, CopyTiling, McScanTiling, OpScanTiling, RadixTiling, ReduceTiling, RtScanTiling,
-    SampleTiling, ScanUL1Tiling, ScanUTiling, SplitTiling, TopPTiling, VecCumSumTiling,
+    SampleTiling, ScanUL1Tiling, ScanUTiling, SplitTiling, SpmvTiling, TopPTiling, VecCumSumTiling,
 };
 
 /// One generated file: path relative to the workspace root, and contents.
@@ -120,6 +120,7 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
                 TilingDef::of::<RadixTiling>(),
                 TilingDef::of::<SampleTiling>(),
                 TilingDef::of::<TopPTiling>(),
+                TilingDef::of::<SpmvTiling>(),
             ],
         }
         .render()?

@@ -581,17 +581,8 @@ fn tour_spmv(dev: &Device, rows: usize, block: usize) -> Result<Row, Error> {
     dev.take_reports();
     let y = spmv(dev, &csr, &xd)?.download()?;
     let x64: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
-    let (want, mags) = (a.reference_spmv(&x64), a.prefix_magnitudes(&x64));
-    let d = f64::from(
-        Algorithm::auto_for::<f32>(1, a.nnz())
-            .error_depth()
-            .unwrap_or(256),
-    );
-    let ok = (0..rows).all(|r| {
-        let end = f64::from(a.row_ptr[r + 1] - 1).max(0.0);
-        let bound = (2.0 * d + 2.0 * end / d + 7.0) * 2f64.powi(-24) * mags[r];
-        (f64::from(y[r]) - want[r]).abs() <= bound
-    });
+    let (want, bounds) = (a.reference_spmv(&x64), a.spmv_error_bounds(&x64));
+    let ok = (0..rows).all(|r| (f64::from(y[r]) - want[r]).abs() <= bounds[r]);
     Ok(row(
         dev,
         format!("spmv f32 sparse-attention {rows} rows (b={block}, r=4)"),

@@ -22,6 +22,13 @@ constexpr uint32_t kWindow = 32768;  // source elements per UB window
 
 __aicore__ inline uint32_t Pad64(uint32_t count) { return (count + 63) / 64 * 64; }
 
+// This core's range [begin, end) of the t.count entries; false when empty.
+__aicore__ inline bool CoreRange(const SpmvTiling& t, uint32_t core, uint64_t& begin, uint64_t& end) {
+    begin = static_cast<uint64_t>(core) * t.per_core;
+    end = begin + t.per_core < t.count ? begin + t.per_core : t.count;
+    return begin < end;
+}
+
 // Writes 1 + `bad` into the core's slot (the host zeroed it; cores without
 // a bad entry leave it 0).
 __aicore__ inline void ReportBad(const GlobalTensor<int32_t>& slot, const LocalTensor<int32_t>& scratch, int64_t bad) {
@@ -54,9 +61,8 @@ extern "C" __global__ __aicore__ void spmv_products_f16(GM_ADDR values, GM_ADDR 
                                                 GM_ADDR check, SpmvTiling t) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     uint32_t core = static_cast<uint32_t>(GetBlockIdx());
-    uint64_t begin = static_cast<uint64_t>(core) * t.per_core;
-    uint64_t end = begin + t.per_core < t.count ? begin + t.per_core : t.count;
-    if (begin >= end) return;
+    uint64_t begin = 0, end = 0;
+    if (!CoreRange(t, core, begin, end)) return;
     GlobalTensor<TVal> gVal, gX;
     GlobalTensor<int32_t> gCol, gSlot;
     GlobalTensor<float> gZ;

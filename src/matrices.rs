@@ -63,6 +63,25 @@ impl HostCsr {
             .collect()
     }
 
+    /// Per row r, the documented error bound of [`spmv`](crate::spmv):
+    /// `(2d + 2 e_r / d + 7) * 2^-24 * S_r` with d the error depth of the
+    /// f32 scan it runs ([`Algorithm::error_depth`](crate::Algorithm::error_depth)),
+    /// e_r = row_ptr[r+1] - 1 and S_r = [`HostCsr::prefix_magnitudes`]
+    /// (0 for a row without nonzeros up to its end: y must be exactly 0).
+    pub fn spmv_error_bounds(&self, x: &[f64]) -> Vec<f64> {
+        let d = crate::Algorithm::auto_for::<f32>(1, self.nnz().max(1))
+            .error_depth()
+            .map_or(f64::INFINITY, f64::from);
+        self.prefix_magnitudes(x)
+            .iter()
+            .zip(self.row_ptr.windows(2))
+            .map(|(s, w)| {
+                let end = f64::from(w[1] - 1).max(0.0);
+                (2.0 * d + 2.0 * end / d + 7.0) * 2f64.powi(-24) * s
+            })
+            .collect()
+    }
+
     /// Per row r, the sum of |value * x[col]| over all nonzeros up to the
     /// end of row r (earlier rows included): the magnitude the SpMV error
     /// bound is relative to.

@@ -1,10 +1,11 @@
 //! CSR SpMV against an f64 CPU reference, within the documented bound
 //! `(2d + 2 e_r / d + 7) * 2^-24 * S_r` (S_r: the sum of |products| up to
-//! the end of row r, d: the f32 scan's error depth), empty rows exactly 0;
+//! the end of row r, d: the f32 scan's error depth; computed by
+//! `HostCsr::spmv_error_bounds`), empty rows exactly 0;
 //! shapes at the edges, x beyond one core's UB, the generator families, a
 //! proptest of random small matrices, and every validation error.
 use ascend_scan::matrices::{power_law, sparse_attention, AttentionPattern, HostCsr, Rng};
-use ascend_scan::{spmv, Algorithm, Csr, Device, Error, Soc, SpmvValue};
+use ascend_scan::{spmv, Csr, Device, Error, Soc, SpmvValue};
 use half::f16;
 use proptest::prelude::*;
 
@@ -31,17 +32,10 @@ fn check<T: SpmvValue>(a: &HostCsr, x: &[f32]) {
         .unwrap();
     let x64: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
     let want = a.reference_spmv(&x64);
-    let mags = a.prefix_magnitudes(&x64);
-    let nnz = a.nnz().max(1);
-    let d = f64::from(
-        Algorithm::auto_for::<f32>(1, nnz)
-            .error_depth()
-            .expect("a concrete algorithm"),
-    );
+    let bounds = a.spmv_error_bounds(&x64);
     assert_eq!(y.len(), a.shape.0);
     for r in 0..y.len() {
-        let end = f64::from(a.row_ptr[r + 1] - 1).max(0.0);
-        let bound = (2.0 * d + 2.0 * end / d + 7.0) * 2f64.powi(-24) * mags[r];
+        let bound = bounds[r];
         let err = (f64::from(y[r]) - want[r]).abs();
         assert!(
             err <= bound,
@@ -155,22 +149,23 @@ fn rows_crossing_chunk_and_core_boundaries() {
     check_both(&a, &vector(3000, 8));
 }
 
-/// x beyond one core's UB (the published kernel's ~70K limit): columns
-/// anywhere in [0, n), so every chunk gathers through several windows.
+/// `rows` rows of up to `max_len` nonzeros at columns anywhere in [0, n),
+/// so every chunk gathers x through several windows.
+fn check_long_x(n: usize, rows: usize, max_len: usize, seed: u64) {
+    let lens: Vec<usize> = (0..rows).map(|i| (i * 31) % max_len).collect();
+    let a = with_lengths(n, &lens, seed);
+    check_both(&a, &vector(n, seed + 1));
+}
+
+/// x beyond one core's UB (the published kernel's ~70K limit).
 #[test]
 fn x_longer_than_70k() {
-    let n = 100_003;
-    let lens: Vec<usize> = (0..3000).map(|i| (i * 13) % 97).collect();
-    let a = with_lengths(n, &lens, 9);
-    check_both(&a, &vector(n, 10));
+    check_long_x(100_003, 3000, 97, 9);
 }
 
 #[test]
 fn x_longer_than_1m() {
-    let n = 1_300_000;
-    let lens: Vec<usize> = (0..600).map(|i| (i * 31) % 200).collect();
-    let a = with_lengths(n, &lens, 11);
-    check_both(&a, &vector(n, 12));
+    check_long_x(1_300_000, 600, 200, 11);
 }
 
 #[test]

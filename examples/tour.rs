@@ -2,11 +2,12 @@
 //! checked against a CPU reference, and the simulator's trace of each launch
 //! is replayed by the cost model for a MODELED time, HBM traffic and % of a
 //! modeled COPY that moves the operation's minimal traffic.
+use ascend_scan::matrices::{sparse_attention, AttentionPattern};
 use ascend_scan::{
     compress_with, copy, model_launch, multinomial, multinomial_reference, reduce, reduce_sum,
-    scan, segmented_scan, segmented_sum, sort, split_with, top_p_sample, topk, uniform, uniforms,
-    Algorithm, Batch, CompressOptions, CostParams, Device, Error, LaunchReport, RevSpec,
-    SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
+    scan, segmented_scan, segmented_sum, sort, split_with, spmv, top_p_sample, topk, uniform,
+    uniforms, Algorithm, Batch, CompressOptions, CostParams, Csr, Device, Error, LaunchReport,
+    RevSpec, SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
     SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions, SplitOptions,
     TopPOptions, TopkOptions,
 };
@@ -658,6 +659,36 @@ fn tour_topp(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
     ))
 }
 
+/// CSR SpMV (y = A x, f32 values) of a blocked sparse-attention matrix
+/// against the f64 reference, within the documented bound (2d + 2 e_r/d +
+/// 7) * 2^-24 * S_r. Elements are nonzeros; floor: value and column once
+/// (8 B) plus one 4-byte x read per nonzero.
+fn tour_spmv(dev: &Device, rows: usize, block: usize) -> Result<Row, Error> {
+    let a = sparse_attention(AttentionPattern {
+        rows,
+        block,
+        random_blocks: 4,
+        seed: 3,
+    });
+    let x: Vec<f32> = pseudo_random(rows, 41)
+        .map(|v| (v % 2048) as f32 / 1024.0 - 1.0)
+        .collect();
+    let csr = Csr::<f32>::upload(dev, &a)?;
+    let xd = dev.upload(&x)?;
+    dev.take_reports();
+    let y = spmv(dev, &csr, &xd)?.download()?;
+    let x64: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+    let (want, bounds) = (a.reference_spmv(&x64), a.spmv_error_bounds(&x64));
+    let ok = (0..rows).all(|r| (f64::from(y[r]) - want[r]).abs() <= bounds[r]);
+    Ok(row(
+        dev,
+        format!("spmv f32 sparse-attention {rows} rows (b={block}, r=4)"),
+        a.nnz(),
+        ok,
+        12.0,
+    ))
+}
+
 fn modeled_copy(dev: &Device, params: &CostParams, bytes: usize) -> Result<f64, Error> {
     let x = dev.alloc_zeroed::<u8>((bytes / 2).max(32))?;
     dev.take_reports();
@@ -695,6 +726,7 @@ fn main() -> Result<(), Error> {
     rows.push(tour_topp(&dev, 8, 128_256)?);
     rows.extend(tour_segmented(&dev, n + 7, 1_000)?);
     rows.extend(tour_segmented(&dev, n + 7, 100_000)?);
+    rows.push(tour_spmv(&dev, 4096, 16)?);
     for op in [ScanOp::Max, ScanOp::Min] {
         for half in [true, false] {
             for exclusive in [false, true] {

@@ -434,4 +434,18 @@ static_assert(sizeof(SegDiffTiling) == 16, "SegDiffTiling: size differs from the
 static_assert(offsetof(SegDiffTiling, n) == 0, "SegDiffTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(SegDiffTiling, per_core) == 8, "SegDiffTiling: offset of per_core differs from the Rust definition");
 
+typedef struct SpmvTiling SpmvTiling;
+struct SpmvTiling {
+    // Products: nonzeros; rows: rows (m).
+    uint64_t count;
+    // Length of the gathered source: products: x (n); rows: zs (nnz).
+    uint64_t src_len;
+    // Nonzeros (products) or rows per vector core.
+    uint64_t per_core;
+};
+static_assert(sizeof(SpmvTiling) == 24, "SpmvTiling: size differs from the Rust definition");
+static_assert(offsetof(SpmvTiling, count) == 0, "SpmvTiling: offset of count differs from the Rust definition");
+static_assert(offsetof(SpmvTiling, src_len) == 8, "SpmvTiling: offset of src_len differs from the Rust definition");
+static_assert(offsetof(SpmvTiling, per_core) == 16, "SpmvTiling: offset of per_core differs from the Rust definition");
+
 #endif

@@ -800,6 +800,12 @@ const TOPP: &[Entry<Launch4<sys::TopPTiling>>] = entries!(
     aclrtlaunch_topp_pick_i32,
 );
 
+const SPMV: &[Entry<Launch5<sys::SpmvTiling>>] = entries!(
+    aclrtlaunch_spmv_products_f16,
+    aclrtlaunch_spmv_products_f32,
+    aclrtlaunch_spmv_rows_f32,
+);
+
 /// (symbol, kernel name) of every launch entry of every table.
 fn all_entries() -> Vec<(&'static str, &'static str)> {
     fn of<P>(t: &[Entry<P>]) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
@@ -820,6 +826,7 @@ fn all_entries() -> Vec<(&'static str, &'static str)> {
         .chain(of(SEGSCAN))
         .chain(of(SEGREVERT))
         .chain(of(SEGDIFF))
+        .chain(of(SPMV))
         .collect()
 }
 
@@ -895,7 +902,13 @@ macro_rules! launchable5 {
         }
     )*};
 }
-launchable5!(SplitTiling => SPLIT, RadixTiling => RADIX, SegScanTiling => SEGSCAN, SegRevertTiling => SEGREVERT);
+launchable5!(
+    SplitTiling => SPLIT,
+    RadixTiling => RADIX,
+    SegScanTiling => SEGSCAN,
+    SegRevertTiling => SEGREVERT,
+    SpmvTiling => SPMV
+);
 
 impl Launchable for algos::CopyTiling {
     fn launch(

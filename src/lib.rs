@@ -27,6 +27,7 @@ mod error;
 mod ffi;
 #[allow(dead_code)]
 mod manifest;
+pub mod matrices;
 mod opscan;
 mod policy;
 mod policy_table;
@@ -36,6 +37,7 @@ mod scan;
 mod segscan;
 mod sort;
 mod split;
+mod spmv;
 mod topp;
 
 pub use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport, Soc, SocProfile};
@@ -64,6 +66,7 @@ pub use split::{
     compress, compress_with, split, split_with, CompressOptions, Compressed, Split, SplitOptions,
     SplitValue, MAX_SPLIT_LEN,
 };
+pub use spmv::{spmv, Csr, SpmvValue, MAX_SPMV_DIM};
 pub use topp::{top_p_sample, TopPOptions, TopPProb};
 
 /// True when every kernel of the catalogue has a launch entry in this build.

@@ -348,6 +348,27 @@ extern "C" uint32_t aclrtlaunch_segdiff_i32(uint32_t blockDim, void* stream, voi
     return ascsim::launch("segdiff_i32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { segdiff_i32(static_cast<GM_ADDR>(z), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void spmv_products_f16(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM_ADDR out, GM_ADDR check, SpmvTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_spmv_products_f16(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling) {
+    SpmvTiling t = *tiling;
+    return ascsim::launch("spmv_products_f16", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { spmv_products_f16(static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(src), static_cast<GM_ADDR>(out), static_cast<GM_ADDR>(check), t); });
+}
+
+extern "C" void spmv_products_f32(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM_ADDR out, GM_ADDR check, SpmvTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_spmv_products_f32(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling) {
+    SpmvTiling t = *tiling;
+    return ascsim::launch("spmv_products_f32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { spmv_products_f32(static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(src), static_cast<GM_ADDR>(out), static_cast<GM_ADDR>(check), t); });
+}
+
+extern "C" void spmv_rows_f32(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM_ADDR out, GM_ADDR check, SpmvTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_spmv_rows_f32(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling) {
+    SpmvTiling t = *tiling;
+    return ascsim::launch("spmv_rows_f32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { spmv_rows_f32(static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(src), static_cast<GM_ADDR>(out), static_cast<GM_ADDR>(check), t); });
+}
+
 extern "C" void scanu_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {

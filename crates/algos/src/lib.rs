@@ -19,6 +19,7 @@ pub mod scanul1;
 pub mod segops;
 pub mod segscan;
 pub mod split;
+pub mod spmv;
 pub mod tiling;
 pub mod topp;
 pub mod veccumsum;
@@ -36,6 +37,7 @@ pub use scanul1::{ScanUL1, ScanUL1Tiling};
 pub use segops::{SegDiff, SegDiffTiling, SegRevert, SegRevertTiling};
 pub use segscan::{RevSpec, SegScan, SegScanTiling};
 pub use split::{Compress, SplitInd, SplitKind, SplitTiling};
+pub use spmv::{Spmv, SpmvStage, SpmvTiling};
 pub use tiling::Tiling;
 pub use topp::{TopP, TopPKind, TopPTiling};
 pub use veccumsum::{VecCumSum, VecCumSumTiling};
@@ -112,6 +114,14 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
             SegDiff::new(dtype).expect("catalogue entries are valid"),
         ));
     }
+    for dtype in Spmv::DTYPES {
+        out.push(Box::new(
+            Spmv::new(SpmvStage::Products(dtype)).expect("catalogue entries are valid"),
+        ));
+    }
+    out.push(Box::new(
+        Spmv::new(SpmvStage::Rows).expect("catalogue entries are valid"),
+    ));
     for dtype in ScanU::DTYPES {
         for s in ScanU::TILE_EDGES {
             out.push(Box::new(

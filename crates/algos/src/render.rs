@@ -6,7 +6,7 @@ use crate::tiling::Tiling;
 use crate::{
     catalogue, CopyTiling, McScanTiling, OpScanTiling, RadixTiling, ReduceTiling, RtScanTiling,
     SampleTiling, ScanUL1Tiling, ScanUTiling, SegDiffTiling, SegRevertTiling, SegScanTiling,
-    SplitTiling, TopPTiling, VecCumSumTiling,
+    SplitTiling, SpmvTiling, TopPTiling, VecCumSumTiling,
 };
 
 /// One generated file: path relative to the workspace root, and contents.
@@ -124,6 +124,7 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
                 TilingDef::of::<SegScanTiling>(),
                 TilingDef::of::<SegRevertTiling>(),
                 TilingDef::of::<SegDiffTiling>(),
+                TilingDef::of::<SpmvTiling>(),
             ],
         }
         .render()?

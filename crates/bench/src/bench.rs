@@ -9,11 +9,13 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Context as _};
+use ascend_scan::matrices::{sparse_attention, AttentionPattern, HostCsr};
 use ascend_scan::{
     compress, copy, multinomial, reduce_max, reduce_sum, scan, segmented_scan, segmented_sum, sort,
-    split_with, top_p_sample, topk, Algorithm, Batch, Device, RevSpec, SampleOptions, ScanOp,
-    ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc,
-    SortAlgorithm, SortOptions, SplitOptions, TopPOptions, TopkOptions, MAX_I8_SCAN_LEN,
+    split_with, spmv, top_p_sample, topk, Algorithm, Batch, Csr, Device, RevSpec, SampleOptions,
+    ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions,
+    Segments, Soc, SortAlgorithm, SortOptions, SplitOptions, TopPOptions, TopkOptions,
+    MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::pipe_name;
 use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport};
@@ -108,6 +110,13 @@ enum Op {
         algo: SegSumAlgorithm,
         ppm: u32,
     },
+    /// CSR SpMV (f32 values, i32 columns) of the blocked sparse-attention
+    /// matrix with 65536 rows, block edge `block`, `random` random blocks
+    /// per block-row; n is the nonzero count.
+    SpmvF32 {
+        block: u32,
+        random: u32,
+    },
 }
 
 /// The segmented scans of the bench.
@@ -148,6 +157,19 @@ const SEG_N: usize = 1 << 24;
 
 fn density_label(ppm: u32) -> String {
     format!("{}%", f64::from(ppm) / 10_000.0)
+}
+
+/// Block edges of the SpMV rows (random blocks: 4).
+const SPMV_BLOCKS: [u32; 4] = [2, 4, 16, 64];
+
+/// The sparse-attention matrix of an SpMV row.
+fn spmv_matrix(block: u32, random: u32) -> HostCsr {
+    sparse_attention(AttentionPattern {
+        rows: AttentionPattern::DEFAULT_ROWS,
+        block: block as usize,
+        random_blocks: random as usize,
+        seed: 1,
+    })
 }
 
 /// Batch sizes and vocabularies of the TOPP rows (Llama 2, Llama 3,
@@ -240,6 +262,9 @@ impl Op {
                 };
                 format!("{name} f16->f32 (flags {})", density_label(ppm))
             }
+            Op::SpmvF32 { block, random } => {
+                format!("SPMV f32 sparse-attention 65536 rows b={block} r={random} (n = nnz)")
+            }
             Op::MultinomialF16 { rows: 0 } => "MULTINOMIAL f16 1 row (1 draw)".into(),
             Op::MultinomialF16 { rows } => {
                 format!("MULTINOMIAL f16 {rows}x{VOCAB} (1 draw/row)")
@@ -270,6 +295,8 @@ impl Op {
             Op::SegScanF16 { .. } => 7,
             // Read values and flags (the sums are one per segment).
             Op::SegSumF16 { .. } => 3,
+            // Per nonzero: the f32 value and i32 column once, one f32 read of x.
+            Op::SpmvF32 { .. } => 12,
         }
     }
     /// The element count of a fixed-shape operation (swept ones: None).
@@ -279,6 +306,9 @@ impl Op {
             Op::TopPF16 { rows, vocab } => Some(rows as usize * vocab as usize),
             Op::TopKF16 { rows } => Some(rows as usize * VOCAB),
             Op::SegScanF16 { .. } | Op::SegSumF16 { .. } => Some(SEG_N),
+            // The nonzero count (about 65536 * (5 + r) * b: the first and
+            // last block-rows have fewer window blocks).
+            Op::SpmvF32 { block, random } => Some(spmv_matrix(block, random).nnz()),
             _ => None,
         }
     }
@@ -297,7 +327,8 @@ impl Op {
             | Op::TopPF16 { .. }
             | Op::TopKF16 { .. }
             | Op::SegScanF16 { .. }
-            | Op::SegSumF16 { .. } => false,
+            | Op::SegSumF16 { .. }
+            | Op::SpmvF32 { .. } => false,
             Op::ScanF16 { algo, .. } | Op::ScanI8 { algo, .. } => algo.single_core(),
         }
     }
@@ -634,6 +665,20 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 debug_assert!(len <= n);
             }
+            Op::SpmvF32 { block, random } => {
+                let a = spmv_matrix(block, random);
+                debug_assert_eq!(a.nnz(), n);
+                let csr = Csr::<f32>::upload(&self.dev, &a)?;
+                let x: Vec<f32> = bits(a.shape.1, 12)
+                    .map(|v| (v % 2048) as f32 / 1024.0 - 1.0)
+                    .collect();
+                let x = self.dev.upload(&x)?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let y = spmv(&self.dev, &csr, &x)?;
+                wall = t.elapsed().as_secs_f64();
+                debug_assert_eq!(y.len(), a.shape.0);
+            }
         }
         let (m, r) = modeled(&self.dev.take_reports(), &self.params, n as u64)?;
         Ok((m, r, wall))
@@ -670,6 +715,9 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::MultinomialF16 { rows: 96 },
         Op::TopKF16 { rows: 96 },
     ];
+    for block in SPMV_BLOCKS {
+        ops.push(Op::SpmvF32 { block, random: 4 });
+    }
     for algo in [
         ScanAlgo::ReduceThenScan,
         ScanAlgo::McScan,
@@ -740,6 +788,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
             "i8 scans and reductions stop at 2^{} (longer inputs could overflow the i32 result and are refused).",
             MAX_I8_SCAN_LEN.ilog2()
         ),
+        "SPMV: n is the nonzero count of the sparse-attention matrix (65536 rows, b x b blocks, 2 global + 3 window + r = 4 random blocks per block-row; nnz about 65536 * 9 * b); modeled GFLOP/s = 2 * G elem/s; its floor of 12 B per nonzero (f32 value, i32 column, one f32 x read) is the bandwidth roofline and % of COPY is % of that roofline.".into(),
         "Each operation is compared with a modeled COPY that moves the same minimal HBM traffic (a copy of floor*n/2 bytes), run in the same process on the same profile.".into(),
         "Every time and bandwidth is MODELED by the ascendc-sim cost model (docs/cost-model.md); only the simulator wall time is measured.".into(),
     ];

@@ -1,0 +1,214 @@
+// {{ header }}
+//
+// CSR SpMV, {% if rows %}the last step: with zs the inclusive fp32 scan of the products
+// z, every row's sum is y[r] = w[r] - w[r-1] where w[r] = zs[row_ptr[r+1] - 1]
+// (0 where that index is -1, w[-1] = 0). Each vector core takes a range of
+// rows in chunks; per chunk it loads row_ptr[r0 .. r0 + rows] (one entry more
+// than the rows), gathers w at those entries minus one from GM with the
+// windowed gather (the indices of a chunk cover a contiguous stretch of zs,
+// read once), and subtracts w shifted by one entry (a UB Gather). An empty
+// row gathers the same element twice: exactly 0. Each core also checks that
+// its entries of row_ptr do not decrease and writes 1 + the index of the
+// first entry that does (row_ptr[i] < row_ptr[i-1]) into its 32-byte slot.{% else %}the first step: the products z[i] = values[i] * x[col[i]] in fp32
+// ({{ val_type }} values and x; {% if is_half %}half products are exact in fp32{% else %}one fp32 rounding each{% endif %}). Each vector
+// core takes a range of nonzeros in chunks; per chunk it loads the values
+// and column indices, folds the columns' range [lo, hi], gathers x[col]
+// from GM through UB windows covering [lo, hi] (WindowGather: x may be far
+// larger than UB) and multiplies. A core that meets a column outside
+// [0, n) writes 1 + the index of the first such nonzero into its 32-byte
+// slot (the host turns it into an error); such products are 0.{% endif %}
+#include "kernel_operator.h"
+#include "ascend_scan_blocks.h"
+#include "ascend_scan_tiling.h"
+
+using namespace AscendC;
+using namespace ascend_scan;
+
+namespace {
+using TVal = {{ val_type }};
+constexpr uint32_t kChunk = {{ chunk }};    // entries per chunk (a multiple of 64)
+constexpr uint32_t kWindow = {{ window }};  // source elements per UB window
+
+__aicore__ inline uint32_t Pad64(uint32_t count) { return (count + 63) / 64 * 64; }
+
+// This core's range [begin, end) of the t.count entries; false when empty.
+__aicore__ inline bool CoreRange(const SpmvTiling& t, uint32_t core, uint64_t& begin, uint64_t& end) {
+    begin = static_cast<uint64_t>(core) * t.per_core;
+    end = begin + t.per_core < t.count ? begin + t.per_core : t.count;
+    return begin < end;
+}
+
+// Writes 1 + `bad` into the core's slot (the host zeroed it; cores without
+// a bad entry leave it 0).
+__aicore__ inline void ReportBad(const GlobalTensor<int32_t>& slot, const LocalTensor<int32_t>& scratch, int64_t bad) {
+    PipeBarrier<PIPE_ALL>();
+    for (uint32_t i = 1; i < 8; ++i) scratch.SetValue(i, 0);
+    scratch.SetValue(0, static_cast<int32_t>(bad + 1));
+    SetFlag<HardEvent::S_MTE3>(0);
+    WaitFlag<HardEvent::S_MTE3>(0);
+    DataCopy(slot, scratch, 8);
+}
+// z *= values in fp32 (half values widen exactly first; a product of two
+// halves has at most 22 significant bits, so it is exact in fp32).
+template <typename T>
+__aicore__ inline void MulValues(const LocalTensor<float>& z, const LocalTensor<T>& val,
+                                 TBuf<TPosition::VECCALC>& tmp, uint32_t padded) {
+    if constexpr (std::is_same<T, float>::value) {
+        (void)tmp;
+        Mul(z, z, val, static_cast<int32_t>(padded));
+    } else {
+        LocalTensor<float> vf = tmp.Get<float>();
+        Cast(vf, val, RoundMode::CAST_NONE, padded);
+        PipeBarrier<PIPE_V>();
+        Mul(z, z, vf, static_cast<int32_t>(padded));
+    }
+}
+}  // namespace
+
+{% if rows %}
+extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM_ADDR out,
+                                                GM_ADDR check, SpmvTiling t) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    (void)values;
+    constexpr uint32_t kRows = kChunk - 64;  // rows + 1 entries, padded to 64, fit a chunk
+    uint32_t core = static_cast<uint32_t>(GetBlockIdx());
+    uint64_t begin = 0, end = 0;
+    if (!CoreRange(t, core, begin, end)) return;
+    GlobalTensor<int32_t> gRp, gSlot;
+    GlobalTensor<float> gZs, gY;
+    gRp.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices), t.count + 1);
+    gZs.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(src), t.src_len);
+    gY.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out), t.count);
+    gSlot.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(check) + core * 8, 8);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bufRp, bufShift, bufW, bufY, bufMask, bufSlot;
+    WindowGather<float, kChunk, kWindow> gather;
+    gather.Init(pipe);
+    pipe.InitBuffer(bufRp, (kChunk + 64) * sizeof(int32_t));  // the shifted Gather reads one entry past
+    pipe.InitBuffer(bufShift, kChunk * sizeof(uint32_t));
+    pipe.InitBuffer(bufW, (kChunk + 64) * sizeof(float));
+    pipe.InitBuffer(bufY, kChunk * sizeof(float));
+    pipe.InitBuffer(bufMask, kChunk / 8);
+    pipe.InitBuffer(bufSlot, 32);
+    LocalTensor<int32_t> rp = bufRp.Get<int32_t>();
+    LocalTensor<int32_t> next = gather.ScratchA();  // free until IndexRange
+    LocalTensor<float> w = bufW.Get<float>(), y = bufY.Get<float>();
+    LocalTensor<uint8_t> ok = bufMask.Get<uint8_t>();
+    // Byte offsets of entry i + 1 (the shift by one entry).
+    LocalTensor<int32_t> shift = bufShift.Get<int32_t>();
+    CreateVecIndex(shift, static_cast<int32_t>(1), kChunk);
+    PipeBarrier<PIPE_V>();
+    Muls(shift, shift, static_cast<int32_t>(sizeof(int32_t)), static_cast<int32_t>(kChunk));
+    Duplicate(rp, static_cast<int32_t>(0), static_cast<int32_t>(kChunk + 64));
+    Duplicate(w, 0.0f, static_cast<int32_t>(kChunk + 64));
+    int64_t bad = -1;
+    for (uint64_t off = begin; off < end; off += kRows) {
+        uint32_t rows = static_cast<uint32_t>(end - off < kRows ? end - off : kRows);
+        uint32_t entries = rows + 1;
+        uint32_t padded = Pad64(entries);
+        SetFlag<HardEvent::V_MTE2>(0);
+        WaitFlag<HardEvent::V_MTE2>(0);
+        LoadAny(rp, gRp[off], entries);
+        SetFlag<HardEvent::MTE2_V>(0);
+        WaitFlag<HardEvent::MTE2_V>(0);
+        // Entry i + 1 >= entry i, exactly in int32: min(next, rp) == rp.
+        Gather(next, rp, shift.ReinterpretCast<uint32_t>(), 0, padded);
+        PipeBarrier<PIPE_V>();
+        Min(next, next, rp, static_cast<int32_t>(padded));
+        PipeBarrier<PIPE_V>();
+        Compare(ok, next, rp, CMPMODE::EQ, padded);
+        PipeBarrier<PIPE_V>();
+        uint64_t good = 0;
+        GatherMask(next, rp, ok.ReinterpretCast<uint32_t>(), true, rows, GatherMaskParams(1, 1, 8, 0), good);
+        ResetMask();
+        if (good < rows && bad < 0) {
+            SetFlag<HardEvent::V_S>(0);
+            WaitFlag<HardEvent::V_S>(0);
+            for (uint32_t i = 0; i < rows; ++i) {
+                if (rp.GetValue(i + 1) < rp.GetValue(i)) {
+                    bad = static_cast<int64_t>(off + i + 1);
+                    break;
+                }
+            }
+        }
+        // w[i] = zs[rp[i] - 1] for the chunk's entries (entry 0: w[off - 1]).
+        Adds(rp, rp, static_cast<int32_t>(-1), static_cast<int32_t>(padded));
+        PipeBarrier<PIPE_V>();
+        int32_t lo = 0, hi = 0;
+        IndexRange(rp, entries, gather.ScratchA(), gather.ScratchB(), lo, hi);
+        SetFlag<HardEvent::MTE3_V>(0);
+        WaitFlag<HardEvent::MTE3_V>(0);
+        gather.Run(w, rp, padded, lo, hi, gZs, t.src_len);
+        // y[i] = w[i + 1] - w[i]
+        Gather(y, w, shift.ReinterpretCast<uint32_t>(), 0, padded);
+        PipeBarrier<PIPE_V>();
+        Sub(y, y, w, static_cast<int32_t>(padded));
+        SetFlag<HardEvent::V_MTE3>(0);
+        WaitFlag<HardEvent::V_MTE3>(0);
+        StoreAny(gY[off], y, rows);
+    }
+    if (bad >= 0) ReportBad(gSlot, bufSlot.Get<int32_t>(), bad);
+}
+{% else %}
+extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM_ADDR out,
+                                                GM_ADDR check, SpmvTiling t) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    uint32_t core = static_cast<uint32_t>(GetBlockIdx());
+    uint64_t begin = 0, end = 0;
+    if (!CoreRange(t, core, begin, end)) return;
+    GlobalTensor<TVal> gVal, gX;
+    GlobalTensor<int32_t> gCol, gSlot;
+    GlobalTensor<float> gZ;
+    gVal.SetGlobalBuffer(reinterpret_cast<__gm__ TVal*>(values), t.count);
+    gCol.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices), t.count);
+    gX.SetGlobalBuffer(reinterpret_cast<__gm__ TVal*>(src), t.src_len);
+    gZ.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out), t.count);
+    gSlot.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(check) + core * 8, 8);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bufCol, bufVal, bufValF, bufZ, bufSlot;
+    WindowGather<TVal, kChunk, kWindow> gather;
+    gather.Init(pipe);
+    pipe.InitBuffer(bufCol, kChunk * sizeof(int32_t));
+    pipe.InitBuffer(bufVal, kChunk * sizeof(TVal));
+    if constexpr (!std::is_same<TVal, float>::value) pipe.InitBuffer(bufValF, kChunk * sizeof(float));
+    pipe.InitBuffer(bufZ, kChunk * sizeof(float));
+    pipe.InitBuffer(bufSlot, 32);
+    LocalTensor<int32_t> col = bufCol.Get<int32_t>();
+    LocalTensor<TVal> val = bufVal.Get<TVal>();
+    LocalTensor<float> z = bufZ.Get<float>();
+    Duplicate(col, static_cast<int32_t>(0), static_cast<int32_t>(kChunk));
+    int64_t bad = -1;
+    const int64_t n = static_cast<int64_t>(t.src_len);
+    for (uint64_t off = begin; off < end; off += kChunk) {
+        uint32_t count = static_cast<uint32_t>(end - off < kChunk ? end - off : kChunk);
+        uint32_t padded = Pad64(count);
+        SetFlag<HardEvent::V_MTE2>(0);
+        WaitFlag<HardEvent::V_MTE2>(0);
+        LoadAny(col, gCol[off], count);
+        LoadAny(val, gVal[off], count);
+        SetFlag<HardEvent::MTE2_V>(0);
+        WaitFlag<HardEvent::MTE2_V>(0);
+        int32_t lo = 0, hi = 0;
+        IndexRange(col, count, gather.ScratchA(), gather.ScratchB(), lo, hi);
+        if ((lo < 0 || hi >= n) && bad < 0) {
+            SetFlag<HardEvent::MTE2_S>(0);
+            WaitFlag<HardEvent::MTE2_S>(0);
+            for (uint32_t i = 0; i < count; ++i) {
+                int32_t c = col.GetValue(i);
+                if (c < 0 || c >= n) {
+                    bad = static_cast<int64_t>(off + i);
+                    break;
+                }
+            }
+        }
+        SetFlag<HardEvent::MTE3_V>(0);
+        WaitFlag<HardEvent::MTE3_V>(0);
+        gather.Run(z, col, padded, lo, hi, gX, t.src_len);
+        MulValues(z, val, bufValF, padded);
+        SetFlag<HardEvent::V_MTE3>(0);
+        WaitFlag<HardEvent::V_MTE3>(0);
+        StoreAny(gZ[off], z, count);
+    }
+    if (bad >= 0) ReportBad(gSlot, bufSlot.Get<int32_t>(), bad);
+}
+{% endif %}

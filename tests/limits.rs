@@ -11,8 +11,11 @@ use ascend_scan::{
 };
 use half::f16;
 
+/// A device of each test's own: the tests count its allocations, and the
+/// default device is shared by every test of this binary (they run in
+/// parallel).
 fn device() -> Device {
-    Device::default_device().expect("simulated device")
+    Device::simulated(ascend_scan::Soc::Ascend910B4).expect("simulated device")
 }
 
 /// The argument an `InvalidArgument` names; panics on any other outcome.

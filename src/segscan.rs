@@ -65,8 +65,8 @@ pub struct SegScanOptions {
 /// Which segmented-sum algorithm to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SegSumAlgorithm {
-    /// [`SegSumAlgorithm::SegScan`] (bounded error; as fast as SCD in the
-    /// bench).
+    /// [`SegSumAlgorithm::SegScan`], for its bounded error (it takes about
+    /// twice SCD's modeled time: `cargo xtask bench --only SEGSUM`).
     #[default]
     Auto,
     /// SCD: scan (exclusive), compress at the segment ends, difference. The

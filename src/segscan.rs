@@ -226,12 +226,12 @@ fn checked_flags<'a, T: ScanInput>(
         return Err(other_device("x"));
     }
     let n = x.len();
-    if n > MAX_SCAN_LEN || (T::DTYPE == algos::DType::I8 && n > MAX_I8_SCAN_LEN) {
-        let max = if T::DTYPE == algos::DType::I8 {
-            MAX_I8_SCAN_LEN
-        } else {
-            MAX_SCAN_LEN
-        };
+    let max = if T::DTYPE == algos::DType::I8 {
+        MAX_I8_SCAN_LEN
+    } else {
+        MAX_SCAN_LEN
+    };
+    if n > max {
         return Err(Error::InvalidArgument {
             name: "x",
             reason: format!("{n} elements: a segmented scan of this type takes at most {max}"),

@@ -44,24 +44,20 @@ trait Value: SegmentedInput + Copy {
     fn acc_f64(a: Self::Acc) -> f64;
     const EXACT: bool;
 }
-impl Value for f16 {
-    fn f64(self) -> f64 {
-        self.to_f64()
-    }
-    fn acc_f64(a: f32) -> f64 {
-        f64::from(a)
-    }
-    const EXACT: bool = false;
+macro_rules! float_value {
+    ($($t:ty),*) => {$(
+        impl Value for $t {
+            fn f64(self) -> f64 {
+                self.to_f64()
+            }
+            fn acc_f64(a: f32) -> f64 {
+                f64::from(a)
+            }
+            const EXACT: bool = false;
+        }
+    )*};
 }
-impl Value for bf16 {
-    fn f64(self) -> f64 {
-        self.to_f64()
-    }
-    fn acc_f64(a: f32) -> f64 {
-        f64::from(a)
-    }
-    const EXACT: bool = false;
-}
+float_value!(f16, bf16);
 impl Value for i8 {
     fn f64(self) -> f64 {
         f64::from(self)

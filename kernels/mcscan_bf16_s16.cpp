@@ -7,9 +7,8 @@
 // its block's tiles and writes them to y; each of its two AIVs sums its half
 // of the block from x and publishes the sum r[i] (i = GetBlockIdx()).
 // SyncAll. Phase II: each AIV adds the sum of r[0..i) and the running row
-// carry to its rows of y. Exclusive: y - x (exact for int8; one more f32
-// rounding for f16). HBM traffic: 2 + 2 + 4 (phase I) + 4 + 4 (phase II) bytes
-// per f16 element.
+// carry to its rows of y. Exclusive: ExclusiveStore. HBM traffic: 2 + 2 + 4 (phase I) + 4 + 4 (phase II)
+// bytes per f16 element.
 #include "kernel_operator.h"
 #include "ascend_scan_blocks.h"
 #include "ascend_scan_tiling.h"
@@ -75,20 +74,19 @@ __aicore__ inline void ReducePhase(VectorBuffers& b, const GlobalTensor<TIn>& gx
 }
 
 // Phase II on an AIV: add the carry of earlier blocks and rows to its rows of y.
-__aicore__ inline void PropagatePhase(VectorBuffers& b, const GlobalTensor<TIn>& gx, const GlobalTensor<TAcc>& gy,
-                                      const GlobalTensor<TAcc>& gr, const GlobalTensor<TAcc>& gTotal,
-                                      const McScanTiling& t, uint32_t v, uint32_t vectors) {
+__aicore__ inline void PropagatePhase(VectorBuffers& b, const GlobalTensor<TAcc>& gy, const GlobalTensor<TAcc>& gr,
+                                      const GlobalTensor<TAcc>& gTotal, const McScanTiling& t, uint32_t v,
+                                      uint32_t vectors) {
     // Sums of the earlier vector cores' rows, read after the barrier.
     TAcc carry = SumSlots(gr, b.acc.Get<TAcc>(), vectors, v);
     if (v + 1 == vectors) StoreScalar(gTotal, b.one.Get<TAcc>(), SumSlots(gr, b.acc.Get<TAcc>(), vectors, vectors));
     uint64_t firstRow, lastRow;
     VectorRows(t, v, firstRow, lastRow);
-    LocalTensor<TAcc> xa = b.xAcc.Get<TAcc>();
-    LocalTensor<half> tmp = b.half16.Get<half>();
+    uint64_t end = Min(lastRow * kS, t.n);
     for (uint64_t row = firstRow; row < lastRow; row += kChunk / kS) {
         uint32_t rows = static_cast<uint32_t>(Min(lastRow - row, kChunk / kS));
         uint64_t off = row * kS;
-        uint32_t count = static_cast<uint32_t>(Min(t.n - off, static_cast<uint64_t>(rows) * kS));
+        uint32_t count = static_cast<uint32_t>(Min(end - off, static_cast<uint64_t>(rows) * kS));
         LocalTensor<TAcc> in = b.qIn.AllocTensor<TAcc>();
         LoadAny(in, gy[off], count);
         b.qIn.EnQue(in);
@@ -96,21 +94,16 @@ __aicore__ inline void PropagatePhase(VectorBuffers& b, const GlobalTensor<TIn>&
         SetFlag<HardEvent::MTE2_S>(0);
         WaitFlag<HardEvent::MTE2_S>(0);
         LocalTensor<TAcc> out = b.qOut.AllocTensor<TAcc>();
+        TAcc before = carry;
         carry = PropagateRows(out, in, kS, rows, carry);
         b.qIn.FreeTensor(in);
-        if (t.exclusive) {
-            LocalTensor<TIn> xin = b.qX.AllocTensor<TIn>();
-            LoadAny(xin, gx[off], count);
-            b.qX.EnQue(xin);
-            xin = b.qX.DeQue<TIn>();
-            CastToAcc(xa, xin, tmp, rows * kS);
-            b.qX.FreeTensor(xin);
-            PipeBarrier<PIPE_V>();
-            Sub(out, out, xa, static_cast<int32_t>(rows * kS));
-        }
         b.qOut.EnQue(out);
         out = b.qOut.DeQue<TAcc>();
-        StoreAny(gy[off], out, count);
+        if (t.exclusive) {
+            ExclusiveStore(gy, out, off, count, before, b.one.Get<TAcc>());
+        } else {
+            StoreAny(gy[off], out, count);
+        }
         b.qOut.FreeTensor(out);
     }
 }
@@ -135,7 +128,7 @@ __aicore__ inline void VectorSide(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR w
     uint32_t vectors = static_cast<uint32_t>(GetBlockNum() * GetTaskRatio());
     ReducePhase(b, gx, gr, t, v);
     SyncAll<false>();
-    PropagatePhase(b, gx, gy, gr, gTotal, t, v, vectors);
+    PropagatePhase(b, gy, gr, gTotal, t, v, vectors);
 }
 }  // namespace
 

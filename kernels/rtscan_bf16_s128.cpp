@@ -8,10 +8,10 @@
 // signals its AIVs with CrossCore flags; each AIV reads the row ends of a
 // tile, takes its half of the rows, adds the carries and writes y once. HBM
 // traffic per f16 element: 2 (reduce) + 2 (scan) + 4 (y) bytes; the ring
-// traffic stays in L2. Exclusive: y - x (2 more bytes). Inputs larger than
-// half the L2 go in waves that fit it (each wave: reduce, SyncAll, scan, the
-// carry of earlier waves added), so that the scan's second read of x hits L2:
-// about 6 bytes per f16 element at any n.
+// traffic stays in L2. Exclusive: ExclusiveStore (no extra traffic). Inputs
+// larger than half the L2 go in waves that fit it (each wave: reduce,
+// SyncAll, scan, the carry of earlier waves added), so that the scan's second
+// read of x hits L2: about 6 bytes per f16 element at any n.
 #include "kernel_operator.h"
 #include "ascend_scan_blocks.h"
 #include "ascend_scan_tiling.h"
@@ -116,7 +116,7 @@ __aicore__ inline void VectorSide(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR w
             uint64_t base = tile * kTile;
             uint32_t count = static_cast<uint32_t>(Min(t.n - base, kTile));
             GlobalTensor<TAcc> slot = gRing[(step % t.ring_slots) * kTile];
-            carry = static_cast<TAcc>(carry + fin.Finish(slot, gx[base], gy[base], count, sub, carry, t.exclusive != 0));
+            carry = static_cast<TAcc>(carry + fin.Finish(slot, gy[base], count, sub, carry, t.exclusive != 0));
         }
     }
 }

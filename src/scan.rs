@@ -88,11 +88,8 @@ impl Algorithm {
     /// for `Auto` (resolve it with [`Algorithm::auto_for`] first).
     ///
     /// Exclusive scans: element i is the exact sum of `x[..i]` within the
-    /// same expression with the magnitude `sum_{j<i} |x_j|`, except for
-    /// `McScan` and `ReduceThenScan`, which compute it as the inclusive
-    /// element minus `x[i]` in f32, so their error is bounded by twice the
-    /// inclusive magnitude `sum_{j<=i} |x_j|` (a known defect: a small
-    /// prefix next to a large `x[i]` loses its low bits).
+    /// same expression with the magnitude `sum_{j<i} |x_j|` (no algorithm
+    /// subtracts `x[i]` from an inclusive value).
     pub fn error_depth(self) -> Option<u32> {
         match self {
             Algorithm::Auto => None,

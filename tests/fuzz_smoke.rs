@@ -70,14 +70,11 @@ fn sampling() {
 /// Regression of a fuzz finding (scan_family, input
 /// `fuzz/regressions/scan_family/rtscan-batched-exclusive`, minimised): the
 /// exclusive f16 scan of [2^-10, 1, 60000] must end with 2^-10 + 1 (exact
-/// in f32). MCSCAN and RTSCAN compute the exclusive scan as the inclusive
-/// one minus x[i] in f32 (`Sub(out, out, xa)` in templates/mcscan.cpp, the
-/// exclusive `Finish` of RTSCAN), so 60000 + 1 + 2^-10 rounds in f32 and
-/// the difference comes back as 1.0: an error of 2^-10, far outside the f32
-/// bound of the exclusive prefix. SCANU, SCANUL1 and VECCUMSUM are exact
-/// here. Ignored until the kernels are fixed (templates/ and kernels/).
+/// in f32). MCSCAN and RTSCAN used to form the exclusive scan as the
+/// inclusive one minus x[i] in f32, which rounds 60000 + 1 + 2^-10 and gave
+/// back 1.0; they now store the inclusive values one element later
+/// (`ExclusiveStore` in templates/blocks/ascend_scan_blocks.h).
 #[test]
-#[ignore = "known bug: MCSCAN/RTSCAN exclusive = inclusive - x loses the small prefix"]
 fn exclusive_mcscan_and_rtscan_cancel() {
     use ascend_scan::{scan, Algorithm, Device, ScanOptions};
     use half::f16;

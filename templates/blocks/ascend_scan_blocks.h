@@ -311,6 +311,19 @@ __aicore__ inline void StoreScalar(const GlobalTensor<T>& dst, const LocalTensor
     WaitFlag<HardEvent::MTE3_S>(0);
 }
 
+// A chunk [first, first + count) of an exclusive scan from the same chunk of
+// the inclusive one: element i is the inclusive element i - 1, so the chunk
+// is stored one element later and its first element is `before` (the value
+// before the chunk). Nothing is written outside the chunk, so y may hold the
+// inputs of the next chunk. (The inclusive value minus x[i] instead would lose
+// a small prefix next to a large x[i]: f32 cancellation.)
+template <typename T>
+__aicore__ inline void ExclusiveStore(const GlobalTensor<T>& y, const LocalTensor<T>& inclusive, uint64_t first,
+                                      uint32_t count, T before, const LocalTensor<T>& scratch) {
+    StoreAny(y[first + 1], inclusive, count - 1);
+    StoreScalar(y[first], scratch, before);
+}
+
 // ---- Operators of the vector-unit scans (sum, max, min) -------------------
 
 // A binary operator of the scans and reductions: the element-wise vector op
@@ -621,6 +634,9 @@ public:
         return cur.GetValue(rows * kLanes);
     }
 
+    // The carry of prepared row `row` (0 = the `first` of Prepare).
+    __aicore__ inline TAcc Carry(uint32_t row) { return at<TAcc>(kCompact).GetValue(row); }
+
     // out = in + the carry of each row, for `count` rows of s starting at
     // prepared row `row` (0 = the `first` of Prepare).
     __aicore__ inline void AddTo(const LocalTensor<TAcc>& out, const LocalTensor<TAcc>& in, uint32_t row,
@@ -715,8 +731,8 @@ private:
 // The vector side of the ring hand-off: waits for the next tile of row scans
 // in the ring, takes half of its s-rows (sub-block 0 the first half, 1 the
 // second), adds the carries (the value before the tile, plus the row ends of
-// the earlier rows of the tile, read from the ring: RowCarries), writes y
-// (minus x for an exclusive scan) and releases the slot. Returns the tile's sum.
+// the earlier rows of the tile, read from the ring: RowCarries), writes y and
+// releases the slot. Returns the tile's sum. Exclusive: ExclusiveStore.
 template <typename TIn, uint32_t kS, uint32_t kChunk>
 class RingTileFinisher {
 public:
@@ -733,20 +749,20 @@ public:
         carries_.Init(pipe);
     }
 
-    // `slot`: the tile's row scans; x/y: the tile's first element; count:
+    // `slot`: the tile's row scans; y: the tile's first element; count:
     // valid elements of the tile.
-    __aicore__ inline TAcc Finish(const GlobalTensor<TAcc>& slot, const GlobalTensor<TIn>& x,
-                                  const GlobalTensor<TAcc>& y, uint32_t count, uint32_t sub, TAcc carry,
-                                  bool exclusive) {
+    __aicore__ inline TAcc Finish(const GlobalTensor<TAcc>& slot, const GlobalTensor<TAcc>& y, uint32_t count,
+                                  uint32_t sub, TAcc carry, bool exclusive) {
         uint32_t rows = CeilDiv(count, kS);
         uint32_t myFirst = sub ? rows / 2 : 0;
         uint32_t myLast = sub ? rows : rows / 2;
         CrossCoreWaitFlag(kFlagTileReady);
         TAcc tileSum = carries_.Prepare(slot, rows, myFirst, myLast, carry);
+        uint32_t end = myLast * kS < count ? myLast * kS : count;
         for (uint32_t r0 = myFirst; r0 < myLast; r0 += kChunk / kS) {
             uint32_t chunkRows = myLast - r0 < kChunk / kS ? myLast - r0 : kChunk / kS;
             uint32_t first = r0 * kS;
-            uint32_t valid = count - first < chunkRows * kS ? count - first : chunkRows * kS;
+            uint32_t valid = end - first < chunkRows * kS ? end - first : chunkRows * kS;
             LocalTensor<TAcc> in = qIn_.template AllocTensor<TAcc>();
             DataCopy(in, slot[first], chunkRows * kS);
             qIn_.EnQue(in);
@@ -754,19 +770,13 @@ public:
             LocalTensor<TAcc> out = qOut_.template AllocTensor<TAcc>();
             carries_.AddTo(out, in, r0 - myFirst, chunkRows);
             qIn_.FreeTensor(in);
-            if (exclusive) {
-                LocalTensor<TIn> xin = qX_.template AllocTensor<TIn>();
-                LoadAny(xin, x[first], valid);
-                qX_.EnQue(xin);
-                xin = qX_.template DeQue<TIn>();
-                CastToAcc(xa(), xin, halves(), chunkRows * kS);
-                qX_.FreeTensor(xin);
-                PipeBarrier<PIPE_V>();
-                Sub(out, out, xa(), static_cast<int32_t>(chunkRows * kS));
-            }
             qOut_.EnQue(out);
             out = qOut_.template DeQue<TAcc>();
-            StoreAny(y[first], out, valid);
+            if (exclusive) {
+                ExclusiveStore(y, out, first, valid, carries_.Carry(r0 - myFirst), one());
+            } else {
+                StoreAny(y[first], out, valid);
+            }
             qOut_.FreeTensor(out);
         }
         // Both AIVs are done with this slot once their loads completed.

@@ -507,10 +507,6 @@ where
     };
     let depth = f64::from(resolved.error_depth().expect("resolved"));
     let float = T::DTYPE != i8::DTYPE;
-    let subtracts = matches!(
-        resolved,
-        Algorithm::McScan { .. } | Algorithm::ReduceThenScan { .. }
-    );
     if options.want_total {
         assert_eq!(
             out.totals.as_ref().map(Vec::len),
@@ -540,18 +536,11 @@ where
                 ScanOp::Min => acc.min(x),
             };
             mag += x.abs();
-            // Known bug (fuzz finding, see tests/fuzz_smoke.rs
-            // `exclusive_mcscan_and_rtscan_cancel`): MCSCAN and RTSCAN form
-            // the exclusive scan as the inclusive one minus x[i] in f32, so
-            // their error scales with |x[i]| too. Checked with that bound
-            // until the kernels are fixed; every other algorithm with the
-            // exclusive prefix's own magnitude.
-            let (want_v, m) = if !options.exclusive {
-                (acc, mag)
-            } else if subtracts {
-                (before, mag + mag)
-            } else {
+            // Exclusive: the prefix before x[i], with its own magnitude.
+            let (want_v, m) = if options.exclusive {
                 (before, mag_before)
+            } else {
+                (acc, mag)
             };
             let got_v = got[i].value();
             check_close(&what, r, i, got_v, want_v, op, float, depth, i, m);

@@ -67,6 +67,11 @@ fn sampling() {
     run("sampling", 4);
 }
 
+#[test]
+fn segmented() {
+    run("segmented", 5);
+}
+
 /// Regression of a fuzz finding (scan_family, input
 /// `fuzz/regressions/scan_family/rtscan-batched-exclusive`, minimised): the
 /// exclusive f16 scan of [2^-10, 1, 60000] must end with 2^-10 + 1 (exact

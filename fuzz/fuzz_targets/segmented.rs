@@ -1,0 +1,7 @@
+//! Fuzz target: the `segmented` family of tests/harness/mod.rs.
+#![no_main]
+
+#[path = "../../tests/harness/mod.rs"]
+mod harness;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::segmented(data));

@@ -224,9 +224,8 @@ pub fn spmv<T: SpmvValue>(
             format!("{} entries for {n} columns: must be n", x.len()),
         ));
     }
-    if m == 0 {
-        return device.alloc_uninit::<f32>(0);
-    }
+    // row_ptr[0] and row_ptr[m] are checked for m = 0 too (one entry: 0,
+    // and nnz must be 0).
     let ends = [
         a.row_ptr.download_range(0, 1)?[0],
         a.row_ptr.download_range(m, 1)?[0],
@@ -242,6 +241,9 @@ pub fn spmv<T: SpmvValue>(
             "row_ptr",
             format!("row_ptr[{m}] = {}: must be nnz = {nnz}", ends[1]),
         ));
+    }
+    if m == 0 {
+        return device.alloc_uninit::<f32>(0);
     }
     if nnz == 0 {
         // Every row is empty: the rows kernel checks row_ptr and gathers

@@ -115,12 +115,10 @@ fn exclusive_mcscan_and_rtscan_cancel() {
 /// `fuzz/regressions/spmv/no-rows-row-ptr-unchecked`, one byte): a matrix
 /// without rows (m = 0) whose single row_ptr entry is not 0 (nor nnz).
 /// `spmv`'s docs list `row_ptr[0] != 0` and `row_ptr[m] != nnz` among the
-/// host checks made before any launch, but src/spmv.rs returns the empty y
-/// for m = 0 before making them, so `row_ptr = [5]` (or `[0]` with
-/// nonzeros) gives `Ok`. Ignored until src/spmv.rs is fixed (the harness
-/// accepts `Ok` for m = 0 meanwhile).
+/// host checks made before any launch; src/spmv.rs used to return the empty
+/// y for m = 0 before making them, so `row_ptr = [5]` (or `[0]` with
+/// nonzeros) gave `Ok`.
 #[test]
-#[ignore = "known bug: spmv skips the row_ptr checks when m = 0"]
 fn spmv_without_rows_checks_row_ptr() {
     use ascend_scan::{spmv, Csr, Device, Error};
     let dev = Device::default_device().expect("simulated device");

@@ -34,7 +34,7 @@ pub enum Segments<'a> {
 pub enum SegScanAlgorithm {
     /// From the bench (`cargo xtask bench --only SEGSCAN`): SEGSCAN with the
     /// simple REVSPEC when the segments come as offsets and there are at
-    /// most 1 per 100 elements (it is the faster one there), else with the
+    /// most 1 per 200 elements (it is the faster one there), else with the
     /// vector REVSPEC (the same time at any density; with flags the density
     /// is not known before the launch).
     #[default]
@@ -105,8 +105,9 @@ impl<A: crate::Element> SegmentSums<A> {
 }
 
 /// Segments per element up to which `Auto` runs the simple REVSPEC when the
-/// segment count is known (offsets): the crossover in the bench.
-const SIMPLE_MAX_DENSITY: f64 = 0.01;
+/// segment count is known (offsets): the crossover in the bench (modeled,
+/// 2^24 f16: simple 68% of COPY at 0.1%, 39% at 1%; vector 48% flat).
+const SIMPLE_MAX_DENSITY: f64 = 0.005;
 
 /// Segmented scan (inclusive or exclusive) of `x` with the segments of
 /// `segments`: every segment is scanned on its own.

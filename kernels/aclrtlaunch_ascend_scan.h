@@ -51,11 +51,11 @@ uint32_t aclrtlaunch_sample_f32(uint32_t blockDim, void* stream, void* weights, 
 uint32_t aclrtlaunch_topp_mask_f16(uint32_t blockDim, void* stream, void* probs, void* scan, void* weights, void* workspace, TopPTiling* tiling);
 uint32_t aclrtlaunch_topp_mask_bf16(uint32_t blockDim, void* stream, void* probs, void* scan, void* weights, void* workspace, TopPTiling* tiling);
 uint32_t aclrtlaunch_topp_pick_i32(uint32_t blockDim, void* stream, void* indices, void* pos, void* tokens, void* workspace, TopPTiling* tiling);
-uint32_t aclrtlaunch_segscan_f16_s64_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling);
+uint32_t aclrtlaunch_segscan_f16_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling);
 uint32_t aclrtlaunch_segscan_f16_s64_vec(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling);
-uint32_t aclrtlaunch_segscan_bf16_s64_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling);
+uint32_t aclrtlaunch_segscan_bf16_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling);
 uint32_t aclrtlaunch_segscan_bf16_s64_vec(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling);
-uint32_t aclrtlaunch_segscan_i8_s64_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling);
+uint32_t aclrtlaunch_segscan_i8_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling);
 uint32_t aclrtlaunch_segscan_i8_s64_vec(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling);
 uint32_t aclrtlaunch_segrevert_f16(uint32_t blockDim, void* stream, void* xe, void* x, void* fs, void* v, void* y, SegRevertTiling* tiling);
 uint32_t aclrtlaunch_segrevert_bf16(uint32_t blockDim, void* stream, void* xe, void* x, void* fs, void* v, void* y, SegRevertTiling* tiling);

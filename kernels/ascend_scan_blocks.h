@@ -595,8 +595,8 @@ public:
 
     // Loads the row ends of the `rows` rows of `tile` (row pitch s) and
     // prepares the carries of rows [first, last): carry + the sum of the row
-    // ends before each. Returns the sum of all `rows` row ends.
-    __aicore__ inline TAcc Prepare(const GlobalTensor<TAcc>& tile, uint32_t rows, uint32_t first, uint32_t last,
+    // ends before each. Vector work only: nothing waits for it here.
+    __aicore__ inline void Prepare(const GlobalTensor<TAcc>& tile, uint32_t rows, uint32_t first, uint32_t last,
                                    TAcc carry) {
         LocalTensor<TAcc> ends = at<TAcc>(kEnds);
         Duplicate(ends, static_cast<TAcc>(0), static_cast<int32_t>(kLanes));
@@ -607,32 +607,28 @@ public:
         DataCopyPad(ends[kLanes], tile[kS - 1], pe, noPad);
         SetFlag<HardEvent::MTE2_V>(0);
         WaitFlag<HardEvent::MTE2_V>(0);
-        // Inclusive scan over blocks 0..rows (block 0 is zero): block r ends
-        // as the sum of the first r row ends, the exclusive prefix of row r.
-        LocalTensor<TAcc> cur = ends;
-        LocalTensor<TAcc> bufs[2] = {at<TAcc>(kPing), at<TAcc>(kPong)};
-        uint32_t blocks = rows + 1;
-        for (uint32_t d = 1, i = 0; d < blocks; d *= 2, i ^= 1) {
-            LocalTensor<TAcc> nxt = bufs[i];
-            Adds(nxt, cur, static_cast<TAcc>(0), static_cast<int32_t>(d * kLanes));
-            Add(nxt[d * kLanes], cur[d * kLanes], cur, static_cast<int32_t>((blocks - d) * kLanes));
-            PipeBarrier<PIPE_V>();
-            cur = nxt;
-        }
-        LocalTensor<TAcc> compact = at<TAcc>(kCompact);
-        uint32_t mine = last - first;
-        if (mine > 0) {
-            Gather(compact, cur, at<uint32_t>(kOffsets), first * 32, mine);
-            PipeBarrier<PIPE_V>();
-            Adds(compact, compact, carry, static_cast<int32_t>(mine));
-            PipeBarrier<PIPE_V>();
-            Brcb(at<TAcc>(kBroadcast), compact, static_cast<uint8_t>(CeilDiv(mine, 8)),
-                 BrcbRepeatParams(1, 8));
-            PipeBarrier<PIPE_V>();
-        }
+        ScanEnds(rows, first, last, carry, 0);
+    }
+
+    // Prepare from row scans already in UB (`rows` rows of s at `tile`): the
+    // last 32 bytes of each row are copied into the ends blocks by one
+    // strided vector copy, with the row end in the last lane.
+    __aicore__ inline void PrepareLocal(const LocalTensor<TAcc>& tile, uint32_t rows, uint32_t first, uint32_t last,
+                                        TAcc carry) {
+        static_assert(kS * sizeof(TAcc) / 32 <= 255, "row pitch in blocks fits a repeat stride");
+        LocalTensor<TAcc> ends = at<TAcc>(kEnds);
+        Duplicate(ends, static_cast<TAcc>(0), static_cast<int32_t>(kLanes));
+        Adds(ends[kLanes], tile[kS - kLanes], static_cast<TAcc>(0), static_cast<uint64_t>(kLanes),
+             static_cast<uint8_t>(rows), UnaryRepeatParams(1, 1, 1, static_cast<uint8_t>(kS * sizeof(TAcc) / 32)));
+        PipeBarrier<PIPE_V>();
+        ScanEnds(rows, first, last, carry, (kLanes - 1) * sizeof(TAcc));
+    }
+
+    // The sum of all row ends of the last Prepare (waits for the vector unit).
+    __aicore__ inline TAcc Total() {
         SetFlag<HardEvent::V_S>(0);
         WaitFlag<HardEvent::V_S>(0);
-        return cur.GetValue(rows * kLanes);
+        return total_.GetValue(0);
     }
 
     // The carry of prepared row `row` (0 = the `first` of Prepare).
@@ -653,11 +649,39 @@ public:
     }
 
 private:
+    // Inclusive scan over blocks 0..rows of the ends (block 0 is zero): block
+    // r ends as the sum of the first r row ends, the exclusive prefix of row
+    // r; `lane` (bytes) is where a block holds its row end.
+    __aicore__ inline void ScanEnds(uint32_t rows, uint32_t first, uint32_t last, TAcc carry, uint32_t lane) {
+        LocalTensor<TAcc> cur = at<TAcc>(kEnds);
+        LocalTensor<TAcc> bufs[2] = {at<TAcc>(kPing), at<TAcc>(kPong)};
+        uint32_t blocks = rows + 1;
+        for (uint32_t d = 1, i = 0; d < blocks; d *= 2, i ^= 1) {
+            LocalTensor<TAcc> nxt = bufs[i];
+            Adds(nxt, cur, static_cast<TAcc>(0), static_cast<int32_t>(d * kLanes));
+            Add(nxt[d * kLanes], cur[d * kLanes], cur, static_cast<int32_t>((blocks - d) * kLanes));
+            PipeBarrier<PIPE_V>();
+            cur = nxt;
+        }
+        LocalTensor<TAcc> compact = at<TAcc>(kCompact);
+        uint32_t mine = last - first;
+        if (mine > 0) {
+            Gather(compact, cur, at<uint32_t>(kOffsets), first * 32 + lane, mine);
+            PipeBarrier<PIPE_V>();
+            Adds(compact, compact, carry, static_cast<int32_t>(mine));
+            PipeBarrier<PIPE_V>();
+            Brcb(at<TAcc>(kBroadcast), compact, static_cast<uint8_t>(CeilDiv(mine, 8)), BrcbRepeatParams(1, 8));
+            PipeBarrier<PIPE_V>();
+        }
+        total_ = cur[rows * kLanes + lane / sizeof(TAcc)];
+    }
+
     template <typename T>
     __aicore__ inline LocalTensor<T> at(uint32_t byteOffset) {
         return buf_.template Get<T>()[byteOffset / sizeof(T)];
     }
     TBuf<TPosition::VECCALC> buf_;
+    LocalTensor<TAcc> total_;
 };
 
 // The cube side of the scans: U resident in L0B, and per tile the pipeline
@@ -758,7 +782,8 @@ public:
         uint32_t myFirst = sub ? rows / 2 : 0;
         uint32_t myLast = sub ? rows : rows / 2;
         CrossCoreWaitFlag(kFlagTileReady);
-        TAcc tileSum = carries_.Prepare(slot, rows, myFirst, myLast, carry);
+        carries_.Prepare(slot, rows, myFirst, myLast, carry);
+        TAcc tileSum = carries_.Total();
         uint32_t end = myLast * kS < count ? myLast * kS : count;
         for (uint32_t r0 = myFirst; r0 < myLast; r0 += kChunk / kS) {
             uint32_t chunkRows = myLast - r0 < kChunk / kS ? myLast - r0 : kChunk / kS;

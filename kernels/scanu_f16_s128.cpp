@@ -95,7 +95,11 @@ __aicore__ inline void VectorSide(GM_ADDR y, GM_ADDR total, GM_ADDR workspace, c
             uint64_t base = static_cast<uint64_t>(k) * kTile;
             CrossCoreWaitFlag(kFlagTileReady);
             GlobalTensor<TAcc> slot = gRing[static_cast<uint64_t>(step % t.ring_slots) * kSlot + sub * kTile];
-            TAcc tileSum = mine ? carries.Prepare(slot, rows, 0, rows, carry) : static_cast<TAcc>(0);
+            TAcc tileSum = 0;
+            if (mine) {
+                carries.Prepare(slot, rows, 0, rows, carry);
+                tileSum = carries.Total();
+            }
             for (uint32_t r0 = 0; r0 < rows && mine; r0 += kChunkRows) {
                 uint32_t chunkRows = rows - r0 < kChunkRows ? rows - r0 : kChunkRows;
                 LocalTensor<TAcc> in = qIn.AllocTensor<TAcc>();

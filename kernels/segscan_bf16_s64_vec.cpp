@@ -28,9 +28,12 @@
 //   Vector variant: S is compacted by GatherMask and S[F] gathered in one
 //   Gather: the same work at any density. A tile without a start
 //   is a plain scan plus the carry (REVSPEC's mu = 0 case).
-// The subtraction is local to the tile: |error| is bounded by the f32
-// rounding of the tile-local prefixes (at most s*s elements), not of the
-// whole array. Exact for int8 -> int32.
+// The AIV completes a tile in chunks of 4096 elements (whole rows), each as
+// above with row carries and prefixes local to the chunk: |error| is bounded
+// by the f32 rounding of chunk-local prefixes, not of the whole array. Exact
+// for int8 -> int32. (The simple REVSPEC runs at s = 128: a tile of 16384
+// elements per cube matmul and ring hand-off; the vector one needs two cube
+// scans per tile, which fit L0A/L0C only at s <= 64.)
 // Inputs larger than half the L2 go in waves, as RTSCAN does.
 #include "kernel_operator.h"
 #include "ascend_scan_blocks.h"
@@ -44,13 +47,22 @@ using TIn = bfloat16_t;
 using TAcc = float;
 constexpr uint32_t kS = 64;
 constexpr uint32_t kTile = kS * kS;
+// The vector side works on chunks of 4096 elements (kChunk / s whole rows of
+// a tile): its UB holds about ten chunk-sized buffers.
+constexpr uint32_t kChunk = 4096;
+constexpr uint32_t kChunkRows = kChunk / kS;
+// Tiles of several chunks double-buffer the chunk loads: the next chunk's
+// loads are issued before this chunk's scalar waits.
+constexpr uint32_t kBuffers = kChunk < kTile ? 2 : 1;
+// Ring slot: the row scans of the values, then (vector REVSPEC) of the flags.
+constexpr uint32_t kSlotScans = 2;
 constexpr bool kSimple = false;
 constexpr uint16_t kFlagTileReady1 = 3;  // AIC -> AIV 1 (kFlagTileReady: AIV 0)
 constexpr uint32_t kSlotWords = 8;       // 32 bytes per vector core: aggregate, or flag range
 constexpr uint32_t kMaxVectors = 64;
 constexpr uint32_t kListAt = 8;          // S[kListAt - 1] = -carry, S[kListAt + k] = E at start k
 constexpr uint32_t kLanes = 32 / sizeof(TAcc);
-constexpr uint32_t kBitsBytes = kTile / 8;
+constexpr uint32_t kBitsBytes = kChunk / 8;
 static_assert(sizeof(TAcc) == 4, "accumulators are f32 or i32");
 
 __aicore__ inline uint64_t Min(uint64_t a, uint64_t b) { return a < b ? a : b; }
@@ -77,11 +89,11 @@ __aicore__ inline void HalfTiles(const SegScanTiling& t, uint32_t wave, uint32_t
 }
 
 // Ring slot `slot` of vector core `sub` of AI core `block`: the row scans of
-// the values, then those of the flags (both 4-byte types).
+// the values, then (vector REVSPEC) those of the flags (both 4-byte types).
 __aicore__ inline GM_ADDR RingSlot(GM_ADDR workspace, const SegScanTiling& t, uint32_t block, uint32_t sub,
                                    uint64_t slot) {
     uint64_t ring = static_cast<uint64_t>(block) * 2 + sub;
-    return workspace + t.ring_offset + ((ring * t.ring_slots + slot) * 2 * kTile) * 4;
+    return workspace + t.ring_offset + ((ring * t.ring_slots + slot) * kSlotScans * kTile) * 4;
 }
 
 // Elements of tile `tile`.
@@ -214,13 +226,17 @@ public:
             before = acc.tail;
             // Phase II: one round per tile of the first half; each AIV takes
             // its own tile of the round and consumes both flags.
+            // Both AIVs see both flags; each waits for its own tile's first
+            // and for the other one's after (AIV 0) or before (AIV 1) it.
             for (uint64_t r = 0; r < last0 - first0; ++r, ++step) {
+                const bool second = first1 + r < last1;
                 CrossCoreWaitFlag(kFlagTileReady);
-                if (first1 + r < last1) CrossCoreWaitFlag(kFlagTileReady1);
+                if (sub_ == 1 && second) CrossCoreWaitFlag(kFlagTileReady1);
                 if (first + r < last) {
                     GM_ADDR slot = RingSlot(workspace_, t_, block_, sub_, step % t_.ring_slots);
                     carry = Finish(slot, first + r, carry);
                 }
+                if (sub_ == 0 && second) CrossCoreWaitFlag(kFlagTileReady1);
                 CrossCoreSetFlag<2, PIPE_MTE2>(kFlagSlotFree);
             }
         }
@@ -229,36 +245,44 @@ public:
 
 private:
     __aicore__ inline void Init() {
-        pipe_.InitBuffer(qC_, 1, kTile * sizeof(TAcc));
-        pipe_.InitBuffer(qF_, 1, kTile * sizeof(int32_t));
-        pipe_.InitBuffer(qX_, 1, kTile * sizeof(TIn));
-        pipe_.InitBuffer(qFlags_, 1, kTile);
-        pipe_.InitBuffer(qOut_, 1, kTile * sizeof(TAcc));
-        pipe_.InitBuffer(xa_, kTile * sizeof(TAcc));
-        pipe_.InitBuffer(g_, kTile * sizeof(TAcc));
-        pipe_.InitBuffer(list_, (kTile + kListAt) * sizeof(TAcc));
-        pipe_.InitBuffer(halves_, kTile * sizeof(half));
-        pipe_.InitBuffer(range_, 2 * kTile * sizeof(half));
+        pipe_.InitBuffer(qC_, kBuffers, kChunk * sizeof(TAcc));
+        pipe_.InitBuffer(qX_, kBuffers, kChunk * sizeof(TIn));
+        pipe_.InitBuffer(qFlags_, kBuffers, kChunk);
+        pipe_.InitBuffer(qOut_, kBuffers, kChunk * sizeof(TAcc));
+        pipe_.InitBuffer(xa_, kChunk * sizeof(TAcc));
+        pipe_.InitBuffer(g_, kChunk * sizeof(TAcc));
+        pipe_.InitBuffer(list_, (kChunk + kListAt) * sizeof(TAcc));
+        pipe_.InitBuffer(halves_, kChunk * sizeof(half));
+        pipe_.InitBuffer(range_, 2 * kChunk * sizeof(half));
         pipe_.InitBuffer(misc_, kBitsBytes + (1 + kMaxVectors) * kSlotWords * sizeof(int32_t));
         carriesX_.Init(pipe_);
-        carriesF_.Init(pipe_);
-        Duplicate(range_.Get<half>(), static_cast<half>(0.0f), static_cast<int32_t>(2 * kTile));
+        if constexpr (!kSimple) {  // the start counts of the vector REVSPEC
+            pipe_.InitBuffer(qF_, kBuffers, kChunk * sizeof(int32_t));
+            carriesF_.Init(pipe_);
+        }
+        Duplicate(range_.Get<half>(), static_cast<half>(0.0f), static_cast<int32_t>(2 * kChunk));
         PipeBarrier<PIPE_V>();
     }
 
-    // Flags [off, off + count) as a bit mask (bits_, 1 = non-zero), over
-    // count rounded up to 128 (the rest of the buffer is zero flags). With
-    // `track`, the flags also fold into the lane-wise flag range.
-    __aicore__ inline LocalTensor<uint8_t> FlagBits(uint64_t off, uint32_t count, bool track) {
-        uint32_t padded = CeilDiv(count, 128) * 128;
+    // Starts the load of flags [off, off + count) (zeros after them up to a
+    // multiple of 128).
+    __aicore__ inline void LoadFlags(uint64_t off, uint32_t count) {
         LocalTensor<int8_t> f = qFlags_.AllocTensor<int8_t>();
-        if (count != padded) {
-            Duplicate(f.ReinterpretCast<int16_t>(), static_cast<int16_t>(0), static_cast<int32_t>(kTile / 2));
+        if (count % 128 != 0) {
+            Duplicate(f.ReinterpretCast<int16_t>(), static_cast<int16_t>(0), static_cast<int32_t>(kChunk / 2));
             SetFlag<HardEvent::V_MTE2>(0);
             WaitFlag<HardEvent::V_MTE2>(0);
         }
         LoadAny(f, gf_[off], count);
-        f = Handoff(qFlags_, f);
+        qFlags_.EnQue(f);
+    }
+
+    // The oldest loaded flags (count of them) as a bit mask (1 = non-zero),
+    // over count rounded up to 128. With `track`, the flags also fold into
+    // the lane-wise flag range.
+    __aicore__ inline LocalTensor<uint8_t> FlagBits(uint32_t count, bool track) {
+        uint32_t padded = CeilDiv(count, 128) * 128;
+        LocalTensor<int8_t> f = qFlags_.DeQue<int8_t>();
         LocalTensor<half> h = halves_.Get<half>();
         Cast(h, f, RoundMode::CAST_NONE, padded);
         PipeBarrier<PIPE_V>();
@@ -266,7 +290,7 @@ private:
         if (track) {
             LocalTensor<half> lo = range_.Get<half>();
             Min(lo, lo, h, static_cast<int32_t>(padded));
-            Max(lo[kTile], lo[kTile], h, static_cast<int32_t>(padded));
+            Max(lo[kChunk], lo[kChunk], h, static_cast<int32_t>(padded));
         }
         LocalTensor<uint8_t> bits = misc_.Get<uint8_t>();
         CompareScalar(bits, h, static_cast<half>(0.0f), CMPMODE::NE, padded);
@@ -295,9 +319,10 @@ private:
         bool has = false;
         LocalTensor<int32_t> pos = list_.Get<int32_t>();
         for (uint64_t hi = end; hi > begin && !has;) {
-            uint64_t lo = hi - begin > kTile ? hi - kTile : begin;
+            uint64_t lo = hi - begin > kChunk ? hi - kChunk : begin;
             uint32_t count = static_cast<uint32_t>(hi - lo);
-            uint32_t starts = StartPositions(pos, FlagBits(lo, count, false), count);
+            LoadFlags(lo, count);
+            uint32_t starts = StartPositions(pos, FlagBits(count, false), count);
             if (starts > 0) {
                 SetFlag<HardEvent::V_S>(0);
                 WaitFlag<HardEvent::V_S>(0);
@@ -306,7 +331,7 @@ private:
             }
             hi = lo;
         }
-        TAcc tail = from < end ? SumRange(gx_, from, end, kTile, qX_, g_.Get<TAcc>(), xa_.Get<TAcc>(),
+        TAcc tail = from < end ? SumRange(gx_, from, end, kChunk, qX_, g_.Get<TAcc>(), xa_.Get<TAcc>(),
                                           halves_.Get<half>())
                                : static_cast<TAcc>(0);
         return SegAgg{tail, has};
@@ -324,7 +349,7 @@ private:
     __aicore__ inline void PublishRange() {
         LocalTensor<half> lo = range_.Get<half>();
         int32_t fmin = 0, fmax = 0;
-        FoldFlagRange(lo, lo[kTile], kTile, fmin, fmax);
+        FoldFlagRange(lo, lo[kChunk], kChunk, fmin, fmax);
         LocalTensor<int32_t> own = Small();
         own.SetValue(0, fmin);
         own.SetValue(1, fmax);
@@ -349,32 +374,57 @@ private:
     }
 
     // Phase II for one tile: the segmented scan of tile `tile` from the row
-    // scans in `slot`, after `carry`; returns the value at its last element.
+    // scans in `slot`, after `carry`, chunk by chunk (the next chunk loading
+    // while this one is computed); returns the value at its last element.
     __aicore__ inline TAcc Finish(GM_ADDR slot, uint64_t tile, TAcc carry) {
         uint64_t base = tile * kTile;
         uint32_t count = static_cast<uint32_t>(Min(t_.n - base, kTile));
-        uint32_t rows = CeilDiv(count, kS);
-        uint32_t padded = rows * kS;
-        GlobalTensor<TAcc> gC;
-        GlobalTensor<int32_t> gFb;
-        gC.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(slot), kTile);
-        gFb.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(slot) + kTile, kTile);
-        carriesX_.Prepare(gC, rows, 0, rows, static_cast<TAcc>(0));
-        if constexpr (!kSimple) carriesF_.Prepare(gFb, rows, 0, rows, 0);
+        LoadChunk(slot, base, count, 0);
+        for (uint32_t first = 0; first < count; first += kChunk) {
+            if (first + kChunk < count) LoadChunk(slot, base, count, first + kChunk);
+            uint32_t size = count - first < kChunk ? count - first : kChunk;
+            carry = FinishChunk(base + first, size, carry);
+        }
+        return carry;
+    }
 
+    // Starts the loads of the chunk at element `first` of the tile at `base`
+    // (of `count` elements): its row scans (values, and flags for the vector
+    // REVSPEC) from the ring slot, its values and flags.
+    __aicore__ inline void LoadChunk(GM_ADDR slot, uint64_t base, uint32_t count, uint32_t first) {
+        uint32_t size = count - first < kChunk ? count - first : kChunk;
+        uint32_t padded = CeilDiv(size, kS) * kS;
+        GlobalTensor<TAcc> gC;
+        gC.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(slot) + first, kChunk);
         LocalTensor<TAcc> c = qC_.AllocTensor<TAcc>();
         DataCopy(c, gC, padded);
-        c = Handoff(qC_, c);
-        LocalTensor<int32_t> fb;
+        qC_.EnQue(c);
         if constexpr (!kSimple) {
-            fb = qF_.AllocTensor<int32_t>();
+            GlobalTensor<int32_t> gFb;
+            gFb.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(slot) + kTile + first, kChunk);
+            LocalTensor<int32_t> fb = qF_.AllocTensor<int32_t>();
             DataCopy(fb, gFb, padded);
-            fb = Handoff(qF_, fb);
+            qF_.EnQue(fb);
         }
         LocalTensor<TIn> x = qX_.AllocTensor<TIn>();
-        LoadAny(x, gx_[base], count);
-        x = Handoff(qX_, x);
-        LocalTensor<uint8_t> bits = FlagBits(base, count, true);
+        LoadAny(x, gx_[base + first], size);
+        qX_.EnQue(x);
+        LoadFlags(base + first, size);
+    }
+
+    // One chunk of Finish: elements [base, base + count) (whole rows of the
+    // tile), loaded by LoadChunk. The row carries are local to the chunk, so
+    // is the subtraction.
+    __aicore__ inline TAcc FinishChunk(uint64_t base, uint32_t count, TAcc carry) {
+        uint32_t rows = CeilDiv(count, kS);
+        uint32_t padded = rows * kS;
+        LocalTensor<TAcc> c = qC_.DeQue<TAcc>();
+        LocalTensor<int32_t> fb;
+        if constexpr (!kSimple) fb = qF_.DeQue<int32_t>();
+        LocalTensor<TIn> x = qX_.DeQue<TIn>();
+        carriesX_.PrepareLocal(c, rows, 0, rows, static_cast<TAcc>(0));
+        if constexpr (!kSimple) carriesF_.PrepareLocal(fb, rows, 0, rows, 0);
+        LocalTensor<uint8_t> bits = FlagBits(count, true);
 
         LocalTensor<TAcc> xa = xa_.Get<TAcc>();
         CastToAcc(xa, x, halves_.Get<half>(), padded);
@@ -450,11 +500,11 @@ private:
     __aicore__ inline LocalTensor<int32_t> Small() { return misc_.Get<int32_t>()[kBitsBytes / 4]; }
 
     TPipe pipe_;
-    TQue<TPosition::VECIN, 1> qC_, qF_, qX_, qFlags_;
-    TQue<TPosition::VECOUT, 1> qOut_;
+    TQue<TPosition::VECIN, kBuffers> qC_, qF_, qX_, qFlags_;
+    TQue<TPosition::VECOUT, kBuffers> qOut_;
     TBuf<TPosition::VECCALC> xa_, g_, list_, halves_, range_, misc_;  // misc: flag bits, then slots
-    RowCarries<TAcc, kS, kS> carriesX_;
-    RowCarries<int32_t, kS, kS> carriesF_;
+    RowCarries<TAcc, kS, kChunkRows> carriesX_;
+    RowCarries<int32_t, kS, kChunkRows> carriesF_;
     GlobalTensor<TIn> gx_;
     GlobalTensor<int8_t> gf_;
     GlobalTensor<TAcc> gy_;

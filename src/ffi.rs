@@ -773,11 +773,11 @@ const RADIX: &[Entry<Launch5<sys::RadixTiling>>] = entries!(
 );
 
 const SEGSCAN: &[Entry<Launch5<sys::SegScanTiling>>] = entries!(
-    aclrtlaunch_segscan_f16_s64_simple,
+    aclrtlaunch_segscan_f16_s128_simple,
     aclrtlaunch_segscan_f16_s64_vec,
-    aclrtlaunch_segscan_bf16_s64_simple,
+    aclrtlaunch_segscan_bf16_s128_simple,
     aclrtlaunch_segscan_bf16_s64_vec,
-    aclrtlaunch_segscan_i8_s64_simple,
+    aclrtlaunch_segscan_i8_s128_simple,
     aclrtlaunch_segscan_i8_s64_vec,
 );
 const SEGREVERT: &[Entry<Launch5<sys::SegRevertTiling>>] = entries!(

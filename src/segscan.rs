@@ -34,7 +34,7 @@ pub enum Segments<'a> {
 pub enum SegScanAlgorithm {
     /// From the bench (`cargo xtask bench --only SEGSCAN`): SEGSCAN with the
     /// simple REVSPEC when the segments come as offsets and there are at
-    /// most 1 per 100 elements (it is the faster one there), else with the
+    /// most 1 per 200 elements (it is the faster one there), else with the
     /// vector REVSPEC (the same time at any density; with flags the density
     /// is not known before the launch).
     #[default]
@@ -105,20 +105,20 @@ impl<A: crate::Element> SegmentSums<A> {
 }
 
 /// Segments per element up to which `Auto` runs the simple REVSPEC when the
-/// segment count is known (offsets): the crossover in the bench.
-const SIMPLE_MAX_DENSITY: f64 = 0.01;
-
-/// The tile edge of the SEGSCAN kernels in the catalogue.
-const SEGSCAN_S: u32 = 64;
+/// segment count is known (offsets): the crossover in the bench (modeled,
+/// 2^24 f16: simple 68% of COPY at 0.1%, 39% at 1%; vector 48% flat).
+const SIMPLE_MAX_DENSITY: f64 = 0.005;
 
 /// Segmented scan (inclusive or exclusive) of `x` with the segments of
 /// `segments`: every segment is scanned on its own.
 ///
 /// Numerics: f16/bf16 values accumulate in f32. SEGSCAN subtracts prefixes
-/// local to a tile of 4096 elements and adds the carry of a segment that
-/// began before the tile, so element i is within about (64 + L/64 + 2) *
-/// 2^-24 * (sum of |x| over its segment up to i, plus over its tile up to
-/// i) of the exact value, L the number of elements of its segment up to i.
+/// local to a chunk of 4096 elements (whole rows of the cube's s-wide row
+/// scans, s = 128 for the simple REVSPEC, 64 for the vector one) and adds the
+/// carry of a segment that began before the chunk, so element i is within
+/// about (128 + L/64 + 2) * 2^-24 * (sum of |x| over its segment up to i,
+/// plus over its chunk up to i) of the exact value, L the number of elements
+/// of its segment up to i.
 /// SSCR subtracts global prefixes: its error grows with sum |x| over
 /// everything before i. i8 values are exact in i32 (segments longer than
 /// [`MAX_I8_SCAN_LEN`] could overflow: refused when x is longer).
@@ -166,8 +166,8 @@ pub fn segmented_scan<T: SegmentedInput>(
 /// segment, possible with [`Segments::Offsets`], sums to 0).
 ///
 /// Numerics (f16/bf16 values, f32 sums): [`SegSumAlgorithm::SegScan`]
-/// (the default) is within about (64 + L/64 + 2) * 2^-24 * (sum of |x| over
-/// the segment and over one tile of 4096 elements) of the exact sum of a
+/// (the default) is within about (128 + L/64 + 2) * 2^-24 * (sum of |x| over
+/// the segment and over one chunk of 4096 elements) of the exact sum of a
 /// segment of L elements. [`SegSumAlgorithm::Scd`] subtracts two global
 /// prefixes, each within (d + i/d + 2) * 2^-24 * sum_{j<=i} |x_j| of exact
 /// (the scan's bound, [`crate::Algorithm::error_depth`]), so a segment's sum
@@ -329,7 +329,7 @@ fn run_segscan<T: SegmentedInput>(
     revspec: RevSpec,
 ) -> Result<DeviceBuffer<T::Acc>> {
     let n = x.len();
-    let algo = algos::SegScan::new(T::DTYPE, SEGSCAN_S, revspec)?;
+    let algo = algos::SegScan::new(T::DTYPE, algos::SegScan::default_edge(revspec), revspec)?;
     let mut plan = algo.plan(device.profile(), n as u64, exclusive)?;
     let y = device.alloc_uninit::<T::Acc>(n)?;
     let checks = device.alloc_zeroed::<i32>(

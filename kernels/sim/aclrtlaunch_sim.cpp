@@ -271,11 +271,11 @@ extern "C" uint32_t aclrtlaunch_topp_pick_i32(uint32_t blockDim, void* stream, v
     return ascsim::launch("topp_pick_i32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { topp_pick_i32(static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(pos), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void segscan_f16_s64_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
+extern "C" void segscan_f16_s128_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_segscan_f16_s64_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_segscan_f16_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
     SegScanTiling t = *tiling;
-    return ascsim::launch("segscan_f16_s64_simple", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_f16_s64_simple(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("segscan_f16_s128_simple", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_f16_s128_simple(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void segscan_f16_s64_vec(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
@@ -285,11 +285,11 @@ extern "C" uint32_t aclrtlaunch_segscan_f16_s64_vec(uint32_t blockDim, void* str
     return ascsim::launch("segscan_f16_s64_vec", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_f16_s64_vec(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void segscan_bf16_s64_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
+extern "C" void segscan_bf16_s128_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_segscan_bf16_s64_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_segscan_bf16_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
     SegScanTiling t = *tiling;
-    return ascsim::launch("segscan_bf16_s64_simple", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_bf16_s64_simple(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("segscan_bf16_s128_simple", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_bf16_s128_simple(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void segscan_bf16_s64_vec(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
@@ -299,11 +299,11 @@ extern "C" uint32_t aclrtlaunch_segscan_bf16_s64_vec(uint32_t blockDim, void* st
     return ascsim::launch("segscan_bf16_s64_vec", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_bf16_s64_vec(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void segscan_i8_s64_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
+extern "C" void segscan_i8_s128_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_segscan_i8_s64_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_segscan_i8_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
     SegScanTiling t = *tiling;
-    return ascsim::launch("segscan_i8_s64_simple", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_i8_s64_simple(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("segscan_i8_s128_simple", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_i8_s128_simple(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void segscan_i8_s64_vec(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);

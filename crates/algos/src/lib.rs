@@ -100,7 +100,8 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
     for dtype in SegScan::DTYPES {
         for revspec in RevSpec::ALL {
             out.push(Box::new(
-                SegScan::new(dtype, 64, revspec).expect("catalogue entries are valid"),
+                SegScan::new(dtype, SegScan::default_edge(revspec), revspec)
+                    .expect("catalogue entries are valid"),
             ));
         }
     }

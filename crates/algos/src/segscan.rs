@@ -65,8 +65,8 @@ impl RevSpec {
     }
 }
 
-/// Ring slots per vector core (each slot: a tile of row scans of the values
-/// and one of the flags, 2 x s*s x 4 bytes).
+/// Ring slots per vector core (each slot: a tile of row scans of the values,
+/// and for the vector REVSPEC one of the flags: s*s x 4 bytes each).
 const RING_SLOTS: u32 = 4;
 
 /// 32 bytes per vector core and wave: the aggregate of its range.
@@ -92,18 +92,38 @@ struct SegScanTemplate<'a> {
 }
 
 impl SegScan {
-    /// Supported tile edges: two cube scans per tile (values and flags) must
-    /// fit L0C double buffered, which s = 128 does not (2 x 2 x 64 KiB).
+    /// Supported tile edges of the vector REVSPEC: two cube scans per tile
+    /// (values and flags) must fit L0C double buffered, which s = 128 does
+    /// not (2 x 2 x 64 KiB). The simple REVSPEC scans only the values.
     pub const TILE_EDGES: [u32; 2] = [32, 64];
+    /// Supported tile edges of the simple REVSPEC.
+    pub const SIMPLE_TILE_EDGES: [u32; 3] = [32, 64, 128];
+
+    /// The tile edges of a REVSPEC variant.
+    pub fn tile_edges(revspec: RevSpec) -> &'static [u32] {
+        match revspec {
+            RevSpec::Simple => &Self::SIMPLE_TILE_EDGES,
+            RevSpec::Vector => &Self::TILE_EDGES,
+        }
+    }
+
+    /// The tile edge the library runs: the largest that fits (fewer, larger
+    /// cube matmuls and ring hand-offs per element).
+    pub fn default_edge(revspec: RevSpec) -> u32 {
+        *Self::tile_edges(revspec).last().expect("non-empty")
+    }
     /// Supported value types (f16, bf16 -> f32; i8 -> i32).
     pub const DTYPES: [DType; 3] = ScanU::DTYPES;
 
     /// A SEGSCAN instance.
     pub fn new(dtype: DType, s: u32, revspec: RevSpec) -> Result<SegScan, AlgoError> {
-        if !Self::TILE_EDGES.contains(&s) {
+        let edges = Self::tile_edges(revspec);
+        if !edges.contains(&s) {
             return Err(AlgoError::InvalidArgument {
                 name: "s",
-                reason: format!("SEGSCAN tile edge {s} is not one of 32, 64"),
+                reason: format!(
+                    "SEGSCAN ({revspec:?} REVSPEC) tile edge {s} is not one of {edges:?}"
+                ),
             });
         }
         Ok(SegScan {
@@ -157,7 +177,12 @@ impl SegScan {
         let slots_offset = constants.div_ceil(512) * 512;
         let vectors = waves.block_dim * 2;
         let ring_offset = (slots_offset + waves.waves * vectors * SLOT_BYTES).div_ceil(512) * 512;
-        let ring_bytes = vectors * u64::from(RING_SLOTS) * 2 * tile * 4;
+        // Per slot: the row scans of the values (and of the flags, vector REVSPEC).
+        let scans = match self.revspec {
+            RevSpec::Simple => 1,
+            RevSpec::Vector => 2,
+        };
+        let ring_bytes = vectors * u64::from(RING_SLOTS) * scans * tile * 4;
         let offset = |v: u64| {
             u32::try_from(v).map_err(|_| AlgoError::InvalidArgument {
                 name: "n",

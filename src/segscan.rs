@@ -117,8 +117,9 @@ const SIMPLE_MAX_DENSITY: f64 = 0.005;
 /// scans, s = 128 for the simple REVSPEC, 64 for the vector one) and adds the
 /// carry of a segment that began before the chunk, so element i is within
 /// about (128 + L/64 + 2) * 2^-24 * (sum of |x| over its segment up to i,
-/// plus over its chunk up to i) of the exact value, L the number of elements
-/// of its segment up to i.
+/// plus over its chunk up to i, plus, when the segment began in an earlier
+/// chunk, over that chunk before the segment's start) of the exact value, L
+/// the number of elements of its segment up to i.
 /// SSCR subtracts global prefixes: its error grows with sum |x| over
 /// everything before i. i8 values are exact in i32 (segments longer than
 /// [`MAX_I8_SCAN_LEN`] could overflow: refused when x is longer).
@@ -167,7 +168,8 @@ pub fn segmented_scan<T: SegmentedInput>(
 ///
 /// Numerics (f16/bf16 values, f32 sums): [`SegSumAlgorithm::SegScan`]
 /// (the default) is within about (128 + L/64 + 2) * 2^-24 * (sum of |x| over
-/// the segment and over one chunk of 4096 elements) of the exact sum of a
+/// the segment and over two chunks of 4096 elements: the one it ends in and
+/// the one it starts in, see [`segmented_scan`]) of the exact sum of a
 /// segment of L elements. [`SegSumAlgorithm::Scd`] subtracts two global
 /// prefixes, each within (d + i/d + 2) * 2^-24 * sum_{j<=i} |x_j| of exact
 /// (the scan's bound, [`crate::Algorithm::error_depth`]), so a segment's sum

@@ -1367,6 +1367,16 @@ where
         tile_abs.push(tile);
     }
     let u = 2f64.powi(-24);
+    // SEGSCAN's bound at element i of the segment starting at a: when a is
+    // in an earlier chunk, the carry brings the rounding of a's chunk before
+    // a (|x| summed over it).
+    let carried = |a: usize, i: usize| {
+        if a / SEG_TILE == i / SEG_TILE {
+            0.0
+        } else {
+            tile_abs[a] - xs[a].to_f64().abs()
+        }
+    };
     // The f32 scan SSCR and SCD run on x (their global prefixes).
     let d = Algorithm::auto_for::<T>(1, n.max(1))
         .error_depth()
@@ -1411,12 +1421,12 @@ where
                     assert!(got == 0.0, "{what}: segment start {i}: got {got}, want 0");
                 }
                 // The documented bounds: SEGSCAN (Auto is SEGSCAN) is
-                // tile-local; SSCR subtracts two global prefixes of the scan.
+                // chunk-local; SSCR subtracts two global prefixes of the scan.
                 let l = (i + 1 - a) as f64;
                 let bound = if options.algorithm == SegScanAlgorithm::Sscr {
                     2.0 * (d + i as f64 / d + 2.0) * u * all_abs[i] + u * mag
                 } else {
-                    (128.0 + l / 64.0 + 2.0) * u * (mag + tile_abs[i])
+                    (128.0 + l / 64.0 + 2.0) * u * (mag + tile_abs[i] + carried(a, i))
                 };
                 assert!(
                     (got - want_v).abs() <= bound,
@@ -1460,7 +1470,7 @@ where
                 2.0 * (d + b as f64 / d + 2.0) * u * all_abs[i] + u * mag
             } else {
                 let l = (b - a) as f64;
-                (128.0 + l / 64.0 + 2.0) * u * (mag + tile_abs[b - 1])
+                (128.0 + l / 64.0 + 2.0) * u * (mag + tile_abs[b - 1] + carried(a, b - 1))
             };
             assert!(
                 (got - want_v).abs() <= bound,

@@ -225,9 +225,9 @@ public:
             }
             before = acc.tail;
             // Phase II: one round per tile of the first half; each AIV takes
-            // its own tile of the round and consumes both flags.
-            // Both AIVs see both flags; each waits for its own tile's first
-            // and for the other one's after (AIV 0) or before (AIV 1) it.
+            // its own tile of the round. Both AIVs see both flags: each waits
+            // for its own tile's first, and for the other one's after (AIV 0)
+            // or before (AIV 1) it.
             for (uint64_t r = 0; r < last0 - first0; ++r, ++step) {
                 const bool second = first1 + r < last1;
                 CrossCoreWaitFlag(kFlagTileReady);

@@ -631,7 +631,8 @@ public:
         return total_.GetValue(0);
     }
 
-    // The carry of prepared row `row` (0 = the `first` of Prepare).
+    // The carry of prepared row `row` (0 = the `first` of Prepare); read
+    // after Total(), which waits for the vector unit.
     __aicore__ inline TAcc Carry(uint32_t row) { return at<TAcc>(kCompact).GetValue(row); }
 
     // out = in + the carry of each row, for `count` rows of s starting at

@@ -97,6 +97,11 @@ __aicore__ inline GM_ADDR RingSlot(GM_ADDR workspace, const SegScanTiling& t, ui
     return workspace + t.ring_offset + ((ring * t.ring_slots + slot) * kSlotScans * kTile) * 4;
 }
 
+// Elements of the chunk at element `first` of a tile of `count` elements.
+__aicore__ inline uint32_t ChunkSize(uint32_t count, uint32_t first) {
+    return count - first < kChunk ? count - first : kChunk;
+}
+
 // Elements of tile `tile`.
 __aicore__ inline uint32_t TileCount(uint64_t n, uint64_t tile) {
     return static_cast<uint32_t>(Min(n - tile * kTile, kTile));
@@ -383,8 +388,7 @@ private:
         LoadChunk(slot, base, count, 0);
         for (uint32_t first = 0; first < count; first += kChunk) {
             if (first + kChunk < count) LoadChunk(slot, base, count, first + kChunk);
-            uint32_t size = count - first < kChunk ? count - first : kChunk;
-            carry = FinishChunk(base + first, size, carry);
+            carry = FinishChunk(base + first, ChunkSize(count, first), carry);
         }
         return carry;
     }
@@ -393,7 +397,7 @@ private:
     // (of `count` elements): its row scans (values, and flags for the vector
     // REVSPEC) from the ring slot, its values and flags.
     __aicore__ inline void LoadChunk(GM_ADDR slot, uint64_t base, uint32_t count, uint32_t first) {
-        uint32_t size = count - first < kChunk ? count - first : kChunk;
+        uint32_t size = ChunkSize(count, first);
         uint32_t padded = CeilDiv(size, kS) * kS;
         GlobalTensor<TAcc> gC;
         gC.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(slot) + first, kChunk);

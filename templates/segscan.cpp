@@ -57,7 +57,7 @@ constexpr uint32_t kChunkRows = kChunk / kS;
 // loads are issued before this chunk's scalar waits.
 constexpr uint32_t kBuffers = kChunk < kTile ? 2 : 1;
 // Ring slot: the row scans of the values, then (vector REVSPEC) of the flags.
-constexpr uint32_t kSlotScans = {% if simple %}1{% else %}2{% endif %};
+constexpr uint32_t kSlotScans = {{ slot_scans }};
 constexpr bool kSimple = {{ simple }};
 constexpr uint16_t kFlagTileReady1 = 3;  // AIC -> AIV 1 (kFlagTileReady: AIV 0)
 constexpr uint32_t kSlotWords = 8;       // 32 bytes per vector core: aggregate, or flag range
@@ -96,6 +96,11 @@ __aicore__ inline GM_ADDR RingSlot(GM_ADDR workspace, const SegScanTiling& t, ui
                                    uint64_t slot) {
     uint64_t ring = static_cast<uint64_t>(block) * 2 + sub;
     return workspace + t.ring_offset + ((ring * t.ring_slots + slot) * kSlotScans * kTile) * 4;
+}
+
+// Elements of the chunk at element `first` of a tile of `count` elements.
+__aicore__ inline uint32_t ChunkSize(uint32_t count, uint32_t first) {
+    return count - first < kChunk ? count - first : kChunk;
 }
 
 // Elements of tile `tile`.
@@ -384,8 +389,7 @@ private:
         LoadChunk(slot, base, count, 0);
         for (uint32_t first = 0; first < count; first += kChunk) {
             if (first + kChunk < count) LoadChunk(slot, base, count, first + kChunk);
-            uint32_t size = count - first < kChunk ? count - first : kChunk;
-            carry = FinishChunk(base + first, size, carry);
+            carry = FinishChunk(base + first, ChunkSize(count, first), carry);
         }
         return carry;
     }
@@ -394,7 +398,7 @@ private:
     // (of `count` elements): its row scans (values, and flags for the vector
     // REVSPEC) from the ring slot, its values and flags.
     __aicore__ inline void LoadChunk(GM_ADDR slot, uint64_t base, uint32_t count, uint32_t first) {
-        uint32_t size = count - first < kChunk ? count - first : kChunk;
+        uint32_t size = ChunkSize(count, first);
         uint32_t padded = CeilDiv(size, kS) * kS;
         GlobalTensor<TAcc> gC;
         gC.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(slot) + first, kChunk);

@@ -89,6 +89,7 @@ struct SegScanTemplate<'a> {
     acc_type: &'a str,
     s: u32,
     simple: bool,
+    slot_scans: u32,
 }
 
 impl SegScan {
@@ -146,6 +147,15 @@ impl SegScan {
         self.revspec
     }
 
+    /// Tiles of row scans per ring slot: the values', and for the vector
+    /// REVSPEC the flags'.
+    fn slot_scans(&self) -> u32 {
+        match self.revspec {
+            RevSpec::Simple => 1,
+            RevSpec::Vector => 2,
+        }
+    }
+
     fn flag_constants_offset(&self) -> u64 {
         (self.tile.workspace_constants().len() as u64).div_ceil(512) * 512
     }
@@ -177,12 +187,7 @@ impl SegScan {
         let slots_offset = constants.div_ceil(512) * 512;
         let vectors = waves.block_dim * 2;
         let ring_offset = (slots_offset + waves.waves * vectors * SLOT_BYTES).div_ceil(512) * 512;
-        // Per slot: the row scans of the values (and of the flags, vector REVSPEC).
-        let scans = match self.revspec {
-            RevSpec::Simple => 1,
-            RevSpec::Vector => 2,
-        };
-        let ring_bytes = vectors * u64::from(RING_SLOTS) * scans * tile * 4;
+        let ring_bytes = vectors * u64::from(RING_SLOTS) * u64::from(self.slot_scans()) * tile * 4;
         let offset = |v: u64| {
             u32::try_from(v).map_err(|_| AlgoError::InvalidArgument {
                 name: "n",
@@ -246,6 +251,7 @@ impl Kernel for SegScan {
             acc_type: scan_accumulator(self.dtype()).cpp(),
             s: self.s(),
             simple: self.revspec == RevSpec::Simple,
+            slot_scans: self.slot_scans(),
         }
         .render()
     }

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -22,6 +23,7 @@
 
 #include "acl/acl.h"
 #include "ascendc_sim/launch.h"
+#include "hazard_state.h"
 #include "kernel_operator.h"
 
 namespace ascsim {
@@ -34,12 +36,13 @@ constexpr int kFlagMax = 15;      // 4-bit counters
 
 // ---------------------------------------------------------------- GM shadow
 
-// One writer of some bytes of a 32-byte block.
+// One writer of some bytes of a 32-byte block: the instruction `epoch` of
+// clock component `thread` (core * kPipeSlots + pipe).
 struct Writer {
     uint32_t launch = 0;  // launch serial the entry belongs to (stale otherwise)
     uint32_t mask = 0;    // bytes of the block it wrote last
     uint32_t epoch = 0;
-    uint16_t core = 0;
+    uint16_t thread = 0;
     uint8_t atomic = 0;
 };
 
@@ -159,6 +162,7 @@ struct Aborted {};  // unwinds a core after another core failed
 
 struct CoreSlot {
     CoreCtx ctx;
+    HzCore hz;
     CoreState state = CoreState::NotStarted;
     std::function<bool()> ready;  // when blocked: can it continue?
     std::string waiting_on;       // when blocked: the call, for deadlock reports
@@ -200,7 +204,9 @@ struct Launch {
     // Hardware SyncAll barrier.
     uint32_t barrier_arrived = 0;
     uint32_t barrier_round = 0;
-    std::vector<uint32_t> barrier_clock;
+    std::map<uint32_t, std::vector<uint32_t>> barrier_clock;  // per round
+    // The hazard checker (ASCSIM_HAZARDS=0 turns it off for benchmarking).
+    bool hazards = true;
 };
 
 namespace {
@@ -352,18 +358,18 @@ void core_main(Launch* l, uint32_t me) {
     bool aborted = false;
     try {
         if (!l->failed) {
-            // Local memories hold garbage at start, as on hardware.
-            uint32_t seed = 0x9e3779b9u * (me + 1);
+            // Local memories hold garbage at start, as on hardware: poison, so
+            // that a kernel reading what it never wrote computes with NaN.
             for (int m = 0; m < static_cast<int>(Mem::COUNT); ++m) {
                 if (!core_has(slot.ctx.kind, static_cast<Mem>(m))) continue;
                 auto& v = slot.ctx.mem[m];
                 v.resize(mem_capacity(*l->soc, static_cast<Mem>(m)));
-                for (size_t i = 0; i < v.size(); ++i) {
-                    seed = seed * 1664525u + 1013904223u;
-                    v[i] = static_cast<uint8_t>(seed >> 24);
-                }
+                poison(v.data(), v.size());
             }
+            slot.ctx.hz = &slot.hz;
+            hz_init(slot.ctx, static_cast<uint32_t>(l->cores.size()), l->hazards);
             (*l->body)();
+            hz_end_of_kernel();
             for (auto& line : slot.ctx.dcache) {
                 if (line.second.dirty_mask != 0) {
                     fail("scalar GM write not flushed",
@@ -391,6 +397,37 @@ void core_main(Launch* l, uint32_t me) {
 
 void start_thread_locked(Launch* l, uint32_t i) { l->cores[i]->thread = std::thread(core_main, l, i); }
 
+
+// ASCSIM_HAZARDS=0 turns the hazard checker (in-core and GM races) off, for
+// benchmarking only: such launches are marked unchecked in their reports.
+bool hazards_on() {
+    const char* v = std::getenv("ASCSIM_HAZARDS");
+    return !(v && std::strcmp(v, "0") == 0);
+}
+
+// At the end of a launch every CrossCore flag set must have been waited: the
+// 4-bit counters would carry into the next kernel on those cores.
+void check_cross_flags_drained(Launch* l) {
+    for (size_t t = 0; t < l->flags.size(); ++t)
+        for (int f = 0; f < kFlagIds; ++f)
+            if (!l->flags[t][f].empty()) {
+                l->failed = true;
+                l->error = fmt("kernel %s: core %s: rule: CrossCore flag never waited: flag %d holds %zu set(s) at "
+                               "the end of the launch (a CrossCoreSetFlag without its CrossCoreWaitFlag)",
+                               l->kernel.c_str(), core_label(l->cores[t]->ctx).c_str(), f, l->flags[t][f].size());
+                return;
+            }
+    for (auto& r : l->rounds)
+        for (auto& member : r.second)
+            if (!member.second.empty()) {
+                l->failed = true;
+                l->error = fmt("kernel %s: core %s: rule: CrossCore flag never waited: its set of group flag %u "
+                               "never completed (the other members of the group did not set it)",
+                               l->kernel.c_str(), core_label(l->cores[member.first]->ctx).c_str(),
+                               static_cast<unsigned>(r.first.second));
+                return;
+            }
+}
 
 Stream* resolve_stream_locked(void* stream) {
     if (stream) return static_cast<Stream*>(stream);
@@ -554,13 +591,15 @@ namespace {
 // Race rule on [addr, addr+bytes): bytes written by another core since the
 // last synchronisation that orders the two accesses.
 void check_and_stamp(Allocation& a, uintptr_t addr, uint64_t bytes, bool write, bool atomic) {
+    if (!hz_enabled()) return;
     CoreCtx& c = core();
     uint32_t serial = c.launch->serial;
     if (a.shadow.empty()) a.shadow.resize((a.size + kBlock - 1) / kBlock);
     uintptr_t base = reinterpret_cast<uintptr_t>(a.base);
     uint64_t first = (addr - base) / kBlock;
     uint64_t last = (addr + bytes - 1 - base) / kBlock;
-    const uint32_t me = static_cast<uint32_t>(c.core_id);
+    const uint32_t me = hz_thread();
+    const uint32_t epoch = hz_epoch();
     for (uint64_t b = first; b <= last; ++b) {
         // Bytes of this block inside the access.
         uint64_t lo = b == first ? (addr - base) % kBlock : 0;
@@ -568,16 +607,26 @@ void check_and_stamp(Allocation& a, uintptr_t addr, uint64_t bytes, bool write, 
         uint32_t mask = static_cast<uint32_t>(((uint64_t(1) << (hi + 1)) - 1) & ~((uint64_t(1) << lo) - 1));
         Shadow& s = a.shadow[b];
         for (Writer& w : s.w) {
-            if (w.launch != serial || w.core == me || (w.mask & mask) == 0) continue;
-            bool ordered = w.epoch <= c.clock[w.core];
+            if (w.launch != serial || (w.mask & mask) == 0) continue;
+            bool ordered = hz_ordered(w.thread, w.epoch);
             bool both_atomic = atomic && w.atomic;
             if (!ordered && !both_atomic) {
-                const CoreCtx& other = c.launch->cores[w.core]->ctx;
+                const uint32_t wcore = w.thread / kPipeSlots, wpipe = w.thread % kPipeSlots;
+                if (wcore == c.core_id) {
+                    fail("in-core race",
+                         fmt("%s %s %s GM 0x%llx (32-byte block %llu of the allocation at 0x%llx), which this core's "
+                             "%s (instruction %u) wrote before, and nothing orders the two; missing: %s",
+                             pipe_name(hz_thread() % kPipeSlots), c.api, write ? "writes" : "reads",
+                             (unsigned long long)(base + b * kBlock), (unsigned long long)b,
+                             (unsigned long long)base, pipe_name(wpipe), w.epoch,
+                             hz_missing_edge(wpipe, hz_thread() % kPipeSlots).c_str()));
+                }
+                const CoreCtx& other = c.launch->cores[wcore]->ctx;
                 fail("GM data race",
                      fmt("%s of GM 0x%llx (32-byte block %llu of the allocation at 0x%llx) conflicts with a write "
-                         "by core %s that no synchronisation orders before it",
+                         "by core %s (pipe %s) that no synchronisation orders before it",
                          write ? "write" : "read", (unsigned long long)(base + b * kBlock), (unsigned long long)b,
-                         (unsigned long long)base, core_label(other).c_str()));
+                         (unsigned long long)base, core_label(other).c_str(), pipe_name(wpipe)));
             }
         }
         if (!write) continue;
@@ -586,8 +635,8 @@ void check_and_stamp(Allocation& a, uintptr_t addr, uint64_t bytes, bool write, 
             if (w.launch != serial) w.mask = 0;
             // Earlier writers of these bytes are ordered before this write
             // (or both atomic: then they stay, a reader must follow both).
-            if (w.launch == serial && w.core != me && !(atomic && w.atomic)) w.mask &= ~mask;
-            if (w.launch == serial && w.core == me && w.mask != 0) mine = &w;
+            if (w.launch == serial && w.thread != me && !(atomic && w.atomic)) w.mask &= ~mask;
+            if (w.launch == serial && w.thread == me && w.mask != 0) mine = &w;
         }
         if (!mine) {
             for (Writer& w : s.w)
@@ -599,13 +648,13 @@ void check_and_stamp(Allocation& a, uintptr_t addr, uint64_t bytes, bool write, 
         if (!mine) {
             // Both slots hold other cores' live bytes: keep the one not
             // ordered before this write.
-            mine = s.w[0].epoch <= c.clock[s.w[0].core] ? &s.w[0] : &s.w[1];
+            mine = hz_ordered(s.w[0].thread, s.w[0].epoch) ? &s.w[0] : &s.w[1];
             mine->mask = 0;
         }
         mine->launch = serial;
-        mine->core = static_cast<uint16_t>(me);
+        mine->thread = static_cast<uint16_t>(me);
         mine->atomic = atomic ? 1 : 0;
-        mine->epoch = c.clock[me];
+        mine->epoch = epoch;
         mine->mask |= mask;
     }
 }
@@ -795,7 +844,8 @@ void group_set_locked(Launch* l, uint64_t key, uint16_t flag, const std::vector<
     round[core().core_id].push_back(std::move(mine));
     for (uint32_t m : members)
         if (round[m].empty()) return;
-    Pending joined{std::vector<uint32_t>(l->cores.size(), 0), static_cast<int32_t>(core().core_id), l->cross_seq++};
+    Pending joined{std::vector<uint32_t>(l->cores.size() * kPipeSlots, 0), static_cast<int32_t>(core().core_id),
+                   l->cross_seq++};
     for (uint32_t m : members) {
         join_clock(joined.clock, round[m].front().clock);
         round[m].pop_front();
@@ -841,7 +891,8 @@ void cross_core_set(uint8_t mode, uint16_t flag_id, uint8_t pipe) {
 
     std::unique_lock<std::mutex> lk(l->mu);
     uint32_t seq = l->cross_seq++;
-    Pending mine{c.clock, static_cast<int32_t>(c.core_id), seq};
+    // The set fires once every earlier instruction of `pipe` is done.
+    Pending mine{hz_snapshot(pipe), static_cast<int32_t>(c.core_id), seq};
     if (mode == 0) {
         auto members = cores_of_kind(l, c.kind);
         group_set_locked(l, 0x100 + static_cast<uint64_t>(c.kind), flag_id, members, members, mine);
@@ -855,7 +906,6 @@ void cross_core_set(uint8_t mode, uint16_t flag_id, uint8_t pipe) {
         group_set_locked(l, 0x300 + c.group, flag_id, members, {aic_of_group(c.group)}, mine);
     }
     lk.unlock();
-    c.clock[c.core_id]++;
     record_sync(ASCSIM_EV_CROSS_SET, pipe, flag_id, mode, -1, seq);
 }
 
@@ -873,31 +923,34 @@ void cross_core_wait(uint16_t flag_id) {
         p = std::move(q.front());
         q.pop_front();
     }
-    join_clock(c.clock, p.clock);
+    // On A2 the wait holds every pipe of the core.
+    hz_join_wait(p.clock);
     record_sync(ASCSIM_EV_CROSS_WAIT, ASCSIM_PIPE_NONE, flag_id, 0, p.peer, p.seq);
 }
 
 namespace {
 // All `members` arrive; everyone leaves with the join of their clocks.
 void barrier(Launch* l, uint32_t members, const char* what) {
-    CoreCtx& c = core();
     uint32_t round;
     {
         std::lock_guard<std::mutex> g(l->mu);
         round = l->barrier_round;
-        if (l->barrier_clock.size() != l->cores.size()) l->barrier_clock.assign(l->cores.size(), 0);
-        join_clock(l->barrier_clock, c.clock);
+        auto& clock = l->barrier_clock[round];
+        if (clock.size() != l->cores.size() * kPipeSlots) clock.assign(l->cores.size() * kPipeSlots, 0);
+        // SyncAll starts with PipeBarrier<PIPE_ALL>: all the core has issued.
+        join_clock(clock, hz_full_snapshot());
         if (++l->barrier_arrived == members) {
             l->barrier_arrived = 0;
             l->barrier_round++;
         }
     }
     block_until([l, round] { return l->barrier_round != round; }, what);
+    std::vector<uint32_t> all;
     {
         std::lock_guard<std::mutex> g(l->mu);
-        join_clock(c.clock, l->barrier_clock);
+        all = l->barrier_clock[round];
     }
-    c.clock[c.core_id]++;
+    hz_join_barrier(all);
     record_sync(ASCSIM_EV_SYNC_ALL, ASCSIM_PIPE_NONE, 0, 0, -1, round);
 }
 }  // namespace
@@ -928,9 +981,14 @@ void sync_all_soft(uint64_t gm_addr, int32_t used_cores) {
     // hardware).
     int32_t* mine = slots + 8 * c.block_idx;
     int32_t target;
+    // The real soft SyncAll starts with PipeBarrier<PIPE_ALL>.
+    hz_pipe_barrier(ASCSIM_PIPE_NONE);
+    uint32_t round;
     {
         std::lock_guard<std::mutex> g(l->mu);
+        c.hz->published = hz_full_snapshot();
         target = ++*mine;
+        round = l->barrier_round++;
     }
     block_until(
         [slots, n, target] {
@@ -939,10 +997,16 @@ void sync_all_soft(uint64_t gm_addr, int32_t used_cores) {
             return true;
         },
         "SyncAll(soft)");
-    barrier(l, 1, "SyncAll(soft)");  // records the edge; the clock join below orders GM
-    std::lock_guard<std::mutex> g(l->mu);
-    for (auto& s : l->cores)
-        if (s->ctx.kind == CoreKind::AIV && s->ctx.block_idx < static_cast<int64_t>(n)) join_clock(c.clock, s->ctx.clock);
+    std::vector<uint32_t> all(l->cores.size() * kPipeSlots, 0);
+    {
+        std::lock_guard<std::mutex> g(l->mu);
+        for (auto& s : l->cores)
+            if (s->ctx.kind == CoreKind::AIV && s->ctx.block_idx < static_cast<int64_t>(n))
+                join_clock(all, s->hz.published);
+    }
+    hz_join_barrier(all);
+    // One round per core: the cost model does not join cores on it.
+    record_sync(ASCSIM_EV_SYNC_ALL, ASCSIM_PIPE_NONE, 0, 0, -1, round);
 }
 
 // ================================================================ launch
@@ -965,6 +1029,7 @@ uint32_t launch(const char* kernel, KernelMetaType type, uint32_t block_dim, voi
     auto l = std::make_unique<Launch>();
     l->kernel = kernel;
     l->type = type;
+    l->hazards = hazards_on();
     l->block_dim = block_dim;
     l->serial = ++g_launch_serial;
     l->soc = soc;
@@ -1012,8 +1077,6 @@ uint32_t launch(const char* kernel, KernelMetaType type, uint32_t block_dim, voi
                 c.task_ratio = aiv_per == 2 ? 2 : 1;
                 c.block_idx = v;  // = block*2 + sub in MIX_AIC_1_2
             }
-            c.clock.assign(total, 0);
-            c.clock[i] = 1;
             l->cores.push_back(std::move(s));
         }
         l->flags.resize(total);
@@ -1029,7 +1092,9 @@ uint32_t launch(const char* kernel, KernelMetaType type, uint32_t block_dim, voi
         }
         for (auto& s : l->cores)
             if (s->thread.joinable()) s->thread.join();
+        if (!l->failed) check_cross_flags_drained(l.get());
         rec.info.cores = total;
+        rec.info.hazards_checked = l->hazards ? 1 : 0;
         for (auto& s : l->cores) {
             rec.info.gm_read_bytes += s->ctx.gm_read;
             rec.info.gm_write_bytes += s->ctx.gm_written;
@@ -1058,23 +1123,80 @@ uint32_t launch(const char* kernel, KernelMetaType type, uint32_t block_dim, voi
 namespace AscendC {
 namespace {
 thread_local TPipe* t_pipe = nullptr;
+
+const char* position_name(TPosition p) {
+    switch (p) {
+        case TPosition::GM: return "GM";
+        case TPosition::A1: return "A1";
+        case TPosition::A2: return "A2";
+        case TPosition::B1: return "B1";
+        case TPosition::B2: return "B2";
+        case TPosition::C1: return "C1";
+        case TPosition::C2: return "C2";
+        case TPosition::CO1: return "CO1";
+        case TPosition::CO2: return "CO2";
+        case TPosition::VECIN: return "VECIN";
+        case TPosition::VECOUT: return "VECOUT";
+        case TPosition::VECCALC: return "VECCALC";
+        case TPosition::TSCM: return "TSCM";
+        default: return "?";
+    }
 }
+}
+
+// On an AIC the real TPipe reserves the M_MTE1 ids 0..2 (for the Matmul API)
+// and sets them at construction; its destruction waits them.
+constexpr int kMte1Reserved = 3;
 
 TPipe::TPipe() {
     ASCSIM_API("TPipe::TPipe");
     if (t_pipe) ascsim::fail("one TPipe per kernel", "a second TPipe was created while one exists");
     t_pipe = this;
     ascsim::core().tpipe = this;
+    if (ascsim::core().kind == ascsim::CoreKind::AIC) {
+        for (int id = 0; id < kMte1Reserved; ++id) {
+            ascsim::hz_event_alloc(static_cast<int>(HardEvent::M_MTE1), ascsim::EventOrigin::Pipe);
+            ascsim::hz_set_flag(static_cast<int>(HardEvent::M_MTE1), id, ascsim::EventOrigin::Pipe);
+        }
+    }
 }
 TPipe::~TPipe() {
-    if (t_pipe == this) t_pipe = nullptr;
+    // Not while a failure unwinds the kernel (its state is no longer sound).
+    if (t_pipe == this && std::uncaught_exceptions() == 0) Destroy();
+    if (t_pipe == this) {
+        t_pipe = nullptr;
+        ascsim::core().tpipe = nullptr;
+    }
+}
+void TPipe::wait_free_events() {
+    for (auto& b : bufs_) {
+        if (b->free_event_id < 0) continue;
+        ascsim::hz_wait_flag(b->free_event, b->free_event_id, ascsim::EventOrigin::Queue);
+        ascsim::hz_event_release(b->free_event, b->free_event_id, ascsim::EventOrigin::Queue);
+        b->free_event_id = -1;
+    }
 }
 void TPipe::Reset() {
+    ASCSIM_API("TPipe::Reset");
+    wait_free_events();
     for (auto& u : used_) u = 0;
     for (auto& p : per_pos_) p = 0;
     total_buffers_ = 0;
 }
-void TPipe::Destroy() { Reset(); }
+void TPipe::Destroy() {
+    if (destroyed_) return;
+    Reset();
+    ASCSIM_API("TPipe::Destroy");
+    if (ascsim::core().kind == ascsim::CoreKind::AIC) {
+        for (int id = 0; id < kMte1Reserved; ++id) {
+            ascsim::hz_wait_flag(static_cast<int>(HardEvent::M_MTE1), id, ascsim::EventOrigin::Pipe);
+            ascsim::hz_event_release(static_cast<int>(HardEvent::M_MTE1), id, ascsim::EventOrigin::Pipe);
+        }
+    }
+    ascsim::hz_pipe_barrier(ASCSIM_PIPE_NONE);
+    ascsim::record_sync(ASCSIM_EV_PIPE_BARRIER, ASCSIM_PIPE_NONE, 0, 0);
+    destroyed_ = true;
+}
 
 TPipe* GetTPipePtr() { return t_pipe; }
 
@@ -1115,38 +1237,67 @@ bool TPipe::init_queue(sim_detail::QueueBase& q, uint8_t num, uint32_t len) {
         st->phase = ascsim::BufPhase::Free;
         st->queue_id = q.id;
         q.bufs.push_back(st);
+        bufs_.push_back(st);
+        ascsim::hz_name_region(mem_of(q.alloc_pos), base + i * rounded, rounded,
+                               ascsim::fmt("buffer %u of TQue #%d (%s -> %s)", i, q.id, position_name(q.src_pos),
+                                           position_name(q.dst_pos)));
     }
     return true;
 }
 
 namespace sim_detail {
-uint8_t QueueBase::producer_pipe() const {
-    switch (alloc_pos) {
-        case TPosition::VECIN: return ASCSIM_PIPE_MTE2;
-        case TPosition::VECOUT: return ASCSIM_PIPE_V;
-        case TPosition::VECCALC: return ASCSIM_PIPE_V;
+namespace {
+// Physical memory of a position on A2 (CO2 is GM).
+enum class Phys { GM, UB, L1, L0A, L0B, L0C, BT, Other };
+Phys phys(TPosition p) {
+    switch (p) {
+        case TPosition::GM:
+        case TPosition::CO2: return Phys::GM;
+        case TPosition::VECIN:
+        case TPosition::VECOUT:
+        case TPosition::VECCALC: return Phys::UB;
         case TPosition::A1:
         case TPosition::B1:
-        case TPosition::C1: return ASCSIM_PIPE_MTE2;
-        case TPosition::A2:
-        case TPosition::B2: return ASCSIM_PIPE_MTE1;
-        case TPosition::CO1: return ASCSIM_PIPE_M;
-        default: return ASCSIM_PIPE_NONE;
+        case TPosition::C1:
+        case TPosition::TSCM: return Phys::L1;
+        case TPosition::A2: return Phys::L0A;
+        case TPosition::B2: return Phys::L0B;
+        case TPosition::CO1: return Phys::L0C;
+        case TPosition::C2: return Phys::BT;
+        default: return Phys::Other;
     }
 }
+// The real GetQueEvt: the event from the producer (forward) or back from
+// the consumer, by source and destination memory.
+HardEvent queue_event(TPosition src, TPosition dst, bool forward) {
+    Phys s = phys(src), d = phys(dst);
+    auto pick = [forward](HardEvent f, HardEvent b) { return forward ? f : b; };
+    if (s == Phys::GM && d == Phys::UB) return pick(HardEvent::MTE2_V, HardEvent::V_MTE2);
+    if (s == Phys::GM && d == Phys::L1) return pick(HardEvent::MTE2_MTE1, HardEvent::MTE1_MTE2);
+    if (s == Phys::GM && (d == Phys::L0A || d == Phys::L0B)) return pick(HardEvent::MTE2_M, HardEvent::M_MTE2);
+    if (s == Phys::UB && d == Phys::GM) return pick(HardEvent::V_MTE3, HardEvent::MTE3_V);
+    if (s == Phys::UB && d == Phys::L1) return pick(HardEvent::MTE3_MTE1, HardEvent::MTE1_MTE3);
+    if (s == Phys::UB && d == Phys::UB) return pick(HardEvent::MTE2_MTE3, HardEvent::MTE3_MTE2);
+    if (s == Phys::L1 && (d == Phys::L0A || d == Phys::L0B || d == Phys::BT))
+        return pick(HardEvent::MTE1_M, HardEvent::M_MTE1);
+    if (s == Phys::L1 && d == Phys::UB) return pick(HardEvent::MTE1_V, HardEvent::V_MTE1);
+    if (s == Phys::L0C && d == Phys::GM) return pick(HardEvent::M_FIX, HardEvent::FIX_M);
+    ascsim::fail("queue misuse", ascsim::fmt("no TQue moves data from %s to %s on Atlas A2", position_name(src),
+                                             position_name(dst)));
+}
+}  // namespace
+
+HardEvent QueueBase::enque_event() const { return queue_event(src_pos, dst_pos, true); }
+HardEvent QueueBase::free_event() const { return queue_event(src_pos, dst_pos, false); }
+uint8_t QueueBase::producer_pipe() const {
+    uint8_t s, d;
+    event_pipes(enque_event(), s, d);
+    return s;
+}
 uint8_t QueueBase::consumer_pipe() const {
-    switch (alloc_pos) {
-        case TPosition::VECIN: return dst_pos == TPosition::VECOUT ? ASCSIM_PIPE_MTE3 : ASCSIM_PIPE_V;
-        case TPosition::VECOUT: return ASCSIM_PIPE_MTE3;
-        case TPosition::VECCALC: return ASCSIM_PIPE_V;
-        case TPosition::A1:
-        case TPosition::B1:
-        case TPosition::C1: return ASCSIM_PIPE_MTE1;
-        case TPosition::A2:
-        case TPosition::B2: return ASCSIM_PIPE_M;
-        case TPosition::CO1: return ASCSIM_PIPE_FIX;
-        default: return ASCSIM_PIPE_NONE;
-    }
+    uint8_t s, d;
+    event_pipes(enque_event(), s, d);
+    return d;
 }
 
 void event_pipes(HardEvent e, uint8_t& src, uint8_t& dst) {

@@ -72,6 +72,10 @@ pub struct LaunchReport {
     pub gm_write_bytes: u64,
     /// Per-core traces (AICs first, then AIVs).
     pub traces: Vec<CoreTrace>,
+    /// Whether the hazard checker watched this launch (off only with
+    /// `ASCSIM_HAZARDS=0`, for benchmarking): a launch that was not checked
+    /// proves nothing about a real NPU.
+    pub hazards_checked: bool,
 }
 
 impl LaunchReport {
@@ -127,6 +131,7 @@ impl LaunchReport {
                     gm_read_bytes: info.gm_read_bytes,
                     gm_write_bytes: info.gm_write_bytes,
                     traces,
+                    hazards_checked: info.hazards_checked != 0,
                 });
             }
             sys::ascsim_clear_launches(stream);

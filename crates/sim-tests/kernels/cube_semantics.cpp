@@ -106,7 +106,11 @@ void cube_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, uint32_t M, uint32_t K, uint32
     b2 = qb2.DeQue<TIn>();
     auto c1 = qc.AllocTensor<TAcc>();
     Mmad(c1, a2, b2, MmadParams(M, N, K, 0, false, true));
-    for (int i = 1; i < mmads; ++i) Mmad(c1, a2, b2, MmadParams(M, N, K, 0, false, false));
+    for (int i = 1; i < mmads; ++i) {
+        // Accumulating into L0C: the docs' rule for back-to-back Mmads.
+        if ((M / 16) * (N / 16) < 10) PipeBarrier<PIPE_M>();
+        Mmad(c1, a2, b2, MmadParams(M, N, K, 0, false, false));
+    }
     qc.EnQue(c1);
     qa2.FreeTensor(a2);
     qb2.FreeTensor(b2);
@@ -232,14 +236,17 @@ SIMTEST(cube_gemv_m1) {
         for (uint32_t i = 0; i < K1 * 256; ++i) ta1.GetPhyAddr()[i] = static_cast<half>(100.0f);
         if (nd) DataCopy(ta1, gt(da), 64);  // A row as plain ND
         else DataCopy(ta1, gt(da), Nd2NzParams(1, 1, K, 0, K, 16, 1, 0));  // Zz-style (wrong for m == 1)
-        auto ta2 = a2.Get<half>();
-        LoadData(ta2, ta1, LoadData2DParams(0, K1, 1, 0, 0, false, 0));
         auto tb1 = b1.Get<half>();
         DataCopy(tb1, gt(db), Nd2NzParams(1, N, K, 0, K, N1 * 16, 1, 0));
+        simtest::fence<HardEvent::MTE2_MTE1>();
+        auto ta2 = a2.Get<half>();
+        LoadData(ta2, ta1, LoadData2DParams(0, K1, 1, 0, 0, false, 0));
         auto tb2 = b2.Get<half>();
         LoadData(tb2, tb1, LoadData2DParams(0, K1 * N1, 1, 0, 0, false, 0));
+        simtest::fence<HardEvent::MTE1_M>();
         auto tc = c1.Get<float>();
         Mmad(tc, ta2, tb2, MmadParams(1, N, K, 0, false, true));
+        simtest::fence<HardEvent::M_FIX>();
         Fixpipe(gt(nd ? good : bad), tc, FixpipeParamsV220(N, 1, 16, N, false));
     };
     simtest::run_ok("cube_gemv_m1", KERNEL_TYPE_AIC_ONLY, 1, [&] { kernel(true); });
@@ -445,12 +452,19 @@ SIMTEST(cube_int8_transpose_load) {
         auto tb2 = b2.Get<int8_t>();
         DataCopy(ta1, gt(da), Nd2NzParams(1, M, K, 0, K, M1 * 16, 1, 0));
         DataCopy(tb1, gt(db), Nd2NzParams(1, K, N, 0, N, K1 * 32, 1, 0));
+        simtest::fence<HardEvent::MTE2_MTE1>();
         for (uint32_t m1 = 0; m1 < M1; ++m1)
             LoadData(ta2[m1 * K1 * 512], ta1[m1 * 512], LoadData2DParams(0, K1, M1, 0, 0, false, 0));
-        for (uint32_t k1 = 0; k1 < K1; ++k1)
+        for (uint32_t k1 = 0; k1 < K1; ++k1) {
+            // The spill of row k1 - 1 is overwritten: same-pipe writes to the
+            // same bytes need a barrier to land in order.
+            if (k1 > 0) PipeBarrier<PIPE_MTE1>();
             LoadDataWithTranspose(tb2[k1 * N1 * 512], tb1, LoadData2dTransposeParams(k1, J, K1, 1, 0));
+        }
+        simtest::fence<HardEvent::MTE1_M>();
         auto tc = c1.Get<int32_t>();
         Mmad(tc, ta2, tb2, MmadParams(M, N, K, 0, false, true));
+        simtest::fence<HardEvent::M_FIX>();
         Fixpipe(gt(dc), tc, FixpipeParamsV220(N, M, M1 * 16, N, false));
     });
     auto expect = ref_matmul<int32_t>(a, b, M, K, N);
@@ -490,15 +504,18 @@ SIMTEST(cube_mmad_bias) {
         auto tb2 = b2.Get<half>();
         DataCopy(ta1, gt(da), Nd2NzParams(1, M, K, 0, K, M1 * 16, 1, 0));
         DataCopy(tb1, gt(db), Nd2NzParams(1, N, K, 0, K, N1 * 16, 1, 0));
+        auto l1bias = c1buf.Get<float>();
+        DataCopy(l1bias, gt(dbias), N);
+        simtest::fence<HardEvent::MTE2_MTE1>();
         for (uint32_t m1 = 0; m1 < M1; ++m1)
             LoadData(ta2[m1 * K1 * 256], ta1[m1 * 256], LoadData2DParams(0, K1, M1, 0, 0, false, 0));
         LoadData(tb2, tb1, LoadData2DParams(0, K1 * N1, 1, 0, 0, false, 0));
-        auto l1bias = c1buf.Get<float>();
-        DataCopy(l1bias, gt(dbias), N);
         auto tbias = bt.Get<float>();
         DataCopy(tbias, l1bias, DataCopyParams(1, N * 4 / 64, 0, 0));
+        simtest::fence<HardEvent::MTE1_M>();
         auto tc = co1.Get<float>();
         Mmad(tc, ta2, tb2, tbias, MmadParams(M, N, K, 0, false, true));
+        simtest::fence<HardEvent::M_FIX>();
         Fixpipe(gt(dc), tc, FixpipeParamsV220(N, M, M1 * 16, N, false));
     });
     auto expect = ref_matmul<float>(a, b, M, K, N);

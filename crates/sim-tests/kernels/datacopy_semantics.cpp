@@ -81,6 +81,7 @@ SIMTEST(dc_params_gaps) {
         pipe.InitBuffer(buf, 4096);
         auto ub = buf.Get<float>();
         DataCopy(ub, gtensor(src), DataCopyParams(count, 2, 1, 2));
+        simtest::fence<HardEvent::MTE2_MTE3>();
         DataCopy(gtensor(dst), ub, DataCopyParams(count, 2, 2, 3));
         DataCopy(gtensor(ubdump), ub, count * (len + 2 * blk));
     });
@@ -108,8 +109,11 @@ SIMTEST(dc_ub_to_ub_gaps) {
         auto ua = a.Get<int32_t>();
         auto ubb = b.Get<int32_t>();
         DataCopy(ua, gtensor(src), 64);
+        simtest::fence<HardEvent::MTE2_V>();
         DataCopy(ubb, ua, 64);                          // whole copy first
+        PipeBarrier<PIPE_V>();
         DataCopy(ubb, ua, DataCopyParams(2, 1, 2, 1));  // blocks 0,3 of a -> blocks 0,2 of b
+        simtest::fence<HardEvent::V_MTE3>();
         DataCopy(gtensor(dst), ubb, 64);
     });
     auto out = dst.download();
@@ -121,7 +125,8 @@ SIMTEST(dc_ub_to_ub_gaps) {
 }
 
 // DataCopyPad GM -> UB: byte lengths, GM gaps in bytes, UB gaps in blocks,
-// padding with a value, and the dummy fill repeating the first element.
+// padding with a value (which also fills the dummy bytes up to 32), and
+// without padding the dummy fill repeating the block's first element.
 SIMTEST(dc_pad_gm_to_ub) {
     // half: 3 blocks of 10 elements (20 B), 3-element (6 B) GM gaps; left 2 / right 3 pads of 7; UB gap 1 block.
     auto in = iota_vec<half>(3 * 13, 1.0f, 1.0f);
@@ -137,9 +142,11 @@ SIMTEST(dc_pad_gm_to_ub) {
         auto ub = buf.Get<half>();
         DataCopyPad(ub, gtensor(src), DataCopyExtParams(3, 20, 6, 1, 0),
                     DataCopyPadExtParams<half>(true, 2, 3, static_cast<half>(7.0f)));
+        simtest::fence<HardEvent::MTE2_MTE3>();
         DataCopy(gtensor(dump), ub, 3 * 32);
         auto ubf = buff.Get<float>();
         DataCopyPad(ubf, gtensor(srcf), DataCopyParams(2, 12, 4, 0), DataCopyPadParams(false, 0, 0, 0));
+        simtest::fence<HardEvent::MTE2_MTE3>();
         DataCopy(gtensor(dumpf), ubf, 16);
     });
     auto d = dump.download();
@@ -149,7 +156,7 @@ SIMTEST(dc_pad_gm_to_ub) {
         CHECK_EQ(s[1], (half)7.0f);
         for (int e = 0; e < 10; ++e) CHECK_EQ(s[2 + e], in[i * 13 + e]);
         for (int e = 12; e < 15; ++e) CHECK_EQ(s[e], (half)7.0f);
-        CHECK_EQ(s[15], in[i * 13]);  // dummy fill = first element of the block
+        CHECK_EQ(s[15], (half)7.0f);  // with padding asked, the dummy fill is paddingValue too
     }
     auto f = dumpf.download();
     for (int i = 0; i < 2; ++i) {
@@ -169,6 +176,7 @@ SIMTEST(dc_pad_ub_to_gm) {
         pipe.InitBuffer(buf, 48 * 4);
         auto ub = buf.Get<float>();
         DataCopy(ub, gtensor(src), 48);
+        simtest::fence<HardEvent::MTE2_MTE3>();
         // 3 blocks of 5 floats (20 B): UB slot 32 B + 1 gap block, GM gap 8 B.
         DataCopyPad(gtensor(dst), ub, DataCopyExtParams(3, 20, 1, 8, 0));
     });
@@ -191,6 +199,7 @@ SIMTEST(dc_atomic_add) {
         pipe.InitBuffer(buf, 256);
         auto ub = buf.Get<float>();
         DataCopy(ub, gtensor(src), 64);
+        simtest::fence<HardEvent::MTE2_MTE3>();
         SetAtomicAdd<float>();
         DataCopy(gtensor(dst), ub, 64);
         SetAtomicNone();
@@ -267,6 +276,7 @@ SIMTEST(dc_trace_events) {
         pipe.InitBuffer(buf, 2048);
         auto ub = buf.Get<float>();
         DataCopy(ub, gtensor(src)[8], DataCopyParams(3, 2, 1, 0));              // 3 bursts of 64 B, pitch 96 B
+        simtest::fence<HardEvent::MTE2_MTE3>();
         DataCopyPad(gtensor(dst)[1], ub, DataCopyExtParams(2, 12, 0, 4, 0));   // 2 x 12 B, pitch 16 B
     });
     CHECK_EQ(ascsim_core_trace(s, 0, 0, &ev, &count, &kind, &blk), 0);

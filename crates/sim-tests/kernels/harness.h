@@ -64,6 +64,15 @@ void expect_violation(const char* rule, const char* name, KernelMetaType type, u
 
 std::string format(const char* f, ...) __attribute__((format(printf, 1, 2)));
 
+// Orders everything pipe E's source has issued before what its destination
+// issues next, with an id from the pipe (a SetFlag/WaitFlag pair).
+template <AscendC::HardEvent E>
+inline void fence() {
+    AscendC::TEventID id = AscendC::GetTPipePtr()->FetchEventID(E);
+    AscendC::SetFlag<E>(id);
+    AscendC::WaitFlag<E>(id);
+}
+
 int finish(const std::function<void()>& test, char* msg, size_t len);
 
 }  // namespace simtest

@@ -8,10 +8,13 @@ namespace {
 constexpr CacheLine kAll = CacheLine::ENTIRE_DATA_CACHE;
 constexpr DcciDst kOut = DcciDst::CACHELINE_OUT;
 
-// Each core writes one int32 into its own 64-byte line and publishes it.
+// Each core writes one int32 into its own 64-byte line and publishes it:
+// the data cache written back, and the scalar unit's work finished before
+// any pipe signals another core (PipeBarrier<PIPE_ALL>).
 void publish(GlobalTensor<int32_t>& g, uint64_t slot, int32_t v) {
     g.SetValue(slot * 16, v);
     DataCacheCleanAndInvalid<int32_t, kAll, kOut>(g);
+    PipeBarrier<PIPE_ALL>();
 }
 }  // namespace
 
@@ -102,8 +105,7 @@ static void write_ints(GM_ADDR raw, uint32_t first, uint32_t count, int32_t valu
     pipe.InitBuffer(b, 64);
     LocalTensor<int32_t> t = b.Get<int32_t>();
     Duplicate(t, value, 16);
-    SetFlag<HardEvent::V_MTE3>(0);
-    WaitFlag<HardEvent::V_MTE3>(0);
+    simtest::fence<HardEvent::V_MTE3>();
     GlobalTensor<int32_t> g;
     g.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(raw) + first);
     DataCopyExtParams p(1, count * 4, 0, 0, 0);

@@ -109,6 +109,7 @@ SIMTEST(vector_mask_register_reuse) {
         vt::fill_fn(e, 256, [](uint32_t) { return -1; });
         // Muls with a continuous mask of 3 leaves the register = 3 leading elements.
         Muls(d, s, (half)2, 3, 1, {1, 1, 8, 8});
+        PipeBarrier<PIPE_V>();
         // isSetMask=false reuses it for both repeats.
         Adds<half, false>(d, s, (half)1, MASK_PLACEHOLDER, 2, {1, 1, 8, 8});
         // SetVectorMask takes the HIGH word first: element 64 and element 1.

@@ -17,16 +17,21 @@ SIMTEST(vector_reduce_sum_order_and_saturation) {
         s.SetValue(0, (half)2048);
         s.SetValue(256, (half)1);
         s.SetValue(384, (half)1);
+        simtest::fence<HardEvent::S_V>();
         ReduceSum(d, s, tmp, 512);
+        simtest::fence<HardEvent::V_S>();
         seq = d.GetValue(0);
         // Partial sums saturate at 65504 instead of overflowing to inf.
         s.SetValue(0, (half)60000);
         s.SetValue(1, (half)60000);
+        simtest::fence<HardEvent::S_V>();
         ReduceSum(d, s, tmp, 2);
+        simtest::fence<HardEvent::V_S>();
         sat = d.GetValue(0);
         auto f = ub.at<float>(8192, 128); auto fd = ub.at<float>(9216, 8); auto ft = ub.at<float>(10240, 128);
         vt::fill_fn(f, 128, [](uint32_t i) { return i; });
         ReduceSum(fd, f, ft, 100);
+        simtest::fence<HardEvent::V_S>();
         fsum = fd.GetValue(0);
     });
     CHECK_EQ((float)seq, 2048.0f);
@@ -42,14 +47,18 @@ SIMTEST(vector_reduce_max_min_index) {
         auto s = ub.at<float>(0, 64); auto d = ub.at<float>(256, 8); auto t = ub.at<float>(512, 64);
         vt::fill(s, std::vector<float>{3, 9, 1, 9, -2});
         ReduceMax(d, s, t, 5, true);
+        simtest::fence<HardEvent::V_S>();
         fmax = d.GetValue(0);
         imax = d.ReinterpretCast<uint32_t>().GetValue(1);  // index in the bits of T
+        simtest::fence<HardEvent::S_V>();
         ReduceMin(d, s, t, 5, true);
+        simtest::fence<HardEvent::V_S>();
         fmin = d.GetValue(0);
         imin = d.ReinterpretCast<uint32_t>().GetValue(1);
         auto h = ub.at<half>(1024, 256); auto hd = ub.at<half>(2048, 16); auto ht = ub.at<half>(3072, 256);
         vt::fill_fn(h, 200, [](uint32_t k) { return k % 50; });
         ReduceMax(hd, h, ht, 200, true);
+        simtest::fence<HardEvent::V_S>();
         hmax = hd.GetValue(0);
         ihmax = hd.ReinterpretCast<uint16_t>().GetValue(1);
     });
@@ -220,17 +229,23 @@ SIMTEST(vector_reduce_sum_mask_form_tree_and_nop) {
         s.SetValue(0, (half)2048);
         s.SetValue(256, (half)1);
         s.SetValue(384, (half)1);
+        simtest::fence<HardEvent::S_V>();
         // Mask form on A2: tree inside a repeat AND across repeats:
         // (2048 + 0) + (1 + 1) = 2048 + 2 = 2050.
         ReduceSum(d, s, tmp, 128, 4, 8);
+        simtest::fence<HardEvent::V_S>();
         tree = d.GetValue(0);
         // count 0 is a NOP: dst is not written.
         d.SetValue(0, (half)-7);
+        simtest::fence<HardEvent::S_V>();
         ReduceSum(d, s, tmp, 0);
+        simtest::fence<HardEvent::V_S>();
         nop = d.GetValue(0);
         auto f = ub.at<float>(8192, 64); auto fd = ub.at<float>(9216, 8); auto ft = ub.at<float>(10240, 64);
         fd.SetValue(0, -7.0f);
+        simtest::fence<HardEvent::S_V>();
         ReduceMax(fd, f, ft, 0, true);
+        simtest::fence<HardEvent::V_S>();
         nopmax = fd.GetValue(0);
     });
     CHECK_EQ((float)tree, 2050.0f);
@@ -246,6 +261,7 @@ SIMTEST(vector_whole_reduce_max_min_orders) {
         vt::fill_fn(s, 128, [](uint32_t i) { return (float)((i * 37) % 101); });
         s.SetValue(5, 1000.0f);
         s.SetValue(9, 1000.0f);  // tie: the smaller index (5) wins
+        simtest::fence<HardEvent::S_V>();
         WholeReduceMax(d, s, 64, 2, 1, 1, 8);  // [value, index] per repeat, stride 1 result
         vi = vt::read(d, 4);
         vib = vt::read(d.ReinterpretCast<uint32_t>(), 4);
@@ -312,6 +328,7 @@ SIMTEST(vector_block_max_and_pair_sum) {
         ps = vt::read(d, 64);
         vt::fill_fn(d, 16, [](uint32_t) { return -1.0f; });
         s.SetValue(2, -5.0f);
+        simtest::fence<HardEvent::S_V>();
         BlockReduceMin(d, s, 1, 4, 1, 1, 8);
         bn = vt::read(d, 8);
     });

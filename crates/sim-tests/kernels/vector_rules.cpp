@@ -95,7 +95,7 @@ SIMTEST(vector_rule_more_dtypes_and_offsets) {
     vt::violation("misaligned address", "vector_rule_gather_offset", [](vt::Ub& ub) {
         auto s = ub.at<float>(0, 64); auto d = ub.at<float>(512, 8);
         auto off = ub.at<uint32_t>(1024, 8);
-        off.SetValue(0, 6u);  // not a multiple of sizeof(float)
+        vt::fill(off, std::vector<uint32_t>{6u});  // not a multiple of sizeof(float)
         Gather(d, s, off, 0, 1);
     });
     vt::violation("operand overlap", "vector_rule_gather_in_place", [](vt::Ub& ub) {

@@ -21,18 +21,24 @@ struct Ub {
     }
 };
 
-template <typename T, typename V>
-void fill(const AscendC::LocalTensor<T>& t, const std::vector<V>& v) {
-    for (size_t i = 0; i < v.size(); ++i) t.SetValue(static_cast<uint32_t>(i), static_cast<T>(v[i]));
-}
+// Scalar writes after the vector unit's earlier work, visible to its next.
 template <typename T, typename F>
 void fill_fn(const AscendC::LocalTensor<T>& t, uint32_t n, F f) {
+    simtest::fence<AscendC::HardEvent::V_S>();
     for (uint32_t i = 0; i < n; ++i) t.SetValue(i, static_cast<T>(f(i)));
+    simtest::fence<AscendC::HardEvent::S_V>();
 }
+template <typename T, typename V>
+void fill(const AscendC::LocalTensor<T>& t, const std::vector<V>& v) {
+    fill_fn(t, static_cast<uint32_t>(v.size()), [&](uint32_t i) { return v[i]; });
+}
+// Scalar reads after the vector unit's earlier work, done before its next.
 template <typename T>
 std::vector<T> read(const AscendC::LocalTensor<T>& t, uint32_t n) {
+    simtest::fence<AscendC::HardEvent::V_S>();
     std::vector<T> v(n);
     for (uint32_t i = 0; i < n; ++i) v[i] = t.GetValue(i);
+    simtest::fence<AscendC::HardEvent::S_V>();
     return v;
 }
 

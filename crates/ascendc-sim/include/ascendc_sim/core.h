@@ -108,6 +108,14 @@ struct BufState {
     uint32_t generation = 0;
     BufPhase phase = BufPhase::Scratch;
     int32_t queue_id = -1;
+    // The buffer's hardware events while they are in flight, as the real
+    // TQue keeps them: the EnQue set (waited by DeQue) and the FreeTensor
+    // set (waited by the next AllocTensor or by the TPipe's destruction);
+    // -1 when none is pending.
+    int8_t enque_event_id = -1;
+    int8_t free_event_id = -1;
+    uint8_t enque_event = 0;  // HardEvent of the EnQue -> DeQue edge
+    uint8_t free_event = 0;   // HardEvent of the FreeTensor -> AllocTensor edge
 };
 
 struct DCacheLine {
@@ -134,15 +142,14 @@ struct CoreCtx {
     int atomic_dtype = 0;
     // Data cache of scalar GM accesses: line address -> line.
     std::vector<std::pair<uint64_t, DCacheLine>> dcache;
-    // Intra-core SetFlag/WaitFlag pairing: pending count per (event, id).
-    uint8_t flag_pending[64][8] = {};
+    // In-core hazard checker state (cpp/hazard.cpp); null when it is off.
+    struct HzCore* hz = nullptr;
     void* tpipe = nullptr;
     bool kernel_type_declared = false;
     std::vector<ascsim_event> trace;
     uint64_t gm_read = 0;
     uint64_t gm_written = 0;
     const char* api = "";  // the API call being executed (for diagnostics)
-    std::vector<uint32_t> clock;  // vector clock for the GM race check
 };
 
 // The context of the calling (simulated) core; aborts if called outside a launch.
@@ -226,6 +233,75 @@ template <typename T>
 
 template <typename T, typename... Ts>
 constexpr bool one_of_v = (std::is_same_v<T, Ts> || ...);
+
+// ---------------------------------------------------------------- hazard checker
+//
+// The pipes of one core (S, V, M, MTE1, MTE2, MTE3, FIX) run asynchronously
+// on hardware. Every API call that does work is one instruction on one pipe
+// (ASCSIM_INSTR); its accesses to local memory (by 32-byte granule) and to GM
+// are checked against the earlier accesses of the core: two accesses to the
+// same bytes, at least one a write, must be ordered by an edge the hardware
+// has (SetFlag/WaitFlag, PipeBarrier, the queue's EnQue/DeQue and
+// FreeTensor/AllocTensor, CrossCore flags and SyncAll); else the launch stops
+// with rule "in-core race". See docs/simulator.md.
+
+// How an instruction touches a range.
+enum class Acc : uint8_t { None, Read, Write, ReadWrite };
+
+// Who sets or waits an event: kernel code, a TQue, or the TPipe itself.
+enum class EventOrigin : uint8_t { User, Queue, Pipe };
+
+// The instruction of the current API call on `pipe` (ASCSIM_PIPE_*). Nested
+// scopes (an API implemented through another) join the outermost one.
+// `hw_orders_same_pipe`: the hardware itself orders this instruction after
+// the earlier ones of its pipe (documented for large accumulating Mmads).
+class Instr {
+public:
+    explicit Instr(uint8_t pipe, bool hw_orders_same_pipe = false);
+    ~Instr();
+    Instr(const Instr&) = delete;
+    Instr& operator=(const Instr&) = delete;
+
+private:
+    bool outer_;
+};
+#define ASCSIM_INSTR(...) ::ascsim::Instr ascsim_instr_(__VA_ARGS__)
+
+// Accesses of the current instruction: bytes [addr, addr + bytes) of local
+// memory m, or whole 32-byte granules of it.
+void hz_range(Mem m, uint64_t addr, uint64_t bytes, Acc a);
+void hz_granules(Mem m, const uint32_t* granules, size_t count, Acc a);
+
+// Intra-core sync edges. `event` is a HardEvent.
+void hz_set_flag(int event, int id, EventOrigin who);
+void hz_wait_flag(int event, int id, EventOrigin who);
+void hz_pipe_barrier(uint8_t pipe);  // ASCSIM_PIPE_NONE: PIPE_ALL
+// The event ids of the TPipe (AllocEventID / ReleaseEventID / FetchEventID).
+int hz_event_alloc(int event, EventOrigin who);
+void hz_event_release(int event, int id, EventOrigin who);
+int hz_event_fetch(int event);
+// Buffers of the TPipe, named in diagnostics.
+void hz_name_region(Mem m, uint64_t addr, uint64_t bytes, const std::string& name);
+// Poison for memory the docs leave undefined (fresh local memory, unrequested
+// DataCopyPad filler): bytes FF FF FF 7F by address, so that every aligned
+// float, half and bfloat16 in it is a NaN and every int32 is INT32_MAX or -1.
+inline void poison(void* p, size_t bytes) {
+    auto* b = static_cast<uint8_t*>(p);
+    for (size_t i = 0; i < bytes; ++i) b[i] = (reinterpret_cast<uintptr_t>(b + i) & 3) == 3 ? 0x7f : 0xff;
+}
+// Whether the checker runs in this launch (ASCSIM_HAZARDS=0 turns it off).
+bool hz_enabled();
+
+// The interned name of an API (a string literal), cached per thread:
+// intern_op takes a global lock, the cache keeps the cores from contending.
+inline uint16_t op_id(const char* name) {
+    thread_local std::vector<std::pair<const char*, uint16_t>> cache;
+    for (auto& p : cache)
+        if (p.first == name) return p.second;
+    uint16_t id = intern_op(name);
+    cache.emplace_back(name, id);
+    return id;
+}
 
 }  // namespace ascsim
 

@@ -189,8 +189,9 @@ __aicore__ inline void InitConstValue(const LocalTensor<T>& dst, const InitConst
         sim_detail::check_range("blockNum", p.blockNum, 0, 32767);
         sim_detail::check_range("dstGap", p.dstGap, 0, 32767);
         const uint64_t blk = (l1 ? 32 : 512) / sizeof(T);
+        ASCSIM_INSTR(l1 ? ASCSIM_PIPE_MTE2 : ASCSIM_PIPE_MTE1);
         for (uint64_t i = 0; i < p.repeatTimes; ++i) {
-            T* d = dst.span(i * (uint64_t(p.blockNum) + p.dstGap) * blk, p.blockNum * blk);
+            T* d = dst.span(i * (uint64_t(p.blockNum) + p.dstGap) * blk, p.blockNum * blk, ascsim::Acc::Write);
             for (uint64_t e = 0; e < p.blockNum * blk; ++e) d[e] = p.initValue;
         }
         ASCSIM_RECORD("InitConstValue", l1 ? ASCSIM_PIPE_MTE2 : ASCSIM_PIPE_MTE1, p.repeatTimes,
@@ -205,6 +206,7 @@ __aicore__ inline void InitConstValue(const LocalTensor<T>& dst, const InitConst
 template <typename T>
 __aicore__ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p) {
     ASCSIM_API("LoadData");
+    ASCSIM_INSTR(ASCSIM_PIPE_MTE1);
     static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4, "LoadData: 8/16/32-bit element types only");
     sim_detail::require_mem(dst, {ascsim::Mem::L0A, ascsim::Mem::L0B}, "L1 -> destination");
     sim_detail::require_mem(src, {ascsim::Mem::L1}, "source -> L0A/L0B");
@@ -216,8 +218,8 @@ __aicore__ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>&
         int64_t sf = p.addrMode == 0 ? int64_t(p.startIndex) + int64_t(i * p.srcStride)
                                      : int64_t(p.startIndex) - int64_t(i * p.srcStride);
         if (sf < 0) ascsim::fail("access beyond tensor", "LoadData: decreasing source fractal index below 0");
-        const T* s = src.span(uint64_t(sf) * E, E);
-        sim_cube::copy_fractal(dst.span(i * (p.dstGap + 1ull) * E, E), s, p.ifTranspose);
+        const T* s = src.span(uint64_t(sf) * E, E, ascsim::Acc::Read);
+        sim_cube::copy_fractal(dst.span(i * (p.dstGap + 1ull) * E, E, ascsim::Acc::Write), s, p.ifTranspose);
     }
     ASCSIM_RECORD("LoadData", ASCSIM_PIPE_MTE1, p.repeatTimes, p.repeatTimes * sim_cube::kFracBytes);
 }
@@ -227,6 +229,7 @@ __aicore__ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>&
 template <typename T>
 __aicore__ inline void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadData2DParams& p) {
     ASCSIM_API("LoadData");
+    ASCSIM_INSTR(ASCSIM_PIPE_MTE2);
     static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4, "LoadData: 8/16/32-bit element types only");
     sim_detail::require_mem(dst, {ascsim::Mem::L1, ascsim::Mem::L0A, ascsim::Mem::L0B}, "GM -> destination");
     dst.require_aligned(dst.sim_mem() == ascsim::Mem::L1 ? 32 : 512, "destination");
@@ -239,7 +242,8 @@ __aicore__ inline void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>
                                      : int64_t(p.startIndex) - int64_t(i * p.srcStride);
         lo = std::min(lo, sf);
         hi = std::max(hi, sf);
-        ascsim::gm_dma_load(dst.span(i * (p.dstGap + 1ull) * E, E), gm + sf * int64_t(E), sim_cube::kFracBytes);
+        ascsim::gm_dma_load(dst.span(i * (p.dstGap + 1ull) * E, E, ascsim::Acc::Write), gm + sf * int64_t(E),
+                            sim_cube::kFracBytes);
     }
     const uint64_t first = sim_detail::gm_u64(gm + lo * int64_t(E));
     ASCSIM_RECORD("LoadData", ASCSIM_PIPE_MTE2, p.repeatTimes, p.repeatTimes * sim_cube::kFracBytes,
@@ -257,6 +261,7 @@ template <typename T>
 __aicore__ inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                                              const LoadData2dTransposeParams& p) {
     ASCSIM_API("LoadDataWithTranspose");
+    ASCSIM_INSTR(ASCSIM_PIPE_MTE1);
     if constexpr (!ascsim::one_of_v<T, int8_t, uint8_t, half, bfloat16_t>) {
         if constexpr (ascsim::one_of_v<T, float, int32_t, uint32_t>)
             ascsim::fail("unsupported feature", "LoadDataWithTranspose of 32-bit types is not simulated");
@@ -274,12 +279,14 @@ __aicore__ inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const Lo
             int64_t si = p.addrMode == 0 ? int64_t(p.startIndex) + int64_t(i * p.srcStride)
                                          : int64_t(p.startIndex) - int64_t(i * p.srcStride);
             if (si < 0) ascsim::fail("access beyond tensor", "LoadDataWithTranspose: source index below 0");
-            const T* s = src.span(uint64_t(si) * S * S, S * S);
+            const T* s = src.span(uint64_t(si) * S * S, S * S, ascsim::Acc::Read);
             for (uint64_t r = 0; r < S; ++r)
                 for (uint64_t c = 0; c < S; ++c) sq[r * S + c] = s[c * S + r];
             const uint64_t d0 = i * (p.dstGap + 1ull);
-            std::memcpy(dst.span(d0 * E, E), sq.data(), sim_cube::kFracBytes);
-            if (S == 32) std::memcpy(dst.span((d0 + 1 + p.dstFracGap) * E, E), sq.data() + E, sim_cube::kFracBytes);
+            std::memcpy(dst.span(d0 * E, E, ascsim::Acc::Write), sq.data(), sim_cube::kFracBytes);
+            if (S == 32)
+                std::memcpy(dst.span((d0 + 1 + p.dstFracGap) * E, E, ascsim::Acc::Write), sq.data() + E,
+                            sim_cube::kFracBytes);
         }
         ASCSIM_RECORD("LoadDataWithTranspose", ASCSIM_PIPE_MTE1, p.repeatTimes,
                       p.repeatTimes * S * S * sizeof(T));
@@ -324,10 +331,10 @@ void mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor
             if (!bias && p.cmatrixSource && !p.cmatrixInitVal)
                 ascsim::fail("unsupported feature", "Mmad: bias from C2 (cmatrixSource=true) is not simulated");
             const bool gemv = M == 1;
-            const U* a = fm.span(0, gemv ? K : M1 * K1a * 16 * K0);
-            const S* b = filter.span(0, K1 * N1 * 16 * K0);
-            T* c = dst.span(0, N1 * M1 * 256);
-            const bool accumulate = p.isBias || !p.cmatrixInitVal;
+            const bool accumulate = !bias && (p.isBias || !p.cmatrixInitVal);
+            const U* a = fm.span(0, gemv ? K : M1 * K1a * 16 * K0, ascsim::Acc::Read);
+            const S* b = filter.span(0, K1 * N1 * 16 * K0, ascsim::Acc::Read);
+            T* c = dst.span(0, N1 * M1 * 256, accumulate ? ascsim::Acc::ReadWrite : ascsim::Acc::Write);
             // Gather A (row-major MxK) and B (column-major KxN) in the
             // accumulator type, then accumulate in k order.
             std::vector<T> ad(M * K), bd(N * K);
@@ -357,6 +364,9 @@ template <typename T, typename U, typename S>
 __aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
                             const MmadParams& p) {
     ASCSIM_API("Mmad");
+    // Accumulating into L0C after an earlier Mmad needs PipeBarrier<PIPE_M>
+    // unless (m/16)*(n/16) >= 10: then the hardware orders them (the Mmad docs).
+    ASCSIM_INSTR(ASCSIM_PIPE_M, (p.m / 16) * (p.n / 16) >= 10);
     sim_cube::mmad(dst, fm, filter, static_cast<const T*>(nullptr), p);
 }
 
@@ -366,13 +376,15 @@ template <typename T, typename U, typename S, typename V>
 __aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
                             const LocalTensor<V>& bias, const MmadParams& p) {
     ASCSIM_API("Mmad");
+    ASCSIM_INSTR(ASCSIM_PIPE_M, (p.m / 16) * (p.n / 16) >= 10);
     if constexpr (!std::is_same_v<T, V>) {
         ascsim::fail("unsupported dtype on A2", ascsim::fmt("Mmad bias of %s must have the destination type %s",
                                                             ascsim::type_name<V>(), ascsim::type_name<T>()));
     } else {
         sim_detail::require_mem(bias, {ascsim::Mem::BT}, "bias");
         bias.require_aligned(64, "bias");
-        sim_cube::mmad(dst, fm, filter, p.m && p.n && p.k ? bias.span(0, p.n) : static_cast<const T*>(nullptr), p);
+        sim_cube::mmad(dst, fm, filter,
+                       p.m && p.n && p.k ? bias.span(0, p.n, ascsim::Acc::Read) : static_cast<const T*>(nullptr), p);
     }
 }
 
@@ -414,6 +426,7 @@ void check_quant(QuantMode_t q) {
 template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
 __aicore__ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p) {
     ASCSIM_API("Fixpipe");
+    ASCSIM_INSTR(ASCSIM_PIPE_FIX);
     if constexpr (!ascsim::one_of_v<U, float, int32_t>) {
         ascsim::unsupported_dtype<U>("Fixpipe source (L0C holds float or int32)");
     } else {
@@ -444,7 +457,7 @@ __aicore__ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>&
             for (uint64_t n = 0; n < p.nSize; ++n)
                 last = std::max<uint64_t>(last, (n / 16) * p.srcStride * 16 + n % 16);
             last += (p.ndNum - 1) * uint64_t(p.srcNdStride) * 256 + (p.mSize - 1) * 16;
-            const U* l0c = src.span(0, last + 1);
+            const U* l0c = src.span(0, last + 1, ascsim::Acc::Read);
             std::vector<T> row(ncols);
             for (uint64_t j = 0; j < p.ndNum; ++j) {
                 const U* mat = l0c + j * uint64_t(p.srcNdStride) * 256;

@@ -134,11 +134,11 @@ void gm_to_local(const LocalTensor<T>& dst, const T* gm, uint32_t count, uint64_
                  uint64_t loc_pitch) {
     if (count == 0 || len == 0) return;
     if (gm_pitch == len && loc_pitch == len) {
-        ascsim::gm_dma_load(dst.span(0, count * len / sizeof(T)), gm, count * len);
+        ascsim::gm_dma_load(dst.span(0, count * len / sizeof(T), ascsim::Acc::Write), gm, count * len);
         return;
     }
     for (uint32_t i = 0; i < count; ++i)
-        ascsim::gm_dma_load(dst.span(i * loc_pitch / sizeof(T), len / sizeof(T)),
+        ascsim::gm_dma_load(dst.span(i * loc_pitch / sizeof(T), len / sizeof(T), ascsim::Acc::Write),
                             reinterpret_cast<const uint8_t*>(gm) + i * gm_pitch, len);
 }
 
@@ -147,12 +147,12 @@ void local_to_gm(T* gm, const LocalTensor<T>& src, uint32_t count, uint64_t len,
                  uint64_t loc_pitch) {
     if (count == 0 || len == 0) return;
     if (gm_pitch == len && loc_pitch == len) {
-        ascsim::gm_dma_store(gm, src.span(0, count * len / sizeof(T)), count * len);
+        ascsim::gm_dma_store(gm, src.span(0, count * len / sizeof(T), ascsim::Acc::Read), count * len);
         return;
     }
     for (uint32_t i = 0; i < count; ++i)
         ascsim::gm_dma_store(reinterpret_cast<uint8_t*>(gm) + i * gm_pitch,
-                             src.span(i * loc_pitch / sizeof(T), len / sizeof(T)), len);
+                             src.span(i * loc_pitch / sizeof(T), len / sizeof(T), ascsim::Acc::Read), len);
 }
 
 // First GM byte and span of `count` bursts of `len` bytes at pitch `pitch`.
@@ -174,6 +174,7 @@ inline bool check_copy_params(const DataCopyParams& p) {
 template <typename T>
 __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p) {
     ASCSIM_API("DataCopy");
+    ASCSIM_INSTR(ASCSIM_PIPE_MTE2);
     sim_detail::require_mem(dst, {ascsim::Mem::UB, ascsim::Mem::L1}, "GM -> destination");
     dst.require_aligned(32, "destination");
     sim_detail::require_gm_aligned(src.GetPhyAddr());
@@ -203,6 +204,7 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
 template <typename T>
 __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
     ASCSIM_API("DataCopy");
+    ASCSIM_INSTR(ASCSIM_PIPE_MTE3);
     sim_detail::require_mem(src, {ascsim::Mem::UB}, "source -> GM");
     src.require_aligned(32, "source");
     sim_detail::require_gm_aligned(dst.GetPhyAddr());
@@ -236,6 +238,7 @@ namespace sim_detail {
 // accumulator types).
 template <typename T>
 void copy_l1_to_bt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+    ASCSIM_INSTR(ASCSIM_PIPE_MTE1);
     if constexpr (!ascsim::one_of_v<T, float, int32_t>) {
         ascsim::unsupported_dtype<T>("DataCopy L1 -> BiasTable (float or int32 bias)");
     } else {
@@ -248,8 +251,9 @@ void copy_l1_to_bt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const D
             len = p.blockLen * 64ull;
             const uint64_t e = len / sizeof(T);
             for (uint32_t i = 0; i < count; ++i)
-                std::memcpy(dst.span(i * (p.blockLen * 64ull + p.dstGap * 64ull) / sizeof(T), e),
-                            src.span(i * (p.blockLen * 64ull + p.srcGap * 32ull) / sizeof(T), e), len);
+                std::memcpy(dst.span(i * (p.blockLen * 64ull + p.dstGap * 64ull) / sizeof(T), e, ascsim::Acc::Write),
+                            src.span(i * (p.blockLen * 64ull + p.srcGap * 32ull) / sizeof(T), e, ascsim::Acc::Read),
+                            len);
         }
         ASCSIM_RECORD("DataCopy", ASCSIM_PIPE_MTE1, count, count * len);
     }
@@ -264,6 +268,7 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>&
         sim_detail::copy_l1_to_bt(dst, src, p);
         return;
     }
+    ASCSIM_INSTR(ASCSIM_PIPE_V);
     sim_detail::require_mem(dst, {ascsim::Mem::UB}, "UB -> destination");
     sim_detail::require_mem(src, {ascsim::Mem::UB}, "source -> UB");
     dst.require_aligned(32, "destination");
@@ -276,8 +281,10 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>&
         const uint64_t e = len / sizeof(T);
         std::vector<T> tmp(e);
         for (uint32_t i = 0; i < count; ++i) {
-            std::memcpy(tmp.data(), src.span(i * (p.blockLen + uint64_t(p.srcGap)) * 32 / sizeof(T), e), len);
-            std::memcpy(dst.span(i * (p.blockLen + uint64_t(p.dstGap)) * 32 / sizeof(T), e), tmp.data(), len);
+            std::memcpy(tmp.data(),
+                        src.span(i * (p.blockLen + uint64_t(p.srcGap)) * 32 / sizeof(T), e, ascsim::Acc::Read), len);
+            std::memcpy(dst.span(i * (p.blockLen + uint64_t(p.dstGap)) * 32 / sizeof(T), e, ascsim::Acc::Write),
+                        tmp.data(), len);
         }
     }
     ASCSIM_RECORD("DataCopy", ASCSIM_PIPE_V, count, count * len);
@@ -303,6 +310,7 @@ namespace sim_detail {
 template <typename T>
 void pad_gm_to_ub(const LocalTensor<T>& dst, const T* gm, uint32_t count, uint64_t blockLen, uint64_t gmGap,
                   uint64_t ubGapBlocks, bool isPad, uint32_t left, uint32_t right, T value) {
+    ASCSIM_INSTR(ASCSIM_PIPE_MTE2);
     require_mem(dst, {ascsim::Mem::UB}, "GM -> destination (DataCopyPad to L1 is not supported on A2)");
     dst.require_aligned(32, "destination");
     require_gm_aligned(gm);
@@ -319,14 +327,19 @@ void pad_gm_to_ub(const LocalTensor<T>& dst, const T* gm, uint32_t count, uint64
         const uint64_t n = blockLen / sizeof(T);
         const uint64_t slot = ceil32((left + right) * sizeof(T) + blockLen) / sizeof(T);
         const uint64_t pitch = slot + ubGapBlocks * 32 / sizeof(T);
+        // Filler (the docs): with no padding asked, the dummy up to 32 bytes
+        // repeats the block's first element; with padding, padding and dummy
+        // are paddingValue when isPad, else undefined (poisoned here).
+        const bool padded = left != 0 || right != 0;
         for (uint32_t i = 0; i < count; ++i) {
-            T* d = dst.span(i * pitch, slot);
+            T* d = dst.span(i * pitch, slot, ascsim::Acc::Write);
             ascsim::gm_dma_load(d + left, reinterpret_cast<const uint8_t*>(gm) + i * (blockLen + gmGap), blockLen);
             const T first = d[left];
             for (uint64_t e = 0; e < slot; ++e) {
                 if (e >= left && e < left + n) continue;
-                bool pad = e < left || e < left + n + right;
-                d[e] = (pad && isPad) ? value : first;
+                if (!padded) d[e] = first;
+                else if (isPad) d[e] = value;
+                else ascsim::poison(d + e, sizeof(T));
             }
         }
         total = count * blockLen;
@@ -340,6 +353,7 @@ void pad_gm_to_ub(const LocalTensor<T>& dst, const T* gm, uint32_t count, uint64
 template <typename T>
 void pad_ub_to_gm(T* gm, const LocalTensor<T>& src, uint32_t count, uint64_t blockLen, uint64_t gmGap,
                   uint64_t ubGapBlocks) {
+    ASCSIM_INSTR(ASCSIM_PIPE_MTE3);
     require_mem(src, {ascsim::Mem::UB}, "source -> GM");
     src.require_aligned(32, "source");
     require_gm_aligned(gm);
@@ -399,6 +413,7 @@ __aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor
 template <typename T>
 __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p) {
     ASCSIM_API("DataCopy(Nd2Nz)");
+    ASCSIM_INSTR(ASCSIM_PIPE_MTE2);
     if constexpr (!ascsim::one_of_v<T, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, half, bfloat16_t,
                                     float>) {
         ascsim::unsupported_dtype<T>("DataCopy(Nd2Nz)");
@@ -421,7 +436,7 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
                                         p.dValue * sizeof(T));
                     for (uint64_t c1 = 0; c1 < dpad / C0; ++c1) {
                         T* d = dst.span(i * p.dstNzMatrixStride + c1 * p.dstNzC0Stride * C0 + r * p.dstNzNStride * C0,
-                                        C0);
+                                        C0, ascsim::Acc::Write);
                         std::memcpy(d, row.data() + c1 * C0, C0 * sizeof(T));
                     }
                 }

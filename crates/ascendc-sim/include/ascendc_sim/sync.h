@@ -6,8 +6,6 @@
 
 namespace AscendC {
 
-using TEventID = int8_t;
-
 namespace sim_detail {
 inline uint8_t trace_pipe(pipe_t p) {
     switch (p) {
@@ -21,30 +19,29 @@ inline uint8_t trace_pipe(pipe_t p) {
         default: return ASCSIM_PIPE_NONE;
     }
 }
-// Source and destination pipes of a HardEvent (src_dst naming).
-void event_pipes(HardEvent e, uint8_t& src, uint8_t& dst);
 }  // namespace sim_detail
 
-// Orders instructions inside one pipe. Execution is in program order in the
-// simulator; the barrier is recorded for the cost model.
+// Orders the instructions of one pipe (PIPE_ALL: of every pipe, and the
+// scalar unit waits for them): later instructions start once the earlier
+// ones have finished all their reads and writes.
 template <pipe_t pipe>
 __aicore__ inline void PipeBarrier() {
     ASCSIM_API("PipeBarrier");
     if (pipe == PIPE_S) ascsim::fail("invalid pipe", "PipeBarrier<PIPE_S> is not allowed");
-    ascsim::record_sync(ASCSIM_EV_PIPE_BARRIER, sim_detail::trace_pipe(pipe), 0, 0);
+    uint8_t p = sim_detail::trace_pipe(pipe);
+    ascsim::hz_pipe_barrier(p);
+    ascsim::record_sync(ASCSIM_EV_PIPE_BARRIER, p, 0, 0);
 }
 
+// SetFlag fires once every earlier instruction of the source pipe is done;
+// WaitFlag holds the destination pipe until then. In a kernel with a TPipe
+// the id must come from the pipe (AllocEventID / FetchEventID): its queues
+// take their ids from the same 8 per event.
 template <HardEvent event>
 __aicore__ inline void SetFlag(int32_t eventID) {
     ASCSIM_API("SetFlag");
     if (eventID < 0 || eventID > 7) ascsim::fail("invalid event id", ascsim::fmt("event id %d outside 0..7", eventID));
-    auto& pending = ascsim::core().flag_pending[static_cast<int>(event)][eventID];
-    if (pending != 0) {
-        ascsim::fail("unpaired SetFlag",
-                     ascsim::fmt("SetFlag(event %d, id %d) set twice before its WaitFlag (hangs on hardware)",
-                                 static_cast<int>(event), eventID));
-    }
-    pending = 1;
+    ascsim::hz_set_flag(static_cast<int>(event), eventID, ascsim::EventOrigin::User);
     uint8_t src, dst;
     sim_detail::event_pipes(event, src, dst);
     ascsim::record_sync(ASCSIM_EV_SET_FLAG, src, static_cast<int32_t>(event), eventID);
@@ -54,28 +51,11 @@ template <HardEvent event>
 __aicore__ inline void WaitFlag(int32_t eventID) {
     ASCSIM_API("WaitFlag");
     if (eventID < 0 || eventID > 7) ascsim::fail("invalid event id", ascsim::fmt("event id %d outside 0..7", eventID));
-    auto& pending = ascsim::core().flag_pending[static_cast<int>(event)][eventID];
-    if (pending == 0) {
-        ascsim::fail("unpaired WaitFlag",
-                     ascsim::fmt("WaitFlag(event %d, id %d) without a preceding SetFlag (hangs on hardware)",
-                                 static_cast<int>(event), eventID));
-    }
-    pending = 0;
+    ascsim::hz_wait_flag(static_cast<int>(event), eventID, ascsim::EventOrigin::User);
     uint8_t src, dst;
     sim_detail::event_pipes(event, src, dst);
     ascsim::record_sync(ASCSIM_EV_WAIT_FLAG, dst, static_cast<int32_t>(event), eventID);
 }
-
-template <HardEvent evt>
-__aicore__ inline TEventID FetchEventID() {
-    return 0;
-}
-template <HardEvent evt>
-__aicore__ inline TEventID AllocEventID() {
-    return 0;
-}
-template <HardEvent evt>
-__aicore__ inline void ReleaseEventID(TEventID) {}
 
 // ---- inter-core ------------------------------------------------------------
 
@@ -104,7 +84,10 @@ __aicore__ inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const L
                                const int32_t usedCores = 0) {
     ASCSIM_API("SyncAll(soft)");
     if (GetTPipePtr() == nullptr) ascsim::fail("soft SyncAll without TPipe", "the soft SyncAll requires a TPipe");
-    (void)ubWorkspace.span(0, 8);
+    {
+        ASCSIM_INSTR(ASCSIM_PIPE_MTE2);
+        (void)ubWorkspace.span(0, 8, ascsim::Acc::Write);
+    }
     ascsim::sync_all_soft(reinterpret_cast<uint64_t>(gmWorkspace.GetPhyAddr()), usedCores);
 }
 
@@ -144,6 +127,7 @@ enum class DcciDst : uint64_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, 
 template <typename T, CacheLine entireType, DcciDst dcciDst>
 __aicore__ inline void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst) {
     ASCSIM_API("DataCacheCleanAndInvalid");
+    ASCSIM_INSTR(ASCSIM_PIPE_S);
     const void* line = entireType == CacheLine::SINGLE_CACHE_LINE ? static_cast<const void*>(dst.GetPhyAddr()) : nullptr;
     ascsim::dcache_clean_invalidate(line, dcciDst != DcciDst::CACHELINE_UB);
     ASCSIM_RECORD("DataCacheCleanAndInvalid", ASCSIM_PIPE_S, 1, 64);

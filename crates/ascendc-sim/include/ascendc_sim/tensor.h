@@ -28,12 +28,14 @@ public:
     }
     __aicore__ inline T GetValue(const uint64_t offset) const {
         ASCSIM_API("GlobalTensor::GetValue");
+        ASCSIM_INSTR(ASCSIM_PIPE_S);
         T v;
         ascsim::gm_scalar_read(addr_ + offset, &v, sizeof(T));
         return v;
     }
     __aicore__ inline void SetValue(const uint64_t offset, T value) {
         ASCSIM_API("GlobalTensor::SetValue");
+        ASCSIM_INSTR(ASCSIM_PIPE_S);
         ascsim::gm_scalar_write(addr_ + offset, &value, sizeof(T));
     }
     __aicore__ inline T operator()(const uint64_t offset) const { return GetValue(offset); }
@@ -71,27 +73,32 @@ public:
     }
     __aicore__ inline T GetValue(const uint32_t idx) const {
         ASCSIM_API("LocalTensor::GetValue");
+        ASCSIM_INSTR(ASCSIM_PIPE_S);
         check_scalar();
-        T v = *span(idx, 1);
+        T v = *span(idx, 1, ascsim::Acc::Read);
         ASCSIM_RECORD("LocalTensor::GetValue", ASCSIM_PIPE_S, 1, sizeof(T));
         return v;
     }
     template <typename T1>
     __aicore__ inline void SetValue(const uint32_t idx, const T1 value) const {
         ASCSIM_API("LocalTensor::SetValue");
+        ASCSIM_INSTR(ASCSIM_PIPE_S);
         check_scalar();
-        *span(idx, 1) = static_cast<T>(value);
+        *span(idx, 1, ascsim::Acc::Write) = static_cast<T>(value);
         ASCSIM_RECORD("LocalTensor::SetValue", ASCSIM_PIPE_S, 1, sizeof(T));
     }
+    // A reference may be read and written later: both are checked now.
     __aicore__ inline T& operator()(const uint32_t idx) const {
+        ASCSIM_API("LocalTensor::operator()");
+        ASCSIM_INSTR(ASCSIM_PIPE_S);
         check_scalar();
-        return *span(idx, 1);
+        return *span(idx, 1, ascsim::Acc::ReadWrite);
     }
     __aicore__ inline uint32_t GetSize() const { return size_; }
     __aicore__ inline void SetSize(const uint32_t size) { size_ = size; }
     __aicore__ inline uint32_t GetLength() const { return size_ * static_cast<uint32_t>(sizeof(T)); }
     __aicore__ inline TPosition GetPosition() const { return pos_; }
-    __aicore__ inline T* GetPhyAddr() const { return span(0, 0); }
+    __aicore__ inline T* GetPhyAddr() const { return span(0, 0, ascsim::Acc::None); }
     template <typename CAST_T>
     __aicore__ inline LocalTensor<CAST_T> ReinterpretCast() const {
         LocalTensor<CAST_T> r;
@@ -114,8 +121,10 @@ public:
     ascsim::Mem sim_mem() const { return mem_of(pos_); }
     uint32_t sim_addr() const { return addr_; }
     // Pointer to elements [offset, offset+count) after the queue and bound
-    // checks; fails when the access leaves the tensor or the memory.
-    T* span(uint64_t offset, uint64_t count) const {
+    // checks; fails when the access leaves the tensor or the memory. The
+    // access is checked against the other pipes by the hazard checker
+    // (Acc::None: the caller records its exact accesses itself).
+    T* span(uint64_t offset, uint64_t count, ascsim::Acc acc) const {
         check_state();
         if (offset + count > size_) {
             ascsim::fail("access beyond tensor",
@@ -131,6 +140,8 @@ public:
                                      (unsigned long long)end, ascsim::mem_name(m),
                                      (unsigned long long)ascsim::local_size(m)));
         }
+        if (acc != ascsim::Acc::None && count != 0)
+            ascsim::hz_range(m, addr_ + offset * sizeof(T), count * sizeof(T), acc);
         return reinterpret_cast<T*>(ascsim::local_base(m) + addr_) + offset;
     }
     // Requires the tensor start to be aligned to `bytes` (vector operands: 32).
@@ -178,17 +189,27 @@ class TPipe;
 template <TPosition pos>
 class TBuf;
 
+using TEventID = int8_t;
+
 namespace sim_detail {
+// Source and destination pipes of a HardEvent (src_dst naming).
+void event_pipes(HardEvent e, uint8_t& src, uint8_t& dst);
+
 struct QueueBase {
-    TPosition src_pos = TPosition::VECIN;
+    TPosition src_pos = TPosition::GM;
     TPosition dst_pos = TPosition::VECIN;
-    TPosition alloc_pos = TPosition::VECIN;
+    TPosition alloc_pos = TPosition::VECIN;  // where the buffers live
     int32_t id = -1;
     uint32_t depth = 1;
     uint32_t len = 0;
     std::vector<uint32_t> addrs;
     std::vector<std::shared_ptr<ascsim::BufState>> bufs;
     std::deque<uint32_t> fifo;
+    // The producer -> consumer event of EnQue/DeQue and the consumer ->
+    // producer event of FreeTensor/AllocTensor, as the real TQueBind derives
+    // them from its source and destination memories (GetQueEvt).
+    HardEvent enque_event() const;
+    HardEvent free_event() const;
     uint8_t producer_pipe() const;
     uint8_t consumer_pipe() const;
 };
@@ -208,31 +229,69 @@ public:
     }
     template <TPosition bufPos>
     bool InitBuffer(TBuf<bufPos>& buf, uint32_t len);
+    // Waits the pending FreeTensor events of its buffers and frees all memory.
     void Reset();
+    // Reset, plus (on an AIC) the M_MTE1 events the constructor set, then a
+    // PipeBarrier<PIPE_ALL>: what the real destructor does.
     void Destroy();
+
+    // Event ids of the pipe (8 per HardEvent on A2; the TQues take theirs
+    // from the same pool): AllocEventID reserves the lowest free id,
+    // ReleaseEventID returns it, FetchEventID returns the lowest free id
+    // without reserving it.
+    template <HardEvent evt>
+    TEventID AllocEventID() {
+        ASCSIM_API("TPipe::AllocEventID");
+        return static_cast<TEventID>(ascsim::hz_event_alloc(static_cast<int>(evt), ascsim::EventOrigin::User));
+    }
+    template <HardEvent evt>
+    void ReleaseEventID(TEventID id) {
+        ASCSIM_API("TPipe::ReleaseEventID");
+        ascsim::hz_event_release(static_cast<int>(evt), id, ascsim::EventOrigin::User);
+    }
+    template <HardEvent evt>
+    TEventID FetchEventID() {
+        return FetchEventID(evt);
+    }
+    TEventID FetchEventID(HardEvent evt) {
+        ASCSIM_API("TPipe::FetchEventID");
+        return static_cast<TEventID>(ascsim::hz_event_fetch(static_cast<int>(evt)));
+    }
+
     // Bump allocation of len bytes (32-byte granules) in the memory of pos;
     // counts the buffer against the per-position and per-pipe limits.
     uint32_t sim_alloc(TPosition pos, uint32_t len, uint32_t count);
 
 private:
     bool init_queue(sim_detail::QueueBase& q, uint8_t num, uint32_t len);
+    void wait_free_events();
     uint64_t used_[static_cast<int>(ascsim::Mem::COUNT)] = {};
     uint32_t per_pos_[static_cast<int>(TPosition::MAX)] = {};
     uint32_t total_buffers_ = 0;
     int32_t next_queue_id_ = 0;
+    int32_t next_buf_id_ = 0;
+    bool destroyed_ = false;
+    // Every queue buffer of the pipe (the queues may be gone when it ends).
+    std::vector<std::shared_ptr<ascsim::BufState>> bufs_;
 };
 
 TPipe* GetTPipePtr();
 
 // ---------------------------------------------------------------- TQueBind / TQue
 
+// The queue hand-offs are the hardware events of the real TQueBind: EnQue
+// allocates an id of enque_event() from the TPipe and sets it, DeQue waits and
+// releases it; FreeTensor allocates and sets an id of free_event(), the next
+// AllocTensor of that buffer (or the TPipe's end) waits and releases it.
 template <TPosition src, TPosition dst, int32_t depth, auto mask = 0>
 class TQueBind {
 public:
     TQueBind() {
         q_.src_pos = src;
         q_.dst_pos = dst;
-        q_.alloc_pos = src == TPosition::GM ? dst : src;
+        // The buffers live in the destination's memory, or in the source's
+        // when the destination is GM (VECOUT -> GM, CO1 -> CO2).
+        q_.alloc_pos = (dst == TPosition::GM || dst == TPosition::CO2) ? src : dst;
         q_.depth = depth;
     }
     template <typename T>
@@ -248,6 +307,11 @@ public:
         uint32_t b = alloc_index();
         auto& st = q_.bufs[b];
         st->phase = ascsim::BufPhase::Allocated;
+        if (st->free_event_id >= 0) {
+            ascsim::hz_wait_flag(st->free_event, st->free_event_id, ascsim::EventOrigin::Queue);
+            ascsim::hz_event_release(st->free_event, st->free_event_id, ascsim::EventOrigin::Queue);
+            st->free_event_id = -1;
+        }
         t.sim_assign(q_.alloc_pos, q_.addrs[b], q_.len / static_cast<uint32_t>(sizeof(T)), st, st->generation);
         ascsim::record_sync(ASCSIM_EV_ALLOC, q_.producer_pipe(), q_.id, static_cast<int32_t>(b));
     }
@@ -263,6 +327,10 @@ public:
             ascsim::fail("queue misuse", ascsim::fmt("EnQue beyond the queue depth %u (DeQue first)", q_.depth));
         }
         st->phase = ascsim::BufPhase::Enqueued;
+        int ev = static_cast<int>(q_.enque_event());
+        st->enque_event = static_cast<uint8_t>(ev);
+        st->enque_event_id = static_cast<int8_t>(ascsim::hz_event_alloc(ev, ascsim::EventOrigin::Queue));
+        ascsim::hz_set_flag(ev, st->enque_event_id, ascsim::EventOrigin::Queue);
         q_.fifo.push_back(b);
         ascsim::record_sync(ASCSIM_EV_ENQUE, q_.producer_pipe(), q_.id, static_cast<int32_t>(b));
         return true;
@@ -281,6 +349,9 @@ public:
         q_.fifo.pop_front();
         auto& st = q_.bufs[b];
         st->phase = ascsim::BufPhase::Dequeued;
+        ascsim::hz_wait_flag(st->enque_event, st->enque_event_id, ascsim::EventOrigin::Queue);
+        ascsim::hz_event_release(st->enque_event, st->enque_event_id, ascsim::EventOrigin::Queue);
+        st->enque_event_id = -1;
         ascsim::record_sync(ASCSIM_EV_DEQUE, q_.consumer_pipe(), q_.id, static_cast<int32_t>(b));
         LocalTensor<T> t;
         t.sim_assign(q_.alloc_pos, q_.addrs[b], q_.len / static_cast<uint32_t>(sizeof(T)), st, st->generation);
@@ -298,8 +369,15 @@ public:
         if (st->phase == ascsim::BufPhase::Enqueued) {
             ascsim::fail("queue misuse", ascsim::fmt("FreeTensor of buffer %u while it is enqueued", st->id));
         }
+        if (st->phase == ascsim::BufPhase::Free) {
+            ascsim::fail("queue misuse", ascsim::fmt("FreeTensor of buffer %u that is already free", st->id));
+        }
         st->phase = ascsim::BufPhase::Free;
         st->generation++;
+        int ev = static_cast<int>(q_.free_event());
+        st->free_event = static_cast<uint8_t>(ev);
+        st->free_event_id = static_cast<int8_t>(ascsim::hz_event_alloc(ev, ascsim::EventOrigin::Queue));
+        ascsim::hz_set_flag(ev, st->free_event_id, ascsim::EventOrigin::Queue);
         ascsim::record_sync(ASCSIM_EV_FREE, q_.consumer_pipe(), q_.id, static_cast<int32_t>(b));
     }
     int32_t GetTensorCountInQue() const { return static_cast<int32_t>(q_.fifo.size()); }
@@ -338,14 +416,34 @@ private:
     uint32_t next_ = 0;
 };
 
+namespace sim_detail {
+// The logical source and destination of TQue<pos> (the real GetBufferLogicPos).
+constexpr TPosition que_src(TPosition p) {
+    switch (p) {
+        case TPosition::A2: return TPosition::A1;
+        case TPosition::B2: return TPosition::B1;
+        case TPosition::C2: return TPosition::C1;
+        case TPosition::CO1:
+        case TPosition::CO2:
+        case TPosition::VECOUT: return p;
+        default: return TPosition::GM;
+    }
+}
+constexpr TPosition que_dst(TPosition p) {
+    switch (p) {
+        case TPosition::CO1: return TPosition::CO2;
+        case TPosition::CO2:
+        case TPosition::VECOUT: return TPosition::GM;
+        default: return p;
+    }
+}
+}  // namespace sim_detail
+
 template <TPosition pos, int32_t depth, auto mask = 0>
-class TQue : public TQueBind<(pos == TPosition::VECOUT || pos == TPosition::CO1 || pos == TPosition::CO2)
-                                 ? pos
-                                 : TPosition::GM,
-                             (pos == TPosition::VECOUT || pos == TPosition::CO1 || pos == TPosition::CO2)
-                                 ? TPosition::GM
-                                 : pos,
-                             depth, mask> {};
+class TQue : public TQueBind<sim_detail::que_src(pos), sim_detail::que_dst(pos), depth, mask> {
+    static_assert(pos != TPosition::VECCALC && pos != TPosition::GM,
+                  "TQue<VECCALC> / TQue<GM> do not exist: use TBuf for scratch");
+};
 
 // ---------------------------------------------------------------- TBuf
 
@@ -401,7 +499,9 @@ template <TPosition bufPos>
 bool TPipe::InitBuffer(TBuf<bufPos>& buf, uint32_t len) {
     ASCSIM_API("TPipe::InitBuffer");
     uint32_t rounded = (len + 31u) / 32u * 32u;
-    buf.sim_init(sim_alloc(bufPos, rounded, 1), rounded);
+    uint32_t addr = sim_alloc(bufPos, rounded, 1);
+    buf.sim_init(addr, rounded);
+    ascsim::hz_name_region(mem_of(bufPos), addr, rounded, "a TBuf");
     return true;
 }
 

@@ -110,10 +110,12 @@ namespace vec {
 
 using AscendC::LocalTensor;
 
-// Entry of every vector API: diagnostics name; no-op on a cube core.
-#define ASCSIM_VEC(name)    \
-    ASCSIM_API(name);       \
-    if (::ascsim::core().kind == ::ascsim::CoreKind::AIC) return
+// Entry of every vector API: diagnostics name; no-op on a cube core; one
+// instruction of pipe V.
+#define ASCSIM_VEC(name)                                                  \
+    ASCSIM_API(name);                                                     \
+    if (::ascsim::core().kind == ::ascsim::CoreKind::AIC) return;         \
+    ASCSIM_INSTR(ASCSIM_PIPE_V)
 
 template <class T, class... Ok>
 inline void need(const char* op) {
@@ -123,17 +125,6 @@ inline void need(const char* op) {
 inline void check_repeat(int64_t repeat) {
     if (repeat > 255) fail("repeat count over 255", fmt("%s: repeat count %lld exceeds 255", core().api, (long long)repeat));
     if (repeat < 0) fail("repeat count over 255", fmt("%s: negative repeat count %lld", core().api, (long long)repeat));
-}
-
-// Op id of an API name (a string literal), cached per thread: intern_op
-// takes a global lock, the cache keeps the cores from contending on it.
-inline uint16_t op_id(const char* name) {
-    thread_local std::vector<std::pair<const char*, uint16_t>> cache;
-    for (auto& p : cache)
-        if (p.first == name) return p.second;
-    uint16_t id = intern_op(name);
-    cache.emplace_back(name, id);
-    return id;
 }
 
 // One trace event per API call: pipe V, 256-byte repeats, bytes touched.
@@ -198,10 +189,21 @@ inline void cont_bits(uint64_t m, uint32_t n, uint64_t& hi, uint64_t& lo) {
 
 // Mask-form entry: with isSetMask the API writes its mask into the register
 // (bit form in Normal mode; raw count in Counter mode), then runs on the register.
+// Normal mode masks select lanes of one repeat: a continuous mask is at most
+// the lanes of a repeat (128 16-bit, 64 32-bit elements; larger values are
+// "not supported" by the docs), a bit mask of a 32-bit type has mask[1] = 0.
+inline void check_mask_range(uint64_t mask, uint32_t n) {
+    if (mask > n)
+        fail("mask out of range", fmt("%s: continuous mask %llu exceeds the %u elements of a repeat", core().api,
+                                      (unsigned long long)mask, n));
+}
 template <bool isSetMask>
 inline Exec mask_exec(uint32_t n, const uint64_t mask[], uint64_t repeatTime) {
     if (isSetMask) {
         auto& c = core();
+        if (!c.mask_counter && n <= 64 && mask[1] != 0)
+            fail("mask out of range", fmt("%s: mask[1] = 0x%llx must be 0 for %u lanes per repeat", core().api,
+                                          (unsigned long long)mask[1], n));
         c.mask_lo = mask[0];
         c.mask_hi = n > 64 ? mask[1] : 0;
     }
@@ -215,6 +217,7 @@ inline Exec mask_exec(uint32_t n, uint64_t mask, uint64_t repeatTime) {
             c.mask_lo = mask;
             c.mask_hi = 0;
         } else {
+            check_mask_range(mask, n);
             cont_bits(mask, n, c.mask_hi, c.mask_lo);
         }
     }
@@ -259,13 +262,117 @@ struct Op {
     T& operator()(uint64_t r, uint64_t e) const { return p[off(r, e)]; }
 };
 
+// The 32-byte granules of its memory an operand touches, repeat by repeat
+// (blocks holding at least one active element): granules of repeat r are
+// g[start[r] .. start[r + 1]).
+struct Blocks {
+    std::vector<uint32_t> g;
+    std::vector<uint32_t> start;
+    uint64_t lo = ~0ull, hi = 0;  // granule hull [lo, hi)
+    size_t repeats() const { return start.empty() ? 0 : start.size() - 1; }
+};
 template <class T>
-inline Op<T> bind(const LocalTensor<T>& t, Geo g, const Exec& x, const char* what) {
+inline Blocks operand_blocks(const LocalTensor<T>& t, Geo geo, const Exec& x) {
+    constexpr uint32_t epb = Op<T>::epb;
+    Blocks b;
+    if (x.active() == 0 || (!x.counter && x.repeats == 0)) return b;
+    uint64_t full = 0, last = 0;  // active blocks of a repeat (bit per block)
+    for (uint32_t e = 0; e < x.n; ++e)
+        if (x.counter || x.bit(e)) full |= 1ull << (e / epb);
+    last = full;
+    if (x.counter) {
+        last = 0;
+        uint64_t rem = x.lo - (x.repeats - 1) * x.n;
+        for (uint64_t e = 0; e < rem; ++e) last |= 1ull << (e / epb);
+    }
+    const uint64_t base = t.sim_addr() / 32;
+    b.start.reserve(x.repeats + 1);
+    for (uint64_t r = 0; r < x.repeats; ++r) {
+        b.start.push_back(static_cast<uint32_t>(b.g.size()));
+        for (uint64_t m = r + 1 == x.repeats ? last : full; m; m &= m - 1) {
+            uint64_t gr = base + r * geo.rep + static_cast<uint64_t>(__builtin_ctzll(m)) * geo.blk;
+            b.g.push_back(static_cast<uint32_t>(gr));
+            b.lo = std::min(b.lo, gr);
+            b.hi = std::max(b.hi, gr + 1);
+        }
+    }
+    b.start.push_back(static_cast<uint32_t>(b.g.size()));
+    return b;
+}
+
+// The granules of `count` repeats of `per` blocks each (block j of repeat r
+// at granule base + r*rep + j*blk).
+inline Blocks strided_blocks(uint64_t base, uint64_t count, uint64_t per, uint64_t rep, uint64_t blk) {
+    Blocks b;
+    for (uint64_t r = 0; r < count; ++r) {
+        b.start.push_back(static_cast<uint32_t>(b.g.size()));
+        for (uint64_t j = 0; j < per; ++j) {
+            uint64_t gr = base + r * rep + j * blk;
+            b.g.push_back(static_cast<uint32_t>(gr));
+            b.lo = std::min(b.lo, gr);
+            b.hi = std::max(b.hi, gr + 1);
+        }
+    }
+    b.start.push_back(static_cast<uint32_t>(b.g.size()));
+    return b;
+}
+
+template <class T>
+inline void touch(const LocalTensor<T>& t, const Blocks& b, Acc a) {
+    if (!b.g.empty() && hz_enabled()) hz_granules(t.sim_mem(), b.g.data(), b.g.size(), a);
+}
+
+// The documented operand overlap rule of the repeat (high-dimension) forms:
+// inside one repeat a source and the destination overlap 100% or not at all;
+// no destination block of a repeat is a source block of a later repeat,
+// except that Add/Sub/Mul/Max/Min/AddRelu/SubRelu on half/int32/float may
+// accumulate into src1 when src1RepStride or dstRepStride is 0.
+inline void check_overlap(Mem dm, const Blocks& d, Mem sm, const Blocks& s, const char* what, bool same_type,
+                          bool accumulate_ok) {
+    if (dm != sm || d.g.empty() || s.g.empty() || d.hi <= s.lo || s.hi <= d.lo) return;
+    const uint64_t lo = std::min(d.lo, s.lo), span = std::max(d.hi, s.hi) - lo;
+    std::vector<int32_t> first_dst(span, -1);  // first repeat writing each granule
+    for (size_t r = 0; r < d.repeats(); ++r)
+        for (uint32_t i = d.start[r]; i < d.start[r + 1]; ++i)
+            if (first_dst[d.g[i] - lo] < 0) first_dst[d.g[i] - lo] = static_cast<int32_t>(r);
+    for (size_t r = 0; r < s.repeats(); ++r) {
+        bool shared = false;
+        for (uint32_t i = s.start[r]; i < s.start[r + 1]; ++i) {
+            int32_t w = first_dst[s.g[i] - lo];
+            if (w >= 0 && static_cast<size_t>(w) < r && !accumulate_ok)
+                fail("partial operand overlap",
+                     fmt("%s: %s of repeat %zu reads UB granule %u that dst of repeat %d writes (a destination "
+                         "of an earlier repeat must not be a source of a later one)",
+                         core().api, what, r, s.g[i], w));
+            if (w >= 0 && static_cast<size_t>(w) == r) shared = true;
+        }
+        if (!shared || accumulate_ok) continue;
+        bool identical = same_type && r < d.repeats() && d.start[r + 1] - d.start[r] == s.start[r + 1] - s.start[r];
+        for (uint32_t i = 0; identical && i < s.start[r + 1] - s.start[r]; ++i)
+            identical = d.g[d.start[r] + i] == s.g[s.start[r] + i];
+        if (!identical)
+            fail("partial operand overlap", fmt("%s: %s and dst overlap partly in repeat %zu (inside a repeat they "
+                                                "must overlap 100%% or not at all)",
+                                                core().api, what, r));
+    }
+}
+
+inline bool accumulates_into_src1() {
+    static const char* const ops[] = {"Add", "Sub", "Mul", "Max", "Min", "AddRelu", "SubRelu"};
+    for (const char* o : ops)
+        if (std::strcmp(core().api, o) == 0) return true;
+    return false;
+}
+
+// Binds an operand for element access (the hull is bound-checked) and, for
+// acc != None, records its block-exact accesses with the hazard checker.
+template <class T>
+inline Op<T> bind(const LocalTensor<T>& t, Geo g, const Exec& x, const char* what, Acc acc = Acc::None) {
     t.require_aligned(32, what);
     Op<T> o;
     o.g = g;
     if (x.active() == 0 || (!x.counter && x.repeats == 0)) {
-        o.p = t.span(0, 0);
+        o.p = t.span(0, 0, Acc::None);
         return o;
     }
     uint64_t m;
@@ -276,7 +383,8 @@ inline Op<T> bind(const LocalTensor<T>& t, Geo g, const Exec& x, const char* wha
     } else {
         m = o.off(x.repeats - 1, x.last_e());
     }
-    o.p = t.span(0, m + 1);
+    o.p = t.span(0, m + 1, Acc::None);
+    if (acc != Acc::None) touch(t, operand_blocks(t, g, x), acc);
     return o;
 }
 
@@ -303,19 +411,41 @@ constexpr uint32_t per_rep() { return 256 / sizeof(T); }
 template <class T, class F>
 inline void binary(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, const Exec& x,
                    const AscendC::BinaryRepeatParams& p, F f) {
-    auto D = bind(d, {p.dstBlkStride, p.dstRepStride}, x, "dst");
-    auto A = bind(a, {p.src0BlkStride, p.src0RepStride}, x, "src0");
-    auto B = bind(b, {p.src1BlkStride, p.src1RepStride}, x, "src1");
+    Geo gd{p.dstBlkStride, p.dstRepStride}, ga{p.src0BlkStride, p.src0RepStride}, gb{p.src1BlkStride, p.src1RepStride};
+    auto D = bind(d, gd, x, "dst");
+    auto A = bind(a, ga, x, "src0");
+    auto B = bind(b, gb, x, "src1");
+    {
+        Blocks bd = operand_blocks(d, gd, x), ba = operand_blocks(a, ga, x), bb = operand_blocks(b, gb, x);
+        const bool acc_ok = one_of_v<T, half, int32_t, float> && (p.src1RepStride == 0 || p.dstRepStride == 0) &&
+                            accumulates_into_src1();
+        check_overlap(d.sim_mem(), bd, a.sim_mem(), ba, "src0", true, false);
+        check_overlap(d.sim_mem(), bd, b.sim_mem(), bb, "src1", true, acc_ok);
+        touch(a, ba, Acc::Read);
+        touch(b, bb, Acc::Read);
+        touch(d, bd, Acc::Write);
+    }
     for_active(x, [&](uint32_t r, uint32_t e) { D(r, e) = Nw<T>(f(W(A(r, e)), W(B(r, e)))); });
     rec(x.repeats, x.active() * 3 * sizeof(T));
 }
 
-// dst = f(src) (element types may differ: Cast).
+// dst = f(src) (element types may differ: Cast). `reads_src` false: the
+// source is not read (Duplicate passes its dst).
 template <class D, class S, class F>
 inline void unary(const LocalTensor<D>& d, const LocalTensor<S>& s, const Exec& x, const AscendC::UnaryRepeatParams& p,
-                  F f, uint32_t bytes_per_elem = sizeof(D) + sizeof(S)) {
-    auto Do = bind(d, {p.dstBlkStride, p.dstRepStride}, x, "dst");
-    auto So = bind(s, {p.srcBlkStride, p.srcRepStride}, x, "src");
+                  F f, uint32_t bytes_per_elem = sizeof(D) + sizeof(S), bool reads_src = true) {
+    Geo gd{p.dstBlkStride, p.dstRepStride}, gs{p.srcBlkStride, p.srcRepStride};
+    auto Do = bind(d, gd, x, "dst");
+    auto So = bind(s, gs, x, "src");
+    {
+        Blocks bd = operand_blocks(d, gd, x);
+        if (reads_src) {
+            Blocks bs = operand_blocks(s, gs, x);
+            check_overlap(d.sim_mem(), bd, s.sim_mem(), bs, "src", std::is_same_v<D, S>, false);
+            touch(s, bs, Acc::Read);
+        }
+        touch(d, bd, Acc::Write);
+    }
     for_active(x, [&](uint32_t r, uint32_t e) { Do(r, e) = f(So(r, e)); });
     rec(x.repeats, x.active() * bytes_per_elem);
 }
@@ -479,7 +609,7 @@ inline void cmp_run(const LocalTensor<U>& dst, uint64_t repeats, G&& get_pair, u
     constexpr uint32_t n = per_rep<T>();
     Exec x = full_exec(n, repeats);
     dst.require_aligned(32, "dst");
-    uint8_t* out = reinterpret_cast<uint8_t*>(dst.span(0, repeats * n / 8 / sizeof(U)));
+    uint8_t* out = reinterpret_cast<uint8_t*>(dst.span(0, repeats * n / 8 / sizeof(U), Acc::Write));
     for_active(x, [&](uint32_t r, uint32_t e) {
         uint64_t bit = static_cast<uint64_t>(r) * n + e;
         T a, b;
@@ -518,7 +648,7 @@ inline T tree_sum(std::vector<T> v) {
 // Values of the selected elements of every repeat (masked-off elements read as 0).
 template <class T>
 inline std::vector<std::vector<T>> gather_repeats(const LocalTensor<T>& src, const Exec& x, Geo g, uint32_t width) {
-    auto S = bind(src, g, x, "src");
+    auto S = bind(src, g, x, "src", Acc::Read);
     std::vector<std::vector<T>> reps(x.repeats, std::vector<T>(width, T(0)));
     for_active(x, [&](uint32_t r, uint32_t e) { reps[r][e] = S(r, e); });
     return reps;
@@ -526,7 +656,7 @@ inline std::vector<std::vector<T>> gather_repeats(const LocalTensor<T>& src, con
 
 template <class T>
 inline void store_index(const LocalTensor<T>& dst, uint32_t idx) {
-    T* p = dst.span(1, 1);
+    T* p = dst.span(1, 1, Acc::Write);
     if constexpr (sizeof(T) == 2) {
         uint16_t i = static_cast<uint16_t>(idx);
         std::memcpy(p, &i, 2);
@@ -543,14 +673,14 @@ inline void reduce_maxmin(const LocalTensor<T>& dst, const LocalTensor<T>& src, 
     dst.require_aligned(32, "dst");
     src.require_aligned(32, "src");
     tmp.require_aligned(32, "sharedTmpBuffer");
-    const T* s = src.span(0, static_cast<uint64_t>(count));
+    const T* s = src.span(0, static_cast<uint64_t>(count), Acc::Read);
     uint32_t best = 0;
     for (uint32_t i = 1; i < static_cast<uint32_t>(count); ++i) {
         float a = static_cast<float>(s[i]), b = static_cast<float>(s[best]);
         if (is_max ? a > b : a < b) best = i;
     }
     T v = s[best];
-    *dst.span(0, 1) = v;
+    *dst.span(0, 1, Acc::Write) = v;
     if (calIndex) store_index(dst, best);
     rec((static_cast<uint64_t>(count) * sizeof(T) + 255) / 256, static_cast<uint64_t>(count) * sizeof(T) + 2 * sizeof(T));
 }
@@ -585,11 +715,13 @@ inline void gather_mask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, c
     const uint8_t* bits = nullptr;
     uint64_t pat_bytes = 0;
     if (reps > 0 && per > 0) {
-        S.p = src0.span(0, S.off(reps - 1, per - 1) + 1);
+        S.p = src0.span(0, S.off(reps - 1, per - 1) + 1, Acc::None);
+        const uint64_t epb = Op<T>::epb;
+        touch(src0, strided_blocks(src0.sim_addr() / 32, reps, (per + epb - 1) / epb, S.g.rep, S.g.blk), Acc::Read);
         if (pattern) {
             pattern->require_aligned(32, "src1Pattern");
             pat_bytes = (reps - 1) * p.src1RepeatStride * 32 + (per + 7) / 8;
-            bits = pattern->span(0, pat_bytes);
+            bits = pattern->span(0, pat_bytes, Acc::Read);
         }
     }
     std::vector<T> kept;
@@ -605,7 +737,7 @@ inline void gather_mask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, c
             if (keep) kept.push_back(S(r, e));
         }
     }
-    if (!kept.empty()) std::memcpy(dst.span(0, kept.size()), kept.data(), kept.size() * sizeof(T));
+    if (!kept.empty()) std::memcpy(dst.span(0, kept.size(), Acc::Write), kept.data(), kept.size() * sizeof(T));
     rsvdCnt = kept.size();
     auto& c = core();
     c.mask_counter = false;
@@ -650,7 +782,9 @@ __aicore__ inline void SetVectorMask(int32_t len) {
         c.mask_hi = 0;
         c.mask_lo = static_cast<uint64_t>(static_cast<uint32_t>(len));
     } else {
-        ascsim::vec::cont_bits(len < 0 ? 0 : static_cast<uint64_t>(len), 256 / sizeof(T), c.mask_hi, c.mask_lo);
+        uint64_t m = len < 0 ? 0 : static_cast<uint64_t>(len);
+        ascsim::vec::check_mask_range(m, 256 / sizeof(T));
+        ascsim::vec::cont_bits(m, 256 / sizeof(T), c.mask_hi, c.mask_lo);
     }
     ascsim::vec::rec(0, 0);
 }
@@ -852,7 +986,7 @@ __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue
     ascsim::vec::need<T, ASCSIM_DUP_TYPES>("Duplicate");
     ascsim::vec::CountMode cm_(count);
     ascsim::vec::unary(dst, dst, ascsim::vec::reg_exec(ascsim::vec::per_rep<T>(), 0), UnaryRepeatParams(),
-                       [&](T) { return scalarValue; }, sizeof(T));
+                       [&](T) { return scalarValue; }, sizeof(T), false);
 }
 template <typename T, bool isSetMask = true>
 __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const uint64_t mask[],
@@ -861,7 +995,7 @@ __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue
     ascsim::vec::need<T, ASCSIM_DUP_TYPES>("Duplicate");
     UnaryRepeatParams p(dstBlockStride, dstBlockStride, dstRepeatStride, dstRepeatStride);
     ascsim::vec::unary(dst, dst, ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime), p,
-                       [&](T) { return scalarValue; }, sizeof(T));
+                       [&](T) { return scalarValue; }, sizeof(T), false);
 }
 template <typename T, bool isSetMask = true>
 __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask,
@@ -870,7 +1004,7 @@ __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue
     ascsim::vec::need<T, ASCSIM_DUP_TYPES>("Duplicate");
     UnaryRepeatParams p(dstBlockStride, dstBlockStride, dstRepeatStride, dstRepeatStride);
     ascsim::vec::unary(dst, dst, ascsim::vec::mask_exec<isSetMask>(ascsim::vec::per_rep<T>(), mask, repeatTime), p,
-                       [&](T) { return scalarValue; }, sizeof(T));
+                       [&](T) { return scalarValue; }, sizeof(T), false);
 }
 
 // ---- Cast (T = dst, U = src; a repeat covers 256 B of the wider type)
@@ -909,8 +1043,8 @@ __aicore__ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& 
     ascsim::vec::cmp_check<T, U>(cmpMode, count);
     uint64_t reps = static_cast<uint64_t>(count) * sizeof(T) / 256;
     ascsim::vec::Exec x = ascsim::vec::full_exec(ascsim::vec::per_rep<T>(), reps);
-    auto A = ascsim::vec::bind(src0, {1, 8}, x, "src0");
-    auto B = ascsim::vec::bind(src1, {1, 8}, x, "src1");
+    auto A = ascsim::vec::bind(src0, {1, 8}, x, "src0", ascsim::Acc::Read);
+    auto B = ascsim::vec::bind(src1, {1, 8}, x, "src1", ascsim::Acc::Read);
     ascsim::vec::cmp_run<T>(dst, reps, [&](uint32_t r, uint32_t e, T& a, T& b) { a = A(r, e), b = B(r, e); }, 2, cmpMode);
 }
 template <typename T, typename U, bool isSetMask = true>
@@ -921,8 +1055,10 @@ __aicore__ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& 
     (void)mask;
     ascsim::vec::cmp_check<T, U>(cmpMode, 0);
     ascsim::vec::Exec x = ascsim::vec::full_exec(ascsim::vec::per_rep<T>(), repeatTime);
-    auto A = ascsim::vec::bind(src0, {repeatParams.src0BlkStride, repeatParams.src0RepStride}, x, "src0");
-    auto B = ascsim::vec::bind(src1, {repeatParams.src1BlkStride, repeatParams.src1RepStride}, x, "src1");
+    auto A = ascsim::vec::bind(src0, {repeatParams.src0BlkStride, repeatParams.src0RepStride}, x, "src0",
+                               ascsim::Acc::Read);
+    auto B = ascsim::vec::bind(src1, {repeatParams.src1BlkStride, repeatParams.src1RepStride}, x, "src1",
+                               ascsim::Acc::Read);
     ascsim::vec::cmp_run<T>(dst, repeatTime, [&](uint32_t r, uint32_t e, T& a, T& b) { a = A(r, e), b = B(r, e); }, 2,
                             cmpMode);
 }
@@ -941,7 +1077,7 @@ __aicore__ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTenso
     ascsim::vec::cmp_check<T, U>(cmpMode, count);
     uint64_t reps = static_cast<uint64_t>(count) * sizeof(T) / 256;
     ascsim::vec::Exec x = ascsim::vec::full_exec(ascsim::vec::per_rep<T>(), reps);
-    auto A = ascsim::vec::bind(src0, {1, 8}, x, "src0");
+    auto A = ascsim::vec::bind(src0, {1, 8}, x, "src0", ascsim::Acc::Read);
     ascsim::vec::cmp_run<T>(dst, reps, [&](uint32_t r, uint32_t e, T& a, T& b) { a = A(r, e), b = src1Scalar; }, 1,
                             cmpMode);
 }
@@ -953,7 +1089,8 @@ __aicore__ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTenso
     (void)mask;
     ascsim::vec::cmp_check<T, U>(cmpMode, 0);
     ascsim::vec::Exec x = ascsim::vec::full_exec(ascsim::vec::per_rep<T>(), repeatTime);
-    auto A = ascsim::vec::bind(src0, {repeatParams.srcBlkStride, repeatParams.srcRepStride}, x, "src0");
+    auto A = ascsim::vec::bind(src0, {repeatParams.srcBlkStride, repeatParams.srcRepStride}, x, "src0",
+                               ascsim::Acc::Read);
     ascsim::vec::cmp_run<T>(dst, repeatTime, [&](uint32_t r, uint32_t e, T& a, T& b) { a = A(r, e), b = src1Scalar; },
                             1, cmpMode);
 }
@@ -982,13 +1119,14 @@ inline void select_run(const LocalTensor<T>& dst, const LocalTensor<U>& selMask,
     ascsim::vec::need<T, half, float>("Select");
     ascsim::vec::need<U, uint8_t, uint16_t, uint32_t, uint64_t>("Select");
     const uint32_t n = x.n;
-    auto D = ascsim::vec::bind(dst, {p.dstBlkStride, p.dstRepStride}, x, "dst");
-    auto A = ascsim::vec::bind(src0, {p.src0BlkStride, p.src0RepStride}, x, "src0");
+    auto A = ascsim::vec::bind(src0, {p.src0BlkStride, p.src0RepStride}, x, "src0", ascsim::Acc::Read);
+    auto D = ascsim::vec::bind(dst, {p.dstBlkStride, p.dstRepStride}, x, "dst", ascsim::Acc::Write);
     selMask.require_aligned(32, "selMask");
     uint64_t nbits = mode == SELMODE::VSEL_CMPMASK_SPR ? n : x.repeats * n;
     const uint8_t* bits = nullptr;
     if (x.active() > 0) {
-        bits = reinterpret_cast<const uint8_t*>(selMask.span(0, (nbits + 8 * sizeof(U) - 1) / (8 * sizeof(U))));
+        bits = reinterpret_cast<const uint8_t*>(
+            selMask.span(0, (nbits + 8 * sizeof(U) - 1) / (8 * sizeof(U)), ascsim::Acc::Read));
     }
     ascsim::vec::for_active(x, [&](uint32_t r, uint32_t e) {
         uint64_t b = mode == SELMODE::VSEL_CMPMASK_SPR ? e : static_cast<uint64_t>(r) * n + e;
@@ -1000,7 +1138,7 @@ template <typename T, typename U>
 inline void select_tensor(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
                           const LocalTensor<T>& src1, SELMODE mode, const ascsim::vec::Exec& x,
                           const BinaryRepeatParams& p) {
-    auto B = ascsim::vec::bind(src1, {p.src1BlkStride, p.src1RepStride}, x, "src1");
+    auto B = ascsim::vec::bind(src1, {p.src1BlkStride, p.src1RepStride}, x, "src1", ascsim::Acc::Read);
     select_run(dst, selMask, src0, B, mode, x, p, 3);
 }
 }  // namespace sim_detail
@@ -1068,7 +1206,7 @@ __aicore__ inline void CreateVecIndex(LocalTensor<T> dst, const T& firstValue, u
     ascsim::vec::need<T, int16_t, half, int32_t, float>("CreateVecIndex");
     ascsim::vec::CountMode cm_(count);
     ascsim::vec::Exec x = ascsim::vec::reg_exec(ascsim::vec::per_rep<T>(), 0);
-    auto D = ascsim::vec::bind(dst, {1, 8}, x, "dst");
+    auto D = ascsim::vec::bind(dst, {1, 8}, x, "dst", ascsim::Acc::Write);
     ascsim::vec::for_active(x, [&](uint32_t r, uint32_t e) {
         uint64_t i = static_cast<uint64_t>(r) * x.n + e;
         if constexpr (std::is_integral_v<T>) D(r, e) = static_cast<T>(static_cast<int64_t>(firstValue) + static_cast<int64_t>(i));
@@ -1089,8 +1227,10 @@ __aicore__ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src
     // dst block j of repeat r <- src[8r + j], i.e. an Op with one "element" per block.
     ascsim::vec::Op<T> D;
     D.g = {repeatParams.dstBlkStride, repeatParams.dstRepStride};
-    const T* s = src.span(0, 8ull * repeatTime);
-    T* d = dst.span(0, D.off(repeatTime - 1, 8 * epb - 1) + 1);
+    const T* s = src.span(0, 8ull * repeatTime, ascsim::Acc::Read);
+    T* d = dst.span(0, D.off(repeatTime - 1, 8 * epb - 1) + 1, ascsim::Acc::None);
+    ascsim::vec::touch(dst, ascsim::vec::strided_blocks(dst.sim_addr() / 32, repeatTime, 8, D.g.rep, D.g.blk),
+                       ascsim::Acc::Write);
     D.p = d;
     std::vector<T> in(s, s + 8ull * repeatTime);
     for (uint32_t r = 0; r < repeatTime; ++r)
@@ -1119,7 +1259,10 @@ inline void reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, con
     } else {
         for (size_t r = 1; r < sums.size(); ++r) acc = ascsim::vec::add_sat(acc, sums[r]);
     }
-    *dst.span(0, 1) = acc;
+    // The instruction keeps its per-repeat sums in the scratch buffer.
+    (void)tmp.span(0, std::min<uint64_t>(tmp.GetSize(), (x.repeats * sizeof(T) + 31) / 32 * 32 / sizeof(T)),
+                   ascsim::Acc::Write);
+    *dst.span(0, 1, ascsim::Acc::Write) = acc;
     ascsim::vec::rec(x.repeats, x.active() * sizeof(T) + sizeof(T));
 }
 }  // namespace sim_detail
@@ -1175,7 +1318,7 @@ inline void whole_reduce_sum(const LocalTensor<T>& dst, const LocalTensor<T>& sr
     src.require_aligned(32, "src");
     auto reps = ascsim::vec::gather_repeats(src, x, {static_cast<uint32_t>(srcBlkStride), static_cast<uint32_t>(srcRepStride)}, x.n);
     if (!reps.empty()) {
-        T* d = dst.span(0, (reps.size() - 1) * static_cast<uint64_t>(dstRepStride) + 1);
+        T* d = dst.span(0, (reps.size() - 1) * static_cast<uint64_t>(dstRepStride) + 1, ascsim::Acc::Write);
         for (size_t r = 0; r < reps.size(); ++r) d[r * static_cast<uint64_t>(dstRepStride)] = ascsim::vec::tree_sum(reps[r]);
     }
     ascsim::vec::rec(x.repeats, x.active() * sizeof(T) + reps.size() * sizeof(T));
@@ -1192,12 +1335,13 @@ inline void group_reduce(const LocalTensor<T>& dst, const LocalTensor<T>& src, c
     ascsim::vec::need<T, half, float>(ascsim::core().api);
     src.require_aligned(32, "src");
     const uint32_t groups = x.n / group;
-    auto S = ascsim::vec::bind(src, {static_cast<uint32_t>(srcBlkStride), static_cast<uint32_t>(srcRepStride)}, x, "src");
+    auto S = ascsim::vec::bind(src, {static_cast<uint32_t>(srcBlkStride), static_cast<uint32_t>(srcRepStride)}, x, "src",
+                               ascsim::Acc::Read);
     std::vector<std::vector<T>> vals(x.repeats * groups);
     ascsim::vec::for_active(x, [&](uint32_t r, uint32_t e) { vals[r * groups + e / group].push_back(S(r, e)); });
     if (x.repeats > 0 && x.active() > 0) {
         const uint64_t stride = static_cast<uint64_t>(dstRepStride) * unit;
-        T* d = dst.span(0, (x.repeats - 1) * stride + groups);
+        T* d = dst.span(0, (x.repeats - 1) * stride + groups, ascsim::Acc::Write);
         for (uint64_t r = 0; r < x.repeats; ++r)
             for (uint32_t k = 0; k < groups; ++k) {
                 const auto& v = vals[r * groups + k];
@@ -1234,7 +1378,8 @@ inline void whole_reduce_maxmin(const LocalTensor<T>& dst, const LocalTensor<T>&
     const uint32_t unit = vi ? 2 * sizeof(T) : order == ReduceOrder::ORDER_ONLY_VALUE ? sizeof(T) : 4;
     dst.require_aligned(unit, "dst");
     std::vector<int64_t> best(x.repeats, -1);
-    auto S = ascsim::vec::bind(src, {static_cast<uint32_t>(srcBlkStride), static_cast<uint32_t>(srcRepStride)}, x, "src");
+    auto S = ascsim::vec::bind(src, {static_cast<uint32_t>(srcBlkStride), static_cast<uint32_t>(srcRepStride)}, x, "src",
+                               ascsim::Acc::Read);
     ascsim::vec::for_active(x, [&](uint32_t r, uint32_t e) {
         if (best[r] < 0) {
             best[r] = e;
@@ -1245,7 +1390,7 @@ inline void whole_reduce_maxmin(const LocalTensor<T>& dst, const LocalTensor<T>&
     });
     if (x.repeats > 0) {
         uint64_t bytes = (x.repeats - 1) * static_cast<uint64_t>(dstRepStride) * unit + unit;
-        uint8_t* out = reinterpret_cast<uint8_t*>(dst.span(0, (bytes + sizeof(T) - 1) / sizeof(T)));
+        uint8_t* out = reinterpret_cast<uint8_t*>(dst.span(0, (bytes + sizeof(T) - 1) / sizeof(T), ascsim::Acc::Write));
         for (uint64_t r = 0; r < x.repeats; ++r) {
             if (best[r] < 0) continue;
             uint8_t* o = out + r * static_cast<uint64_t>(dstRepStride) * unit;
@@ -1388,7 +1533,7 @@ __aicore__ inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& s
                                                         (unsigned long long)d0, (unsigned long long)d1,
                                                         (unsigned long long)s0, (unsigned long long)s1));
     }
-    const uint32_t* off = srcOffset.span(0, count);
+    const uint32_t* off = srcOffset.span(0, count, ascsim::Acc::Read);
     std::vector<T> out(count);
     for (uint32_t i = 0; i < count; ++i) {
         uint64_t b = static_cast<uint64_t>(srcBaseAddr) + off[i];
@@ -1396,9 +1541,9 @@ __aicore__ inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& s
             ascsim::fail("misaligned address",
                          ascsim::fmt("Gather: byte offset %llu of element %u is not a multiple of %zu",
                                      (unsigned long long)b, i, sizeof(T)));
-        out[i] = *src.span(b / sizeof(T), 1);
+        out[i] = *src.span(b / sizeof(T), 1, ascsim::Acc::Read);
     }
-    std::memcpy(dst.span(0, count), out.data(), count * sizeof(T));
+    std::memcpy(dst.span(0, count, ascsim::Acc::Write), out.data(), count * sizeof(T));
     ascsim::vec::rec((static_cast<uint64_t>(count) * sizeof(T) + 255) / 256, static_cast<uint64_t>(count) * (2 * sizeof(T) + 4));
 }
 

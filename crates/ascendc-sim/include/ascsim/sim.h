@@ -78,6 +78,8 @@ typedef struct ascsim_launch_info {
     uint64_t gm_read_bytes;
     uint64_t gm_write_bytes;
     uint64_t events;
+    uint32_t hazards_checked; /* 1 if the hazard checker watched the launch (ASCSIM_HAZARDS) */
+    uint32_t reserved;
 } ascsim_launch_info;
 
 /* Configure the SoC of a simulated device before aclrtSetDevice. */

@@ -39,6 +39,22 @@ struct CubeTraits<float> {
 };
 
 __aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+// Orders everything the source pipe of E has issued before whatever its
+// destination pipe issues next: a SetFlag/WaitFlag pair on an id the TPipe
+// hands out (its queues take ids of the same events from the same eight).
+template <HardEvent E>
+__aicore__ inline void PipeSync() {
+    event_t id = static_cast<event_t>(GetTPipePtr()->FetchEventID(E));
+    SetFlag<E>(id);
+    WaitFlag<E>(id);
+}
+
+// After scalar reads of UB scratch: the vector unit and MTE2 may overwrite it.
+__aicore__ inline void ScalarReadsDone() {
+    PipeSync<HardEvent::S_V>();
+    PipeSync<HardEvent::S_MTE2>();
+}
 constexpr uint32_t CeilDivConst(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
 // Loads the first `count` elements of a row-major s x s tile from GM into L1
@@ -98,11 +114,9 @@ __aicore__ inline void LoadConstantB(const LocalTensor<T>& b2, const LocalTensor
     Nd2NzParams p(1, static_cast<uint16_t>(n), static_cast<uint16_t>(k), 0, static_cast<uint16_t>(k),
                   static_cast<uint16_t>(n), 1, 0);
     DataCopy(b1, src, p);
-    SetFlag<HardEvent::MTE2_MTE1>(0);
-    WaitFlag<HardEvent::MTE2_MTE1>(0);
+    PipeSync<HardEvent::MTE2_MTE1>();
     LoadL0BTransposed(b2, b1, k, n);
-    SetFlag<HardEvent::MTE1_M>(0);
-    WaitFlag<HardEvent::MTE1_M>(0);
+    PipeSync<HardEvent::MTE1_M>();
 }
 
 // C = A @ B for an (m1*16) x s by s x s product (overwrite L0C).
@@ -190,6 +204,7 @@ __aicore__ inline TAcc SumRange(const GlobalTensor<TIn>& gx, uint64_t begin, uin
                                 const LocalTensor<TAcc>& acc, const LocalTensor<TAcc>& xa,
                                 const LocalTensor<half>& tmp) {
     Duplicate(acc, static_cast<TAcc>(0), static_cast<int32_t>(chunk));
+    PipeBarrier<PIPE_V>();
     for (uint64_t off = begin; off < end; off += chunk) {
         uint32_t count = static_cast<uint32_t>(end - off < chunk ? end - off : chunk);
         LocalTensor<TIn> x = in.template AllocTensor<TIn>();
@@ -197,8 +212,7 @@ __aicore__ inline TAcc SumRange(const GlobalTensor<TIn>& gx, uint64_t begin, uin
             // Zero the chunk first: only `count` elements arrive.
             Duplicate(x.template ReinterpretCast<int16_t>(), static_cast<int16_t>(0),
                       static_cast<int32_t>(chunk * sizeof(TIn) / 2));
-            SetFlag<HardEvent::V_MTE2>(0);
-            WaitFlag<HardEvent::V_MTE2>(0);
+            PipeSync<HardEvent::V_MTE2>();
         }
         LoadAny(x, gx[off], count);
         in.EnQue(x);
@@ -216,10 +230,10 @@ __aicore__ inline TAcc SumRange(const GlobalTensor<TIn>& gx, uint64_t begin, uin
         Add(acc, acc, acc[w], static_cast<int32_t>(w));
         PipeBarrier<PIPE_V>();
     }
-    SetFlag<HardEvent::V_S>(0);
-    WaitFlag<HardEvent::V_S>(0);
+    PipeSync<HardEvent::V_S>();
     TAcc sum = 0;
     for (uint32_t i = 0; i < kBlockLanes; ++i) sum = static_cast<TAcc>(sum + acc.GetValue(i));
+    ScalarReadsDone();
     return sum;
 }
 
@@ -244,10 +258,10 @@ template <typename TAcc>
 __aicore__ inline TAcc SumSlots(const GlobalTensor<TAcc>& sums, const LocalTensor<TAcc>& scratch, uint32_t count,
                                 uint32_t upto) {
     DataCopy(scratch, sums, count * kSumSlot<TAcc>);
-    SetFlag<HardEvent::MTE2_S>(0);
-    WaitFlag<HardEvent::MTE2_S>(0);
+    PipeSync<HardEvent::MTE2_S>();
     TAcc sum = 0;
     for (uint32_t i = 0; i < upto; ++i) sum = static_cast<TAcc>(sum + scratch.GetValue(i * kSumSlot<TAcc>));
+    ScalarReadsDone();
     return sum;
 }
 
@@ -262,11 +276,9 @@ __aicore__ inline void StoreAny(const GlobalTensor<T>& dst, const LocalTensor<T>
 // Writes a slot of `words` int32 (filled by scalar writes) from UB to GM and
 // waits for it, so the slot may be refilled at once.
 __aicore__ inline void StoreSlot(const GlobalTensor<int32_t>& dst, const LocalTensor<int32_t>& own, uint32_t words) {
-    SetFlag<HardEvent::S_MTE3>(0);
-    WaitFlag<HardEvent::S_MTE3>(0);
+    PipeSync<HardEvent::S_MTE3>();
     DataCopy(dst, own, words);
-    SetFlag<HardEvent::MTE3_S>(0);
-    WaitFlag<HardEvent::MTE3_S>(0);
+    PipeSync<HardEvent::MTE3_S>();
 }
 
 // The smallest and largest flag from lane-wise minima `lo` and maxima `hi`
@@ -280,8 +292,7 @@ __aicore__ inline void FoldFlagRange(const LocalTensor<half>& lo, const LocalTen
         Max(hi, hi, hi[w], static_cast<int32_t>(w));
         PipeBarrier<PIPE_V>();
     }
-    SetFlag<HardEvent::V_S>(0);
-    WaitFlag<HardEvent::V_S>(0);
+    PipeSync<HardEvent::V_S>();
     float a = 0.0f, b = 0.0f;
     for (uint32_t i = 0; i < 16; ++i) {
         float l = static_cast<float>(lo.GetValue(i));
@@ -291,6 +302,7 @@ __aicore__ inline void FoldFlagRange(const LocalTensor<half>& lo, const LocalTen
     }
     fmin = static_cast<int32_t>(a);
     fmax = static_cast<int32_t>(b);
+    ScalarReadsDone();
 }
 
 // Hands a tensor from its producer to its consumer through queue `q`
@@ -305,11 +317,9 @@ __aicore__ inline LocalTensor<T> Handoff(Que& q, const LocalTensor<T>& t) {
 template <typename T>
 __aicore__ inline void StoreScalar(const GlobalTensor<T>& dst, const LocalTensor<T>& scratch, T value) {
     scratch.SetValue(0, value);
-    SetFlag<HardEvent::S_MTE3>(0);
-    WaitFlag<HardEvent::S_MTE3>(0);
+    PipeSync<HardEvent::S_MTE3>();
     StoreAny(dst, scratch, 1);
-    SetFlag<HardEvent::MTE3_S>(0);
-    WaitFlag<HardEvent::MTE3_S>(0);
+    PipeSync<HardEvent::MTE3_S>();
 }
 
 // A chunk [first, first + count) of an exclusive scan from the same chunk of
@@ -483,11 +493,9 @@ public:
             Max(acc_, acc_, acc_[w], static_cast<int32_t>(w));
             PipeBarrier<PIPE_V>();
         }
-        SetFlag<HardEvent::V_MTE3>(0);
-        WaitFlag<HardEvent::V_MTE3>(0);
+        PipeSync<HardEvent::V_MTE3>();
         DataCopy(slot, acc_, 16);
-        SetFlag<HardEvent::MTE3_V>(0);
-        WaitFlag<HardEvent::MTE3_V>(0);
+        PipeSync<HardEvent::MTE3_V>();
     }
 
 private:
@@ -503,8 +511,7 @@ __aicore__ inline void OpLoadChunk(const GlobalTensor<TIn>& gx, uint64_t off, ui
     LocalTensor<TIn> x = in.template AllocTensor<TIn>();
     if (count < chunk) {
         FillIdentity<Op>(x, chunk);
-        SetFlag<HardEvent::V_MTE2>(0);
-        WaitFlag<HardEvent::V_MTE2>(0);
+        PipeSync<HardEvent::V_MTE2>();
     }
     LoadPadded(x, gx[off], count, Op::template Identity<TIn>());
     in.EnQue(x);
@@ -542,10 +549,10 @@ __aicore__ inline TAcc OpRange(const GlobalTensor<TIn>& gx, uint64_t begin, uint
         Op::Vec(acc, acc, acc[w], w);
         PipeBarrier<PIPE_V>();
     }
-    SetFlag<HardEvent::V_S>(0);
-    WaitFlag<HardEvent::V_S>(0);
+    PipeSync<HardEvent::V_S>();
     TAcc r = acc.GetValue(0);
     for (uint32_t i = 1; i < kBlockLanes; ++i) r = Op::Scalar(r, acc.GetValue(i));
+    ScalarReadsDone();
     return r;
 }
 
@@ -560,6 +567,7 @@ __aicore__ inline Acc PropagateRows(const LocalTensor<Acc>& out, const LocalTens
         Adds(out[r * s], in[r * s], carry, static_cast<int32_t>(s));
         carry = static_cast<Acc>(carry + rowEnd);
     }
+    ScalarReadsDone();
     return carry;
 }
 
@@ -598,15 +606,14 @@ public:
     // ends before each. Vector work only: nothing waits for it here.
     __aicore__ inline void Prepare(const GlobalTensor<TAcc>& tile, uint32_t rows, uint32_t first, uint32_t last,
                                    TAcc carry) {
+        PipeSync<HardEvent::S_V>();  // the scalar unit has read the last total and carries
         LocalTensor<TAcc> ends = at<TAcc>(kEnds);
         Duplicate(ends, static_cast<TAcc>(0), static_cast<int32_t>(kLanes));
-        SetFlag<HardEvent::V_MTE2>(0);
-        WaitFlag<HardEvent::V_MTE2>(0);
+        PipeSync<HardEvent::V_MTE2>();
         DataCopyExtParams pe(static_cast<uint16_t>(rows), sizeof(TAcc), (kS - 1) * sizeof(TAcc), 0, 0);
         DataCopyPadExtParams<TAcc> noPad(false, 0, 0, 0);
         DataCopyPad(ends[kLanes], tile[kS - 1], pe, noPad);
-        SetFlag<HardEvent::MTE2_V>(0);
-        WaitFlag<HardEvent::MTE2_V>(0);
+        PipeSync<HardEvent::MTE2_V>();
         ScanEnds(rows, first, last, carry, 0);
     }
 
@@ -616,6 +623,7 @@ public:
     __aicore__ inline void PrepareLocal(const LocalTensor<TAcc>& tile, uint32_t rows, uint32_t first, uint32_t last,
                                         TAcc carry) {
         static_assert(kS * sizeof(TAcc) / 32 <= 255, "row pitch in blocks fits a repeat stride");
+        PipeSync<HardEvent::S_V>();  // the scalar unit has read the last total and carries
         LocalTensor<TAcc> ends = at<TAcc>(kEnds);
         Duplicate(ends, static_cast<TAcc>(0), static_cast<int32_t>(kLanes));
         Adds(ends[kLanes], tile[kS - kLanes], static_cast<TAcc>(0), static_cast<uint64_t>(kLanes),
@@ -626,8 +634,7 @@ public:
 
     // The sum of all row ends of the last Prepare (waits for the vector unit).
     __aicore__ inline TAcc Total() {
-        SetFlag<HardEvent::V_S>(0);
-        WaitFlag<HardEvent::V_S>(0);
+        PipeSync<HardEvent::V_S>();
         return total_.GetValue(0);
     }
 
@@ -849,12 +856,10 @@ public:
     }
     __aicore__ inline void Flush() {
         if (n_ == 0) return;
-        SetFlag<HardEvent::S_MTE3>(0);
-        WaitFlag<HardEvent::S_MTE3>(0);
+        PipeSync<HardEvent::S_MTE3>();
         StoreAny(dst_[done_], buf_, n_);
         // The next Push may overwrite the buffer only once it is stored.
-        SetFlag<HardEvent::MTE3_S>(0);
-        WaitFlag<HardEvent::MTE3_S>(0);
+        PipeSync<HardEvent::MTE3_S>();
         done_ += n_;
         n_ = 0;
     }
@@ -904,8 +909,7 @@ public:
     // waits for the vector unit (the scalar unit reads the tree next).
     __aicore__ inline void Build(uint32_t size) {
         Levels(size);
-        SetFlag<HardEvent::V_S>(0);
-        WaitFlag<HardEvent::V_S>(0);
+        PipeSync<HardEvent::V_S>();
     }
 
     // Issues the vector work of Build() without waiting: the caller syncs
@@ -992,8 +996,7 @@ __aicore__ inline void IndexRange(const LocalTensor<int32_t>& idx, uint32_t coun
         first = false;
         len = h;
     }
-    SetFlag<HardEvent::V_S>(0);
-    WaitFlag<HardEvent::V_S>(0);
+    PipeSync<HardEvent::V_S>();
     lo = a.GetValue(0);
     hi = b.GetValue(0);
     for (uint32_t i = 1; i < len; ++i) {
@@ -1001,6 +1004,7 @@ __aicore__ inline void IndexRange(const LocalTensor<int32_t>& idx, uint32_t coun
         lo = x < lo ? x : lo;
         hi = y > hi ? y : hi;
     }
+    ScalarReadsDone();
 }
 
 // dst[i] = float(src[idx[i]]) for the first `padded` entries of idx (a
@@ -1053,8 +1057,7 @@ public:
         for (int64_t wlo = lo; wlo <= hi; wlo += kWindow) {
             uint32_t wn = static_cast<uint32_t>(hi + 1 - wlo < kWindow ? hi + 1 - wlo : kWindow);
             // The previous window's Gather is done before the window is overwritten.
-            SetFlag<HardEvent::V_MTE2>(0);
-            WaitFlag<HardEvent::V_MTE2>(0);
+            PipeSync<HardEvent::V_MTE2>();
             LoadAny(win, src[static_cast<uint64_t>(wlo)], wn);
             Adds(e, idx, static_cast<int32_t>(-wlo), static_cast<int32_t>(padded));
             PipeBarrier<PIPE_V>();
@@ -1066,8 +1069,7 @@ public:
             PipeBarrier<PIPE_V>();
             Muls(c, c, static_cast<int32_t>(sizeof(T)), static_cast<int32_t>(padded));
             PipeBarrier<PIPE_V>();
-            SetFlag<HardEvent::MTE2_V>(0);
-            WaitFlag<HardEvent::MTE2_V>(0);
+            PipeSync<HardEvent::MTE2_V>();
             Gather(g, win, c.ReinterpretCast<uint32_t>(), 0, padded);
             PipeBarrier<PIPE_V>();
             if constexpr (std::is_same<T, float>::value) {

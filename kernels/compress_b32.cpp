@@ -75,11 +75,9 @@ public:
             if (begin_ > end_) begin_ = end_;
             Count(gSlots_[(w * cores_ + core_) * kSlotInts]);
             SyncAll();
-            SetFlag<HardEvent::S_MTE2>(0);
-            WaitFlag<HardEvent::S_MTE2>(0);
+            PipeSync<HardEvent::S_MTE2>();
             DataCopy(slots, gSlots_[w * cores_ * kSlotInts], cores_ * kSlotInts);
-            SetFlag<HardEvent::MTE2_S>(0);
-            WaitFlag<HardEvent::MTE2_S>(0);
+            PipeSync<HardEvent::MTE2_S>();
             uint64_t onesBefore = carried, ones = carried;
             for (uint32_t c = 0; c < cores_; ++c) {
                 uint64_t count = static_cast<uint64_t>(slots.GetValue(c * kSlotInts));
@@ -130,8 +128,7 @@ private:
         LocalTensor<int8_t> f = qFlags_.AllocTensor<int8_t>();
         if (count % 128 != 0) {
             Duplicate(f.ReinterpretCast<int16_t>(), static_cast<int16_t>(0), static_cast<int32_t>(kTile / 2));
-            SetFlag<HardEvent::V_MTE2>(0);
-            WaitFlag<HardEvent::V_MTE2>(0);
+            PipeSync<HardEvent::V_MTE2>();
         }
         LoadAny(f, gf_[off], count);
         qFlags_.EnQue(f);

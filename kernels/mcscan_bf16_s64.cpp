@@ -91,8 +91,7 @@ __aicore__ inline void PropagatePhase(VectorBuffers& b, const GlobalTensor<TAcc>
         LoadAny(in, gy[off], count);
         b.qIn.EnQue(in);
         in = b.qIn.DeQue<TAcc>();
-        SetFlag<HardEvent::MTE2_S>(0);
-        WaitFlag<HardEvent::MTE2_S>(0);
+        PipeSync<HardEvent::MTE2_S>();
         LocalTensor<TAcc> out = b.qOut.AllocTensor<TAcc>();
         TAcc before = carry;
         carry = PropagateRows(out, in, kS, rows, carry);

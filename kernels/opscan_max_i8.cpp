@@ -227,8 +227,7 @@ private:
         LocalTensor<TIn> in = qIn_.AllocTensor<TIn>();
         if (d.count < tileElems_) {
             FillIdentity<Op>(in, kTile);
-            SetFlag<HardEvent::V_MTE2>(0);
-            WaitFlag<HardEvent::V_MTE2>(0);
+            PipeSync<HardEvent::V_MTE2>();
         }
         LoadPadded(in, gx_[d.base], d.count, Op::Identity<TIn>());
         qIn_.EnQue(in);
@@ -372,8 +371,7 @@ private:
         if (begin_ % len != 0 && begin_ < end_) {
             LocalTensor<TAcc> slots = bufSmall_.GetWithOffset<TAcc>(kMaxCores * 32 / sizeof(TAcc), kSlotsAt);
             DataCopy(slots, gSlots_, cores_ * kSumSlot<TAcc>);
-            SetFlag<HardEvent::MTE2_S>(0);
-            WaitFlag<HardEvent::MTE2_S>(0);
+            PipeSync<HardEvent::MTE2_S>();
             uint64_t rowStart = begin_ / len * len;
             for (uint32_t j = core_; j > 0; --j) {
                 carryIn_ = Op::Scalar(carryIn_, slots.GetValue((j - 1) * kSumSlot<TAcc>));

@@ -144,8 +144,7 @@ private:
         LocalTensor<int16_t> keys = qKeys_.AllocTensor<int16_t>();
         if (count % 128 != 0) {
             Duplicate(keys, static_cast<int16_t>(0), static_cast<int32_t>(kTile));
-            SetFlag<HardEvent::V_MTE2>(0);
-            WaitFlag<HardEvent::V_MTE2>(0);
+            PipeSync<HardEvent::V_MTE2>();
         }
         if constexpr (kNarrow) {
             LoadAny(keys.ReinterpretCast<TKey>()[kTile], gKeysIn_[OffsetOf(k)], count);
@@ -192,6 +191,7 @@ private:
             Muls(tmp2, tmp, static_cast<int16_t>(0x7FFF), len);
             PipeBarrier<PIPE_V>();
             Max(code, code, tmp2, len);  // NaN magnitude -> 0x7FFF
+            PipeBarrier<PIPE_V>();       // tmp2 is rewritten next
             ShiftRight(tmp2, keys, static_cast<int16_t>(15), len);  // 0 or -1 (sign)
             Muls(tmp, tmp, static_cast<int16_t>(2), len);
             PipeBarrier<PIPE_V>();
@@ -256,6 +256,7 @@ private:
             ShiftRight(tmp2, tmp, static_cast<int16_t>(2), len);
             PipeBarrier<PIPE_V>();
             Cast(bufDigit_.Get<half>(), tmp2, RoundMode::CAST_NONE, padded);
+            PipeBarrier<PIPE_V>();  // tmp2 is rewritten next
             ShiftLeft(tmp2, tmp, static_cast<int16_t>(14), len);
             PipeBarrier<PIPE_V>();
             ShiftRight(tmp2.ReinterpretCast<uint16_t>(), tmp2.ReinterpretCast<uint16_t>(), static_cast<uint16_t>(14), len);
@@ -416,22 +417,18 @@ private:
         for (uint32_t d = 0; d < kMaxDigits; ++d) before[d] = total[d] = 0;
         if (OwnsRow(r)) {
             LocalTensor<int32_t> own = bufSmall_.GetWithOffset<int32_t>(kSlotInts, kOwnAt);
-            SetFlag<HardEvent::S_MTE2>(0);
-            WaitFlag<HardEvent::S_MTE2>(0);
+            PipeSync<HardEvent::S_MTE2>();
             DataCopy(own, gWork_[SetAt(set) + t_.row_totals_offset / 4 + r * kSlotInts], kSlotInts);
-            SetFlag<HardEvent::MTE2_S>(0);
-            WaitFlag<HardEvent::MTE2_S>(0);
+            PipeSync<HardEvent::MTE2_S>();
             for (uint32_t d = 0; d < values; ++d) total[d] = static_cast<uint64_t>(own.GetValue(d));
             return;
         }
         // The cores sharing the row: earlier ones end in it (their
         // last-row slot), later ones start in it (their first-row slot).
         LocalTensor<int32_t> slots = bufSmall_.GetWithOffset<int32_t>(cores_ * 2 * kSlotInts, kSlotsAt);
-        SetFlag<HardEvent::S_MTE2>(0);
-        WaitFlag<HardEvent::S_MTE2>(0);
+        PipeSync<HardEvent::S_MTE2>();
         DataCopy(slots, gWork_[SetAt(set)], cores_ * 2 * kSlotInts);
-        SetFlag<HardEvent::MTE2_S>(0);
-        WaitFlag<HardEvent::MTE2_S>(0);
+        PipeSync<HardEvent::MTE2_S>();
         uint32_t lo = core_, hi = core_;
         while (lo > 0 && LastRow(lo - 1) == r) --lo;
         while (hi + 1 < cores_ && FirstRow(hi + 1) == r) ++hi;

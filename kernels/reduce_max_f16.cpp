@@ -57,8 +57,7 @@ extern "C" __global__ __aicore__ void reduce_max_f16(GM_ADDR x, GM_ADDR total, G
     if (core + 1 == cores) {
         LocalTensor<TAcc> slots = bufAcc.Get<TAcc>();
         DataCopy(slots, gSums, cores * kSumSlot<TAcc>);
-        SetFlag<HardEvent::MTE2_S>(0);
-        WaitFlag<HardEvent::MTE2_S>(0);
+        PipeSync<HardEvent::MTE2_S>();
         TAcc all = slots.GetValue(0);
         for (uint32_t i = 1; i < cores; ++i) all = Op::Scalar(all, slots.GetValue(i * kSumSlot<TAcc>));
         StoreScalar(gTotal, bufOne.Get<TAcc>(), all);

@@ -52,6 +52,20 @@ public:
         pipe_.InitBuffer(bufOut_, ScalarStager<int32_t, kBatch>::kBytes);
         sums_.Init(bufSums_.Get<float>());
         out_.Init(bufOut_.Get<int32_t>());
+        // Long-lived event ids (their Set and Wait are far apart): the
+        // uniforms' load, and the two trees of SumLevel's pipeline.
+        uniformsLoaded_ = pipe_.AllocEventID<HardEvent::MTE2_S>();
+        treeBuilt_[0] = pipe_.AllocEventID<HardEvent::V_S>();
+        treeBuilt_[1] = pipe_.AllocEventID<HardEvent::V_S>();
+        Phases();
+        pipe_.ReleaseEventID<HardEvent::V_S>(treeBuilt_[1]);
+        pipe_.ReleaseEventID<HardEvent::V_S>(treeBuilt_[0]);
+        pipe_.ReleaseEventID<HardEvent::MTE2_S>(uniformsLoaded_);
+    }
+
+private:
+    __aicore__ inline void Phases() {
+        const SampleTiling& t = t_;
 
         // This core's draws; their first uniforms load while phases 1 and 2 run.
         const uint64_t draws = t.rows * t.draws;
@@ -72,7 +86,6 @@ public:
         Draw();
     }
 
-private:
     // Entries of chunk j of a level of `len` entries per row.
     __aicore__ inline uint32_t ChunkCount(uint64_t len, uint64_t j) {
         uint64_t left = len - j * kTile;
@@ -89,8 +102,7 @@ private:
         if (count < size) {
             Duplicate(raw.template ReinterpretCast<int16_t>(), static_cast<int16_t>(0),
                       static_cast<int32_t>(size * sizeof(TIn) / 2));
-            SetFlag<HardEvent::V_MTE2>(0);
-            WaitFlag<HardEvent::V_MTE2>(0);
+            PipeSync<HardEvent::V_MTE2>();
         }
         LoadAny(raw, level[row * len + j * kTile], count);
         qRaw_.EnQue(raw);
@@ -100,6 +112,7 @@ private:
     template <typename TIn>
     __aicore__ inline void ToLeaves(PairTree<kTile>& tree, uint32_t size) {
         LocalTensor<TIn> raw = qRaw_.DeQue<TIn>();
+        PipeSync<HardEvent::S_V>();  // the scalar unit is done reading the tree (and its ReduceMin slot)
         CastToAcc(tree.Leaves(), raw, bufMin_.Get<half>(), size);
         qRaw_.FreeTensor(raw);
         PipeBarrier<PIPE_V>();
@@ -141,14 +154,14 @@ private:
             ToLeaves<TIn>(*trees[k], size);
             if (checkSign) ReduceMin(mins[8 * k], trees[k]->Leaves(), tmp, static_cast<int32_t>(count));
             trees[k]->Levels(size);
-            SetFlag<HardEvent::V_S>(k);
+            SetFlag<HardEvent::V_S>(treeBuilt_[k]);
             if (g > first) {
-                WaitFlag<HardEvent::V_S>(1 - k);
+                WaitFlag<HardEvent::V_S>(treeBuilt_[1 - k]);
                 Publish(*trees[1 - k], mins[8 * (1 - k)], checkSign);
             }
         }
         const uint32_t k = static_cast<uint32_t>((last - 1 - first) % 2);
-        WaitFlag<HardEvent::V_S>(k);
+        WaitFlag<HardEvent::V_S>(treeBuilt_[k]);
         Publish(*trees[k], mins[8 * k], checkSign);
         sums_.Flush();
     }
@@ -160,11 +173,12 @@ private:
     }
 
     // Starts loading the uniforms of draws [d, d + kBatch) of this core's
-    // range (the scalar unit waits for them with MTE2_S event 1).
+    // range (the scalar unit waits for them on uniformsLoaded_).
     __aicore__ inline void LoadUniforms(uint64_t d) {
         uint64_t left = drawLast_ - d;
+        PipeSync<HardEvent::S_MTE2>();  // the scalar unit is done with the previous batch
         LoadAny(bufUniforms_.Get<float>(), gU_[d], static_cast<uint32_t>(left < kBatch ? left : kBatch));
-        SetFlag<HardEvent::MTE2_S>(1);
+        SetFlag<HardEvent::MTE2_S>(uniformsLoaded_);
     }
 
     // Rows of at most kTile weights (top level 0, no phases 1 and 2): the
@@ -174,6 +188,7 @@ private:
     // when the row holds a negative weight).
     __aicore__ inline float ShortRow(uint64_t row) {
         const uint32_t n = static_cast<uint32_t>(t_.n);
+        PipeSync<HardEvent::S_V>();  // the scalar unit is done reading the last row's tree and minimum
         const uint32_t pitch = (n * static_cast<uint32_t>(sizeof(TW)) + 31) / 32 * 32 / sizeof(TW);
         LocalTensor<TW> cache = mid_.Leaves().ReinterpretCast<TW>();
         if (row < cacheFirst_ || row >= cacheLast_) {
@@ -183,15 +198,13 @@ private:
             const uint64_t count = rowsLeft < fit ? rowsLeft : fit;
             if (cacheLast_ != 0) {
                 // The vector unit is done with the cached rows.
-                SetFlag<HardEvent::V_MTE2>(2);
-                WaitFlag<HardEvent::V_MTE2>(2);
+                PipeSync<HardEvent::V_MTE2>();
             }
             const uint8_t rightPad = static_cast<uint8_t>(pitch - n);
             DataCopyExtParams p(static_cast<uint16_t>(count), n * static_cast<uint32_t>(sizeof(TW)), 0, 0, 0);
             DataCopyPadExtParams<TW> pad(rightPad != 0, 0, rightPad, static_cast<TW>(0));
             DataCopyPad(cache, gW_[row * t_.n], p, pad);
-            SetFlag<HardEvent::MTE2_V>(2);
-            WaitFlag<HardEvent::MTE2_V>(2);
+            PipeSync<HardEvent::MTE2_V>();
             cacheFirst_ = row;
             cacheLast_ = row + count;
         }
@@ -222,7 +235,7 @@ private:
         for (uint64_t d = first; d < last; ++d) {
             if ((d - first) % kBatch == 0) {
                 if (d != first) LoadUniforms(d);
-                WaitFlag<HardEvent::MTE2_S>(1);
+                WaitFlag<HardEvent::MTE2_S>(uniformsLoaded_);
             }
             uint64_t row = d / t_.draws;
             if (row != topRow) {
@@ -264,6 +277,8 @@ private:
     }
 
     TPipe pipe_;
+    TEventID uniformsLoaded_ = 0;
+    TEventID treeBuilt_[2] = {0, 0};
     TQue<TPosition::VECIN, 2> qRaw_;  // depth 2: phase 1 loads the next tile while it sums one
     PairTree<kTile> tile_, mid_, top_;
     TBuf<TPosition::VECCALC> bufMin_, bufUniforms_, bufSums_, bufOut_;

@@ -26,13 +26,6 @@ constexpr uint32_t kS = 32;
 constexpr uint32_t kTile = kS * kS;
 constexpr uint32_t kM1 = kS / 16;  // fractal rows of a full tile
 
-// Waits until the pipe `event` names has finished what was issued before.
-template <HardEvent event>
-__aicore__ inline void Drain() {
-    SetFlag<event>(0);
-    WaitFlag<event>(0);
-}
-
 __aicore__ inline uint32_t TileCount(const ScanUL1Tiling& t, uint32_t k) {
     uint64_t base = static_cast<uint64_t>(k) * kTile;
     return static_cast<uint32_t>(t.n - base < kTile ? t.n - base : kTile);
@@ -115,7 +108,7 @@ __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR ws, const ScanUL1Tiling& t) {
         ps.k = kS;
         Mmad(sums, a2, bOnes.Get<TIn>(), ps);
         qA2.FreeTensor(a2);
-        Drain<HardEvent::M_FIX>();
+        PipeSync<HardEvent::M_FIX>();
 
         // c -> GM (column 0, one value per valid row) -> L1 as the row c^T.
         FixpipeParamsV220 fs;
@@ -124,16 +117,16 @@ __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR ws, const ScanUL1Tiling& t) {
         fs.srcStride = static_cast<uint16_t>(m1 * 16);
         fs.dstStride = 1;
         Fixpipe<float, float, CFG_ROW_MAJOR>(gSums, sums, fs);
-        Drain<HardEvent::FIX_MTE2>();
+        PipeSync<HardEvent::FIX_MTE2>();
         // Rows of the tile past `rows` keep earlier (finite) sums: they only
         // meet the zeros of U- below the diagonal on the way to valid carries.
         LocalTensor<float> sums1 = sumsL1.Get<float>();
         Nd2NzParams pc(1, 1, kS, 0, kS, 16, 1, 0);
         DataCopy(sums1, gSums, pc);
-        Drain<HardEvent::MTE2_MTE1>();
+        PipeSync<HardEvent::MTE2_MTE1>();
         LocalTensor<float> sums0 = sumsL0.Get<float>();
         LoadData(sums0, sums1, LoadData2DParams(0, kS / CubeTraits<float>::kC0, 1, 0, 0, false, 0));
-        Drain<HardEvent::MTE1_M>();
+        PipeSync<HardEvent::MTE1_M>();
 
         // R'^T = c^T @ U- (row 0 of a 16-row product): R[j] = sum_{k<j} c[k].
         LocalTensor<float> carries = carriesC.Get<float>();
@@ -142,22 +135,22 @@ __aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR ws, const ScanUL1Tiling& t) {
         pr.n = kS;
         pr.k = kS;
         Mmad(carries, sums0, bUs.Get<float>(), pr);
-        Drain<HardEvent::M_FIX>();
+        PipeSync<HardEvent::M_FIX>();
         FixpipeParamsV220 fr;
         fr.nSize = kS;
         fr.mSize = 1;
         fr.srcStride = 16;
         fr.dstStride = kS;
         Fixpipe<float, float, CFG_ROW_MAJOR>(gCarries, carries, fr);
-        Drain<HardEvent::FIX_MTE2>();
+        PipeSync<HardEvent::FIX_MTE2>();
         // R as an s x 8 column (Nd2Nz zero-fills columns 1..7).
         LocalTensor<float> carries1 = carriesL1.Get<float>();
         Nd2NzParams pk(1, static_cast<uint16_t>(rows), 1, 0, 1, static_cast<uint16_t>(m1 * 16), 1, 0);
         DataCopy(carries1, gCarries, pk);
-        Drain<HardEvent::MTE2_MTE1>();
+        PipeSync<HardEvent::MTE2_MTE1>();
         LocalTensor<float> carries0 = carriesL0.Get<float>();
         LoadData(carries0, carries1, LoadData2DParams(0, static_cast<uint8_t>(m1), 1, 0, 0, false, 0));
-        Drain<HardEvent::MTE1_M>();
+        PipeSync<HardEvent::MTE1_M>();
 
         // C += R @ E: row i of C gains R[i] in every column.
         MmadParams pe;
@@ -211,8 +204,9 @@ __aicore__ inline void VectorSide(GM_ADDR y, GM_ADDR total, GM_ADDR ws, const Sc
             qIn.EnQue(in);
             CrossCoreSetFlag<2, PIPE_MTE2>(kFlagSlotFree);
             in = qIn.DeQue<TAcc>();
-            Drain<HardEvent::MTE2_S>();
+            PipeSync<HardEvent::MTE2_S>();
             TAcc tileSum = in.GetValue(count - 1);
+            PipeSync<HardEvent::S_MTE2>();  // before the buffer is refilled
             LocalTensor<TAcc> out = qOut.AllocTensor<TAcc>();
             Adds(out, in, carry, static_cast<int32_t>(count));
             carry = static_cast<TAcc>(carry + tileSum);

@@ -56,14 +56,13 @@ extern "C" __global__ __aicore__ void segrevert_i8(GM_ADDR xe, GM_ADDR x, GM_ADD
         LocalTensor<TAcc> e = qXe.AllocTensor<TAcc>();
         LoadAny(e, gXe[off], count);
         // The window of v: w(k) for k in [fs[off], fs[off + count - 1]].
-        SetFlag<HardEvent::MTE2_S>(0);
-        WaitFlag<HardEvent::MTE2_S>(0);
+        PipeSync<HardEvent::MTE2_S>();
         int32_t kLo = f.GetValue(0), kHi = f.GetValue(count - 1);
+        PipeSync<HardEvent::S_V>();  // f becomes byte offsets below
         int32_t base = kLo > 0 ? kLo - 1 : 0;  // first v index in the window
         LocalTensor<TAcc> w = qW.AllocTensor<TAcc>();
         Duplicate(w, static_cast<TAcc>(0), static_cast<int32_t>(kPad));
-        SetFlag<HardEvent::V_MTE2>(0);
-        WaitFlag<HardEvent::V_MTE2>(0);
+        PipeSync<HardEvent::V_MTE2>();
         if (kHi > base) LoadAny(w[kPad], gV[static_cast<uint64_t>(base)], static_cast<uint32_t>(kHi - base));
         qFs.EnQue(f);
         qXe.EnQue(e);

@@ -35,8 +35,7 @@ __aicore__ inline void ReportBad(const GlobalTensor<int32_t>& slot, const LocalT
     PipeBarrier<PIPE_ALL>();
     for (uint32_t i = 1; i < 8; ++i) scratch.SetValue(i, 0);
     scratch.SetValue(0, static_cast<int32_t>(bad + 1));
-    SetFlag<HardEvent::S_MTE3>(0);
-    WaitFlag<HardEvent::S_MTE3>(0);
+    PipeSync<HardEvent::S_MTE3>();
     DataCopy(slot, scratch, 8);
 }
 // z *= values in fp32 (half values widen exactly first; a product of two
@@ -89,17 +88,14 @@ extern "C" __global__ __aicore__ void spmv_products_f16(GM_ADDR values, GM_ADDR 
     for (uint64_t off = begin; off < end; off += kChunk) {
         uint32_t count = static_cast<uint32_t>(end - off < kChunk ? end - off : kChunk);
         uint32_t padded = Pad64(count);
-        SetFlag<HardEvent::V_MTE2>(0);
-        WaitFlag<HardEvent::V_MTE2>(0);
+        PipeSync<HardEvent::V_MTE2>();
         LoadAny(col, gCol[off], count);
         LoadAny(val, gVal[off], count);
-        SetFlag<HardEvent::MTE2_V>(0);
-        WaitFlag<HardEvent::MTE2_V>(0);
+        PipeSync<HardEvent::MTE2_V>();
         int32_t lo = 0, hi = 0;
         IndexRange(col, count, gather.ScratchA(), gather.ScratchB(), lo, hi);
         if ((lo < 0 || hi >= n) && bad < 0) {
-            SetFlag<HardEvent::MTE2_S>(0);
-            WaitFlag<HardEvent::MTE2_S>(0);
+            PipeSync<HardEvent::MTE2_S>();
             for (uint32_t i = 0; i < count; ++i) {
                 int32_t c = col.GetValue(i);
                 if (c < 0 || c >= n) {
@@ -107,13 +103,12 @@ extern "C" __global__ __aicore__ void spmv_products_f16(GM_ADDR values, GM_ADDR 
                     break;
                 }
             }
+            ScalarReadsDone();
         }
-        SetFlag<HardEvent::MTE3_V>(0);
-        WaitFlag<HardEvent::MTE3_V>(0);
+        PipeSync<HardEvent::MTE3_V>();
         gather.Run(z, col, padded, lo, hi, gX, t.src_len);
         MulValues(z, val, bufValF, padded);
-        SetFlag<HardEvent::V_MTE3>(0);
-        WaitFlag<HardEvent::V_MTE3>(0);
+        PipeSync<HardEvent::V_MTE3>();
         StoreAny(gZ[off], z, count);
     }
     if (bad >= 0) ReportBad(gSlot, bufSlot.Get<int32_t>(), bad);

@@ -37,8 +37,7 @@ __aicore__ inline void ReportBad(const GlobalTensor<int32_t>& slot, const LocalT
     PipeBarrier<PIPE_ALL>();
     for (uint32_t i = 1; i < 8; ++i) scratch.SetValue(i, 0);
     scratch.SetValue(0, static_cast<int32_t>(bad + 1));
-    SetFlag<HardEvent::S_MTE3>(0);
-    WaitFlag<HardEvent::S_MTE3>(0);
+    PipeSync<HardEvent::S_MTE3>();
     DataCopy(slot, scratch, 8);
 }
 // z *= values in fp32 (half values widen exactly first; a product of two
@@ -99,11 +98,9 @@ extern "C" __global__ __aicore__ void spmv_rows_f32(GM_ADDR values, GM_ADDR indi
         uint32_t rows = static_cast<uint32_t>(end - off < kRows ? end - off : kRows);
         uint32_t entries = rows + 1;
         uint32_t padded = Pad64(entries);
-        SetFlag<HardEvent::V_MTE2>(0);
-        WaitFlag<HardEvent::V_MTE2>(0);
+        PipeSync<HardEvent::V_MTE2>();
         LoadAny(rp, gRp[off], entries);
-        SetFlag<HardEvent::MTE2_V>(0);
-        WaitFlag<HardEvent::MTE2_V>(0);
+        PipeSync<HardEvent::MTE2_V>();
         // Entry i + 1 >= entry i, exactly in int32: min(next, rp) == rp.
         Gather(next, rp, shift.ReinterpretCast<uint32_t>(), 0, padded);
         PipeBarrier<PIPE_V>();
@@ -115,29 +112,27 @@ extern "C" __global__ __aicore__ void spmv_rows_f32(GM_ADDR values, GM_ADDR indi
         GatherMask(next, rp, ok.ReinterpretCast<uint32_t>(), true, rows, GatherMaskParams(1, 1, 8, 0), good);
         ResetMask();
         if (good < rows && bad < 0) {
-            SetFlag<HardEvent::V_S>(0);
-            WaitFlag<HardEvent::V_S>(0);
+            PipeSync<HardEvent::V_S>();
             for (uint32_t i = 0; i < rows; ++i) {
                 if (rp.GetValue(i + 1) < rp.GetValue(i)) {
                     bad = static_cast<int64_t>(off + i + 1);
                     break;
                 }
             }
+            ScalarReadsDone();
         }
         // w[i] = zs[rp[i] - 1] for the chunk's entries (entry 0: w[off - 1]).
         Adds(rp, rp, static_cast<int32_t>(-1), static_cast<int32_t>(padded));
         PipeBarrier<PIPE_V>();
         int32_t lo = 0, hi = 0;
         IndexRange(rp, entries, gather.ScratchA(), gather.ScratchB(), lo, hi);
-        SetFlag<HardEvent::MTE3_V>(0);
-        WaitFlag<HardEvent::MTE3_V>(0);
+        PipeSync<HardEvent::MTE3_V>();
         gather.Run(w, rp, padded, lo, hi, gZs, t.src_len);
         // y[i] = w[i + 1] - w[i]
         Gather(y, w, shift.ReinterpretCast<uint32_t>(), 0, padded);
         PipeBarrier<PIPE_V>();
         Sub(y, y, w, static_cast<int32_t>(padded));
-        SetFlag<HardEvent::V_MTE3>(0);
-        WaitFlag<HardEvent::V_MTE3>(0);
+        PipeSync<HardEvent::V_MTE3>();
         StoreAny(gY[off], y, rows);
     }
     if (bad >= 0) ReportBad(gSlot, bufSlot.Get<int32_t>(), bad);

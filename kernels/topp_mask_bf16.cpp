@@ -90,8 +90,7 @@ extern "C" __global__ __aicore__ void topp_mask_bf16(GM_ADDR probs, GM_ADDR scan
     PipeBarrier<PIPE_ALL>();
     slot.SetValue(0, static_cast<int32_t>(bad < 0x7FFFFFFF ? bad : 0x7FFFFFFF));
     for (uint32_t i = 1; i < 8; ++i) slot.SetValue(i, 0);
-    SetFlag<HardEvent::S_MTE3>(0);
-    WaitFlag<HardEvent::S_MTE3>(0);
+    PipeSync<HardEvent::S_MTE3>();
     DataCopy(gSlot, slot, 8);
 }
 

@@ -31,19 +31,15 @@ extern "C" __global__ __aicore__ void topp_pick_i32(GM_ADDR indices, GM_ADDR pos
     pipe.InitBuffer(bufTok, (rows + 7) / 8 * 32);
     LocalTensor<int32_t> p = bufPos.Get<int32_t>(), one = bufOne.Get<int32_t>(), tok = bufTok.Get<int32_t>();
     LoadAny(p, gPos[begin], rows);
-    SetFlag<HardEvent::MTE2_S>(0);
-    WaitFlag<HardEvent::MTE2_S>(0);
+    PipeSync<HardEvent::MTE2_S>();
     for (uint32_t r = 0; r < rows; ++r) {
         uint64_t at = (begin + r) * t.row_len + static_cast<uint64_t>(p.GetValue(r));
-        SetFlag<HardEvent::S_MTE2>(0);
-        WaitFlag<HardEvent::S_MTE2>(0);
+        PipeSync<HardEvent::S_MTE2>();
         LoadAny(one, gIdx[at], 1);
-        SetFlag<HardEvent::MTE2_S>(0);
-        WaitFlag<HardEvent::MTE2_S>(0);
+        PipeSync<HardEvent::MTE2_S>();
         tok.SetValue(r, one.GetValue(0));
     }
-    SetFlag<HardEvent::S_MTE3>(0);
-    WaitFlag<HardEvent::S_MTE3>(0);
+    PipeSync<HardEvent::S_MTE3>();
     StoreAny(gTok[begin], tok, rows);
 }
 

@@ -48,8 +48,7 @@ extern "C" __global__ __aicore__ void veccumsum_f16_s16(GM_ADDR x, GM_ADDR y, GM
 
     // Transpose table: element r*s + c reads element c*s + r (byte offsets).
     for (uint32_t i = 0; i < kTile; ++i) idx.SetValue(i, static_cast<uint32_t>(((i % kS) * kS + i / kS) * sizeof(TAcc)));
-    SetFlag<HardEvent::S_V>(0);
-    WaitFlag<HardEvent::S_V>(0);
+    PipeSync<HardEvent::S_V>();
 
     uint64_t shift = tiling.exclusive ? 1 : 0;
     if (tiling.exclusive) StoreScalar(gy, one, static_cast<TAcc>(0));
@@ -62,12 +61,12 @@ extern "C" __global__ __aicore__ void veccumsum_f16_s16(GM_ADDR x, GM_ADDR y, GM
             // A partial tile is zero-padded so row ends and carries stay exact.
             Duplicate(in.template ReinterpretCast<int16_t>(), static_cast<int16_t>(0),
                       static_cast<int32_t>(kTile * sizeof(TIn) / 2));
-            SetFlag<HardEvent::V_MTE2>(0);
-            WaitFlag<HardEvent::V_MTE2>(0);
+            PipeSync<HardEvent::V_MTE2>();
         }
         LoadAny(in, gx[base], count);
         qIn.EnQue(in);
         in = qIn.DeQue<TIn>();
+        PipeBarrier<PIPE_V>();  // the last tile's row adds have read a
         CastToAcc(a, in, tmpHalf, kTile);
         qIn.FreeTensor(in);
         PipeBarrier<PIPE_V>();
@@ -78,8 +77,7 @@ extern "C" __global__ __aicore__ void veccumsum_f16_s16(GM_ADDR x, GM_ADDR y, GM
             PipeBarrier<PIPE_V>();
         }
         Gather(a, tr, idx, 0, kTile);
-        SetFlag<HardEvent::V_S>(0);
-        WaitFlag<HardEvent::V_S>(0);
+        PipeSync<HardEvent::V_S>();
         LocalTensor<TAcc> out = qOut.AllocTensor<TAcc>();
         carry = PropagateRows(out, a, kS, CeilDiv(count, kS), carry);
         qOut.EnQue(out);

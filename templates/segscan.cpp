@@ -218,11 +218,9 @@ public:
             // element order) into this core's carry, and all of them into
             // the next wave's.
             LocalTensor<int32_t> slots = Small()[kSlotWords];
-            SetFlag<HardEvent::S_MTE2>(0);
-            WaitFlag<HardEvent::S_MTE2>(0);
+            PipeSync<HardEvent::S_MTE2>();
             DataCopy(slots, gSlots_[wordsBefore], vectors_ * kSlotWords);
-            SetFlag<HardEvent::MTE2_S>(0);
-            WaitFlag<HardEvent::MTE2_S>(0);
+            PipeSync<HardEvent::MTE2_S>();
             SegAgg acc{before, false};
             TAcc carry = before;
             for (uint32_t c = 0; c < vectors_; ++c) {
@@ -277,8 +275,7 @@ private:
         LocalTensor<int8_t> f = qFlags_.AllocTensor<int8_t>();
         if (count % 128 != 0) {
             Duplicate(f.ReinterpretCast<int16_t>(), static_cast<int16_t>(0), static_cast<int32_t>(kChunk / 2));
-            SetFlag<HardEvent::V_MTE2>(0);
-            WaitFlag<HardEvent::V_MTE2>(0);
+            PipeSync<HardEvent::V_MTE2>();
         }
         LoadAny(f, gf_[off], count);
         qFlags_.EnQue(f);
@@ -331,9 +328,9 @@ private:
             LoadFlags(lo, count);
             uint32_t starts = StartPositions(pos, FlagBits(count, false), count);
             if (starts > 0) {
-                SetFlag<HardEvent::V_S>(0);
-                WaitFlag<HardEvent::V_S>(0);
+                PipeSync<HardEvent::V_S>();
                 from = lo + static_cast<uint64_t>(pos.GetValue(starts - 1));
+                PipeSync<HardEvent::S_V>();  // pos is rewritten by the vector unit
                 has = true;
             }
             hi = lo;
@@ -457,8 +454,7 @@ private:
                 // Start positions into `out` (free until the final Sub).
                 LocalTensor<int32_t> pos = out.template ReinterpretCast<int32_t>();
                 StartPositions(pos, bits, count);
-                SetFlag<HardEvent::V_S>(0);
-                WaitFlag<HardEvent::V_S>(0);
+                PipeSync<HardEvent::V_S>();
                 uint32_t p = static_cast<uint32_t>(pos.GetValue(0));
                 if (p > 0) FillRange(g, static_cast<TAcc>(-carry), 0, p);
                 for (uint32_t k = 0; k < starts; ++k) {
@@ -466,6 +462,7 @@ private:
                     FillRange(g, list.GetValue(kListAt + k), p, q);
                     p = q;
                 }
+                PipeSync<HardEvent::S_V>();  // pos (in out) and list are rewritten by the vector unit
                 PipeBarrier<PIPE_V>();
             } else {
                 carriesF_.AddTo(fb, fb, 0, rows);  // F
@@ -492,10 +489,10 @@ private:
             Add(out, out, xa, static_cast<int32_t>(padded));
             PipeBarrier<PIPE_V>();
         }
-        SetFlag<HardEvent::V_S>(0);
-        WaitFlag<HardEvent::V_S>(0);
+        PipeSync<HardEvent::V_S>();
         TAcc lastOut = out.GetValue(count - 1);
         TAcc next = t_.exclusive ? static_cast<TAcc>(lastOut + xa.GetValue(count - 1)) : lastOut;
+        PipeSync<HardEvent::S_V>();  // out's buffer and xa are rewritten by the vector unit
         out = Handoff(qOut_, out);
         StoreAny(gy_[base], out, count);
         qOut_.FreeTensor(out);

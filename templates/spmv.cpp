@@ -44,8 +44,7 @@ __aicore__ inline void ReportBad(const GlobalTensor<int32_t>& slot, const LocalT
     PipeBarrier<PIPE_ALL>();
     for (uint32_t i = 1; i < 8; ++i) scratch.SetValue(i, 0);
     scratch.SetValue(0, static_cast<int32_t>(bad + 1));
-    SetFlag<HardEvent::S_MTE3>(0);
-    WaitFlag<HardEvent::S_MTE3>(0);
+    PipeSync<HardEvent::S_MTE3>();
     DataCopy(slot, scratch, 8);
 }
 // z *= values in fp32 (half values widen exactly first; a product of two
@@ -106,11 +105,9 @@ extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR values, GM_ADDR indices
         uint32_t rows = static_cast<uint32_t>(end - off < kRows ? end - off : kRows);
         uint32_t entries = rows + 1;
         uint32_t padded = Pad64(entries);
-        SetFlag<HardEvent::V_MTE2>(0);
-        WaitFlag<HardEvent::V_MTE2>(0);
+        PipeSync<HardEvent::V_MTE2>();
         LoadAny(rp, gRp[off], entries);
-        SetFlag<HardEvent::MTE2_V>(0);
-        WaitFlag<HardEvent::MTE2_V>(0);
+        PipeSync<HardEvent::MTE2_V>();
         // Entry i + 1 >= entry i, exactly in int32: min(next, rp) == rp.
         Gather(next, rp, shift.ReinterpretCast<uint32_t>(), 0, padded);
         PipeBarrier<PIPE_V>();
@@ -122,29 +119,27 @@ extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR values, GM_ADDR indices
         GatherMask(next, rp, ok.ReinterpretCast<uint32_t>(), true, rows, GatherMaskParams(1, 1, 8, 0), good);
         ResetMask();
         if (good < rows && bad < 0) {
-            SetFlag<HardEvent::V_S>(0);
-            WaitFlag<HardEvent::V_S>(0);
+            PipeSync<HardEvent::V_S>();
             for (uint32_t i = 0; i < rows; ++i) {
                 if (rp.GetValue(i + 1) < rp.GetValue(i)) {
                     bad = static_cast<int64_t>(off + i + 1);
                     break;
                 }
             }
+            ScalarReadsDone();
         }
         // w[i] = zs[rp[i] - 1] for the chunk's entries (entry 0: w[off - 1]).
         Adds(rp, rp, static_cast<int32_t>(-1), static_cast<int32_t>(padded));
         PipeBarrier<PIPE_V>();
         int32_t lo = 0, hi = 0;
         IndexRange(rp, entries, gather.ScratchA(), gather.ScratchB(), lo, hi);
-        SetFlag<HardEvent::MTE3_V>(0);
-        WaitFlag<HardEvent::MTE3_V>(0);
+        PipeSync<HardEvent::MTE3_V>();
         gather.Run(w, rp, padded, lo, hi, gZs, t.src_len);
         // y[i] = w[i + 1] - w[i]
         Gather(y, w, shift.ReinterpretCast<uint32_t>(), 0, padded);
         PipeBarrier<PIPE_V>();
         Sub(y, y, w, static_cast<int32_t>(padded));
-        SetFlag<HardEvent::V_MTE3>(0);
-        WaitFlag<HardEvent::V_MTE3>(0);
+        PipeSync<HardEvent::V_MTE3>();
         StoreAny(gY[off], y, rows);
     }
     if (bad >= 0) ReportBad(gSlot, bufSlot.Get<int32_t>(), bad);
@@ -182,17 +177,14 @@ extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR values, GM_ADDR indices
     for (uint64_t off = begin; off < end; off += kChunk) {
         uint32_t count = static_cast<uint32_t>(end - off < kChunk ? end - off : kChunk);
         uint32_t padded = Pad64(count);
-        SetFlag<HardEvent::V_MTE2>(0);
-        WaitFlag<HardEvent::V_MTE2>(0);
+        PipeSync<HardEvent::V_MTE2>();
         LoadAny(col, gCol[off], count);
         LoadAny(val, gVal[off], count);
-        SetFlag<HardEvent::MTE2_V>(0);
-        WaitFlag<HardEvent::MTE2_V>(0);
+        PipeSync<HardEvent::MTE2_V>();
         int32_t lo = 0, hi = 0;
         IndexRange(col, count, gather.ScratchA(), gather.ScratchB(), lo, hi);
         if ((lo < 0 || hi >= n) && bad < 0) {
-            SetFlag<HardEvent::MTE2_S>(0);
-            WaitFlag<HardEvent::MTE2_S>(0);
+            PipeSync<HardEvent::MTE2_S>();
             for (uint32_t i = 0; i < count; ++i) {
                 int32_t c = col.GetValue(i);
                 if (c < 0 || c >= n) {
@@ -200,13 +192,12 @@ extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR values, GM_ADDR indices
                     break;
                 }
             }
+            ScalarReadsDone();
         }
-        SetFlag<HardEvent::MTE3_V>(0);
-        WaitFlag<HardEvent::MTE3_V>(0);
+        PipeSync<HardEvent::MTE3_V>();
         gather.Run(z, col, padded, lo, hi, gX, t.src_len);
         MulValues(z, val, bufValF, padded);
-        SetFlag<HardEvent::V_MTE3>(0);
-        WaitFlag<HardEvent::V_MTE3>(0);
+        PipeSync<HardEvent::V_MTE3>();
         StoreAny(gZ[off], z, count);
     }
     if (bad >= 0) ReportBad(gSlot, bufSlot.Get<int32_t>(), bad);

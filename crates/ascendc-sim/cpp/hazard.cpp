@@ -11,8 +11,11 @@
 // at least one a write, from different pipes or from one non-scalar pipe,
 // must be ordered, else the launch stops with rule "in-core race".
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 #include "hazard_state.h"
 
@@ -76,15 +79,34 @@ std::string region_name(const HzCore& h, Mem m, uint64_t byte) {
     return "no TPipe buffer";
 }
 
-[[noreturn]] void race(const HzCore& h, Mem m, uint32_t g, bool write, uint32_t q, uint16_t q_op, uint32_t q_ts,
-                       bool q_write) {
+// ASCSIM_HAZARDS=all: report every distinct race on stderr and go on (for
+// fixing kernels: one run lists them all); the launch still fails at its end.
+bool report_all() {
+    static const bool all = [] {
+        const char* v = std::getenv("ASCSIM_HAZARDS");
+        return v && std::strcmp(v, "all") == 0;
+    }();
+    return all;
+}
+
+void race(HzCore& h, Mem m, uint32_t g, bool write, uint32_t q, uint16_t q_op, uint32_t q_ts,
+          bool q_write) {
     const uint32_t p = static_cast<uint32_t>(h.cur_pipe);
-    fail("in-core race",
+    std::string msg =
          fmt("%s %s %s %s bytes [0x%x, 0x%x) (%s), which %s %s (%s instruction %u) %s before, and nothing orders the "
              "two; missing: %s",
              pipe_name(p), ascsim_op_name(h.cur_op), write ? "writes" : "reads", mem_name(m), g * 32u, g * 32u + 32u,
              region_name(h, m, g * 32ull).c_str(), pipe_name(q), ascsim_op_name(q_op), pipe_name(q), q_ts,
-             q_write ? "wrote" : "read", hz_missing_edge(q, p).c_str()));
+             q_write ? "wrote" : "read", hz_missing_edge(q, p).c_str());
+    if (!report_all()) fail("in-core race", msg);
+    static std::mutex mu;
+    static std::set<std::string> seen;
+    std::string key = launch_kernel_name() + "|" + ascsim_op_name(h.cur_op) + "|" + ascsim_op_name(q_op) + "|" +
+                      pipe_name(p) + pipe_name(q) + (write ? "w" : "r") + (q_write ? "w" : "r");
+    h.races++;
+    std::lock_guard<std::mutex> lock(mu);
+    if (seen.insert(key).second)
+        std::fprintf(stderr, "ascsim: kernel %s: in-core race: %s\n", launch_kernel_name().c_str(), msg.c_str());
 }
 
 bool ordered_local(const HzCore& h, uint32_t q, uint32_t t) {
@@ -100,15 +122,22 @@ void access(HzCore& h, Mem m, uint32_t g, Acc a) {
     const uint32_t p = static_cast<uint32_t>(h.cur_pipe);
     if (a == Acc::Read || a == Acc::ReadWrite) {
         if (G.w_ts && !ordered_local(h, G.w_pipe, G.w_ts)) race(h, m, g, false, G.w_pipe, G.w_op, G.w_ts, true);
+        if (G.x_ts && !ordered_local(h, G.x_pipe, G.x_ts)) race(h, m, g, false, G.x_pipe, G.x_op, G.x_ts, true);
         G.r_ts[p] = h.cur_ts;
         G.r_op[p] = h.cur_op;
     }
     if (a == Acc::Write || a == Acc::ReadWrite) {
-        if (G.w_ts && !ordered_local(h, G.w_pipe, G.w_ts)) race(h, m, g, true, G.w_pipe, G.w_op, G.w_ts, true);
         for (uint32_t q = 0; q < kPipes; ++q)
             if (G.r_ts[q] && !ordered_local(h, q, G.r_ts[q])) race(h, m, g, true, q, G.r_op[q], G.r_ts[q], false);
-        // Every earlier access is ordered before this write, so later ones
-        // need only be ordered after it.
+        // An unordered earlier write is kept for the next reader.
+        if (G.x_ts && ordered_local(h, G.x_pipe, G.x_ts)) G.x_ts = 0;
+        if (G.w_ts && !ordered_local(h, G.w_pipe, G.w_ts) && !G.x_ts) {
+            G.x_ts = G.w_ts;
+            G.x_pipe = G.w_pipe;
+            G.x_op = G.w_op;
+        }
+        // Every earlier read is ordered before this write, so later accesses
+        // need only be ordered after it (and after an unordered earlier write).
         G.w_ts = h.cur_ts;
         G.w_pipe = static_cast<uint8_t>(p);
         G.w_op = h.cur_op;
@@ -378,6 +407,8 @@ int hz_event_fetch(int ev) {
 
 void hz_end_of_kernel() {
     HzCore& h = H();
+    if (h.races)
+        fail("in-core race", fmt("%u races, each kind reported once on stderr (ASCSIM_HAZARDS=all)", h.races));
     for (int ev = 0; ev < kEvents; ++ev)
         for (int id = 0; id < 8; ++id) {
             const FlagSlot& f = h.flags[ev][id];

@@ -18,10 +18,16 @@ constexpr int kEvents = static_cast<int>(AscendC::HardEvent::MAX);
 // Last accesses of one 32-byte granule of a local memory: the last write and,
 // per pipe, the last read since that write (timestamps are per-pipe
 // instruction numbers, 0 = none).
+// A write that the last write is not ordered after stays as `x_*`: two
+// unordered writes race only if something reads the bytes before a write
+// ordered after both (an unread scratch may be overwritten at will).
 struct Granule {
     uint32_t w_ts = 0;
     uint16_t w_op = 0;
     uint8_t w_pipe = 0;
+    uint8_t x_pipe = 0;
+    uint32_t x_ts = 0;
+    uint16_t x_op = 0;
     uint32_t r_ts[kPipes] = {};
     uint16_t r_op[kPipes] = {};
 };
@@ -63,6 +69,7 @@ struct HzCore {
     uint32_t cur_ts = 0;
     uint16_t cur_op = 0;
     bool cur_hw_same = false;
+    uint32_t races = 0;  // reported and passed over (ASCSIM_HAZARDS=all)
     // The full clock this core published at its last soft SyncAll arrival.
     std::vector<uint32_t> published;
 
@@ -91,5 +98,7 @@ bool hz_ordered(uint32_t thread, uint32_t epoch);
 // a diagnostic: the missing edge between the two pipes of one core.
 std::string hz_missing_edge(uint32_t earlier_pipe, uint32_t later_pipe);
 const char* pipe_name(uint32_t pipe);
+// The name of the running launch's kernel.
+const std::string& launch_kernel_name();
 
 }  // namespace ascsim

@@ -804,6 +804,7 @@ void declare_kernel_type(KernelMetaType t) {
 }
 
 KernelMetaType launch_kernel_type() { return core().launch->type; }
+const std::string& launch_kernel_name() { return core().launch->kernel; }
 
 uint32_t physical_cores(CoreKind k) {
     const ascsim_soc& soc = *core().launch->soc;

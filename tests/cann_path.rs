@@ -597,6 +597,23 @@ fn toolkit_discovery_order_and_fallback() {
         }
     }
 
+    // Every Atlas A2 name of CANN's ascendc.cmake (compared without case,
+    // as the module does) is accepted and spelled canonically.
+    for (given, want) in [
+        ("Ascend910B1", "Ascend910B1"),
+        ("ascend910b2", "Ascend910B2"),
+        ("Ascend910B2C", "Ascend910B2C"),
+        ("ASCEND910B3", "Ascend910B3"),
+        ("Ascend910B4", "Ascend910B4"),
+        ("ascend910b4-1", "Ascend910B4-1"),
+    ] {
+        assert_eq!(xtask::cann::canonical_soc(given), Some(want), "{given}");
+    }
+    // Not A2: the old 910 (c100) name and an Atlas A3 name.
+    for other in ["Ascend910B", "Ascend910_9391", "Ascend310P3"] {
+        assert_eq!(xtask::cann::canonical_soc(other), None, "{other}");
+    }
+
     // An unknown SoC is refused before anything is built.
     let opts = BuildOptions {
         soc: "Ascend910B".into(),

@@ -240,6 +240,14 @@ fn kernels_run_through_the_loaded_libraries() {
     );
     assert!(reason.contains("libascend_scan_kernels.so"), "{reason}");
     assert!(reason.contains("8.0.RC1.fake"), "{reason}");
+    // The ACL library and the runtime were opened into the global scope
+    // (the CA model only for run mode sim).
+    let lib64 = fake().toolkit.join("lib64");
+    for lib in ["libascendcl.so", "libruntime.so", "libc_sec.so"] {
+        let path = lib64.join(lib).display().to_string();
+        assert!(reason.contains(&path), "{path} not in {reason}");
+    }
+    assert!(!reason.contains("camodel"), "{reason}");
 
     // Scan of a few thousand f16 values against the exact reference.
     let xs = ints_f16(5000);

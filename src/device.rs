@@ -205,14 +205,21 @@ impl Device {
                 )));
             }
         }
+        let runtime: Vec<String> = backend
+            .runtime_libraries()
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
         let why = format!(
-            "npu: device {id} ({name}) with the kernel library {} (CANN {}, run mode {})",
+            "npu: device {id} ({name}) with the kernel library {} (CANN {}, run mode {}; runtime \
+             libraries opened globally: {})",
             manifest.library.display(),
             manifest
                 .cann_version
                 .as_deref()
                 .unwrap_or("version unknown"),
-            manifest.run_mode
+            manifest.run_mode,
+            runtime.join(", ")
         );
         Device::open(backend, id, soc, why)
     }

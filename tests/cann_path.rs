@@ -1,180 +1,36 @@
 //! The CANN path without an NPU: a fake toolkit made by the test (see
 //! tests/fixtures/) goes through `cargo xtask build-kernels` (the xtask
 //! library function the command runs), and the kernel library it builds is
-//! loaded at run time with the fake libascendcl.so (the project simulator's
-//! runtime built as a shared library) by `Device::npu_with_kernels`.
+//! loaded at run time with the fake libascendcl.so and libruntime.so (the
+//! project simulator's runtime built as shared libraries, see
+//! tests/fake_cann) by `Device::npu_with_kernels`.
 //!
 //! What is real here: the toolkit discovery, the generated CMake project
 //! (interpreted by tests/fixtures/fake_cmake.py, since CI has no cmake), the
 //! calls of `ascendc_library` & co. (recorded by the fake ascendc.cmake), the
-//! manifest, the dynamic loading, symbol resolution, SoC and hash checks,
+//! manifest, the link shape of the kernel library (runtime symbols undefined,
+//! bound at load time, only the PUBLIC dependencies as DT_NEEDED, as the
+//! public legacy CMake module links it), the dynamic loading with the
+//! runtime in the global scope, symbol resolution, SoC and hash checks,
 //! per-thread device binding and error mapping of src/ffi.rs. What is fake:
 //! the device compiler (bisheng = g++ against the simulator headers) and the
-//! runtime (the simulator, not an NPU).
+//! runtime (the simulator, not an NPU). tests/cann_sim.rs does the same for
+//! a `--run-mode sim` library and the CA-model runtime.
+mod fake_cann;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use ascend_scan::{reduce_sum, scan, sort, BackendKind, Device, Error, ScanOptions, SortOptions};
+use fake_cann::{inspect, root, scratch, Fake};
 use half::f16;
 use xtask::cann::{BuildOptions, Manifest, Outcome, RunMode};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fixtures() -> PathBuf {
-    root().join("tests/fixtures")
-}
-
-/// A fresh directory under the target dir (removed first if present).
-fn scratch(name: &str) -> PathBuf {
-    let dir = root().join("target/cann-test").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn sh(cmd: &mut Command) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn copy_executable(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-    std::fs::copy(from, to).unwrap();
-    sh(Command::new("chmod").arg("+x").arg(to));
-}
-
-/// The fake toolkit: version.cfg, include/acl/acl.h, lib64/libascendcl.so
-/// (the simulator runtime plus two configured devices), the stub
-/// ascendc.cmake in the CANN 8.x location, a bisheng that records its
-/// invocations, and a cmake (the fake interpreter) outside the toolkit.
-struct Fake {
-    toolkit: PathBuf,
-    cmake: PathBuf,
-    log: PathBuf,
-    out: PathBuf,
-    outcome_manifest: PathBuf,
-    manifest: Manifest,
-}
-
-fn make_toolkit(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    let toolkit = dir.join("Ascend/ascend-toolkit/latest");
-    let log = dir.join("log");
-    std::fs::create_dir_all(&log).unwrap();
-    std::fs::create_dir_all(toolkit.join("include/acl")).unwrap();
-    std::fs::write(
-        toolkit.join("version.cfg"),
-        "# fake toolkit of tests/cann_path.rs\nversion=8.0.RC1.fake\n",
-    )
-    .unwrap();
-    let sim = root().join("crates/ascendc-sim");
-    std::fs::copy(
-        sim.join("include/acl/acl.h"),
-        toolkit.join("include/acl/acl.h"),
-    )
-    .unwrap();
-    let module_dir = toolkit.join("compiler/tikcpp/ascendc_kernel_cmake");
-    std::fs::create_dir_all(&module_dir).unwrap();
-    let module = std::fs::read_to_string(fixtures().join("ascendc.cmake"))
-        .unwrap()
-        .replace(
-            "@ASCENDC_SIM_INCLUDE@",
-            &sim.join("include").to_string_lossy(),
-        );
-    std::fs::write(module_dir.join("ascendc.cmake"), module).unwrap();
-    copy_executable(
-        &fixtures().join("build_sim_kernels.sh"),
-        &module_dir.join("build_sim_kernels.sh"),
-    );
-    // The recording stubs find the log directory through FAKE_CANN_LOG, set
-    // by their wrappers (not in this process's environment, which parallel
-    // tests share).
-    wrapper(
-        &toolkit.join("compiler/ccec_compiler/bin/bisheng"),
-        &log,
-        &format!("bash {}", fixtures().join("bisheng").display()),
-    );
-    std::fs::create_dir_all(toolkit.join("lib64")).unwrap();
-    sh(Command::new("g++")
-        .args(["-std=c++17", "-O2", "-fPIC", "-shared", "-pthread"])
-        .args(["-Wall", "-Wextra", "-Werror"])
-        .arg("-I")
-        .arg(sim.join("include"))
-        .arg(sim.join("cpp/runtime.cpp"))
-        .arg(fixtures().join("fake_acl_devices.cpp"))
-        .arg("-Wl,-soname,libascendcl.so")
-        .arg("-o")
-        .arg(toolkit.join("lib64/libascendcl.so")));
-    let cmake = dir.join("bin/cmake");
-    wrapper(
-        &cmake,
-        &log,
-        &format!("python3 {}", fixtures().join("fake_cmake.py").display()),
-    );
-    (toolkit, cmake, log)
-}
-
-/// An executable script at `path` running `command` with FAKE_CANN_LOG=`log`.
-fn wrapper(path: &Path, log: &Path, command: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(
-        path,
-        format!(
-            "#!/bin/sh\nFAKE_CANN_LOG='{}' exec {command} \"$@\"\n",
-            log.display()
-        ),
-    )
-    .unwrap();
-    sh(Command::new("chmod").arg("+x").arg(path));
-}
-
-/// Builds the fake toolkit and runs build-kernels with it, once per process.
+/// The fake toolkit and its npu-mode build, once per process.
 fn fake() -> &'static Fake {
     static FAKE: OnceLock<Fake> = OnceLock::new();
-    FAKE.get_or_init(|| {
-        let dir = scratch("fake");
-        let (toolkit, cmake, log) = make_toolkit(&dir);
-        let out = dir.join("out");
-        // The toolkit is found through the environment, as after set_env.sh.
-        let env = |v: &str| -> Option<OsString> {
-            (v == "ASCEND_HOME_PATH").then(|| toolkit.clone().into_os_string())
-        };
-        let outcome = xtask::cann::build_kernels(
-            &BuildOptions {
-                root: root(),
-                soc: "Ascend910B4".into(),
-                run_mode: RunMode::Npu,
-                cann: None,
-                cmake: Some(cmake.clone()),
-                out: Some(out.clone()),
-            },
-            &env,
-        )
-        .expect("build-kernels with the fake toolkit");
-        let Outcome::Cann {
-            manifest_path,
-            manifest,
-        } = outcome
-        else {
-            panic!("the fake toolkit was not found: {outcome:?}");
-        };
-        Fake {
-            toolkit: toolkit.canonicalize().unwrap(),
-            cmake,
-            log,
-            out: out.canonicalize().unwrap(),
-            outcome_manifest: manifest_path,
-            manifest: *manifest,
-        }
-    })
+    FAKE.get_or_init(|| fake_cann::build("fake", RunMode::Npu))
 }
 
 fn kernel_sources() -> Vec<String> {
@@ -310,6 +166,43 @@ fn build_kernels_drives_cmake_and_ascendc_library() {
     assert!(f.cmake.is_file());
 }
 
+/// The kernel library is linked as `ascendc_library` links its SHARED
+/// target (asc-devkit cmake/asc/legacy_modules/function.cmake and
+/// host_intf.cmake): the runtime is an INTERFACE dependency, so the library
+/// does not name it, its calls into the runtime are undefined symbols, and
+/// `-z now` binds them all when the library is loaded.
+#[test]
+fn the_kernel_library_leaves_the_runtime_to_the_loader() {
+    let lib = &fake().manifest.library;
+    let dynamic = inspect("readelf", &["-dW"], lib);
+    let needed: Vec<&str> = dynamic
+        .lines()
+        .filter(|l| l.contains("(NEEDED)"))
+        .filter_map(|l| l.split('[').nth(1)?.split(']').next())
+        .collect();
+    assert!(needed.contains(&"libascend_dump.so"), "{needed:?}");
+    assert!(needed.contains(&"libc_sec.so"), "{needed:?}");
+    for n in &needed {
+        assert!(
+            !n.contains("ascendcl") && !n.contains("runtime") && !n.contains("acl_rt"),
+            "the kernel library names the runtime {n}: {needed:?}"
+        );
+    }
+    assert!(
+        dynamic.contains("BIND_NOW") || dynamic.contains("NOW"),
+        "{dynamic}"
+    );
+    assert!(
+        !dynamic.contains("RPATH") && !dynamic.contains("RUNPATH"),
+        "{dynamic}"
+    );
+    let undefined = inspect("nm", &["-D", "--undefined-only"], lib);
+    assert!(
+        undefined.contains("ascsim"),
+        "the kernels' runtime calls should be undefined in the library:\n{undefined}"
+    );
+}
+
 fn npu() -> Device {
     let d = Device::npu_with_kernels(&fake().outcome_manifest, 0).expect("the fake NPU loads");
     assert_eq!(d.backend(), BackendKind::Npu);
@@ -347,6 +240,14 @@ fn kernels_run_through_the_loaded_libraries() {
     );
     assert!(reason.contains("libascend_scan_kernels.so"), "{reason}");
     assert!(reason.contains("8.0.RC1.fake"), "{reason}");
+    // The ACL library and the runtime were opened into the global scope
+    // (the CA model only for run mode sim).
+    let lib64 = fake().toolkit.join("lib64");
+    for lib in ["libascendcl.so", "libruntime.so", "libc_sec.so"] {
+        let path = lib64.join(lib).display().to_string();
+        assert!(reason.contains(&path), "{path} not in {reason}");
+    }
+    assert!(!reason.contains("camodel"), "{reason}");
 
     // Scan of a few thousand f16 values against the exact reference.
     let xs = ints_f16(5000);
@@ -436,12 +337,7 @@ fn a_device_with_fewer_cores_than_its_profile_is_refused() {
 
 /// A copy of the fake's manifest, changed by `edit`, in its own directory.
 fn edited_manifest(name: &str, edit: impl FnOnce(&mut Manifest)) -> PathBuf {
-    let mut m = fake().manifest.clone();
-    edit(&mut m);
-    let dir = scratch(name);
-    let path = dir.join("manifest.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
-    path
+    fake_cann::edited_manifest(&fake().manifest, name, edit)
 }
 
 #[test]
@@ -595,6 +491,23 @@ fn toolkit_discovery_order_and_fallback() {
             Outcome::NoToolkit { searched } => assert_eq!(searched.len(), 2),
             o => panic!("expected NoToolkit, got {o:?}"),
         }
+    }
+
+    // Every Atlas A2 name of CANN's ascendc.cmake (compared without case,
+    // as the module does) is accepted and spelled canonically.
+    for (given, want) in [
+        ("Ascend910B1", "Ascend910B1"),
+        ("ascend910b2", "Ascend910B2"),
+        ("Ascend910B2C", "Ascend910B2C"),
+        ("ASCEND910B3", "Ascend910B3"),
+        ("Ascend910B4", "Ascend910B4"),
+        ("ascend910b4-1", "Ascend910B4-1"),
+    ] {
+        assert_eq!(xtask::cann::canonical_soc(given), Some(want), "{given}");
+    }
+    // Not A2: the old 910 (c100) name and an Atlas A3 name.
+    for other in ["Ascend910B", "Ascend910_9391", "Ascend310P3"] {
+        assert_eq!(xtask::cann::canonical_soc(other), None, "{other}");
     }
 
     // An unknown SoC is refused before anything is built.

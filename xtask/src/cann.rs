@@ -13,8 +13,27 @@ use askama::Template;
 mod manifest;
 pub use manifest::{Manifest, Source, LIBRARY_TARGET, MANIFEST_FILE, MANIFEST_FORMAT};
 
-/// SoCs the library has profiles for (the Atlas A2 family).
-pub const SOCS: [&str; 4] = ["Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4"];
+/// The Atlas A2 SOC_VERSIONs CANN's `ascendc.cmake` accepts (its
+/// `ascend910b_list`, compared lower-cased: asc-devkit
+/// `cmake/asc/legacy_modules/host_config.cmake`, the same at tags v8.5.0 to
+/// v9.1), spelled as `aclrtGetSocName()` and tikicpulib spell them. The
+/// list also holds the Atlas A3 names (Ascend910_93xx), which are not A2.
+/// The runtime has SoC profiles for Ascend910B1..B4 only: a library built
+/// for Ascend910B2C or Ascend910B4-1 builds, but `Device::npu` refuses the
+/// device until a profile with its core counts exists.
+pub const SOCS: [&str; 6] = [
+    "Ascend910B1",
+    "Ascend910B2",
+    "Ascend910B2C",
+    "Ascend910B3",
+    "Ascend910B4",
+    "Ascend910B4-1",
+];
+
+/// The canonical spelling of an A2 SoC name (any case), as in [`SOCS`].
+pub fn canonical_soc(name: &str) -> Option<&'static str> {
+    SOCS.iter().copied().find(|s| s.eq_ignore_ascii_case(name))
+}
 
 /// RUN_MODE of `ascendc_library`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,13 +217,13 @@ pub fn build_kernels(
     opts: &BuildOptions,
     env: &dyn Fn(&str) -> Option<OsString>,
 ) -> anyhow::Result<Outcome> {
-    if !SOCS.contains(&opts.soc.as_str()) {
+    let Some(soc) = canonical_soc(&opts.soc) else {
         bail!(
-            "unknown --soc {}: expected one of {}",
+            "unknown --soc {}: expected one of the Atlas A2 names {}",
             opts.soc,
             SOCS.join(", ")
         );
-    }
+    };
     let toolkit = match &opts.cann {
         Some(dir) if is_toolkit(dir) => dir.clone(),
         Some(dir) => bail!(
@@ -237,7 +256,7 @@ pub fn build_kernels(
         None => opts
             .root
             .join("target/cann")
-            .join(format!("{}-{}", opts.soc, mode.as_str())),
+            .join(format!("{}-{}", soc, mode.as_str())),
     };
     let build = out.join("build");
     std::fs::create_dir_all(&build).with_context(|| format!("creating {}", build.display()))?;
@@ -246,12 +265,12 @@ pub fn build_kernels(
 
     let sources = manifest::kernel_sources(&opts.root)?;
     let kernels = manifest::kernel_names(&sources);
-    let lists = cmake_lists(&opts.root, &sources, &opts.soc, mode, &toolkit)?;
+    let lists = cmake_lists(&opts.root, &sources, soc, mode, &toolkit)?;
     std::fs::write(out.join("CMakeLists.txt"), lists)?;
     println!(
         "[2/4] CMake project {} (SOC_VERSION={}, RUN_MODE={})",
         out.join("CMakeLists.txt").display(),
-        opts.soc,
+        soc,
         mode.as_str()
     );
     run(
@@ -301,7 +320,7 @@ pub fn build_kernels(
 
     let manifest = Manifest {
         format: MANIFEST_FORMAT,
-        soc: opts.soc.clone(),
+        soc: soc.to_owned(),
         run_mode: mode.as_str().to_owned(),
         cann_version: version,
         toolkit,

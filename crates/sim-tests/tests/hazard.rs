@@ -31,4 +31,23 @@ sim_tests::sim_test!(
     hz_gm_mte3_to_mte2_missing,
     hz_gm_mte3_to_mte2_legal,
     hz_pipe_all_orders_every_vector_pair,
+    hz_cube_mte2_to_mte1_missing,
+    hz_cube_mte1_to_m_missing,
+    hz_cube_m_to_fix_missing,
+    hz_cube_fences_legal,
+    #[ignore = "simulator: an L0A reload after the Mmad read names PipeBarrier<PIPE_MTE1> (the earlier \
+                LoadData) instead of the missing M->MTE1 edge that orders both"]
+    hz_cube_l0a_reload_m_to_mte1_missing,
+    hz_cube_l0a_reload_m_to_mte1_missing_after_mte1_barrier,
+    hz_cube_l0a_reload_legal,
+    #[ignore = "simulator: an L0C rewrite after the Fixpipe read names PipeBarrier<PIPE_M> (the earlier Mmad) \
+                instead of the missing FIX->M edge that orders both"]
+    hz_cube_l0c_rewrite_fix_to_m_missing,
+    hz_cube_l0c_rewrite_fix_to_m_missing_after_m_barrier,
+    hz_cube_l0c_rewrite_legal,
+    hz_cube_queues_legal,
+    hz_cube_pipe_all_legal,
+    hz_mmad_accumulate_small_missing,
+    hz_mmad_accumulate_small_legal,
+    hz_mmad_accumulate_large_legal,
 );

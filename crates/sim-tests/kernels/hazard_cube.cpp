@@ -16,9 +16,36 @@ constexpr uint32_t kT = 256;  // elements of a 16x16 tile
 // Small integers: every product and sum is exact in float.
 std::vector<half> ints(uint32_t n, uint32_t mul, uint32_t mod, int off) {
     std::vector<half> v(n);
-    for (uint32_t i = 0; i < n; ++i) v[i] = static_cast<half>(static_cast<float>(static_cast<int>(i * mul % mod) - off));
+    for (uint32_t i = 0; i < n; ++i)
+        v[i] = static_cast<half>(static_cast<float>(static_cast<int>(i * mul % mod) - off));
     return v;
 }
+
+// The TPipe of a cube kernel with one TBuf per cube memory: A (and B)
+// `a_rows` (`b_rows`) rows of 16 half in L1 and in L0, `c_elems` floats in
+// L0C, each as one tensor.
+struct CubeBufs {
+    TPipe pipe;
+    TBuf<TPosition::A1> ba1;
+    TBuf<TPosition::B1> bb1;
+    TBuf<TPosition::A2> ba2;
+    TBuf<TPosition::B2> bb2;
+    TBuf<TPosition::CO1> bc;
+    LocalTensor<half> a1, b1, a2, b2;
+    LocalTensor<float> c;
+    CubeBufs(uint32_t a_rows, uint32_t b_rows, uint32_t c_elems) {
+        pipe.InitBuffer(ba1, a_rows * 32);
+        pipe.InitBuffer(bb1, b_rows * 32);
+        pipe.InitBuffer(ba2, a_rows * 32);
+        pipe.InitBuffer(bb2, b_rows * 32);
+        pipe.InitBuffer(bc, c_elems * 4);
+        a1 = ba1.Get<half>();
+        b1 = bb1.Get<half>();
+        a2 = ba2.Get<half>();
+        b2 = bb2.Get<half>();
+        c = bc.Get<float>();
+    }
+};
 
 // Host side of C_t = A_t x B for `tiles` row blocks A_t (m x 16, row-major)
 // and B given as its transpose bt (n x 16, row-major).
@@ -58,39 +85,29 @@ struct Chain {
 // tile to L0 (MTE1), Mmad (M), Fixpipe to GM (FIX).
 void chain(const CubeIo& io, const Chain& c) {
     const uint32_t tiles = io.tiles;
-    TPipe pipe;
-    TBuf<TPosition::A1> a1;
-    TBuf<TPosition::B1> b1;
-    TBuf<TPosition::A2> a2;
-    TBuf<TPosition::B2> b2;
-    TBuf<TPosition::CO1> co1;
-    pipe.InitBuffer(a1, tiles * kT * 2);
-    pipe.InitBuffer(b1, kT * 2);
-    pipe.InitBuffer(a2, tiles * kT * 2);
-    pipe.InitBuffer(b2, kT * 2);
-    pipe.InitBuffer(co1, tiles * kT * 4);
+    CubeBufs k(tiles * 16, 16, tiles * kT);
     auto ga = simtest::global(io.ga);
     auto gc = simtest::global(io.gc);
     const Nd2NzParams nz(1, 16, 16, 0, 16, 16, 1, 0);
     const LoadData2DParams one(0, 1, 1, 0, 0, false, 0);
-    for (uint32_t t = 0; t < tiles; ++t) DataCopy(a1.Get<half>()[t * kT], ga[t * kT], nz);
-    DataCopy(b1.Get<half>(), simtest::global(io.gb), nz);
+    for (uint32_t t = 0; t < tiles; ++t) DataCopy(k.a1[t * kT], ga[t * kT], nz);
+    DataCopy(k.b1, simtest::global(io.gb), nz);
     hz::edge<HardEvent::MTE2_MTE1>(c.mte2_mte1);
-    LoadData(b2.Get<half>(), b1.Get<half>(), one);
+    LoadData(k.b2, k.b1, one);
     for (uint32_t t = 0; t < tiles; ++t) {
-        auto l0a = a2.Get<half>()[c.share_l0a ? 0 : t * kT];
-        auto l0c = co1.Get<float>()[c.share_l0c ? 0 : t * kT];
+        auto l0a = k.a2[c.share_l0a ? 0 : t * kT];
+        auto l0c = k.c[c.share_l0c ? 0 : t * kT];
         if (t > 0 && c.share_l0a) {
             hz::edge<HardEvent::M_MTE1>(c.m_mte1);
             hz::barrier<PIPE_MTE1>(c.same_pipe);
         }
-        LoadData(l0a, a1.Get<half>()[t * kT], one);
+        LoadData(l0a, k.a1[t * kT], one);
         hz::edge<HardEvent::MTE1_M>(c.mte1_m);
         if (t > 0 && c.share_l0c) {
             hz::edge<HardEvent::FIX_M>(c.fix_m);
             hz::barrier<PIPE_M>(c.same_pipe);
         }
-        Mmad(l0c, l0a, b2.Get<half>(), MmadParams(16, 16, 16, 0, false, true));
+        Mmad(l0c, l0a, k.b2, MmadParams(16, 16, 16, 0, false, true));
         hz::edge<HardEvent::M_FIX>(c.m_fix);
         Fixpipe(gc[t * kT], l0c, FixpipeParamsV220(16, 16, 16, 16, false));
     }
@@ -147,27 +164,17 @@ void chain_queued(const CubeIo& io) {
 // C = 2 A B for A m x 16, B 16 x n: two Mmads accumulating into one L0C.
 void mmad_twice(const CubeIo& io, Edge m_m) {
     const uint32_t m1 = io.m / 16, n1 = io.n / 16;
-    TPipe pipe;
-    TBuf<TPosition::A1> a1;
-    TBuf<TPosition::B1> b1;
-    TBuf<TPosition::A2> a2;
-    TBuf<TPosition::B2> b2;
-    TBuf<TPosition::CO1> co1;
-    pipe.InitBuffer(a1, io.m * 32);
-    pipe.InitBuffer(b1, io.n * 32);
-    pipe.InitBuffer(a2, io.m * 32);
-    pipe.InitBuffer(b2, io.n * 32);
-    pipe.InitBuffer(co1, io.m * io.n * 4);
-    DataCopy(a1.Get<half>(), simtest::global(io.ga), Nd2NzParams(1, io.m, 16, 0, 16, io.m, 1, 0));
-    DataCopy(b1.Get<half>(), simtest::global(io.gb), Nd2NzParams(1, io.n, 16, 0, 16, io.n, 1, 0));
+    CubeBufs k(io.m, io.n, io.m * io.n);
+    DataCopy(k.a1, simtest::global(io.ga), Nd2NzParams(1, io.m, 16, 0, 16, io.m, 1, 0));
+    DataCopy(k.b1, simtest::global(io.gb), Nd2NzParams(1, io.n, 16, 0, 16, io.n, 1, 0));
     simtest::fence<HardEvent::MTE2_MTE1>();
-    LoadData(a2.Get<half>(), a1.Get<half>(), LoadData2DParams(0, m1, 1, 0, 0, false, 0));
-    LoadData(b2.Get<half>(), b1.Get<half>(), LoadData2DParams(0, n1, 1, 0, 0, false, 0));
+    LoadData(k.a2, k.a1, LoadData2DParams(0, m1, 1, 0, 0, false, 0));
+    LoadData(k.b2, k.b1, LoadData2DParams(0, n1, 1, 0, 0, false, 0));
     simtest::fence<HardEvent::MTE1_M>();
-    auto c = co1.Get<float>();
-    Mmad(c, a2.Get<half>(), b2.Get<half>(), MmadParams(io.m, io.n, 16, 0, false, true));
+    auto c = k.c;
+    Mmad(c, k.a2, k.b2, MmadParams(io.m, io.n, 16, 0, false, true));
     hz::barrier<PIPE_M>(m_m);
-    Mmad(c, a2.Get<half>(), b2.Get<half>(), MmadParams(io.m, io.n, 16, 0, false, false));
+    Mmad(c, k.a2, k.b2, MmadParams(io.m, io.n, 16, 0, false, false));
     simtest::fence<HardEvent::M_FIX>();
     Fixpipe(simtest::global(io.gc), c, FixpipeParamsV220(io.n, io.m, io.m, io.n, false));
 }
@@ -200,17 +207,13 @@ Chain all_edges(Edge e) {
     c.share_l0a = c.share_l0c = true;
     return c;
 }
-Chain reuse_l0a(Edge m_mte1, Edge same_pipe) {
+// Two tiles through one L0A (M->MTE1 before the reload) or one L0C (FIX->M
+// before the rewrite).
+enum class Reuse { L0A, L0C };
+Chain reuse(Reuse r, Edge e, Edge same_pipe) {
     Chain c;
-    c.share_l0a = true;
-    c.m_mte1 = m_mte1;
-    c.same_pipe = same_pipe;
-    return c;
-}
-Chain reuse_l0c(Edge fix_m, Edge same_pipe) {
-    Chain c;
-    c.share_l0c = true;
-    c.fix_m = fix_m;
+    (r == Reuse::L0A ? c.share_l0a : c.share_l0c) = true;
+    (r == Reuse::L0A ? c.m_mte1 : c.fix_m) = e;
     c.same_pipe = same_pipe;
     return c;
 }
@@ -248,30 +251,34 @@ SIMTEST(hz_cube_fences_legal) { chain_ok("hz_cube_fences_legal", Chain{}); }
 // reload after both that read and the first LoadData (which the read
 // followed).
 SIMTEST(hz_cube_l0a_reload_m_to_mte1_missing) {
-    chain_race("hz_cube_l0a_reload_m_to_mte1_missing", reuse_l0a(Edge::Missing, Edge::Missing),
+    chain_race("hz_cube_l0a_reload_m_to_mte1_missing", reuse(Reuse::L0A, Edge::Missing, Edge::Missing),
                {"MTE1", "LoadData", "writes", "L0A", "M", "Mmad", "SetFlag<HardEvent::M_MTE1>"}, 2);
 }
 
 SIMTEST(hz_cube_l0a_reload_m_to_mte1_missing_after_mte1_barrier) {
-    chain_race("hz_cube_l0a_reload_m_to_mte1_missing_after_mte1_barrier", reuse_l0a(Edge::Missing, Edge::Direct),
+    chain_race("hz_cube_l0a_reload_m_to_mte1_missing_after_mte1_barrier",
+               reuse(Reuse::L0A, Edge::Missing, Edge::Direct),
                {"MTE1", "LoadData", "writes", "L0A", "M", "Mmad", "SetFlag<HardEvent::M_MTE1>"}, 2);
 }
 
-SIMTEST(hz_cube_l0a_reload_legal) { chain_ok("hz_cube_l0a_reload_legal", reuse_l0a(Edge::Direct, Edge::Missing), 2); }
+SIMTEST(hz_cube_l0a_reload_legal) {
+    chain_ok("hz_cube_l0a_reload_legal", reuse(Reuse::L0A, Edge::Direct, Edge::Missing), 2);
+}
 
 // L0C rewritten by the second tile's Mmad while Fixpipe reads the first.
 SIMTEST(hz_cube_l0c_rewrite_fix_to_m_missing) {
-    chain_race("hz_cube_l0c_rewrite_fix_to_m_missing", reuse_l0c(Edge::Missing, Edge::Missing),
+    chain_race("hz_cube_l0c_rewrite_fix_to_m_missing", reuse(Reuse::L0C, Edge::Missing, Edge::Missing),
                {"M", "Mmad", "writes", "L0C", "FIX", "Fixpipe", "SetFlag<HardEvent::FIX_M>"}, 2);
 }
 
 SIMTEST(hz_cube_l0c_rewrite_fix_to_m_missing_after_m_barrier) {
-    chain_race("hz_cube_l0c_rewrite_fix_to_m_missing_after_m_barrier", reuse_l0c(Edge::Missing, Edge::Direct),
+    chain_race("hz_cube_l0c_rewrite_fix_to_m_missing_after_m_barrier",
+               reuse(Reuse::L0C, Edge::Missing, Edge::Direct),
                {"M", "Mmad", "writes", "L0C", "FIX", "Fixpipe", "SetFlag<HardEvent::FIX_M>"}, 2);
 }
 
 SIMTEST(hz_cube_l0c_rewrite_legal) {
-    chain_ok("hz_cube_l0c_rewrite_legal", reuse_l0c(Edge::Direct, Edge::Missing), 2);
+    chain_ok("hz_cube_l0c_rewrite_legal", reuse(Reuse::L0C, Edge::Direct, Edge::Missing), 2);
 }
 
 // Both buffers reused, every edge by the queues (TQue A1/B1/A2/B2/CO1).

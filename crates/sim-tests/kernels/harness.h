@@ -63,9 +63,9 @@ void expect_violation(const char* rule, const char* name, KernelMetaType type, u
                       const std::function<void()>& body);
 
 // What a diagnostic must say besides its rule: the core it stopped on (its
-// label, e.g. "AIV 0"), the API call it stopped in (nullptr for a check at
-// the end of the launch, which names none), and substrings of the detail,
-// in the order given (the missing edge, the two calls, the memory, ...).
+// label, e.g. "AIV 0"), the API call it stopped in (nullptr: not checked,
+// for the checks at the end of a kernel or launch), and substrings of the
+// detail, in the order given (the missing edge, the two calls, ...).
 struct Diag {
     const char* core;
     const char* call;

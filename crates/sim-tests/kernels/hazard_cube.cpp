@@ -57,8 +57,8 @@ struct CubeIo {
     CubeIo(uint32_t m_, uint32_t n_, uint32_t tiles_ = 1)
         : m(m_), n(n_), tiles(tiles_), a(ints(tiles_ * m_ * 16, 7, 11, 5)), bt(ints(n_ * 16, 5, 9, 4)), ga(a),
           gb(bt), gc(tiles_ * m_ * n_) {}
-    // Throws unless C holds `times` x the product.
-    void expect(float times = 1.0f) const {
+    // Throws unless C holds `times` x the product + `plus`.
+    void expect(float times = 1.0f, float plus = 0.0f) const {
         auto c = gc.download();
         for (uint32_t t = 0; t < tiles; ++t)
             for (uint32_t i = 0; i < m; ++i)
@@ -66,7 +66,7 @@ struct CubeIo {
                     float s = 0;
                     for (uint32_t k = 0; k < 16; ++k)
                         s += static_cast<float>(a[(t * m + i) * 16 + k]) * static_cast<float>(bt[j * 16 + k]);
-                    CHECK_EQ(c[(t * m + i) * n + j], s * times);
+                    CHECK_EQ(c[(t * m + i) * n + j], s * times + plus);
                 }
     }
 };
@@ -224,6 +224,54 @@ void mmad_twice_ok(const char* name, uint32_t m, uint32_t n, Edge m_m) {
     io.expect(2.0f);
 }
 
+// MIX_AIC_1_1, one AI core. The AIV copies X (16x16 half, `src`) to A in
+// GM (MTE3) and signals the AIC with a CrossCoreSetFlag on `pipe` (it must
+// be MTE3 to cover the write); the AIC waits, runs the chain on A (its MTE2
+// reads A), reads A[5] (S) and signals back on PIPE_FIX; the AIV waits, and
+// its MTE2 and S read C and its MTE3 rewrites C as C + 1. `seen` gets the
+// two scalar reads: A[5] on the AIC, C[7] on the AIV.
+void handoff(const simtest::DevBuf<half>& src, const CubeIo& io, pipe_t pipe, float seen[2]) {
+    auto ga = simtest::global(io.ga);
+    auto gc = simtest::global(io.gc);
+    constexpr auto kLine = CacheLine::SINGLE_CACHE_LINE;
+    constexpr auto kOut = DcciDst::CACHELINE_OUT;
+    if ASCEND_IS_AIC {
+        CrossCoreWaitFlag(1);
+        chain(io, Chain{});
+        DataCacheCleanAndInvalid<half, kLine, kOut>(ga[5]);
+        seen[0] = static_cast<float>(ga.GetValue(5));
+        CrossCoreSetFlag<2, PIPE_FIX>(2);
+        return;
+    }
+    vt::Ub ub;
+    auto x = ub.at<half>(0, kT);
+    auto c = ub.at<float>(1024, kT), c1 = ub.at<float>(2048, kT);
+    DataCopy(x, simtest::global(src), kT);
+    simtest::fence<HardEvent::MTE2_MTE3>();
+    DataCopy(ga, x, kT);
+    if (pipe == PIPE_MTE3) CrossCoreSetFlag<2, PIPE_MTE3>(1);
+    else CrossCoreSetFlag<2, PIPE_MTE2>(1);
+    CrossCoreWaitFlag(2);
+    DataCopy(c, gc, kT);
+    DataCacheCleanAndInvalid<float, kLine, kOut>(gc[7]);
+    seen[1] = gc.GetValue(7);
+    simtest::fence<HardEvent::MTE2_V>();
+    Adds(c1, c, 1.0f, kT);
+    simtest::fence<HardEvent::V_MTE3>();
+    DataCopy(gc, c1, kT);
+}
+
+// The host side of handoff: X in `src`, A zeroed until the AIV writes it.
+struct Handoff {
+    CubeIo io{16, 16};
+    simtest::DevBuf<half> src{io.a};
+    float seen[2] = {0, 0};
+    Handoff() { io.ga.upload(std::vector<half>(io.a.size())); }
+    std::function<void()> body(pipe_t pipe) {
+        return [this, pipe] { handoff(src, io, pipe, seen); };
+    }
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------- one hop missing
@@ -314,4 +362,34 @@ SIMTEST(hz_mmad_accumulate_small_legal) {
 SIMTEST(hz_mmad_accumulate_large_legal) {
     mmad_twice_ok("hz_mmad_accumulate_32x80", 32, 80, Edge::Missing);
     mmad_twice_ok("hz_mmad_accumulate_160x16", 160, 16, Edge::Missing);
+}
+
+// ---------------------------------------------------------------- GM across cores
+
+// The AIV signals on PIPE_MTE2 while its write to A is on MTE3: the AIC's
+// read of A after the wait is not ordered after that write.
+SIMTEST(hz_cross_core_set_on_wrong_pipe) {
+    Handoff h;
+    simtest::expect_violation("GM data race",
+                              {"AIC 0", "DataCopy(Nd2Nz)", {"read of GM", "write by core AIV 0 (pipe MTE3)"}},
+                              "hz_cross_core_set_on_wrong_pipe", KERNEL_TYPE_MIX_AIC_1_1, 1, h.body(PIPE_MTE2));
+}
+
+// The same: the message names the missing edge.
+SIMTEST(hz_cross_core_set_on_wrong_pipe_names_edge) {
+    Handoff h;
+    simtest::expect_violation("GM data race", {"AIC 0", "DataCopy(Nd2Nz)", {"CrossCoreSetFlag", "PIPE_MTE3"}},
+                              "hz_cross_core_set_on_wrong_pipe_names_edge", KERNEL_TYPE_MIX_AIC_1_1, 1,
+                              h.body(PIPE_MTE2));
+}
+
+// With the set on PIPE_MTE3 the hand-off runs; each CrossCoreWaitFlag
+// orders every pipe of the waiting core after the other core's work (AIC:
+// MTE2 and S read A; AIV: MTE2 and S read C, MTE3 rewrites it).
+SIMTEST(hz_cross_core_wait_orders_every_pipe) {
+    Handoff h;
+    simtest::run_ok("hz_cross_core_wait_orders_every_pipe", KERNEL_TYPE_MIX_AIC_1_1, 1, h.body(PIPE_MTE3));
+    h.io.expect(1.0f, 1.0f);  // C = X B by the AIC, rewritten as C + 1 by the AIV
+    CHECK_EQ(h.seen[0], static_cast<float>(h.io.a[5]));
+    CHECK_EQ(h.seen[1] + 1.0f, h.io.gc.download()[7]);
 }

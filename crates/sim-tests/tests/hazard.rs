@@ -50,4 +50,30 @@ sim_tests::sim_test!(
     hz_mmad_accumulate_small_missing,
     hz_mmad_accumulate_small_legal,
     hz_mmad_accumulate_large_legal,
+    hz_cross_core_set_on_wrong_pipe,
+    #[ignore = "simulator: a GM data race across cores names the writer's core and pipe, not the missing edge \
+                (a CrossCoreSetFlag on PIPE_MTE3 after the write, waited before the read)"]
+    hz_cross_core_set_on_wrong_pipe_names_edge,
+    hz_cross_core_wait_orders_every_pipe,
+    hz_set_flag_never_waited,
+    #[ignore = "simulator: the end-of-kernel check 'SetFlag never waited' reports 'call ?' (it runs outside \
+                any API scope) instead of naming the SetFlag"]
+    hz_set_flag_never_waited_names_call,
+    hz_set_flag_waited_legal,
+    hz_user_id_not_from_pipe,
+    hz_fetch_event_id_legal,
+    hz_alloc_release_event_id_legal,
+    hz_id_collides_with_tque_event,
+    hz_id_fetched_after_free_legal,
+    hz_aic_reserved_m_mte1_id,
+    hz_aic_alloc_m_mte1_id_legal,
+    hz_release_never_reserved,
+    hz_literal_ids_without_tpipe_legal,
+    hz_event_v_s_on_aic,
+    hz_event_m_fix_on_aiv,
+    hz_event_for_core_legal,
+    hz_cross_flag_16_invalid,
+    hz_cross_flag_11_to_14_reserved,
+    hz_cross_flag_never_waited,
+    hz_cross_flag_ids_legal,
 );

@@ -221,8 +221,9 @@ SIMTEST(hz_cross_flag_11_to_14_reserved) {
 }
 
 SIMTEST(hz_cross_flag_never_waited) {
-    simtest::expect_violation("CrossCore flag never waited",
-                              {"AIV 0", nullptr, {"flag 3 holds 1 set(s)", "CrossCoreSetFlag without its CrossCoreWait"}},
+    // Named on the core whose counter holds the set: the AIV that never waits.
+    const simtest::Diag d{"AIV 0", nullptr, {"flag 3 holds 1 set(s)", "CrossCoreSetFlag without its CrossCoreWait"}};
+    simtest::expect_violation("CrossCore flag never waited", d,
                               "hz_cross_flag_never_waited", KERNEL_TYPE_MIX_AIC_1_1, 1, [] {
                                   if ASCEND_IS_AIC { CrossCoreSetFlag<2, PIPE_FIX>(3); }
                               });

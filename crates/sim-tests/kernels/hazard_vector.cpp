@@ -154,6 +154,20 @@ void gm_write_then_read(const hz::Io& io, Edge mte3_mte2) {
     DataCopy(io.gy()[kN], b, kN);
 }
 
+// GM inside one core, write after read: a <- x (MTE2), then x <- 7 (MTE3)
+// must wait for the read (MTE2->MTE3); y <- a shows what the read saw.
+void gm_read_then_write(const hz::Io& io, Edge mte2_mte3) {
+    vt::Ub ub;
+    auto a = ub.at<float>(0, kN), b = ub.at<float>(1024, kN);
+    DataCopy(a, io.gx(), kN);
+    Duplicate(b, 7.0f, kN);
+    simtest::fence<HardEvent::V_MTE3>();
+    hz::edge<HardEvent::MTE2_MTE3>(mte2_mte3);
+    DataCopy(io.gx(), b, kN);
+    simtest::fence<HardEvent::MTE2_MTE3>();
+    DataCopy(io.gy(), a, kN);
+}
+
 float plus_one(const hz::Io& io, uint32_t i) { return io.in[i] + 1.0f; }
 
 // The legal runs: each kernel with its edges in place (Direct or All) runs
@@ -359,4 +373,79 @@ SIMTEST(hz_pipe_all_orders_every_vector_pair) {
     v_read_after_write_ok("hz_pipe_all_v_v", Edge::All);
     mte2_write_after_write_ok("hz_pipe_all_mte2_mte2", Edge::All);
     gm_write_then_read_ok("hz_pipe_all_gm_mte3_mte2", Edge::All);
+}
+
+// ---------------------------------------------------------------- GM write after read
+
+SIMTEST(hz_gm_write_after_read_in_core_missing) {
+    hz::Io io;
+    hz::aiv_bad("hz_gm_write_after_read_in_core_missing", "in-core race",
+                hz::gm_race("AIV 0", {"MTE3", "DataCopy", "writes", "GM", "MTE2", "DataCopy",
+                                      "SetFlag<HardEvent::MTE2_MTE3>"}),
+                [&] { gm_read_then_write(io, Edge::Missing); });
+}
+
+SIMTEST(hz_gm_write_after_read_in_core_legal) {
+    hz::Io io;
+    hz::aiv_ok("hz_gm_write_after_read_in_core_legal", [&] { gm_read_then_write(io, Edge::Direct); });
+    io.expect(kN, [&](uint32_t i) { return io.in[i]; });
+    auto x = io.x.download();
+    for (uint32_t i = 0; i < kN; ++i) CHECK_EQ(x[i], 7.0f);
+}
+
+// Across cores: core 0 reads x, core 1 overwrites it, nothing between them.
+// (The simulator runs core 0 up to its first wait, here to its end, before
+// core 1: the read comes first.)
+SIMTEST(hz_gm_write_after_read_across_cores) {
+    hz::Io io;
+    simtest::expect_violation("GM data race", {"AIV 1", "DataCopy", {"write of GM", "AIV 0"}},
+                              "hz_gm_write_after_read_across_cores", KERNEL_TYPE_AIV_ONLY, 2, [&] {
+                                  vt::Ub ub;
+                                  auto a = ub.at<float>(0, kN);
+                                  if (GetBlockIdx() == 0) {
+                                      DataCopy(a, io.gx(), kN);
+                                  } else {
+                                      Duplicate(a, 7.0f, kN);
+                                      simtest::fence<HardEvent::V_MTE3>();
+                                      DataCopy(io.gx(), a, kN);
+                                  }
+                              });
+}
+
+// A producer AIV and a consumer AIC with no CrossCore flag at all: the AIC
+// (core 0) runs first and reads y before the AIV writes it.
+SIMTEST(hz_gm_missing_flag_consumer_runs_first) {
+    hz::Io io;
+    simtest::expect_violation("GM data race", {"AIV 0", "DataCopy", {"write of GM", "AIC 0"}},
+                              "hz_gm_missing_flag_consumer_runs_first", KERNEL_TYPE_MIX_AIC_1_1, 1, [&] {
+                                  if ASCEND_IS_AIC {
+                                      (void)io.gy().GetValue(0);
+                                      return;
+                                  }
+                                  vt::Ub ub;
+                                  auto a = ub.at<float>(0, kN);
+                                  Duplicate(a, 7.0f, kN);
+                                  simtest::fence<HardEvent::V_MTE3>();
+                                  DataCopy(io.gy(), a, kN);
+                              });
+}
+
+// ---------------------------------------------------------------- a useful diagnostic
+
+// The whole message of a race: kernel, core, the stopped call and rule, the
+// later access (pipe, call, read, memory, bytes, buffer), the earlier one
+// (pipe, call, its number on its pipe, write), and the missing edge.
+SIMTEST(hz_diagnostic_names_everything) {
+    hz::Io io;
+    std::string msg = simtest::expect_violation(
+        "in-core race",
+        {"AIV 0",
+         "Adds",
+         {"V Adds reads UB bytes [0x0, 0x20) (buffer 0 of TQue #0 (GM -> VECIN)), ",
+          "which MTE2 DataCopy (MTE2 instruction 1) wrote before, and nothing orders the two; ",
+          "missing: SetFlag<HardEvent::MTE2_V>/WaitFlag<HardEvent::MTE2_V> from the first to the second ",
+          "(or the queue hand-off that inserts it)"}},
+        "hz_diagnostic_names_everything", KERNEL_TYPE_AIV_ONLY, 1, [&] { tque_add_one(io, false); });
+    const char* head = "kernel hz_diagnostic_names_everything: core AIV 0: call Adds: rule: in-core race: V Adds";
+    CHECK(msg.rfind(head, 0) == 0);
 }

@@ -183,6 +183,35 @@ SIMTEST(hz_literal_ids_without_tpipe_legal) {
     }
 }
 
+// Eight ids per event: a ninth AllocEventID has none left.
+SIMTEST(hz_event_ids_exhausted) {
+    hz::aiv_bad("hz_event_ids_exhausted", "event ids exhausted",
+                {"AIV 0", "TPipe::AllocEventID", {"all 8 ids of HardEvent::S_V are held"}}, [] {
+                    TPipe pipe;
+                    for (int i = 0; i < 9; ++i) (void)pipe.AllocEventID<HardEvent::S_V>();
+                });
+}
+
+SIMTEST(hz_event_ids_eight_legal) {
+    simtest::run_ok("hz_event_ids_eight_legal", KERNEL_TYPE_AIV_ONLY, 1, [] {
+        TPipe pipe;
+        for (int i = 0; i < 8; ++i) CHECK_EQ(pipe.AllocEventID<HardEvent::S_V>(), i);
+        for (int i = 0; i < 8; ++i) pipe.ReleaseEventID<HardEvent::S_V>(i);
+    });
+}
+
+// A SetFlag set twice before its wait, a WaitFlag without a set.
+SIMTEST(hz_unpaired_flags) {
+    hz::aiv_bad("hz_unpaired_set_flag", "unpaired SetFlag",
+                {"AIV 0", "SetFlag", {"SetFlag<HardEvent::V_MTE3>(2) by kernel code", "set twice"}}, [] {
+                    SetFlag<HardEvent::V_MTE3>(2);
+                    SetFlag<HardEvent::V_MTE3>(2);
+                });
+    hz::aiv_bad("hz_unpaired_wait_flag", "unpaired WaitFlag",
+                {"AIV 0", "WaitFlag", {"WaitFlag<HardEvent::V_MTE3>(2) by kernel code without a preceding SetFlag"}},
+                [] { WaitFlag<HardEvent::V_MTE3>(2); });
+}
+
 // ---------------------------------------------------------------- events of the core's pipes
 
 SIMTEST(hz_event_v_s_on_aic) {

@@ -168,6 +168,34 @@ void gm_read_then_write(const hz::Io& io, Edge mte2_mte3) {
     DataCopy(io.gy(), a, kN);
 }
 
+// GM inside one core, scalar read after MTE3: y <- x (MTE3), then y[3] by
+// GlobalTensor::GetValue (S) after the data cache line is dropped.
+float gm_scalar_after_mte3(const hz::Io& io, Edge mte3_s) {
+    vt::Ub ub;
+    auto a = ub.at<float>(0, kN);
+    DataCopy(a, io.gx(), kN);
+    simtest::fence<HardEvent::MTE2_MTE3>();
+    DataCopy(io.gy(), a, kN);
+    hz::edge<HardEvent::MTE3_S>(mte3_s);
+    DataCacheCleanAndInvalid<float, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(io.gy()[3]);
+    return io.gy().GetValue(3);
+}
+
+// A flag pair that does not cover the write (SetFlag<MTE2_V> issued before
+// the DataCopy), or a barrier of the wrong pipe in place of MTE2->V.
+enum class Misplaced { FlagBeforeWrite, BarrierOfMte2, BarrierOfV };
+void add_one_misplaced(const hz::Io& io, Misplaced m) {
+    vt::Ub ub;
+    auto a = ub.at<float>(0, kN), b = ub.at<float>(1024, kN);
+    TEventID e = GetTPipePtr()->FetchEventID<HardEvent::MTE2_V>();
+    if (m == Misplaced::FlagBeforeWrite) SetFlag<HardEvent::MTE2_V>(e);
+    DataCopy(a, io.gx(), kN);
+    if (m == Misplaced::FlagBeforeWrite) WaitFlag<HardEvent::MTE2_V>(e);
+    if (m == Misplaced::BarrierOfMte2) PipeBarrier<PIPE_MTE2>();
+    if (m == Misplaced::BarrierOfV) PipeBarrier<PIPE_V>();
+    Adds(b, a, 1.0f, kN);
+}
+
 float plus_one(const hz::Io& io, uint32_t i) { return io.in[i] + 1.0f; }
 
 // The legal runs: each kernel with its edges in place (Direct or All) runs
@@ -358,6 +386,43 @@ SIMTEST(hz_gm_mte3_to_mte2_missing) {
 }
 
 SIMTEST(hz_gm_mte3_to_mte2_legal) { gm_write_then_read_ok("hz_gm_mte3_to_mte2_legal", Edge::Direct); }
+
+SIMTEST(hz_gm_mte3_to_mte2_names_both_calls) {
+    hz::Io io;
+    hz::aiv_bad("hz_gm_mte3_to_mte2_names_both_calls", "in-core race",
+                {"AIV 0",
+                 "DataCopy",
+                 {"MTE2 DataCopy reads GM 0x", "which this core's MTE3 DataCopy",
+                  "missing: SetFlag<HardEvent::MTE3_MTE2>"}},
+                [&] { gm_write_then_read(io, Edge::Missing); });
+}
+
+SIMTEST(hz_gm_scalar_read_after_mte3_missing) {
+    hz::Io io;
+    hz::aiv_bad("hz_gm_scalar_read_after_mte3_missing", "in-core race",
+                hz::gm_race("AIV 0", {"S", "GlobalTensor::GetValue", "reads", "GM", "MTE3", "DataCopy",
+                                      "SetFlag<HardEvent::MTE3_S>"}),
+                [&] { (void)gm_scalar_after_mte3(io, Edge::Missing); });
+}
+
+SIMTEST(hz_gm_scalar_read_after_mte3_legal) {
+    hz::Io io;
+    float v = 0;
+    hz::aiv_ok("hz_gm_scalar_read_after_mte3_legal", [&] { v = gm_scalar_after_mte3(io, Edge::Direct); });
+    CHECK_EQ(v, io.in[3]);
+}
+
+// ---------------------------------------------------------------- edges that do not order the pair
+
+SIMTEST(hz_flag_set_before_the_write) {
+    hz::Io io;
+    for (auto [m, name] : {std::pair{Misplaced::FlagBeforeWrite, "hz_flag_set_before_the_write"},
+                           std::pair{Misplaced::BarrierOfMte2, "hz_barrier_of_mte2_for_mte2_to_v"},
+                           std::pair{Misplaced::BarrierOfV, "hz_barrier_of_v_for_mte2_to_v"}})
+        hz::aiv_bad(name, "in-core race",
+                    hz::race("AIV 0", {"V", "Adds", "reads", "UB", "MTE2", "DataCopy", "SetFlag<HardEvent::MTE2_V>"}),
+                    [&, m = m] { add_one_misplaced(io, m); });
+}
 
 // ---------------------------------------------------------------- PipeBarrier<PIPE_ALL>
 

@@ -30,6 +30,12 @@ sim_tests::sim_test!(
     hz_mte2_write_after_write_legal,
     hz_gm_mte3_to_mte2_missing,
     hz_gm_mte3_to_mte2_legal,
+    #[ignore = "simulator: an in-core race on GM names the earlier access's pipe but not its call \
+                ('which this core's MTE3 (instruction 1)' rather than 'MTE3 DataCopy')"]
+    hz_gm_mte3_to_mte2_names_both_calls,
+    hz_gm_scalar_read_after_mte3_missing,
+    hz_gm_scalar_read_after_mte3_legal,
+    hz_flag_set_before_the_write,
     hz_pipe_all_orders_every_vector_pair,
     #[ignore = "simulator: GM accesses stamp only writers, so a write after an unordered read (WAR) is not \
                 a race: MTE3 overwriting GM that MTE2 of the same core still reads runs"]
@@ -80,6 +86,9 @@ sim_tests::sim_test!(
     hz_aic_alloc_m_mte1_id_legal,
     hz_release_never_reserved,
     hz_literal_ids_without_tpipe_legal,
+    hz_event_ids_exhausted,
+    hz_event_ids_eight_legal,
+    hz_unpaired_flags,
     hz_event_v_s_on_aic,
     hz_event_m_fix_on_aiv,
     hz_event_for_core_legal,

@@ -42,28 +42,31 @@ void add_one_ok(const char* name, Id id) {
 
 // A VECIN buffer read by V and freed: its FreeTensor sets V_MTE2 id 0 (the
 // lowest free), which stays in flight until the buffer's next AllocTensor.
-// Then kernel code orders V before an MTE2 refill of a TBuf with its own
-// V_MTE2 edge, id `id` (a literal, or FetchEventID).
+// V also read c (a TBuf) that MTE2 then refills: kernel code orders the
+// refill with its own V_MTE2 pair, id 0 or one from FetchEventID (`fetch`).
+// y = [c refilled with x[0..kN), b = x[0..kN) + x[kN..2kN)].
 void free_then_flag(const hz::Io& io, bool fetch) {
     TPipe pipe;
     TQue<TPosition::VECIN, 1> qin;
     TBuf<TPosition::VECCALC> tb;
     pipe.InitBuffer(qin, 1, kN * 4);
     pipe.InitBuffer(tb, 2 * kN * 4);
-    auto b = tb.Get<float>();
+    auto c = tb.GetWithOffset<float>(kN, 0), b = tb.GetWithOffset<float>(kN, kN * 4);
     auto a = qin.AllocTensor<float>();
     DataCopy(a, io.gx(), kN);
     qin.EnQue(a);
+    DataCopy(c, io.gx()[kN], kN);
+    simtest::fence<HardEvent::MTE2_V>();
     a = qin.DeQue<float>();
-    Adds(b, a, 1.0f, kN);
+    Add(b, a, c, kN);
     qin.FreeTensor(a);
     TEventID e = fetch ? GetTPipePtr()->FetchEventID<HardEvent::V_MTE2>() : 0;
     SetFlag<HardEvent::V_MTE2>(e);
     WaitFlag<HardEvent::V_MTE2>(e);
-    DataCopy(b[kN], io.gx()[kN], kN);  // MTE2 after V: b[0..kN) stays
+    DataCopy(c, io.gx(), kN);
     simtest::fence<HardEvent::MTE2_MTE3>();
     simtest::fence<HardEvent::V_MTE3>();
-    DataCopy(io.gy(), b, 2 * kN);
+    DataCopy(io.gy(), tb.Get<float>(), 2 * kN);
 }
 
 // An AIC with a TPipe: the pipe holds M_MTE1 ids 0..2 (set at construction,
@@ -145,7 +148,7 @@ SIMTEST(hz_id_collides_with_tque_event) {
 SIMTEST(hz_id_fetched_after_free_legal) {
     hz::Io io;
     hz::aiv_ok("hz_id_fetched_after_free_legal", [&] { free_then_flag(io, true); });
-    io.expect(2 * kN, [&](uint32_t i) { return i < kN ? io.in[i] + 1.0f : io.in[i]; });
+    io.expect(2 * kN, [&](uint32_t i) { return i < kN ? io.in[i] : io.in[i - kN] + io.in[i]; });
 }
 
 SIMTEST(hz_aic_reserved_m_mte1_id) {

@@ -48,7 +48,8 @@ struct Race {
 };
 simtest::Diag race(const char* core, const Race& r);
 
-// The same for GM inside one core: the message names the earlier pipe.
+// The same for GM inside one core: the message names the earlier pipe
+// (not its call: r.earlier_call is not checked).
 simtest::Diag gm_race(const char* core, const Race& r);
 
 // Host side of a one-core kernel: `in` (n floats 0.5, 1.5, ...) in x, the

@@ -64,6 +64,32 @@ void expect_violation(const char* rule, const char* name, KernelMetaType type, u
         throw Failure{format("expected rule '%s', got: %s", rule, err.c_str())};
 }
 
+std::string expect_violation(const char* rule, const Diag& d, const char* name, KernelMetaType type,
+                             uint32_t blockDim, const std::function<void()>& body) {
+    std::string err = run(name, type, blockDim, body);
+    if (err.empty()) throw Failure{format("expected rule '%s' to stop %s, but it ran", rule, name)};
+    std::string head = std::string("kernel ") + name + ": core " + d.core + ": ";
+    if (d.call) head += std::string("call ") + d.call + ": ";
+    const std::string tail = std::string("rule: ") + rule + ": ";
+    if (d.call) head += tail;
+    size_t at = err.compare(0, head.size(), head) == 0 ? head.size() : std::string::npos;
+    if (at != std::string::npos && !d.call) {
+        // Unchecked call: the rule follows it (or the core, at launch end).
+        at = err.find(tail, at);
+        if (at != std::string::npos) at += tail.size();
+    }
+    if (at == std::string::npos)
+        throw Failure{format("expected a message starting '%s%s', got: %s", head.c_str(),
+                             d.call ? "" : ("..." + tail).c_str(), err.c_str())};
+    for (const std::string& s : d.says) {
+        size_t found = err.find(s, at);
+        if (found == std::string::npos)
+            throw Failure{format("expected '%s' in the message (after byte %zu), got: %s", s.c_str(), at, err.c_str())};
+        at = found + s.size();
+    }
+    return err;
+}
+
 int finish(const std::function<void()>& test, char* msg, size_t len) {
     try {
         test();

@@ -62,6 +62,22 @@ void run_ok(const char* name, KernelMetaType type, uint32_t blockDim, const std:
 void expect_violation(const char* rule, const char* name, KernelMetaType type, uint32_t blockDim,
                       const std::function<void()>& body);
 
+// What a diagnostic must say besides its rule: the core it stopped on (its
+// label, e.g. "AIV 0"), the API call it stopped in (nullptr: not checked,
+// for the checks at the end of a kernel or launch), and substrings of the
+// detail, in the order given (the missing edge, the two calls, ...).
+struct Diag {
+    const char* core;
+    const char* call;
+    std::vector<std::string> says;
+};
+
+// Runs the kernel and throws unless it fails with a message
+// "kernel <name>: core <core>: call <call>: rule: <rule>: <detail>" whose
+// detail contains d.says in order; returns the message.
+std::string expect_violation(const char* rule, const Diag& d, const char* name, KernelMetaType type,
+                             uint32_t blockDim, const std::function<void()>& body);
+
 std::string format(const char* f, ...) __attribute__((format(printf, 1, 2)));
 
 // Orders everything pipe E's source has issued before what its destination
@@ -71,6 +87,14 @@ inline void fence() {
     AscendC::TEventID id = AscendC::GetTPipePtr()->FetchEventID(E);
     AscendC::SetFlag<E>(id);
     AscendC::WaitFlag<E>(id);
+}
+
+// The whole of a device buffer as a GlobalTensor.
+template <typename T>
+AscendC::GlobalTensor<T> global(const DevBuf<T>& b) {
+    AscendC::GlobalTensor<T> g;
+    g.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(b.gm()), b.n);
+    return g;
 }
 
 int finish(const std::function<void()>& test, char* msg, size_t len);

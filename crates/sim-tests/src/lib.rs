@@ -21,11 +21,13 @@ pub fn run(name: &str, test: SimTest) {
 }
 
 /// Declares Rust tests for C++ test entries: `sim_test!(nd2nz_basic, mmad_int8);`
+/// An entry may carry attributes: `#[ignore = "simulator: ..."] name`.
 #[macro_export]
 macro_rules! sim_test {
-    ($($name:ident),* $(,)?) => {
+    ($($(#[$attr:meta])* $name:ident),* $(,)?) => {
         $(
             #[test]
+            $(#[$attr])*
             fn $name() {
                 extern "C" {
                     #[link_name = concat!("simtest_", stringify!($name))]

@@ -90,12 +90,23 @@ fn runtime_layer(dir: &Path, soname: &str, defines: &[&str]) {
         .arg(fixtures().join("fake_rt_names.h"))
         .arg("-I")
         .arg(sim.join("include"))
-        .arg(sim.join("cpp/runtime.cpp"))
+        .args(simulator_sources(&sim))
         .arg(fixtures().join("fake_acl_devices.cpp"))
         .arg("-Wl,-Bsymbolic")
         .arg(format!("-Wl,-soname,{soname}"))
         .arg("-o")
         .arg(dir.join(soname)));
+}
+
+/// The simulator runtime's C++ sources (every `cpp/*.cpp`).
+fn simulator_sources(sim: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(sim.join("cpp"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
+        .collect();
+    files.sort();
+    files
 }
 
 /// An empty shared library `lib<name>.so` in `dir`.

@@ -89,24 +89,43 @@ bool report_all() {
     return all;
 }
 
-void race(HzCore& h, Mem m, uint32_t g, bool write, uint32_t q, uint16_t q_op, uint32_t q_ts,
-          bool q_write) {
-    const uint32_t p = static_cast<uint32_t>(h.cur_pipe);
-    std::string msg =
-         fmt("%s %s %s %s bytes [0x%x, 0x%x) (%s), which %s %s (%s instruction %u) %s before, and nothing orders the "
-             "two; missing: %s",
-             pipe_name(p), ascsim_op_name(h.cur_op), write ? "writes" : "reads", mem_name(m), g * 32u, g * 32u + 32u,
-             region_name(h, m, g * 32ull).c_str(), pipe_name(q), ascsim_op_name(q_op), pipe_name(q), q_ts,
-             q_write ? "wrote" : "read", hz_missing_edge(q, p).c_str());
+// Stops the launch (or, with ASCSIM_HAZARDS=all, reports each kind of race
+// once and goes on).
+void report(HzCore& h, const std::string& msg, const char* other_op, uint32_t other_pipe, bool write,
+            bool other_write) {
     if (!report_all()) fail("in-core race", msg);
     static std::mutex mu;
     static std::set<std::string> seen;
-    std::string key = launch_kernel_name() + "|" + ascsim_op_name(h.cur_op) + "|" + ascsim_op_name(q_op) + "|" +
-                      pipe_name(p) + pipe_name(q) + (write ? "w" : "r") + (q_write ? "w" : "r");
+    std::string key = launch_kernel_name() + "|" + ascsim_op_name(h.cur_op) + "|" + other_op + "|" +
+                      pipe_name(static_cast<uint32_t>(h.cur_pipe)) + pipe_name(other_pipe) + (write ? "w" : "r") +
+                      (other_write ? "w" : "r");
     h.races++;
     std::lock_guard<std::mutex> lock(mu);
     if (seen.insert(key).second)
         std::fprintf(stderr, "ascsim: kernel %s: in-core race: %s\n", launch_kernel_name().c_str(), msg.c_str());
+}
+
+void race(HzCore& h, Mem m, uint32_t g, bool write, uint32_t q, uint16_t q_op, uint32_t q_ts, bool q_write) {
+    const uint32_t p = static_cast<uint32_t>(h.cur_pipe);
+    std::string msg =
+        fmt("%s %s %s %s bytes [0x%x, 0x%x) (%s), which %s %s (%s instruction %u) %s before, and nothing orders the "
+            "two; missing: %s",
+            pipe_name(p), ascsim_op_name(h.cur_op), write ? "writes" : "reads", mem_name(m), g * 32u, g * 32u + 32u,
+            region_name(h, m, g * 32ull).c_str(), pipe_name(q), ascsim_op_name(q_op), pipe_name(q), q_ts,
+            q_write ? "wrote" : "read", hz_missing_edge(q, p).c_str());
+    report(h, msg, ascsim_op_name(q_op), q, write, q_write);
+}
+
+// A read of bytes two unordered writes both wrote: either may land last.
+void ambiguous(HzCore& h, Mem m, uint32_t g, const Granule& G) {
+    const uint32_t p = static_cast<uint32_t>(h.cur_pipe);
+    std::string msg = fmt(
+        "%s %s reads %s bytes [0x%x, 0x%x) (%s), which both %s %s (%s instruction %u) and a later %s %s wrote, and "
+        "nothing orders the two writes, so either may land last; missing: %s",
+        pipe_name(p), ascsim_op_name(h.cur_op), mem_name(m), g * 32u, g * 32u + 32u,
+        region_name(h, m, g * 32ull).c_str(), pipe_name(G.x.pipe), ascsim_op_name(G.x.op), pipe_name(G.x.pipe),
+        G.x.ts, pipe_name(G.x_pipe2), ascsim_op_name(G.x_op2), hz_missing_edge(G.x.pipe, G.x_pipe2).c_str());
+    report(h, msg, ascsim_op_name(G.x.op), G.x.pipe, true, true);
 }
 
 bool ordered_local(const HzCore& h, uint32_t q, uint32_t t) {
@@ -115,33 +134,75 @@ bool ordered_local(const HzCore& h, uint32_t q, uint32_t t) {
     return t <= h.know[p][h.own(q)];
 }
 
-void access(HzCore& h, Mem m, uint32_t g, Acc a) {
-    auto& sh = h.shadow[static_cast<int>(m)];
-    if (g >= sh.size()) return;  // out of range: span() has failed already
-    Granule& G = sh[g];
-    const uint32_t p = static_cast<uint32_t>(h.cur_pipe);
-    if (a == Acc::Read || a == Acc::ReadWrite) {
-        if (G.w_ts && !ordered_local(h, G.w_pipe, G.w_ts)) race(h, m, g, false, G.w_pipe, G.w_op, G.w_ts, true);
-        if (G.x_ts && !ordered_local(h, G.x_pipe, G.x_ts)) race(h, m, g, false, G.x_pipe, G.x_op, G.x_ts, true);
-        G.r_ts[p] = h.cur_ts;
-        G.r_op[p] = h.cur_op;
-    }
-    if (a == Acc::Write || a == Acc::ReadWrite) {
-        for (uint32_t q = 0; q < kPipes; ++q)
-            if (G.r_ts[q] && !ordered_local(h, q, G.r_ts[q])) race(h, m, g, true, q, G.r_op[q], G.r_ts[q], false);
-        // An unordered earlier write is kept for the next reader.
-        if (G.x_ts && ordered_local(h, G.x_pipe, G.x_ts)) G.x_ts = 0;
-        if (G.w_ts && !ordered_local(h, G.w_pipe, G.w_ts) && !G.x_ts) {
-            G.x_ts = G.w_ts;
-            G.x_pipe = G.w_pipe;
-            G.x_op = G.w_op;
+// A free slot of G for a new access. When all are live, the two of one pipe
+// and kind closest in time merge (the later timestamp stands for both: a check
+// against it is at least as strict, and between neighbours rarely stricter
+// than the truth), else the oldest read is forgotten.
+Slot& free_slot(Granule& G) {
+    for (Slot& x : G.s)
+        if (!x.mask) return x;
+    Slot *keep = nullptr, *gone = nullptr;
+    for (int i = 0; i < Granule::kSlots; ++i)
+        for (int j = i + 1; j < Granule::kSlots; ++j) {
+            Slot &a = G.s[i], &b = G.s[j];
+            if (a.pipe != b.pipe || a.write != b.write) continue;
+            Slot* later = a.ts >= b.ts ? &a : &b;
+            Slot* earlier = later == &a ? &b : &a;
+            if (!keep || later->ts - earlier->ts < keep->ts - gone->ts) keep = later, gone = earlier;
         }
-        // Every earlier read is ordered before this write, so later accesses
-        // need only be ordered after it (and after an unordered earlier write).
-        G.w_ts = h.cur_ts;
-        G.w_pipe = static_cast<uint8_t>(p);
-        G.w_op = h.cur_op;
-        std::memset(G.r_ts, 0, sizeof G.r_ts);
+    if (keep) {
+        keep->mask |= gone->mask;
+        *gone = Slot{};
+        return *gone;
+    }
+    Slot* oldest = nullptr;
+    for (Slot& x : G.s)
+        if (!x.write && (!oldest || x.ts < oldest->ts)) oldest = &x;
+    if (!oldest) oldest = &G.s[0];
+    *oldest = Slot{};
+    return *oldest;
+}
+
+void access(HzCore& h, Mem m, uint32_t g, uint32_t bytes, Acc a) {
+    auto& sh = h.shadow[static_cast<int>(m)];
+    if (g / Shadow::kPage >= sh.pages.size()) return;  // out of range: span() has failed already
+    Granule& G = sh.at(g);
+    const uint32_t p = static_cast<uint32_t>(h.cur_pipe);
+    const bool reads = a == Acc::Read || a == Acc::ReadWrite, writes = a == Acc::Write || a == Acc::ReadWrite;
+    if (reads) {
+        for (const Slot& w : G.s)
+            if (w.write && (w.mask & bytes) && !ordered_local(h, w.pipe, w.ts))
+                race(h, m, g, false, w.pipe, w.op, w.ts, true);
+        if (G.x.mask & bytes) ambiguous(h, m, g, G);
+    }
+    if (writes) {
+        for (Slot& x : G.s) {
+            if (!(x.mask & bytes)) continue;
+            if (!ordered_local(h, x.pipe, x.ts)) {
+                if (!x.write) race(h, m, g, true, x.pipe, x.op, x.ts, false);
+                // Two unordered writes: the bytes hold either (a race only
+                // for a later reader; kept while no other ambiguity is open).
+                if (!G.x.mask) {
+                    G.x = Slot{x.ts, x.mask & bytes, x.op, x.pipe, 1};
+                    G.x_op2 = h.cur_op;
+                    G.x_pipe2 = static_cast<uint8_t>(p);
+                }
+            }
+            // Ordered before this write (or recorded above): later accesses
+            // of these bytes need only follow this write.
+            x.mask &= ~bytes;
+        }
+        // A write ordered after the earlier of two unordered writes settles
+        // the bytes it rewrites (the later one is a slot, checked above).
+        if (G.x.mask && ordered_local(h, G.x.pipe, G.x.ts)) G.x.mask &= ~bytes;
+        Slot& w = free_slot(G);
+        w = Slot{h.cur_ts, bytes, h.cur_op, static_cast<uint8_t>(p), 1};
+    } else if (reads) {
+        // The pipe's earlier read of these bytes is superseded by this one.
+        for (Slot& x : G.s)
+            if (!x.write && x.pipe == p) x.mask &= ~bytes;
+        Slot& r = free_slot(G);
+        r = Slot{h.cur_ts, bytes, h.cur_op, static_cast<uint8_t>(p), 0};
     }
 }
 
@@ -187,7 +248,7 @@ void hz_init(CoreCtx& c, uint32_t cores, bool on) {
     if (!on) return;
     for (auto& k : h.know) k.assign(h.width, 0);
     for (int m = 0; m < static_cast<int>(Mem::COUNT); ++m)
-        if (!c.mem[m].empty()) h.shadow[m].assign((c.mem[m].size() + 31) / 32, Granule{});
+        if (!c.mem[m].empty()) h.shadow[m].pages.resize((c.mem[m].size() / 32 + Shadow::kPage - 1) / Shadow::kPage);
 }
 
 bool hz_enabled() {
@@ -215,14 +276,19 @@ void hz_range(Mem m, uint64_t addr, uint64_t bytes, Acc a) {
     HzCore& h = H();
     if (!h.on || bytes == 0 || a == Acc::None) return;
     require_instr(h);
-    for (uint64_t g = addr / 32; g <= (addr + bytes - 1) / 32; ++g) access(h, m, static_cast<uint32_t>(g), a);
+    const uint64_t end = addr + bytes;
+    for (uint64_t g = addr / 32; g <= (end - 1) / 32; ++g) {
+        const uint64_t lo = std::max(addr, g * 32) - g * 32, hi = std::min(end, g * 32 + 32) - g * 32;
+        const uint32_t mask = static_cast<uint32_t>(((hi == 32 ? 0ull : 1ull << hi) - 1) & ~((1ull << lo) - 1));
+        access(h, m, static_cast<uint32_t>(g), hi == 32 && lo == 0 ? ~0u : mask, a);
+    }
 }
 
-void hz_granules(Mem m, const uint32_t* granules, size_t count, Acc a) {
+void hz_granules(Mem m, const uint32_t* granules, const uint32_t* masks, size_t count, Acc a) {
     HzCore& h = H();
     if (!h.on || a == Acc::None) return;
     require_instr(h);
-    for (size_t i = 0; i < count; ++i) access(h, m, granules[i], a);
+    for (size_t i = 0; i < count; ++i) access(h, m, granules[i], masks ? masks[i] : ~0u, a);
 }
 
 void hz_name_region(Mem m, uint64_t addr, uint64_t bytes, const std::string& name) {
@@ -406,6 +472,7 @@ int hz_event_fetch(int ev) {
 }
 
 void hz_end_of_kernel() {
+    ASCSIM_API("kernel end");
     HzCore& h = H();
     if (h.races)
         fail("in-core race", fmt("%u races, each kind reported once on stderr (ASCSIM_HAZARDS=all)", h.races));

@@ -3,6 +3,7 @@
 // Internal to the simulator runtime.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,18 +19,38 @@ constexpr int kEvents = static_cast<int>(AscendC::HardEvent::MAX);
 // Last accesses of one 32-byte granule of a local memory: the last write and,
 // per pipe, the last read since that write (timestamps are per-pipe
 // instruction numbers, 0 = none).
-// A write that the last write is not ordered after stays as `x_*`: two
-// unordered writes race only if something reads the bytes before a write
-// ordered after both (an unread scratch may be overwritten at will).
+// The accesses of one 32-byte granule of a local memory, byte-exact (bit i
+// of a mask = byte i of the granule; timestamps are per-pipe instruction
+// numbers). Each byte's last write, and its reads since, live in the slots
+// (one access of one pipe each; a later access of a byte takes it out of the
+// earlier slot of its kind), so every check compares with the exact access.
+struct Slot {
+    uint32_t ts = 0;
+    uint32_t mask = 0;  // 0: the slot is free
+    uint16_t op = 0;
+    uint8_t pipe = 0;
+    uint8_t write = 0;
+};
 struct Granule {
-    uint32_t w_ts = 0;
-    uint16_t w_op = 0;
-    uint8_t w_pipe = 0;
-    uint8_t x_pipe = 0;
-    uint32_t x_ts = 0;
-    uint16_t x_op = 0;
-    uint32_t r_ts[kPipes] = {};
-    uint16_t r_op[kPipes] = {};
+    static constexpr int kSlots = 6;
+    Slot s[kSlots];
+    // An earlier write that a later one (pipe x_pipe2, op x_op2) was not
+    // ordered after: its bytes (x.mask) hold either value, so reading them is
+    // a race until a write ordered after the earlier one rewrites them.
+    Slot x;
+    uint16_t x_op2 = 0;
+    uint8_t x_pipe2 = 0;
+};
+
+// Granules of one local memory, allocated in pages on first touch.
+struct Shadow {
+    static constexpr uint32_t kPage = 128;  // granules per page (4 KB of memory)
+    std::vector<std::unique_ptr<Granule[]>> pages;
+    Granule& at(uint32_t g) {
+        auto& p = pages[g / kPage];
+        if (!p) p.reset(new Granule[kPage]());
+        return p[g % kPage];
+    }
 };
 
 // One (HardEvent, id) flag of the core.
@@ -58,7 +79,7 @@ struct HzCore {
     // reaches each pipe's next instruction (joined lazily by version).
     uint64_t s_version = 1;
     uint64_t joined[kPipeSlots] = {};
-    std::vector<Granule> shadow[static_cast<int>(Mem::COUNT)];
+    Shadow shadow[static_cast<int>(Mem::COUNT)];
     FlagSlot flags[kEvents][8];
     uint8_t occupied[kEvents] = {};    // ids held by the TPipe (queues, AllocEventID, reserved)
     uint8_t user_owned[kEvents] = {};  // ids the kernel reserved with AllocEventID

@@ -36,22 +36,25 @@ constexpr int kFlagMax = 15;      // 4-bit counters
 
 // ---------------------------------------------------------------- GM shadow
 
-// One writer of some bytes of a 32-byte block: the instruction `epoch` of
-// clock component `thread` (core * kPipeSlots + pipe).
-struct Writer {
+// One access of some bytes of a 32-byte block: instruction `epoch` of clock
+// component `thread` (core * kPipeSlots + pipe), API `op`.
+struct GmAccess {
     uint32_t launch = 0;  // launch serial the entry belongs to (stale otherwise)
-    uint32_t mask = 0;    // bytes of the block it wrote last
+    uint32_t mask = 0;    // bytes of the block
     uint32_t epoch = 0;
-    uint16_t thread = 0;
-    uint8_t atomic = 0;
+    uint16_t thread = 0;  // top bit: an atomic write
+    uint16_t op = 0;
+    uint32_t pipe_thread() const { return thread & 0x7fffu; }
+    bool atomic() const { return (thread & 0x8000u) != 0; }
 };
 
-// Last writers of a block, byte-exact: DataCopyPad writes exactly the bytes it
-// is asked for, so two cores may each own part of a block (rows of a batch
-// meeting inside a block). Two slots cover that; a third concurrent writer
-// evicts an entry (the check stays sound for the bytes still tracked).
+// Last writers and readers of a block, byte-exact: DataCopyPad writes exactly
+// the bytes it is asked for, so two cores may each own part of a block (rows
+// of a batch meeting inside a block). Two slots of each cover that; a third
+// concurrent access evicts one (the check stays sound for what is tracked).
 struct Shadow {
-    Writer w[2];
+    GmAccess w[2];
+    GmAccess r[2];
 };
 
 struct Allocation {
@@ -588,8 +591,34 @@ uint64_t local_size(Mem m) { return mem_capacity(*core().launch->soc, m); }
 
 namespace {
 
-// Race rule on [addr, addr+bytes): bytes written by another core since the
-// last synchronisation that orders the two accesses.
+[[noreturn]] void gm_race(const GmAccess& other, bool other_write, bool write, uintptr_t base, uint64_t b) {
+    CoreCtx& c = core();
+    const uint32_t ocore = other.pipe_thread() / kPipeSlots, opipe = other.pipe_thread() % kPipeSlots;
+    const uint32_t mine = hz_thread() % kPipeSlots;
+    const std::string where = fmt("GM 0x%llx (32-byte block %llu of the allocation at 0x%llx)",
+                                  (unsigned long long)(base + b * kBlock), (unsigned long long)b,
+                                  (unsigned long long)base);
+    if (ocore == c.core_id) {
+        fail("in-core race",
+             fmt("%s %s %s %s, which this core's %s %s (%s instruction %u) %s before, and nothing orders the two; "
+                 "missing: %s",
+                 pipe_name(mine), c.api, write ? "writes" : "reads", where.c_str(), pipe_name(opipe),
+                 ascsim_op_name(other.op), pipe_name(opipe), other.epoch, other_write ? "wrote" : "read",
+                 hz_missing_edge(opipe, mine).c_str()));
+    }
+    fail("GM data race",
+         fmt("%s %s of %s conflicts with a %s by core %s (pipe %s, %s) that no synchronisation orders before it; "
+             "missing: after the %s, a CrossCoreSetFlag on PIPE_%s (or on a pipe that waited for it) whose "
+             "CrossCoreWaitFlag comes before this access, or a SyncAll between them",
+             c.api, write ? "write" : "read", where.c_str(), other_write ? "write" : "read",
+             core_label(c.launch->cores[ocore]->ctx).c_str(), pipe_name(opipe), ascsim_op_name(other.op),
+             other_write ? "write" : "read", pipe_name(opipe)));
+}
+
+// Race rule on [addr, addr+bytes): a read must be ordered after the writes
+// of its bytes, a write after the earlier reads and writes (both atomic
+// writes excepted), by the edges of the hazard checker's clocks (per core
+// and pipe).
 void check_and_stamp(Allocation& a, uintptr_t addr, uint64_t bytes, bool write, bool atomic) {
     if (!hz_enabled()) return;
     CoreCtx& c = core();
@@ -600,46 +629,48 @@ void check_and_stamp(Allocation& a, uintptr_t addr, uint64_t bytes, bool write, 
     uint64_t last = (addr + bytes - 1 - base) / kBlock;
     const uint32_t me = hz_thread();
     const uint32_t epoch = hz_epoch();
+    const uint16_t op = op_id(c.api);
+    auto live = [serial](const GmAccess& x, uint32_t m) { return x.launch == serial && (x.mask & m) != 0; };
     for (uint64_t b = first; b <= last; ++b) {
         // Bytes of this block inside the access.
         uint64_t lo = b == first ? (addr - base) % kBlock : 0;
         uint64_t hi = b == last ? (addr + bytes - 1 - base) % kBlock : kBlock - 1;
         uint32_t mask = static_cast<uint32_t>(((uint64_t(1) << (hi + 1)) - 1) & ~((uint64_t(1) << lo) - 1));
         Shadow& s = a.shadow[b];
-        for (Writer& w : s.w) {
-            if (w.launch != serial || (w.mask & mask) == 0) continue;
-            bool ordered = hz_ordered(w.thread, w.epoch);
-            bool both_atomic = atomic && w.atomic;
-            if (!ordered && !both_atomic) {
-                const uint32_t wcore = w.thread / kPipeSlots, wpipe = w.thread % kPipeSlots;
-                if (wcore == c.core_id) {
-                    fail("in-core race",
-                         fmt("%s %s %s GM 0x%llx (32-byte block %llu of the allocation at 0x%llx), which this core's "
-                             "%s (instruction %u) wrote before, and nothing orders the two; missing: %s",
-                             pipe_name(hz_thread() % kPipeSlots), c.api, write ? "writes" : "reads",
-                             (unsigned long long)(base + b * kBlock), (unsigned long long)b,
-                             (unsigned long long)base, pipe_name(wpipe), w.epoch,
-                             hz_missing_edge(wpipe, hz_thread() % kPipeSlots).c_str()));
-                }
-                const CoreCtx& other = c.launch->cores[wcore]->ctx;
-                fail("GM data race",
-                     fmt("%s of GM 0x%llx (32-byte block %llu of the allocation at 0x%llx) conflicts with a write "
-                         "by core %s (pipe %s) that no synchronisation orders before it",
-                         write ? "write" : "read", (unsigned long long)(base + b * kBlock), (unsigned long long)b,
-                         (unsigned long long)base, core_label(other).c_str(), pipe_name(wpipe)));
-            }
+        for (const GmAccess& w : s.w)
+            if (live(w, mask) && !hz_ordered(w.pipe_thread(), w.epoch) && !(atomic && w.atomic()))
+                gm_race(w, true, write, base, b);
+        if (!write) {
+            // Record the read: the same pipe's slot, a free one, or one
+            // ordered before this read (a writer after this read is then
+            // after it too).
+            GmAccess* slot = nullptr;
+            for (GmAccess& r : s.r)
+                if (r.launch == serial && r.pipe_thread() == me && r.mask) slot = &r;
+            for (GmAccess& r : s.r)
+                if (!slot && (r.launch != serial || r.mask == 0)) slot = &r;
+            for (GmAccess& r : s.r)
+                if (!slot && hz_ordered(r.pipe_thread(), r.epoch)) slot = &r;
+            if (!slot) slot = &s.r[0];  // both unordered: the first is forgotten
+            if (slot->launch != serial || slot->pipe_thread() != me) slot->mask = 0;
+            *slot = GmAccess{serial, slot->mask | mask, epoch, static_cast<uint16_t>(me), op};
+            continue;
         }
-        if (!write) continue;
-        Writer* mine = nullptr;
-        for (Writer& w : s.w) {
+        for (GmAccess& r : s.r) {
+            if (!live(r, mask)) continue;
+            if (!hz_ordered(r.pipe_thread(), r.epoch)) gm_race(r, false, true, base, b);
+            r.mask &= ~mask;  // ordered before this write: later ones follow it
+        }
+        GmAccess* mine = nullptr;
+        for (GmAccess& w : s.w) {
             if (w.launch != serial) w.mask = 0;
             // Earlier writers of these bytes are ordered before this write
             // (or both atomic: then they stay, a reader must follow both).
-            if (w.launch == serial && w.thread != me && !(atomic && w.atomic)) w.mask &= ~mask;
-            if (w.launch == serial && w.thread == me && w.mask != 0) mine = &w;
+            if (w.launch == serial && w.pipe_thread() != me && !(atomic && w.atomic())) w.mask &= ~mask;
+            if (w.launch == serial && w.pipe_thread() == me && w.mask != 0) mine = &w;
         }
         if (!mine) {
-            for (Writer& w : s.w)
+            for (GmAccess& w : s.w)
                 if (w.mask == 0) {
                     mine = &w;
                     break;
@@ -648,12 +679,12 @@ void check_and_stamp(Allocation& a, uintptr_t addr, uint64_t bytes, bool write, 
         if (!mine) {
             // Both slots hold other cores' live bytes: keep the one not
             // ordered before this write.
-            mine = hz_ordered(s.w[0].thread, s.w[0].epoch) ? &s.w[0] : &s.w[1];
+            mine = hz_ordered(s.w[0].pipe_thread(), s.w[0].epoch) ? &s.w[0] : &s.w[1];
             mine->mask = 0;
         }
         mine->launch = serial;
-        mine->thread = static_cast<uint16_t>(me);
-        mine->atomic = atomic ? 1 : 0;
+        mine->thread = static_cast<uint16_t>(me | (atomic ? 0x8000u : 0u));
+        mine->op = op;
         mine->epoch = epoch;
         mine->mask |= mask;
     }

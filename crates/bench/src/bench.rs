@@ -362,6 +362,8 @@ pub(crate) struct Modeled {
     critical: String,
     busy: Vec<(String, f64)>,
     launches: usize,
+    /// Whether the hazard checker watched (and passed) every launch.
+    pub(crate) hazards_checked: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -419,6 +421,7 @@ pub(crate) fn modeled(
     }
     let m = total.expect("at least one launch");
     let out = Modeled {
+        hazards_checked: reports.iter().all(|r| r.hazards_checked),
         time_s: m.time_s,
         hbm_read_bytes: m.hbm_read_bytes,
         hbm_write_bytes: m.hbm_write_bytes,
@@ -836,6 +839,24 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     bar.finish_with_message("done");
     let total_wall = started.elapsed().as_secs_f64();
+    // Numbers from launches the hazard checker did not watch
+    // (ASCSIM_HAZARDS=0) prove nothing about a real NPU: shown, not written.
+    let unchecked: Vec<String> = rows
+        .iter()
+        .filter(|r| {
+            !r.model.hazards_checked || !runner.copies.values().all(|(c, _)| c.hazards_checked)
+        })
+        .map(|r| format!("{} n={}", r.op, r.n))
+        .collect();
+    if !unchecked.is_empty() {
+        println!("{}", markdown(&soc.to_string(), &rows, &notes, total_wall));
+        bail!(
+            "refusing to publish: {} row(s) come from launches the hazard checker did not watch \
+             (ASCSIM_HAZARDS=0): {}; nothing was written to target/bench",
+            unchecked.len(),
+            unchecked.join(", ")
+        );
+    }
 
     let out = root.join("target/bench");
     std::fs::create_dir_all(&out)?;

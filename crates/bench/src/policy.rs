@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::Context as _;
+use anyhow::{bail, Context as _};
 use ascend_scan::{scan, Algorithm, Batch, Device, ScanInput, ScanOptions, Soc, MAX_I8_SCAN_LEN};
 use ascendc_sim::CostParams;
 use half::f16;
@@ -79,6 +79,9 @@ fn run_one<T: ScanInput>(
         .with_context(|| format!("{algorithm} rows={rows} n={}", data.len()))?;
     drop(y);
     let (m, _) = modeled(&dev.take_reports(), params, data.len() as u64)?;
+    if !m.hazards_checked {
+        bail!("refusing to build the policy table from launches the hazard checker did not watch (ASCSIM_HAZARDS=0)");
+    }
     Ok(m.time_s)
 }
 

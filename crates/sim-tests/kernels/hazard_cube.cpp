@@ -258,6 +258,7 @@ void handoff(const simtest::DevBuf<half>& src, const CubeIo& io, pipe_t pipe, fl
     simtest::fence<HardEvent::MTE2_V>();
     Adds(c1, c, 1.0f, kT);
     simtest::fence<HardEvent::V_MTE3>();
+    simtest::fence<HardEvent::S_MTE3>();  // the scalar read of C is done before C is rewritten
     DataCopy(gc, c1, kT);
 }
 
@@ -371,7 +372,7 @@ SIMTEST(hz_mmad_accumulate_large_legal) {
 SIMTEST(hz_cross_core_set_on_wrong_pipe) {
     Handoff h;
     simtest::expect_violation("GM data race",
-                              {"AIC 0", "DataCopy(Nd2Nz)", {"read of GM", "write by core AIV 0 (pipe MTE3)"}},
+                              {"AIC 0", "DataCopy(Nd2Nz)", {"read of GM", "write by core AIV 0 (pipe MTE3, DataCopy)"}},
                               "hz_cross_core_set_on_wrong_pipe", KERNEL_TYPE_MIX_AIC_1_1, 1, h.body(PIPE_MTE2));
 }
 

@@ -113,10 +113,11 @@ SIMTEST(hz_set_flag_never_waited) {
                 [] { SetFlag<HardEvent::MTE2_V>(0); });
 }
 
-// The end-of-kernel check names the call it stopped for.
+// The end-of-kernel check names where it runs and the SetFlag it found.
 SIMTEST(hz_set_flag_never_waited_names_call) {
     hz::aiv_bad("hz_set_flag_never_waited_names_call", "SetFlag never waited",
-                {"AIV 0", "SetFlag", {"SetFlag<HardEvent::MTE2_V>(0)"}}, [] { SetFlag<HardEvent::MTE2_V>(0); });
+                {"AIV 0", "kernel end", {"SetFlag<HardEvent::MTE2_V>(0) by kernel code (SetFlag)"}},
+                [] { SetFlag<HardEvent::MTE2_V>(0); });
 }
 
 SIMTEST(hz_set_flag_waited_legal) {

@@ -15,7 +15,8 @@ simtest::Diag gm_race(const char* core, const Race& r) {
     return simtest::Diag{core,
                          r.call,
                          {simtest::format("%s %s %s %s 0x", r.pipe, r.call, r.access, r.mem),
-                          simtest::format("which this core's %s (instruction", r.earlier_pipe),
+                          simtest::format("which this core's %s %s (%s instruction", r.earlier_pipe, r.earlier_call,
+                                          r.earlier_pipe),
                           std::string("missing: ") + r.missing}};
 }
 

@@ -129,7 +129,8 @@ void v_read_after_write(const hz::Io& io, Edge v_v) {
     DataCopy(io.gy(), c, kN);
 }
 
-// Two MTE2 copies into the same UB: the second (x[kN..]) must land last.
+// Two MTE2 copies into the same UB: the second (x[kN..]) must land last
+// before anything reads the bytes (unordered, either may).
 void mte2_write_after_write(const hz::Io& io, Edge mte2_mte2) {
     vt::Ub ub;
     auto a = ub.at<float>(0, kN);
@@ -369,7 +370,10 @@ SIMTEST(hz_v_read_after_write_legal) { v_read_after_write_ok("hz_v_read_after_wr
 SIMTEST(hz_mte2_write_after_write_missing) {
     hz::Io io;
     hz::aiv_bad("hz_mte2_write_after_write_missing", "in-core race",
-                hz::race("AIV 0", {"MTE2", "DataCopy", "writes", "UB", "MTE2", "DataCopy", "PipeBarrier<PIPE_MTE2>"}),
+                {"AIV 0",
+                 "DataCopy",
+                 {"MTE3 DataCopy reads UB bytes", "which both MTE2 DataCopy (MTE2 instruction",
+                  "and a later MTE2 DataCopy wrote", "either may land last", "missing: PipeBarrier<PIPE_MTE2>"}},
                 [&] { mte2_write_after_write(io, Edge::Missing); });
 }
 

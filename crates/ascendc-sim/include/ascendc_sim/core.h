@@ -268,9 +268,10 @@ private:
 #define ASCSIM_INSTR(...) ::ascsim::Instr ascsim_instr_(__VA_ARGS__)
 
 // Accesses of the current instruction: bytes [addr, addr + bytes) of local
-// memory m, or whole 32-byte granules of it.
+// memory m, or bytes of 32-byte granules of it (masks[i]: bit j = byte j of
+// granules[i]; null: whole granules).
 void hz_range(Mem m, uint64_t addr, uint64_t bytes, Acc a);
-void hz_granules(Mem m, const uint32_t* granules, size_t count, Acc a);
+void hz_granules(Mem m, const uint32_t* granules, const uint32_t* masks, size_t count, Acc a);
 
 // Intra-core sync edges. `event` is a HardEvent.
 void hz_set_flag(int event, int id, EventOrigin who);

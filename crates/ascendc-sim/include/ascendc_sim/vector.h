@@ -264,9 +264,10 @@ struct Op {
 
 // The 32-byte granules of its memory an operand touches, repeat by repeat
 // (blocks holding at least one active element): granules of repeat r are
-// g[start[r] .. start[r + 1]).
+// g[start[r] .. start[r + 1]), the bytes of the active elements in bytes[].
 struct Blocks {
     std::vector<uint32_t> g;
+    std::vector<uint32_t> bytes;
     std::vector<uint32_t> start;
     uint64_t lo = ~0ull, hi = 0;  // granule hull [lo, hi)
     size_t repeats() const { return start.empty() ? 0 : start.size() - 1; }
@@ -276,22 +277,28 @@ inline Blocks operand_blocks(const LocalTensor<T>& t, Geo geo, const Exec& x) {
     constexpr uint32_t epb = Op<T>::epb;
     Blocks b;
     if (x.active() == 0 || (!x.counter && x.repeats == 0)) return b;
-    uint64_t full = 0, last = 0;  // active blocks of a repeat (bit per block)
+    // Active bytes of each block of a repeat (a full one, and the last one).
+    constexpr uint32_t kMaxBlocks = 64;
+    uint32_t full[kMaxBlocks] = {}, last[kMaxBlocks] = {};
+    const uint32_t elem = static_cast<uint32_t>(sizeof(T) >= 32 ? 31 : (1u << sizeof(T)) - 1);
     for (uint32_t e = 0; e < x.n; ++e)
-        if (x.counter || x.bit(e)) full |= 1ull << (e / epb);
-    last = full;
+        if (x.counter || x.bit(e)) full[e / epb] |= elem << (e % epb * sizeof(T));
+    std::memcpy(last, full, sizeof full);
     if (x.counter) {
-        last = 0;
+        std::memset(last, 0, sizeof last);
         uint64_t rem = x.lo - (x.repeats - 1) * x.n;
-        for (uint64_t e = 0; e < rem; ++e) last |= 1ull << (e / epb);
+        for (uint64_t e = 0; e < rem; ++e) last[e / epb] |= elem << (e % epb * sizeof(T));
     }
     const uint64_t base = t.sim_addr() / 32;
     b.start.reserve(x.repeats + 1);
     for (uint64_t r = 0; r < x.repeats; ++r) {
         b.start.push_back(static_cast<uint32_t>(b.g.size()));
-        for (uint64_t m = r + 1 == x.repeats ? last : full; m; m &= m - 1) {
-            uint64_t gr = base + r * geo.rep + static_cast<uint64_t>(__builtin_ctzll(m)) * geo.blk;
+        const uint32_t* m = r + 1 == x.repeats ? last : full;
+        for (uint32_t j = 0; j < kMaxBlocks; ++j) {
+            if (!m[j]) continue;
+            uint64_t gr = base + r * geo.rep + static_cast<uint64_t>(j) * geo.blk;
             b.g.push_back(static_cast<uint32_t>(gr));
+            b.bytes.push_back(m[j]);
             b.lo = std::min(b.lo, gr);
             b.hi = std::max(b.hi, gr + 1);
         }
@@ -309,6 +316,7 @@ inline Blocks strided_blocks(uint64_t base, uint64_t count, uint64_t per, uint64
         for (uint64_t j = 0; j < per; ++j) {
             uint64_t gr = base + r * rep + j * blk;
             b.g.push_back(static_cast<uint32_t>(gr));
+            b.bytes.push_back(~0u);
             b.lo = std::min(b.lo, gr);
             b.hi = std::max(b.hi, gr + 1);
         }
@@ -319,7 +327,7 @@ inline Blocks strided_blocks(uint64_t base, uint64_t count, uint64_t per, uint64
 
 template <class T>
 inline void touch(const LocalTensor<T>& t, const Blocks& b, Acc a) {
-    if (!b.g.empty() && hz_enabled()) hz_granules(t.sim_mem(), b.g.data(), b.g.size(), a);
+    if (!b.g.empty() && hz_enabled()) hz_granules(t.sim_mem(), b.g.data(), b.bytes.data(), b.g.size(), a);
 }
 
 // The documented operand overlap rule of the repeat (high-dimension) forms:

@@ -901,6 +901,16 @@ std::vector<uint32_t> aivs_of_group(Launch* l, uint32_t group) {
 
 uint32_t aic_of_group(uint32_t group) { return group; }  // AICs come first, core id = group
 
+// Flag ids are 4-bit counters; 11..14 belong to the hardware SyncAll. The
+// CANN 8.5 documentation allows 0..10 on A2 (9.x also 15): the kernels must
+// run on both, so 15 is refused too.
+void check_flag_id(uint16_t flag_id) {
+    if (flag_id >= 11 && flag_id <= 14)
+        fail("flag id reserved", fmt("flag ids 11..14 belong to the hardware SyncAll (got %u)", flag_id));
+    if (flag_id > 10)
+        fail("invalid flag id", fmt("flag id %u outside 0..10 (the range CANN 8.5 documents for A2)", flag_id));
+}
+
 }  // namespace
 
 void cross_core_set(uint8_t mode, uint16_t flag_id, uint8_t pipe) {
@@ -908,9 +918,7 @@ void cross_core_set(uint8_t mode, uint16_t flag_id, uint8_t pipe) {
     Launch* l = c.launch;
     require_mix("CrossCoreSetFlag");
     require_resident("CrossCoreSetFlag");
-    if (flag_id >= kFlagIds) fail("invalid flag id", fmt("flag id %u outside 0..15", flag_id));
-    if (flag_id >= 11 && flag_id <= 14)
-        fail("flag id reserved", fmt("flag ids 11..14 belong to the hardware SyncAll (got %u)", flag_id));
+    check_flag_id(flag_id);
     if (pipe == ASCSIM_PIPE_S || pipe == ASCSIM_PIPE_NONE)
         fail("invalid pipe", "CrossCoreSetFlag's pipe must be V, M, MTE1, MTE2, MTE3 or FIX");
     bool has_pairs = l->type == KERNEL_TYPE_MIX_AIC_1_1 || l->type == KERNEL_TYPE_MIX_AIC_1_2;
@@ -946,7 +954,7 @@ void cross_core_wait(uint16_t flag_id) {
     Launch* l = c.launch;
     require_mix("CrossCoreWaitFlag");
     require_resident("CrossCoreWaitFlag");
-    if (flag_id >= kFlagIds) fail("invalid flag id", fmt("flag id %u outside 0..15", flag_id));
+    check_flag_id(flag_id);
     auto& q = l->flags[c.core_id][flag_id];
     block_until([&q] { return !q.empty(); }, fmt("CrossCoreWaitFlag(%u)", flag_id));
     Pending p;

@@ -235,11 +235,18 @@ SIMTEST(hz_event_for_core_legal) {
 
 // ---------------------------------------------------------------- CrossCore flag ids
 
-// Ids are 4 bits (0..15); 11..14 belong to the hardware SyncAll.
-SIMTEST(hz_cross_flag_16_invalid) {
-    simtest::expect_violation("invalid flag id", {"AIC 0", "CrossCoreSetFlag", {"flag id 16 outside 0..15"}},
-                              "hz_cross_flag_16_invalid", KERNEL_TYPE_MIX_AIC_1_1, 1, [] {
-                                  if ASCEND_IS_AIC { CrossCoreSetFlag<2, PIPE_FIX>(16); }
+// Ids are 4 bits; 11..14 belong to the hardware SyncAll; CANN 8.5 documents
+// 0..10 on A2 (9.x adds 15), so 15 and above are refused.
+SIMTEST(hz_cross_flag_15_and_16_invalid) {
+    for (uint16_t id : {15, 16})
+        simtest::expect_violation(
+            "invalid flag id", {"AIC 0", "CrossCoreSetFlag", {simtest::format("flag id %u outside 0..10", id)}},
+            simtest::format("hz_cross_flag_%u_invalid", id).c_str(), KERNEL_TYPE_MIX_AIC_1_1, 1, [id] {
+                if ASCEND_IS_AIC { CrossCoreSetFlag<2, PIPE_FIX>(id); }
+            });
+    simtest::expect_violation("invalid flag id", {"AIV 0", "CrossCoreWaitFlag", {"flag id 15 outside 0..10"}},
+                              "hz_cross_wait_15_invalid", KERNEL_TYPE_MIX_AIC_1_1, 1, [] {
+                                  if ASCEND_IS_AIV { CrossCoreWaitFlag(15); }
                               });
 }
 
@@ -262,11 +269,10 @@ SIMTEST(hz_cross_flag_never_waited) {
                               });
 }
 
-// Flags 0..10 and 15, each set and waited.
+// Flags 0..10, each set and waited.
 SIMTEST(hz_cross_flag_ids_legal) {
     mix_ok("hz_cross_flag_ids_legal", [] {
-        for (uint16_t id = 0; id <= 15; ++id) {
-            if (id >= 11 && id <= 14) continue;
+        for (uint16_t id = 0; id <= 10; ++id) {
             if ASCEND_IS_AIC {
                 CrossCoreSetFlag<2, PIPE_FIX>(id);
             } else {

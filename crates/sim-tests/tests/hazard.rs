@@ -72,7 +72,7 @@ sim_tests::sim_test!(
     hz_event_v_s_on_aic,
     hz_event_m_fix_on_aiv,
     hz_event_for_core_legal,
-    hz_cross_flag_16_invalid,
+    hz_cross_flag_15_and_16_invalid,
     hz_cross_flag_11_to_14_reserved,
     hz_cross_flag_never_waited,
     hz_cross_flag_ids_legal,

@@ -1,9 +1,9 @@
 //! COPY: GM -> UB -> GM on every vector core, the bandwidth baseline.
 use ascendc_sim::SocProfile;
-use askama::Template;
 use tiling_derive::Tiling;
 
-use crate::kernel::{generated_header, AlgoError, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{AlgoError, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
 
 /// Tiling of the COPY kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
@@ -22,13 +22,6 @@ pub struct CopyTiling {
 /// The COPY kernel (bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Copy;
-
-#[derive(Template)]
-#[template(path = "copy.cpp", escape = "none")]
-struct CopyTemplate<'a> {
-    header: &'a str,
-    name: &'a str,
-}
 
 /// UB tile of the COPY kernel: two buffers of 64 KiB leave UB room to spare
 /// and make each DMA large enough for full bandwidth (>= 16 KB per copy).
@@ -74,10 +67,11 @@ impl Kernel for Copy {
         "CopyTiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        CopyTemplate {
-            header: &generated_header("copy.cpp"),
-            name: &self.name(),
-        }
-        .render()
+        render_entry(
+            self,
+            "copy_kernel.h",
+            "Copy (docs/algorithms.md, Copy): bytes, GM -> UB -> GM.",
+            "CopyBytes",
+        )
     }
 }

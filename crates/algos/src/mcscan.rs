@@ -1,9 +1,9 @@
 //! MCSCAN: the published multi-core scan (ALGORITHMS.md, "MCSCAN").
 use ascendc_sim::SocProfile;
-use askama::Template;
 use tiling_derive::Tiling;
 
-use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
 use crate::scanu::{scan_accumulator, ScanU};
 
 /// Tiling of the MCSCAN kernels.
@@ -61,17 +61,6 @@ pub(crate) fn block_split(soc: &SocProfile, n: u64, tile: u64) -> Result<BlockSp
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct McScan {
     tile: ScanU,
-}
-
-#[derive(Template)]
-#[template(path = "mcscan.cpp", escape = "none")]
-struct McScanTemplate<'a> {
-    header: &'a str,
-    name: &'a str,
-    in_type: &'a str,
-    acc_type: &'a str,
-    s: u32,
-    chunk: u32,
 }
 
 impl McScan {
@@ -132,15 +121,18 @@ impl Kernel for McScan {
         "McScanTiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        McScanTemplate {
-            header: &generated_header("mcscan.cpp"),
-            name: &self.name(),
-            in_type: self.tile.dtype().cpp(),
-            acc_type: scan_accumulator(self.tile.dtype()).cpp(),
-            s: self.tile.s(),
-            // 4096 accumulators (16 KiB) per vector chunk: a multiple of every s.
-            chunk: 4096,
-        }
-        .render()
+        let (dtype, s) = (self.tile.dtype(), self.tile.s());
+        let acc = scan_accumulator(dtype);
+        // 4096 accumulators (16 KiB) per vector chunk: a multiple of every s.
+        let chunk = 4096;
+        render_entry(
+            self,
+            "mcscan_kernel.h",
+            &format!(
+                "MCScan (docs/algorithms.md, MCScan): {dtype} -> {acc}, tile edge s = {s}, \
+                 vector chunks of {chunk}."
+            ),
+            &format!("McScan<{}, {}, {s}, {chunk}>", dtype.cpp(), acc.cpp()),
+        )
     }
 }

@@ -5,10 +5,10 @@
 //! (the VECCUMSUM structure), with a log-step scan of the lane totals for
 //! long rows.
 use ascendc_sim::SocProfile;
-use askama::Template;
 use tiling_derive::Tiling;
 
-use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
 use crate::scanu::scan_accumulator;
 
 /// An operator of the vector-unit scans.
@@ -35,7 +35,7 @@ impl VectorOp {
         }
     }
 
-    /// The device-side operator struct (templates/blocks/ascend_scan_blocks.h).
+    /// The device-side operator struct (templates/device/blocks_ops.h).
     pub fn cpp_struct(self) -> &'static str {
         match self {
             VectorOp::Sum => "OpSum",
@@ -89,23 +89,6 @@ pub struct OpScanTiling {
 pub struct OpScan {
     dtype: DType,
     op: VectorOp,
-}
-
-#[derive(Template)]
-#[template(path = "opscan.cpp", escape = "none")]
-struct OpScanTemplate<'a> {
-    header: &'a str,
-    name: &'a str,
-    in_type: &'a str,
-    acc_type: &'a str,
-    op: &'a str,
-    op_api: &'a str,
-    op_struct: &'a str,
-    tile: u32,
-    max_lanes: u32,
-    seg_lanes: u32,
-    seg_steps: u32,
-    short_row: u64,
 }
 
 /// Elements per tile.
@@ -244,21 +227,23 @@ impl Kernel for OpScan {
         "OpScanTiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        OpScanTemplate {
-            header: &generated_header("opscan.cpp"),
-            name: &self.name(),
-            in_type: self.dtype.cpp(),
-            acc_type: scan_accumulator(self.dtype).cpp(),
-            op: self.op.tag(),
-            op_api: self.op.cpp_api(),
-            op_struct: self.op.cpp_struct(),
-            tile: OPSCAN_TILE as u32,
-            max_lanes: MAX_LANES as u32,
-            seg_lanes: SEG_LANES as u32,
-            seg_steps: SEG_LANES.ilog2(),
-            short_row: OPSCAN_SHORT_ROW,
-        }
-        .render()
+        let acc = scan_accumulator(self.dtype);
+        render_entry(
+            self,
+            "opscan_kernel.h",
+            &format!(
+                "OpScan (docs/algorithms.md, OpScan): {} scans, {} -> {acc}; tiles of {OPSCAN_TILE}, \
+                 {MAX_LANES} lanes of short rows, {SEG_LANES} lanes of a long row.",
+                self.op.tag(),
+                self.dtype
+            ),
+            &format!(
+                "OpScan<ascend_scan::{}, {}, {}, {OPSCAN_TILE}, {MAX_LANES}, {SEG_LANES}>",
+                self.op.cpp_struct(),
+                self.dtype.cpp(),
+                acc.cpp()
+            ),
+        )
     }
 }
 

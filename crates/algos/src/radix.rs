@@ -16,10 +16,10 @@
 //! (kept in input order, as torch's stable sort does). Descending order sorts
 //! the bitwise NOT of the code: reversed, still stable, NaN first.
 use ascendc_sim::SocProfile;
-use askama::Template;
 use tiling_derive::Tiling;
 
-use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
 
 /// Tiling of one RADIXSORT pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
@@ -71,19 +71,6 @@ pub const DIGIT_BITS: [u32; 2] = [1, 4];
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RadixSort {
     key: DType,
-    select: bool,
-}
-
-#[derive(Template)]
-#[template(path = "radix.cpp", escape = "none")]
-struct RadixTemplate<'a> {
-    header: &'a str,
-    name: &'a str,
-    key_type: &'a str,
-    code: u32,
-    code_doc: &'a str,
-    nan_above: &'a str,
-    tile: u32,
     select: bool,
 }
 
@@ -268,31 +255,17 @@ impl Kernel for RadixSort {
         "RadixTiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        let (code, code_doc, nan_above) = match self.key {
-            DType::U8 | DType::U16 => (0, "the key itself (unsigned).", "0"),
-            DType::I8 | DType::I16 => (1, "the key itself (signed).", "0"),
-            DType::F16 => (
-                2,
-                "sign ? -m : m for the magnitude bits m, NaN (m > 0x7C00) as +0x7FFF.",
-                "0x7C00",
-            ),
-            _ => (
-                2,
-                "sign ? -m : m for the magnitude bits m, NaN (m > 0x7F80) as +0x7FFF.",
-                "0x7F80",
-            ),
+        let (what, body) = if self.select {
+            ("Top-k (docs/algorithms.md, Top-k): the radix select", "RadixTopK")
+        } else {
+            ("RadixSort (docs/algorithms.md, RadixSort): one pass", "RadixSortPass")
         };
-        RadixTemplate {
-            header: &generated_header("radix.cpp"),
-            name: &self.name(),
-            key_type: self.key.cpp(),
-            code,
-            code_doc,
-            nan_above,
-            tile: RADIX_TILE as u32,
-            select: self.select,
-        }
-        .render()
+        render_entry(
+            self,
+            "radix_kernel.h",
+            &format!("{what}, {} keys, tiles of {RADIX_TILE}.", self.key),
+            &format!("{body}<{}, {RADIX_TILE}>", self.key.cpp()),
+        )
     }
 }
 

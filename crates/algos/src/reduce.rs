@@ -1,9 +1,9 @@
 //! REDUCE (sum, max, min) on the vector cores (ALGORITHMS.md, "REDUCE").
 use ascendc_sim::SocProfile;
-use askama::Template;
 use tiling_derive::Tiling;
 
-use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
 use crate::opscan::VectorOp;
 use crate::scanu::{scan_accumulator, validate_scan_dtype};
 
@@ -21,20 +21,6 @@ pub struct ReduceTiling {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReduceSum {
     dtype: DType,
-}
-
-#[derive(Template)]
-#[template(path = "reduce.cpp", escape = "none")]
-struct ReduceTemplate<'a> {
-    header: &'a str,
-    name: &'a str,
-    in_type: &'a str,
-    acc_type: &'a str,
-    chunk: u32,
-    /// "sum", "max" or "min".
-    op: &'a str,
-    op_api: &'a str,
-    op_struct: &'a str,
 }
 
 /// Elements per vector chunk: 4096 accumulators (16 KiB) per buffer.
@@ -69,6 +55,25 @@ impl ReduceSum {
     }
 }
 
+/// The kernel source of a reduction by `op` of `dtype` inputs.
+fn render_reduce<K: Kernel>(k: &K, dtype: DType, op: VectorOp) -> Result<String, askama::Error> {
+    let acc = scan_accumulator(dtype);
+    render_entry(
+        k,
+        "reduce_kernel.h",
+        &format!(
+            "Reduce (docs/algorithms.md, Reduce): {} of {dtype} into {acc}, chunks of {CHUNK}.",
+            op.tag()
+        ),
+        &format!(
+            "Reduce<ascend_scan::{}, {}, {}, {CHUNK}>",
+            op.cpp_struct(),
+            dtype.cpp(),
+            acc.cpp()
+        ),
+    )
+}
+
 impl Kernel for ReduceSum {
     fn name(&self) -> String {
         format!("reduce_sum_{}", self.dtype.tag())
@@ -83,17 +88,7 @@ impl Kernel for ReduceSum {
         "ReduceTiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        ReduceTemplate {
-            header: &generated_header("reduce.cpp"),
-            name: &self.name(),
-            in_type: self.dtype.cpp(),
-            acc_type: scan_accumulator(self.dtype).cpp(),
-            chunk: CHUNK as u32,
-            op: "sum",
-            op_api: "Add",
-            op_struct: "",
-        }
-        .render()
+        render_reduce(self, self.dtype, VectorOp::Sum)
     }
 }
 
@@ -139,16 +134,6 @@ impl Kernel for ReduceMaxMin {
         "ReduceTiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        ReduceTemplate {
-            header: &generated_header("reduce.cpp"),
-            name: &self.name(),
-            in_type: self.dtype.cpp(),
-            acc_type: scan_accumulator(self.dtype).cpp(),
-            chunk: CHUNK as u32,
-            op: self.op.tag(),
-            op_api: self.op.cpp_api(),
-            op_struct: self.op.cpp_struct(),
-        }
-        .render()
+        render_reduce(self, self.dtype, self.op)
     }
 }

@@ -2,6 +2,16 @@
 use askama::Template;
 
 use crate::kernel::{generated_header, Kernel};
+
+/// (file name, contents) of a header of templates/device/.
+macro_rules! device_header {
+    ($name:literal) => {
+        (
+            $name,
+            include_str!(concat!("../../../templates/device/", $name)),
+        )
+    };
+}
 use crate::tiling::Tiling;
 use crate::{
     catalogue, CopyTiling, McScanTiling, OpScanTiling, RadixTiling, ReduceTiling, RtScanTiling,
@@ -39,9 +49,111 @@ impl TilingDef {
     }
 }
 
+/// The device code: plain C++ headers (templates/device/), copied into
+/// kernels/ so that CANN builds kernels/ alone. The building blocks by layer
+/// (base, UB I/O, cube tile pipeline, operators, reductions, scans, the
+/// ring), then one kernel body per family.
+const DEVICE_HEADERS: &[(&str, &str)] = &[
+    device_header!("blocks_base.h"),
+    device_header!("blocks_ub_io.h"),
+    device_header!("blocks_cube.h"),
+    device_header!("blocks_ops.h"),
+    device_header!("blocks_reduce.h"),
+    device_header!("blocks_scan.h"),
+    device_header!("blocks_ring.h"),
+    device_header!("copy_kernel.h"),
+    device_header!("reduce_kernel.h"),
+    device_header!("opscan_kernel.h"),
+    device_header!("split_kernel.h"),
+    device_header!("radix_kernel.h"),
+    device_header!("sample_kernel.h"),
+    device_header!("topp_kernel.h"),
+    device_header!("segscan_kernel.h"),
+    device_header!("segops_kernel.h"),
+    device_header!("spmv_kernel.h"),
+    device_header!("scanu_kernel.h"),
+    device_header!("mcscan_kernel.h"),
+    device_header!("rtscan_kernel.h"),
+    device_header!("scanul1_kernel.h"),
+    device_header!("veccumsum_kernel.h"),
+];
+
+/// One kernel source: the entry point that instantiates a kernel body of
+/// templates/device/ with what only the Rust side knows.
 #[derive(Template)]
-#[template(path = "blocks/ascend_scan_blocks.h", escape = "none")]
-struct BlocksHeader;
+#[template(path = "kernel.cpp", escape = "none")]
+struct KernelEntry<'a> {
+    header: &'a str,
+    summary: &'a str,
+    body_header: &'a str,
+    signature: &'a str,
+    kernel_type: &'static str,
+    call: &'a str,
+}
+
+/// The source of kernel `k`: `body` (a function of namespace ascend_scan in
+/// templates/device/`body_header`, with its template arguments) called with
+/// the kernel's GM parameters and tiling; `summary` says what it computes.
+pub(crate) fn render_entry<K: Kernel>(
+    k: &K,
+    body_header: &str,
+    summary: &str,
+    body: &str,
+) -> Result<String, askama::Error> {
+    let name = k.name();
+    let gm = k.gm_params();
+    let params = gm
+        .iter()
+        .map(|p| format!("GM_ADDR {p}, "))
+        .collect::<String>()
+        + &format!("{} tiling", k.tiling_type());
+    let args = gm.iter().map(|p| format!("{p}, ")).collect::<String>() + "tiling";
+    KernelEntry {
+        header: &generated_header("kernel.cpp"),
+        summary: &wrap_comment(summary),
+        body_header,
+        signature: &wrap_params(&format!("extern \"C\" __global__ __aicore__ void {name}("), &params),
+        kernel_type: k.kernel_type().cpp(),
+        call: &wrap_params(&format!("    ascend_scan::{body}("), &args),
+    }
+    .render()
+}
+
+/// `text` as `//` comment lines of at most 100 columns.
+fn wrap_comment(text: &str) -> String {
+    let mut lines = vec![String::from("//")];
+    for word in text.split(' ') {
+        let last = lines.last_mut().expect("one line at least");
+        if last.len() > 2 && last.len() + 1 + word.len() > 100 {
+            lines.push(format!("// {word}"));
+        } else {
+            last.push(' ');
+            last.push_str(word);
+        }
+    }
+    lines.join("\n")
+}
+
+/// `prefix` then `params`, broken after commas so that no line passes 120
+/// columns (continuation lines aligned with the opening parenthesis).
+fn wrap_params(prefix: &str, params: &str) -> String {
+    let indent = " ".repeat(prefix.len());
+    let mut out = prefix.to_string();
+    let mut line = prefix.len();
+    for (i, p) in params.split(", ").enumerate() {
+        let piece = if i == 0 { p.to_string() } else { format!(", {p}") };
+        if i > 0 && line + piece.len() + 3 > 120 {
+            out.push_str(",\n");
+            out.push_str(&indent);
+            out.push_str(p);
+            line = indent.len() + p.len();
+        } else {
+            out.push_str(&piece);
+            line += piece.len();
+        }
+    }
+    out
+}
 
 struct LaunchEntry {
     name: String,
@@ -130,14 +242,15 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
         .render()?
             + "\n",
     });
-    let blocks = BlocksHeader.render()?;
-    out.push(GeneratedFile {
-        path: "kernels/ascend_scan_blocks.h".into(),
-        contents: format!(
-            "// {}\n{blocks}\n",
-            generated_header("blocks/ascend_scan_blocks.h")
-        ),
-    });
+    for (name, text) in DEVICE_HEADERS {
+        out.push(GeneratedFile {
+            path: format!("kernels/{name}"),
+            contents: format!(
+                "// {}\n{text}",
+                generated_header(&format!("device/{name}"))
+            ),
+        });
+    }
     let entries: Vec<LaunchEntry> = kernels.iter().map(|k| launch_entry(k.as_ref())).collect();
     out.push(GeneratedFile {
         path: "kernels/aclrtlaunch_ascend_scan.h".into(),

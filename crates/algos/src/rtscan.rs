@@ -1,10 +1,10 @@
 //! REDUCE-THEN-SCAN: the multi-core scan with an L2-resident AIC -> AIV
 //! hand-off (ALGORITHMS.md, "Improvements": reduce-then-scan).
 use ascendc_sim::SocProfile;
-use askama::Template;
 use tiling_derive::Tiling;
 
-use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
 use crate::mcscan::block_split;
 use crate::scanu::{scan_accumulator, ScanU};
 
@@ -38,18 +38,6 @@ pub struct RtScanTiling {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReduceThenScan {
     tile: ScanU,
-}
-
-#[derive(Template)]
-#[template(path = "rtscan.cpp", escape = "none")]
-struct RtScanTemplate<'a> {
-    header: &'a str,
-    name: &'a str,
-    in_type: &'a str,
-    acc_type: &'a str,
-    s: u32,
-    chunk: u32,
-    ring_slots: u32,
 }
 
 /// Whole tiles over the AI cores in waves: the input and output of one wave
@@ -173,15 +161,17 @@ impl Kernel for ReduceThenScan {
         "RtScanTiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        RtScanTemplate {
-            header: &generated_header("rtscan.cpp"),
-            name: &self.name(),
-            in_type: self.tile.dtype().cpp(),
-            acc_type: scan_accumulator(self.tile.dtype()).cpp(),
-            s: self.tile.s(),
-            chunk: 4096,
-            ring_slots: RING_SLOTS,
-        }
-        .render()
+        let (dtype, s) = (self.tile.dtype(), self.tile.s());
+        let acc = scan_accumulator(dtype);
+        let chunk = 4096;
+        render_entry(
+            self,
+            "rtscan_kernel.h",
+            &format!(
+                "RTScan (docs/algorithms.md, RTScan): {dtype} -> {acc}, tile edge s = {s}, \
+                 vector chunks of {chunk}."
+            ),
+            &format!("RtScan<{}, {}, {s}, {chunk}>", dtype.cpp(), acc.cpp()),
+        )
     }
 }

@@ -38,10 +38,10 @@
 //! (3 * depth + 3) * 2^-24 * T to first order (depth = log2 of the padded
 //! row; see src/sample.rs), plus the 2^-24 step of a 24-bit uniform.
 use ascendc_sim::SocProfile;
-use askama::Template;
 use tiling_derive::Tiling;
 
-use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
 
 /// Leaves per chunk of a level (a power of two; 4096 f32 leaves plus their
 /// pair tree take 33 KiB of UB).
@@ -89,15 +89,6 @@ pub struct SampleTiling {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sample {
     dtype: DType,
-}
-
-#[derive(Template)]
-#[template(path = "sample.cpp", escape = "none")]
-struct SampleTemplate<'a> {
-    header: &'a str,
-    name: &'a str,
-    in_type: &'a str,
-    tile: u32,
 }
 
 impl Sample {
@@ -212,13 +203,15 @@ impl Kernel for Sample {
         "SampleTiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        SampleTemplate {
-            header: &generated_header("sample.cpp"),
-            name: &self.name(),
-            in_type: self.dtype.cpp(),
-            tile: SAMPLE_TILE as u32,
-        }
-        .render()
+        render_entry(
+            self,
+            "sample_kernel.h",
+            &format!(
+                "Sampling (docs/algorithms.md, Sampling): {} weights, chunks of {SAMPLE_TILE}.",
+                self.dtype
+            ),
+            &format!("Sample<{}, {SAMPLE_TILE}>", self.dtype.cpp()),
+        )
     }
 }
 

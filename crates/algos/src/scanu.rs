@@ -1,9 +1,9 @@
 //! SCANU: single-core scan with the cube unit (ALGORITHMS.md, "SCANU").
 use ascendc_sim::SocProfile;
-use askama::Template;
 use tiling_derive::Tiling;
 
-use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
 
 /// Tiling of the SCANU kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
@@ -60,18 +60,6 @@ pub fn validate_scan_dtype(algorithm: &'static str, dtype: DType) -> Result<(), 
 pub struct ScanU {
     dtype: DType,
     s: u32,
-}
-
-#[derive(Template)]
-#[template(path = "scanu.cpp", escape = "none")]
-struct ScanUTemplate<'a> {
-    header: &'a str,
-    name: &'a str,
-    in_type: &'a str,
-    acc_type: &'a str,
-    s: u32,
-    ring_slots: u32,
-    chunk_rows: u32,
 }
 
 /// Ring depth of the AIC -> AIV hand-off: deep enough for the cube to run
@@ -208,15 +196,21 @@ impl Kernel for ScanU {
         // Vector chunks of at most 4096 accumulators (16 KiB) keep 2 x 2
         // buffers far inside UB.
         let chunk_rows = (4096 / self.s).min(self.s);
-        ScanUTemplate {
-            header: &generated_header("scanu.cpp"),
-            name: &self.name(),
-            in_type: self.dtype.cpp(),
-            acc_type: self.acc_dtype().cpp(),
-            s: self.s,
-            ring_slots: RING_SLOTS,
-            chunk_rows,
-        }
-        .render()
+        let acc = self.acc_dtype();
+        render_entry(
+            self,
+            "scanu_kernel.h",
+            &format!(
+                "ScanU (docs/algorithms.md, ScanU): {} -> {acc}, tile edge s = {}, \
+                 vector chunks of {chunk_rows} rows.",
+                self.dtype, self.s
+            ),
+            &format!(
+                "ScanU<{}, {}, {}, {chunk_rows}>",
+                self.dtype.cpp(),
+                acc.cpp(),
+                self.s
+            ),
+        )
     }
 }

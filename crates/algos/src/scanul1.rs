@@ -16,10 +16,10 @@
 //! Tile edges 16, 32, 64: at s = 128 the f32 `U-` (64 KiB) does not fit L0B
 //! beside U.
 use ascendc_sim::SocProfile;
-use askama::Template;
 use tiling_derive::Tiling;
 
-use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
 use crate::scanu::{one_bytes, scan_accumulator, RING_SLOTS};
 
 /// Tiling of the SCANUL1 kernels. Offsets are bytes into the workspace.
@@ -58,16 +58,6 @@ pub struct ScanUL1Tiling {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScanUL1 {
     dtype: DType,
-    s: u32,
-}
-
-#[derive(Template)]
-#[template(path = "scanul1.cpp", escape = "none")]
-struct ScanUL1Template<'a> {
-    header: &'a str,
-    name: &'a str,
-    in_type: &'a str,
-    acc_type: &'a str,
     s: u32,
 }
 
@@ -231,14 +221,16 @@ impl Kernel for ScanUL1 {
         "ScanUL1Tiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        ScanUL1Template {
-            header: &generated_header("scanul1.cpp"),
-            name: &self.name(),
-            in_type: self.dtype.cpp(),
-            acc_type: scan_accumulator(self.dtype).cpp(),
-            s: self.s,
-        }
-        .render()
+        let acc = scan_accumulator(self.dtype);
+        render_entry(
+            self,
+            "scanul1_kernel.h",
+            &format!(
+                "ScanUL1 (docs/algorithms.md, ScanUL1): {} -> {acc}, tile edge s = {}.",
+                self.dtype, self.s
+            ),
+            &format!("ScanUL1<{}, {}, {}>", self.dtype.cpp(), acc.cpp(), self.s),
+        )
     }
 }
 

@@ -2,10 +2,10 @@
 //! "Segmented operations"): REVERT of SSCR and DIFF of SCD. Both split the
 //! elements evenly over the vector cores.
 use ascendc_sim::SocProfile;
-use askama::Template;
 use tiling_derive::Tiling;
 
-use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
 use crate::scanu::{scan_accumulator, ScanU};
 
 /// Tiling of the REVERT kernels.
@@ -59,16 +59,6 @@ pub struct SegRevert {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegDiff {
     dtype: DType,
-}
-
-#[derive(Template)]
-#[template(path = "segfix.cpp", escape = "none")]
-struct SegFixTemplate<'a> {
-    header: &'a str,
-    name: &'a str,
-    revert: bool,
-    in_type: &'a str,
-    acc_type: &'a str,
 }
 
 impl SegRevert {
@@ -145,14 +135,16 @@ impl Kernel for SegRevert {
         "SegRevertTiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        SegFixTemplate {
-            header: &generated_header("segfix.cpp"),
-            name: &self.name(),
-            revert: true,
-            in_type: self.dtype.cpp(),
-            acc_type: scan_accumulator(self.dtype).cpp(),
-        }
-        .render()
+        let acc = scan_accumulator(self.dtype);
+        render_entry(
+            self,
+            "segops_kernel.h",
+            &format!(
+                "SSCR's revert (docs/algorithms.md, Segmented sum (SSCR, SCD)): {} values, {acc} scans.",
+                self.dtype
+            ),
+            &format!("SegRevert<{}, {}>", self.dtype.cpp(), acc.cpp()),
+        )
     }
 }
 
@@ -170,13 +162,14 @@ impl Kernel for SegDiff {
         "SegDiffTiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        SegFixTemplate {
-            header: &generated_header("segfix.cpp"),
-            name: &self.name(),
-            revert: false,
-            in_type: self.dtype.cpp(),
-            acc_type: self.dtype.cpp(),
-        }
-        .render()
+        render_entry(
+            self,
+            "segops_kernel.h",
+            &format!(
+                "SCD's difference (docs/algorithms.md, Segmented sum (SSCR, SCD)): {}.",
+                self.dtype
+            ),
+            &format!("SegDiff<{}>", self.dtype.cpp()),
+        )
     }
 }

@@ -2,10 +2,10 @@
 //! "Block-recursive segmented scan"), in the reduce-then-scan shape of
 //! RTSCAN, with the two REVSPEC variants.
 use ascendc_sim::SocProfile;
-use askama::Template;
 use tiling_derive::Tiling;
 
-use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
 use crate::rtscan::wave_split;
 use crate::scanu::{scan_accumulator, ScanU};
 
@@ -78,18 +78,6 @@ pub struct SegScan {
     tile: ScanU,
     flags: ScanU,
     revspec: RevSpec,
-}
-
-#[derive(Template)]
-#[template(path = "segscan.cpp", escape = "none")]
-struct SegScanTemplate<'a> {
-    header: &'a str,
-    name: &'a str,
-    in_type: &'a str,
-    acc_type: &'a str,
-    s: u32,
-    simple: bool,
-    slot_scans: u32,
 }
 
 impl SegScan {
@@ -244,15 +232,25 @@ impl Kernel for SegScan {
         "SegScanTiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        SegScanTemplate {
-            header: &generated_header("segscan.cpp"),
-            name: &self.name(),
-            in_type: self.dtype().cpp(),
-            acc_type: scan_accumulator(self.dtype()).cpp(),
-            s: self.s(),
-            simple: self.revspec == RevSpec::Simple,
-            slot_scans: self.slot_scans(),
-        }
-        .render()
+        let (dtype, s) = (self.dtype(), self.s());
+        let acc = scan_accumulator(dtype);
+        let (revspec, variant) = match self.revspec {
+            RevSpec::Simple => ("simple", "kSimple"),
+            RevSpec::Vector => ("vector", "kVector"),
+        };
+        let slot_scans = self.slot_scans();
+        render_entry(
+            self,
+            "segscan_kernel.h",
+            &format!(
+                "SegScan (docs/algorithms.md, SegScan): {dtype} -> {acc}, tile edge s = {s}, \
+                 {revspec} REVSPEC, {slot_scans} row scan(s) per ring slot."
+            ),
+            &format!(
+                "SegScan<{}, {}, {s}, ascend_scan::RevSpec::{variant}, {slot_scans}>",
+                dtype.cpp(),
+                acc.cpp()
+            ),
+        )
     }
 }

@@ -14,10 +14,10 @@
 //! Values move as bit patterns: all 16-bit types share one kernel, all
 //! 32-bit types another.
 use ascendc_sim::SocProfile;
-use askama::Template;
 use tiling_derive::Tiling;
 
-use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
 
 /// Tiling of the SPLIT and COMPRESS kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
@@ -73,17 +73,6 @@ pub struct SplitInd {
 
 /// COMPRESS is SPLITIND without the flag-0 half: the same kernel family.
 pub type Compress = SplitInd;
-
-#[derive(Template)]
-#[template(path = "split.cpp", escape = "none")]
-struct SplitTemplate<'a> {
-    header: &'a str,
-    name: &'a str,
-    kind: &'a str,
-    val_type: &'a str,
-    split: bool,
-    tile: u32,
-}
 
 /// Elements per tile (a multiple of 128: CompareScalar on half takes whole
 /// 256-byte repeats).
@@ -219,22 +208,19 @@ impl Kernel for SplitInd {
         "SplitTiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        SplitTemplate {
-            header: &generated_header("split.cpp"),
-            name: &self.name(),
-            kind: match self.kind {
-                SplitKind::Compress => "COMPRESS",
-                SplitKind::Split => "SPLITIND",
-            },
-            val_type: if self.bits == 16 {
-                "uint16_t"
-            } else {
-                "uint32_t"
-            },
-            split: self.kind == SplitKind::Split,
-            tile: SPLIT_TILE as u32,
-        }
-        .render()
+        let (what, kind) = match self.kind {
+            SplitKind::Compress => ("Compress", "kCompress"),
+            SplitKind::Split => ("Split", "kSplit"),
+        };
+        let bits = self.bits;
+        render_entry(
+            self,
+            "split_kernel.h",
+            &format!(
+                "{what} (docs/algorithms.md, Split/Compress): {bits}-bit values, tiles of {SPLIT_TILE}."
+            ),
+            &format!("Split<ascend_scan::SplitKind::{kind}, uint{bits}_t, {SPLIT_TILE}>"),
+        )
     }
 }
 

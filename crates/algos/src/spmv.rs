@@ -13,10 +13,10 @@
 //! core that finds a bad entry writes 1 + its index into its 32-byte slot of
 //! the `check` buffer, which the host reads after the launch.
 use ascendc_sim::SocProfile;
-use askama::Template;
 use tiling_derive::Tiling;
 
-use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
 
 /// Tiling of the SpMV kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
@@ -43,18 +43,6 @@ pub enum SpmvStage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Spmv {
     stage: SpmvStage,
-}
-
-#[derive(Template)]
-#[template(path = "spmv.cpp", escape = "none")]
-struct SpmvTemplate<'a> {
-    header: &'a str,
-    name: &'a str,
-    rows: bool,
-    val_type: &'a str,
-    is_half: bool,
-    chunk: u32,
-    window: u32,
 }
 
 /// Entries (nonzeros, or row_ptr entries) a vector core handles per step.
@@ -151,16 +139,27 @@ impl Kernel for Spmv {
     }
     fn render(&self) -> Result<String, askama::Error> {
         let dtype = self.val_dtype();
-        SpmvTemplate {
-            header: &generated_header("spmv.cpp"),
-            name: &self.name(),
-            rows: self.stage == SpmvStage::Rows,
-            val_type: dtype.cpp(),
-            is_half: dtype == DType::F16,
-            chunk: SPMV_CHUNK as u32,
-            window: (SPMV_WINDOW_BYTES / dtype.size() as u64) as u32,
+        let chunk = SPMV_CHUNK;
+        let window = SPMV_WINDOW_BYTES / dtype.size() as u64;
+        match self.stage {
+            SpmvStage::Products(_) => render_entry(
+                self,
+                "spmv_kernel.h",
+                &format!(
+                    "SpMV (docs/algorithms.md, SpMV): the products, {dtype} values, chunks of {chunk}, \
+                     windows of {window}."
+                ),
+                &format!("SpmvProducts<{}, {chunk}, {window}>", dtype.cpp()),
+            ),
+            SpmvStage::Rows => render_entry(
+                self,
+                "spmv_kernel.h",
+                &format!(
+                    "SpMV (docs/algorithms.md, SpMV): the rows' sums, chunks of {chunk}, windows of {window}."
+                ),
+                &format!("SpmvRows<{chunk}, {window}>"),
+            ),
         }
-        .render()
     }
 }
 

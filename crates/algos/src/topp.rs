@@ -3,10 +3,10 @@
 //! sorted rows, [`TopPKind::Mask`] (the Llama 3 truncation), the weighted
 //! draw, and [`TopPKind::Pick`] (the token at the drawn position).
 use ascendc_sim::SocProfile;
-use askama::Template;
 use tiling_derive::Tiling;
 
-use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
 
 /// Tiling of the TOPP kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Tiling)]
@@ -37,15 +37,6 @@ pub enum TopPKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TopP {
     kind: TopPKind,
-}
-
-#[derive(Template)]
-#[template(path = "topp.cpp", escape = "none")]
-struct TopPTemplate<'a> {
-    header: &'a str,
-    name: &'a str,
-    pick: bool,
-    prob_type: &'a str,
 }
 
 /// Bytes of a mask kernel core's workspace slot (i32 count of entries
@@ -134,16 +125,20 @@ impl Kernel for TopP {
         "TopPTiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        TopPTemplate {
-            header: &generated_header("topp.cpp"),
-            name: &self.name(),
-            pick: self.kind == TopPKind::Pick,
-            prob_type: match self.kind {
-                TopPKind::Mask(d) => d.cpp(),
-                TopPKind::Pick => "int32_t",
-            },
+        match self.kind {
+            TopPKind::Mask(d) => render_entry(
+                self,
+                "topp_kernel.h",
+                &format!("Top-p (docs/algorithms.md, Top-p): the truncation, {d} probabilities."),
+                &format!("TopPMask<{}>", d.cpp()),
+            ),
+            TopPKind::Pick => render_entry(
+                self,
+                "topp_kernel.h",
+                "Top-p (docs/algorithms.md, Top-p): the pick of the tokens.",
+                "TopPPick",
+            ),
         }
-        .render()
     }
 }
 

@@ -1,9 +1,9 @@
 //! VECCUMSUM: the vector-only scan baseline (ALGORITHMS.md, "Vector-only baseline").
 use ascendc_sim::SocProfile;
-use askama::Template;
 use tiling_derive::Tiling;
 
-use crate::kernel::{generated_header, AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
 use crate::scanu::{scan_accumulator, validate_scan_dtype};
 
 /// Tiling of the VECCUMSUM kernels.
@@ -22,16 +22,6 @@ pub struct VecCumSumTiling {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VecCumSum {
     dtype: DType,
-    s: u32,
-}
-
-#[derive(Template)]
-#[template(path = "veccumsum.cpp", escape = "none")]
-struct VecCumSumTemplate<'a> {
-    header: &'a str,
-    name: &'a str,
-    in_type: &'a str,
-    acc_type: &'a str,
     s: u32,
 }
 
@@ -98,13 +88,15 @@ impl Kernel for VecCumSum {
         "VecCumSumTiling"
     }
     fn render(&self) -> Result<String, askama::Error> {
-        VecCumSumTemplate {
-            header: &generated_header("veccumsum.cpp"),
-            name: &self.name(),
-            in_type: self.dtype.cpp(),
-            acc_type: scan_accumulator(self.dtype).cpp(),
-            s: self.s,
-        }
-        .render()
+        let acc = scan_accumulator(self.dtype);
+        render_entry(
+            self,
+            "veccumsum_kernel.h",
+            &format!(
+                "VecCumSum (docs/algorithms.md, VectorScan): {} -> {acc}, tile edge s = {}.",
+                self.dtype, self.s
+            ),
+            &format!("VecCumSum<{}, {}, {}>", self.dtype.cpp(), acc.cpp(), self.s),
+        )
     }
 }

@@ -1,12 +1,14 @@
-// {{ header }}
-//
-// One pass of the LSD RADIXSORT ({{ key_type }} keys): a stable counting
-// sort of every row by one digit of the keys' sort code, carrying the i32
-// indices along (the first pass makes them: 0..n-1 per row).
+// RadixSort and Top-k (docs/algorithms.md, RadixSort and Top-k). One pass
+// of the LSD radix sort: a stable counting sort of every row by one digit of
+// the keys' sort code, carrying the i32 indices along (the first pass makes
+// them: 0..n-1 per row). Top-k: the radix select (CountRound,
+// SelectCount, SelectWrite).
 //
 // Sort code (a 16-bit integer whose order is the key order; descending
 // takes its bitwise NOT, which reverses the order and keeps equal codes
-// equal, so the sort stays stable): {{ code_doc }}
+// equal, so the sort stays stable): the key itself for integer keys (signed or
+// unsigned); sign ? -m : m for the magnitude bits m of a float key, NaN (m
+// above the bits of inf) as +0x7FFF.
 // The code is recomputed from the raw keys in every pass (a few int16
 // vector ops), so the keys move as their own bit patterns: NaN payloads and
 // -0.0 come back unchanged.
@@ -27,42 +29,69 @@
 //    stable) and writes every group at its running offset (DataCopyPad,
 //    byte-exact, so cores may share 32-byte blocks of the outputs).
 // The next tile loads while the current one is sorted.
-#include "kernel_operator.h"
-#include "ascend_scan_blocks.h"
+#pragma once
+
 #include "ascend_scan_tiling.h"
+#include "blocks_ub_io.h"
 
-using namespace AscendC;
-using namespace ascend_scan;
+namespace ascend_scan {
+namespace radix {
 
-namespace {
-using TKey = {{ key_type }};  // keys in GM
-// 8-bit keys are widened to int16 in UB (GatherMask moves 16- and 32-bit data).
-constexpr bool kNarrow = sizeof(TKey) == 1;
-// Sort code: 0 = the key as unsigned, 1 = the key as signed, 2 = float.
-constexpr uint32_t kCode = {{ code }};
-// Float keys: magnitude bits above this are NaN.
-constexpr int16_t kNanAbove = {{ nan_above }};
-constexpr uint32_t kTile = {{ tile }};  // keys per tile (a multiple of 128)
-constexpr uint32_t kMaxDigits = 16;     // digit values of a 4-bit digit
-constexpr uint32_t kAlign = 32;         // group starts: 32 elements (32-byte aligned for every width)
-constexpr uint32_t kGroups = kTile + kMaxDigits * kAlign;  // 16 aligned groups, elements
-// Staging of the two-level split (4 aligned groups, and the reads of a
-// CompareScalar padded to 128 past the last one).
-constexpr uint32_t kStage = kTile + 8 * kAlign;
+// The sort code of a key type: 0 = the key as unsigned, 1 = the key as
+// signed, 2 = float (whose magnitude bits above kNanAbove are NaN).
+template <typename TKey>
+struct SortCode;
+template <>
+struct SortCode<uint8_t> {
+    static constexpr uint32_t kCode = 0;
+    static constexpr int16_t kNanAbove = 0;
+};
+template <>
+struct SortCode<uint16_t> : SortCode<uint8_t> {};
+template <>
+struct SortCode<int8_t> {
+    static constexpr uint32_t kCode = 1;
+    static constexpr int16_t kNanAbove = 0;
+};
+template <>
+struct SortCode<int16_t> : SortCode<int8_t> {};
+template <>
+struct SortCode<half> {
+    static constexpr uint32_t kCode = 2;
+    static constexpr int16_t kNanAbove = 0x7C00;
+};
+template <>
+struct SortCode<bfloat16_t> {
+    static constexpr uint32_t kCode = 2;
+    static constexpr int16_t kNanAbove = 0x7F80;
+};
+
+constexpr uint32_t kMaxDigits = 16;  // digit values of a 4-bit digit
+constexpr uint32_t kAlign = 32;      // group starts: 32 elements (32-byte aligned for every width)
 constexpr uint32_t kMaxCores = 64;
 // Bit masks in bufMask_: 4 digit values, then (select) the prefix test and two spares.
 constexpr uint32_t kMasks = 7;
 constexpr uint32_t kPrefixMask = 4;
-// TOPK by radix select (else one RADIXSORT pass).
-constexpr bool kSelect = {{ select }};
 constexpr uint32_t kSlotInts = 16;  // one digit count per value, 64 bytes
 // Small buffer: this core's counts, then every core's two slots.
 constexpr uint32_t kOwnAt = 0;
 constexpr uint32_t kSlotsAt = 64;
 constexpr uint32_t kSmallBytes = kSlotsAt + kMaxCores * 2 * kSlotInts * 4;
 
-class RadixPass {
+// kTile: keys per tile (a multiple of 128); kSelect: Top-k by radix select,
+// else one radix sort pass.
+template <typename TKey, uint32_t kTile, bool kSelect>
+class Pass {
 public:
+    // 8-bit keys are widened to int16 in UB (GatherMask moves 16- and 32-bit data).
+    static constexpr bool kNarrow = sizeof(TKey) == 1;
+    static constexpr uint32_t kCode = SortCode<TKey>::kCode;
+    static constexpr int16_t kNanAbove = SortCode<TKey>::kNanAbove;
+    static constexpr uint32_t kGroups = kTile + kMaxDigits * kAlign;  // 16 aligned groups, elements
+    // Staging of the two-level split (4 aligned groups, and the reads of a
+    // CompareScalar padded to 128 past the last one).
+    static constexpr uint32_t kStage = kTile + 8 * kAlign;
+
     __aicore__ inline void Run(GM_ADDR keysIn, GM_ADDR idxIn, GM_ADDR keysOut, GM_ADDR idxOut, GM_ADDR workspace,
                                const RadixTiling& t) {
         t_ = t;
@@ -82,21 +111,25 @@ public:
         end_ = begin_ + t.per_core < tiles ? begin_ + t.per_core : tiles;
         if (begin_ > end_) begin_ = end_;
         Init();
-{% if select %}        // Radix select, most significant digit first: round j counts the
-        // digits of the keys still in the running (their higher digits equal
-        // the prefix found so far), then the k-th key's digit narrows it.
-        const uint32_t rounds = t.key_bits / 4;
-        for (uint32_t j = 0; j < rounds; ++j) {
-            CountRound(j);
+        if constexpr (kSelect) {
+            // Radix select, most significant digit first: round j counts the
+            // digits of the keys still in the running (their higher digits
+            // equal the prefix found so far), then the k-th key's digit
+            // narrows it.
+            const uint32_t rounds = t.key_bits / 4;
+            for (uint32_t j = 0; j < rounds; ++j) {
+                CountRound(j);
+                SyncAll();
+            }
+            SelectCount(rounds);
             SyncAll();
+            SelectWrite(rounds);
+        } else {
+            Count();
+            SyncAll();
+            Scatter();
         }
-        SelectCount(rounds);
-        SyncAll();
-        SelectWrite(rounds);
-{% else %}        Count();
-        SyncAll();
-        Scatter();
-{% endif %}    }
+    }
 
 private:
     __aicore__ inline void Init() {
@@ -145,10 +178,7 @@ private:
     __aicore__ inline void Load(uint64_t k, bool withIdx) {
         uint32_t count = CountOf(k);
         LocalTensor<int16_t> keys = qKeys_.AllocTensor<int16_t>();
-        if (count % 128 != 0) {
-            Duplicate(keys, static_cast<int16_t>(0), static_cast<int32_t>(kTile));
-            PipeSync<HardEvent::V_MTE2>();
-        }
+        if (count % 128 != 0) ZeroBeforeLoad(keys, kTile);
         if constexpr (kNarrow) {
             LoadAny(keys.ReinterpretCast<TKey>()[kTile], gKeysIn_[OffsetOf(k)], count);
         } else {
@@ -749,11 +779,21 @@ private:
     uint64_t begin_ = 0, end_ = 0;
 };
 
-}  // namespace
 
-extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out,
-                                                GM_ADDR workspace, RadixTiling tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
-    RadixPass kernel;
-    kernel.Run(keys_in, idx_in, keys_out, idx_out, workspace, tiling);
+}  // namespace radix
+
+template <typename TKey, uint32_t kTile>
+__aicore__ inline void RadixSortPass(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out,
+                                     GM_ADDR workspace, const RadixTiling& t) {
+    radix::Pass<TKey, kTile, false> pass;
+    pass.Run(keys_in, idx_in, keys_out, idx_out, workspace, t);
 }
+
+template <typename TKey, uint32_t kTile>
+__aicore__ inline void RadixTopK(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out,
+                                 GM_ADDR workspace, const RadixTiling& t) {
+    radix::Pass<TKey, kTile, true> pass;
+    pass.Run(keys_in, idx_in, keys_out, idx_out, workspace, t);
+}
+
+}  // namespace ascend_scan

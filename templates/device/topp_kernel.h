@@ -1,62 +1,22 @@
-// {{ header }}
-//
-// TOPP sampling, {% if pick %}the last step: the token of every row is the index (from the
-// sort) at the position its weighted draw chose: tokens[r] =
-// indices[r * m + pos[r]]. Each vector core takes a range of rows; a row
-// costs two small reads (its position, then its index).{% else %}the truncation ({{ prob_type }} probabilities sorted descending
-// in rows of m): with the row's inclusive fp32 scan S, the weight of entry
-// i is 0 where S[i] - x[i] > p (the mass before it already exceeds p), else
-// x[i] (the Llama 3 reference's mask; the draw that follows renormalises).
-// Elementwise on every vector core; each core also counts its entries
-// outside [0, 1] (NaN included) into its 32-byte workspace slot, so the
-// host can refuse such probabilities.{% endif %}
-#include "kernel_operator.h"
-#include "ascend_scan_blocks.h"
+// Top-p sampling (docs/algorithms.md, Top-p): the truncation of the sorted
+// probabilities before the weighted draw, and the pick of the token after it.
+#pragma once
+
 #include "ascend_scan_tiling.h"
+#include "blocks_ub_io.h"
 
-using namespace AscendC;
-using namespace ascend_scan;
+namespace ascend_scan {
 
-{% if pick %}
-extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR indices, GM_ADDR pos, GM_ADDR tokens, GM_ADDR workspace,
-                                                TopPTiling t) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    (void)workspace;
-    uint64_t begin = static_cast<uint64_t>(GetBlockIdx()) * t.per_core;
-    if (begin >= t.total) return;
-    uint64_t end = begin + t.per_core < t.total ? begin + t.per_core : t.total;
-    uint32_t rows = static_cast<uint32_t>(end - begin);
-    GlobalTensor<int32_t> gIdx, gPos, gTok;
-    gIdx.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices), t.total * t.row_len);
-    gPos.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(pos), t.total);
-    gTok.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(tokens), t.total);
-    TPipe pipe;
-    TBuf<TPosition::VECCALC> bufPos, bufOne, bufTok;
-    pipe.InitBuffer(bufPos, (rows + 7) / 8 * 32);
-    pipe.InitBuffer(bufOne, 32);
-    pipe.InitBuffer(bufTok, (rows + 7) / 8 * 32);
-    LocalTensor<int32_t> p = bufPos.Get<int32_t>(), one = bufOne.Get<int32_t>(), tok = bufTok.Get<int32_t>();
-    LoadAny(p, gPos[begin], rows);
-    PipeSync<HardEvent::MTE2_S>();
-    for (uint32_t r = 0; r < rows; ++r) {
-        uint64_t at = (begin + r) * t.row_len + static_cast<uint64_t>(p.GetValue(r));
-        PipeSync<HardEvent::S_MTE2>();
-        LoadAny(one, gIdx[at], 1);
-        PipeSync<HardEvent::MTE2_S>();
-        tok.SetValue(r, one.GetValue(0));
-    }
-    PipeSync<HardEvent::S_MTE3>();
-    StoreAny(gTok[begin], tok, rows);
-}
-{% else %}
-namespace {
-using TProb = {{ prob_type }};
-constexpr uint32_t kTile = 4096;  // elements per tile (a multiple of 64)
-}  // namespace
-
-extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR probs, GM_ADDR scan, GM_ADDR weights, GM_ADDR workspace,
-                                                TopPTiling t) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+// The truncation (TProb probabilities sorted descending in rows of m): with
+// the row's inclusive fp32 scan S, the weight of entry i is 0 where
+// S[i] - x[i] > p (the mass before it already exceeds p), else x[i] (the
+// Llama 3 reference's mask; the draw that follows renormalises).
+// Elementwise on every vector core; each core also counts its entries
+// outside [0, 1] (NaN included) into its 32-byte workspace slot, so the host
+// can refuse such probabilities.
+template <typename TProb>
+__aicore__ inline void TopPMask(GM_ADDR probs, GM_ADDR scan, GM_ADDR weights, GM_ADDR workspace, const TopPTiling& t) {
+    constexpr uint32_t kTile = 4096;  // elements per tile (a multiple of 64)
     uint32_t core = static_cast<uint32_t>(GetBlockIdx());
     uint64_t begin = static_cast<uint64_t>(core) * t.per_core;
     uint64_t end = begin + t.per_core < t.total ? begin + t.per_core : t.total;
@@ -127,4 +87,38 @@ extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR probs, GM_ADDR scan, GM
     PipeSync<HardEvent::S_MTE3>();
     DataCopy(gSlot, slot, 8);
 }
-{% endif %}
+
+// The last step: the token of every row is the index (from the sort) at the
+// position its weighted draw chose: tokens[r] = indices[r * m + pos[r]].
+// Each vector core takes a range of rows; a row costs two small reads (its
+// position, then its index).
+__aicore__ inline void TopPPick(GM_ADDR indices, GM_ADDR pos, GM_ADDR tokens, GM_ADDR workspace, const TopPTiling& t) {
+    (void)workspace;
+    uint64_t begin = static_cast<uint64_t>(GetBlockIdx()) * t.per_core;
+    if (begin >= t.total) return;
+    uint64_t end = begin + t.per_core < t.total ? begin + t.per_core : t.total;
+    uint32_t rows = static_cast<uint32_t>(end - begin);
+    GlobalTensor<int32_t> gIdx, gPos, gTok;
+    gIdx.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices), t.total * t.row_len);
+    gPos.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(pos), t.total);
+    gTok.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(tokens), t.total);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bufPos, bufOne, bufTok;
+    pipe.InitBuffer(bufPos, (rows + 7) / 8 * 32);
+    pipe.InitBuffer(bufOne, 32);
+    pipe.InitBuffer(bufTok, (rows + 7) / 8 * 32);
+    LocalTensor<int32_t> p = bufPos.Get<int32_t>(), one = bufOne.Get<int32_t>(), tok = bufTok.Get<int32_t>();
+    LoadAny(p, gPos[begin], rows);
+    PipeSync<HardEvent::MTE2_S>();
+    for (uint32_t r = 0; r < rows; ++r) {
+        uint64_t at = (begin + r) * t.row_len + static_cast<uint64_t>(p.GetValue(r));
+        PipeSync<HardEvent::S_MTE2>();
+        LoadAny(one, gIdx[at], 1);
+        PipeSync<HardEvent::MTE2_S>();
+        tok.SetValue(r, one.GetValue(0));
+    }
+    PipeSync<HardEvent::S_MTE3>();
+    StoreAny(gTok[begin], tok, rows);
+}
+
+}  // namespace ascend_scan

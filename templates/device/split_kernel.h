@@ -1,9 +1,9 @@
-// {{ header }}
-//
-// {{ kind }} ({{ val_type }} bit patterns): {% if split %}stable partition: the elements whose
-// flag is 1 first, then those whose flag is 0, each group in input order, with
-// the original index of every output element{% else %}masked select: the elements whose flag
-// is 1, in input order, optionally with their original indices{% endif %}.
+// Split and Compress (docs/algorithms.md, Split/Compress), on the bit
+// patterns of 16- or 32-bit values. Split (SPLITIND): stable partition, the
+// elements whose flag is 1 first, then those whose flag is 0, each group in
+// input order, with the original index of every output element. Compress:
+// masked select, the elements whose flag is 1 in input order, optionally
+// with their original indices.
 // Flags are int8; any non-zero flag counts as 1 here (so every write stays
 // inside the outputs), and each core reports its smallest and largest flag so
 // that the host can refuse flags other than 0/1.
@@ -16,31 +16,31 @@
 // 2. each core sums the counts of the earlier cores (the scan at its first
 //    element) and of all cores, then per tile builds the bit mask again,
 //    compacts the flag-1 values (and indices) with counter-mode GatherMask
-//    and writes them with DataCopyPad at the running scan{% if split %}; the flag-0 values
-//    (mask CompareScalar EQ 0) go to ones + i - scan(f)[i]{% endif %}. DataCopyPad writes
-//    exactly the compacted bytes, so neighbouring cores may share 32-byte
-//    blocks of the outputs without a race.
-// The next tile loads while the current one is compacted. COMPRESS runs
+//    and writes them with DataCopyPad at the running scan; Split's flag-0
+//    values (mask CompareScalar EQ 0) go to ones + i - scan(f)[i].
+//    DataCopyPad writes exactly the compacted bytes, so neighbouring cores
+//    may share 32-byte blocks of the outputs without a race.
+// The next tile loads while the current one is compacted. Compress runs
 // 1.-2. in equal waves whose traffic fits 90% of the L2, so phase 2 re-reads the
 // wave's flags from L2 (each wave and core has its own slot; the ones of
-// earlier waves carry over). SPLIT runs one wave: its flag-0 elements need
+// earlier waves carry over). Split runs one wave: its flag-0 elements need
 // the total; past the L2 it caches the flag bits (1/8 byte per element) in
 // the workspace in phase 1 and reads them back in phase 2 instead of the
 // flags. Phase 1 walks its tiles backwards so that the L2 (LRU) evicts
 // the flags phase 2 needs last first.
-#include "kernel_operator.h"
-#include "ascend_scan_blocks.h"
+#pragma once
+
 #include "ascend_scan_tiling.h"
+#include "blocks_reduce.h"
 
-using namespace AscendC;
-using namespace ascend_scan;
+namespace ascend_scan {
 
-namespace {
-using TVal = {{ val_type }};  // values as bit patterns
-// GatherMask takes a uint16_t pattern for 16-bit data and uint32_t for 32-bit.
-using TValPat = TVal;
-constexpr bool kSplit = {{ split }};
-constexpr uint32_t kTile = {{ tile }};  // elements per tile (a multiple of 128)
+// What a split kernel writes: the flag-1 elements only, or them and then the
+// flag-0 ones (crates/algos/src/split.rs, SplitKind).
+enum class SplitKind { kCompress, kSplit };
+
+namespace split {
+
 constexpr uint32_t kMaxCores = 64;
 constexpr uint32_t kSlotInts = 8;  // one 32-byte slot per core: ones, min flag, max flag
 // Byte offsets in the small buffer: this core's slot, then every core's slot.
@@ -48,7 +48,11 @@ constexpr uint32_t kOwnAt = 0;
 constexpr uint32_t kSlotsAt = 32;
 constexpr uint32_t kSmallBytes = kSlotsAt + kMaxCores * 32;
 
-class SplitKernel {
+// TVal: the values as bit patterns (GatherMask takes a uint16_t pattern for
+// 16-bit data and uint32_t for 32-bit: the pattern type is TVal itself);
+// kTile: elements per tile (a multiple of 128).
+template <typename TVal, bool kSplit, uint32_t kTile>
+class Splitter {
 public:
     __aicore__ inline void Run(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR indices, GM_ADDR workspace,
                                const SplitTiling& t) {
@@ -127,14 +131,7 @@ private:
     // Flags of the tile at `off` into a new VECIN tensor; a partial tile is
     // zero up to the next multiple of 128.
     __aicore__ inline void LoadFlags(uint64_t off) {
-        uint32_t count = TileCount(off);
-        LocalTensor<int8_t> f = qFlags_.AllocTensor<int8_t>();
-        if (count % 128 != 0) {
-            Duplicate(f.ReinterpretCast<int16_t>(), static_cast<int16_t>(0), static_cast<int32_t>(kTile / 2));
-            PipeSync<HardEvent::V_MTE2>();
-        }
-        LoadAny(f, gf_[off], count);
-        qFlags_.EnQue(f);
+        EnqueueFlags(qFlags_, gf_[off], TileCount(off), kTile);
     }
 
     __aicore__ inline void LoadValues(uint64_t off) {
@@ -189,7 +186,7 @@ private:
             GatherMask(scratch, h, b.ReinterpretCast<uint16_t>(), true, count, GatherMaskParams(1, 1, 8, 0), kept);
             ResetMask();
             ones += kept;
-            if (cache) Store(qBits_, b, gBits_[off / 8], padded / 8);
+            if (cache) StoreQueued(qBits_, b, gBits_[off / 8], padded / 8);
         }
         int32_t fmin = 0, fmax = 0;
         FoldFlagRange(lo, hi, kTile, fmin, fmax);
@@ -239,12 +236,12 @@ private:
             LocalTensor<TVal> v = qVals_.DeQue<TVal>();
             const GatherMaskParams once(1, 1, 8, 0);
             uint64_t ones = 0, zeros = 0, n1 = 0, n0 = 0;
-            LocalTensor<TVal> o1 = qOnes_.AllocTensor<TVal>();
-            GatherMask(o1, v, bits1.ReinterpretCast<TValPat>(), true, count, once, ones);
+            LocalTensor<TVal> o1 = qOnes_.template AllocTensor<TVal>();
+            GatherMask(o1, v, bits1.template ReinterpretCast<TVal>(), true, count, once, ones);
             LocalTensor<TVal> o0;
             if constexpr (kSplit) {
-                o0 = qZeros_.AllocTensor<TVal>();
-                GatherMask(o0, v, bits0.ReinterpretCast<TValPat>(), true, count, once, zeros);
+                o0 = qZeros_.template AllocTensor<TVal>();
+                GatherMask(o0, v, bits0.template ReinterpretCast<TVal>(), true, count, once, zeros);
             }
             LocalTensor<int32_t> i1, i0;
             if (wantIdx) {
@@ -258,22 +255,15 @@ private:
             ResetMask();
             qVals_.FreeTensor(v);
             if (cache) qFlags_.FreeTensor(bits1);
-            Store(qOnes_, o1, gy_[onesAt], static_cast<uint32_t>(ones));
-            if constexpr (kSplit) Store(qZeros_, o0, gy_[zerosAt], static_cast<uint32_t>(zeros));
+            StoreQueued(qOnes_, o1, gy_[onesAt], static_cast<uint32_t>(ones));
+            if constexpr (kSplit) StoreQueued(qZeros_, o0, gy_[zerosAt], static_cast<uint32_t>(zeros));
             if (wantIdx) {
-                Store(qIdxOnes_, i1, gi_[onesAt], static_cast<uint32_t>(n1));
-                if constexpr (kSplit) Store(qIdxZeros_, i0, gi_[zerosAt], static_cast<uint32_t>(n0));
+                StoreQueued(qIdxOnes_, i1, gi_[onesAt], static_cast<uint32_t>(n1));
+                if constexpr (kSplit) StoreQueued(qIdxZeros_, i0, gi_[zerosAt], static_cast<uint32_t>(n0));
             }
             onesAt += ones;
             zerosAt += count - ones;
         }
-    }
-
-    template <typename Que, typename T>
-    __aicore__ inline void Store(Que& q, LocalTensor<T>& src, const GlobalTensor<T>& dst, uint32_t count) {
-        LocalTensor<T> out = Handoff(q, src);
-        StoreAny(dst, out, count);
-        q.FreeTensor(out);
     }
 
     TPipe pipe_;
@@ -289,11 +279,14 @@ private:
     uint64_t begin_ = 0, end_ = 0;
 };
 
-}  // namespace
 
-extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR indices,
-                                                GM_ADDR workspace, SplitTiling tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
-    SplitKernel kernel;
-    kernel.Run(x, flags, y, indices, workspace, tiling);
+}  // namespace split
+
+template <SplitKind kKind, typename TVal, uint32_t kTile>
+__aicore__ inline void Split(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR indices, GM_ADDR workspace,
+                            const SplitTiling& t) {
+    split::Splitter<TVal, kKind == SplitKind::kSplit, kTile> splitter;
+    splitter.Run(x, flags, y, indices, workspace, t);
 }
+
+}  // namespace ascend_scan

@@ -1,12 +1,10 @@
-// {{ header }}
-//
-// SEGSCAN ({{ in_type }} -> {{ acc_type }}, s = {{ s }}, REVSPEC {% if simple %}simple{% else %}vector{% endif %}): the segmented scan in
-// one launch on every AI core. Flags are int8, 1 at the first element of a
+// SegScan (docs/algorithms.md, SegScan): the segmented scan in one launch on
+// every AI core. Flags are int8, 1 at the first element of a
 // segment; position 0 always starts one (a 0 there changes nothing). Any
 // non-zero flag starts a segment here, and every vector core reports the
 // smallest and largest flag it read, so the host refuses flags other than 0/1.
 //
-// The shape is RTSCAN's (reduce-then-scan with an L2-resident AIC -> AIV
+// The shape is RTScan's (reduce-then-scan with an L2-resident AIC -> AIV
 // ring), with the segmented operator in place of the sum:
 // Phase I: each AIV owns half of its AI core's tiles (the first ceil(T/2),
 //   or the rest) and publishes the aggregate of its range: whether a segment
@@ -25,59 +23,45 @@
 //     y_exclusive = E - S[F]     (y_inclusive = y_exclusive + x)
 //   so every element subtracts the unsegmented prefix before its segment's
 //   start, or adds the carry when its segment began before the tile.
-//   {% if simple %}Simple variant: S[F] is filled in one masked Duplicate per segment of the
+//   Simple variant: S[F] is filled in one masked Duplicate per segment of the
 //   tile (start positions compacted by GatherMask, then read on the scalar
-//   unit): O(segment length) vector work and a few scalar reads per segment.{% else %}Vector variant: S is compacted by GatherMask and S[F] gathered in one
-//   Gather: the same work at any density.{% endif %} A tile without a start
-//   is a plain scan plus the carry (REVSPEC's mu = 0 case).
+//   unit): O(segment length) vector work and a few scalar reads per segment.
+//   Vector variant: S is compacted by GatherMask and S[F] gathered in one
+//   Gather: the same work at any density. A tile without a start is a plain
+//   scan plus the carry (REVSPEC's mu = 0 case).
 // The AIV completes a tile in chunks of 4096 elements (whole rows), each as
 // above with row carries and prefixes local to the chunk: |error| is bounded
 // by the f32 rounding of chunk-local prefixes, not of the whole array. Exact
 // for int8 -> int32. (The simple REVSPEC runs at s = 128: a tile of 16384
 // elements per cube matmul and ring hand-off; the vector one needs two cube
 // scans per tile, which fit L0A/L0C only at s <= 64.)
-// Inputs larger than half the L2 go in waves, as RTSCAN does.
-#include "kernel_operator.h"
-#include "ascend_scan_blocks.h"
+// Inputs larger than half the L2 go in waves, as RTScan does.
+#pragma once
+
 #include "ascend_scan_tiling.h"
+#include "blocks_ring.h"
 
-using namespace AscendC;
-using namespace ascend_scan;
+namespace ascend_scan {
+namespace segscan {
 
-namespace {
-using TIn = {{ in_type }};
-using TAcc = {{ acc_type }};
-constexpr uint32_t kS = {{ s }};
-constexpr uint32_t kTile = kS * kS;
-// The vector side works on chunks of 4096 elements (kChunk / s whole rows of
-// a tile): its UB holds about ten chunk-sized buffers.
-constexpr uint32_t kChunk = 4096;
-constexpr uint32_t kChunkRows = kChunk / kS;
-// Tiles of several chunks double-buffer the chunk loads: the next chunk's
-// loads are issued before this chunk's scalar waits.
-constexpr uint32_t kBuffers = kChunk < kTile ? 2 : 1;
-// Ring slot: the row scans of the values, then (vector REVSPEC) of the flags.
-constexpr uint32_t kSlotScans = {{ slot_scans }};
-constexpr bool kSimple = {{ simple }};
 constexpr uint16_t kFlagTileReady1 = 3;  // AIC -> AIV 1 (kFlagTileReady: AIV 0)
+constexpr uint32_t kChunk = 4096;        // elements per vector chunk
 constexpr uint32_t kSlotWords = 8;       // 32 bytes per vector core: aggregate, or flag range
 constexpr uint32_t kMaxVectors = 64;
 constexpr uint32_t kListAt = 8;          // S[kListAt - 1] = -carry, S[kListAt + k] = E at start k
-constexpr uint32_t kLanes = 32 / sizeof(TAcc);
 constexpr uint32_t kBitsBytes = kChunk / 8;
-static_assert(sizeof(TAcc) == 4, "accumulators are f32 or i32");
-
-__aicore__ inline uint64_t Min(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 // The segmented scan's operator on (sum since the last start, a start seen).
+template <typename TAcc>
 struct SegAgg {
     TAcc tail;
     bool has;
 };
 // `a` followed by `b`.
-__aicore__ inline SegAgg Then(SegAgg a, SegAgg b) {
+template <typename TAcc>
+__aicore__ inline SegAgg<TAcc> Then(SegAgg<TAcc> a, SegAgg<TAcc> b) {
     if (b.has) return b;
-    return SegAgg{static_cast<TAcc>(a.tail + b.tail), a.has};
+    return SegAgg<TAcc>{static_cast<TAcc>(a.tail + b.tail), a.has};
 }
 
 // The tiles [first, last) of vector core `sub` of `block` in `wave`.
@@ -90,104 +74,104 @@ __aicore__ inline void HalfTiles(const SegScanTiling& t, uint32_t wave, uint32_t
     last = sub ? b1 : mid;
 }
 
-// Ring slot `slot` of vector core `sub` of AI core `block`: the row scans of
-// the values, then (vector REVSPEC) those of the flags (both 4-byte types).
-__aicore__ inline GM_ADDR RingSlot(GM_ADDR workspace, const SegScanTiling& t, uint32_t block, uint32_t sub,
-                                   uint64_t slot) {
-    uint64_t ring = static_cast<uint64_t>(block) * 2 + sub;
-    return workspace + t.ring_offset + ((ring * t.ring_slots + slot) * kSlotScans * kTile) * 4;
-}
-
-// Elements of the chunk at element `first` of a tile of `count` elements.
-__aicore__ inline uint32_t ChunkSize(uint32_t count, uint32_t first) {
-    return count - first < kChunk ? count - first : kChunk;
-}
-
-// Elements of tile `tile`.
-__aicore__ inline uint32_t TileCount(uint64_t n, uint64_t tile) {
-    return static_cast<uint32_t>(Min(n - tile * kTile, kTile));
-}
-
-// Starts the cube's loads of tile `tile` (values, and flags for the vector REVSPEC).
-__aicore__ inline void LoadTile(CubeTileScan<TIn, kS>& cubeX, CubeTileScan<int8_t, kS>& cubeF,
-                                const GlobalTensor<TIn>& gx, const GlobalTensor<int8_t>& gf, uint64_t n,
-                                uint64_t tile) {
-    cubeX.Load(gx[tile * kTile], TileCount(n, tile));
-    if constexpr (!kSimple) cubeF.Load(gf[tile * kTile], TileCount(n, tile));
-}
-
-// The row scans of the loaded tile `tile`, values then flags, into the ring slot at `dst`.
-__aicore__ inline void ScanTile(CubeTileScan<TIn, kS>& cubeX, CubeTileScan<int8_t, kS>& cubeF, uint64_t n,
-                                uint64_t tile, GM_ADDR dst) {
-    uint32_t count = TileCount(n, tile);
-    uint32_t rows = CeilDiv(count, kS);
-    GlobalTensor<TAcc> gC;
-    gC.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(dst), kTile);
-    uint32_t m1;
-    LocalTensor<TAcc> c = cubeX.ComputeLoaded(count, m1);
-    StoreTile(gC, c, kS, rows, m1);
-    cubeX.Release(c);
-    if constexpr (!kSimple) {  // the simple REVSPEC needs no start counts
-        GlobalTensor<int32_t> gFb;
-        gFb.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(dst) + kTile, kTile);
-        LocalTensor<int32_t> fb = cubeF.ComputeLoaded(count, m1);
-        StoreTile(gFb, fb, kS, rows, m1);
-        cubeF.Release(fb);
-    }
-}
-
-__aicore__ inline void CubeSide(GM_ADDR x, GM_ADDR flags, GM_ADDR workspace, const SegScanTiling& t) {
-    TPipe pipe;
-    CubeTileScan<TIn, kS> cubeX;
-    CubeTileScan<int8_t, kS> cubeF;
-    cubeX.Init(pipe, workspace, t.zeros_offset);
-    if constexpr (!kSimple) cubeF.Init(pipe, workspace + t.flag_constants_offset, t.flag_zeros_offset);
-    GlobalTensor<TIn> gx;
-    GlobalTensor<int8_t> gf;
-    gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
-    gf.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t*>(flags), t.n);
-    const uint32_t block = static_cast<uint32_t>(GetBlockIdx());
-    uint64_t step = 0;  // ring slots filled (per ring), over all waves
-    for (uint32_t wave = 0; wave < t.waves; ++wave) {
-        uint64_t first0, last0, first1, last1;
-        HalfTiles(t, wave, block, 0, first0, last0);
-        HalfTiles(t, wave, block, 1, first1, last1);
-        bool synced = false;
-        // Round r scans tile first0 + r, then first1 + r if AIV 1 has one;
-        // each tile's loads start before the previous tile's matmul.
-        const uint64_t rounds = last0 - first0;
-        if (rounds > 0) LoadTile(cubeX, cubeF, gx, gf, t.n, first0);
-        for (uint64_t r = 0; r < rounds; ++r, ++step) {
-            const bool second = first1 + r < last1;
-            if (second) LoadTile(cubeX, cubeF, gx, gf, t.n, first1 + r);
-            else if (r + 1 < rounds) LoadTile(cubeX, cubeF, gx, gf, t.n, first0 + r + 1);
-            if (step >= t.ring_slots) {
-                // This wave's slots are consumed only after the wave's
-                // barrier: join it before waiting for one of them.
-                if (!synced && r >= t.ring_slots) {
-                    SyncAll<false>();
-                    synced = true;
-                }
-                CrossCoreWaitFlag(kFlagSlotFree);
-            }
-            uint64_t slot = step % t.ring_slots;
-            ScanTile(cubeX, cubeF, t.n, first0 + r, RingSlot(workspace, t, block, 0, slot));
-            CrossCoreSetFlag<2, PIPE_FIX>(kFlagTileReady);
-            if (second) {
-                if (r + 1 < rounds) LoadTile(cubeX, cubeF, gx, gf, t.n, first0 + r + 1);
-                ScanTile(cubeX, cubeF, t.n, first1 + r, RingSlot(workspace, t, block, 1, slot));
-                CrossCoreSetFlag<2, PIPE_FIX>(kFlagTileReady1);
-            }
-        }
-        if (!synced) SyncAll<false>();
-    }
-    uint64_t pending = step < t.ring_slots ? step : t.ring_slots;
-    for (uint64_t i = 0; i < pending; ++i) CrossCoreWaitFlag(kFlagSlotFree);
-}
-
-class VectorSide {
+// kSimple: the simple REVSPEC (else the vector one); kSlotScans: row scans
+// per ring slot. The AIC runs the static Cube(), each AIV an object's Vector().
+template <typename TIn, typename TAcc, uint32_t kS, bool kSimple, uint32_t kSlotScans>
+class Sides {
 public:
-    __aicore__ inline void Run(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace,
+    static constexpr uint32_t kTile = kS * kS;
+    // The vector side works on chunks of kChunk elements (kChunkRows whole
+    // rows of a tile): its UB holds about ten chunk-sized buffers.
+    static constexpr uint32_t kChunkRows = kChunk / kS;
+    // Tiles of several chunks double-buffer the chunk loads: the next chunk's
+    // loads are issued before this chunk's scalar waits.
+    static constexpr uint32_t kBuffers = kChunk < kTile ? 2 : 1;
+    static constexpr uint32_t kLanes = 32 / sizeof(TAcc);
+    static_assert(sizeof(TAcc) == 4, "accumulators are f32 or i32");
+    static_assert(kSlotScans == (kSimple ? 1 : 2), "a ring slot: the values' row scans, then (vector) the flags'");
+    using Agg = SegAgg<TAcc>;
+
+    // Ring slot `slot` of vector core `sub` of AI core `block`: the row scans of
+    // the values, then (vector REVSPEC) those of the flags (both 4-byte types).
+    __aicore__ static inline GM_ADDR RingSlot(GM_ADDR workspace, const SegScanTiling& t, uint32_t block, uint32_t sub,
+                                              uint64_t slot) {
+        uint64_t ring = static_cast<uint64_t>(block) * 2 + sub;
+        return workspace + t.ring_offset + ((ring * t.ring_slots + slot) * kSlotScans * kTile) * 4;
+    }
+
+    // Elements of the chunk at element `first` of a tile of `count` elements.
+    __aicore__ static inline uint32_t ChunkSize(uint32_t count, uint32_t first) {
+        return count - first < kChunk ? count - first : kChunk;
+    }
+
+    // Starts the cube's loads of tile `tile` (values, and flags for the vector REVSPEC).
+    __aicore__ static inline void LoadTile(CubeTileScan<TIn, kS>& cubeX, CubeTileScan<int8_t, kS>& cubeF,
+                                           const GlobalTensor<TIn>& gx, const GlobalTensor<int8_t>& gf, uint64_t n,
+                                           uint64_t tile) {
+        cubeX.Load(gx[tile * kTile], TileElems(n, tile, kTile));
+        if constexpr (!kSimple) cubeF.Load(gf[tile * kTile], TileElems(n, tile, kTile));
+    }
+
+    // The row scans of the loaded tile `tile`, values then flags, into the ring slot at `dst`.
+    __aicore__ static inline void ScanTile(CubeTileScan<TIn, kS>& cubeX, CubeTileScan<int8_t, kS>& cubeF, uint64_t n,
+                                           uint64_t tile, GM_ADDR dst) {
+        uint32_t count = TileElems(n, tile, kTile);
+        uint32_t rows = CeilDiv(count, kS);
+        GlobalTensor<TAcc> gC;
+        gC.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(dst), kTile);
+        uint32_t m1;
+        LocalTensor<TAcc> c = cubeX.ComputeLoaded(count, m1);
+        StoreTile(gC, c, kS, rows, m1);
+        cubeX.Release(c);
+        if constexpr (!kSimple) {  // the simple REVSPEC needs no start counts
+            GlobalTensor<int32_t> gFb;
+            gFb.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(dst) + kTile, kTile);
+            LocalTensor<int32_t> fb = cubeF.ComputeLoaded(count, m1);
+            StoreTile(gFb, fb, kS, rows, m1);
+            cubeF.Release(fb);
+        }
+    }
+
+    __aicore__ static inline void Cube(GM_ADDR x, GM_ADDR flags, GM_ADDR workspace, const SegScanTiling& t) {
+        TPipe pipe;
+        CubeTileScan<TIn, kS> cubeX;
+        CubeTileScan<int8_t, kS> cubeF;
+        cubeX.Init(pipe, workspace, t.zeros_offset);
+        if constexpr (!kSimple) cubeF.Init(pipe, workspace + t.flag_constants_offset, t.flag_zeros_offset);
+        GlobalTensor<TIn> gx;
+        GlobalTensor<int8_t> gf;
+        gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
+        gf.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t*>(flags), t.n);
+        const uint32_t block = static_cast<uint32_t>(GetBlockIdx());
+        RingProducer ring(t.ring_slots);  // one slot index for both AIVs' rings
+        for (uint32_t wave = 0; wave < t.waves; ++wave) {
+            uint64_t first0, last0, first1, last1;
+            HalfTiles(t, wave, block, 0, first0, last0);
+            HalfTiles(t, wave, block, 1, first1, last1);
+            ring.StartWave();
+            // Round r scans tile first0 + r, then first1 + r if AIV 1 has one;
+            // each tile's loads start before the previous tile's matmul.
+            const uint64_t rounds = last0 - first0;
+            if (rounds > 0) LoadTile(cubeX, cubeF, gx, gf, t.n, first0);
+            for (uint64_t r = 0; r < rounds; ++r) {
+                const bool second = first1 + r < last1;
+                if (second) LoadTile(cubeX, cubeF, gx, gf, t.n, first1 + r);
+                else if (r + 1 < rounds) LoadTile(cubeX, cubeF, gx, gf, t.n, first0 + r + 1);
+                uint64_t slot = ring.AcquireInWave(r);
+                ScanTile(cubeX, cubeF, t.n, first0 + r, RingSlot(workspace, t, block, 0, slot));
+                ring.Publish(kFlagTileReady);
+                if (second) {
+                    if (r + 1 < rounds) LoadTile(cubeX, cubeF, gx, gf, t.n, first0 + r + 1);
+                    ScanTile(cubeX, cubeF, t.n, first1 + r, RingSlot(workspace, t, block, 1, slot));
+                    ring.Publish(kFlagTileReady1);
+                }
+            }
+            ring.EndWave();
+        }
+        ring.Drain();
+    }
+
+    __aicore__ inline void Vector(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace,
                                const SegScanTiling& t) {
         t_ = t;
         workspace_ = workspace;
@@ -212,7 +196,7 @@ public:
             HalfTiles(t, wave, block_, 1, first1, last1);
             uint64_t wordsBefore = static_cast<uint64_t>(wave) * vectors_ * kSlotWords;
             Publish(gSlots_[wordsBefore + v_ * kSlotWords],
-                    Aggregate(Min(first * kTile, t.n), Min(last * kTile, t.n)));
+                    Aggregate(MinU64(first * kTile, t.n), MinU64(last * kTile, t.n)));
             SyncAll<false>();
             // Fold the aggregates of the earlier ranges (vector cores are in
             // element order) into this core's carry, and all of them into
@@ -221,11 +205,11 @@ public:
             PipeSync<HardEvent::S_MTE2>();
             DataCopy(slots, gSlots_[wordsBefore], vectors_ * kSlotWords);
             PipeSync<HardEvent::MTE2_S>();
-            SegAgg acc{before, false};
+            Agg acc{before, false};
             TAcc carry = before;
             for (uint32_t c = 0; c < vectors_; ++c) {
                 if (c == v_) carry = acc.tail;
-                acc = Then(acc, SegAgg{slots.ReinterpretCast<TAcc>().GetValue(c * kSlotWords),
+                acc = Then(acc, Agg{slots.ReinterpretCast<TAcc>().GetValue(c * kSlotWords),
                                        slots.GetValue(c * kSlotWords + 1) != 0});
             }
             before = acc.tail;
@@ -235,14 +219,14 @@ public:
             // or before (AIV 1) it.
             for (uint64_t r = 0; r < last0 - first0; ++r, ++step) {
                 const bool second = first1 + r < last1;
-                CrossCoreWaitFlag(kFlagTileReady);
-                if (sub_ == 1 && second) CrossCoreWaitFlag(kFlagTileReady1);
+                RingWaitTile(kFlagTileReady);
+                if (sub_ == 1 && second) RingWaitTile(kFlagTileReady1);
                 if (first + r < last) {
                     GM_ADDR slot = RingSlot(workspace_, t_, block_, sub_, step % t_.ring_slots);
                     carry = Finish(slot, first + r, carry);
                 }
-                if (sub_ == 0 && second) CrossCoreWaitFlag(kFlagTileReady1);
-                CrossCoreSetFlag<2, PIPE_MTE2>(kFlagSlotFree);
+                if (sub_ == 0 && second) RingWaitTile(kFlagTileReady1);
+                RingRelease();
             }
         }
         PublishRange();
@@ -271,22 +255,14 @@ private:
 
     // Starts the load of flags [off, off + count) (zeros after them up to a
     // multiple of 128).
-    __aicore__ inline void LoadFlags(uint64_t off, uint32_t count) {
-        LocalTensor<int8_t> f = qFlags_.AllocTensor<int8_t>();
-        if (count % 128 != 0) {
-            Duplicate(f.ReinterpretCast<int16_t>(), static_cast<int16_t>(0), static_cast<int32_t>(kChunk / 2));
-            PipeSync<HardEvent::V_MTE2>();
-        }
-        LoadAny(f, gf_[off], count);
-        qFlags_.EnQue(f);
-    }
+    __aicore__ inline void LoadFlags(uint64_t off, uint32_t count) { EnqueueFlags(qFlags_, gf_[off], count, kChunk); }
 
     // The oldest loaded flags (count of them) as a bit mask (1 = non-zero),
     // over count rounded up to 128. With `track`, the flags also fold into
     // the lane-wise flag range.
     __aicore__ inline LocalTensor<uint8_t> FlagBits(uint32_t count, bool track) {
         uint32_t padded = CeilDiv(count, 128) * 128;
-        LocalTensor<int8_t> f = qFlags_.DeQue<int8_t>();
+        LocalTensor<int8_t> f = qFlags_.template DeQue<int8_t>();
         LocalTensor<half> h = halves_.Get<half>();
         Cast(h, f, RoundMode::CAST_NONE, padded);
         PipeBarrier<PIPE_V>();
@@ -318,7 +294,7 @@ private:
 
     // Phase I: the aggregate of [begin, end): the last start is searched
     // from the end, tile by tile; then the values from it (or from begin) are summed.
-    __aicore__ inline SegAgg Aggregate(uint64_t begin, uint64_t end) {
+    __aicore__ inline Agg Aggregate(uint64_t begin, uint64_t end) {
         uint64_t from = begin;
         bool has = false;
         LocalTensor<int32_t> pos = list_.Get<int32_t>();
@@ -338,10 +314,10 @@ private:
         TAcc tail = from < end ? SumRange(gx_, from, end, kChunk, qX_, g_.Get<TAcc>(), xa_.Get<TAcc>(),
                                           halves_.Get<half>())
                                : static_cast<TAcc>(0);
-        return SegAgg{tail, has};
+        return Agg{tail, has};
     }
 
-    __aicore__ inline void Publish(const GlobalTensor<int32_t>& slot, SegAgg a) {
+    __aicore__ inline void Publish(const GlobalTensor<int32_t>& slot, Agg a) {
         LocalTensor<int32_t> own = Small();
         own.ReinterpretCast<TAcc>().SetValue(0, a.tail);
         own.SetValue(1, a.has ? 1 : 0);
@@ -382,7 +358,7 @@ private:
     // while this one is computed); returns the value at its last element.
     __aicore__ inline TAcc Finish(GM_ADDR slot, uint64_t tile, TAcc carry) {
         uint64_t base = tile * kTile;
-        uint32_t count = static_cast<uint32_t>(Min(t_.n - base, kTile));
+        uint32_t count = TileElems(t_.n, tile, kTile);
         LoadChunk(slot, base, count, 0);
         for (uint32_t first = 0; first < count; first += kChunk) {
             if (first + kChunk < count) LoadChunk(slot, base, count, first + kChunk);
@@ -399,17 +375,17 @@ private:
         uint32_t padded = CeilDiv(size, kS) * kS;
         GlobalTensor<TAcc> gC;
         gC.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(slot) + first, kChunk);
-        LocalTensor<TAcc> c = qC_.AllocTensor<TAcc>();
+        LocalTensor<TAcc> c = qC_.template AllocTensor<TAcc>();
         DataCopy(c, gC, padded);
         qC_.EnQue(c);
         if constexpr (!kSimple) {
             GlobalTensor<int32_t> gFb;
             gFb.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(slot) + kTile + first, kChunk);
-            LocalTensor<int32_t> fb = qF_.AllocTensor<int32_t>();
+            LocalTensor<int32_t> fb = qF_.template AllocTensor<int32_t>();
             DataCopy(fb, gFb, padded);
             qF_.EnQue(fb);
         }
-        LocalTensor<TIn> x = qX_.AllocTensor<TIn>();
+        LocalTensor<TIn> x = qX_.template AllocTensor<TIn>();
         LoadAny(x, gx_[base + first], size);
         qX_.EnQue(x);
         LoadFlags(base + first, size);
@@ -421,10 +397,10 @@ private:
     __aicore__ inline TAcc FinishChunk(uint64_t base, uint32_t count, TAcc carry) {
         uint32_t rows = CeilDiv(count, kS);
         uint32_t padded = rows * kS;
-        LocalTensor<TAcc> c = qC_.DeQue<TAcc>();
+        LocalTensor<TAcc> c = qC_.template DeQue<TAcc>();
         LocalTensor<int32_t> fb;
-        if constexpr (!kSimple) fb = qF_.DeQue<int32_t>();
-        LocalTensor<TIn> x = qX_.DeQue<TIn>();
+        if constexpr (!kSimple) fb = qF_.template DeQue<int32_t>();
+        LocalTensor<TIn> x = qX_.template DeQue<TIn>();
         carriesX_.PrepareLocal(c, rows, 0, rows, static_cast<TAcc>(0));
         if constexpr (!kSimple) carriesF_.PrepareLocal(fb, rows, 0, rows, 0);
         LocalTensor<uint8_t> bits = FlagBits(count, true);
@@ -445,7 +421,7 @@ private:
         ResetMask();
         PipeBarrier<PIPE_V>();
         const uint32_t starts = static_cast<uint32_t>(got);
-        LocalTensor<TAcc> out = qOut_.AllocTensor<TAcc>();
+        LocalTensor<TAcc> out = qOut_.template AllocTensor<TAcc>();
         if (starts == 0) {
             Adds(out, c, carry, static_cast<int32_t>(padded));
         } else {
@@ -493,9 +469,7 @@ private:
         TAcc lastOut = out.GetValue(count - 1);
         TAcc next = t_.exclusive ? static_cast<TAcc>(lastOut + xa.GetValue(count - 1)) : lastOut;
         PipeSync<HardEvent::S_V>();  // out's buffer and xa are rewritten by the vector unit
-        out = Handoff(qOut_, out);
-        StoreAny(gy_[base], out, count);
-        qOut_.FreeTensor(out);
+        StoreQueued(qOut_, out, gy_[base], count);
         return next;
     }
 
@@ -516,15 +490,22 @@ private:
     GM_ADDR workspace_ = nullptr;
     uint32_t v_ = 0, sub_ = 0, block_ = 0, vectors_ = 0;
 };
-}  // namespace
 
-extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks,
-                                                  GM_ADDR workspace, SegScanTiling tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+}  // namespace segscan
+
+// The REVSPEC variants (crates/algos/src/segscan.rs, RevSpec).
+enum class RevSpec { kSimple, kVector };
+
+template <typename TIn, typename TAcc, uint32_t kS, RevSpec kRevSpec, uint32_t kSlotScans>
+__aicore__ inline void SegScan(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace,
+                               const SegScanTiling& t) {
+    using Sides = segscan::Sides<TIn, TAcc, kS, kRevSpec == RevSpec::kSimple, kSlotScans>;
     if ASCEND_IS_AIC {
-        CubeSide(x, flags, workspace, tiling);
+        Sides::Cube(x, flags, workspace, t);
     } else {
-        VectorSide side;
-        side.Run(x, flags, y, checks, workspace, tiling);
+        Sides side;
+        side.Vector(x, flags, y, checks, workspace, t);
     }
 }
+
+}  // namespace ascend_scan

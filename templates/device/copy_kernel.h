@@ -1,16 +1,13 @@
-// {{ header }}
-//
-// COPY: GM -> UB -> GM with double buffering on every vector core. The
-// bandwidth baseline every benchmark compares with.
-#include "kernel_operator.h"
-#include "ascend_scan_blocks.h"
+// Copy (docs/algorithms.md, Copy): GM -> UB -> GM with double buffering on
+// every vector core. The bandwidth baseline every benchmark compares with.
+#pragma once
+
 #include "ascend_scan_tiling.h"
+#include "blocks_ub_io.h"
 
-using namespace AscendC;
-using namespace ascend_scan;
+namespace ascend_scan {
 
-extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR src, GM_ADDR dst, CopyTiling tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+__aicore__ inline void CopyBytes(GM_ADDR src, GM_ADDR dst, const CopyTiling& tiling) {
     uint64_t begin = static_cast<uint64_t>(GetBlockIdx()) * tiling.per_core;
     if (begin >= tiling.bytes) return;
     uint64_t end = begin + tiling.per_core < tiling.bytes ? begin + tiling.per_core : tiling.bytes;
@@ -41,3 +38,5 @@ extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR src, GM_ADDR dst, CopyT
         q.FreeTensor(buf);
     }
 }
+
+}  // namespace ascend_scan

@@ -1,37 +1,31 @@
-// {{ header }}
-//
-{% if revert %}// REVERT of SSCR ({{ in_type }} values, {{ acc_type }} scans): y[i] = xe[i] - w(fs[i]) (+ x[i]
-// for the inclusive scan), where xe is the exclusive scan of x, fs the
-// inclusive scan of the flags and w(k) = v[k - 1] (0 for k = 0), v being xe
-// compacted at the segment starts. fs never decreases, so the v a chunk
-// needs is one contiguous window, no longer than the chunk plus one: it is
-// loaded after eight zeros (w(0)) and gathered from by byte offsets.
-{% else %}// DIFF of SCD ({{ acc_type }}): y[0] = z[0], y[i] = z[i] - z[i-1]. The shifted
-// operand is a second load from GM one element earlier (UB operands must be
-// 32-byte aligned; GM reads need not be); y[0] is written on its own.
-{% endif %}// Each vector core owns a range of whole 32-byte blocks.
-#include "kernel_operator.h"
-#include "ascend_scan_blocks.h"
+// The vector steps of the composed segmented operations (docs/algorithms.md,
+// Segmented sum (SSCR, SCD)). Each vector core owns a range of whole 32-byte
+// blocks.
+#pragma once
+
 #include "ascend_scan_tiling.h"
+#include "blocks_ops.h"
+#include "blocks_ub_io.h"
 
-using namespace AscendC;
-using namespace ascend_scan;
-
-namespace {
-using TIn = {{ in_type }};
-using TAcc = {{ acc_type }};
+namespace ascend_scan {
+namespace segops {
 constexpr uint32_t kChunk = 4096;
 constexpr uint32_t kPad = 8;  // zeros before the window of v (w(0) = 0 at kPad - 1)
+}  // namespace segops
 
-__aicore__ inline uint64_t Min(uint64_t a, uint64_t b) { return a < b ? a : b; }
-}  // namespace
-{% if revert %}
-extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR xe, GM_ADDR x, GM_ADDR fs, GM_ADDR v, GM_ADDR y,
-                                                  SegRevertTiling t) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+// The revert of SSCR (TIn values, TAcc scans): y[i] = xe[i] - w(fs[i])
+// (+ x[i] for the inclusive scan), where xe is the exclusive scan of x, fs
+// the inclusive scan of the flags and w(k) = v[k - 1] (0 for k = 0), v being
+// xe compacted at the segment starts. fs never decreases, so the v a chunk
+// needs is one contiguous window, no longer than the chunk plus one: it is
+// loaded after eight zeros (w(0)) and gathered from by byte offsets.
+template <typename TIn, typename TAcc>
+__aicore__ inline void SegRevert(GM_ADDR xe, GM_ADDR x, GM_ADDR fs, GM_ADDR v, GM_ADDR y, const SegRevertTiling& t) {
+    using segops::kChunk;
+    using segops::kPad;
     uint64_t begin = static_cast<uint64_t>(GetBlockIdx()) * t.per_core;
     if (begin >= t.n) return;
-    uint64_t end = Min(begin + t.per_core, t.n);
+    uint64_t end = MinU64(begin + t.per_core, t.n);
     GlobalTensor<TAcc> gXe, gV, gY;
     GlobalTensor<TIn> gX;
     GlobalTensor<int32_t> gFs;
@@ -53,7 +47,7 @@ extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR xe, GM_ADDR x, GM_ADDR 
     pipe.InitBuffer(bufXa, kChunk * sizeof(TAcc));
     pipe.InitBuffer(bufHalf, kChunk * sizeof(half));
     for (uint64_t off = begin; off < end; off += kChunk) {
-        uint32_t count = static_cast<uint32_t>(Min(end - off, kChunk));
+        uint32_t count = static_cast<uint32_t>(MinU64(end - off, kChunk));
         LocalTensor<int32_t> f = qFs.AllocTensor<int32_t>();
         LoadAny(f, gFs[off], count);
         LocalTensor<TAcc> e = qXe.AllocTensor<TAcc>();
@@ -96,18 +90,20 @@ extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR xe, GM_ADDR x, GM_ADDR 
             PipeBarrier<PIPE_V>();
             Add(out, out, xa, static_cast<int32_t>(count));
         }
-        out = Handoff(qY, out);
-        StoreAny(gY[off], out, count);
-        qY.FreeTensor(out);
+        StoreQueued(qY, out, gY[off], count);
     }
 }
-{% else %}
-extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR z, GM_ADDR y, GM_ADDR workspace, SegDiffTiling t) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+
+// The difference of SCD (TAcc): y[0] = z[0], y[i] = z[i] - z[i-1]. The
+// shifted operand is a second load from GM one element earlier (UB operands
+// must be 32-byte aligned; GM reads need not be); y[0] is written on its own.
+template <typename TAcc>
+__aicore__ inline void SegDiff(GM_ADDR z, GM_ADDR y, GM_ADDR workspace, const SegDiffTiling& t) {
+    using segops::kChunk;
     (void)workspace;
     uint64_t begin = static_cast<uint64_t>(GetBlockIdx()) * t.per_core;
     if (begin >= t.n) return;
-    uint64_t end = Min(begin + t.per_core, t.n);
+    uint64_t end = MinU64(begin + t.per_core, t.n);
     GlobalTensor<TAcc> gZ, gY;
     gZ.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(z), t.n);
     gY.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(y), t.n);
@@ -125,13 +121,11 @@ extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR z, GM_ADDR y, GM_ADDR w
         LocalTensor<TAcc> out = qY.AllocTensor<TAcc>();
         Adds(out, first, static_cast<TAcc>(0), 1);
         qCur.FreeTensor(first);
-        out = Handoff(qY, out);
-        StoreAny(gY, out, 1);
-        qY.FreeTensor(out);
+        StoreQueued(qY, out, gY, 1);
         begin = 1;
     }
     for (uint64_t off = begin; off < end; off += kChunk) {
-        uint32_t count = static_cast<uint32_t>(Min(end - off, kChunk));
+        uint32_t count = static_cast<uint32_t>(MinU64(end - off, kChunk));
         LocalTensor<TAcc> cur = qCur.AllocTensor<TAcc>();
         LocalTensor<TAcc> prev = qPrev.AllocTensor<TAcc>();
         LoadAny(cur, gZ[off], count);
@@ -142,9 +136,8 @@ extern "C" __global__ __aicore__ void {{ name }}(GM_ADDR z, GM_ADDR y, GM_ADDR w
         Sub(out, cur, prev, static_cast<int32_t>(count));
         qCur.FreeTensor(cur);
         qPrev.FreeTensor(prev);
-        out = Handoff(qY, out);
-        StoreAny(gY[off], out, count);
-        qY.FreeTensor(out);
+        StoreQueued(qY, out, gY[off], count);
     }
 }
-{% endif %}
+
+}  // namespace ascend_scan

@@ -1,0 +1,194 @@
+// Reductions on the vector cores: the sum or the max/min of a range of GM
+// (chunks cast to the accumulator type and combined lane-wise, lanes folded at
+// the end), the partial sums of the cores in their GM slots, the range of a
+// flag array, and the NaN check of half inputs.
+#pragma once
+
+#include "blocks_ops.h"
+#include "blocks_ub_io.h"
+
+namespace ascend_scan {
+
+// Sum of x[begin, end) on a vector core, in the accumulator type: chunks of
+// `chunk` (a power of two) elements are cast and added into a vector
+// accumulator, folded at the end (A2 has no integer reductions). `in` is a VECIN
+// queue of chunk inputs; acc, xa (chunk accumulators) and tmp (chunk halves)
+// are scratch.
+template <typename TIn, typename TAcc, typename Que>
+__aicore__ inline TAcc SumRange(const GlobalTensor<TIn>& gx, uint64_t begin, uint64_t end, uint32_t chunk, Que& in,
+                                const LocalTensor<TAcc>& acc, const LocalTensor<TAcc>& xa,
+                                const LocalTensor<half>& tmp) {
+    Duplicate(acc, static_cast<TAcc>(0), static_cast<int32_t>(chunk));
+    PipeBarrier<PIPE_V>();
+    for (uint64_t off = begin; off < end; off += chunk) {
+        uint32_t count = static_cast<uint32_t>(end - off < chunk ? end - off : chunk);
+        LocalTensor<TIn> x = in.template AllocTensor<TIn>();
+        if (count < chunk) ZeroBeforeLoad(x, chunk);  // only `count` elements arrive
+        LoadAny(x, gx[off], count);
+        in.EnQue(x);
+        x = in.template DeQue<TIn>();
+        CastToAcc(xa, x, tmp, chunk);
+        in.FreeTensor(x);
+        PipeBarrier<PIPE_V>();
+        Add(acc, acc, xa, static_cast<int32_t>(chunk));
+        PipeBarrier<PIPE_V>();
+    }
+    // Fold the lanes on the vector unit down to one 32-byte block (exact for
+    // int32, a pairwise tree for float), then add the last 8 on the scalar unit.
+    constexpr uint32_t kBlockLanes = 32 / sizeof(TAcc);
+    for (uint32_t w = chunk / 2; w >= kBlockLanes; w /= 2) {
+        Add(acc, acc, acc[w], static_cast<int32_t>(w));
+        PipeBarrier<PIPE_V>();
+    }
+    PipeSync<HardEvent::V_S>();
+    TAcc sum = 0;
+    for (uint32_t i = 0; i < kBlockLanes; ++i) sum = static_cast<TAcc>(sum + acc.GetValue(i));
+    ScalarReadsDone();
+    return sum;
+}
+
+// Loads the `count` slots of `sums` and returns the sum of the first `upto`.
+template <typename TAcc>
+__aicore__ inline TAcc SumSlots(const GlobalTensor<TAcc>& sums, const LocalTensor<TAcc>& scratch, uint32_t count,
+                                uint32_t upto) {
+    DataCopy(scratch, sums, count * kSumSlot<TAcc>);
+    PipeSync<HardEvent::MTE2_S>();
+    TAcc sum = 0;
+    for (uint32_t i = 0; i < upto; ++i) sum = static_cast<TAcc>(sum + scratch.GetValue(i * kSumSlot<TAcc>));
+    ScalarReadsDone();
+    return sum;
+}
+
+// The smallest and largest flag from lane-wise minima `lo` and maxima `hi`
+// (len halves each, len a power of two >= 16; both are folded in place):
+// halving on the vector unit down to one 32-byte block, then the scalar unit.
+__aicore__ inline void FoldFlagRange(const LocalTensor<half>& lo, const LocalTensor<half>& hi, uint32_t len,
+                                     int32_t& fmin, int32_t& fmax) {
+    PipeBarrier<PIPE_V>();
+    for (uint32_t w = len / 2; w >= 16; w /= 2) {
+        Min(lo, lo, lo[w], static_cast<int32_t>(w));
+        Max(hi, hi, hi[w], static_cast<int32_t>(w));
+        PipeBarrier<PIPE_V>();
+    }
+    PipeSync<HardEvent::V_S>();
+    float a = 0.0f, b = 0.0f;
+    for (uint32_t i = 0; i < 16; ++i) {
+        float l = static_cast<float>(lo.GetValue(i));
+        float h = static_cast<float>(hi.GetValue(i));
+        a = l < a ? l : a;
+        b = h > b ? h : b;
+    }
+    fmin = static_cast<int32_t>(a);
+    fmax = static_cast<int32_t>(b);
+    ScalarReadsDone();
+}
+
+// NaN detection for half inputs (max/min refuse NaN: the reference leaves the
+// NaN behaviour of vector Max/Min undocumented). Keeps the lane-wise largest
+// (bits & 0x7fff) seen; a value above 0x7c00 (the bits of inf) is a NaN.
+// Publish() folds the lanes and writes 16 int16 (one 32-byte GM slot).
+class HalfNanCheck {
+public:
+    static constexpr int16_t kInfBits = 0x7c00;
+
+    // acc and mask: `lanes` int16 each (lanes a power of two >= 16).
+    __aicore__ inline void Init(const LocalTensor<int16_t>& acc, const LocalTensor<int16_t>& mask, uint32_t lanes) {
+        acc_ = acc;
+        mask_ = mask;
+        lanes_ = lanes;
+        Duplicate(acc_, static_cast<int16_t>(0), static_cast<int32_t>(lanes));
+        Duplicate(mask_, static_cast<int16_t>(0x7fff), static_cast<int32_t>(lanes));
+        PipeBarrier<PIPE_V>();
+    }
+
+    // Takes `count` (<= lanes) halves; `tmp`: count int16 of scratch. (A
+    // template only so that callers may name it in discarded branches.)
+    template <typename T>
+    __aicore__ inline void Add(const LocalTensor<T>& x, const LocalTensor<int16_t>& tmp, uint32_t count) {
+        static_assert(sizeof(T) == 2, "HalfNanCheck takes 16-bit inputs");
+        And(tmp, x.template ReinterpretCast<int16_t>(), mask_, static_cast<int32_t>(count));
+        PipeBarrier<PIPE_V>();
+        Max(acc_, acc_, tmp, static_cast<int32_t>(count));
+        PipeBarrier<PIPE_V>();
+    }
+
+    // Add() in two halves without barriers, for callers that interleave them
+    // with independent work: Mask() then (after a PIPE_V barrier) Merge().
+    template <typename T>
+    __aicore__ inline void Mask(const LocalTensor<T>& x, const LocalTensor<int16_t>& tmp, uint32_t count) {
+        static_assert(sizeof(T) == 2, "HalfNanCheck takes 16-bit inputs");
+        And(tmp, x.template ReinterpretCast<int16_t>(), mask_, static_cast<int32_t>(count));
+    }
+    __aicore__ inline void Merge(const LocalTensor<int16_t>& tmp, uint32_t count) {
+        Max(acc_, acc_, tmp, static_cast<int32_t>(count));
+    }
+
+    __aicore__ inline void Publish(const GlobalTensor<int16_t>& slot) {
+        for (uint32_t w = lanes_ / 2; w >= 16; w /= 2) {
+            Max(acc_, acc_, acc_[w], static_cast<int32_t>(w));
+            PipeBarrier<PIPE_V>();
+        }
+        PipeSync<HardEvent::V_MTE3>();
+        DataCopy(slot, acc_, 16);
+        PipeSync<HardEvent::MTE3_V>();
+    }
+
+private:
+    LocalTensor<int16_t> acc_, mask_;
+    uint32_t lanes_ = 0;
+};
+
+// Loads the chunk of x at `off` (at most `chunk` elements before `end`) into
+// a new tensor of the queue `in`, padded with the identity of Op.
+template <typename Op, typename TIn, typename Que>
+__aicore__ inline void OpLoadChunk(const GlobalTensor<TIn>& gx, uint64_t off, uint64_t end, uint32_t chunk, Que& in) {
+    uint32_t count = static_cast<uint32_t>(end - off < chunk ? end - off : chunk);
+    LocalTensor<TIn> x = in.template AllocTensor<TIn>();
+    if (count < chunk) {
+        FillIdentity<Op>(x, chunk);
+        PipeSync<HardEvent::V_MTE2>();
+    }
+    LoadPadded(x, gx[off], count, Op::template Identity<TIn>());
+    in.EnQue(x);
+}
+
+// The operator Op over x[begin, end) on a vector core, in the accumulator
+// type (exact: max/min never round). Like SumRange: chunks of `chunk` (a power
+// of two) inputs are padded with the identity, cast and combined into a vector
+// accumulator, whose lanes are folded at the end; the next chunk loads while
+// the current one is combined (`in` needs two buffers and depth 2). `nan`
+// (half inputs, may be null) sees every input.
+template <typename Op, typename TIn, typename TAcc, typename Que>
+__aicore__ inline TAcc OpRange(const GlobalTensor<TIn>& gx, uint64_t begin, uint64_t end, uint32_t chunk, Que& in,
+                               const LocalTensor<TAcc>& acc, const LocalTensor<TAcc>& xa, const LocalTensor<half>& tmp,
+                               HalfNanCheck* nan) {
+    Duplicate(acc, Op::template Identity<TAcc>(), static_cast<int32_t>(chunk));
+    PipeBarrier<PIPE_V>();
+    if (begin < end) OpLoadChunk<Op>(gx, begin, end, chunk, in);
+    for (uint64_t off = begin; off < end; off += chunk) {
+        if (end - off > chunk) OpLoadChunk<Op>(gx, off + chunk, end, chunk, in);
+        LocalTensor<TIn> x = in.template DeQue<TIn>();
+        if constexpr (std::is_same<TIn, half>::value) {
+            if (nan != nullptr) nan->Add(x, tmp.template ReinterpretCast<int16_t>(), chunk);
+        } else {
+            (void)nan;
+        }
+        CastToAcc(xa, x, tmp, chunk);
+        in.FreeTensor(x);
+        PipeBarrier<PIPE_V>();
+        Op::Vec(acc, acc, xa, chunk);
+        PipeBarrier<PIPE_V>();
+    }
+    constexpr uint32_t kBlockLanes = 32 / sizeof(TAcc);
+    for (uint32_t w = chunk / 2; w >= kBlockLanes; w /= 2) {
+        Op::Vec(acc, acc, acc[w], w);
+        PipeBarrier<PIPE_V>();
+    }
+    PipeSync<HardEvent::V_S>();
+    TAcc r = acc.GetValue(0);
+    for (uint32_t i = 1; i < kBlockLanes; ++i) r = Op::Scalar(r, acc.GetValue(i));
+    ScalarReadsDone();
+    return r;
+}
+
+}  // namespace ascend_scan

@@ -1,0 +1,81 @@
+// UB I/O: moves between GM and the unified buffer of a vector core for any
+// element count and offset (DataCopyPad where DataCopy's 32-byte blocks do
+// not fit), and scalars written through UB.
+#pragma once
+
+#include "blocks_base.h"
+
+namespace ascend_scan {
+
+// Loads `count` elements from GM into UB; the rest of the last 32-byte block
+// is `pad` (unrequested pad bytes would repeat the block's first element).
+template <typename T>
+__aicore__ inline void LoadPadded(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count, T pad) {
+    uint32_t tailBytes = (count * static_cast<uint32_t>(sizeof(T))) % 32;
+    uint8_t rightPad = static_cast<uint8_t>(tailBytes ? (32 - tailBytes) / sizeof(T) : 0);
+    DataCopyExtParams p(1, count * static_cast<uint32_t>(sizeof(T)), 0, 0, 0);
+    DataCopyPadExtParams<T> padding(rightPad != 0, 0, rightPad, pad);
+    DataCopyPad(dst, src, p, padding);
+}
+
+// Loads `count` elements from GM into UB, zero-padded to the 32-byte block.
+template <typename T>
+__aicore__ inline void LoadAny(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count) {
+    LoadPadded(dst, src, count, static_cast<T>(0));
+}
+
+// Zeroes the first `count` elements of `dst` (an even number of bytes)
+// before a load of fewer elements into it; the DMA waits for the zeros.
+template <typename T>
+__aicore__ inline void ZeroBeforeLoad(const LocalTensor<T>& dst, uint32_t count) {
+    Duplicate(dst.template ReinterpretCast<int16_t>(), static_cast<int16_t>(0),
+              static_cast<int32_t>(count * sizeof(T) / 2));
+    PipeSync<HardEvent::V_MTE2>();
+}
+
+// Loads `count` int8 flags into a new tensor of queue `q` (room for
+// `capacity`), zero past them up to the next multiple of 128, so that their
+// compares run in whole repeats once cast to half.
+template <typename Que>
+__aicore__ inline void EnqueueFlags(Que& q, const GlobalTensor<int8_t>& src, uint32_t count, uint32_t capacity) {
+    LocalTensor<int8_t> f = q.template AllocTensor<int8_t>();
+    if (count % 128 != 0) ZeroBeforeLoad(f, capacity);
+    LoadAny(f, src, count);
+    q.EnQue(f);
+}
+
+// Writes `count` elements from UB to GM (any count, any element offset).
+template <typename T>
+__aicore__ inline void StoreAny(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
+    if (count == 0) return;
+    DataCopyExtParams p(1, count * static_cast<uint32_t>(sizeof(T)), 0, 0, 0);
+    DataCopyPad(dst, src, p);
+}
+
+// Writes a slot of `words` int32 (filled by scalar writes) from UB to GM and
+// waits for it, so the slot may be refilled at once.
+__aicore__ inline void StoreSlot(const GlobalTensor<int32_t>& dst, const LocalTensor<int32_t>& own, uint32_t words) {
+    PipeSync<HardEvent::S_MTE3>();
+    DataCopy(dst, own, words);
+    PipeSync<HardEvent::MTE3_S>();
+}
+
+// Writes one scalar to GM through UB (scalar write, then MTE3).
+template <typename T>
+__aicore__ inline void StoreScalar(const GlobalTensor<T>& dst, const LocalTensor<T>& scratch, T value) {
+    scratch.SetValue(0, value);
+    PipeSync<HardEvent::S_MTE3>();
+    StoreAny(dst, scratch, 1);
+    PipeSync<HardEvent::MTE3_S>();
+}
+
+// Hands `src` (filled on the vector unit) to MTE3 through queue `q`, writes
+// `count` elements of it to `dst` and frees it.
+template <typename Que, typename T>
+__aicore__ inline void StoreQueued(Que& q, const LocalTensor<T>& src, const GlobalTensor<T>& dst, uint32_t count) {
+    LocalTensor<T> out = Handoff(q, src);
+    StoreAny(dst, out, count);
+    q.FreeTensor(out);
+}
+
+}  // namespace ascend_scan

@@ -1,0 +1,416 @@
+// OpScan (docs/algorithms.md, OpScan): inclusive or exclusive scans by an
+// operator (sum, max or min) of one array or of a batch of equal rows, on
+// every vector core (the cube can only add). Exact.
+//
+// A tile holds `lanes` x `width` elements: lane r is the segment of `width`
+// consecutive inputs starting at r * width. The tile is cast to the
+// accumulator type and transposed by a Gather, so that position c of every
+// lane is one contiguous row; width - 1 row-wise operator steps scan all
+// lanes at once.
+// - Short rows (crates/algos/src/opscan.rs, OPSCAN_SHORT_ROW): a lane is a
+//   whole row (lanes = rows per tile), so the lanes are the answers; the last
+//   row of the transposed tile holds the row totals.
+// - Longer rows: kSegLanes lanes are segments of one row. The lane totals (a
+//   tree over the rows) are scanned in log2(kSegLanes) shifted steps (a Gather
+//   for shifts of 1, 2, 4 lanes, an offset read for longer ones, from buffers
+//   whose front is the identity) while the row scan runs (they share its
+//   barriers), combined with the carry of the earlier tiles, and applied to
+//   every row of the transposed tile (src1 repeat stride 0).
+// Either way a second Gather transposes back: from the rows of the scan
+// (inclusive), or from one row earlier, whose first row holds each lane's
+// carry (exclusive). Both transpose tables are built on the vector unit. The
+// next tile loads while the current one computes.
+//
+// Work split: rows (in groups of 8, so cores never share a 32-byte block of y
+// or of the totals) over the cores; a few long rows are split into equal
+// ranges instead: phase 1 takes the operator over each core's part of its
+// last row into a GM slot, SyncAll, and a core starting inside a row
+// combines the slots of the earlier cores of that row into its carry.
+#pragma once
+
+#include "ascend_scan_tiling.h"
+#include "blocks_reduce.h"
+
+namespace ascend_scan {
+namespace opscan {
+
+constexpr uint32_t kMaxCores = 64;
+constexpr uint32_t kAhead = 1;  // tiles loading ahead of the one computing (2 measured no better)
+// Lane scans of long rows: steps 1, 2, 4 shift by a Gather, longer shifts
+// (multiples of 8 lanes, 32-byte aligned) read the buffer at an offset.
+constexpr uint32_t kGatherSteps = 3;
+
+// kTile: elements of a tile (lanes x width); kMaxLanes: lanes of a tile of
+// short rows; kSegLanes: lanes of a tile of a long row.
+template <typename Op, typename TIn, typename TAcc, uint32_t kTile, uint32_t kMaxLanes, uint32_t kSegLanes>
+class Scanner {
+public:
+    // Max and min refuse NaN: f16 inputs are checked on the device (sums let NaN through).
+    static constexpr bool kCheckNan = std::is_same<TIn, half>::value && !std::is_same<Op, OpSum>::value;
+    static constexpr uint32_t kSteps = Log2Const(kSegLanes);
+    static_assert((1u << kSteps) == kSegLanes, "kSegLanes is a power of two");
+    static constexpr uint32_t kRepeatLanes = 256 / sizeof(TAcc);  // lanes of one vector repeat
+    static constexpr uint32_t kShiftSteps = kSteps - kGatherSteps;
+    // Byte offsets of the small buffers in one TBuf. P and Q: kSegLanes
+    // identities, then kSegLanes lane values (ping-pong of the shifted steps).
+    static constexpr uint32_t kPAt = 0;
+    static constexpr uint32_t kQAt = kPAt + 2 * kSegLanes * sizeof(TAcc);
+    static constexpr uint32_t kGAt = kQAt + 2 * kSegLanes * sizeof(TAcc);
+    static constexpr uint32_t kCarryAt = kGAt + kSegLanes * sizeof(TAcc);
+    static constexpr uint32_t kIdxKsAt = kCarryAt + kSegLanes * sizeof(TAcc);
+    static constexpr uint32_t kOneAt = kIdxKsAt + (kGatherSteps + 1) * kSegLanes * sizeof(uint32_t);
+    static constexpr uint32_t kSlotsAt = kOneAt + 32;
+    static constexpr uint32_t kSmallBytes = kSlotsAt + kMaxCores * 32;
+
+    __aicore__ inline void Run(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, const OpScanTiling& t) {
+        t_ = t;
+        lanes_ = t.lanes;
+        width_ = t.width;
+        tileElems_ = lanes_ * width_;
+        core_ = static_cast<uint32_t>(GetBlockIdx());
+        cores_ = static_cast<uint32_t>(GetBlockNum());
+        gx_.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
+        gy_.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(y), t.n);
+        gTotals_.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(totals), 0);
+        gSlots_.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace), 0);
+        gNan_.SetGlobalBuffer(reinterpret_cast<__gm__ int16_t*>(workspace + t.nan_offset), 0);
+        Init();
+
+        begin_ = static_cast<uint64_t>(core_) * t.per_core;
+        end_ = begin_ + t.per_core < t.n ? begin_ + t.per_core : t.n;
+        if (begin_ > end_) begin_ = end_;
+        next_ = begin_;
+        if (t.segments) CarryIn();
+        // Software pipeline: the next kAhead tiles load while this one computes.
+        TileDesc ring[kAhead + 1];
+        uint32_t loaded = 0, done = 0;
+        while (loaded < kAhead && Next(ring[loaded])) Load(ring[loaded++]);
+        while (done < loaded) {
+            if (Next(ring[loaded % (kAhead + 1)])) {
+                Load(ring[loaded % (kAhead + 1)]);
+                ++loaded;
+            }
+            const TileDesc& cur = ring[done % (kAhead + 1)];
+            ++done;
+            if (t.segments && cur.startsRow) {
+                Duplicate(Carry(), cur.base == begin_ ? carryIn_ : Op::template Identity<TAcc>(),
+                          static_cast<int32_t>(kSegLanes));
+                PipeBarrier<PIPE_V>();
+            }
+            Compute(cur);
+            if (t.want_total && t.segments && cur.endsRow) StoreTotals(cur.row, Carry(), 1);
+            if (t.want_total && !t.segments) StoreTotals(cur.row, TR()[width_ * lanes_], cur.rows);
+        }
+        if constexpr (kCheckNan) nan_.Publish(gNan_[core_ * 16]);
+    }
+
+private:
+    // Transpose table: element i of a `rows` x `cols` (row-major) destination reads
+    // element (i % cols) * rows + i / cols of the source, as a byte offset. Float
+    // arithmetic is exact here (indices < 2^22); the quotient is floor((i + 0.5) /
+    // cols), whose fraction stays >= 0.5 / cols away from an integer.
+    __aicore__ static inline void TransposeTable(const LocalTensor<int32_t>& dst, const LocalTensor<float>& i,
+                                          const LocalTensor<float>& q, uint32_t rows, uint32_t cols) {
+        uint32_t count = rows * cols;
+        LocalTensor<float> t = dst.ReinterpretCast<float>();
+        CreateVecIndex(i, 0.0f, count);
+        PipeBarrier<PIPE_V>();
+        Adds(q, i, 0.5f, static_cast<int32_t>(count));
+        PipeBarrier<PIPE_V>();
+        Muls(q, q, 1.0f / static_cast<float>(cols), static_cast<int32_t>(count));
+        PipeBarrier<PIPE_V>();
+        Cast(dst, q, RoundMode::CAST_FLOOR, count);
+        PipeBarrier<PIPE_V>();
+        Cast(q, dst, RoundMode::CAST_NONE, count);
+        PipeBarrier<PIPE_V>();
+        Muls(t, q, static_cast<float>(cols), static_cast<int32_t>(count));
+        PipeBarrier<PIPE_V>();
+        Sub(i, i, t, static_cast<int32_t>(count));  // i % cols
+        PipeBarrier<PIPE_V>();
+        Muls(i, i, static_cast<float>(rows), static_cast<int32_t>(count));
+        PipeBarrier<PIPE_V>();
+        Add(i, i, q, static_cast<int32_t>(count));
+        PipeBarrier<PIPE_V>();
+        Muls(i, i, static_cast<float>(sizeof(TAcc)), static_cast<int32_t>(count));
+        PipeBarrier<PIPE_V>();
+        Cast(dst, i, RoundMode::CAST_RINT, count);
+        PipeBarrier<PIPE_V>();
+    }
+
+    struct TileDesc {
+        uint64_t base = 0;  // first element
+        uint64_t row = 0;   // row of the first element
+        uint32_t count = 0; // valid elements
+        uint32_t rows = 0;  // rows (short rows)
+        bool startsRow = false;  // long rows: first tile of this core in the row
+        bool endsRow = false;    // long rows: the tile ends the row
+    };
+
+    // The next tile of this core's range: `lanes` whole rows (short rows), or
+    // up to a tile of one row (long rows; tiles never span rows).
+    __aicore__ inline bool Next(TileDesc& d) {
+        if (next_ >= end_) return false;
+        const uint64_t len = t_.row_len;
+        d.base = next_;
+        d.row = next_ / len;
+        if (!t_.segments) {
+            uint64_t left = (end_ - next_) / len;
+            d.rows = static_cast<uint32_t>(left < lanes_ ? left : lanes_);
+            d.count = d.rows * width_;
+        } else {
+            uint64_t rowEnd = (d.row + 1) * len;
+            uint64_t segEnd = end_ < rowEnd ? end_ : rowEnd;
+            d.count = static_cast<uint32_t>(segEnd - next_ < tileElems_ ? segEnd - next_ : tileElems_);
+            d.startsRow = next_ == begin_ || next_ % len == 0;
+            d.endsRow = next_ + d.count == rowEnd;
+        }
+        next_ += d.count;
+        return true;
+    }
+
+    __aicore__ inline LocalTensor<TAcc> TR() { return bufTR_.Get<TAcc>(); }
+    // Lane scan buffer: kSegLanes identities, then the scan of the lane totals.
+    __aicore__ inline LocalTensor<TAcc> P() { return bufSmall_.GetWithOffset<TAcc>(2 * kSegLanes, kPAt); }
+    __aicore__ inline LocalTensor<TAcc> Q() { return bufSmall_.GetWithOffset<TAcc>(2 * kSegLanes, kQAt); }
+    __aicore__ inline LocalTensor<TAcc> G() { return bufSmall_.GetWithOffset<TAcc>(kSegLanes, kGAt); }
+    __aicore__ inline LocalTensor<TAcc> Carry() { return bufSmall_.GetWithOffset<TAcc>(kSegLanes, kCarryAt); }
+    __aicore__ inline LocalTensor<uint32_t> IdxKs() {
+        return bufSmall_.GetWithOffset<uint32_t>((kGatherSteps + 1) * kSegLanes, kIdxKsAt);
+    }
+
+    __aicore__ inline void Init() {
+        pipe_.InitBuffer(qIn_, kAhead + 1, kTile * sizeof(TIn));
+        pipe_.InitBuffer(qOut_, 2, kTile * sizeof(TAcc));
+        pipe_.InitBuffer(qTot_, 2, kMaxLanes * sizeof(TAcc));
+        pipe_.InitBuffer(bufTR_, 2 * kTile * sizeof(TAcc));  // >= kTile + kMaxLanes
+        pipe_.InitBuffer(bufIdxF_, kTile * sizeof(uint32_t));
+        pipe_.InitBuffer(bufIdxB_, kTile * sizeof(uint32_t));
+        pipe_.InitBuffer(bufHalf_, kTile * sizeof(half));
+        pipe_.InitBuffer(bufSmall_, kSmallBytes);
+        if constexpr (kCheckNan) {
+            pipe_.InitBuffer(bufNan_, kTile * sizeof(int16_t));
+            pipe_.InitBuffer(bufNanMask_, kTile * sizeof(int16_t));
+            nan_.Init(bufNan_.Get<int16_t>(), bufNanMask_.Get<int16_t>(), kTile);
+        }
+        // Transpose tables: forward (lanes x width -> width rows of lanes) and back.
+        LocalTensor<float> scratch = bufTR_.Get<float>();
+        TransposeTable(bufIdxF_.Get<int32_t>(), scratch, scratch[kTile], width_, lanes_);
+        TransposeTable(bufIdxB_.Get<int32_t>(), scratch, scratch[kTile], lanes_, width_);
+        if (t_.segments) {
+            // Gather step s reads lane i - 2^s of P, whose front half is the
+            // identity; the last table broadcasts the last lane.
+            LocalTensor<int32_t> ks = IdxKs().template ReinterpretCast<int32_t>();
+            for (uint32_t s = 0; s < kGatherSteps; ++s) {
+                LocalTensor<int32_t> step = ks[s * kSegLanes];
+                CreateVecIndex(step, static_cast<int32_t>(kSegLanes - (1u << s)), kSegLanes);
+                PipeBarrier<PIPE_V>();
+                Muls(step, step, static_cast<int32_t>(sizeof(TAcc)), static_cast<int32_t>(kSegLanes));
+            }
+            Duplicate(ks[kGatherSteps * kSegLanes], static_cast<int32_t>((2 * kSegLanes - 1) * sizeof(TAcc)),
+                      static_cast<int32_t>(kSegLanes));
+            Duplicate(P(), Op::template Identity<TAcc>(), static_cast<int32_t>(kSegLanes));
+            Duplicate(Q(), Op::template Identity<TAcc>(), static_cast<int32_t>(kSegLanes));
+        } else {
+            // Lanes are rows: each starts from the identity (row 0 of TR, never overwritten).
+            PipeBarrier<PIPE_V>();
+            Duplicate(TR(), Op::template Identity<TAcc>(), static_cast<int32_t>(lanes_));
+        }
+        PipeBarrier<PIPE_V>();
+    }
+
+    // One tile: `count` inputs from x[base], lanes x width of them valid or
+    // padded with the identity. Leaves the transposed scan in TR (row 0: each
+    // lane's carry; row c + 1: the inclusive scan at position c).
+    __aicore__ inline void Load(const TileDesc& d) {
+        LocalTensor<TIn> in = qIn_.AllocTensor<TIn>();
+        if (d.count < tileElems_) {
+            FillIdentity<Op>(in, kTile);
+            PipeSync<HardEvent::V_MTE2>();
+        }
+        LoadPadded(in, gx_[d.base], d.count, Op::template Identity<TIn>());
+        qIn_.EnQue(in);
+    }
+
+    __aicore__ inline void Compute(const TileDesc& d) {
+        LocalTensor<TIn> in = qIn_.DeQue<TIn>();
+        LocalTensor<half> tmp = bufHalf_.Get<half>();
+        LocalTensor<TAcc> a = qOut_.AllocTensor<TAcc>();
+        CastToAcc(a, in, tmp, tileElems_);
+        if constexpr (kCheckNan) nan_.Mask(in, tmp.ReinterpretCast<int16_t>(), tileElems_);
+        PipeBarrier<PIPE_V>();
+        qIn_.FreeTensor(in);
+        LocalTensor<TAcc> tr = TR();
+        Gather(tr[lanes_], a, bufIdxF_.Get<uint32_t>(), 0, tileElems_);
+        if constexpr (kCheckNan) nan_.Merge(tmp.ReinterpretCast<int16_t>(), tileElems_);
+        PipeBarrier<PIPE_V>();
+        // The row-wise scan down the width_ rows; for long rows the lane scan
+        // runs alongside it (independent instructions share the barriers): a
+        // tree over the rows gives the lane totals (the first fold before the
+        // scan changes any row), then their log-step scan.
+        bool lanesLeft = false;
+        if (t_.segments) {
+            LaneTotalsStart(tr);
+            PipeBarrier<PIPE_V>();
+            lanesLeft = true;
+        }
+        for (uint32_t c = 1; c < width_ || lanesLeft; ++c) {
+            if (c < width_) Op::Vec(tr[(c + 1) * lanes_], tr[(c + 1) * lanes_], tr[c * lanes_], lanes_);
+            if (lanesLeft) lanesLeft = LaneStep(tr);
+            PipeBarrier<PIPE_V>();
+        }
+        if (t_.segments) ApplyCarries(tr);
+        // Back to row-major: inclusive reads rows 1..width, exclusive rows 0..width-1.
+        uint32_t from = t_.exclusive ? 0 : lanes_ * static_cast<uint32_t>(sizeof(TAcc));
+        Gather(a, tr, bufIdxB_.Get<uint32_t>(), from, tileElems_);
+        qOut_.EnQue(a);
+        a = qOut_.DeQue<TAcc>();
+        StoreAny(gy_[d.base], a, d.count);
+        qOut_.FreeTensor(a);
+    }
+
+    // Rows of the lane-total tree (scratch after the transposed tile in TR).
+    __aicore__ inline LocalTensor<TAcc> Fold() { return TR()[kTile + kSegLanes]; }
+
+    // First fold of the rows of the transposed tile (rows r at tr[(r + 1) * lanes]).
+    __aicore__ inline void LaneTotalsStart(const LocalTensor<TAcc>& tr) {
+        LocalTensor<TAcc> t = tr[kSegLanes];
+        LocalTensor<TAcc> p = P()[kSegLanes];
+        lanePhase_ = 1;
+        laneStep_ = 0;
+        if (width_ == 1) {
+            Op::Copy(p, t, kSegLanes);
+        } else if (width_ == 2) {
+            Op::Vec(p, t, t[kSegLanes], kSegLanes);
+        } else {
+            uint32_t h = width_ / 2;
+            Op::Vec(Fold(), t, t[(width_ - h) * kSegLanes], h * kSegLanes);
+            if (width_ % 2) Op::Copy(Fold()[h * kSegLanes], t[h * kSegLanes], kSegLanes);
+            foldRows_ = width_ - h;
+            lanePhase_ = 0;
+        }
+    }
+
+    // One round of the lane scan: folds down to P, Gather steps, shifted steps,
+    // then the exclusive lane scan into TR row 0 and the tile total into G.
+    // Returns false after the last round.
+    __aicore__ inline bool LaneStep(const LocalTensor<TAcc>& tr) {
+        LocalTensor<TAcc> g = G();
+        LocalTensor<uint32_t> idx = IdxKs();
+        if (lanePhase_ == 0) {
+            LocalTensor<TAcc> f = Fold();
+            if (foldRows_ > 2) {
+                uint32_t h = foldRows_ / 2;
+                Op::Vec(f, f, f[(foldRows_ - h) * kSegLanes], h * kSegLanes);
+                foldRows_ -= h;
+            } else {
+                Op::Vec(P()[kSegLanes], f, f[kSegLanes], kSegLanes);
+                lanePhase_ = 1;
+            }
+            return true;
+        }
+        if (lanePhase_ == 1) {
+            LocalTensor<TAcc> p = P();
+            if (laneStep_ % 2 == 0) {
+                Gather(g, p, idx[(laneStep_ / 2) * kSegLanes], 0, kSegLanes);
+            } else {
+                Op::Vec(p[kSegLanes], p[kSegLanes], g, kSegLanes);
+            }
+            if (++laneStep_ == 2 * kGatherSteps) {
+                lanePhase_ = 2;
+                laneStep_ = 0;
+            }
+            return true;
+        }
+        if (lanePhase_ == 2) {
+            uint32_t k = 8u << laneStep_;
+            LocalTensor<TAcc> src = laneStep_ % 2 == 0 ? P() : Q();
+            LocalTensor<TAcc> dst = laneStep_ % 2 == 0 ? Q() : P();
+            Op::Vec(dst[kSegLanes], src[kSegLanes], src[kSegLanes - k], kSegLanes);
+            if (++laneStep_ == kShiftSteps) lanePhase_ = 3;
+            return true;
+        }
+        LocalTensor<TAcc> last = kShiftSteps % 2 == 1 ? Q() : P();
+        Gather(tr, last, idx, 0, kSegLanes);  // lane i: inclusive lane scan at i - 1
+        Gather(g, last, idx[kGatherSteps * kSegLanes], 0, kSegLanes);
+        return false;
+    }
+
+    // TR row 0 = exclusive lane scan with the running carry; every row of the
+    // scan takes its lane's carry; the carry takes the tile's total.
+    __aicore__ inline void ApplyCarries(const LocalTensor<TAcc>& tr) {
+        LocalTensor<TAcc> carry = Carry();
+        Op::Vec(tr, tr, carry, kSegLanes);
+        PipeBarrier<PIPE_V>();
+        Op::Vec(carry, carry, G(), kSegLanes);
+        constexpr uint8_t kRowBlocks = kSegLanes * sizeof(TAcc) / 32;
+        for (uint32_t j = 0; j < kSegLanes; j += kRepeatLanes) {
+            Op::Rows(tr[kSegLanes + j], tr[kSegLanes + j], tr[j], kRepeatLanes, static_cast<uint8_t>(width_),
+                     BinaryRepeatParams(1, 1, 1, kRowBlocks, kRowBlocks, 0));
+        }
+        PipeBarrier<PIPE_V>();
+    }
+
+    // Long rows split over cores: phase 1 publishes the op of this core's part
+    // of its last row; after SyncAll a core starting inside a row combines
+    // the slots of the earlier cores of that row into carryIn_.
+    __aicore__ inline void CarryIn() {
+        const uint64_t len = t_.row_len;
+        carryIn_ = Op::template Identity<TAcc>();
+        if (!t_.sync) return;
+        TAcc part = Op::template Identity<TAcc>();
+        if (begin_ < end_) {
+            uint64_t lastRow = (end_ - 1) / len * len;
+            LocalTensor<TAcc> scratch = TR();
+            part = OpRange<Op>(gx_, begin_ > lastRow ? begin_ : lastRow, end_, kTile, qIn_, scratch, scratch[kTile],
+                               bufHalf_.Get<half>(), static_cast<HalfNanCheck*>(nullptr));
+        }
+        StoreScalar(gSlots_[core_ * kSumSlot<TAcc>], bufSmall_.GetWithOffset<TAcc>(32 / sizeof(TAcc), kOneAt), part);
+        SyncAll();
+        if (begin_ % len != 0 && begin_ < end_) {
+            LocalTensor<TAcc> slots = bufSmall_.GetWithOffset<TAcc>(kMaxCores * 32 / sizeof(TAcc), kSlotsAt);
+            DataCopy(slots, gSlots_, cores_ * kSumSlot<TAcc>);
+            PipeSync<HardEvent::MTE2_S>();
+            uint64_t rowStart = begin_ / len * len;
+            for (uint32_t j = core_; j > 0; --j) {
+                carryIn_ = Op::Scalar(carryIn_, slots.GetValue((j - 1) * kSumSlot<TAcc>));
+                if (static_cast<uint64_t>(j - 1) * t_.per_core <= rowStart) break;
+            }
+        }
+    }
+
+    // Writes `count` totals (from UB, pipe V) for rows first.. to the totals.
+    __aicore__ inline void StoreTotals(uint64_t first, const LocalTensor<TAcc>& src, uint32_t count) {
+        LocalTensor<TAcc> out = qTot_.AllocTensor<TAcc>();
+        Op::Copy(out, src, count);
+        PipeBarrier<PIPE_V>();
+        qTot_.EnQue(out);
+        out = qTot_.DeQue<TAcc>();
+        StoreAny(gTotals_[first * t_.total_stride], out, t_.total_stride == 1 ? count : 1);
+        qTot_.FreeTensor(out);
+    }
+
+    TPipe pipe_;
+    TQue<TPosition::VECIN, kAhead + 1> qIn_;  // one tile computes while the next kAhead load
+    TQue<TPosition::VECOUT, 1> qOut_, qTot_;
+    // At most 8 buffers per position: the small ones share bufSmall_.
+    TBuf<TPosition::VECCALC> bufTR_, bufIdxF_, bufIdxB_, bufHalf_, bufSmall_, bufNan_, bufNanMask_;
+    HalfNanCheck nan_;
+    GlobalTensor<TIn> gx_;
+    GlobalTensor<TAcc> gy_, gTotals_, gSlots_;
+    GlobalTensor<int16_t> gNan_;
+    OpScanTiling t_;
+    uint32_t lanes_ = 0, width_ = 0, tileElems_ = 0, core_ = 0, cores_ = 0;
+    uint64_t begin_ = 0, end_ = 0, next_ = 0;
+    uint32_t lanePhase_ = 0, laneStep_ = 0, foldRows_ = 0;
+    TAcc carryIn_ = 0;
+};
+
+}  // namespace opscan
+
+template <typename Op, typename TIn, typename TAcc, uint32_t kTile, uint32_t kMaxLanes, uint32_t kSegLanes>
+__aicore__ inline void OpScan(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, const OpScanTiling& t) {
+    opscan::Scanner<Op, TIn, TAcc, kTile, kMaxLanes, kSegLanes> scanner;
+    scanner.Run(x, y, totals, workspace, t);
+}
+
+}  // namespace ascend_scan

@@ -256,9 +256,15 @@ impl Kernel for RadixSort {
     }
     fn render(&self) -> Result<String, askama::Error> {
         let (what, body) = if self.select {
-            ("Top-k (docs/algorithms.md, Top-k): the radix select", "RadixTopK")
+            (
+                "Top-k (docs/algorithms.md, Top-k): the radix select",
+                "RadixTopK",
+            )
         } else {
-            ("RadixSort (docs/algorithms.md, RadixSort): one pass", "RadixSortPass")
+            (
+                "RadixSort (docs/algorithms.md, RadixSort): one pass",
+                "RadixSortPass",
+            )
         };
         render_entry(
             self,

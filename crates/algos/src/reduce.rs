@@ -3,8 +3,8 @@ use ascendc_sim::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
-use crate::render::render_entry;
 use crate::opscan::VectorOp;
+use crate::render::render_entry;
 use crate::scanu::{scan_accumulator, validate_scan_dtype};
 
 /// Tiling of the REDUCE kernels.

@@ -112,7 +112,10 @@ pub(crate) fn render_entry<K: Kernel>(
         header: &generated_header("kernel.cpp"),
         summary: &wrap_comment(summary),
         body_header,
-        signature: &wrap_params(&format!("extern \"C\" __global__ __aicore__ void {name}("), &params),
+        signature: &wrap_params(
+            &format!("extern \"C\" __global__ __aicore__ void {name}("),
+            &params,
+        ),
         kernel_type: k.kernel_type().cpp(),
         call: &wrap_params(&format!("    ascend_scan::{body}("), &args),
     }
@@ -141,7 +144,11 @@ fn wrap_params(prefix: &str, params: &str) -> String {
     let mut out = prefix.to_string();
     let mut line = prefix.len();
     for (i, p) in params.split(", ").enumerate() {
-        let piece = if i == 0 { p.to_string() } else { format!(", {p}") };
+        let piece = if i == 0 {
+            p.to_string()
+        } else {
+            format!(", {p}")
+        };
         if i > 0 && line + piece.len() + 3 > 120 {
             out.push_str(",\n");
             out.push_str(&indent);
@@ -245,10 +252,7 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
     for (name, text) in DEVICE_HEADERS {
         out.push(GeneratedFile {
             path: format!("kernels/{name}"),
-            contents: format!(
-                "// {}\n{text}",
-                generated_header(&format!("device/{name}"))
-            ),
+            contents: format!("// {}\n{text}", generated_header(&format!("device/{name}"))),
         });
     }
     let entries: Vec<LaunchEntry> = kernels.iter().map(|k| launch_entry(k.as_ref())).collect();

@@ -4,8 +4,8 @@ use ascendc_sim::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
-use crate::render::render_entry;
 use crate::mcscan::block_split;
+use crate::render::render_entry;
 use crate::scanu::{scan_accumulator, ScanU};
 
 /// Tiling of the REDUCE-THEN-SCAN kernels.

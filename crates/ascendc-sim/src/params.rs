@@ -177,6 +177,9 @@ impl std::fmt::Display for ModelProfile {
 /// L2 bandwidth the asc-devkit DataCopy best-practice sample quotes for the
 /// A2/A3 family (about 5.2 TB/s), bytes/s.
 const L2_DOC_BYTES_PER_S: f64 = 5.2e12;
+/// Read/write mixed L2 bandwidth the CANN best-practice guide ("L2 Cache
+/// Tiling") quotes for a 192 MB L2 (about 7 TB/s), bytes/s.
+const L2_MIXED_BYTES_PER_S: f64 = 7.0e12;
 /// The L2 of the parts that figure was quoted with (192 MB).
 const L2_DOC_BYTES: f64 = 192.0 * 1024.0 * 1024.0;
 
@@ -253,9 +256,9 @@ pub fn assumptions(p: &SocProfile) -> Vec<Assumption> {
             "GB/s",
             L2_DOC_BYTES_PER_S / 1e9,
             L2_DOC_BYTES_PER_S / 1e9 * (p.l2_bytes as f64 / L2_DOC_BYTES).min(1.0),
-            L2_DOC_BYTES_PER_S / 1e9,
+            L2_MIXED_BYTES_PER_S / 1e9,
             Low,
-            "~5.2 TB/s quoted for A2/A3 (192 MB L2) in the asc-devkit DataCopy sample; low end scales it with this part's L2 size (fewer L2 slices)",
+            "~5.2 TB/s quoted for A2/A3 (192 MB L2) in the asc-devkit DataCopy sample, ~7 TB/s read/write mixed in the CANN best-practice guide (L2 Cache Tiling); low end scales 5.2 with this part's L2 size (fewer L2 slices)",
             |q, v| q.l2_bytes_per_s = v * 1e9,
         ),
         a(
@@ -301,11 +304,11 @@ pub fn assumptions(p: &SocProfile) -> Vec<Assumption> {
         a(
             "on-chip latency",
             "cycles",
-            20.0,
+            28.0,
             10.0,
             50.0,
             High,
-            "not documented",
+            "28 cycles for L1 -> L0A/L0B LoadData in the asc-devkit load_data_perf sample (A2); vector and other on-chip latencies not documented",
             |q, v| q.onchip_latency_cycles = v,
         ),
         a(
@@ -321,11 +324,11 @@ pub fn assumptions(p: &SocProfile) -> Vec<Assumption> {
         a(
             "V/M fixed cost",
             "cycles/instr",
-            6.0,
-            2.0,
             11.0,
+            2.0,
+            23.0,
             High,
-            "bank-conflict-free Add in the asc-devkit Add sample: 6.95 us of vector time vs 5.90 us at 1 repeat/cycle, ~11 cycles per instruction if all of it is fixed cost (nominal: about half)",
+            "bank-conflict-free Add in the asc-devkit Add sample (A2, 48 AIVs, case 6): 6.95 us of vector time vs 5.90 us at one 256 B repeat per cycle, about 86 Add instructions per core: ~23 cycles per instruction if all of the excess is fixed cost (nominal: half)",
             |q, v| q.compute_fixed_cycles = v,
         ),
         a(
@@ -391,11 +394,11 @@ pub fn assumptions(p: &SocProfile) -> Vec<Assumption> {
         a(
             "scalar issue",
             "cycles/event",
-            4.0,
+            5.0,
             2.0,
-            8.0,
+            10.0,
             High,
-            "asc-devkit Add sample on A2: 22-48 scalar cycles per loop iteration of about 10 API calls (cases 2-5); high end leaves room for more index arithmetic",
+            "asc-devkit Add sample on A2 (cases 2-6, 1.85 GHz): aiv_scalar_time / loop iterations = 45-97 scalar cycles per iteration of about 10 traced events (3 DataCopy, Add, 3 SetFlag/WaitFlag pairs)",
             |q, v| q.scalar_issue_cycles = v,
         ),
         a(

@@ -27,6 +27,10 @@ struct Cli {
     /// policy table of `Algorithm::Auto` (src/policy_table.rs).
     #[arg(long)]
     policy: bool,
+    /// Replay the headline rows with each cost-model assumption at its
+    /// pessimistic end and write target/bench/sensitivity.md.
+    #[arg(long)]
+    sensitivity: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -34,6 +38,9 @@ fn main() -> anyhow::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     if cli.policy {
         return policy::run(&root, &cli.soc);
+    }
+    if cli.sensitivity {
+        return bench::sensitivity(&root, &cli.soc);
     }
     bench::run(
         &root,

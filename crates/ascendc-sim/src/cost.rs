@@ -18,7 +18,9 @@ use std::collections::{HashMap, VecDeque};
 
 use ascend_sys as sys;
 
-pub use crate::params::{assumptions, Assumption, CostParams, ModelProfile, Worse};
+pub use crate::params::{
+    assumptions, assumptions_markdown, Assumption, CostParams, ModelProfile, Worse,
+};
 use crate::report::{CoreTrace, LaunchReport, Pipe};
 
 /// Why a trace could not be modeled.

@@ -477,6 +477,39 @@ pub fn assumptions(p: &SocProfile) -> Vec<Assumption> {
     out
 }
 
+/// The assumptions of a SoC profile as a markdown table (name, unit, nominal
+/// value, range, pessimistic end, basis): the table of `docs/cost-model.md`.
+pub fn assumptions_markdown(p: &SocProfile) -> String {
+    let mut s = String::from(
+        "| assumption | unit | nominal | range | pessimistic end | basis |\n|---|---|---:|---|---:|---|\n",
+    );
+    for a in assumptions(p) {
+        s += &format!(
+            "| {} | {} | {} | {} - {} | {} | {} |\n",
+            a.name,
+            a.unit,
+            num(a.nominal),
+            num(a.low),
+            num(a.high),
+            num(a.pessimistic()),
+            a.basis
+        );
+    }
+    s
+}
+
+/// A number without needless digits.
+fn num(v: f64) -> String {
+    if v == v.round() && v.abs() < 1e9 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    }
+}
+
 impl CostParams {
     /// The nominal parameters of a SoC profile (every assumption at its nominal value).
     pub fn from_profile(p: &SocProfile) -> CostParams {

@@ -4,7 +4,7 @@
 //! (1 cycle = 1 ns), no fixed, latency, issue or launch costs unless a test
 //! sets them, HBM and L2 bandwidth effectively unlimited.
 use ascend_sys as sys;
-use ascendc_sim::cost::{assumptions, model_traces, CoreKind, Resource};
+use ascendc_sim::cost::{assumptions, assumptions_markdown, model_traces, CoreKind, Resource};
 use ascendc_sim::{CoreTrace, CostParams, ModelProfile, ModelReport, Pipe, Soc};
 
 const P_S: u8 = sys::ASCSIM_PIPE_S as u8;
@@ -576,4 +576,17 @@ fn profiles_cover_every_number() {
             4.0 * nominal.cube_cycles_per_fractal(2) / 2.0,
         );
     }
+}
+
+/// docs/cost-model.md carries the current assumption table of the default
+/// profile (regenerate it with `cargo xtask bench --sensitivity`).
+#[test]
+fn docs_list_every_assumption() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/cost-model.md");
+    let doc = std::fs::read_to_string(path).expect("docs/cost-model.md");
+    let table = assumptions_markdown(&Soc::default().profile());
+    assert!(
+        doc.contains(&table),
+        "docs/cost-model.md does not hold the current assumption table:\n{table}"
+    );
 }

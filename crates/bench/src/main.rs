@@ -31,6 +31,10 @@ struct Cli {
     /// pessimistic end and write target/bench/sensitivity.md.
     #[arg(long)]
     sensitivity: bool,
+    /// Model the policy grid under the current cost model and report where
+    /// its picks differ from src/policy_table.rs (which is not rewritten).
+    #[arg(long)]
+    policy_check: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -38,6 +42,9 @@ fn main() -> anyhow::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     if cli.policy {
         return policy::run(&root, &cli.soc);
+    }
+    if cli.policy_check {
+        return policy::check(&root, &cli.soc);
     }
     if cli.sensitivity {
         return bench::sensitivity(&root, &cli.soc);

@@ -32,7 +32,8 @@ pub struct BenchArgs {
     pub max_log2: Option<u32>,
     /// SoC profile name.
     pub soc: String,
-    /// Only the operations whose label contains this text (e.g. "RTSCAN s=128 f16").
+    /// Only the operations whose label contains this text (e.g. "RTSCAN s=128 f16"),
+    /// or one of several texts separated by '|'.
     pub only: Option<String>,
 }
 
@@ -817,7 +818,11 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         }
     }
     if let Some(only) = &args.only {
-        ops.retain(|op| op.label().contains(only.as_str()));
+        // Several texts separated by '|': a label containing any of them.
+        ops.retain(|op| {
+            let label = op.label();
+            only.split('|').any(|t| label.contains(t))
+        });
         if ops.is_empty() {
             bail!("--only {only}: no operation's label contains it");
         }

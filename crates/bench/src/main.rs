@@ -20,7 +20,8 @@ struct Cli {
     /// SoC profile.
     #[arg(long, default_value = "Ascend910B4")]
     soc: String,
-    /// Only the operations whose label contains this text (e.g. "RTSCAN s=128 f16").
+    /// Only the operations whose label contains this text (e.g. "RTSCAN s=128 f16"),
+    /// or one of several texts separated by '|' (e.g. "COMPRESS|SPLIT").
     #[arg(long)]
     only: Option<String>,
     /// Model every candidate scan on a grid of shapes and regenerate the

@@ -255,8 +255,10 @@ fn committed_picks(table: &str) -> Vec<((String, u32, u32), String)> {
         } else if line.starts_with("times: &[") {
             want_first = true;
         } else if want_first {
+            // "(Algorithm::Name { s: 64 }, 2.2e-6),": the name ends at the last ", ".
             if let Some(v) = line.strip_prefix("(Algorithm::") {
-                let name = v.rsplit_once(',').map_or(v, |(a, _)| a);
+                let v = v.trim_end_matches(',');
+                let name = v.rsplit_once(", ").map_or(v, |(a, _)| a);
                 out.push(((dt.clone(), rows, log2), name.to_string()));
             }
             want_first = false;
@@ -333,4 +335,22 @@ pub fn check(root: &Path, soc_name: &str) -> anyhow::Result<()> {
     println!("{s}");
     println!("wrote target/bench/policy_check.md");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::committed_picks;
+
+    #[test]
+    fn committed_picks_reads_the_fastest_of_each_cell() {
+        let table = "    Cell {\n        dtype: PolicyDType::F16,\n        rows: 1,\n        log2_n: 8,\n        times: &[\n            (Algorithm::ScanU { s: 64 }, 2.2e-6),\n            (Algorithm::VectorScan, 6.3e-6),\n        ],\n    },\n    Cell {\n        dtype: PolicyDType::I8,\n        rows: 4,\n        log2_n: 12,\n        times: &[\n            (Algorithm::VectorScan, 1.9e-5),\n        ],\n    },\n";
+        let picks = committed_picks(table);
+        assert_eq!(
+            picks,
+            vec![
+                (("F16".to_string(), 1, 8), "ScanU { s: 64 }".to_string()),
+                (("I8".to_string(), 4, 12), "VectorScan".to_string()),
+            ]
+        );
+    }
 }

@@ -547,7 +547,7 @@ void check_timeout(CoreCtx& c) {
 }  // namespace
 
 void record(uint16_t op, uint8_t pipe, uint32_t repeats, uint64_t bytes, uint64_t gm_addr, uint64_t gm_bytes,
-            bool gm_write) {
+            bool gm_write, uint8_t attr) {
     CoreCtx& c = core();
     ascsim_event e{};
     e.kind = ASCSIM_EV_INSTR;
@@ -558,6 +558,7 @@ void record(uint16_t op, uint8_t pipe, uint32_t repeats, uint64_t bytes, uint64_
     e.gm_addr = gm_addr;
     e.gm_bytes = gm_bytes;
     e.gm_write = gm_write ? 1 : 0;
+    e.attr = attr;
     e.peer = -1;
     c.trace.push_back(e);
     check_timeout(c);

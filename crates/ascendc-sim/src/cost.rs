@@ -7,18 +7,21 @@
 //! starts when it has been issued, its pipe is free and its sync predecessors
 //! are done (EnQue -> DeQue, FreeTensor -> AllocTensor, SetFlag -> WaitFlag,
 //! PipeBarrier, CrossCore set -> wait across cores, SyncAll joining all
-//! participants). GM traffic goes through a shared L2 (LRU) into HBM, whose
-//! bandwidth all cores share (a FIFO bandwidth server).
+//! participants). GM traffic goes through a shared set-associative L2 with a
+//! bandwidth of its own into HBM, whose attainable bandwidth all cores share
+//! (FIFO bandwidth servers). A launch costs a fixed overhead on top.
 //!
-//! Every number that is not a documented hardware figure lives in
-//! [`CostParams`] and is marked there as an ASSUMPTION.
+//! Every number lives in [`CostParams`]; the ones no public document states
+//! are [`Assumption`]s with a range (`crate::params`).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use ascend_sys as sys;
 
+pub use crate::params::{
+    assumptions, assumptions_markdown, Assumption, CostParams, ModelProfile, Worse,
+};
 use crate::report::{CoreTrace, LaunchReport, Pipe};
-use crate::soc::SocProfile;
 
 /// Why a trace could not be modeled.
 #[derive(Debug, thiserror::Error)]
@@ -39,136 +42,6 @@ pub enum CostError {
         /// Which cores wait for what.
         detail: String,
     },
-}
-
-/// The numbers the model uses, in cycles of the core clock and bytes.
-///
-/// Built from a [`SocProfile`] by [`CostParams::from_profile`]: the documented
-/// numbers come from the profile (which cites them); every field whose doc
-/// says ASSUMPTION is a number no public document states. All fields are
-/// public so tests can build simple parameter sets.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CostParams {
-    /// Core clock, Hz. From the profile (`clock_mhz`; an assumption for 910B4).
-    pub clock_hz: f64,
-    /// HBM bandwidth shared by all cores, bytes/s. From the profile (`hbm_gbps`,
-    /// an assumption in the profile: third-party modelling configs).
-    pub hbm_bytes_per_s: f64,
-    /// L2 capacity, bytes. From the profile (`l2_bytes`, ini `l2_size`).
-    pub l2_bytes: u64,
-    /// L2 line size of the model, bytes. ASSUMPTION: 512 B. The asc-devkit
-    /// performance guide says GM traffic is split into 128/256/512 B requests
-    /// and that 512 B-aligned addresses are best; no document states the L2
-    /// line. The L2 is modeled fully associative with LRU replacement
-    /// (ASSUMPTION: the real associativity and policy are not documented).
-    pub l2_line_bytes: u64,
-    /// Per-core GM read rate on an L2 miss, bytes/cycle (profile `ddr_read_bytes_per_cycle`).
-    pub ddr_read_bytes_per_cycle: f64,
-    /// Per-core GM read rate on an L2 hit, bytes/cycle (profile `l2_read_bytes_per_cycle`).
-    pub l2_read_bytes_per_cycle: f64,
-    /// MTE3 UB -> GM rate, bytes/cycle (profile `ub_to_l2_bytes_per_cycle`).
-    pub mte3_bytes_per_cycle: f64,
-    /// FIX L0C -> GM rate, bytes/cycle. ASSUMPTION: the profile's `l2_write_bytes_per_cycle`
-    /// (86, ini `l2_write_rate`); no document gives a Fixpipe rate.
-    pub fix_bytes_per_cycle: f64,
-    /// MTE1 L1 -> L0 rate, bytes/cycle (profile `l1_to_l0a_bytes_per_cycle`, 256). The trace
-    /// does not say whether a LoadData targets L0A or L0B (L0B: 128 per the doc), so
-    /// all MTE1 loads use the L0A rate (a known optimism for L0B loads).
-    pub mte1_bytes_per_cycle: f64,
-    /// MTE2 rate for on-chip sources (GM -> L0 LoadData uses the GM rates above), bytes/cycle.
-    /// Same as the L2 read rate (ASSUMPTION: no separate figure).
-    pub mte2_onchip_bytes_per_cycle: f64,
-    /// Cube fractal products per cycle. A trace `Mmad` event counts fractal products
-    /// (16x16xK0 with K0 = 32 B of input: 16 fp16, 32 int8, 8 fp32). fp16/bf16 do one
-    /// 16x16x16 product per cycle and int8 one 16x32x16 (profile: 4096 / 8192 MAC/cycle),
-    /// so both are one fractal per cycle. fp32 (16x16x8 fractal at 1/4 the fp16 MAC rate)
-    /// would take 2 cycles, but the trace does not record the Mmad dtype: ASSUMPTION:
-    /// one fractal per cycle for every Mmad.
-    pub cube_fractals_per_cycle: f64,
-    /// Vector bytes per repeat-cycle (profile `vector_bytes_per_cycle`, 256 B).
-    pub vector_bytes_per_cycle: f64,
-    /// Cycles per repeat of reductions (ReduceSum/Max/Min, WholeReduceSum,
-    /// BlockReduceSum). ASSUMPTION: 2 (a reduction tree pass after the element pass);
-    /// the docs give no per-op cycle counts.
-    pub vec_reduce_factor: f64,
-    /// Cycles per repeat of Gather. ASSUMPTION: 4 (index-driven reads of UB banks).
-    pub vec_gather_factor: f64,
-    /// Cycles per repeat of GatherMask. ASSUMPTION: 2.
-    pub vec_gather_mask_factor: f64,
-    /// Cycles per repeat of Cast. ASSUMPTION: 1. The simulator counts a Cast's
-    /// repeats on its wider operand (256 B of it per repeat), so a widening
-    /// f16 -> f32 cast already takes two repeats per 128 source elements.
-    pub vec_cast_factor: f64,
-    /// Cycles per repeat of Compare, CompareScalar and Select. ASSUMPTION: 2.
-    pub vec_compare_factor: f64,
-    /// Fixed cycles an instruction occupies its pipe besides its data (issue,
-    /// descriptor decode). ASSUMPTION: 8 for MTE/FIX, 2 for V and M.
-    pub mte_fixed_cycles: f64,
-    /// Fixed cycles of a V or M instruction. ASSUMPTION: 2.
-    pub compute_fixed_cycles: f64,
-    /// Latency of a GM access after its pipe time, before a sync edge sees it done, cycles.
-    /// ASSUMPTION: 500 (order of a GPU HBM load latency; no Ascend figure is published).
-    pub gm_latency_cycles: f64,
-    /// Latency of an on-chip DMA (MTE1, MTE2/3 without GM) or compute result, cycles.
-    /// ASSUMPTION: 20.
-    pub onchip_latency_cycles: f64,
-    /// Scalar cycles to issue any traced event (address arithmetic, loop control,
-    /// queue bookkeeping around one API call): the model's stand-in for loop
-    /// overhead, which the trace does not record. ASSUMPTION: 4.
-    pub scalar_issue_cycles: f64,
-    /// Scalar cycles of LocalTensor::GetValue/SetValue (UB access from the scalar
-    /// unit). ASSUMPTION: 20.
-    pub scalar_access_cycles: f64,
-    /// Scalar cycles of DataCacheCleanAndInvalid. ASSUMPTION: 200.
-    pub dcache_flush_cycles: f64,
-    /// Latency of a CrossCore flag from set to the waiting core, cycles. ASSUMPTION: 200.
-    pub cross_core_latency_cycles: f64,
-    /// Cost of a SyncAll after the last participant arrives, cycles. ASSUMPTION: 1000.
-    pub sync_all_cycles: f64,
-    /// Instructions a pipe's queue holds before the scalar unit stalls on issue.
-    /// Source: asc-devkit HW constraints (MTE1 and MMAD instruction queues: depth 32);
-    /// ASSUMPTION: the same depth for every pipe.
-    pub queue_depth: usize,
-}
-
-impl CostParams {
-    /// The parameters of a SoC profile.
-    pub fn from_profile(p: &SocProfile) -> CostParams {
-        let clock_hz = f64::from(p.clock_mhz) * 1e6;
-        CostParams {
-            clock_hz,
-            hbm_bytes_per_s: p.hbm_gbps * 1e9,
-            l2_bytes: p.l2_bytes,
-            l2_line_bytes: 512,
-            ddr_read_bytes_per_cycle: p.ddr_read_bytes_per_cycle,
-            l2_read_bytes_per_cycle: p.l2_read_bytes_per_cycle,
-            mte3_bytes_per_cycle: p.ub_to_l2_bytes_per_cycle,
-            fix_bytes_per_cycle: p.l2_write_bytes_per_cycle,
-            mte1_bytes_per_cycle: p.l1_to_l0a_bytes_per_cycle,
-            mte2_onchip_bytes_per_cycle: p.l2_read_bytes_per_cycle,
-            cube_fractals_per_cycle: f64::from(p.cube_fp16_macs_per_cycle) / 4096.0,
-            vector_bytes_per_cycle: p.vector_bytes_per_cycle,
-            vec_reduce_factor: 2.0,
-            vec_gather_factor: 4.0,
-            vec_gather_mask_factor: 2.0,
-            vec_cast_factor: 1.0,
-            vec_compare_factor: 2.0,
-            mte_fixed_cycles: 8.0,
-            compute_fixed_cycles: 2.0,
-            gm_latency_cycles: 500.0,
-            onchip_latency_cycles: 20.0,
-            scalar_issue_cycles: 4.0,
-            scalar_access_cycles: 20.0,
-            dcache_flush_cycles: 200.0,
-            cross_core_latency_cycles: 200.0,
-            sync_all_cycles: 1000.0,
-            queue_depth: 32,
-        }
-    }
-
-    fn hbm_bytes_per_cycle(&self) -> f64 {
-        self.hbm_bytes_per_s / self.clock_hz
-    }
 }
 
 /// Core type of a trace.
@@ -202,24 +75,76 @@ pub struct PipeBusy {
     pub max_core_busy_s: f64,
 }
 
-/// The resource that bounds a launch in the model.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Critical {
-    /// One pipe of one core type (its busiest core is busy the longest).
+/// A resource that can bound a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Resource {
+    /// One pipe of one core type (its busiest core).
     Pipe(CoreKind, Pipe),
-    /// The shared HBM bandwidth.
+    /// The shared HBM bandwidth (as attainable: peak x efficiency).
     Hbm,
-    /// Neither: latency and sync edges dominate (no resource busy > 50 % of the time).
-    Latency,
+    /// The shared L2 bandwidth.
+    L2,
+}
+
+impl std::fmt::Display for Resource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Resource::Pipe(c, p) => write!(f, "{c} {}", pipe_name(*p)),
+            Resource::Hbm => f.write_str("HBM"),
+            Resource::L2 => f.write_str("L2"),
+        }
+    }
+}
+
+/// How long a resource was busy during a launch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ResourceBusy {
+    /// The resource.
+    pub resource: Resource,
+    /// Busy time, seconds (for a pipe: its busiest core's own work, without
+    /// the time it stalled on the shared L2 and HBM bandwidth).
+    pub busy_s: f64,
+}
+
+/// The resource with the highest busy fraction of the modeled time, and that
+/// fraction. A launch whose critical resource is far from 100 % busy is bound
+/// by latencies, sync edges and launch overhead, not by a resource.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Critical {
+    /// The busiest resource.
+    pub resource: Resource,
+    /// Its busy time / the modeled time.
+    pub busy: f64,
 }
 
 impl std::fmt::Display for Critical {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Critical::Pipe(c, p) => write!(f, "{c} {}", pipe_name(*p)),
-            Critical::Hbm => f.write_str("HBM"),
-            Critical::Latency => f.write_str("latency/sync"),
-        }
+        write!(f, "{} {:.0}%", self.resource, 100.0 * self.busy)
+    }
+}
+
+/// The critical resource of busy times over a modeled time of `time_s`.
+pub fn critical_of(resources: &[ResourceBusy], time_s: f64) -> Critical {
+    let best = resources
+        .iter()
+        .copied()
+        .fold(None::<ResourceBusy>, |b, r| match b {
+            Some(b) if b.busy_s >= r.busy_s => Some(b),
+            _ => Some(r),
+        });
+    match best {
+        Some(r) if time_s > 0.0 => Critical {
+            resource: r.resource,
+            busy: r.busy_s / time_s,
+        },
+        Some(r) => Critical {
+            resource: r.resource,
+            busy: 0.0,
+        },
+        None => Critical {
+            resource: Resource::Hbm,
+            busy: 0.0,
+        },
     }
 }
 
@@ -237,14 +162,21 @@ pub fn pipe_name(p: Pipe) -> &'static str {
     }
 }
 
-/// The modeled performance of one launch.
+/// The modeled performance of one launch (or, from [`ModelReport::then`], of
+/// launches run one after the other on a stream).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelReport {
     /// Kernel name.
     pub kernel: String,
-    /// Modeled run time of the launch (first issue to last completion), seconds.
-    /// Launch overhead is not included.
+    /// Modeled time: the cores' run (first issue to last completion) plus the
+    /// launch overhead, seconds.
     pub time_s: f64,
+    /// The cores' run alone, seconds.
+    pub kernel_time_s: f64,
+    /// Launch overhead included in `time_s`, seconds.
+    pub launch_overhead_s: f64,
+    /// Launches this report covers.
+    pub launches: usize,
     /// Elements the caller said the launch processed (for the per-element numbers).
     pub elements: u64,
     /// Bytes read from HBM (L2 line fills).
@@ -257,9 +189,13 @@ pub struct ModelReport {
     pub l2_hit_bytes: u64,
     /// Per-pipe busy fractions per core type (only pipes that were used).
     pub busy: Vec<PipeBusy>,
-    /// HBM busy fraction (HBM bytes / bandwidth / modeled time).
+    /// HBM busy fraction (HBM bytes at the attainable bandwidth / modeled time).
     pub hbm_busy: f64,
-    /// The bounding resource.
+    /// L2 busy fraction (L2 bytes at the L2 bandwidth / modeled time).
+    pub l2_busy: f64,
+    /// Busy time of every resource that was used.
+    pub resources: Vec<ResourceBusy>,
+    /// The busiest resource.
     pub critical: Critical,
 }
 
@@ -282,6 +218,68 @@ impl ModelReport {
             bytes as f64 / self.time_s / 1e9
         } else {
             0.0
+        }
+    }
+    /// This launch followed by `next` on the same stream: times, bytes and
+    /// busy times add up; fractions are over the combined time (pipe
+    /// fractions weighted by each launch's time).
+    pub fn then(self, next: ModelReport) -> ModelReport {
+        let time_s = self.time_s + next.time_s;
+        let frac = |x: f64, tx: f64, y: f64, ty: f64| {
+            if time_s > 0.0 {
+                (x * tx + y * ty) / time_s
+            } else {
+                0.0
+            }
+        };
+        let mut busy = self.busy.clone();
+        for b in &next.busy {
+            match busy
+                .iter_mut()
+                .find(|a| a.core == b.core && a.pipe == b.pipe)
+            {
+                Some(a) => {
+                    a.fraction = frac(a.fraction, self.time_s, b.fraction, next.time_s);
+                    a.max_core_busy_s += b.max_core_busy_s;
+                }
+                None => busy.push(PipeBusy {
+                    fraction: frac(0.0, 0.0, b.fraction, next.time_s),
+                    ..b.clone()
+                }),
+            }
+        }
+        for a in busy.iter_mut() {
+            if !next
+                .busy
+                .iter()
+                .any(|b| a.core == b.core && a.pipe == b.pipe)
+            {
+                a.fraction = frac(a.fraction, self.time_s, 0.0, 0.0);
+            }
+        }
+        let mut resources = self.resources.clone();
+        for r in &next.resources {
+            match resources.iter_mut().find(|a| a.resource == r.resource) {
+                Some(a) => a.busy_s += r.busy_s,
+                None => resources.push(*r),
+            }
+        }
+        ModelReport {
+            kernel: self.kernel,
+            time_s,
+            kernel_time_s: self.kernel_time_s + next.kernel_time_s,
+            launch_overhead_s: self.launch_overhead_s + next.launch_overhead_s,
+            launches: self.launches + next.launches,
+            elements: self.elements,
+            hbm_read_bytes: self.hbm_read_bytes + next.hbm_read_bytes,
+            hbm_write_bytes: self.hbm_write_bytes + next.hbm_write_bytes,
+            l2_bytes: self.l2_bytes + next.l2_bytes,
+            l2_hit_bytes: self.l2_hit_bytes + next.l2_hit_bytes,
+            busy,
+            hbm_busy: frac(self.hbm_busy, self.time_s, next.hbm_busy, next.time_s),
+            l2_busy: frac(self.l2_busy, self.time_s, next.l2_busy, next.time_s),
+            critical: critical_of(&resources, time_s),
+            resources,
         }
     }
 }
@@ -321,6 +319,23 @@ pub fn model_launch(
         params,
         elements,
     )
+}
+
+/// Models launches run one after the other on one stream (their times add up).
+pub fn model_launches(
+    reports: &[LaunchReport],
+    params: &CostParams,
+    elements: u64,
+) -> Result<Option<ModelReport>, CostError> {
+    let mut total: Option<ModelReport> = None;
+    for r in reports {
+        let m = model_launch(r, params, elements)?;
+        total = Some(match total {
+            None => m,
+            Some(t) => t.then(m),
+        });
+    }
+    Ok(total)
 }
 
 /// Models a set of per-core traces (AICs first, then AIVs, as the simulator
@@ -370,6 +385,7 @@ enum OpClass {
     Cast,
     Compare,
     ScalarAccess,
+    GmScalarRead,
     DcacheFlush,
     Mmad,
 }
@@ -384,25 +400,36 @@ fn classify(name: &str) -> OpClass {
         "GatherMask" => OpClass::GatherMask,
         "Cast" => OpClass::Cast,
         "Compare" | "CompareScalar" | "Select" => OpClass::Compare,
-        "LocalTensor::GetValue" | "LocalTensor::SetValue" => OpClass::ScalarAccess,
+        "LocalTensor::GetValue" | "LocalTensor::SetValue" | "GlobalTensor::SetValue" => {
+            OpClass::ScalarAccess
+        }
+        "GlobalTensor::GetValue" => OpClass::GmScalarRead,
         "DataCacheCleanAndInvalid" => OpClass::DcacheFlush,
         "Mmad" => OpClass::Mmad,
         _ => OpClass::Plain,
     }
 }
 
-/// Fully associative LRU cache of GM lines (write-allocate, write-back). Dirty
-/// data is tracked per 32-byte sector (the DMA granularity of GM writes), so a
-/// line written by several cores is written back once, with the union of what
-/// they wrote.
+/// Set-associative LRU cache of GM lines (write-allocate, write-back): sets
+/// are indexed by line address modulo the set count, each set replaces its
+/// least recently used way. Dirty data is tracked per 32-byte sector (the DMA
+/// granularity of GM writes), so a line written by several cores is written
+/// back once, with the union of what they wrote.
 #[derive(Debug)]
 struct L2 {
     line: u64,
-    capacity_lines: usize,
-    /// line -> (LRU stamp, dirty sector mask)
-    lines: HashMap<u64, (u64, u64)>,
-    lru: BTreeMap<u64, u64>,
+    sets: u64,
+    ways: usize,
+    slots: Vec<Slot>,
     stamp: u64,
+}
+
+/// One way of one set: tag = line id + 1 (0: empty), LRU stamp, dirty sectors.
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    tag: u64,
+    stamp: u64,
+    dirty: u64,
 }
 
 /// Bytes of one dirty-tracking sector.
@@ -418,35 +445,43 @@ struct Access {
 }
 
 impl L2 {
-    fn new(bytes: u64, line: u64) -> L2 {
+    fn new(bytes: u64, line: u64, ways: u32) -> L2 {
         // At most 64 sectors per line (the dirty mask is a u64).
         let line = line.clamp(SECTOR, 64 * SECTOR);
+        let lines = (bytes / line).max(1);
+        let ways = u64::from(ways).clamp(1, lines);
+        let sets = (lines / ways).max(1);
         L2 {
             line,
-            capacity_lines: (bytes / line).max(1) as usize,
-            lines: HashMap::new(),
-            lru: BTreeMap::new(),
+            sets,
+            ways: ways as usize,
+            slots: vec![Slot::default(); (sets * ways) as usize],
             stamp: 0,
         }
     }
 
-    /// Marks line `id` most recently used, ORs `dirty` into its mask, evicting
-    /// the least recently used line if needed. Returns the previous mask if
-    /// the line was resident.
+    /// Marks line `id` most recently used in its set, ORs `dirty` into its
+    /// mask, evicting the set's least recently used way if needed. Returns the
+    /// previous mask if the line was resident.
     fn touch(&mut self, id: u64, dirty: u64) -> Option<u64> {
         self.stamp += 1;
-        let prev = self.lines.get(&id).copied();
-        if let Some((old, _)) = prev {
-            self.lru.remove(&old);
-        } else if self.lines.len() >= self.capacity_lines {
-            if let Some((_, victim)) = self.lru.pop_first() {
-                self.lines.remove(&victim);
-            }
+        let first = (id % self.sets) as usize * self.ways;
+        let set = &mut self.slots[first..first + self.ways];
+        if let Some(slot) = set.iter_mut().find(|s| s.tag == id + 1) {
+            let prev = slot.dirty;
+            slot.stamp = self.stamp;
+            slot.dirty |= dirty;
+            return Some(prev);
         }
-        let mask = prev.map_or(0, |p| p.1) | dirty;
-        self.lines.insert(id, (self.stamp, mask));
-        self.lru.insert(self.stamp, id);
-        prev.map(|p| p.1)
+        // Empty ways have stamp 0 and go first.
+        if let Some(victim) = set.iter_mut().min_by_key(|s| s.stamp) {
+            *victim = Slot {
+                tag: id + 1,
+                stamp: self.stamp,
+                dirty,
+            };
+        }
+        None
     }
 
     /// Calls `f(line id, first byte, end byte)` for each line of [addr, addr + len).
@@ -533,7 +568,11 @@ struct CoreState {
     free: [f64; PIPES],
     /// When everything issued so far on each pipe is done (incl. latency).
     done: [f64; PIPES],
+    /// Time each pipe was occupied (including stalls on the shared L2/HBM servers).
     busy: [f64; PIPES],
+    /// Time each pipe spent on its own work (occupancy minus stalls on the
+    /// shared servers): what the critical resource is judged by.
+    work: [f64; PIPES],
     /// Start times of the instructions still counted in each pipe's queue.
     queued: [VecDeque<f64>; PIPES],
     flags: HashMap<(i32, i32), VecDeque<f64>>,
@@ -570,6 +609,7 @@ struct Engine {
     cores: Vec<CoreState>,
     l2: L2,
     hbm_free: f64,
+    l2_free: f64,
     hbm_read: u64,
     hbm_write: u64,
     l2_bytes: u64,
@@ -599,8 +639,9 @@ impl Engine {
         }
         Engine {
             cores: vec![CoreState::default(); traces.len()],
-            l2: L2::new(p.l2_bytes, p.l2_line_bytes),
+            l2: L2::new(p.l2_bytes, p.l2_line_bytes, p.l2_ways),
             hbm_free: 0.0,
+            l2_free: 0.0,
             hbm_read: 0,
             hbm_write: 0,
             l2_bytes: 0,
@@ -703,6 +744,8 @@ impl Engine {
         // The scalar unit spends its issue cost on every event it issues.
         if kind != sys::ASCSIM_EV_SYNC_ALL || self.cores[c].sync_arrived.is_none() {
             self.cores[c].issue += p.scalar_issue_cycles;
+            self.cores[c].busy[0] += p.scalar_issue_cycles;
+            self.cores[c].work[0] += p.scalar_issue_cycles;
         }
         match kind {
             sys::ASCSIM_EV_INSTR => self.instr(c, &e, pipe, op_name),
@@ -799,27 +842,17 @@ impl Engine {
         pipe: Pipe,
         op_name: &mut dyn FnMut(u16) -> String,
     ) {
-        let p = &self.p;
         let class = *self
             .classes
             .entry(e.op)
             .or_insert_with(|| classify(&op_name(e.op)));
         let Some(i) = pipe_index(pipe) else { return };
-        let st = &mut self.cores[c];
         if i == 0 {
-            // Scalar work runs on the issue cursor itself.
-            let cost = match class {
-                OpClass::ScalarAccess => p.scalar_access_cycles,
-                OpClass::DcacheFlush => p.dcache_flush_cycles,
-                _ => p.scalar_issue_cycles,
-            };
-            let start = st.issue.max(st.free[0]);
-            st.issue = start + cost;
-            st.free[0] = st.issue;
-            st.done[0] = st.issue;
-            st.busy[0] += cost;
+            self.scalar(c, e, class);
             return;
         }
+        let p = &self.p;
+        let st = &mut self.cores[c];
         // A full instruction queue stalls issue until its oldest entry starts.
         if st.queued[i].len() >= p.queue_depth.max(1) {
             if let Some(t) = st.queued[i].pop_front() {
@@ -847,28 +880,35 @@ impl Engine {
                     (bytes / p.vector_bytes_per_cycle).ceil()
                 };
                 (
-                    p.compute_fixed_cycles + factor * reps,
+                    p.compute_fixed_cycles + factor * p.vec_bank_conflict_factor * reps,
                     p.onchip_latency_cycles,
                 )
             }
+            // attr: the Mmad's input element size (0 in hand-built traces: fp16).
             Pipe::M => (
-                p.compute_fixed_cycles + repeats / p.cube_fractals_per_cycle,
+                p.compute_fixed_cycles + repeats * p.cube_cycles_per_fractal(e.attr),
                 p.onchip_latency_cycles,
             ),
-            Pipe::Mte1 => (
-                p.mte_fixed_cycles + bytes / p.mte1_bytes_per_cycle,
-                p.onchip_latency_cycles,
-            ),
+            Pipe::Mte1 => {
+                let rate = if u32::from(e.attr) == sys::ASCSIM_ATTR_L0B {
+                    p.l1_to_l0b_bytes_per_cycle
+                } else {
+                    p.l1_to_l0a_bytes_per_cycle
+                };
+                (p.mte_fixed_cycles + bytes / rate, p.onchip_latency_cycles)
+            }
             _ if e.gm_bytes == 0 => (
                 p.mte_fixed_cycles + bytes / p.mte2_onchip_bytes_per_cycle,
                 p.onchip_latency_cycles,
             ),
             _ => (0.0, p.gm_latency_cycles),
         };
+        let mut own = occupancy;
         if matches!(pipe, Pipe::Mte2 | Pipe::Mte3 | Pipe::Fix) && e.gm_bytes > 0 {
+            let write = e.gm_write != 0;
             let mut a = Access::default();
             for (addr, len) in gm_bursts(e) {
-                let b = if e.gm_write != 0 {
+                let b = if write {
                     self.l2.write(addr, len)
                 } else {
                     self.l2.read(addr, len)
@@ -878,9 +918,10 @@ impl Engine {
                 a.hbm_read += b.hbm_read;
                 a.hbm_write += b.hbm_write;
             }
+            let p = &self.p;
             // Per-core time: the requested bytes at the core's rate (hit / miss split).
             let total = (a.hit_bytes + a.miss_bytes).max(1) as f64;
-            let core_cycles = if e.gm_write != 0 {
+            let core_cycles = if write {
                 let rate = if pipe == Pipe::Fix {
                     p.fix_bytes_per_cycle
                 } else {
@@ -892,27 +933,72 @@ impl Engine {
                 b * (a.hit_bytes as f64 / total) / p.l2_read_bytes_per_cycle
                     + b * (a.miss_bytes as f64 / total) / p.ddr_read_bytes_per_cycle
             };
-            // Shared HBM: a FIFO bandwidth server over all cores.
-            let hbm = (a.hbm_read + a.hbm_write) as f64;
-            let mut end = start + p.mte_fixed_cycles + core_cycles;
-            if hbm > 0.0 {
-                let hbm_start = self.hbm_free.max(start);
-                self.hbm_free = hbm_start + hbm / p.hbm_bytes_per_cycle();
-                end = end.max(self.hbm_free);
-            }
+            own = p.mte_fixed_cycles + core_cycles;
+            let end = (start + own).max(self.share(start, &a));
             occupancy = end - start;
-            self.hbm_read += a.hbm_read;
-            self.hbm_write += a.hbm_write;
-            self.l2_bytes += a.hit_bytes + a.miss_bytes;
-            if e.gm_write == 0 {
-                self.l2_hit += a.hit_bytes;
-            }
+            self.count(&a, write);
         }
         let st = &mut self.cores[c];
         st.queued[i].push_back(start);
         st.free[i] = start + occupancy;
         st.done[i] = st.done[i].max(start + occupancy + latency);
         st.busy[i] += occupancy;
+        st.work[i] += own;
+    }
+
+    /// A scalar instruction: it runs on the issue cursor and delays everything
+    /// after it. A GM read that misses the data cache fills a 64 B line through
+    /// L2 (its traffic is counted; its time is the miss time).
+    fn scalar(&mut self, c: usize, e: &sys::ascsim_event, class: OpClass) {
+        let p = &self.p;
+        let cost = match class {
+            OpClass::ScalarAccess => p.scalar_access_cycles,
+            OpClass::GmScalarRead if e.gm_bytes > 0 => p.dcache_miss_s * p.clock_hz,
+            OpClass::GmScalarRead => p.scalar_access_cycles,
+            OpClass::DcacheFlush => p.dcache_flush_cycles,
+            _ => 0.0,
+        };
+        let st = &mut self.cores[c];
+        let start = st.issue.max(st.free[0]);
+        if class == OpClass::GmScalarRead && e.gm_bytes > 0 {
+            let a = self.l2.read(e.gm_addr, e.gm_bytes);
+            self.share(start, &a);
+            self.count(&a, false);
+        }
+        let st = &mut self.cores[c];
+        st.issue = start + cost;
+        st.free[0] = st.issue;
+        st.done[0] = st.issue;
+        st.busy[0] += cost;
+        st.work[0] += cost;
+    }
+
+    /// Passes an access's bytes through the shared L2 and HBM bandwidth
+    /// servers (FIFO, in the order of the requests' start times). Returns when
+    /// the last of them is through.
+    fn share(&mut self, start: f64, a: &Access) -> f64 {
+        let mut end = start;
+        let l2 = (a.hit_bytes + a.miss_bytes) as f64;
+        if l2 > 0.0 {
+            self.l2_free = self.l2_free.max(start) + l2 / self.p.l2_bytes_per_cycle();
+            end = end.max(self.l2_free);
+        }
+        let hbm = (a.hbm_read + a.hbm_write) as f64;
+        if hbm > 0.0 {
+            self.hbm_free = self.hbm_free.max(start) + hbm / self.p.hbm_bytes_per_cycle();
+            end = end.max(self.hbm_free);
+        }
+        end
+    }
+
+    /// Adds an access to the launch's traffic counters.
+    fn count(&mut self, a: &Access, write: bool) {
+        self.hbm_read += a.hbm_read;
+        self.hbm_write += a.hbm_write;
+        self.l2_bytes += a.hit_bytes + a.miss_bytes;
+        if !write {
+            self.l2_hit += a.hit_bytes;
+        }
     }
 
     fn report(
@@ -927,9 +1013,10 @@ impl Engine {
             .iter()
             .map(CoreState::all_done)
             .fold(0.0f64, f64::max);
-        let time_s = cycles / p.clock_hz;
+        let kernel_time_s = cycles / p.clock_hz;
+        let time_s = kernel_time_s + p.launch_overhead_s;
         let mut busy = Vec::new();
-        let mut critical = (Critical::Latency, 0.5 * cycles);
+        let mut resources = Vec::new();
         for kind in [CoreKind::Aic, CoreKind::Aiv] {
             let idx: Vec<usize> = (0..traces.len())
                 .filter(|&c| traces[c].is_cube == (kind == CoreKind::Aic))
@@ -946,11 +1033,18 @@ impl Engine {
                     .iter()
                     .map(|&c| self.cores[c].busy[i])
                     .fold(0.0f64, f64::max);
-                if max > critical.1 {
-                    critical = (Critical::Pipe(kind, *pipe), max);
-                }
-                let fraction = if cycles > 0.0 {
-                    sum / (idx.len() as f64 * cycles)
+                // A pipe stalled on the shared L2/HBM servers is not what is
+                // saturated: its resource time is its own work.
+                let max_work = idx
+                    .iter()
+                    .map(|&c| self.cores[c].work[i])
+                    .fold(0.0f64, f64::max);
+                resources.push(ResourceBusy {
+                    resource: Resource::Pipe(kind, *pipe),
+                    busy_s: max_work / p.clock_hz,
+                });
+                let fraction = if time_s > 0.0 {
+                    sum / p.clock_hz / (idx.len() as f64 * time_s)
                 } else {
                     0.0
                 };
@@ -962,25 +1056,30 @@ impl Engine {
                 });
             }
         }
-        let hbm_cycles = (self.hbm_read + self.hbm_write) as f64 / p.hbm_bytes_per_cycle();
-        if hbm_cycles >= critical.1 {
-            critical = (Critical::Hbm, hbm_cycles);
+        let hbm_s = (self.hbm_read + self.hbm_write) as f64 / p.hbm_bytes_per_cycle() / p.clock_hz;
+        let l2_s = self.l2_bytes as f64 / p.l2_bytes_per_cycle() / p.clock_hz;
+        for (resource, busy_s) in [(Resource::Hbm, hbm_s), (Resource::L2, l2_s)] {
+            if busy_s > 0.0 {
+                resources.push(ResourceBusy { resource, busy_s });
+            }
         }
+        let frac = |x: f64| if time_s > 0.0 { x / time_s } else { 0.0 };
         ModelReport {
             kernel: kernel.to_string(),
             time_s,
+            kernel_time_s,
+            launch_overhead_s: p.launch_overhead_s,
+            launches: 1,
             elements,
             hbm_read_bytes: self.hbm_read,
             hbm_write_bytes: self.hbm_write,
             l2_bytes: self.l2_bytes,
             l2_hit_bytes: self.l2_hit,
             busy,
-            hbm_busy: if cycles > 0.0 {
-                hbm_cycles / cycles
-            } else {
-                0.0
-            },
-            critical: critical.0,
+            hbm_busy: frac(hbm_s),
+            l2_busy: frac(l2_s),
+            critical: critical_of(&resources, time_s),
+            resources,
         }
     }
 }

@@ -5,10 +5,11 @@
 //! it. This Rust side holds the SoC profiles and reads launch reports and
 //! traces through the simulator's C interface (`ascsim_*`).
 pub mod cost;
+mod params;
 mod report;
 mod soc;
 
-pub use cost::{model_launch, CostParams, ModelReport};
+pub use cost::{model_launch, model_launches, CostParams, ModelProfile, ModelReport};
 pub use report::{CoreTrace, LaunchReport, Pipe};
 pub use soc::{Soc, SocProfile};
 

@@ -1,13 +1,16 @@
 //! Cost model tests on hand-built traces, each with a hand-computed time.
 //!
 //! The parameters are simplified so the arithmetic is by hand: a 1 GHz clock
-//! (1 cycle = 1 ns), no fixed, latency or issue costs unless a test sets them.
+//! (1 cycle = 1 ns), no fixed, latency, issue or launch costs unless a test
+//! sets them, HBM and L2 bandwidth effectively unlimited.
 use ascend_sys as sys;
-use ascendc_sim::cost::{model_traces, CoreKind, Critical};
-use ascendc_sim::{CoreTrace, CostParams, ModelReport, Pipe, Soc};
+use ascendc_sim::cost::{assumptions, assumptions_markdown, model_traces, CoreKind, Resource};
+use ascendc_sim::{CoreTrace, CostParams, ModelProfile, ModelReport, Pipe, Soc};
 
 const P_S: u8 = sys::ASCSIM_PIPE_S as u8;
 const P_V: u8 = sys::ASCSIM_PIPE_V as u8;
+const P_M: u8 = sys::ASCSIM_PIPE_M as u8;
+const P_MTE1: u8 = sys::ASCSIM_PIPE_MTE1 as u8;
 const P_MTE2: u8 = sys::ASCSIM_PIPE_MTE2 as u8;
 const P_MTE3: u8 = sys::ASCSIM_PIPE_MTE3 as u8;
 const P_FIX: u8 = sys::ASCSIM_PIPE_FIX as u8;
@@ -18,17 +21,31 @@ const OP_DATACOPY: u16 = 0;
 const OP_ADD: u16 = 1;
 const OP_FIXPIPE: u16 = 2;
 const OP_REDUCE: u16 = 3;
+const OP_MMAD: u16 = 4;
+const OP_LOAD: u16 = 5;
 
 fn name(op: u16) -> String {
-    ["DataCopy", "Add", "Fixpipe", "ReduceSum"][op as usize].to_string()
+    [
+        "DataCopy",
+        "Add",
+        "Fixpipe",
+        "ReduceSum",
+        "Mmad",
+        "LoadData",
+    ][op as usize]
+        .to_string()
 }
 
 fn params() -> CostParams {
     let mut p = CostParams::from_profile(&Soc::Ascend910B4.profile());
     p.clock_hz = 1e9;
     p.hbm_bytes_per_s = 1e15; // effectively unlimited unless a test sets it
-    p.l2_bytes = 1 << 30;
+    p.hbm_efficiency = 1.0;
+    p.l2_bytes_per_s = 1e15;
+    p.l2_bytes = 64 << 20;
     p.l2_line_bytes = 512;
+    p.l2_ways = 16;
+    p.launch_overhead_s = 0.0;
     p.ddr_read_bytes_per_cycle = 102.4;
     p.l2_read_bytes_per_cycle = 102.4;
     p.mte3_bytes_per_cycle = 102.4;
@@ -183,8 +200,8 @@ fn double_buffered_copy_reaches_bandwidth_bound() {
     assert_near(r.gbps(16384), 16384.0 / 90.0);
     assert!(
         matches!(
-            r.critical,
-            Critical::Pipe(CoreKind::Aiv, Pipe::Mte2 | Pipe::Mte3)
+            r.critical.resource,
+            Resource::Pipe(CoreKind::Aiv, Pipe::Mte2 | Pipe::Mte3)
         ),
         "{:?}",
         r.critical
@@ -301,12 +318,21 @@ fn hbm_contention_when_many_cores_copy() {
     let r = run(&[core(0)], &p, 0);
     assert_near(cycles(&r), 100.0);
     assert_near(r.hbm_busy, 0.5);
+    // Critical is the busiest resource, not HBM at half busy: the core's MTE2
+    // is busy all the time.
+    assert_eq!(
+        r.critical.resource,
+        Resource::Pipe(CoreKind::Aiv, Pipe::Mte2)
+    );
+    assert_near(r.critical.busy, 1.0);
+    assert_eq!(r.critical.to_string(), "AIV MTE2 100%");
 
     let cores: Vec<CoreTrace> = (0..4).map(core).collect();
     let r = run(&cores, &p, 0);
     assert_near(cycles(&r), 200.0);
     assert_eq!(r.hbm_read_bytes, 40960);
-    assert_eq!(r.critical, Critical::Hbm);
+    assert_eq!(r.critical.resource, Resource::Hbm);
+    assert_near(r.critical.busy, 1.0);
 
     // Split into 10 chunks per core, the shared bandwidth still bounds at 200.
     let chunked: Vec<CoreTrace> = (0..4u64)
@@ -386,22 +412,181 @@ fn strided_dma_touches_only_its_bursts() {
     assert_near(cycles(&r), 2.5);
 }
 
-/// The 910B4 parameters come from its profile: 1500 MHz, 800 GB/s HBM,
-/// 96 MB L2, the ini's per-core rates, one fp16 fractal per cycle.
+/// Mmad costs its fractal products at the rate of its input dtype (the trace
+/// records the input element size): one fp16 fractal (16x16x16) per cycle,
+/// one int8 fractal (16x32x16) per cycle, one fp32 fractal (16x16x8) per two
+/// cycles (a quarter of the fp16 MAC rate). LoadData into L0B runs at
+/// 128 B/cycle, into L0A at 256 B/cycle.
 #[test]
-fn params_from_the_910b4_profile() {
-    let p = CostParams::from_profile(&Soc::Ascend910B4.profile());
-    assert_near(p.clock_hz, 1.5e9);
-    assert_near(p.hbm_bytes_per_s, 800e9);
-    assert_eq!(p.l2_bytes, 96 << 20);
-    assert_eq!(p.l2_line_bytes, 512);
-    assert_near(p.ddr_read_bytes_per_cycle, 32.0);
-    assert_near(p.l2_read_bytes_per_cycle, 110.0);
-    assert_near(p.mte3_bytes_per_cycle, 64.0);
-    assert_near(p.mte1_bytes_per_cycle, 256.0);
-    assert_near(p.cube_fractals_per_cycle, 1.0);
-    assert_near(p.vector_bytes_per_cycle, 256.0);
-    // 40 AIVs x 32 B/cycle x 1.5 GHz = 1.92 TB/s of per-core demand > 800 GB/s:
-    // a many-core copy on 910B4 is HBM bound in the model.
-    assert!(40.0 * p.ddr_read_bytes_per_cycle * p.clock_hz > p.hbm_bytes_per_s);
+fn mmad_dtype_and_l0_target_set_the_rate() {
+    let p = params();
+    let cube = |events| CoreTrace {
+        is_cube: true,
+        block_idx: 0,
+        events,
+    };
+    let mmad = |elem: u8| sys::ascsim_event {
+        op: OP_MMAD,
+        repeats: 100,
+        attr: elem,
+        ..ev(sys::ASCSIM_EV_INSTR, P_M)
+    };
+    for (elem, want) in [(2u8, 100.0), (1, 100.0), (4, 200.0)] {
+        assert_near(cycles(&run(&[cube(vec![mmad(elem)])], &p, 0)), want);
+    }
+    let load = |attr: u32| sys::ascsim_event {
+        op: OP_LOAD,
+        repeats: 2,
+        bytes: 1024,
+        attr: attr as u8,
+        ..ev(sys::ASCSIM_EV_INSTR, P_MTE1)
+    };
+    let r = run(&[cube(vec![load(sys::ASCSIM_ATTR_L0A)])], &p, 0);
+    assert_near(cycles(&r), 4.0);
+    let r = run(&[cube(vec![load(sys::ASCSIM_ATTR_L0B)])], &p, 0);
+    assert_near(cycles(&r), 8.0);
+}
+
+/// The L2 is set-associative: with 4 lines in 2 sets of 2 ways, three lines
+/// of one set evict each other (a fully associative L2 of 4 lines would keep
+/// all three), while lines spread over both sets stay resident.
+#[test]
+fn set_associative_l2_conflicts() {
+    let mut p = params();
+    p.l2_bytes = 4 * 512;
+    p.l2_ways = 2;
+    // Line ids 0, 2, 4 all map to set 0; re-reading line 0 misses.
+    let same_set = aiv(vec![
+        read(0, 512),
+        read(2 * 512, 512),
+        read(4 * 512, 512),
+        read(0, 512),
+    ]);
+    let r = run(&[same_set], &p, 0);
+    assert_eq!(r.hbm_read_bytes, 4 * 512);
+    assert_eq!(r.l2_hit_bytes, 0);
+    // Line ids 0, 1, 2 use both sets; re-reading line 0 hits.
+    let spread = aiv(vec![
+        read(0, 512),
+        read(512, 512),
+        read(2 * 512, 512),
+        read(0, 512),
+    ]);
+    let r = run(&[spread], &p, 0);
+    assert_eq!(r.hbm_read_bytes, 3 * 512);
+    assert_eq!(r.l2_hit_bytes, 512);
+}
+
+/// HBM runs at peak x efficiency, the L2 has a bandwidth of its own, and a
+/// launch pays a fixed overhead on top of the cores' run.
+#[test]
+fn hbm_efficiency_l2_bandwidth_and_launch_overhead() {
+    // 4 cores read 10240 B each; HBM 409.6 GB/s at efficiency 0.5 gives
+    // 204.8 B/cycle: 200 cycles, HBM the critical resource at 100 %.
+    let mut p = params();
+    p.hbm_bytes_per_s = 409.6e9;
+    p.hbm_efficiency = 0.5;
+    let cores: Vec<CoreTrace> = (0..4u64)
+        .map(|i| aiv(vec![read(MB * (i + 1), 10240)]))
+        .collect();
+    let r = run(&cores, &p, 0);
+    assert_near(cycles(&r), 200.0);
+    assert_eq!(r.critical.resource, Resource::Hbm);
+
+    // Each core reads its 10240 B twice (the second pass hits in L2). An L2
+    // of 102.4 GB/s (102.4 B/cycle for all cores) bounds both passes:
+    // 2 x 40960 B / 102.4 B/cycle = 800 cycles, against 200 at the cores' rate.
+    let mut p = params();
+    p.l2_bytes_per_s = 102.4e9;
+    let twice: Vec<CoreTrace> = (0..4u64)
+        .map(|i| {
+            let r = read(MB * (i + 1), 10240);
+            aiv(vec![r, r])
+        })
+        .collect();
+    let r = run(&twice, &p, 0);
+    assert_near(cycles(&r), 800.0);
+    assert_eq!(r.l2_hit_bytes, 40960);
+    assert_eq!(r.critical.resource, Resource::L2);
+    assert_near(r.critical.busy, 1.0);
+
+    // Launch overhead adds to the time, not to the cores' run.
+    let mut p = params();
+    p.launch_overhead_s = 5e-6;
+    let r = run(&[aiv(vec![read(MB, 1024)])], &p, 0);
+    assert_near(r.kernel_time_s * 1e9, 10.0);
+    assert_near(cycles(&r), 5010.0);
+    assert_eq!(r.launches, 1);
+}
+
+/// Every number of the nominal and conservative profiles is set, every
+/// assumption's range holds its nominal value, the conservative profile sets
+/// each assumption to its pessimistic end, and the HBM efficiency is at most
+/// 0.9 in both.
+#[test]
+fn profiles_cover_every_number() {
+    for soc in [Soc::Ascend910B4, Soc::Ascend910B1] {
+        let prof = soc.profile();
+        let nominal = CostParams::nominal(&prof);
+        let conservative = CostParams::conservative(&prof);
+        assert_eq!(
+            nominal,
+            CostParams::for_profile(&prof, ModelProfile::Nominal)
+        );
+        for q in [&nominal, &conservative] {
+            for (name, v) in q.numbers() {
+                assert!(v.is_finite() && v > 0.0, "{}: {name} = {v}", prof.name);
+            }
+            assert!(q.hbm_efficiency <= 0.9);
+            assert!(q.launch_overhead_s > 0.0);
+        }
+        let list = assumptions(&prof);
+        assert!(list.len() >= 20);
+        for a in &list {
+            assert!(a.low <= a.nominal && a.nominal <= a.high, "{}", a.name);
+            assert!(!a.basis.is_empty(), "{}", a.name);
+            // Moving this assumption alone to its pessimistic end gives the
+            // conservative profile's value of the field it sets.
+            let mut q = nominal.clone();
+            a.apply(&mut q, a.pessimistic());
+            let changed: Vec<_> = q
+                .numbers()
+                .into_iter()
+                .zip(nominal.numbers())
+                .filter(|(x, y)| x.1 != y.1)
+                .collect();
+            assert!(changed.len() <= 1, "{} sets several fields", a.name);
+            for ((field, v), _) in changed {
+                let c = conservative
+                    .numbers()
+                    .into_iter()
+                    .find(|(f, _)| *f == field)
+                    .map(|(_, v)| v);
+                assert_eq!(c, Some(v), "{}: {field}", a.name);
+            }
+        }
+        // Conservative is never faster: rates lower or equal, costs higher or equal.
+        assert!(conservative.hbm_bytes_per_cycle() <= nominal.hbm_bytes_per_cycle());
+        assert!(conservative.launch_overhead_s >= nominal.launch_overhead_s);
+        assert!(conservative.scalar_issue_cycles >= nominal.scalar_issue_cycles);
+        // Documented numbers are shared by both profiles.
+        assert_eq!(conservative.l2_bytes, prof.l2_bytes);
+        assert_near(
+            nominal.cube_cycles_per_fractal(4),
+            4.0 * nominal.cube_cycles_per_fractal(2) / 2.0,
+        );
+    }
+}
+
+/// docs/cost-model.md carries the current assumption table of the default
+/// profile (regenerate it with `cargo xtask bench --sensitivity`).
+#[test]
+fn docs_list_every_assumption() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/cost-model.md");
+    let doc = std::fs::read_to_string(path).expect("docs/cost-model.md");
+    let table = assumptions_markdown(&Soc::default().profile());
+    assert!(
+        doc.contains(&table),
+        "docs/cost-model.md does not hold the current assumption table:\n{table}"
+    );
 }

@@ -14,11 +14,11 @@ use ascend_scan::{
     compress, copy, multinomial, reduce_max, reduce_sum, scan, segmented_scan, segmented_sum, sort,
     split_with, spmv, top_p_sample, topk, Algorithm, Batch, Csr, Device, RevSpec, SampleOptions,
     ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions,
-    Segments, Soc, SortAlgorithm, SortOptions, SplitOptions, TopPOptions, TopkOptions,
+    Segments, Soc, SocProfile, SortAlgorithm, SortOptions, SplitOptions, TopPOptions, TopkOptions,
     MAX_I8_SCAN_LEN,
 };
-use ascendc_sim::cost::pipe_name;
-use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport};
+use ascendc_sim::cost::{assumptions, assumptions_markdown, pipe_name, Assumption};
+use ascendc_sim::{model_launches, CostParams, LaunchReport, ModelProfile, ModelReport};
 use half::f16;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -32,8 +32,26 @@ pub struct BenchArgs {
     pub max_log2: Option<u32>,
     /// SoC profile name.
     pub soc: String,
-    /// Only the operations whose label contains this text (e.g. "RTSCAN s=128 f16").
+    /// Only the operations whose label contains this text (e.g. "RTSCAN s=128 f16"),
+    /// or one of several texts separated by '|'.
     pub only: Option<String>,
+}
+
+/// The cost parameters of both model profiles of a SoC: every row is modeled
+/// twice from the same recorded traces (no second simulation).
+#[derive(Debug, Clone)]
+pub(crate) struct Profiles {
+    pub(crate) nominal: CostParams,
+    pub(crate) conservative: CostParams,
+}
+
+impl Profiles {
+    pub(crate) fn of(profile: &SocProfile) -> Profiles {
+        Profiles {
+            nominal: CostParams::for_profile(profile, ModelProfile::Nominal),
+            conservative: CostParams::for_profile(profile, ModelProfile::Conservative),
+        }
+    }
 }
 
 /// SCANU (one AI core: 1 AIC + 1 AIV) and VECCUMSUM (one vector core) are
@@ -366,13 +384,34 @@ pub(crate) struct Modeled {
     pub(crate) hazards_checked: bool,
 }
 
+/// An operation's launches modeled under both profiles.
 #[derive(Debug, Clone, Serialize)]
-struct Row {
-    op: String,
+pub(crate) struct Both {
+    pub(crate) nominal: Modeled,
+    pub(crate) conservative: Modeled,
+}
+
+/// Models the launches of one operation under both profiles.
+pub(crate) fn modeled_both(
+    reports: &[LaunchReport],
+    profiles: &Profiles,
     n: u64,
-    log2_n: u32,
-    /// Minimal HBM traffic of the operation, bytes per element.
-    floor_bytes_per_element: u64,
+) -> anyhow::Result<(Both, ModelReport, ModelReport)> {
+    let (nominal, nr) = modeled(reports, &profiles.nominal, n)?;
+    let (conservative, cr) = modeled(reports, &profiles.conservative, n)?;
+    Ok((
+        Both {
+            nominal,
+            conservative,
+        },
+        nr,
+        cr,
+    ))
+}
+
+/// The figures of one row under one profile.
+#[derive(Debug, Clone, Serialize)]
+struct Figures {
     /// Modeled time, seconds.
     modeled_time_s: f64,
     /// Minimal traffic / modeled time, GB/s.
@@ -383,16 +422,55 @@ struct Row {
     hbm_bytes_per_element: f64,
     /// Modeled L2 (requested GM) bytes per element.
     l2_bytes_per_element: f64,
-    /// Bytes of the COPY run with the same minimal traffic (copy of floor*n/2 bytes).
-    copy_bytes: u64,
-    /// That COPY's modeled time and GB/s (its own 2x bytes over its time).
+    /// The modeled time and GB/s (its own 2x bytes over its time).
     copy_time_s: f64,
     copy_gbps: f64,
     /// modeled_gbps / copy_gbps, percent.
     pct_of_copy: f64,
+    model: Modeled,
+}
+
+impl Figures {
+    fn new(
+        op: Op,
+        n: usize,
+        m: Modeled,
+        report: &ModelReport,
+        copy_bytes: u64,
+        copy: &Modeled,
+    ) -> Figures {
+        let floor = op.floor_bytes_per_element();
+        let gbps = (floor * n as u64) as f64 / m.time_s / 1e9;
+        let copy_gbps = (2 * copy_bytes) as f64 / copy.time_s / 1e9;
+        Figures {
+            modeled_time_s: m.time_s,
+            modeled_gbps: gbps,
+            modeled_gelems: n as f64 / m.time_s / 1e9,
+            hbm_bytes_per_element: report.hbm_bytes_per_element(),
+            l2_bytes_per_element: report.l2_bytes_per_element(),
+            copy_time_s: copy.time_s,
+            copy_gbps,
+            pct_of_copy: 100.0 * gbps / copy_gbps,
+            model: m,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Row {
+    op: String,
+    n: u64,
+    log2_n: u32,
+    /// Minimal HBM traffic of the operation, bytes per element.
+    floor_bytes_per_element: u64,
+    /// Bytes of the COPY run with the same minimal traffic (copy of floor*n/2 bytes).
+    copy_bytes: u64,
     /// Simulator wall time of the operation, seconds (measured).
     sim_wall_s: f64,
-    model: Modeled,
+    /// Every assumption at its nominal value.
+    nominal: Figures,
+    /// Every assumption at its pessimistic end (the figures the README quotes).
+    conservative: Figures,
 }
 
 pub(crate) fn modeled(
@@ -403,23 +481,10 @@ pub(crate) fn modeled(
     if reports.is_empty() {
         bail!("the operation recorded no launch");
     }
-    let mut total: Option<ModelReport> = None;
-    for r in reports {
-        let m = model_launch(r, params, n).with_context(|| format!("modeling {}", r.kernel))?;
-        total = Some(match total {
-            None => m,
-            Some(mut t) => {
-                // Launches on one stream run one after the other.
-                t.time_s += m.time_s;
-                t.hbm_read_bytes += m.hbm_read_bytes;
-                t.hbm_write_bytes += m.hbm_write_bytes;
-                t.l2_bytes += m.l2_bytes;
-                t.l2_hit_bytes += m.l2_hit_bytes;
-                t
-            }
-        });
-    }
-    let m = total.expect("at least one launch");
+    // Launches on one stream run one after the other (each with its overhead).
+    let m = model_launches(reports, params, n)
+        .with_context(|| format!("modeling {}", reports[0].kernel))?
+        .context("the operation recorded no launch")?;
     let out = Modeled {
         hazards_checked: reports.iter().all(|r| r.hazards_checked),
         time_s: m.time_s,
@@ -452,13 +517,13 @@ pub(crate) fn bits(n: usize, seed: u64) -> impl Iterator<Item = u64> {
 
 struct Runner {
     dev: Device,
-    params: CostParams,
-    /// COPY results by byte count: (modeled, wall).
-    copies: HashMap<u64, (Modeled, f64)>,
+    profiles: Profiles,
+    /// COPY results by byte count: (modeled under both profiles, wall).
+    copies: HashMap<u64, (Both, f64)>,
 }
 
 impl Runner {
-    fn run_copy(&mut self, bytes: u64) -> anyhow::Result<(Modeled, f64)> {
+    fn run_copy(&mut self, bytes: u64) -> anyhow::Result<(Both, f64)> {
         if let Some(c) = self.copies.get(&bytes) {
             return Ok(c.clone());
         }
@@ -469,12 +534,13 @@ impl Runner {
         let y = copy(&x)?;
         let wall = t.elapsed().as_secs_f64();
         drop(y);
-        let (m, _) = modeled(&self.dev.take_reports(), &self.params, bytes)?;
+        let (m, _, _) = modeled_both(&self.dev.take_reports(), &self.profiles, bytes)?;
         self.copies.insert(bytes, (m.clone(), wall));
         Ok((m, wall))
     }
 
-    fn run_op(&mut self, op: Op, n: usize) -> anyhow::Result<(Modeled, ModelReport, f64)> {
+    /// Runs `op` on `n` elements: its launch reports and the simulator wall time.
+    fn run_op(&mut self, op: Op, n: usize) -> anyhow::Result<(Vec<LaunchReport>, f64)> {
         let scan_opts = |algo: ScanAlgo, s| ScanOptions {
             exclusive: false,
             algorithm: algo.algorithm(s),
@@ -683,8 +749,7 @@ impl Runner {
                 debug_assert_eq!(y.len(), a.shape.0);
             }
         }
-        let (m, r) = modeled(&self.dev.take_reports(), &self.params, n as u64)?;
-        Ok((m, r, wall))
+        Ok((self.dev.take_reports(), wall))
     }
 }
 
@@ -700,7 +765,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         bail!("--max {max}: expected 5..=30");
     }
     let dev = Device::simulated(soc)?;
-    let params = CostParams::from_profile(dev.profile());
+    let profiles = Profiles::of(dev.profile());
     let mut ops = vec![
         Op::Copy,
         Op::ReduceF16,
@@ -753,7 +818,11 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         }
     }
     if let Some(only) = &args.only {
-        ops.retain(|op| op.label().contains(only.as_str()));
+        // Several texts separated by '|': a label containing any of them.
+        ops.retain(|op| {
+            let label = op.label();
+            only.split('|').any(|t| label.contains(t))
+        });
         if ops.is_empty() {
             bail!("--only {only}: no operation's label contains it");
         }
@@ -804,7 +873,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     );
     let mut runner = Runner {
         dev,
-        params,
+        profiles,
         copies: HashMap::new(),
     };
     let started = Instant::now();
@@ -812,28 +881,21 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     for (op, log2) in jobs {
         let n = op.fixed_n().unwrap_or(1usize << log2);
         bar.set_message(format!("{} n={n}", op.label()));
-        let (m, report, wall) = runner.run_op(op, n)?;
+        let (reports, wall) = runner.run_op(op, n)?;
+        let (m, nr, cr) = modeled_both(&reports, &runner.profiles, n as u64)?;
+        drop(reports);
         let floor = op.floor_bytes_per_element();
         let copy_bytes = (floor * n as u64 / 2).div_ceil(32) * 32;
         let (cm, _) = runner.run_copy(copy_bytes)?;
-        let gbps = (floor * n as u64) as f64 / m.time_s / 1e9;
-        let copy_gbps = (2 * copy_bytes) as f64 / cm.time_s / 1e9;
         rows.push(Row {
             op: op.label(),
             n: n as u64,
             log2_n: log2,
             floor_bytes_per_element: floor,
-            modeled_time_s: m.time_s,
-            modeled_gbps: gbps,
-            modeled_gelems: n as f64 / m.time_s / 1e9,
-            hbm_bytes_per_element: report.hbm_bytes_per_element(),
-            l2_bytes_per_element: report.l2_bytes_per_element(),
             copy_bytes,
-            copy_time_s: cm.time_s,
-            copy_gbps,
-            pct_of_copy: 100.0 * gbps / copy_gbps,
             sim_wall_s: wall,
-            model: m,
+            nominal: Figures::new(op, n, m.nominal, &nr, copy_bytes, &cm.nominal),
+            conservative: Figures::new(op, n, m.conservative, &cr, copy_bytes, &cm.conservative),
         });
         bar.inc(1);
     }
@@ -844,7 +906,11 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     let unchecked: Vec<String> = rows
         .iter()
         .filter(|r| {
-            !r.model.hazards_checked || !runner.copies.values().all(|(c, _)| c.hazards_checked)
+            !r.nominal.model.hazards_checked
+                || !runner
+                    .copies
+                    .values()
+                    .all(|(c, _)| c.nominal.hazards_checked)
         })
         .map(|r| format!("{} n={}", r.op, r.n))
         .collect();
@@ -866,7 +932,8 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         "max_log2": max,
         "notes": notes,
         "bench_wall_s": total_wall,
-        "cost_params": format!("{:?}", runner.params),
+        "cost_params_nominal": format!("{:?}", runner.profiles.nominal),
+        "cost_params_conservative": format!("{:?}", runner.profiles.conservative),
         "rows": rows,
     });
     std::fs::write(
@@ -914,26 +981,31 @@ fn markdown(soc: &str, rows: &[Row], notes: &[String], wall: f64) -> String {
         s += &format!("- {n}\n");
     }
     s += &format!("- Bench wall time: {wall:.1} s.\n\n");
-    s += "| operation | n | modeled time (us) | modeled G elem/s | modeled GB/s | COPY GB/s (same traffic) | % of COPY | HBM B/elem | floor B/elem | L2 B/elem | critical | sim wall (s) |\n";
-    s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
+    s += "Two profiles model every row from the same traces: *cons.* (conservative: every ASSUMPTION of docs/cost-model.md at its pessimistic end; the README quotes these) and *nom.* (nominal). Each is compared with a COPY modeled under the same profile. Critical: the resource with the most busy time and its busy % of the modeled time.\n\n";
+    s += "| operation | n | modeled us cons. | modeled us nom. | G elem/s cons. | GB/s cons. | COPY GB/s cons. | % of COPY cons. | % of COPY nom. | HBM B/elem cons. | floor B/elem | L2 B/elem | critical cons. | critical nom. | sim wall (s) |\n";
+    s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|\n";
     for r in rows {
+        let (c, nom) = (&r.conservative, &r.nominal);
         s += &format!(
-            "| {} | {} | {:.2} | {:.3} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {:.2} | {} | {:.2} |\n",
+            "| {} | {} | {:.2} | {:.2} | {:.3} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {:.2} | {} | {} | {:.2} |\n",
             r.op,
             n_label(r),
-            r.modeled_time_s * 1e6,
-            r.modeled_gelems,
-            r.modeled_gbps,
-            r.copy_gbps,
-            r.pct_of_copy,
-            r.hbm_bytes_per_element,
+            c.modeled_time_s * 1e6,
+            nom.modeled_time_s * 1e6,
+            c.modeled_gelems,
+            c.modeled_gbps,
+            c.copy_gbps,
+            c.pct_of_copy,
+            nom.pct_of_copy,
+            c.hbm_bytes_per_element,
             r.floor_bytes_per_element,
-            r.l2_bytes_per_element,
-            r.model.critical,
+            c.l2_bytes_per_element,
+            c.model.critical,
+            nom.model.critical,
             r.sim_wall_s
         );
     }
-    s += "\nPipe busy fractions (per core type, averaged over its cores) at the largest n of each operation:\n\n";
+    s += "\nPipe busy fractions (conservative profile; per core type, averaged over its cores) at the largest n of each operation:\n\n";
     s += "| operation | n | busy | HBM busy |\n|---|---:|---|---:|\n";
     let mut last: Vec<&Row> = Vec::new();
     for r in rows {
@@ -945,6 +1017,7 @@ fn markdown(soc: &str, rows: &[Row], notes: &[String], wall: f64) -> String {
     }
     for r in last {
         let busy: Vec<String> = r
+            .conservative
             .model
             .busy
             .iter()
@@ -955,7 +1028,7 @@ fn markdown(soc: &str, rows: &[Row], notes: &[String], wall: f64) -> String {
             r.op,
             n_label(r),
             busy.join(", "),
-            100.0 * r.model.hbm_busy
+            100.0 * r.conservative.model.hbm_busy
         );
     }
     s
@@ -977,14 +1050,21 @@ fn plot(out: &Path, soc: &str, rows: &[Row]) -> anyhow::Result<()> {
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for r in rows {
         match series.iter_mut().find(|(l, _)| *l == r.op) {
-            Some((_, pts)) => pts.push((f64::from(r.log2_n), r.modeled_gbps)),
-            None => series.push((r.op.clone(), vec![(f64::from(r.log2_n), r.modeled_gbps)])),
+            Some((_, pts)) => pts.push((f64::from(r.log2_n), r.conservative.modeled_gbps)),
+            None => series.push((
+                r.op.clone(),
+                vec![(f64::from(r.log2_n), r.conservative.modeled_gbps)],
+            )),
         }
     }
     let x_min = rows.iter().map(|r| r.log2_n).min().unwrap_or(12) as f64;
     let x_max = rows.iter().map(|r| r.log2_n).max().unwrap_or(26) as f64;
-    let y_max = rows.iter().map(|r| r.modeled_gbps).fold(1.0f64, f64::max) * 1.5;
-    let title = format!("modeled bandwidth of the minimal traffic ({soc})");
+    let y_max = rows
+        .iter()
+        .map(|r| r.conservative.modeled_gbps)
+        .fold(1.0f64, f64::max)
+        * 1.5;
+    let title = format!("modeled bandwidth of the minimal traffic ({soc}, conservative)");
 
     fn draw<DB: DrawingBackend>(
         root: DrawingArea<DB, plotters::coord::Shift>,
@@ -1053,4 +1133,145 @@ fn plot(out: &Path, soc: &str, rows: &[Row]) -> anyhow::Result<()> {
         y_max,
     )?;
     Ok(())
+}
+
+/// The headline rows of the sensitivity table in docs/cost-model.md.
+fn headlines() -> Vec<(Op, usize)> {
+    vec![
+        (
+            Op::ScanF16 {
+                algo: ScanAlgo::ReduceThenScan,
+                s: 128,
+            },
+            1 << 26,
+        ),
+        (
+            Op::ScanF16 {
+                algo: ScanAlgo::VectorScan,
+                s: 0,
+            },
+            1 << 20,
+        ),
+        (Op::SortF16 { digit_bits: 4 }, 1 << 24),
+        (
+            Op::TopPF16 {
+                rows: 96,
+                vocab: 129_280,
+            },
+            96 * 129_280,
+        ),
+        (
+            Op::SegScanF16 {
+                algo: SegAlgo::Simple,
+                ppm: 1_000,
+            },
+            SEG_N,
+        ),
+    ]
+}
+
+/// `cargo xtask bench --sensitivity`: runs the headline rows once each and
+/// replays their traces with every assumption moved alone to its pessimistic
+/// end (then all of them: the conservative profile). Writes
+/// target/bench/sensitivity.md: the assumption table and the change of each
+/// row's modeled time.
+pub fn sensitivity(root: &Path, soc_name: &str) -> anyhow::Result<()> {
+    let soc = Soc::from_name(soc_name).with_context(|| format!("unknown --soc {soc_name}"))?;
+    let dev = Device::simulated(soc)?;
+    let profile = dev.profile().clone();
+    let profiles = Profiles::of(&profile);
+    let list = assumptions(&profile);
+    let mut runner = Runner {
+        dev,
+        profiles: profiles.clone(),
+        copies: HashMap::new(),
+    };
+    // Per headline: label, nominal time, conservative time and critical,
+    // the time with each assumption at its pessimistic end alone.
+    let mut cols: Vec<(String, ModelReport, ModelReport, Vec<f64>)> = Vec::new();
+    for (op, n) in headlines() {
+        println!("{} n={n}: simulating", op.label());
+        let (reports, _) = runner.run_op(op, n)?;
+        if !reports.iter().all(|r| r.hazards_checked) {
+            bail!("refusing to publish numbers from launches the hazard checker did not watch (ASCSIM_HAZARDS=0)");
+        }
+        let (_, nominal, conservative) = modeled_both(&reports, &profiles, n as u64)?;
+        let mut times = Vec::new();
+        for a in &list {
+            let mut p = profiles.nominal.clone();
+            a.apply(&mut p, a.pessimistic());
+            let (m, _) = modeled(&reports, &p, n as u64)?;
+            times.push(m.time_s);
+        }
+        let size = if n.is_power_of_two() {
+            format!("2^{}", n.ilog2())
+        } else {
+            n.to_string()
+        };
+        cols.push((
+            format!("{} {size}", op.label()),
+            nominal,
+            conservative,
+            times,
+        ));
+    }
+    let md = sensitivity_markdown(&soc.to_string(), &profile, &list, &cols);
+    let out = root.join("target/bench");
+    std::fs::create_dir_all(&out)?;
+    std::fs::write(out.join("sensitivity.md"), &md)?;
+    println!("{md}");
+    println!("wrote target/bench/sensitivity.md");
+    Ok(())
+}
+
+fn sensitivity_markdown(
+    soc: &str,
+    profile: &SocProfile,
+    list: &[Assumption],
+    cols: &[(String, ModelReport, ModelReport, Vec<f64>)],
+) -> String {
+    let mut s = format!(
+        "# Cost-model assumptions and sensitivity ({soc} profile)\n\nGenerated by `cargo xtask bench --sensitivity --soc {soc}`.\n\n"
+    );
+    s += &assumptions_markdown(profile);
+    s += "\nChange of the modeled time when one assumption alone moves from its nominal value to its pessimistic end (the others nominal); last row: all of them (the conservative profile).\n\n| assumption |";
+    for (label, ..) in cols {
+        s += &format!(" {label} |");
+    }
+    s += "\n|---|";
+    s += &"---:|".repeat(cols.len());
+    s += "\n| nominal modeled us (critical) |";
+    for (_, nominal, ..) in cols {
+        s += &format!(" {:.1} ({}) |", nominal.time_s * 1e6, nominal.critical);
+    }
+    for (i, a) in list.iter().enumerate() {
+        s += &format!("\n| {} |", a.name);
+        for (_, nominal, _, times) in cols {
+            s += &format!(" {} |", change(times[i], nominal.time_s));
+        }
+    }
+    s += "\n| **all (conservative)** |";
+    for (_, nominal, conservative, _) in cols {
+        s += &format!(" **{}** |", change(conservative.time_s, nominal.time_s));
+    }
+    s += "\n| conservative modeled us (critical) |";
+    for (_, _, conservative, _) in cols {
+        s += &format!(
+            " {:.1} ({}) |",
+            conservative.time_s * 1e6,
+            conservative.critical
+        );
+    }
+    s += "\n";
+    s
+}
+
+/// "+12.3%" (or "0%" when it does not move).
+fn change(t: f64, base: f64) -> String {
+    let pct = 100.0 * (t / base - 1.0);
+    if pct.abs() < 0.05 {
+        "0%".into()
+    } else {
+        format!("{pct:+.1}%")
+    }
 }

@@ -20,13 +20,22 @@ struct Cli {
     /// SoC profile.
     #[arg(long, default_value = "Ascend910B4")]
     soc: String,
-    /// Only the operations whose label contains this text (e.g. "RTSCAN s=128 f16").
+    /// Only the operations whose label contains this text (e.g. "RTSCAN s=128 f16"),
+    /// or one of several texts separated by '|' (e.g. "COMPRESS|SPLIT").
     #[arg(long)]
     only: Option<String>,
     /// Model every candidate scan on a grid of shapes and regenerate the
     /// policy table of `Algorithm::Auto` (src/policy_table.rs).
     #[arg(long)]
     policy: bool,
+    /// Replay the headline rows with each cost-model assumption at its
+    /// pessimistic end and write target/bench/sensitivity.md.
+    #[arg(long)]
+    sensitivity: bool,
+    /// Model the policy grid under the current cost model and report where
+    /// its picks differ from src/policy_table.rs (which is not rewritten).
+    #[arg(long)]
+    policy_check: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -34,6 +43,12 @@ fn main() -> anyhow::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     if cli.policy {
         return policy::run(&root, &cli.soc);
+    }
+    if cli.policy_check {
+        return policy::check(&root, &cli.soc);
+    }
+    if cli.sensitivity {
+        return bench::sensitivity(&root, &cli.soc);
     }
     bench::run(
         &root,

@@ -364,7 +364,7 @@ SIMTEST(cube_trace_events) {
     aclrtStream s = private_launch("cube_trace_events", KERNEL_TYPE_AIC_ONLY, 1,
                     [&] { cube_kernel<half, float>(da.gm(), db.gm(), dc.gm(), M, K, N, false, 1); });
     CHECK_EQ(ascsim_core_trace(s, 0, 0, &ev, &count, &kind, &blk), 0);
-    int nd2nz = 0, load = 0, mmad = 0, fix = 0;
+    int nd2nz = 0, load = 0, load_b = 0, mmad = 0, fix = 0;
     for (size_t i = 0; i < count; ++i) {
         if (ev[i].kind != ASCSIM_EV_INSTR) continue;
         std::string op = ascsim_op_name(ev[i].op);
@@ -376,10 +376,14 @@ SIMTEST(cube_trace_events) {
         } else if (op == "LoadData") {
             ++load;
             CHECK_EQ(ev[i].pipe, ASCSIM_PIPE_MTE1);
+            // The cost model charges L1 -> L0B at half the L0A rate: the trace names the target.
+            CHECK(ev[i].attr == ASCSIM_ATTR_L0A || ev[i].attr == ASCSIM_ATTR_L0B);
+            if (ev[i].attr == ASCSIM_ATTR_L0B) ++load_b;
         } else if (op == "Mmad") {
             ++mmad;
             CHECK_EQ(ev[i].pipe, ASCSIM_PIPE_M);
             CHECK_EQ(ev[i].repeats, 2u * 2u * 3u);  // M1 * N1 * K1
+            CHECK_EQ(ev[i].attr, 2);                // half inputs: the cube rate of 2-byte elements
         } else if (op == "Fixpipe") {
             ++fix;
             CHECK_EQ(ev[i].pipe, ASCSIM_PIPE_FIX);
@@ -390,6 +394,7 @@ SIMTEST(cube_trace_events) {
     }
     CHECK_EQ(nd2nz, 2);
     CHECK_EQ(load, 2 + 3);  // M1 LoadData for A, K1 for B
+    CHECK_EQ(load_b, 3);
     CHECK_EQ(mmad, 1);
     CHECK_EQ(fix, 1);
     aclrtDestroyStream(s);

@@ -173,7 +173,7 @@ struct ApiScope {
 // Trace recording. op names are interned once per call site.
 uint16_t intern_op(const char* name);
 void record(uint16_t op, uint8_t pipe, uint32_t repeats, uint64_t bytes, uint64_t gm_addr = 0,
-            uint64_t gm_bytes = 0, bool gm_write = false);
+            uint64_t gm_bytes = 0, bool gm_write = false, uint8_t attr = ASCSIM_ATTR_NONE);
 void record_sync(uint8_t kind, uint8_t pipe, int32_t a, int32_t b, int32_t peer = -1, uint32_t seq = 0);
 #define ASCSIM_RECORD(name, pipe, repeats, bytes, ...)                    \
     do {                                                                  \

@@ -137,6 +137,12 @@ inline uint64_t zn_index(uint64_t k, uint64_t n, uint64_t N1, uint64_t K0) {
 inline uint64_t nz_index(uint64_t m, uint64_t n, uint64_t M1) { return (n / 16) * M1 * 256 + m * 16 + n % 16; }
 inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// The trace attr naming the L0 buffer an MTE1/MTE2 load fills (for the cost
+// model: L1 -> L0A and L1 -> L0B have different documented rates).
+inline uint8_t l0_attr(ascsim::Mem m) {
+    return m == ascsim::Mem::L0A ? ASCSIM_ATTR_L0A : m == ascsim::Mem::L0B ? ASCSIM_ATTR_L0B : ASCSIM_ATTR_NONE;
+}
+
 // Input element -> accumulator type (exact for all A2 combinations).
 template <typename T, typename U>
 T widen(U v) {
@@ -195,7 +201,8 @@ __aicore__ inline void InitConstValue(const LocalTensor<T>& dst, const InitConst
             for (uint64_t e = 0; e < p.blockNum * blk; ++e) d[e] = p.initValue;
         }
         ASCSIM_RECORD("InitConstValue", l1 ? ASCSIM_PIPE_MTE2 : ASCSIM_PIPE_MTE1, p.repeatTimes,
-                      uint64_t(p.repeatTimes) * p.blockNum * blk * sizeof(T));
+                      uint64_t(p.repeatTimes) * p.blockNum * blk * sizeof(T), 0, 0, false,
+                      sim_cube::l0_attr(dst.sim_mem()));
     }
 }
 
@@ -221,7 +228,8 @@ __aicore__ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>&
         const T* s = src.span(uint64_t(sf) * E, E, ascsim::Acc::Read);
         sim_cube::copy_fractal(dst.span(i * (p.dstGap + 1ull) * E, E, ascsim::Acc::Write), s, p.ifTranspose);
     }
-    ASCSIM_RECORD("LoadData", ASCSIM_PIPE_MTE1, p.repeatTimes, p.repeatTimes * sim_cube::kFracBytes);
+    ASCSIM_RECORD("LoadData", ASCSIM_PIPE_MTE1, p.repeatTimes, p.repeatTimes * sim_cube::kFracBytes, 0, 0, false,
+                  sim_cube::l0_attr(dst.sim_mem()));
 }
 
 // GM source (pipe MTE2): same fractal walk over 512 B fractals of GM; addrMode
@@ -247,7 +255,8 @@ __aicore__ inline void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>
     }
     const uint64_t first = sim_detail::gm_u64(gm + lo * int64_t(E));
     ASCSIM_RECORD("LoadData", ASCSIM_PIPE_MTE2, p.repeatTimes, p.repeatTimes * sim_cube::kFracBytes,
-                  p.repeatTimes ? first : 0, p.repeatTimes ? uint64_t(hi - lo + 1) * sim_cube::kFracBytes : 0, false);
+                  p.repeatTimes ? first : 0, p.repeatTimes ? uint64_t(hi - lo + 1) * sim_cube::kFracBytes : 0, false,
+                  sim_cube::l0_attr(dst.sim_mem()));
 }
 
 // LoadDataWithTranspose (L1 -> L0A/L0B). 16-bit: repeat i transposes the
@@ -289,7 +298,7 @@ __aicore__ inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const Lo
                             sim_cube::kFracBytes);
         }
         ASCSIM_RECORD("LoadDataWithTranspose", ASCSIM_PIPE_MTE1, p.repeatTimes,
-                      p.repeatTimes * S * S * sizeof(T));
+                      p.repeatTimes * S * S * sizeof(T), 0, 0, false, sim_cube::l0_attr(dst.sim_mem()));
     }
 }
 
@@ -354,8 +363,9 @@ void mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor
                 }
             }
         }
+        // attr: the input element size, which sets the cube rate (trace only).
         ASCSIM_RECORD("Mmad", ASCSIM_PIPE_M, static_cast<uint32_t>(M1 * N1 * K1),
-                      (M1 * K1 + K1 * N1) * sim_cube::kFracBytes);
+                      (M1 * K1 + K1 * N1) * sim_cube::kFracBytes, 0, 0, false, static_cast<uint8_t>(sizeof(U)));
     }
 }
 }  // namespace sim_cube

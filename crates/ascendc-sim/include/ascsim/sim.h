@@ -66,8 +66,18 @@ typedef struct ascsim_event {
     int32_t peer;      /* peer core of a cross-core edge, -1 if none */
     uint32_t seq;
     uint8_t gm_write;  /* 1 if GM is written */
-    uint8_t reserved[7];
+    uint8_t attr;      /* op detail for the cost model (ascsim_attr), 0 if none */
+    uint8_t reserved[6];
 } ascsim_event;
+
+/* Values of ascsim_event.attr. Mmad: the size in bytes of its input element
+ * (1 int8, 2 half/bfloat16, 4 float). LoadData, LoadDataWithTranspose and
+ * InitConstValue into L0: which L0 buffer they fill. */
+enum ascsim_attr {
+    ASCSIM_ATTR_NONE = 0,
+    ASCSIM_ATTR_L0A = 1,
+    ASCSIM_ATTR_L0B = 2
+};
 
 typedef struct ascsim_launch_info {
     char kernel[64];

@@ -82,7 +82,8 @@ __aicore__ inline void RingRelease() { CrossCoreSetFlag<2, PIPE_MTE2>(kFlagSlotF
 // in the ring, takes half of its s-rows (sub-block 0 the first half, 1 the
 // second), adds the carries (the value before the tile, plus the row ends of
 // the earlier rows of the tile, read from the ring: RowCarries), writes y and
-// releases the slot. Returns the tile's sum. Exclusive: ExclusiveStore.
+// releases the slot. Returns the tile's sum. Exclusive: ExclusiveStore. A
+// tile whose sum is non-finite has its non-finite s-rows rescanned from x.
 template <typename TIn, uint32_t kS, uint32_t kChunk>
 class RingTileFinisher {
 public:
@@ -97,12 +98,14 @@ public:
         pipe.InitBuffer(half_, kChunk * sizeof(half));
         pipe.InitBuffer(one_, 32);
         carries_.Init(pipe);
+        rescan_.Init(pipe);
     }
 
-    // `slot`: the tile's row scans; y: the tile's first element; count:
-    // valid elements of the tile.
-    __aicore__ inline TAcc Finish(const GlobalTensor<TAcc>& slot, const GlobalTensor<TAcc>& y, uint32_t count,
-                                  uint32_t sub, TAcc carry, bool exclusive) {
+    // `slot`: the tile's row scans; x, y: the tile's first input and output
+    // element; count: valid elements of the tile.
+    __aicore__ inline TAcc Finish(const GlobalTensor<TAcc>& slot, const GlobalTensor<TIn>& x,
+                                  const GlobalTensor<TAcc>& y, uint32_t count, uint32_t sub, TAcc carry,
+                                  bool exclusive) {
         uint32_t rows = CeilDiv(count, kS);
         uint32_t myFirst = sub ? rows / 2 : 0;
         uint32_t myLast = sub ? rows : rows / 2;
@@ -118,6 +121,7 @@ public:
             DataCopy(in, slot[first], chunkRows * kS);
             qIn_.EnQue(in);
             in = qIn_.template DeQue<TAcc>();
+            if (NonFinite(tileSum)) rescan_.Rows(in, x[first], kS, chunkRows, valid);
             LocalTensor<TAcc> out = qOut_.template AllocTensor<TAcc>();
             carries_.AddTo(out, in, r0 - myFirst, chunkRows);
             qIn_.FreeTensor(in);
@@ -147,6 +151,7 @@ private:
     TQue<TPosition::VECOUT, 1> qOut_;
     TBuf<TPosition::VECCALC> acc_, xa_, half_, one_;
     RowCarries<TAcc, kS, kS> carries_;
+    SequentialRescan<TIn, TAcc, kS> rescan_;
 };
 
 }  // namespace ascend_scan

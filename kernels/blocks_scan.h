@@ -4,9 +4,96 @@
 // inclusive chunk, and the split of a multi-core scan into waves and blocks.
 #pragma once
 
+#include "blocks_ops.h"
 #include "blocks_ub_io.h"
 
 namespace ascend_scan {
+
+// True for an infinity or a NaN (every finite float lies within +-FLT_MAX;
+// a NaN fails both comparisons). Integer accumulators are always finite.
+template <typename T>
+__aicore__ inline bool NonFinite(T v) {
+    if constexpr (std::is_integral<T>::value) {
+        (void)v;
+        return false;
+    } else {
+        constexpr float kMaxFinite = 3.40282347e38f;
+        return !(v >= -kMaxFinite && v <= kMaxFinite);
+    }
+}
+
+// The cube's row scans C = A @ U multiply every input of an s-row by the
+// zeros of U too, so one infinity or NaN at column i turns the row's columns
+// before i into NaN (inf * 0); columns from i on, and the row's total (the
+// last column, all ones), are the IEEE results. The rare s-rows whose total is
+// non-finite are rescanned here from x in sequential order, which gives the
+// results of the definition (docs/algorithms.md, "Non-finite inputs").
+// Nothing is allocated for integer accumulators (i8 inputs are exact).
+template <typename TIn, typename TAcc, uint32_t kMaxElems>
+class SequentialRescan {
+public:
+    static constexpr bool kNeeded = !std::is_integral<TAcc>::value;
+
+    __aicore__ inline void Init(TPipe& pipe) {
+        if constexpr (kNeeded) {
+            pipe.InitBuffer(x_, kMaxElems * sizeof(TIn));
+            pipe.InitBuffer(xa_, kMaxElems * sizeof(TAcc));
+        }
+    }
+
+    // The `rows` s-rows of row scans in `scans` (valid elements `count`,
+    // written by MTE2 or the vector unit): each whose total is non-finite is
+    // replaced by the sequential scan of its inputs `x` (the first row's first
+    // element). Costs a scalar read per row: call it only for a chunk whose
+    // sum is non-finite.
+    __aicore__ inline void Rows(const LocalTensor<TAcc>& scans, const GlobalTensor<TIn>& x, uint32_t s, uint32_t rows,
+                                uint32_t count) {
+        if constexpr (kNeeded) {
+            PipeSync<HardEvent::MTE2_S>();
+            PipeSync<HardEvent::V_S>();
+            for (uint32_t r = 0; r < rows; ++r) {
+                uint32_t len = count - r * s < s ? count - r * s : s;
+                // The last valid column sums the whole row (a partial row's
+                // columns past it may not have been loaded).
+                if (NonFinite(scans.GetValue(r * s + len - 1))) Scan(scans[r * s], x[r * s], len, s);
+            }
+            ScalarReadsDone();
+        }
+    }
+
+    // scans[0, count) = the inclusive scan of x[0, count) with ScanU's
+    // arithmetic: sequential f32 sums inside every `seg` elements, plus the
+    // running sum of the earlier pieces (seg = count: one sequential scan).
+    __aicore__ inline void Scan(const LocalTensor<TAcc>& scans, const GlobalTensor<TIn>& x, uint32_t count,
+                                uint32_t seg) {
+        if constexpr (kNeeded) {
+            LocalTensor<TIn> xin = x_.template Get<TIn>();
+            LocalTensor<TAcc> xa = xa_.template Get<TAcc>();
+            PipeSync<HardEvent::S_MTE2>();  // earlier scalar reads of scratch
+            PipeSync<HardEvent::V_MTE2>();  // an earlier cast has read xin
+            LoadAny(xin, x, count);
+            PipeSync<HardEvent::MTE2_V>();
+            PipeSync<HardEvent::S_V>();
+            CastToAcc(xa, xin, xin.template ReinterpretCast<half>(), count);
+            PipeSync<HardEvent::V_S>();
+            PipeSync<HardEvent::MTE2_S>();
+            TAcc carry = 0, acc = 0;
+            for (uint32_t i = 0, k = 0; i < count; ++i, ++k) {
+                if (k == seg) {
+                    carry = static_cast<TAcc>(carry + acc);
+                    acc = 0;
+                    k = 0;
+                }
+                acc = static_cast<TAcc>(acc + xa.GetValue(i));
+                scans.SetValue(i, static_cast<TAcc>(carry + acc));
+            }
+            ScalarReadsDone();
+        }
+    }
+
+private:
+    TBuf<TPosition::VECCALC> x_, xa_;
+};
 
 // Elements of tile `tile` (tiles of `tileElems`) of an array of n.
 __aicore__ inline uint32_t TileElems(uint64_t n, uint64_t tile, uint32_t tileElems) {

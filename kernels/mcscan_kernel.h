@@ -6,7 +6,8 @@
 // its block's tiles and writes them to y; each of its two AIVs sums its half
 // of the block from x and publishes the sum r[i] (i = GetBlockIdx()).
 // SyncAll. Phase II: each AIV adds the sum of r[0..i) and the running row
-// carry to its rows of y. Exclusive: ExclusiveStore. HBM traffic: 2 + 2 + 4
+// carry to its rows of y. An AIV whose sum is non-finite first rescans its
+// s-rows whose total is non-finite from x (SequentialRescan). Exclusive: ExclusiveStore. HBM traffic: 2 + 2 + 4
 // (phase I) + 4 + 4 (phase II) bytes per f16 element.
 #pragma once
 
@@ -18,17 +19,20 @@
 namespace ascend_scan {
 namespace mcscan {
 
+template <typename TIn, typename TAcc, uint32_t kS>
 struct VectorBuffers {
     TQue<TPosition::VECIN, 1> qIn;
     TQue<TPosition::VECIN, 1> qX;
     TQue<TPosition::VECOUT, 1> qOut;
     TBuf<TPosition::VECCALC> acc, xAcc, half16, one;
+    SequentialRescan<TIn, TAcc, kS> rescan;
 };
 
 // kChunk: vector chunk (elements), a multiple of s.
 template <typename TIn, typename TAcc, uint32_t kS, uint32_t kChunk>
 struct Sides {
     static constexpr uint32_t kTile = kS * kS;
+    using Buffers = VectorBuffers<TIn, TAcc, kS>;
 
     // Rows of y owned by vector core `v` (two per AI core, each half a block).
     __aicore__ static inline void VectorRows(const McScanTiling& t, uint32_t v, uint64_t& first, uint64_t& last) {
@@ -61,23 +65,26 @@ struct Sides {
         }
     }
 
-    // Phase I on an AIV: the sum of x over its rows, published in r[v].
-    __aicore__ static inline void ReducePhase(VectorBuffers& b, const GlobalTensor<TIn>& gx, const GlobalTensor<TAcc>& gr,
+    // Phase I on an AIV: the sum of x over its rows, published in r[v] and returned.
+    __aicore__ static inline TAcc ReducePhase(Buffers& b, const GlobalTensor<TIn>& gx, const GlobalTensor<TAcc>& gr,
                                        const McScanTiling& t, uint32_t v) {
         uint64_t firstRow, lastRow;
         VectorRows(t, v, firstRow, lastRow);
-        TAcc sum = SumRange(gx, firstRow * kS, MinU64(lastRow * kS, t.n), kChunk, b.qX, b.acc.Get<TAcc>(),
-                            b.xAcc.Get<TAcc>(), b.half16.Get<half>());
-        StoreScalar(gr[v * kSumSlot<TAcc>], b.one.Get<TAcc>(), sum);
+        TAcc sum = SumRange(gx, firstRow * kS, MinU64(lastRow * kS, t.n), kChunk, b.qX, b.acc.template Get<TAcc>(),
+                            b.xAcc.template Get<TAcc>(), b.half16.template Get<half>());
+        StoreScalar(gr[v * kSumSlot<TAcc>], b.one.template Get<TAcc>(), sum);
+        return sum;
     }
 
-    // Phase II on an AIV: add the carry of earlier blocks and rows to its rows of y.
-    __aicore__ static inline void PropagatePhase(VectorBuffers& b, const GlobalTensor<TAcc>& gy, const GlobalTensor<TAcc>& gr,
+    // Phase II on an AIV: add the carry of earlier blocks and rows to its rows
+    // of y; `mySum` (its rows' sum) non-finite: rescan the non-finite s-rows first.
+    __aicore__ static inline void PropagatePhase(Buffers& b, const GlobalTensor<TIn>& gx,
+                                          const GlobalTensor<TAcc>& gy, const GlobalTensor<TAcc>& gr,
                                           const GlobalTensor<TAcc>& gTotal, const McScanTiling& t, uint32_t v,
-                                          uint32_t vectors) {
+                                          uint32_t vectors, TAcc mySum) {
         // Sums of the earlier vector cores' rows, read after the barrier.
-        TAcc carry = SumSlots(gr, b.acc.Get<TAcc>(), vectors, v);
-        if (v + 1 == vectors) StoreScalar(gTotal, b.one.Get<TAcc>(), SumSlots(gr, b.acc.Get<TAcc>(), vectors, vectors));
+        TAcc carry = SumSlots(gr, b.acc.template Get<TAcc>(), vectors, v);
+        if (v + 1 == vectors) StoreScalar(gTotal, b.one.template Get<TAcc>(), SumSlots(gr, b.acc.template Get<TAcc>(), vectors, vectors));
         uint64_t firstRow, lastRow;
         VectorRows(t, v, firstRow, lastRow);
         uint64_t end = MinU64(lastRow * kS, t.n);
@@ -85,19 +92,20 @@ struct Sides {
             uint32_t rows = static_cast<uint32_t>(MinU64(lastRow - row, kChunk / kS));
             uint64_t off = row * kS;
             uint32_t count = static_cast<uint32_t>(MinU64(end - off, static_cast<uint64_t>(rows) * kS));
-            LocalTensor<TAcc> in = b.qIn.AllocTensor<TAcc>();
+            LocalTensor<TAcc> in = b.qIn.template AllocTensor<TAcc>();
             LoadAny(in, gy[off], count);
             b.qIn.EnQue(in);
-            in = b.qIn.DeQue<TAcc>();
+            in = b.qIn.template DeQue<TAcc>();
+            if (NonFinite(mySum)) b.rescan.Rows(in, gx[off], kS, rows, count);
             PipeSync<HardEvent::MTE2_S>();
-            LocalTensor<TAcc> out = b.qOut.AllocTensor<TAcc>();
+            LocalTensor<TAcc> out = b.qOut.template AllocTensor<TAcc>();
             TAcc before = carry;
             carry = PropagateRows(out, in, kS, rows, carry);
             b.qIn.FreeTensor(in);
             b.qOut.EnQue(out);
-            out = b.qOut.DeQue<TAcc>();
+            out = b.qOut.template DeQue<TAcc>();
             if (t.exclusive) {
-                ExclusiveStore(gy, out, off, count, before, b.one.Get<TAcc>());
+                ExclusiveStore(gy, out, off, count, before, b.one.template Get<TAcc>());
             } else {
                 StoreAny(gy[off], out, count);
             }
@@ -107,7 +115,7 @@ struct Sides {
 
     __aicore__ static inline void Vector(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, const McScanTiling& t) {
         TPipe pipe;
-        VectorBuffers b;
+        Buffers b;
         pipe.InitBuffer(b.qIn, 2, kChunk * sizeof(TAcc));
         pipe.InitBuffer(b.qX, 2, kChunk * sizeof(TIn));
         pipe.InitBuffer(b.qOut, 2, kChunk * sizeof(TAcc));
@@ -115,6 +123,7 @@ struct Sides {
         pipe.InitBuffer(b.xAcc, kChunk * sizeof(TAcc));
         pipe.InitBuffer(b.half16, kChunk * sizeof(half));
         pipe.InitBuffer(b.one, 32);
+        b.rescan.Init(pipe);
         GlobalTensor<TIn> gx;
         GlobalTensor<TAcc> gy, gr, gTotal;
         gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
@@ -123,9 +132,9 @@ struct Sides {
         gr.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace + t.sums_offset), 0);
         uint32_t v = static_cast<uint32_t>(GetBlockIdx());
         uint32_t vectors = static_cast<uint32_t>(GetBlockNum() * GetTaskRatio());
-        ReducePhase(b, gx, gr, t, v);
+        TAcc mySum = ReducePhase(b, gx, gr, t, v);
         SyncAll<false>();
-        PropagatePhase(b, gy, gr, gTotal, t, v, vectors);
+        PropagatePhase(b, gx, gy, gr, gTotal, t, v, vectors, mySum);
     }
 };
 

@@ -97,7 +97,7 @@ struct Sides {
                 uint64_t base = tile * kTile;
                 uint32_t count = TileElems(t.n, tile, kTile);
                 GlobalTensor<TAcc> slot = gRing[(step % t.ring_slots) * kTile];
-                carry = static_cast<TAcc>(carry + fin.Finish(slot, gy[base], count, sub, carry, t.exclusive != 0));
+                carry = static_cast<TAcc>(carry + fin.Finish(slot, gx[base], gy[base], count, sub, carry, t.exclusive != 0));
             }
         }
     }

@@ -7,7 +7,8 @@
 // the running carry to every s-row (RowCarries: row ends scanned and
 // broadcast on the vector unit) and writes the scan (exclusive: one element
 // to the right after a leading 0). Each row's total goes to its own 32-byte
-// slot of `total`.
+// slot of `total`. A tile whose total is non-finite has its non-finite s-rows
+// rescanned from x (SequentialRescan) before the carries are added.
 #pragma once
 
 #include "ascend_scan_tiling.h"
@@ -47,12 +48,17 @@ struct Sides {
         ring.Drain();
     }
 
-    __aicore__ static inline void Vector(GM_ADDR y, GM_ADDR total, GM_ADDR workspace, const ScanUTiling& t) {
+    __aicore__ static inline void Vector(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace,
+                                         const ScanUTiling& t) {
         TPipe pipe;
         RowScanOutput<TAcc> output;
         output.Init(pipe, kChunkRows * kS, y, total, t.n, t.rows, t.exclusive != 0);
         RowCarries<TAcc, kS, kS> carries;
         carries.Init(pipe);
+        SequentialRescan<TIn, TAcc, kS> rescan;
+        rescan.Init(pipe);
+        GlobalTensor<TIn> gx;
+        gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n * t.rows);
 
         uint32_t sub = GetSubBlockIdx();
         uint32_t core = GetBlockIdx() / 2;  // the AI core (AIC index) of this AIV
@@ -82,6 +88,11 @@ struct Sides {
                     DataCopy(in, slot[static_cast<uint64_t>(r0) * kS], chunkRows * kS);
                     output.qIn.EnQue(in);
                     in = output.qIn.template DeQue<TAcc>();
+                    if (NonFinite(tileSum)) {
+                        uint64_t first = base + static_cast<uint64_t>(r0) * kS;
+                        rescan.Rows(in, gx[static_cast<uint64_t>(row) * t.n + first], kS, chunkRows,
+                                    static_cast<uint32_t>(MinU64(count - r0 * kS, chunkRows * kS)));
+                    }
                     LocalTensor<TAcc> out = output.qOut.template AllocTensor<TAcc>();
                     carries.AddTo(out, in, r0, chunkRows);
                     output.qOut.EnQue(out);
@@ -105,7 +116,7 @@ __aicore__ inline void ScanU(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR worksp
     if ASCEND_IS_AIC {
         Sides::Cube(x, workspace, t);
     } else {
-        Sides::Vector(y, total, workspace, t);
+        Sides::Vector(x, y, total, workspace, t);
     }
 }
 

@@ -10,7 +10,11 @@
 // to the whole tile and writes the scan (exclusive: one element to the right
 // after a leading 0). Batched ScanUL1: `rows` arrays of `n` elements, each AI
 // core scans whole rows (row r on core r mod cores); each row's total goes to
-// its own 32-byte slot of `total`.
+// its own 32-byte slot of `total`. Non-finite inputs: the tile's last element
+// is non-finite if the tile holds one (every row sum reaches it through a
+// one of U- or of U), but the zeros of U- and U carry NaN to every element
+// before it; such a tile is rescanned from x (sequential s-row scans plus
+// row carries, ScanU's arithmetic).
 #pragma once
 
 #include "ascend_scan_tiling.h"
@@ -160,10 +164,14 @@ struct Sides {
         ring.Drain();
     }
 
-    __aicore__ static inline void Vector(GM_ADDR y, GM_ADDR total, GM_ADDR ws, const ScanUL1Tiling& t) {
+    __aicore__ static inline void Vector(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR ws, const ScanUL1Tiling& t) {
         TPipe pipe;
         RowScanOutput<TAcc> output;
         output.Init(pipe, kTile, y, total, t.n, t.rows, t.exclusive != 0);
+        SequentialRescan<TIn, TAcc, kTile> rescan;
+        rescan.Init(pipe);
+        GlobalTensor<TIn> gx;
+        gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n * t.rows);
         GlobalTensor<TAcc> gRing = RingOf<TAcc>(ws, t.ring_offset, GetBlockIdx(), t.ring_slots, kTile);
 
         uint32_t step = 0;
@@ -181,6 +189,10 @@ struct Sides {
                 in = output.qIn.template DeQue<TAcc>();
                 PipeSync<HardEvent::MTE2_S>();
                 TAcc tileSum = in.GetValue(count - 1);
+                if (NonFinite(tileSum)) {
+                    rescan.Scan(in, gx[static_cast<uint64_t>(row) * t.n + base], count, kS);
+                    tileSum = in.GetValue(count - 1);
+                }
                 PipeSync<HardEvent::S_MTE2>();  // before the buffer is refilled
                 LocalTensor<TAcc> out = output.qOut.template AllocTensor<TAcc>();
                 Adds(out, in, carry, static_cast<int32_t>(count));
@@ -202,7 +214,7 @@ __aicore__ inline void ScanUL1(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR work
     if ASCEND_IS_AIC {
         Sides::Cube(x, workspace, t);
     } else {
-        Sides::Vector(y, total, workspace, t);
+        Sides::Vector(x, y, total, workspace, t);
     }
 }
 

@@ -293,9 +293,9 @@ fn algorithm_error(e: algos::AlgoError) -> Error {
 /// let _ = scan(&dev, &x, ScanOptions::default()); // u16 is not a ScanInput
 /// ```
 ///
-/// Non-finite f16 inputs: the cube multiplies every element of an s-row by
-/// the zeros of U as well, so an inf or NaN makes its whole s-row (and what
-/// follows) NaN, where a sequential scan would keep the earlier entries.
+/// Non-finite inputs (f16, bf16, f32 sums): an inf or NaN affects exactly the
+/// outputs from its position on, with IEEE results, as in `torch.cumsum`
+/// (docs/algorithms.md, "Non-finite inputs"); every algorithm.
 ///
 /// Numerics: f16 inputs accumulate in f32 (the cube multiplies exactly and
 /// adds in f32 within s-wide rows; the vector unit adds the running f32

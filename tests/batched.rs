@@ -5,7 +5,7 @@ use half::f16;
 use proptest::prelude::*;
 
 mod common;
-use common::{f16_data, i8_data};
+use common::{check_scan_row, f16_data, i8_data, scan_rows};
 
 fn device() -> Device {
     Device::default_device().expect("simulated device")
@@ -18,17 +18,7 @@ fn depth(algorithm: Algorithm) -> f64 {
 }
 
 fn check_f16(xs: &[f16], rows: usize, algorithm: Algorithm, exclusive: bool) {
-    let dev = device();
-    let x = dev.upload(xs).unwrap();
-    let options = ScanOptions {
-        exclusive,
-        algorithm,
-        want_total: true,
-        ..Default::default()
-    };
-    let out = scan(&dev, Batch::rows(&x, rows).unwrap(), options).unwrap();
-    let y = out.values.download().unwrap();
-    let totals = out.totals.unwrap();
+    let (y, totals) = scan_rows(xs, rows, algorithm, exclusive);
     assert_eq!((y.len(), totals.len()), (xs.len(), rows));
     let n = xs.len() / rows;
     let d = depth(match algorithm {
@@ -41,17 +31,7 @@ fn check_f16(xs: &[f16], rows: usize, algorithm: Algorithm, exclusive: bool) {
 }
 
 fn check_i8(xs: &[i8], rows: usize, algorithm: Algorithm, exclusive: bool) {
-    let dev = device();
-    let x = dev.upload(xs).unwrap();
-    let options = ScanOptions {
-        exclusive,
-        algorithm,
-        want_total: true,
-        ..Default::default()
-    };
-    let out = scan(&dev, Batch::rows(&x, rows).unwrap(), options).unwrap();
-    let y = out.values.download().unwrap();
-    let totals = out.totals.unwrap();
+    let (y, totals) = scan_rows(xs, rows, algorithm, exclusive);
     let n = xs.len() / rows;
     for r in 0..rows {
         let mut acc = 0i64;
@@ -251,23 +231,8 @@ fn vector_scan_sums() {
                 .collect();
             let wide: Vec<f64> = xf.iter().map(|&v| f64::from(v)).collect();
             for algorithm in [Algorithm::VectorScan, Algorithm::Auto] {
-                let x = dev.upload(&xf).unwrap();
-                let options = ScanOptions {
-                    exclusive,
-                    algorithm,
-                    want_total: true,
-                    ..Default::default()
-                };
-                let out = scan(&dev, Batch::rows(&x, rows).unwrap(), options).unwrap();
-                check_rows(
-                    &wide,
-                    &out.values.download().unwrap(),
-                    &out.totals.unwrap(),
-                    rows,
-                    exclusive,
-                    d,
-                    "f32",
-                );
+                let (y, totals) = scan_rows(&xf, rows, algorithm, exclusive);
+                check_rows(&wide, &y, &totals, rows, exclusive, d, "f32");
             }
             let xh = f16_data(rows * n, n as u64 + 2);
             let x = dev.upload(&xh).unwrap();
@@ -348,29 +313,9 @@ fn check_rows(
 ) {
     let n = xs.len() / rows;
     assert_eq!((y.len(), totals.len()), (xs.len(), rows));
-    for r in 0..rows {
-        let (mut acc, mut abs) = (0f64, 0f64);
-        for i in 0..n {
-            let v = xs[r * n + i];
-            let (before, abs_before) = (acc, abs);
-            acc += v;
-            abs += v.abs();
-            let (want, mag) = if exclusive {
-                (before, abs_before)
-            } else {
-                (acc, abs)
-            };
-            let bound = (d + i as f64 / d + 2.0) * 2f64.powi(-24) * mag;
-            let got = f64::from(y[r * n + i]);
-            assert!(
-                (got - want).abs() <= bound,
-                "{what} rows={rows} n={n} row {r} i={i}: {got} vs {want}"
-            );
-        }
-        let bound = (d + n as f64 / d + 2.0) * 2f64.powi(-24) * abs;
-        assert!(
-            (f64::from(totals[r]) - acc).abs() <= bound,
-            "{what} row {r} total"
-        );
+    for (r, &total) in totals.iter().enumerate() {
+        let range = r * n..(r + 1) * n;
+        let what = format!("{what} rows={rows} row {r}");
+        check_scan_row(&xs[range.clone()], &y[range], total, exclusive, d, &what);
     }
 }

@@ -1,7 +1,72 @@
 //! Test data shared by the integration tests.
 #![allow(dead_code)] // each test binary uses its own subset
 
+use ascend_scan::{scan, Algorithm, Batch, Device, ScanInput, ScanOptions};
 use half::f16;
+
+/// The sum scans of `rows` equal rows of `xs` on the default simulated
+/// device, with every row's total: (values, totals).
+pub fn scan_rows<T: ScanInput>(
+    xs: &[T],
+    rows: usize,
+    algorithm: Algorithm,
+    exclusive: bool,
+) -> (Vec<T::Acc>, Vec<T::Acc>) {
+    let dev = Device::default_device().expect("simulated device");
+    let x = dev.upload(xs).unwrap();
+    let options = ScanOptions {
+        exclusive,
+        algorithm,
+        want_total: true,
+        ..Default::default()
+    };
+    let out = scan(&dev, Batch::rows(&x, rows).unwrap(), options).unwrap();
+    (out.values.download().unwrap(), out.totals.unwrap())
+}
+
+/// Checks one row's scan `y` and total against the sequential f64 reference
+/// of `xs` (the inputs as f64, exactly): NaN where it is NaN, the same
+/// infinity where it is infinite, within (d + i/d + 2) * 2^-24 * the
+/// magnitude so far elsewhere.
+pub fn check_scan_row(xs: &[f64], y: &[f32], total: f32, exclusive: bool, d: f64, what: &str) {
+    assert_eq!(xs.len(), y.len(), "{what}: length");
+    let agree = |got: f64, want: f64, bound: f64| {
+        if want.is_nan() {
+            got.is_nan()
+        } else if want.is_infinite() {
+            got == want
+        } else {
+            (got - want).abs() <= bound
+        }
+    };
+    let (mut acc, mut abs) = (0f64, 0f64);
+    for (i, &v) in xs.iter().enumerate() {
+        let (before, abs_before) = (acc, abs);
+        acc += v;
+        if v.is_finite() {
+            abs += v.abs();
+        }
+        let (want, mag) = if exclusive {
+            (before, abs_before)
+        } else {
+            (acc, abs)
+        };
+        let bound = (d + i as f64 / d + 2.0) * 2f64.powi(-24) * mag;
+        let got = f64::from(y[i]);
+        assert!(
+            agree(got, want, bound),
+            "{what} exclusive={exclusive} n={} i={i}: got {got}, want {want} (bound {bound})",
+            xs.len()
+        );
+    }
+    let bound = (d + xs.len() as f64 / d + 2.0) * 2f64.powi(-24) * abs;
+    let got = f64::from(total);
+    assert!(
+        agree(got, acc, bound),
+        "{what} exclusive={exclusive} n={}: total {got}, want {acc}",
+        xs.len()
+    );
+}
 
 /// Deterministic f16 values in [-64, 64) with fractional parts (s-rows of
 /// them sum past 2048, f16's exact-integer limit).

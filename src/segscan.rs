@@ -1,4 +1,5 @@
-//! Segmented scan and segmented sum (ALGORITHMS.md, "Segmented operations").
+//! Segmented scan and segmented sum (docs/algorithms.md,
+//! section "Segmented operations").
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::ffi;

@@ -214,7 +214,7 @@ impl Default for TopkOptions {
 /// that are strictly beyond the k-th key in input order, then the selected
 /// ties in input order.
 ///
-/// Radix select on the vector cores (ALGORITHMS.md, "TOP-K"), one launch:
+/// Radix select on the vector cores (docs/algorithms.md, section "Top-k"), one launch:
 /// a counting round per 4-bit digit, most significant first, narrows each
 /// row to the k-th key (2 rounds for 8-bit keys, 4 for 16-bit keys; a round
 /// reads the keys once, the ones of a row that fits the L2 from L2), then

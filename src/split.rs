@@ -97,9 +97,10 @@ pub fn compress<T: SplitValue>(
 /// count and, with `want_indices`, their original indices (i32).
 ///
 /// One launch on every vector core, with the scan of the flags fused in
-/// (ALGORITHMS.md, "Split family"); the count comes back with the kernel's
-/// per-core slots (one small download, no extra launch). Exact: values are
-/// moved as bit patterns.
+/// (docs/algorithms.md, section "Split and Compress (SPLIT, SPLITIND,
+/// COMPRESS)"); the count comes back with the kernel's per-core slots (one
+/// small download, no extra launch). Exact: values are moved as bit
+/// patterns.
 ///
 /// Errors ([`Error::InvalidArgument`]): `flags` holds a value other than 0
 /// or 1 (checked on the device, reported after the launch), its length

@@ -172,7 +172,8 @@ fn launch(
 /// type): y has m entries, **f32** (products of f16 values are formed
 /// exactly in f32).
 ///
-/// The product is a scan (ALGORITHMS.md, "SPMV"): `z[i] = val[i] *
+/// The product is a scan (docs/algorithms.md,
+/// section "SpMV (CSR, y = A x)"): `z[i] = val[i] *
 /// x[col[i]]` (one launch on every vector core; x is read from GM through
 /// 64 KiB UB windows covering each chunk's column range, so x may be far
 /// longer than the Unified Buffer), `zs` = the inclusive f32 [`scan`] of z

@@ -1,4 +1,4 @@
-//! MCSCAN: the published multi-core scan (ALGORITHMS.md, "MCSCAN").
+//! MCSCAN: the published multi-core scan (docs/algorithms.md, section "MCScan (MCSCAN)").
 use ascendc_sim::SocProfile;
 use tiling_derive::Tiling;
 

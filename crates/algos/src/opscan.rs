@@ -1,4 +1,5 @@
-//! OPSCAN: scans on the vector cores (ALGORITHMS.md, "Generic operators"):
+//! OPSCAN: scans on the vector cores (docs/algorithms.md, section
+//! "VectorScan (OPSCAN kernels)"):
 //! max and min (the cube can only add), and sums of f32 input (the cube has
 //! no f32 scan path worth its quarter rate) or of any input when asked for.
 //! Tiles are transposed with Gather and scanned with row-wise vector ops

@@ -1,4 +1,5 @@
-//! REDUCE (sum, max, min) on the vector cores (ALGORITHMS.md, "REDUCE").
+//! REDUCE (sum, max, min) on the vector cores (docs/algorithms.md,
+//! section "Reduce (REDUCE)").
 use ascendc_sim::SocProfile;
 use tiling_derive::Tiling;
 

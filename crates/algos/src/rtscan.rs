@@ -1,5 +1,5 @@
 //! REDUCE-THEN-SCAN: the multi-core scan with an L2-resident AIC -> AIV
-//! hand-off (ALGORITHMS.md, "Improvements": reduce-then-scan).
+//! hand-off (docs/algorithms.md, section "RTScan, reduce-then-scan").
 use ascendc_sim::SocProfile;
 use tiling_derive::Tiling;
 

@@ -1,5 +1,6 @@
-//! WEIGHTED SAMPLING (multinomial with replacement, ALGORITHMS.md, "Split
-//! family") on the vector cores, by descending one fixed fp32 pair-sum tree.
+//! WEIGHTED SAMPLING (multinomial with replacement, docs/algorithms.md,
+//! section "Weighted sampling (multinomial)") on the vector cores, by
+//! descending one fixed fp32 pair-sum tree.
 //!
 //! The tree of a row: the weights (as f32, zero-padded to a power of two)
 //! are the leaves; every inner node is the fp32 sum of its two children

@@ -1,4 +1,4 @@
-//! SCANU: single-core scan with the cube unit (ALGORITHMS.md, "SCANU").
+//! SCANU: single-core scan with the cube unit (docs/algorithms.md, section "ScanU (SCANU)").
 use ascendc_sim::SocProfile;
 use tiling_derive::Tiling;
 

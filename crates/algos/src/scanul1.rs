@@ -1,5 +1,5 @@
 //! SCANUL1: single-core scan where the cube computes each whole s*s-tile
-//! scan (ALGORITHMS.md, "SCANUL1").
+//! scan (docs/algorithms.md, section "ScanUL1 (SCANUL1)").
 //!
 //! `scan(tile) = A @ U + L- @ (A @ 1)`. The precision trap: the row sums
 //! `A @ 1` (f32 in L0C) cannot re-enter the cube as f16 operands (f16 is

@@ -1,6 +1,7 @@
-//! SPLIT / SPLITIND and COMPRESS (ALGORITHMS.md, "Split family") on the
-//! vector cores, with the scan of the flags fused in (reduce-then-scan over
-//! the cores, like OPSCAN's multi-core structure).
+//! SPLIT / SPLITIND and COMPRESS (docs/algorithms.md, section "Split and
+//! Compress (SPLIT, SPLITIND, COMPRESS)") on the vector cores, with the scan
+//! of the flags fused in (reduce-then-scan over the cores, like OPSCAN's
+//! multi-core structure).
 //!
 //! Phase 1: every vector core counts the non-zero flags of its range (and
 //! records the smallest and largest flag) into a 32-byte GM slot. SyncAll.

@@ -1,4 +1,4 @@
-//! CSR SpMV (ALGORITHMS.md, "SPMV"), `y = A x` as a scan: the products
+//! CSR SpMV (docs/algorithms.md, section "SpMV (CSR, y = A x)"), `y = A x` as a scan: the products
 //! `z[i] = val[i] * x[col[i]]` ([`SpmvStage::Products`]), the inclusive fp32
 //! scan `zs` of z (the library's scan, VECTORSCAN for f32), and the row sums
 //! `y[r] = w[r] - w[r-1]` with `w[r] = zs[row_ptr[r+1] - 1]`

@@ -1,4 +1,5 @@
-//! TOPP (nucleus) sampling kernels (ALGORITHMS.md, "TOP-P"): the host
+//! TOPP (nucleus) sampling kernels (docs/algorithms.md,
+//! section "Top-p (nucleus) sampling"): the host
 //! composes sort (descending, with indices), the fp32 inclusive scan of the
 //! sorted rows, [`TopPKind::Mask`] (the Llama 3 truncation), the weighted
 //! draw, and [`TopPKind::Pick`] (the token at the drawn position).

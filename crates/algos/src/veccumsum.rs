@@ -1,4 +1,5 @@
-//! VECCUMSUM: the vector-only scan baseline (ALGORITHMS.md, "Vector-only baseline").
+//! VECCUMSUM: the vector-only scan baseline (docs/algorithms.md,
+//! section "VecCumSum (VECCUMSUM)").
 use ascendc_sim::SocProfile;
 use tiling_derive::Tiling;
 

@@ -16,7 +16,7 @@
 //! +inf (so NaN sorts last, whatever its sign bit) and -0.0 equal to +0.0
 //! (kept in input order, as torch's stable sort does). Descending order sorts
 //! the bitwise NOT of the code: reversed, still stable, NaN first.
-use ascendc_sim::SocProfile;
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
@@ -276,7 +276,7 @@ mod tests {
 
     #[test]
     fn tiles_cover_every_row_and_passes_cover_the_key() {
-        let soc = ascendc_sim::Soc::Ascend910B4.profile();
+        let soc = soc::Soc::Ascend910B4.profile();
         let k = RadixSort::new(DType::F16).unwrap();
         assert_eq!(k.passes(1), 16);
         assert_eq!(k.passes(4), 4);

@@ -1,6 +1,6 @@
 //! REDUCE (sum, max, min) on the vector cores (docs/algorithms.md,
 //! section "Reduce (REDUCE)").
-use ascendc_sim::SocProfile;
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};

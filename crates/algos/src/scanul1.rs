@@ -15,7 +15,7 @@
 //! no int32 or f32-from-int32 path), so an int8 SCANUL1 would not be exact.
 //! Tile edges 16, 32, 64: at s = 128 the f32 `U-` (64 KiB) does not fit L0B
 //! beside U.
-use ascendc_sim::SocProfile;
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};

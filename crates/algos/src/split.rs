@@ -14,7 +14,7 @@
 //!
 //! Values move as bit patterns: all 16-bit types share one kernel, all
 //! 32-bit types another.
-use ascendc_sim::SocProfile;
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
@@ -231,7 +231,7 @@ mod tests {
 
     #[test]
     fn ranges_are_whole_tiles_and_cover_n() {
-        let soc = ascendc_sim::Soc::Ascend910B4.profile();
+        let soc = soc::Soc::Ascend910B4.profile();
         let k = SplitInd::new(SplitKind::Split, DType::F16).unwrap();
         for n in [1, 31, 4096, 4097, 40 * 4096 + 3, 1 << 20] {
             let p = k.plan(&soc, n, true).unwrap();

@@ -1,6 +1,6 @@
 //! VECCUMSUM: the vector-only scan baseline (docs/algorithms.md,
 //! section "VecCumSum (VECCUMSUM)").
-use ascendc_sim::SocProfile;
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};

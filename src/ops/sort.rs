@@ -1,9 +1,9 @@
 //! RADIXSORT: stable sort of keys with their permutation, 1-D or per row of
 //! a batch (like `torch.sort(stable=True)`).
+use super::scan::Batch;
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
-use crate::ffi;
-use crate::scan::Batch;
+use crate::runtime;
 
 pub use algos::radix::MAX_SORT_LEN;
 
@@ -174,7 +174,7 @@ fn sort_rows<K: SortKey>(
             (out[1 - dst].ptr(), idx[1 - dst].ptr())
         };
         let gm = [keys_in, idx_in, out[dst].ptr(), idx[dst].ptr(), ws];
-        device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+        device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
     }
     let last = (passes - 1) as usize % 2;
     let [a, b] = out;
@@ -255,7 +255,7 @@ pub fn topk<'a, K: SortKey>(
         indices.ptr(),
         workspace.ptr(),
     ];
-    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
     if !options.sorted || k == 1 {
         return Ok(Sorted { values, indices });
     }

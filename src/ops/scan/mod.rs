@@ -1,74 +1,29 @@
-//! Scan (prefix sum).
-use crate::device::{Device, DeviceBuffer, Element};
+//! Scan (prefix sum): the cube scans (SCANU, SCANUL1, MCSCAN, RTSCAN), the
+//! vector-only baseline (VECCUMSUM) and the vector-unit scans (`vector`), and
+//! the policy of `Algorithm::Auto` (`policy`, with its generated table).
+//!
+//! Layers, no cycles: `algorithm` and `input` are the types; `vector` and
+//! `policy` use them; `policy_table` is the data `policy` reads; this module
+//! dispatches.
+mod algorithm;
+mod input;
+pub(super) mod policy;
+mod policy_table;
+pub(super) mod vector;
+
+pub use algorithm::Algorithm;
+pub use input::{
+    Accumulator, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS,
+    MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
+};
+
+use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::ffi;
+use crate::runtime;
 
-/// Input types of the cube scans and their accumulator types.
-pub trait ScanInput: Element {
-    /// Accumulator and output type: f32 for f16 input, i32 for i8 input.
-    type Acc: Element;
-}
-impl ScanInput for half::f16 {
-    type Acc = f32;
-}
-impl ScanInput for half::bf16 {
-    type Acc = f32;
-}
-impl ScanInput for f32 {
-    type Acc = f32;
-}
-impl ScanInput for i8 {
-    type Acc = i32;
-}
-
-/// Which scan algorithm to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Algorithm {
-    /// Let the library choose: the fastest algorithm of the nearest shape in
-    /// the policy table that `cargo xtask bench --policy` models and commits
-    /// (src/policy_table.rs); [`Algorithm::auto_for`] tells which.
-    #[default]
-    Auto,
-    /// SCANU with tile edge s (16, 32, 64 or 128): one cube core computes
-    /// s-wide row scans, one vector core propagates the carry.
-    ScanU {
-        /// Tile edge.
-        s: u32,
-    },
-    /// MCSCAN with tile edge s (16, 32, 64 or 128), the published multi-core
-    /// scan: every AI core scans its block's tiles on the cube while its
-    /// vector cores sum the block; after SyncAll the vector cores add the
-    /// carries. About 16 bytes of HBM traffic per f16 element.
-    McScan {
-        /// Tile edge.
-        s: u32,
-    },
-    /// Reduce-then-scan with tile edge s (16, 32, 64 or 128): the vector
-    /// cores sum each block, SyncAll, then the cube scans tiles into a small
-    /// per-core ring in GM (L2-resident) from which the vector cores add the
-    /// carries and write the result once. About 8 bytes of HBM traffic per
-    /// f16 element.
-    ReduceThenScan {
-        /// Tile edge.
-        s: u32,
-    },
-    /// VECCUMSUM with tile edge s (16, 32 or 64): the vector-only baseline on
-    /// one vector core (transpose by Gather, row-wise adds, carry).
-    VecCumSum {
-        /// Tile edge.
-        s: u32,
-    },
-    /// The vector-unit scan (OPSCAN) on every vector core: the only sum for
-    /// f32 input (the cube scans take f16, bf16 and i8), and the algorithm
-    /// of max and min scans.
-    VectorScan,
-    /// SCANUL1 with tile edge s: the cube computes each whole s*s-tile scan
-    /// (`A @ U + L- @ (A @ 1)`, the `L-` step with f32 operands so row sums
-    /// past 2048 stay accurate); the vector core adds one carry per tile.
-    ScanUL1 {
-        /// Tile edge.
-        s: u32,
-    },
+/// The SoC profile the policy table of `Algorithm::Auto` was modeled on.
+pub fn auto_policy_soc() -> &'static str {
+    policy_table::SOC
 }
 
 impl Algorithm {
@@ -78,175 +33,15 @@ impl Algorithm {
         if T::DTYPE == algos::DType::F32 {
             return Algorithm::VectorScan;
         }
-        crate::policy::choose(T::DTYPE, rows, n)
-    }
-
-    /// The constant d of the algorithm's f32 error bound for float inputs:
-    /// element i of a row (inclusive) is within (d + i/d + 2) * 2^-24 *
-    /// sum_{j<=i} |x_j| of the exact prefix sum (d bounds the depth of the
-    /// addition tree inside a tile, i/d the carries between tiles). `None`
-    /// for `Auto` (resolve it with [`Algorithm::auto_for`] first).
-    ///
-    /// Exclusive scans: element i is the exact sum of `x[..i]` within the
-    /// same expression with the magnitude `sum_{j<i} |x_j|` (no algorithm
-    /// subtracts `x[i]` from an inclusive value).
-    pub fn error_depth(self) -> Option<u32> {
-        match self {
-            Algorithm::Auto => None,
-            Algorithm::ScanUL1 { s } => Some(2 * s),
-            Algorithm::VectorScan => Some(256),
-            a => a.tile_edge(),
-        }
-    }
-
-    /// The tile edge s, `None` for `Auto`.
-    pub fn tile_edge(self) -> Option<u32> {
-        match self {
-            Algorithm::Auto | Algorithm::VectorScan => None,
-            Algorithm::ScanU { s }
-            | Algorithm::McScan { s }
-            | Algorithm::ReduceThenScan { s }
-            | Algorithm::VecCumSum { s }
-            | Algorithm::ScanUL1 { s } => Some(s),
-        }
+        policy::choose(policy_table::CELLS, T::DTYPE, rows, n)
     }
 }
-
-impl std::fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let name = match self {
-            Algorithm::Auto => return f.write_str("Auto"),
-            Algorithm::VectorScan => return f.write_str("VECTORSCAN"),
-            Algorithm::ScanU { .. } => "SCANU",
-            Algorithm::McScan { .. } => "MCSCAN",
-            Algorithm::ReduceThenScan { .. } => "RTSCAN",
-            Algorithm::VecCumSum { .. } => "VECCUMSUM",
-            Algorithm::ScanUL1 { .. } => "SCANUL1",
-        };
-        match self.tile_edge() {
-            Some(s) => write!(f, "{name} s={s}"),
-            None => f.write_str(name),
-        }
-    }
-}
-
-/// The scan's binary operator. Each has an identity: the exclusive scan's
-/// first element and the total of an empty input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ScanOp {
-    /// `+`, identity 0. Runs on the cube (every [`Algorithm`] but
-    /// `VectorScan`) or on the vector unit (`VectorScan`, the f32 path).
-    #[default]
-    Sum,
-    /// `max`, identity -inf (f32 output) or `i32::MIN` (i32 output). Runs on
-    /// the vector unit (the cube can only add).
-    Max,
-    /// `min`, identity +inf (f32 output) or `i32::MAX` (i32 output). Runs on
-    /// the vector unit.
-    Min,
-}
-
-/// How to scan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ScanOptions {
-    /// Exclusive scan (`y[0] = 0`, `y[i] = x[0] + ... + x[i-1]`) instead of inclusive.
-    pub exclusive: bool,
-    /// Algorithm.
-    pub algorithm: Algorithm,
-    /// Also return the total (the operator over all elements; one per row
-    /// of a batch).
-    pub want_total: bool,
-    /// The operator.
-    pub op: ScanOp,
-}
-
-/// The input of a scan: one array (`&DeviceBuffer`), or a batch of `rows`
-/// equal-length arrays stored one after the other (row-major 2-D).
-#[derive(Debug, Clone, Copy)]
-pub struct Batch<'a, T: Element> {
-    data: &'a DeviceBuffer<T>,
-    rows: usize,
-}
-
-impl<'a, T: Element> Batch<'a, T> {
-    /// `data` viewed as `rows` arrays of `data.len() / rows` elements each.
-    pub fn rows(data: &'a DeviceBuffer<T>, rows: usize) -> Result<Batch<'a, T>> {
-        if rows == 0 || rows > MAX_BATCH_ROWS {
-            return Err(Error::InvalidArgument {
-                name: "rows",
-                reason: format!("{rows} rows: a batch has 1..={MAX_BATCH_ROWS} rows"),
-            });
-        }
-        if !data.len().is_multiple_of(rows) {
-            return Err(Error::InvalidArgument {
-                name: "rows",
-                reason: format!(
-                    "{} elements do not split into {rows} rows of equal length",
-                    data.len()
-                ),
-            });
-        }
-        Ok(Batch { data, rows })
-    }
-
-    /// The whole buffer.
-    pub fn data(&self) -> &'a DeviceBuffer<T> {
-        self.data
-    }
-
-    /// Number of arrays.
-    pub fn row_count(&self) -> usize {
-        self.rows
-    }
-
-    /// Length of each array.
-    pub fn row_len(&self) -> usize {
-        self.data.len() / self.rows
-    }
-}
-
-impl<'a, T: Element> From<&'a DeviceBuffer<T>> for Batch<'a, T> {
-    fn from(data: &'a DeviceBuffer<T>) -> Batch<'a, T> {
-        Batch { data, rows: 1 }
-    }
-}
-
-/// Result of a scan.
-#[derive(Debug)]
-pub struct ScanOutput<A: Element> {
-    /// The scan, one element per input element (row-major for a batch).
-    pub values: DeviceBuffer<A>,
-    /// The totals, one per row, when requested (the identity for an empty row).
-    pub totals: Option<Vec<A>>,
-}
-
-impl<A: Element> ScanOutput<A> {
-    /// The total of a one-row scan, when requested (`None` for a batch of
-    /// several rows: see [`ScanOutput::totals`]).
-    pub fn total(&self) -> Option<A> {
-        match self.totals.as_deref() {
-            Some([t]) => Some(*t),
-            _ => None,
-        }
-    }
-}
-
-/// Longest i8 row whose every prefix sum provably fits i32, decided from the
-/// length alone: -128 * 2^24 = i32::MIN and 127 * 2^24 < i32::MAX.
-pub const MAX_I8_SCAN_LEN: usize = 1 << 24;
-
-/// Longest array (or batch row) a scan takes: kernels index with 32-bit
-/// element offsets inside a row.
-pub const MAX_SCAN_LEN: usize = i32::MAX as usize;
-
-/// Most rows of a batched scan.
-pub const MAX_BATCH_ROWS: usize = 65535;
 
 /// Launches a cube scan once per (x, y, total) triple, one after the other
 /// on the device's stream: allocates the workspace and writes its constant
 /// prefix once (every launch rewrites the scratch it reads), passes (x, y,
 /// total, workspace).
-fn launch_with_workspace<T: ffi::Launchable>(
+fn launch_with_workspace<T: runtime::Launchable>(
     device: &Device,
     mut plan: algos::LaunchPlan<T>,
     constants: &[u8],
@@ -256,7 +51,7 @@ fn launch_with_workspace<T: ffi::Launchable>(
     device.write(&workspace, constants)?;
     for io in ios {
         let gm = [io[0], io[1], io[2], workspace.ptr()];
-        device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+        device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
     }
     Ok(())
 }
@@ -359,7 +154,7 @@ pub fn scan<'a, T: ScanInput>(
         ..options
     };
     if algorithm == Algorithm::VectorScan || options.op != ScanOp::Sum {
-        return crate::opscan::scan_op(device, x, options);
+        return vector::scan_op(device, x, options);
     }
     scan_sum(device, x, options)
 }
@@ -431,7 +226,7 @@ fn scan_sum<T: ScanInput>(
         Chosen::VecCumSum(a) => {
             let mut plan = a.plan(profile, n64, exclusive)?;
             for io in each_row {
-                device.run(|stream| ffi::launch(stream, &mut plan, &io))?;
+                device.run(|stream| runtime::launch(stream, &mut plan, &io))?;
             }
         }
     }
@@ -441,4 +236,52 @@ fn scan_sum<T: ScanInput>(
         None
     };
     Ok(ScanOutput { values, totals })
+}
+
+#[cfg(test)]
+mod policy_tests {
+    use super::policy::{choose, PolicyDType};
+    use super::policy_table::CELLS;
+
+    #[test]
+    fn table_covers_both_dtypes_and_batches() {
+        for dtype in [PolicyDType::F16, PolicyDType::I8] {
+            assert!(CELLS.iter().any(|c| c.dtype == dtype && c.rows == 1));
+            assert!(CELLS.iter().any(|c| c.dtype == dtype && c.rows > 1));
+        }
+    }
+
+    /// Auto never picks an algorithm the table shows more than 10% slower
+    /// than the fastest for a measured shape.
+    #[test]
+    fn auto_is_within_ten_percent_of_the_fastest_on_every_measured_shape() {
+        for cell in CELLS {
+            let dtype = match cell.dtype {
+                PolicyDType::F16 => algos::DType::F16,
+                PolicyDType::I8 => algos::DType::I8,
+            };
+            let picked = choose(CELLS, dtype, cell.rows as usize, 1usize << cell.log2_n);
+            let best = cell.times.iter().map(|t| t.1).fold(f64::INFINITY, f64::min);
+            let Some(&(_, t)) = cell.times.iter().find(|(a, _)| *a == picked) else {
+                panic!(
+                    "{picked} is not a candidate of {:?} {} x 2^{}",
+                    cell.dtype, cell.rows, cell.log2_n
+                );
+            };
+            assert!(
+                t <= 1.1 * best,
+                "{:?} {} x 2^{}: Auto picks {picked} at {t:e} s, fastest {best:e} s",
+                cell.dtype,
+                cell.rows,
+                cell.log2_n
+            );
+        }
+    }
+
+    #[test]
+    fn candidates_are_sorted_fastest_first() {
+        for cell in CELLS {
+            assert!(cell.times.windows(2).all(|w| w[0].1 <= w[1].1));
+        }
+    }
 }

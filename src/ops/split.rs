@@ -2,7 +2,7 @@
 //! indices) on the vector cores.
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
-use crate::ffi;
+use crate::runtime;
 
 pub use algos::split::MAX_SPLIT_LEN;
 
@@ -241,7 +241,7 @@ pub(crate) fn launch<T: SplitValue>(
     let slot_ints = (plan.workspace_bytes.min(plan.tiling.bits_offset) / 4) as usize;
     let workspace = device.alloc_zeroed::<i32>(plan.workspace_bytes.div_ceil(4) as usize)?;
     let gm = [values, flags, out, indices, workspace.ptr()];
-    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
     // Per wave and core a slot: count of non-zero flags, smallest flag,
     // largest flag (all zero when the core had nothing in the wave).
     let slots = workspace.download_prefix(slot_ints)?;

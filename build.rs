@@ -5,10 +5,6 @@
 //! manifest of a CANN kernel library is checked before it is loaded.
 use std::path::PathBuf;
 
-#[allow(dead_code)]
-#[path = "src/manifest.rs"]
-mod manifest;
-
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let sim_include =
@@ -35,7 +31,6 @@ fn main() {
         }
     }
     build.compile("ascend_scan_kernels");
-    println!("cargo:rerun-if-changed=src/manifest.rs");
 
     let sources = manifest::kernel_sources(&root).expect("hashing kernels/");
     let mut rs = String::from(

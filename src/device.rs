@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use ascendc_sim::{LaunchReport, Soc, SocProfile};
 
 use crate::error::{Error, Result};
-use crate::ffi::{self, BackendKind};
+use crate::runtime::{self, BackendKind};
 
 /// Element types a device buffer can hold.
 pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
@@ -61,7 +61,7 @@ unsafe impl Send for Stream {}
 
 struct DeviceInner {
     id: i32,
-    backend: &'static ffi::Backend,
+    backend: &'static runtime::Backend,
     /// Why this device runs on its backend.
     why: String,
     soc: Soc,
@@ -71,8 +71,8 @@ struct DeviceInner {
 }
 
 impl DeviceInner {
-    fn stream_ref(&self, raw: *mut c_void) -> ffi::StreamRef {
-        ffi::StreamRef {
+    fn stream_ref(&self, raw: *mut c_void) -> runtime::StreamRef {
+        runtime::StreamRef {
             raw,
             backend: self.backend,
         }
@@ -126,7 +126,7 @@ impl Device {
     }
 
     fn simulated_because(soc: Soc, why: String) -> Result<Device> {
-        ffi::init_simulator()?;
+        runtime::init_simulator()?;
         let id = NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed);
         if id >= 64 {
             return Err(Error::Unsupported(
@@ -134,11 +134,11 @@ impl Device {
             ));
         }
         let profile = soc.profile();
-        ffi::configure_simulated(id, &ffi::soc_struct(&profile))?;
-        Device::open(ffi::Backend::simulator(), id, soc, why)
+        runtime::configure_simulated(id, &runtime::soc_struct(&profile))?;
+        Device::open(runtime::Backend::simulator(), id, soc, why)
     }
 
-    fn open(backend: &'static ffi::Backend, id: i32, soc: Soc, why: String) -> Result<Device> {
+    fn open(backend: &'static runtime::Backend, id: i32, soc: Soc, why: String) -> Result<Device> {
         backend.bind(id)?;
         let stream = backend.create_stream()?;
         Ok(Device {
@@ -184,7 +184,7 @@ impl Device {
     /// ([`Error::Unsupported`]).
     pub fn npu_with_kernels(kernels: impl AsRef<Path>, id: i32) -> Result<Device> {
         let kernels = kernels.as_ref();
-        let (backend, name) = ffi::load_npu(kernels, id)?;
+        let (backend, name) = runtime::load_npu(kernels, id)?;
         let manifest = backend
             .manifest()
             .ok_or_else(|| Error::Unsupported("NPU backend without a manifest".into()))?;
@@ -344,7 +344,7 @@ impl Device {
 
     /// Runs `f` with exclusive use of the stream, then synchronises and
     /// collects the launch reports; a failed launch becomes an Error.
-    pub(crate) fn run<R>(&self, f: impl FnOnce(ffi::StreamRef) -> Result<R>) -> Result<R> {
+    pub(crate) fn run<R>(&self, f: impl FnOnce(runtime::StreamRef) -> Result<R>) -> Result<R> {
         let guard: MutexGuard<'_, Stream> =
             self.inner.stream.lock().unwrap_or_else(|e| e.into_inner());
         self.bind()?;

@@ -21,57 +21,48 @@
 //! with its numerics: accumulator type, rounding and error bound, and what
 //! it does with NaN, infinities and -0.0.
 #![deny(missing_docs)]
-mod copy;
+//!
+//! Layers (each uses only the ones before it): `error`; `runtime` (the FFI
+//! boundary: backends, the loader and its manifest checks, the kernels'
+//! launch functions); `device` (devices, buffers, streams); `ops` (one module
+//! per operation family) and `matrices` (host-side test matrices).
 mod device;
 mod error;
-mod ffi;
-#[allow(dead_code)]
-mod manifest;
 pub mod matrices;
-mod opscan;
-mod policy;
-mod policy_table;
-mod reduce;
-mod sample;
-mod scan;
-mod segscan;
-mod sort;
-mod split;
-mod spmv;
-mod topp;
+mod ops;
+mod runtime;
 
 pub use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport, Soc, SocProfile};
-pub use copy::copy;
 pub use device::{Device, DeviceBuffer, Element};
 pub use error::{Error, Result};
-pub use ffi::BackendKind;
-pub use policy::auto_policy_soc;
-pub use reduce::{reduce, reduce_max, reduce_min, reduce_sum};
-pub use sample::{
+pub use ops::copy::copy;
+pub use ops::reduce::{reduce, reduce_max, reduce_min, reduce_sum};
+pub use ops::sample::{
     multinomial, multinomial_reference, multinomial_with_uniforms, uniform, uniforms,
     SampleOptions, SampleWeight, MAX_SAMPLE_CATEGORIES, MAX_SAMPLE_DRAWS, SAMPLE_TILE,
 };
-pub use scan::{
-    scan, Algorithm, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS,
-    MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
+pub use ops::scan::{
+    auto_policy_soc, scan, Accumulator, Algorithm, Batch, ScanInput, ScanOp, ScanOptions,
+    ScanOutput, MAX_BATCH_ROWS, MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
 };
-pub use segscan::{
+pub use ops::segscan::{
     segmented_scan, segmented_sum, RevSpec, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm,
     SegSumOptions, SegmentSums, SegmentedInput, Segments,
 };
-pub use sort::{
+pub use ops::sort::{
     sort, topk, SortAlgorithm, SortKey, SortOptions, Sorted, TopkOptions, MAX_SORT_LEN,
 };
-pub use split::{
+pub use ops::split::{
     compress, compress_with, split, split_with, CompressOptions, Compressed, Split, SplitOptions,
     SplitValue, MAX_SPLIT_LEN,
 };
-pub use spmv::{spmv, Csr, SpmvValue, MAX_SPMV_DIM};
-pub use topp::{top_p_sample, TopPOptions, TopPProb};
+pub use ops::spmv::{spmv, Csr, SpmvValue, MAX_SPMV_DIM};
+pub use ops::topp::{top_p_sample, TopPOptions, TopPProb};
+pub use runtime::BackendKind;
 
 /// True when every kernel of the catalogue has a launch entry in this build.
 pub fn all_kernels_linked() -> bool {
-    algos::catalogue().iter().all(|k| ffi::has_entry(&k.name()))
+    algos::catalogue()
+        .iter()
+        .all(|k| runtime::has_entry(&k.name()))
 }
-
-include!(concat!(env!("OUT_DIR"), "/kernel_sources.rs"));

@@ -69,7 +69,7 @@ impl HostCsr {
     /// e_r = row_ptr[r+1] - 1 and S_r = [`HostCsr::prefix_magnitudes`]
     /// (0 for a row without nonzeros up to its end: y must be exactly 0).
     pub fn spmv_error_bounds(&self, x: &[f64]) -> Vec<f64> {
-        let d = crate::Algorithm::auto_for::<f32>(1, self.nnz().max(1))
+        let d = crate::ops::scan::Algorithm::auto_for::<f32>(1, self.nnz().max(1))
             .error_depth()
             .map_or(f64::INFINITY, f64::from);
         self.prefix_magnitudes(x)

@@ -11,8 +11,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context as _};
 
-#[path = "../../crates/ascend-sys/bindings_inputs.rs"]
-mod inputs;
+use xtask::bindings_inputs as inputs;
 
 /// Output file, relative to the workspace root.
 pub const OUTPUT: &str = "crates/ascend-sys/src/bindings.rs";

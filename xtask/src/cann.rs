@@ -8,9 +8,6 @@ use std::process::Command;
 use anyhow::{bail, Context as _};
 use askama::Template;
 
-#[allow(dead_code)]
-#[path = "../../src/manifest.rs"]
-mod manifest;
 pub use manifest::{Manifest, Source, LIBRARY_TARGET, MANIFEST_FILE, MANIFEST_FORMAT};
 
 /// The Atlas A2 SOC_VERSIONs CANN's `ascendc.cmake` accepts (its
@@ -172,18 +169,20 @@ fn cmake_path(p: &Path) -> String {
     p.to_string_lossy().replace('\\', "/")
 }
 
+/// The kernels of the library: those of `algos::catalogue()`, each rendered
+/// into `kernels/<name>.cpp` with an `aclrtlaunch_<name>` entry.
+fn kernel_names() -> Vec<String> {
+    algos::catalogue().iter().map(|k| k.name()).collect()
+}
+
 /// The CMake project of the kernel library, from templates/cann/CMakeLists.txt.
 pub fn cmake_lists(
     root: &Path,
-    sources: &[Source],
     soc: &str,
     mode: RunMode,
     toolkit: &Path,
 ) -> anyhow::Result<String> {
-    let names = manifest::kernel_names(sources);
-    if names.is_empty() {
-        bail!("no kernels/*.cpp under {}", root.display());
-    }
+    let names = kernel_names();
     Ok(CMakeLists {
         target: LIBRARY_TARGET,
         soc,
@@ -264,8 +263,8 @@ pub fn build_kernels(
     let build = out.join("build");
 
     let sources = manifest::kernel_sources(&opts.root)?;
-    let kernels = manifest::kernel_names(&sources);
-    let lists = cmake_lists(&opts.root, &sources, soc, mode, &toolkit)?;
+    let kernels = kernel_names();
+    let lists = cmake_lists(&opts.root, soc, mode, &toolkit)?;
     std::fs::write(out.join("CMakeLists.txt"), lists)?;
     println!(
         "[2/4] CMake project {} (SOC_VERSION={}, RUN_MODE={})",

@@ -1,5 +1,5 @@
 //! COPY: GM -> UB -> GM on every vector core, the bandwidth baseline.
-use ascendc_sim::SocProfile;
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, Kernel, KernelType, LaunchPlan};

@@ -1,5 +1,5 @@
-//! MCSCAN: the published multi-core scan (ALGORITHMS.md, "MCSCAN").
-use ascendc_sim::SocProfile;
+//! MCSCAN: the published multi-core scan (docs/algorithms.md, section "MCScan (MCSCAN)").
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};

@@ -1,10 +1,11 @@
-//! OPSCAN: scans on the vector cores (ALGORITHMS.md, "Generic operators"):
+//! OPSCAN: scans on the vector cores (docs/algorithms.md, section
+//! "VectorScan (OPSCAN kernels)"):
 //! max and min (the cube can only add), and sums of f32 input (the cube has
 //! no f32 scan path worth its quarter rate) or of any input when asked for.
 //! Tiles are transposed with Gather and scanned with row-wise vector ops
 //! (the VECCUMSUM structure), with a log-step scan of the lane totals for
 //! long rows.
-use ascendc_sim::SocProfile;
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
@@ -252,7 +253,7 @@ mod tests {
     use super::*;
 
     fn plan(rows: u64, len: u64) -> OpScanTiling {
-        let soc = ascendc_sim::Soc::Ascend910B4.profile();
+        let soc = soc::Soc::Ascend910B4.profile();
         OpScan::new(DType::F16, VectorOp::Max)
             .unwrap()
             .plan(&soc, rows, len, false, true)
@@ -287,7 +288,7 @@ mod tests {
 
     #[test]
     fn empty_scans_are_not_planned() {
-        let soc = ascendc_sim::Soc::Ascend910B4.profile();
+        let soc = soc::Soc::Ascend910B4.profile();
         let a = OpScan::new(DType::I8, VectorOp::Min).unwrap();
         assert!(a.plan(&soc, 1, 0, false, false).is_err());
         assert!(OpScan::new(DType::F32, VectorOp::Min).is_err());

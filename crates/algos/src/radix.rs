@@ -1,13 +1,14 @@
-//! RADIXSORT (ALGORITHMS.md, "Split family"): LSD radix sort of keys with
-//! their indices, one kernel launch per digit.
+//! RADIXSORT (docs/algorithms.md, section "RadixSort (RADIXSORT)"): LSD
+//! radix sort of keys with their indices, one kernel launch per digit.
 //!
 //! A pass is a stable counting sort of every row by one digit of the keys'
 //! sort code, on all vector cores: phase 1 counts the digit values per row
 //! piece, SyncAll, phase 2 sorts every tile into its digit groups (one
-//! GatherMask per digit value: the stable split of ALGORITHMS.md
-//! generalised from 2 to 2^b groups) and writes each group at its scanned
-//! offset. With 1-bit digits this is the published split sort (16 passes
-//! for 16-bit keys); with 4-bit digits a 16-bit key takes 4 passes.
+//! GatherMask per digit value: the stable split of docs/algorithms.md,
+//! section "Split and Compress", generalised from 2 to 2^b groups) and
+//! writes each group at its scanned offset. With 1-bit digits this is the
+//! published split sort (16 passes for 16-bit keys); with 4-bit digits a
+//! 16-bit key takes 4 passes.
 //!
 //! Sort code (16-bit, its order the key order, ties only between keys that
 //! compare equal): unsigned keys as they are, signed keys as signed, floats
@@ -15,7 +16,7 @@
 //! +inf (so NaN sorts last, whatever its sign bit) and -0.0 equal to +0.0
 //! (kept in input order, as torch's stable sort does). Descending order sorts
 //! the bitwise NOT of the code: reversed, still stable, NaN first.
-use ascendc_sim::SocProfile;
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
@@ -281,7 +282,7 @@ mod tests {
 
     #[test]
     fn tiles_cover_every_row_and_passes_cover_the_key() {
-        let soc = ascendc_sim::Soc::Ascend910B4.profile();
+        let soc = soc::Soc::Ascend910B4.profile();
         let k = RadixSort::new(DType::F16).unwrap();
         assert_eq!(k.passes(1), 16);
         assert_eq!(k.passes(4), 4);

@@ -1,5 +1,6 @@
-//! REDUCE (sum, max, min) on the vector cores (ALGORITHMS.md, "REDUCE").
-use ascendc_sim::SocProfile;
+//! REDUCE (sum, max, min) on the vector cores (docs/algorithms.md,
+//! section "Reduce (REDUCE)").
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};

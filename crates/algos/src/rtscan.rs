@@ -1,6 +1,6 @@
 //! REDUCE-THEN-SCAN: the multi-core scan with an L2-resident AIC -> AIV
-//! hand-off (ALGORITHMS.md, "Improvements": reduce-then-scan).
-use ascendc_sim::SocProfile;
+//! hand-off (docs/algorithms.md, section "RTScan, reduce-then-scan").
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};

@@ -1,5 +1,6 @@
-//! WEIGHTED SAMPLING (multinomial with replacement, ALGORITHMS.md, "Split
-//! family") on the vector cores, by descending one fixed fp32 pair-sum tree.
+//! WEIGHTED SAMPLING (multinomial with replacement, docs/algorithms.md,
+//! section "Weighted sampling (multinomial)") on the vector cores, by
+//! descending one fixed fp32 pair-sum tree.
 //!
 //! The tree of a row: the weights (as f32, zero-padded to a power of two)
 //! are the leaves; every inner node is the fp32 sum of its two children
@@ -37,7 +38,7 @@
 //! sums) up to the roundings on its path: the ends move by at most
 //! (3 * depth + 3) * 2^-24 * T to first order (depth = log2 of the padded
 //! row; see src/sample.rs), plus the 2^-24 step of a 24-bit uniform.
-use ascendc_sim::SocProfile;
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
@@ -221,7 +222,7 @@ mod tests {
 
     #[test]
     fn levels_and_ranges_cover_the_work() {
-        let soc = ascendc_sim::Soc::Ascend910B4.profile();
+        let soc = soc::Soc::Ascend910B4.profile();
         let k = Sample::new(DType::F16).unwrap();
         for (rows, n, draws, top) in [
             (1u64, 1u64, 1u64, 0u32),

@@ -1,5 +1,5 @@
-//! SCANU: single-core scan with the cube unit (ALGORITHMS.md, "SCANU").
-use ascendc_sim::SocProfile;
+//! SCANU: single-core scan with the cube unit (docs/algorithms.md, section "ScanU (SCANU)").
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};

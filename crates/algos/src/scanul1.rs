@@ -1,5 +1,5 @@
 //! SCANUL1: single-core scan where the cube computes each whole s*s-tile
-//! scan (ALGORITHMS.md, "SCANUL1").
+//! scan (docs/algorithms.md, section "ScanUL1 (SCANUL1)").
 //!
 //! `scan(tile) = A @ U + L- @ (A @ 1)`. The precision trap: the row sums
 //! `A @ 1` (f32 in L0C) cannot re-enter the cube as f16 operands (f16 is
@@ -15,7 +15,7 @@
 //! no int32 or f32-from-int32 path), so an int8 SCANUL1 would not be exact.
 //! Tile edges 16, 32, 64: at s = 128 the f32 `U-` (64 KiB) does not fit L0B
 //! beside U.
-use ascendc_sim::SocProfile;
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};

@@ -1,7 +1,7 @@
-//! The vector steps of the composed segmented operations (ALGORITHMS.md,
-//! "Segmented operations"): REVERT of SSCR and DIFF of SCD. Both split the
+//! The vector steps of the composed segmented operations (docs/algorithms.md,
+//! section "Segmented operations"): REVERT of SSCR and DIFF of SCD. Both split the
 //! elements evenly over the vector cores.
-use ascendc_sim::SocProfile;
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};

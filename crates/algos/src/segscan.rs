@@ -1,7 +1,7 @@
-//! SEGSCAN: the segmented scan in one launch on every AI core (ALGORITHMS.md,
-//! "Block-recursive segmented scan"), in the reduce-then-scan shape of
+//! SEGSCAN: the segmented scan in one launch on every AI core (docs/algorithms.md,
+//! section "SegScan (SEGSCAN) and REVSPEC"), in the reduce-then-scan shape of
 //! RTSCAN, with the two REVSPEC variants.
-use ascendc_sim::SocProfile;
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};

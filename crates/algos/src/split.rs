@@ -1,6 +1,7 @@
-//! SPLIT / SPLITIND and COMPRESS (ALGORITHMS.md, "Split family") on the
-//! vector cores, with the scan of the flags fused in (reduce-then-scan over
-//! the cores, like OPSCAN's multi-core structure).
+//! SPLIT / SPLITIND and COMPRESS (docs/algorithms.md, section "Split and
+//! Compress (SPLIT, SPLITIND, COMPRESS)") on the vector cores, with the scan
+//! of the flags fused in (reduce-then-scan over the cores, like OPSCAN's
+//! multi-core structure).
 //!
 //! Phase 1: every vector core counts the non-zero flags of its range (and
 //! records the smallest and largest flag) into a 32-byte GM slot. SyncAll.
@@ -13,7 +14,7 @@
 //!
 //! Values move as bit patterns: all 16-bit types share one kernel, all
 //! 32-bit types another.
-use ascendc_sim::SocProfile;
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
@@ -230,7 +231,7 @@ mod tests {
 
     #[test]
     fn ranges_are_whole_tiles_and_cover_n() {
-        let soc = ascendc_sim::Soc::Ascend910B4.profile();
+        let soc = soc::Soc::Ascend910B4.profile();
         let k = SplitInd::new(SplitKind::Split, DType::F16).unwrap();
         for n in [1, 31, 4096, 4097, 40 * 4096 + 3, 1 << 20] {
             let p = k.plan(&soc, n, true).unwrap();

@@ -1,4 +1,4 @@
-//! CSR SpMV (ALGORITHMS.md, "SPMV"), `y = A x` as a scan: the products
+//! CSR SpMV (docs/algorithms.md, section "SpMV (CSR, y = A x)"), `y = A x` as a scan: the products
 //! `z[i] = val[i] * x[col[i]]` ([`SpmvStage::Products`]), the inclusive fp32
 //! scan `zs` of z (the library's scan, VECTORSCAN for f32), and the row sums
 //! `y[r] = w[r] - w[r-1]` with `w[r] = zs[row_ptr[r+1] - 1]`
@@ -12,7 +12,7 @@
 //! columns (in [0, n)), the rows kernel that row_ptr does not decrease; a
 //! core that finds a bad entry writes 1 + its index into its 32-byte slot of
 //! the `check` buffer, which the host reads after the launch.
-use ascendc_sim::SocProfile;
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
@@ -169,7 +169,7 @@ mod tests {
 
     #[test]
     fn ranges_are_whole_chunks_and_cover_count() {
-        let soc = ascendc_sim::Soc::Ascend910B4.profile();
+        let soc = soc::Soc::Ascend910B4.profile();
         for stage in [SpmvStage::Products(DType::F32), SpmvStage::Rows] {
             let k = Spmv::new(stage).unwrap();
             for count in [1, 63, 4032, 4033, 4096, 4097, 40 * 4096 + 3, 1 << 22] {

@@ -1,8 +1,9 @@
-//! TOPP (nucleus) sampling kernels (ALGORITHMS.md, "TOP-P"): the host
+//! TOPP (nucleus) sampling kernels (docs/algorithms.md,
+//! section "Top-p (nucleus) sampling"): the host
 //! composes sort (descending, with indices), the fp32 inclusive scan of the
 //! sorted rows, [`TopPKind::Mask`] (the Llama 3 truncation), the weighted
 //! draw, and [`TopPKind::Pick`] (the token at the drawn position).
-use ascendc_sim::SocProfile;
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
@@ -148,7 +149,7 @@ mod tests {
 
     #[test]
     fn ranges_cover_the_elements_or_rows() {
-        let soc = ascendc_sim::Soc::Ascend910B4.profile();
+        let soc = soc::Soc::Ascend910B4.profile();
         let mask = TopP::new(TopPKind::Mask(DType::Bf16)).unwrap();
         assert_eq!(mask.name(), "topp_mask_bf16");
         for (rows, m) in [(1, 1), (96, 129280), (3, 65)] {

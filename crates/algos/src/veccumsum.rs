@@ -1,5 +1,6 @@
-//! VECCUMSUM: the vector-only scan baseline (ALGORITHMS.md, "Vector-only baseline").
-use ascendc_sim::SocProfile;
+//! VECCUMSUM: the vector-only scan baseline (docs/algorithms.md,
+//! section "VecCumSum (VECCUMSUM)").
+use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};

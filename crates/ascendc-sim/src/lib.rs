@@ -2,12 +2,14 @@
 //!
 //! The C++ side (device headers in `include/`, runtime in `cpp/`) is compiled
 //! by this crate's build script; kernels compiled against the headers run on
-//! it. This Rust side holds the SoC profiles and reads launch reports and
-//! traces through the simulator's C interface (`ascsim_*`).
+//! it. This Rust side reads launch reports and traces through the
+//! simulator's C interface (`ascsim_*`) and models launch times on the SoC
+//! profiles of the `soc` crate (re-exported here).
 pub mod cost;
 mod params;
 mod report;
-mod soc;
+/// The SoC profiles (crate `soc`), as `crate::soc` for the cost model.
+use ::soc;
 
 pub use cost::{model_launch, model_launches, CostParams, ModelProfile, ModelReport};
 pub use report::{CoreTrace, LaunchReport, Pipe};

@@ -25,7 +25,7 @@ struct Cli {
     #[arg(long)]
     only: Option<String>,
     /// Model every candidate scan on a grid of shapes and regenerate the
-    /// policy table of `Algorithm::Auto` (src/policy_table.rs).
+    /// policy table of `Algorithm::Auto` (src/ops/scan/policy_table.rs).
     #[arg(long)]
     policy: bool,
     /// Replay the headline rows with each cost-model assumption at its

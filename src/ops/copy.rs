@@ -1,7 +1,7 @@
 //! Device-to-device copy with the COPY kernel (the bandwidth baseline).
 use crate::device::{DeviceBuffer, Element};
 use crate::error::{Error, Result};
-use crate::ffi;
+use crate::runtime;
 
 /// Copies `src` into a new buffer with the COPY kernel (GM -> UB -> GM on
 /// every vector core).
@@ -25,6 +25,6 @@ pub fn copy<T: Element>(src: &DeviceBuffer<T>) -> Result<DeviceBuffer<T>> {
             },
             other => other.into(),
         })?;
-    device.run(|stream| ffi::launch(stream, &mut plan, &[src.ptr(), dst.ptr()]))?;
+    device.run(|stream| runtime::launch(stream, &mut plan, &[src.ptr(), dst.ptr()]))?;
     Ok(dst)
 }

@@ -1,13 +1,16 @@
-// The manifest of a CANN kernel library and the hashes of the kernel sources.
-//
-// This one file is compiled into three places, so that writer, embedder and
-// reader cannot disagree on the format or on which files are hashed:
-// - `cargo xtask build-kernels` writes `manifest.json` next to the library
-//   it built (through `#[path]` in xtask/src/cann.rs);
-// - build.rs embeds the hashes of the kernels/ sources this crate is built
-//   from (through `#[path]`);
-// - the crate reads the manifest before it loads the library (src/ffi.rs).
-// It needs only `std`, `serde` and `sha2`.
+//! The manifest of a CANN kernel library and the hashes of the kernel sources.
+//!
+//! One crate for the writer, the embedder and the reader, so that they cannot
+//! disagree on the format or on which files are hashed:
+//! - `cargo xtask build-kernels` writes `manifest.json` next to the library
+//!   it built (xtask/src/cann.rs), listing the kernels of
+//!   `algos::catalogue()`;
+//! - ascend-scan's build.rs embeds the hashes of the kernels/ sources the
+//!   crate is built from;
+//! - ascend-scan reads the manifest before it loads the library
+//!   (src/runtime/loader.rs).
+//!
+//! It needs only `std`, `serde` and `sha2`.
 
 use std::path::{Path, PathBuf};
 
@@ -82,14 +85,4 @@ pub fn kernel_sources(root: &Path) -> std::io::Result<Vec<Source>> {
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
-}
-
-/// Kernel names: the stems of the `kernels/*.cpp` sources (one kernel per
-/// file, named after the file).
-pub fn kernel_names(sources: &[Source]) -> Vec<String> {
-    sources
-        .iter()
-        .filter_map(|s| s.path.strip_prefix("kernels/")?.strip_suffix(".cpp"))
-        .map(str::to_owned)
-        .collect()
 }

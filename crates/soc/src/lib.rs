@@ -46,7 +46,7 @@ pub struct SocProfile {
     pub hbm_gbps: f64,
     /// Per-core read rate from GM when the data is in HBM (L2 miss), bytes/cycle.
     /// Source: platform_config `Ascend910B1.ini` `[AICoreMemoryRates]` `ddr_rate=32`
-    /// (third-party quote, reference/ascendc-api.md section 7); used for every A2 SoC.
+    /// (third-party quote); used for every A2 SoC.
     pub ddr_read_bytes_per_cycle: f64,
     /// Per-core read rate from L2 (hit), bytes/cycle. Source: same ini, `l2_read_rate=110`.
     pub l2_read_bytes_per_cycle: f64,

@@ -1,10 +1,9 @@
 //! Scans on the vector unit (OPSCAN): max and min, and sums (`VectorScan`).
-use std::any::Any;
-
-use crate::device::{Device, DeviceBuffer, Element};
+use super::algorithm::Algorithm;
+use super::input::{Accumulator, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput};
+use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
-use crate::ffi;
-use crate::scan::{Algorithm, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput};
+use crate::runtime;
 
 /// The vector operator of a [`ScanOp`].
 pub(crate) fn vector_op(op: ScanOp) -> algos::VectorOp {
@@ -21,31 +20,6 @@ pub(crate) fn max_min(op: ScanOp) -> Option<algos::VectorOp> {
         ScanOp::Sum => None,
         other => Some(vector_op(other)),
     }
-}
-
-/// The identity of `op` in the accumulator type `A` (f32 or i32): -inf /
-/// `i32::MIN` for max, +inf / `i32::MAX` for min.
-pub(crate) fn identity<A: Element>(op: algos::VectorOp) -> Result<A> {
-    let max = op == algos::VectorOp::Max;
-    let value: Box<dyn Any> = match A::DTYPE {
-        algos::DType::F32 if op == algos::VectorOp::Sum => Box::new(0f32),
-        algos::DType::I32 if op == algos::VectorOp::Sum => Box::new(0i32),
-        algos::DType::F32 => Box::new(if max {
-            f32::NEG_INFINITY
-        } else {
-            f32::INFINITY
-        }),
-        algos::DType::I32 => Box::new(if max { i32::MIN } else { i32::MAX }),
-        other => {
-            return Err(Error::Unsupported(format!(
-                "no {op:?} identity for {other}"
-            )))
-        }
-    };
-    value
-        .downcast_ref::<A>()
-        .copied()
-        .ok_or_else(|| Error::Unsupported(format!("no {op:?} identity for {}", A::DTYPE)))
 }
 
 /// Fails when a kernel saw a NaN in f16 input: each core left, at byte
@@ -107,7 +81,7 @@ pub(crate) fn scan_op<T: ScanInput>(
     let values = device.alloc_uninit::<T::Acc>(rows * len)?;
     if len == 0 {
         let totals = if options.want_total {
-            Some(vec![identity::<T::Acc>(op)?; rows])
+            Some(vec![T::Acc::identity(options.op); rows])
         } else {
             None
         };
@@ -127,7 +101,7 @@ pub(crate) fn scan_op<T: ScanInput>(
     let totals =
         device.alloc_zeroed::<T::Acc>(if options.want_total { rows * stride } else { 1 })?;
     let gm = [x.data().ptr(), values.ptr(), totals.ptr(), workspace.ptr()];
-    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
     if T::DTYPE == algos::DType::F16 && op != algos::VectorOp::Sum {
         check_nan_slots(&workspace, nan_offset, cores)?;
     }

@@ -1,9 +1,9 @@
-// The input headers of `src/bindings.rs` and their SHA-256.
-//
-// This one file is compiled into both `cargo xtask bindings` (the generator,
-// through `#[path]` in xtask/src/bindings.rs) and the staleness test
-// (tests/bindings_current.rs), so the two cannot disagree on which files are
-// hashed or how. It needs only `std` and `sha2`; no libclang.
+//! The input headers of `crates/ascend-sys/src/bindings.rs` and their SHA-256.
+//!
+//! Used by both `cargo xtask bindings` (the generator, xtask/src/bindings.rs)
+//! and the staleness test (xtask/tests/bindings_current.rs), so the two
+//! cannot disagree on which files are hashed or how. It needs only `std` and
+//! `sha2`; no libclang.
 
 use std::path::Path;
 

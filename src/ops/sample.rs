@@ -44,10 +44,10 @@
 //! f32, in [0, 1), and as fine as `fl(u * T)` can resolve (f32 keeps 24
 //! significant bits of `T`). The uniforms are uploaded with the call (4 bytes
 //! per draw).
+use super::scan::Batch;
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
-use crate::ffi;
-use crate::scan::Batch;
+use crate::runtime;
 
 pub use algos::sample::{MAX_SAMPLE_CATEGORIES, MAX_SAMPLE_DRAWS, SAMPLE_TILE};
 
@@ -212,7 +212,7 @@ pub fn multinomial_with_uniforms<'a, T: SampleWeight>(
         out.ptr(),
         workspace.ptr(),
     ];
-    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
     // Row totals: NaN for a negative weight (the device's tile check), NaN or
     // inf for a NaN or inf weight, inf for an overflowing sum, 0 for zeros.
     let totals = workspace.download_range(totals_at, rows)?;

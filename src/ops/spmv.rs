@@ -1,9 +1,9 @@
 //! CSR sparse matrix-vector product (SPMV) as a scan.
+use super::scan::{scan, ScanOptions};
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
-use crate::ffi;
 use crate::matrices::HostCsr;
-use crate::scan::{scan, ScanOptions};
+use crate::runtime;
 
 /// Value types of [`Csr`] and [`spmv`]: f16 and f32 (x has the same type;
 /// the products and y are f32).
@@ -164,7 +164,7 @@ fn launch(
     let mut plan = algos::Spmv::new(stage)?.plan(device.profile(), count as u64, src_len as u64)?;
     let check = device.alloc_zeroed::<i32>((plan.workspace_bytes / 4) as usize)?;
     let gm = [gm[0], gm[1], gm[2], gm[3], check.ptr()];
-    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
     first_bad(&check)
 }
 
@@ -172,7 +172,8 @@ fn launch(
 /// type): y has m entries, **f32** (products of f16 values are formed
 /// exactly in f32).
 ///
-/// The product is a scan (ALGORITHMS.md, "SPMV"): `z[i] = val[i] *
+/// The product is a scan (docs/algorithms.md,
+/// section "SpMV (CSR, y = A x)"): `z[i] = val[i] *
 /// x[col[i]]` (one launch on every vector core; x is read from GM through
 /// 64 KiB UB windows covering each chunk's column range, so x may be far
 /// longer than the Unified Buffer), `zs` = the inclusive f32 [`scan`] of z

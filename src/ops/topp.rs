@@ -1,15 +1,15 @@
 //! TOPP (nucleus) sampling with the Llama 3 reference semantics, batched
 //! over rows.
+use super::sample::{multinomial_with_uniforms, uniforms};
+use super::scan::{scan, Algorithm, Batch, ScanOptions};
+use super::sort::{sort, topk, SortKey, SortOptions, TopkOptions};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
-use crate::ffi;
-use crate::sample::{multinomial_with_uniforms, uniforms};
-use crate::scan::{scan, Algorithm, Batch, ScanOptions};
-use crate::sort::{sort, topk, SortKey, SortOptions, TopkOptions};
+use crate::runtime;
 
 /// Probability types of [`top_p_sample`]: f16 and bf16.
 pub trait TopPProb:
-    SortKey + crate::scan::ScanInput<Acc = f32> + crate::sample::SampleWeight
+    SortKey + super::scan::ScanInput<Acc = f32> + super::sample::SampleWeight
 {
 }
 impl TopPProb for half::f16 {}
@@ -123,7 +123,7 @@ pub fn top_p_sample<'a, P: TopPProb>(
         weights.ptr(),
         slots.ptr(),
     ];
-    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
     let outside: i64 = slots
         .download()?
         .chunks_exact(8)
@@ -156,6 +156,6 @@ pub fn top_p_sample<'a, P: TopPProb>(
         tokens.ptr(),
         std::ptr::null_mut(),
     ];
-    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
     Ok(tokens)
 }

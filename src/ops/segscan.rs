@@ -1,9 +1,10 @@
-//! Segmented scan and segmented sum (ALGORITHMS.md, "Segmented operations").
-use crate::device::{Device, DeviceBuffer};
+//! Segmented scan and segmented sum (docs/algorithms.md,
+//! section "Segmented operations").
+use super::scan::{scan, ScanInput, ScanOptions, MAX_I8_SCAN_LEN, MAX_SCAN_LEN};
+use super::split::{self, SplitValue};
+use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
-use crate::ffi;
-use crate::scan::{scan, ScanInput, ScanOptions, MAX_I8_SCAN_LEN, MAX_SCAN_LEN};
-use crate::split::{self, SplitValue};
+use crate::runtime;
 
 pub use algos::RevSpec;
 
@@ -90,14 +91,14 @@ pub struct SegSumOptions {
 
 /// The result of [`segmented_sum`]: one sum per segment.
 #[derive(Debug)]
-pub struct SegmentSums<A: crate::Element> {
+pub struct SegmentSums<A: Element> {
     /// The sums, `count` valid elements at the front (the buffer may be longer).
     pub sums: DeviceBuffer<A>,
     /// Number of segments.
     pub count: usize,
 }
 
-impl<A: crate::Element> SegmentSums<A> {
+impl<A: Element> SegmentSums<A> {
     /// The `count` sums.
     pub fn download(&self) -> Result<Vec<A>> {
         self.sums.download_prefix(self.count)
@@ -340,7 +341,7 @@ fn run_segscan<T: SegmentedInput>(
     let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
     workspace.upload_at(0, &algo.workspace_constants())?;
     let gm = [x.ptr(), flags.ptr(), y.ptr(), checks.ptr(), workspace.ptr()];
-    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
     let slots = checks.download()?;
     for slot in slots.chunks_exact(algos::SegScan::CHECK_SLOT_WORDS) {
         if let Some(&bad) = slot[..2].iter().find(|&&f| !(0..=1).contains(&f)) {
@@ -379,7 +380,7 @@ fn run_sscr<T: SegmentedInput>(
     let y = device.alloc_uninit::<T::Acc>(n)?;
     let mut plan = algos::SegRevert::new(T::DTYPE)?.plan(device.profile(), n as u64, exclusive)?;
     let gm = [xe.ptr(), x.ptr(), fs.ptr(), v.ptr(), y.ptr()];
-    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
     Ok(y)
 }
 
@@ -414,10 +415,10 @@ fn run_scd<T: SegmentedInput>(
     z.upload_at(ends, &[total])?;
     let count = ends + 1;
     let sums = device.alloc_uninit::<T::Acc>(count)?;
-    let mut plan = algos::SegDiff::new(<T::Acc as crate::Element>::DTYPE)?
-        .plan(device.profile(), count as u64)?;
+    let mut plan =
+        algos::SegDiff::new(<T::Acc as Element>::DTYPE)?.plan(device.profile(), count as u64)?;
     let gm = [z.ptr(), sums.ptr(), std::ptr::null_mut()];
-    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
     Ok(SegmentSums { sums, count })
 }
 
@@ -447,7 +448,7 @@ fn compress_shifted<A: SplitValue>(
 
 /// Sums per offsets segment from the sums of the non-empty ones (empty
 /// segments sum to 0), on the host.
-fn with_empty_segments<A: crate::Element>(
+fn with_empty_segments<A: Element>(
     device: &Device,
     dense: SegmentSums<A>,
     offsets: &[i32],

@@ -1,9 +1,9 @@
 //! Reductions.
+use super::scan::vector::{check_nan_slots, max_min};
+use super::scan::{Accumulator, ScanInput, ScanOp, MAX_I8_SCAN_LEN};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
-use crate::ffi;
-use crate::opscan::{check_nan_slots, identity, max_min};
-use crate::scan::{ScanInput, ScanOp, MAX_I8_SCAN_LEN};
+use crate::runtime;
 
 /// Sum of all elements of `x`, on every vector core of its device.
 ///
@@ -38,8 +38,9 @@ pub fn reduce_sum<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>) -> Result<
     let mut plan = algo.plan(device.profile(), x.len() as u64)?;
     let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
     let total = device.alloc_zeroed::<T::Acc>(1)?;
-    device
-        .run(|stream| ffi::launch(stream, &mut plan, &[x.ptr(), total.ptr(), workspace.ptr()]))?;
+    device.run(|stream| {
+        runtime::launch(stream, &mut plan, &[x.ptr(), total.ptr(), workspace.ptr()])
+    })?;
     Ok(total.download()?[0])
 }
 
@@ -65,7 +66,7 @@ pub fn reduce_min<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>) -> Result<
 /// documented for Atlas A2, so no result is promised). Which zero the max
 /// of -0.0 and +0.0 is, is not specified.
 pub fn reduce<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>, op: ScanOp) -> Result<T::Acc> {
-    let Some(op) = max_min(op) else {
+    let Some(vector_op) = max_min(op) else {
         return reduce_sum(device, x);
     };
     if !device.same(x.device()) {
@@ -76,17 +77,18 @@ pub fn reduce<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>, op: ScanOp) ->
     }
     // The vector max/min take f16 and i8 (as the max/min scans); checked
     // before the empty case, so support does not depend on the length.
-    algos::OpScan::new(T::DTYPE, op)?;
-    let algo = algos::ReduceMaxMin::new(T::DTYPE, op)?;
+    algos::OpScan::new(T::DTYPE, vector_op)?;
+    let algo = algos::ReduceMaxMin::new(T::DTYPE, vector_op)?;
     if x.is_empty() {
-        return identity::<T::Acc>(op);
+        return Ok(T::Acc::identity(op));
     }
     let mut plan = algo.plan(device.profile(), x.len() as u64)?;
     let cores = plan.block_dim as usize;
     let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
     let total = device.alloc_zeroed::<T::Acc>(1)?;
-    device
-        .run(|stream| ffi::launch(stream, &mut plan, &[x.ptr(), total.ptr(), workspace.ptr()]))?;
+    device.run(|stream| {
+        runtime::launch(stream, &mut plan, &[x.ptr(), total.ptr(), workspace.ptr()])
+    })?;
     if T::DTYPE == algos::DType::F16 {
         check_nan_slots(&workspace, cores * 32, cores)?;
     }

@@ -1,9 +1,9 @@
 //! RADIXSORT: stable sort of keys with their permutation, 1-D or per row of
 //! a batch (like `torch.sort(stable=True)`).
+use super::scan::Batch;
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
-use crate::ffi;
-use crate::scan::Batch;
+use crate::runtime;
 
 pub use algos::radix::MAX_SORT_LEN;
 
@@ -174,7 +174,7 @@ fn sort_rows<K: SortKey>(
             (out[1 - dst].ptr(), idx[1 - dst].ptr())
         };
         let gm = [keys_in, idx_in, out[dst].ptr(), idx[dst].ptr(), ws];
-        device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+        device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
     }
     let last = (passes - 1) as usize % 2;
     let [a, b] = out;
@@ -214,7 +214,7 @@ impl Default for TopkOptions {
 /// that are strictly beyond the k-th key in input order, then the selected
 /// ties in input order.
 ///
-/// Radix select on the vector cores (ALGORITHMS.md, "TOP-K"), one launch:
+/// Radix select on the vector cores (docs/algorithms.md, section "Top-k"), one launch:
 /// a counting round per 4-bit digit, most significant first, narrows each
 /// row to the k-th key (2 rounds for 8-bit keys, 4 for 16-bit keys; a round
 /// reads the keys once, the ones of a row that fits the L2 from L2), then
@@ -255,7 +255,7 @@ pub fn topk<'a, K: SortKey>(
         indices.ptr(),
         workspace.ptr(),
     ];
-    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
     if !options.sorted || k == 1 {
         return Ok(Sorted { values, indices });
     }

@@ -2,7 +2,7 @@
 //! indices) on the vector cores.
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
-use crate::ffi;
+use crate::runtime;
 
 pub use algos::split::MAX_SPLIT_LEN;
 
@@ -97,9 +97,10 @@ pub fn compress<T: SplitValue>(
 /// count and, with `want_indices`, their original indices (i32).
 ///
 /// One launch on every vector core, with the scan of the flags fused in
-/// (ALGORITHMS.md, "Split family"); the count comes back with the kernel's
-/// per-core slots (one small download, no extra launch). Exact: values are
-/// moved as bit patterns.
+/// (docs/algorithms.md, section "Split and Compress (SPLIT, SPLITIND,
+/// COMPRESS)"); the count comes back with the kernel's per-core slots (one
+/// small download, no extra launch). Exact: values are moved as bit
+/// patterns.
 ///
 /// Errors ([`Error::InvalidArgument`]): `flags` holds a value other than 0
 /// or 1 (checked on the device, reported after the launch), its length
@@ -240,7 +241,7 @@ pub(crate) fn launch<T: SplitValue>(
     let slot_ints = (plan.workspace_bytes.min(plan.tiling.bits_offset) / 4) as usize;
     let workspace = device.alloc_zeroed::<i32>(plan.workspace_bytes.div_ceil(4) as usize)?;
     let gm = [values, flags, out, indices, workspace.ptr()];
-    device.run(|stream| ffi::launch(stream, &mut plan, &gm))?;
+    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
     // Per wave and core a slot: count of non-zero flags, smallest flag,
     // largest flag (all zero when the core had nothing in the wave).
     let slots = workspace.download_prefix(slot_ints)?;

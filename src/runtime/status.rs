@@ -1,0 +1,45 @@
+//! ACL status codes and loading failures as [`Error`]s.
+use std::ffi::{c_char, CStr};
+use std::path::Path;
+
+use ascend_sys as sys;
+
+use crate::error::{Error, Result};
+
+/// `Ok` for status 0, else [`Error::Runtime`] naming `call`, with the
+/// runtime's error text (`message`, asked for only on failure).
+pub(super) fn status(
+    call: &'static str,
+    code: sys::aclError,
+    message: impl FnOnce() -> String,
+) -> Result<()> {
+    if code == 0 {
+        return Ok(());
+    }
+    Err(Error::Runtime {
+        call,
+        code,
+        message: message(),
+    })
+}
+
+/// A kernel library or runtime that cannot be used, and why.
+pub(super) fn load_error(path: &Path, reason: String) -> Error {
+    Error::KernelLibrary {
+        path: path.to_path_buf(),
+        reason,
+    }
+}
+
+/// Copies a C string returned by the runtime.
+///
+/// # Safety
+/// `p` is NULL or points to a NUL-terminated string that stays valid for the call.
+pub(super) unsafe fn c_string(p: *const c_char) -> Option<String> {
+    if p.is_null() {
+        None
+    } else {
+        // SAFETY: by the caller's contract.
+        Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    }
+}

@@ -32,151 +32,6 @@ static_assert(offsetof(CopyTiling, per_core) == 8, "CopyTiling: offset of per_co
 static_assert(offsetof(CopyTiling, tile) == 16, "CopyTiling: offset of tile differs from the Rust definition");
 static_assert(offsetof(CopyTiling, reserved) == 20, "CopyTiling: offset of reserved differs from the Rust definition");
 
-typedef struct ScanUTiling ScanUTiling;
-struct ScanUTiling {
-    // Elements of each row.
-    uint64_t n;
-    // Rows (independent arrays, stored one after the other).
-    uint32_t rows;
-    // Number of s*s tiles per row (the last may be partial).
-    uint32_t tiles;
-    // 1 for an exclusive scan, 0 for inclusive.
-    uint32_t exclusive;
-    // Slots of the AIC -> AIV ring in the workspace.
-    uint32_t ring_slots;
-    // Byte offset of the s zero elements in the workspace.
-    uint32_t zeros_offset;
-    // Byte offset of the rings (one per AI core) in the workspace.
-    uint32_t ring_offset;
-};
-static_assert(sizeof(ScanUTiling) == 32, "ScanUTiling: size differs from the Rust definition");
-static_assert(offsetof(ScanUTiling, n) == 0, "ScanUTiling: offset of n differs from the Rust definition");
-static_assert(offsetof(ScanUTiling, rows) == 8, "ScanUTiling: offset of rows differs from the Rust definition");
-static_assert(offsetof(ScanUTiling, tiles) == 12, "ScanUTiling: offset of tiles differs from the Rust definition");
-static_assert(offsetof(ScanUTiling, exclusive) == 16, "ScanUTiling: offset of exclusive differs from the Rust definition");
-static_assert(offsetof(ScanUTiling, ring_slots) == 20, "ScanUTiling: offset of ring_slots differs from the Rust definition");
-static_assert(offsetof(ScanUTiling, zeros_offset) == 24, "ScanUTiling: offset of zeros_offset differs from the Rust definition");
-static_assert(offsetof(ScanUTiling, ring_offset) == 28, "ScanUTiling: offset of ring_offset differs from the Rust definition");
-
-typedef struct ScanUL1Tiling ScanUL1Tiling;
-struct ScanUL1Tiling {
-    // Elements of each row.
-    uint64_t n;
-    // Rows (independent arrays, stored one after the other).
-    uint32_t rows;
-    // Number of s*s tiles per row (the last may be partial).
-    uint32_t tiles;
-    // 1 for an exclusive scan, 0 for inclusive.
-    uint32_t exclusive;
-    // Slots of the AIC -> AIV ring.
-    uint32_t ring_slots;
-    // s zero inputs.
-    uint32_t zeros_offset;
-    // 1 (s x 16 ones, given transposed, input type).
-    uint32_t ones_offset;
-    // U- (strictly upper ones, s x s f32, given transposed).
-    uint32_t ustrict_offset;
-    // E (8 x s f32, first row ones, given transposed).
-    uint32_t e_offset;
-    // The tile's row sums (s f32 per AI core).
-    uint32_t sums_offset;
-    // The tile's in-tile carries (s f32 per AI core).
-    uint32_t carries_offset;
-    // The rings (one per AI core).
-    uint32_t ring_offset;
-    // Unused.
-    uint32_t reserved;
-};
-static_assert(sizeof(ScanUL1Tiling) == 56, "ScanUL1Tiling: size differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, n) == 0, "ScanUL1Tiling: offset of n differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, rows) == 8, "ScanUL1Tiling: offset of rows differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, tiles) == 12, "ScanUL1Tiling: offset of tiles differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, exclusive) == 16, "ScanUL1Tiling: offset of exclusive differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, ring_slots) == 20, "ScanUL1Tiling: offset of ring_slots differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, zeros_offset) == 24, "ScanUL1Tiling: offset of zeros_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, ones_offset) == 28, "ScanUL1Tiling: offset of ones_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, ustrict_offset) == 32, "ScanUL1Tiling: offset of ustrict_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, e_offset) == 36, "ScanUL1Tiling: offset of e_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, sums_offset) == 40, "ScanUL1Tiling: offset of sums_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, carries_offset) == 44, "ScanUL1Tiling: offset of carries_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, ring_offset) == 48, "ScanUL1Tiling: offset of ring_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, reserved) == 52, "ScanUL1Tiling: offset of reserved differs from the Rust definition");
-
-typedef struct VecCumSumTiling VecCumSumTiling;
-struct VecCumSumTiling {
-    // Elements to scan.
-    uint64_t n;
-    // Number of s*s tiles (the last may be partial).
-    uint32_t tiles;
-    // 1 for an exclusive scan, 0 for inclusive.
-    uint32_t exclusive;
-};
-static_assert(sizeof(VecCumSumTiling) == 16, "VecCumSumTiling: size differs from the Rust definition");
-static_assert(offsetof(VecCumSumTiling, n) == 0, "VecCumSumTiling: offset of n differs from the Rust definition");
-static_assert(offsetof(VecCumSumTiling, tiles) == 8, "VecCumSumTiling: offset of tiles differs from the Rust definition");
-static_assert(offsetof(VecCumSumTiling, exclusive) == 12, "VecCumSumTiling: offset of exclusive differs from the Rust definition");
-
-typedef struct McScanTiling McScanTiling;
-struct McScanTiling {
-    // Elements to scan.
-    uint64_t n;
-    // Number of s*s tiles (the last may be partial).
-    uint32_t tiles;
-    // Tiles per AI core (block); the last block may hold fewer.
-    uint32_t tiles_per_block;
-    // 1 for an exclusive scan, 0 for inclusive.
-    uint32_t exclusive;
-    // Byte offset of the s zero elements in the workspace.
-    uint32_t zeros_offset;
-    // Byte offset of the per-vector-core sums (32 bytes each) in the workspace.
-    uint32_t sums_offset;
-    // Unused.
-    uint32_t reserved;
-};
-static_assert(sizeof(McScanTiling) == 32, "McScanTiling: size differs from the Rust definition");
-static_assert(offsetof(McScanTiling, n) == 0, "McScanTiling: offset of n differs from the Rust definition");
-static_assert(offsetof(McScanTiling, tiles) == 8, "McScanTiling: offset of tiles differs from the Rust definition");
-static_assert(offsetof(McScanTiling, tiles_per_block) == 12, "McScanTiling: offset of tiles_per_block differs from the Rust definition");
-static_assert(offsetof(McScanTiling, exclusive) == 16, "McScanTiling: offset of exclusive differs from the Rust definition");
-static_assert(offsetof(McScanTiling, zeros_offset) == 20, "McScanTiling: offset of zeros_offset differs from the Rust definition");
-static_assert(offsetof(McScanTiling, sums_offset) == 24, "McScanTiling: offset of sums_offset differs from the Rust definition");
-static_assert(offsetof(McScanTiling, reserved) == 28, "McScanTiling: offset of reserved differs from the Rust definition");
-
-typedef struct RtScanTiling RtScanTiling;
-struct RtScanTiling {
-    // Elements to scan.
-    uint64_t n;
-    // Number of s*s tiles (the last may be partial).
-    uint32_t tiles;
-    // Tiles per AI core (block); the last block may hold fewer.
-    uint32_t tiles_per_block;
-    // 1 for an exclusive scan, 0 for inclusive.
-    uint32_t exclusive;
-    // Slots of each AI core's ring.
-    uint32_t ring_slots;
-    // Byte offset of the s zero elements in the workspace.
-    uint32_t zeros_offset;
-    // Byte offset of the per-vector-core sums (32 bytes each).
-    uint32_t sums_offset;
-    // Byte offset of the rings (one per AI core).
-    uint32_t ring_offset;
-    // Waves of the input (each reduced, then scanned, while it fits L2).
-    uint32_t waves;
-    // Tiles per wave (`tiles` when there is one wave).
-    uint32_t tiles_per_wave;
-};
-static_assert(sizeof(RtScanTiling) == 48, "RtScanTiling: size differs from the Rust definition");
-static_assert(offsetof(RtScanTiling, n) == 0, "RtScanTiling: offset of n differs from the Rust definition");
-static_assert(offsetof(RtScanTiling, tiles) == 8, "RtScanTiling: offset of tiles differs from the Rust definition");
-static_assert(offsetof(RtScanTiling, tiles_per_block) == 12, "RtScanTiling: offset of tiles_per_block differs from the Rust definition");
-static_assert(offsetof(RtScanTiling, exclusive) == 16, "RtScanTiling: offset of exclusive differs from the Rust definition");
-static_assert(offsetof(RtScanTiling, ring_slots) == 20, "RtScanTiling: offset of ring_slots differs from the Rust definition");
-static_assert(offsetof(RtScanTiling, zeros_offset) == 24, "RtScanTiling: offset of zeros_offset differs from the Rust definition");
-static_assert(offsetof(RtScanTiling, sums_offset) == 28, "RtScanTiling: offset of sums_offset differs from the Rust definition");
-static_assert(offsetof(RtScanTiling, ring_offset) == 32, "RtScanTiling: offset of ring_offset differs from the Rust definition");
-static_assert(offsetof(RtScanTiling, waves) == 36, "RtScanTiling: offset of waves differs from the Rust definition");
-static_assert(offsetof(RtScanTiling, tiles_per_wave) == 40, "RtScanTiling: offset of tiles_per_wave differs from the Rust definition");
-
 typedef struct ReduceTiling ReduceTiling;
 struct ReduceTiling {
     // Elements to sum.
@@ -447,5 +302,150 @@ static_assert(sizeof(SpmvTiling) == 24, "SpmvTiling: size differs from the Rust 
 static_assert(offsetof(SpmvTiling, count) == 0, "SpmvTiling: offset of count differs from the Rust definition");
 static_assert(offsetof(SpmvTiling, src_len) == 8, "SpmvTiling: offset of src_len differs from the Rust definition");
 static_assert(offsetof(SpmvTiling, per_core) == 16, "SpmvTiling: offset of per_core differs from the Rust definition");
+
+typedef struct ScanUTiling ScanUTiling;
+struct ScanUTiling {
+    // Elements of each row.
+    uint64_t n;
+    // Rows (independent arrays, stored one after the other).
+    uint32_t rows;
+    // Number of s*s tiles per row (the last may be partial).
+    uint32_t tiles;
+    // 1 for an exclusive scan, 0 for inclusive.
+    uint32_t exclusive;
+    // Slots of the AIC -> AIV ring in the workspace.
+    uint32_t ring_slots;
+    // Byte offset of the s zero elements in the workspace.
+    uint32_t zeros_offset;
+    // Byte offset of the rings (one per AI core) in the workspace.
+    uint32_t ring_offset;
+};
+static_assert(sizeof(ScanUTiling) == 32, "ScanUTiling: size differs from the Rust definition");
+static_assert(offsetof(ScanUTiling, n) == 0, "ScanUTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(ScanUTiling, rows) == 8, "ScanUTiling: offset of rows differs from the Rust definition");
+static_assert(offsetof(ScanUTiling, tiles) == 12, "ScanUTiling: offset of tiles differs from the Rust definition");
+static_assert(offsetof(ScanUTiling, exclusive) == 16, "ScanUTiling: offset of exclusive differs from the Rust definition");
+static_assert(offsetof(ScanUTiling, ring_slots) == 20, "ScanUTiling: offset of ring_slots differs from the Rust definition");
+static_assert(offsetof(ScanUTiling, zeros_offset) == 24, "ScanUTiling: offset of zeros_offset differs from the Rust definition");
+static_assert(offsetof(ScanUTiling, ring_offset) == 28, "ScanUTiling: offset of ring_offset differs from the Rust definition");
+
+typedef struct McScanTiling McScanTiling;
+struct McScanTiling {
+    // Elements to scan.
+    uint64_t n;
+    // Number of s*s tiles (the last may be partial).
+    uint32_t tiles;
+    // Tiles per AI core (block); the last block may hold fewer.
+    uint32_t tiles_per_block;
+    // 1 for an exclusive scan, 0 for inclusive.
+    uint32_t exclusive;
+    // Byte offset of the s zero elements in the workspace.
+    uint32_t zeros_offset;
+    // Byte offset of the per-vector-core sums (32 bytes each) in the workspace.
+    uint32_t sums_offset;
+    // Unused.
+    uint32_t reserved;
+};
+static_assert(sizeof(McScanTiling) == 32, "McScanTiling: size differs from the Rust definition");
+static_assert(offsetof(McScanTiling, n) == 0, "McScanTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(McScanTiling, tiles) == 8, "McScanTiling: offset of tiles differs from the Rust definition");
+static_assert(offsetof(McScanTiling, tiles_per_block) == 12, "McScanTiling: offset of tiles_per_block differs from the Rust definition");
+static_assert(offsetof(McScanTiling, exclusive) == 16, "McScanTiling: offset of exclusive differs from the Rust definition");
+static_assert(offsetof(McScanTiling, zeros_offset) == 20, "McScanTiling: offset of zeros_offset differs from the Rust definition");
+static_assert(offsetof(McScanTiling, sums_offset) == 24, "McScanTiling: offset of sums_offset differs from the Rust definition");
+static_assert(offsetof(McScanTiling, reserved) == 28, "McScanTiling: offset of reserved differs from the Rust definition");
+
+typedef struct RtScanTiling RtScanTiling;
+struct RtScanTiling {
+    // Elements to scan.
+    uint64_t n;
+    // Number of s*s tiles (the last may be partial).
+    uint32_t tiles;
+    // Tiles per AI core (block); the last block may hold fewer.
+    uint32_t tiles_per_block;
+    // 1 for an exclusive scan, 0 for inclusive.
+    uint32_t exclusive;
+    // Slots of each AI core's ring.
+    uint32_t ring_slots;
+    // Byte offset of the s zero elements in the workspace.
+    uint32_t zeros_offset;
+    // Byte offset of the per-vector-core sums (32 bytes each).
+    uint32_t sums_offset;
+    // Byte offset of the rings (one per AI core).
+    uint32_t ring_offset;
+    // Waves of the input (each reduced, then scanned, while it fits L2).
+    uint32_t waves;
+    // Tiles per wave (`tiles` when there is one wave).
+    uint32_t tiles_per_wave;
+};
+static_assert(sizeof(RtScanTiling) == 48, "RtScanTiling: size differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, n) == 0, "RtScanTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, tiles) == 8, "RtScanTiling: offset of tiles differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, tiles_per_block) == 12, "RtScanTiling: offset of tiles_per_block differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, exclusive) == 16, "RtScanTiling: offset of exclusive differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, ring_slots) == 20, "RtScanTiling: offset of ring_slots differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, zeros_offset) == 24, "RtScanTiling: offset of zeros_offset differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, sums_offset) == 28, "RtScanTiling: offset of sums_offset differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, ring_offset) == 32, "RtScanTiling: offset of ring_offset differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, waves) == 36, "RtScanTiling: offset of waves differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, tiles_per_wave) == 40, "RtScanTiling: offset of tiles_per_wave differs from the Rust definition");
+
+typedef struct ScanUL1Tiling ScanUL1Tiling;
+struct ScanUL1Tiling {
+    // Elements of each row.
+    uint64_t n;
+    // Rows (independent arrays, stored one after the other).
+    uint32_t rows;
+    // Number of s*s tiles per row (the last may be partial).
+    uint32_t tiles;
+    // 1 for an exclusive scan, 0 for inclusive.
+    uint32_t exclusive;
+    // Slots of the AIC -> AIV ring.
+    uint32_t ring_slots;
+    // s zero inputs.
+    uint32_t zeros_offset;
+    // 1 (s x 16 ones, given transposed, input type).
+    uint32_t ones_offset;
+    // U- (strictly upper ones, s x s f32, given transposed).
+    uint32_t ustrict_offset;
+    // E (8 x s f32, first row ones, given transposed).
+    uint32_t e_offset;
+    // The tile's row sums (s f32 per AI core).
+    uint32_t sums_offset;
+    // The tile's in-tile carries (s f32 per AI core).
+    uint32_t carries_offset;
+    // The rings (one per AI core).
+    uint32_t ring_offset;
+    // Unused.
+    uint32_t reserved;
+};
+static_assert(sizeof(ScanUL1Tiling) == 56, "ScanUL1Tiling: size differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, n) == 0, "ScanUL1Tiling: offset of n differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, rows) == 8, "ScanUL1Tiling: offset of rows differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, tiles) == 12, "ScanUL1Tiling: offset of tiles differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, exclusive) == 16, "ScanUL1Tiling: offset of exclusive differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, ring_slots) == 20, "ScanUL1Tiling: offset of ring_slots differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, zeros_offset) == 24, "ScanUL1Tiling: offset of zeros_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, ones_offset) == 28, "ScanUL1Tiling: offset of ones_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, ustrict_offset) == 32, "ScanUL1Tiling: offset of ustrict_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, e_offset) == 36, "ScanUL1Tiling: offset of e_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, sums_offset) == 40, "ScanUL1Tiling: offset of sums_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, carries_offset) == 44, "ScanUL1Tiling: offset of carries_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, ring_offset) == 48, "ScanUL1Tiling: offset of ring_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, reserved) == 52, "ScanUL1Tiling: offset of reserved differs from the Rust definition");
+
+typedef struct VecCumSumTiling VecCumSumTiling;
+struct VecCumSumTiling {
+    // Elements to scan.
+    uint64_t n;
+    // Number of s*s tiles (the last may be partial).
+    uint32_t tiles;
+    // 1 for an exclusive scan, 0 for inclusive.
+    uint32_t exclusive;
+};
+static_assert(sizeof(VecCumSumTiling) == 16, "VecCumSumTiling: size differs from the Rust definition");
+static_assert(offsetof(VecCumSumTiling, n) == 0, "VecCumSumTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(VecCumSumTiling, tiles) == 8, "VecCumSumTiling: offset of tiles differs from the Rust definition");
+static_assert(offsetof(VecCumSumTiling, exclusive) == 12, "VecCumSumTiling: offset of exclusive differs from the Rust definition");
 
 #endif

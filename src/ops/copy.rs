@@ -25,6 +25,10 @@ pub fn copy<T: Element>(src: &DeviceBuffer<T>) -> Result<DeviceBuffer<T>> {
             },
             other => other.into(),
         })?;
-    device.run(|stream| runtime::launch(stream, &mut plan, &[src.ptr(), dst.ptr()]))?;
+    let args = runtime::CopyArgs {
+        src: src.ptr(),
+        dst: dst.ptr(),
+    };
+    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     Ok(dst)
 }

@@ -38,9 +38,12 @@ pub fn reduce_sum<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>) -> Result<
     let mut plan = algo.plan(device.profile(), x.len() as u64)?;
     let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
     let total = device.alloc_zeroed::<T::Acc>(1)?;
-    device.run(|stream| {
-        runtime::launch(stream, &mut plan, &[x.ptr(), total.ptr(), workspace.ptr()])
-    })?;
+    let args = runtime::ReduceArgs {
+        x: x.ptr(),
+        total: total.ptr(),
+        workspace: workspace.ptr(),
+    };
+    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     Ok(total.download()?[0])
 }
 
@@ -86,9 +89,12 @@ pub fn reduce<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>, op: ScanOp) ->
     let cores = plan.block_dim as usize;
     let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
     let total = device.alloc_zeroed::<T::Acc>(1)?;
-    device.run(|stream| {
-        runtime::launch(stream, &mut plan, &[x.ptr(), total.ptr(), workspace.ptr()])
-    })?;
+    let args = runtime::ReduceArgs {
+        x: x.ptr(),
+        total: total.ptr(),
+        workspace: workspace.ptr(),
+    };
+    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     if T::DTYPE == algos::DType::F16 {
         check_nan_slots(&workspace, cores * 32, cores)?;
     }

@@ -206,13 +206,13 @@ pub fn multinomial_with_uniforms<'a, T: SampleWeight>(
     let mut plan = algo.plan(device.profile(), rows as u64, n as u64, draws as u64)?;
     let totals_at = (plan.tiling.totals_offset / 4) as usize;
     let workspace = device.alloc_zeroed::<f32>(plan.workspace_bytes.div_ceil(4) as usize)?;
-    let gm = [
-        weights.data().ptr(),
-        uniforms.ptr(),
-        out.ptr(),
-        workspace.ptr(),
-    ];
-    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
+    let args = runtime::SampleArgs {
+        weights: weights.data().ptr(),
+        uniforms: uniforms.ptr(),
+        indices: out.ptr(),
+        workspace: workspace.ptr(),
+    };
+    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     // Row totals: NaN for a negative weight (the device's tile check), NaN or
     // inf for a NaN or inf weight, inf for an overflowing sum, 0 for zeros.
     let totals = workspace.download_range(totals_at, rows)?;

@@ -340,8 +340,14 @@ fn run_segscan<T: SegmentedInput>(
     )?;
     let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
     workspace.upload_at(0, &algo.workspace_constants())?;
-    let gm = [x.ptr(), flags.ptr(), y.ptr(), checks.ptr(), workspace.ptr()];
-    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
+    let args = runtime::SegScanArgs {
+        x: x.ptr(),
+        flags: flags.ptr(),
+        y: y.ptr(),
+        checks: checks.ptr(),
+        workspace: workspace.ptr(),
+    };
+    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     let slots = checks.download()?;
     for slot in slots.chunks_exact(algos::SegScan::CHECK_SLOT_WORDS) {
         if let Some(&bad) = slot[..2].iter().find(|&&f| !(0..=1).contains(&f)) {
@@ -379,8 +385,14 @@ fn run_sscr<T: SegmentedInput>(
     let fs = scan(device, flags, ScanOptions::default())?.values;
     let y = device.alloc_uninit::<T::Acc>(n)?;
     let mut plan = algos::SegRevert::new(T::DTYPE)?.plan(device.profile(), n as u64, exclusive)?;
-    let gm = [xe.ptr(), x.ptr(), fs.ptr(), v.ptr(), y.ptr()];
-    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
+    let args = runtime::SegRevertArgs {
+        xe: xe.ptr(),
+        x: x.ptr(),
+        fs: fs.ptr(),
+        v: v.ptr(),
+        y: y.ptr(),
+    };
+    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     Ok(y)
 }
 
@@ -417,8 +429,12 @@ fn run_scd<T: SegmentedInput>(
     let sums = device.alloc_uninit::<T::Acc>(count)?;
     let mut plan =
         algos::SegDiff::new(<T::Acc as Element>::DTYPE)?.plan(device.profile(), count as u64)?;
-    let gm = [z.ptr(), sums.ptr(), std::ptr::null_mut()];
-    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
+    let args = runtime::SegDiffArgs {
+        z: z.ptr(),
+        y: sums.ptr(),
+        workspace: std::ptr::null_mut(),
+    };
+    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     Ok(SegmentSums { sums, count })
 }
 

@@ -173,8 +173,14 @@ fn sort_rows<K: SortKey>(
         } else {
             (out[1 - dst].ptr(), idx[1 - dst].ptr())
         };
-        let gm = [keys_in, idx_in, out[dst].ptr(), idx[dst].ptr(), ws];
-        device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
+        let args = runtime::RadixArgs {
+            keys_in,
+            idx_in,
+            keys_out: out[dst].ptr(),
+            idx_out: idx[dst].ptr(),
+            workspace: ws,
+        };
+        device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     }
     let last = (passes - 1) as usize % 2;
     let [a, b] = out;
@@ -248,14 +254,14 @@ pub fn topk<'a, K: SortKey>(
     let values = device.alloc_uninit::<K>(rows * k)?;
     let indices = device.alloc_uninit::<i32>(rows * k)?;
     let workspace = device.alloc_uninit::<u8>(plan.workspace_bytes as usize)?;
-    let gm = [
-        keys.data().ptr(),
-        std::ptr::null_mut(),
-        values.ptr(),
-        indices.ptr(),
-        workspace.ptr(),
-    ];
-    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
+    let args = runtime::RadixArgs {
+        keys_in: keys.data().ptr(),
+        idx_in: std::ptr::null_mut(),
+        keys_out: values.ptr(),
+        idx_out: indices.ptr(),
+        workspace: workspace.ptr(),
+    };
+    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     if !options.sorted || k == 1 {
         return Ok(Sorted { values, indices });
     }

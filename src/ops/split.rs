@@ -240,8 +240,14 @@ pub(crate) fn launch<T: SplitValue>(
     let mut plan = algo.plan(device.profile(), n as u64, want_indices)?;
     let slot_ints = (plan.workspace_bytes.min(plan.tiling.bits_offset) / 4) as usize;
     let workspace = device.alloc_zeroed::<i32>(plan.workspace_bytes.div_ceil(4) as usize)?;
-    let gm = [values, flags, out, indices, workspace.ptr()];
-    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
+    let args = runtime::SplitArgs {
+        x: values,
+        flags,
+        y: out,
+        indices,
+        workspace: workspace.ptr(),
+    };
+    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     // Per wave and core a slot: count of non-zero flags, smallest flag,
     // largest flag (all zero when the core had nothing in the wave).
     let slots = workspace.download_prefix(slot_ints)?;

@@ -153,18 +153,22 @@ fn first_bad(check: &DeviceBuffer<i32>) -> Result<Option<usize>> {
 }
 
 /// Runs one SpMV kernel over `count` entries gathering from `src_len`
-/// elements, and returns the first bad index its cores reported.
+/// elements, and returns the first bad index its cores reported (in the
+/// check slots this allocates: `args.check` is replaced).
 fn launch(
     device: &Device,
     stage: algos::SpmvStage,
     count: usize,
     src_len: usize,
-    gm: [*mut std::ffi::c_void; 4],
+    args: runtime::SpmvArgs,
 ) -> Result<Option<usize>> {
     let mut plan = algos::Spmv::new(stage)?.plan(device.profile(), count as u64, src_len as u64)?;
     let check = device.alloc_zeroed::<i32>((plan.workspace_bytes / 4) as usize)?;
-    let gm = [gm[0], gm[1], gm[2], gm[3], check.ptr()];
-    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
+    let args = runtime::SpmvArgs {
+        check: check.ptr(),
+        ..args
+    };
+    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     first_bad(&check)
 }
 
@@ -256,7 +260,13 @@ pub fn spmv<T: SpmvValue>(
             algos::SpmvStage::Rows,
             m,
             1,
-            [std::ptr::null_mut(), a.row_ptr.ptr(), zs.ptr(), y.ptr()],
+            runtime::SpmvArgs {
+                values: std::ptr::null_mut(),
+                indices: a.row_ptr.ptr(),
+                src: zs.ptr(),
+                out: y.ptr(),
+                check: std::ptr::null_mut(),
+            },
         )?;
         return decreasing(bad).map(|()| y);
     }
@@ -266,7 +276,13 @@ pub fn spmv<T: SpmvValue>(
         algos::SpmvStage::Products(T::DTYPE),
         nnz,
         n,
-        [a.values.ptr(), a.col_indices.ptr(), x.ptr(), z.ptr()],
+        runtime::SpmvArgs {
+            values: a.values.ptr(),
+            indices: a.col_indices.ptr(),
+            src: x.ptr(),
+            out: z.ptr(),
+            check: std::ptr::null_mut(),
+        },
     )?;
     let zs = scan(device, &z, ScanOptions::default())?.values;
     drop(z);
@@ -276,7 +292,13 @@ pub fn spmv<T: SpmvValue>(
         algos::SpmvStage::Rows,
         m,
         nnz,
-        [std::ptr::null_mut(), a.row_ptr.ptr(), zs.ptr(), y.ptr()],
+        runtime::SpmvArgs {
+            values: std::ptr::null_mut(),
+            indices: a.row_ptr.ptr(),
+            src: zs.ptr(),
+            out: y.ptr(),
+            check: std::ptr::null_mut(),
+        },
     )?;
     decreasing(bad_row)?;
     if let Some(i) = bad_col {

@@ -117,13 +117,13 @@ pub fn top_p_sample<'a, P: TopPProb>(
     )?;
     let weights = device.alloc_uninit::<f32>(rows * m)?;
     let slots = device.alloc_zeroed::<i32>((plan.workspace_bytes / 4) as usize)?;
-    let gm = [
-        sorted.values.ptr(),
-        cumulative.values.ptr(),
-        weights.ptr(),
-        slots.ptr(),
-    ];
-    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
+    let args = runtime::TopPMaskArgs {
+        probs: sorted.values.ptr(),
+        scan: cumulative.values.ptr(),
+        weights: weights.ptr(),
+        workspace: slots.ptr(),
+    };
+    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     let outside: i64 = slots
         .download()?
         .chunks_exact(8)
@@ -150,12 +150,12 @@ pub fn top_p_sample<'a, P: TopPProb>(
     let tokens = device.alloc_uninit::<i32>(rows)?;
     let mut plan =
         algos::TopP::new(algos::TopPKind::Pick)?.plan(profile, rows as u64, m as u64, options.p)?;
-    let gm = [
-        sorted.indices.ptr(),
-        pos.ptr(),
-        tokens.ptr(),
-        std::ptr::null_mut(),
-    ];
-    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
+    let args = runtime::TopPPickArgs {
+        indices: sorted.indices.ptr(),
+        pos: pos.ptr(),
+        tokens: tokens.ptr(),
+        workspace: std::ptr::null_mut(),
+    };
+    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     Ok(tokens)
 }

@@ -10,7 +10,7 @@ use libloading::Library;
 use manifest::{Manifest, MANIFEST_FILE, MANIFEST_FORMAT};
 
 use super::backend::{Acl, Backend, BackendKind, Capability};
-use super::kernels::all_symbols;
+use super::kernels::KERNELS;
 use super::status::load_error;
 use crate::error::{Error, Result};
 
@@ -42,7 +42,28 @@ fn read_manifest(file: &Path) -> Result<Manifest> {
         ));
     }
     check_sources(&m)?;
+    check_kernels(&m, file)?;
     Ok(m)
+}
+
+/// The manifest lists the kernels of this crate's table (both come from
+/// `algos::catalogue()`), each once.
+fn check_kernels(m: &Manifest, file: &Path) -> Result<()> {
+    let mut listed: Vec<&str> = m.kernels.iter().map(String::as_str).collect();
+    let mut ours: Vec<&str> = KERNELS.iter().map(|&(name, _)| name).collect();
+    listed.sort_unstable();
+    ours.sort_unstable();
+    if listed != ours {
+        return Err(load_error(
+            file,
+            format!(
+                "the manifest lists {} kernels, this crate has {}: rebuild with cargo xtask build-kernels",
+                listed.len(),
+                ours.len()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn check_sources(m: &Manifest) -> Result<()> {
@@ -350,7 +371,7 @@ pub(crate) fn load_npu(path: &Path, id: i32) -> Result<(&'static Backend, String
     .map_err(|e| load_error(&file, format!("loading {}: {e}", lib_path.display())))?;
     let lib: &'static Library = Box::leak(Box::new(lib));
     let mut kernels = HashMap::new();
-    for symbol in all_symbols() {
+    for &(_, symbol) in KERNELS {
         let name = format!("{symbol}\0");
         // SAFETY: only the address is taken here; it is called through
         // `Backend::kernel` with its declared signature.

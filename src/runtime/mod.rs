@@ -11,8 +11,10 @@
 //! - [`status`]: ACL status codes and loading failures as [`crate::Error`].
 //! - [`loader`]: opening a CANN runtime and a kernel library, and the checks
 //!   of its manifest against the kernel sources this crate was built from.
-//! - [`kernels`]: the kernels' launch functions and their symbol table, one
-//!   table for both backends.
+//! - [`kernels`]: the kernels' typed launch functions (one per family) and
+//!   their symbol table, one table for both backends, generated from the
+//!   catalogue of crates/algos (`cargo xtask render`; see its docs for the
+//!   data flow).
 //!
 //! What the NPU path passes to a kernel is what the simulator path passes:
 //! - Workspace: every kernel uses its workspace argument from byte 0 as its
@@ -32,11 +34,17 @@
 #![allow(unsafe_code)]
 
 mod backend;
+#[rustfmt::skip]
 mod kernels;
 mod loader;
 mod status;
 
 pub use backend::BackendKind;
 pub(crate) use backend::{configure_simulated, init_simulator, soc_struct, Backend, StreamRef};
-pub(crate) use kernels::{has_entry, launch, Launchable};
+pub(crate) use kernels::*;
 pub(crate) use loader::load_npu;
+
+/// True when the library has a launch entry for kernel `name`.
+pub(crate) fn has_entry(name: &str) -> bool {
+    KERNELS.iter().any(|(n, _)| *n == name)
+}

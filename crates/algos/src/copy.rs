@@ -63,8 +63,8 @@ impl Kernel for Copy {
     fn gm_params(&self) -> &'static [&'static str] {
         &["src", "dst"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "CopyTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<CopyTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         render_entry(

@@ -131,6 +131,26 @@ pub struct LaunchPlan<T> {
     pub tiling: T,
 }
 
+/// A tiling struct type of a kernel: its name (the same in Rust and C++)
+/// and its C++ definition.
+#[derive(Debug, Clone, Copy)]
+pub struct TilingType {
+    /// The type's name, in Rust (a type of this crate) and in C++.
+    pub name: &'static str,
+    /// The C++ definition with its layout assertions.
+    pub definition: fn() -> String,
+}
+
+impl TilingType {
+    /// The tiling type `T`.
+    pub fn of<T: crate::Tiling>() -> TilingType {
+        TilingType {
+            name: T::CPP_NAME,
+            definition: T::cpp_definition,
+        }
+    }
+}
+
 /// A kernel's description: what it is called, how it is launched, its
 /// parameters, and its rendered AscendC source.
 pub trait Kernel {
@@ -140,8 +160,18 @@ pub trait Kernel {
     fn kernel_type(&self) -> KernelType;
     /// Names of the GM pointer parameters, in order.
     fn gm_params(&self) -> &'static [&'static str];
-    /// C++ name of the tiling struct (always the last parameter).
-    fn tiling_type(&self) -> &'static str;
+    /// The tiling struct (always the last parameter).
+    fn tiling_type(&self) -> TilingType;
+    /// The launch family: the kernels sharing one tiling type and one list
+    /// of GM parameters, hence one C signature and one typed launch
+    /// function on the host (`<family>Args` in src/runtime/kernels.rs).
+    /// By default the tiling type's name without `Tiling`; a kernel
+    /// description whose instances differ in their GM parameters names a
+    /// family per parameter list.
+    fn family(&self) -> String {
+        let t = self.tiling_type().name;
+        t.strip_suffix("Tiling").unwrap_or(t).to_string()
+    }
     /// The AscendC C++ source of the kernel.
     fn render(&self) -> Result<String, askama::Error>;
 }

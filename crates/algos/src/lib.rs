@@ -3,8 +3,11 @@
 //! One type per algorithm ([`Copy`], [`ScanU`], ...): its parameters, their
 //! validation, the tiling and launch plan for a SoC profile, and the askama
 //! rendering of its AscendC kernel. [`catalogue`] lists every kernel instance
-//! the library builds; [`render::render_all`] produces every generated file of
-//! `kernels/`. No I/O, no FFI.
+//! the library builds, the one list of kernels: [`render::render_all`]
+//! produces from it every generated file (the kernel sources of `kernels/`,
+//! their C launch declarations, the simulator's launch entries and the host's
+//! typed launch functions, `src/runtime/kernels.rs`), and `cargo xtask
+//! build-kernels` the kernel library's manifest. No I/O, no FFI.
 pub mod copy;
 pub mod kernel;
 pub mod mcscan;
@@ -25,7 +28,7 @@ pub mod topp;
 pub mod veccumsum;
 
 pub use copy::{Copy, CopyTiling};
-pub use kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+pub use kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan, TilingType};
 pub use mcscan::{McScan, McScanTiling};
 pub use opscan::{OpScan, OpScanTiling, VectorOp};
 pub use radix::{RadixSort, RadixTiling};

@@ -117,8 +117,8 @@ impl Kernel for McScan {
     fn gm_params(&self) -> &'static [&'static str] {
         &["x", "y", "total", "workspace"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "McScanTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<McScanTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         let (dtype, s) = (self.tile.dtype(), self.tile.s());

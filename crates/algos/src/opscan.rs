@@ -224,8 +224,8 @@ impl Kernel for OpScan {
     fn gm_params(&self) -> &'static [&'static str] {
         &["x", "y", "totals", "workspace"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "OpScanTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<OpScanTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         let acc = scan_accumulator(self.dtype);

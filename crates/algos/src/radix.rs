@@ -252,8 +252,8 @@ impl Kernel for RadixSort {
     fn gm_params(&self) -> &'static [&'static str] {
         &["keys_in", "idx_in", "keys_out", "idx_out", "workspace"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "RadixTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<RadixTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         let (what, body) = if self.select {

@@ -85,8 +85,8 @@ impl Kernel for ReduceSum {
     fn gm_params(&self) -> &'static [&'static str] {
         &["x", "total", "workspace"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "ReduceTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<ReduceTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         render_reduce(self, self.dtype, VectorOp::Sum)
@@ -131,8 +131,8 @@ impl Kernel for ReduceMaxMin {
     fn gm_params(&self) -> &'static [&'static str] {
         &["x", "total", "workspace"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "ReduceTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<ReduceTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         render_reduce(self, self.dtype, self.op)

@@ -1,4 +1,5 @@
-//! Renders every generated file of `kernels/`.
+//! Renders every generated file: `kernels/` and `src/runtime/kernels.rs`,
+//! all from [`catalogue`].
 use askama::Template;
 
 use crate::kernel::{generated_header, Kernel};
@@ -12,12 +13,7 @@ macro_rules! device_header {
         )
     };
 }
-use crate::tiling::Tiling;
-use crate::{
-    catalogue, CopyTiling, McScanTiling, OpScanTiling, RadixTiling, ReduceTiling, RtScanTiling,
-    SampleTiling, ScanUL1Tiling, ScanUTiling, SegDiffTiling, SegRevertTiling, SegScanTiling,
-    SplitTiling, SpmvTiling, TopPTiling, VecCumSumTiling,
-};
+use crate::catalogue;
 
 /// One generated file: path relative to the workspace root, and contents.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,13 +36,57 @@ struct TilingDef {
     definition: String,
 }
 
-impl TilingDef {
-    fn of<T: Tiling>() -> TilingDef {
-        TilingDef {
-            name: T::CPP_NAME,
-            definition: T::cpp_definition(),
+/// One launch family (see [`Kernel::family`]): its kernels share the
+/// tiling type and the GM parameters.
+struct Family {
+    /// CamelCase name (`ScanU`): `<name>Args`, `<name>Fn` in Rust.
+    name: String,
+    /// The name in upper case: the Rust table of its entries.
+    upper: String,
+    /// The tiling type's name.
+    tiling: &'static str,
+    /// The GM parameters, in order.
+    params: &'static [&'static str],
+    /// The kernels' names, in catalogue order.
+    kernels: Vec<String>,
+}
+
+/// The families of `kernels`, in order of first appearance; an error when
+/// two kernels of one family disagree on the tiling type or the GM
+/// parameters (they could not share one launch function).
+fn families(kernels: &[Box<dyn Kernel>]) -> Result<Vec<Family>, askama::Error> {
+    let mut out: Vec<Family> = Vec::new();
+    for k in kernels {
+        let (name, tiling, params) = (k.family(), k.tiling_type().name, k.gm_params());
+        match out.iter_mut().find(|f| f.name == name) {
+            Some(f) if f.tiling == tiling && f.params == params => f.kernels.push(k.name()),
+            Some(f) => {
+                return Err(askama::Error::custom(format!(
+                    "kernel {} of family {name} takes ({}, {tiling}), the family ({}, {})",
+                    k.name(),
+                    params.join(", "),
+                    f.params.join(", "),
+                    f.tiling
+                )))
+            }
+            None => out.push(Family {
+                upper: name.to_uppercase(),
+                name,
+                tiling,
+                params,
+                kernels: vec![k.name()],
+            }),
         }
     }
+    Ok(out)
+}
+
+#[derive(Template)]
+#[template(path = "kernels.rs", escape = "none")]
+struct KernelBindings<'a> {
+    header: &'a str,
+    kernels: Vec<String>,
+    families: &'a [Family],
 }
 
 /// The device code: plain C++ headers (templates/device/), copied into
@@ -106,7 +146,7 @@ pub(crate) fn render_entry<K: Kernel>(
         .iter()
         .map(|p| format!("GM_ADDR {p}, "))
         .collect::<String>()
-        + &format!("{} tiling", k.tiling_type());
+        + &format!("{} tiling", k.tiling_type().name);
     let args = gm.iter().map(|p| format!("{p}, ")).collect::<String>() + "tiling";
     KernelEntry {
         header: &generated_header("kernel.cpp"),
@@ -187,7 +227,7 @@ struct SimLaunch<'a> {
 
 fn launch_entry(k: &dyn Kernel) -> LaunchEntry {
     let gm = k.gm_params();
-    let tiling = k.tiling_type();
+    let tiling = k.tiling_type().name;
     let c_params = gm
         .iter()
         .map(|p| format!("void* {p}, "))
@@ -216,6 +256,18 @@ fn launch_entry(k: &dyn Kernel) -> LaunchEntry {
 /// Every generated file, rendered from the templates and the catalogue.
 pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
     let kernels = catalogue();
+    let families = families(&kernels)?;
+    // Every tiling type of the catalogue, once, in order of first appearance.
+    let mut tilings: Vec<TilingDef> = Vec::new();
+    for k in &kernels {
+        let t = k.tiling_type();
+        if !tilings.iter().any(|d| d.name == t.name) {
+            tilings.push(TilingDef {
+                name: t.name,
+                definition: (t.definition)(),
+            });
+        }
+    }
     let mut out = Vec::new();
     for k in &kernels {
         out.push(GeneratedFile {
@@ -227,24 +279,7 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
         path: "kernels/ascend_scan_tiling.h".into(),
         contents: TilingHeader {
             header: &generated_header("ascend_scan_tiling.h"),
-            structs: vec![
-                TilingDef::of::<CopyTiling>(),
-                TilingDef::of::<ScanUTiling>(),
-                TilingDef::of::<ScanUL1Tiling>(),
-                TilingDef::of::<VecCumSumTiling>(),
-                TilingDef::of::<McScanTiling>(),
-                TilingDef::of::<RtScanTiling>(),
-                TilingDef::of::<ReduceTiling>(),
-                TilingDef::of::<OpScanTiling>(),
-                TilingDef::of::<SplitTiling>(),
-                TilingDef::of::<RadixTiling>(),
-                TilingDef::of::<SampleTiling>(),
-                TilingDef::of::<TopPTiling>(),
-                TilingDef::of::<SegScanTiling>(),
-                TilingDef::of::<SegRevertTiling>(),
-                TilingDef::of::<SegDiffTiling>(),
-                TilingDef::of::<SpmvTiling>(),
-            ],
+            structs: tilings,
         }
         .render()?
             + "\n",
@@ -261,6 +296,16 @@ pub fn render_all() -> Result<Vec<GeneratedFile>, askama::Error> {
         contents: LaunchHeader {
             header: &generated_header("aclrtlaunch_ascend_scan.h"),
             kernels: &entries,
+        }
+        .render()?
+            + "\n",
+    });
+    out.push(GeneratedFile {
+        path: "src/runtime/kernels.rs".into(),
+        contents: KernelBindings {
+            header: &generated_header("kernels.rs"),
+            kernels: kernels.iter().map(|k| k.name()).collect(),
+            families: &families,
         }
         .render()?
             + "\n",

@@ -157,8 +157,8 @@ impl Kernel for ReduceThenScan {
     fn gm_params(&self) -> &'static [&'static str] {
         &["x", "y", "total", "workspace"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "RtScanTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<RtScanTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         let (dtype, s) = (self.tile.dtype(), self.tile.s());

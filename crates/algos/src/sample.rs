@@ -200,8 +200,8 @@ impl Kernel for Sample {
     fn gm_params(&self) -> &'static [&'static str] {
         &["weights", "uniforms", "indices", "workspace"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "SampleTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<SampleTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         render_entry(

@@ -189,8 +189,8 @@ impl Kernel for ScanU {
     fn gm_params(&self) -> &'static [&'static str] {
         &["x", "y", "total", "workspace"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "ScanUTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<ScanUTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         // Vector chunks of at most 4096 accumulators (16 KiB) keep 2 x 2

@@ -217,8 +217,8 @@ impl Kernel for ScanUL1 {
     fn gm_params(&self) -> &'static [&'static str] {
         &["x", "y", "total", "workspace"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "ScanUL1Tiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<ScanUL1Tiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         let acc = scan_accumulator(self.dtype);

@@ -131,8 +131,8 @@ impl Kernel for SegRevert {
     fn gm_params(&self) -> &'static [&'static str] {
         &["xe", "x", "fs", "v", "y"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "SegRevertTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<SegRevertTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         let acc = scan_accumulator(self.dtype);
@@ -158,8 +158,8 @@ impl Kernel for SegDiff {
     fn gm_params(&self) -> &'static [&'static str] {
         &["z", "y", "workspace"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "SegDiffTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<SegDiffTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         render_entry(

@@ -228,8 +228,8 @@ impl Kernel for SegScan {
     fn gm_params(&self) -> &'static [&'static str] {
         &["x", "flags", "y", "checks", "workspace"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "SegScanTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<SegScanTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         let (dtype, s) = (self.dtype(), self.s());

@@ -205,8 +205,8 @@ impl Kernel for SplitInd {
     fn gm_params(&self) -> &'static [&'static str] {
         &["x", "flags", "y", "indices", "workspace"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "SplitTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<SplitTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         let (what, kind) = match self.kind {

@@ -134,8 +134,8 @@ impl Kernel for Spmv {
     fn gm_params(&self) -> &'static [&'static str] {
         &["values", "indices", "src", "out", "check"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "SpmvTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<SpmvTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         let dtype = self.val_dtype();

@@ -122,8 +122,14 @@ impl Kernel for TopP {
             TopPKind::Pick => &["indices", "pos", "tokens", "workspace"],
         }
     }
-    fn tiling_type(&self) -> &'static str {
-        "TopPTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<TopPTiling>()
+    }
+    fn family(&self) -> String {
+        match self.kind {
+            TopPKind::Mask(_) => "TopPMask".into(),
+            TopPKind::Pick => "TopPPick".into(),
+        }
     }
     fn render(&self) -> Result<String, askama::Error> {
         match self.kind {

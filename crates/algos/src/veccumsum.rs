@@ -85,8 +85,8 @@ impl Kernel for VecCumSum {
     fn gm_params(&self) -> &'static [&'static str] {
         &["x", "y", "total"]
     }
-    fn tiling_type(&self) -> &'static str {
-        "VecCumSumTiling"
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<VecCumSumTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
         let acc = scan_accumulator(self.dtype);

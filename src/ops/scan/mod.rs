@@ -19,7 +19,7 @@ pub use input::{
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::runtime;
+use crate::runtime::{self, Gm};
 
 /// The SoC profile the policy table of `Algorithm::Auto` was modeled on.
 pub fn auto_policy_soc() -> &'static str {
@@ -41,19 +41,28 @@ impl Algorithm {
 /// on the device's stream: allocates the workspace and writes its constant
 /// prefix once (every launch rewrites the scratch it reads), passes (x, y,
 /// total, workspace).
-fn launch_with_workspace<T: runtime::Launchable>(
+fn launch_with_workspace<A: runtime::Launch>(
     device: &Device,
-    mut plan: algos::LaunchPlan<T>,
+    mut plan: algos::LaunchPlan<A::Tiling>,
     constants: &[u8],
-    ios: impl IntoIterator<Item = [*mut std::ffi::c_void; 3]>,
+    ios: impl IntoIterator<Item = RowIo>,
+    args: impl Fn(RowIo, Gm) -> A,
 ) -> Result<()> {
     let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
     device.write(&workspace, constants)?;
     for io in ios {
-        let gm = [io[0], io[1], io[2], workspace.ptr()];
-        device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
+        let args = args(io, workspace.ptr());
+        device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     }
     Ok(())
+}
+
+/// The (x, y, total) device addresses of one launch of a cube scan.
+#[derive(Clone, Copy)]
+struct RowIo {
+    x: Gm,
+    y: Gm,
+    total: Gm,
 }
 
 enum Chosen {
@@ -197,36 +206,71 @@ fn scan_sum<T: ScanInput>(
     let totals = device.alloc_zeroed::<T::Acc>(rows * slot)?;
     let (n64, exclusive) = (n as u64, options.exclusive);
     let profile = device.profile();
-    let row_io = |r: usize| {
-        [
-            x.data.ptr_at(r * n),
-            values.ptr_at(r * n),
-            totals.ptr_at(r * slot),
-        ]
+    let row_io = |r: usize| RowIo {
+        x: x.data.ptr_at(r * n),
+        y: values.ptr_at(r * n),
+        total: totals.ptr_at(r * slot),
     };
     // The batched kernels take every row in one launch; the others one row each.
     let (batch, each_row) = ([row_io(0)], (0..rows).map(row_io));
     match chosen {
         Chosen::ScanU(a) => {
             let plan = a.plan(profile, rows as u32, n64, exclusive)?;
-            launch_with_workspace(device, plan, &a.workspace_constants(), batch)?;
+            let consts = a.workspace_constants();
+            launch_with_workspace(device, plan, &consts, batch, |io, workspace| {
+                runtime::ScanUArgs {
+                    x: io.x,
+                    y: io.y,
+                    total: io.total,
+                    workspace,
+                }
+            })?;
         }
         Chosen::ScanUL1(a) => {
             let plan = a.plan(profile, rows as u32, n64, exclusive)?;
-            launch_with_workspace(device, plan, &a.workspace_constants(), batch)?;
+            let consts = a.workspace_constants();
+            launch_with_workspace(device, plan, &consts, batch, |io, workspace| {
+                runtime::ScanUL1Args {
+                    x: io.x,
+                    y: io.y,
+                    total: io.total,
+                    workspace,
+                }
+            })?;
         }
         Chosen::McScan(a) => {
             let plan = a.plan(profile, n64, exclusive)?;
-            launch_with_workspace(device, plan, &a.workspace_constants(), each_row)?;
+            let consts = a.workspace_constants();
+            launch_with_workspace(device, plan, &consts, each_row, |io, workspace| {
+                runtime::McScanArgs {
+                    x: io.x,
+                    y: io.y,
+                    total: io.total,
+                    workspace,
+                }
+            })?;
         }
         Chosen::ReduceThenScan(a) => {
             let plan = a.plan(profile, n64, exclusive)?;
-            launch_with_workspace(device, plan, &a.workspace_constants(), each_row)?;
+            let consts = a.workspace_constants();
+            launch_with_workspace(device, plan, &consts, each_row, |io, workspace| {
+                runtime::RtScanArgs {
+                    x: io.x,
+                    y: io.y,
+                    total: io.total,
+                    workspace,
+                }
+            })?;
         }
         Chosen::VecCumSum(a) => {
             let mut plan = a.plan(profile, n64, exclusive)?;
             for io in each_row {
-                device.run(|stream| runtime::launch(stream, &mut plan, &io))?;
+                let args = runtime::VecCumSumArgs {
+                    x: io.x,
+                    y: io.y,
+                    total: io.total,
+                };
+                device.run(|stream| runtime::launch(stream, &mut plan, args))?;
             }
         }
     }

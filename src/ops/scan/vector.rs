@@ -100,8 +100,13 @@ pub(crate) fn scan_op<T: ScanInput>(
     let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
     let totals =
         device.alloc_zeroed::<T::Acc>(if options.want_total { rows * stride } else { 1 })?;
-    let gm = [x.data().ptr(), values.ptr(), totals.ptr(), workspace.ptr()];
-    device.run(|stream| runtime::launch(stream, &mut plan, &gm))?;
+    let args = runtime::OpScanArgs {
+        x: x.data().ptr(),
+        y: values.ptr(),
+        totals: totals.ptr(),
+        workspace: workspace.ptr(),
+    };
+    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     if T::DTYPE == algos::DType::F16 && op != algos::VectorOp::Sum {
         check_nan_slots(&workspace, nan_offset, cores)?;
     }

@@ -1,6 +1,6 @@
 /* acl/acl.h: the subset of the Ascend Computing Language host API used by
  * ascend-scan, with the C signatures of CANN's acl/acl.h (see
- * shared/reference/cann-build-launch.md section 3). The project's simulator
+ * README.md, "Running on an Ascend NPU"). The project's simulator
  * implements these; on a CANN machine the real libascendcl provides them. */
 #ifndef ASCSIM_ACL_ACL_H
 #define ASCSIM_ACL_ACL_H

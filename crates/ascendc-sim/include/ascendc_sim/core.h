@@ -1,6 +1,6 @@
 // ascendc_sim/core.h: base types, macros, enums and the per-core context of
 // the ascend-scan CPU simulator of the AscendC programming model (Atlas A2,
-// NPU arch 2201). Facts: shared/reference/ascendc-api.md. Written from the
+// NPU arch 2201). Facts: docs/simulator.md, docs/ascendc-identifiers.md. Written from the
 // documented semantics; no vendor code.
 #pragma once
 

@@ -1,7 +1,7 @@
 // ascendc_sim/vector.h: the vector unit (AIV, pipe V) of the ascend-scan CPU
 // simulator: mask register, element-wise arithmetic, Cast, Compare/Select,
 // bit ops, reductions, Gather/GatherMask. Semantics follow
-// shared/reference/ascendc-api.md sections 5.1-5.7 and 10; written from the
+// the AscendC vector API as docs/simulator.md describes it; written from the
 // documented behaviour, no vendor code.
 //
 // Every API runs through one repeat/mask iterator (ascsim::vec): element e of

@@ -9,19 +9,6 @@
 
 namespace ascend_scan {
 
-// True for an infinity or a NaN (every finite float lies within +-FLT_MAX;
-// a NaN fails both comparisons). Integer accumulators are always finite.
-template <typename T>
-__aicore__ inline bool NonFinite(T v) {
-    if constexpr (std::is_integral<T>::value) {
-        (void)v;
-        return false;
-    } else {
-        constexpr float kMaxFinite = 3.40282347e38f;
-        return !(v >= -kMaxFinite && v <= kMaxFinite);
-    }
-}
-
 // The cube's row scans C = A @ U multiply every input of an s-row by the
 // zeros of U too, so one infinity or NaN at column i turns the row's columns
 // before i into NaN (inf * 0); columns from i on, and the row's total (the

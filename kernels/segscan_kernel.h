@@ -37,6 +37,9 @@
 // elements per cube matmul and ring hand-off; the vector one needs two cube
 // scans per tile, which fit L0A/L0C only at s <= 64.)
 // Inputs larger than half the L2 go in waves, as RTScan does.
+// Non-finite inputs (docs/algorithms.md, "Non-finite inputs"): a chunk whose
+// own sum is inf or NaN is rescanned in sequential order, segment by segment
+// (SequentialSegments); the carries are segmented, so nothing crosses a start.
 #pragma once
 
 #include "ascend_scan_tiling.h"
@@ -51,6 +54,7 @@ constexpr uint32_t kSlotWords = 8;       // 32 bytes per vector core: aggregate,
 constexpr uint32_t kMaxVectors = 64;
 constexpr uint32_t kListAt = 8;          // S[kListAt - 1] = -carry, S[kListAt + k] = E at start k
 constexpr uint32_t kBitsBytes = kChunk / 8;
+constexpr uint32_t kIndexAt = kBitsBytes + (1 + kMaxVectors) * kSlotWords * 4;  // bytes into misc_
 
 // The segmented scan's operator on (sum since the last start, a start seen).
 template <typename TAcc>
@@ -244,13 +248,17 @@ private:
         pipe_.InitBuffer(list_, (kChunk + kListAt) * sizeof(TAcc));
         pipe_.InitBuffer(halves_, kChunk * sizeof(half));
         pipe_.InitBuffer(range_, 2 * kChunk * sizeof(half));
-        pipe_.InitBuffer(misc_, kBitsBytes + (1 + kMaxVectors) * kSlotWords * sizeof(int32_t));
+        pipe_.InitBuffer(misc_, kIndexAt + kChunk * sizeof(int32_t));
         carriesX_.Init(pipe_);
         if constexpr (!kSimple) {  // the start counts of the vector REVSPEC
             pipe_.InitBuffer(qF_, kBuffers, kChunk * sizeof(int32_t));
             carriesF_.Init(pipe_);
         }
         Duplicate(range_.Get<half>(), static_cast<half>(0.0f), static_cast<int32_t>(2 * kChunk));
+        // The index 0, 1, ..., once: StartPositions compacts it by the flag
+        // bits (a scratch index rewritten per chunk would share g_'s bytes
+        // with the fills of the simple REVSPEC).
+        CreateVecIndex(Index(), static_cast<int32_t>(0), kChunk);
         PipeBarrier<PIPE_V>();
     }
 
@@ -283,11 +291,8 @@ private:
     // `bits`, compacted into `dst`; returns how many.
     __aicore__ inline uint32_t StartPositions(const LocalTensor<int32_t>& dst, const LocalTensor<uint8_t>& bits,
                                               uint32_t count) {
-        LocalTensor<int32_t> idx = g_.Get<int32_t>();
-        CreateVecIndex(idx, static_cast<int32_t>(0), count);
-        PipeBarrier<PIPE_V>();
         uint64_t starts = 0;
-        GatherMask(dst, idx, bits.ReinterpretCast<uint32_t>(), true, count, GatherMaskParams(1, 1, 8, 0), starts);
+        GatherMask(dst, Index(), bits.ReinterpretCast<uint32_t>(), true, count, GatherMaskParams(1, 1, 8, 0), starts);
         ResetMask();
         PipeBarrier<PIPE_V>();
         return static_cast<uint32_t>(starts);
@@ -460,27 +465,59 @@ private:
             Sub(out, c, g, static_cast<int32_t>(padded));
         }
         if constexpr (!kSimple) qF_.FreeTensor(fb);
-        qC_.FreeTensor(c);
         PipeBarrier<PIPE_V>();
         if (!t_.exclusive) {
             Add(out, out, xa, static_cast<int32_t>(padded));
             PipeBarrier<PIPE_V>();
         }
         PipeSync<HardEvent::V_S>();
-        TAcc lastOut = out.GetValue(count - 1);
-        TAcc next = t_.exclusive ? static_cast<TAcc>(lastOut + xa.GetValue(count - 1)) : lastOut;
-        PipeSync<HardEvent::S_V>();  // out's buffer and xa are rewritten by the vector unit
+        TAcc next;
+        // c holds E, the chunk's own unsegmented exclusive scan: its last
+        // element plus the last input is the chunk's sum, non-finite exactly
+        // when the chunk holds a non-finite input (or a bf16 sum overflows).
+        if (NonFinite(static_cast<TAcc>(c.GetValue(count - 1) + xa.GetValue(count - 1)))) {
+            next = SequentialSegments(out, xa, bits, count, carry);
+            PipeSync<HardEvent::S_MTE3>();  // the scalar unit wrote out
+        } else {
+            TAcc lastOut = out.GetValue(count - 1);
+            next = t_.exclusive ? static_cast<TAcc>(lastOut + xa.GetValue(count - 1)) : lastOut;
+        }
+        PipeSync<HardEvent::S_MTE2>();  // c's buffer is reloaded by MTE2
+        qC_.FreeTensor(c);
+        PipeSync<HardEvent::S_V>();  // out's buffer, xa and the flag bits are rewritten by the vector unit
         StoreQueued(qOut_, out, gy_[base], count);
         return next;
     }
 
+    // The non-finite correction (docs/algorithms.md, "Non-finite inputs"):
+    // REVSPEC subtracts chunk-local prefixes, so an infinity or NaN would turn
+    // later segments of the chunk into inf - inf = NaN, and the cube's row
+    // scans spread it to earlier columns. A chunk holding one is scanned again
+    // here, segment by segment in sequential order on the scalar unit, from
+    // its f32 inputs `xa` and start bits `bits`, after `carry` (the inclusive
+    // value before the chunk). Returns the inclusive value at its last element.
+    __aicore__ inline TAcc SequentialSegments(const LocalTensor<TAcc>& out, const LocalTensor<TAcc>& xa,
+                                              const LocalTensor<uint8_t>& bits, uint32_t count, TAcc carry) {
+        TAcc acc = carry;
+        for (uint32_t i = 0; i < count; ++i) {
+            if ((bits.GetValue(i / 8) >> (i % 8)) & 1) acc = 0;
+            TAcc v = xa.GetValue(i);
+            if (t_.exclusive) out.SetValue(i, acc);
+            acc = static_cast<TAcc>(acc + v);
+            if (!t_.exclusive) out.SetValue(i, acc);
+        }
+        return acc;
+    }
+
     // This core's slot, then every core's slots (after the flag bits).
     __aicore__ inline LocalTensor<int32_t> Small() { return misc_.Get<int32_t>()[kBitsBytes / 4]; }
+    // 0, 1, ..., kChunk - 1 (after the slots).
+    __aicore__ inline LocalTensor<int32_t> Index() { return misc_.Get<int32_t>()[kIndexAt / 4]; }
 
     TPipe pipe_;
     TQue<TPosition::VECIN, kBuffers> qC_, qF_, qX_, qFlags_;
     TQue<TPosition::VECOUT, kBuffers> qOut_;
-    TBuf<TPosition::VECCALC> xa_, g_, list_, halves_, range_, misc_;  // misc: flag bits, then slots
+    TBuf<TPosition::VECCALC> xa_, g_, list_, halves_, range_, misc_;  // misc: flag bits, slots, index
     RowCarries<TAcc, kS, kChunkRows> carriesX_;
     RowCarries<int32_t, kS, kChunkRows> carriesF_;
     GlobalTensor<TIn> gx_;

@@ -42,6 +42,18 @@ fn starts(f: &[i8]) -> Vec<usize> {
     (0..f.len()).filter(|&i| i == 0 || f[i] == 1).collect()
 }
 
+/// `got` is `want` within `bound`; a NaN reference wants NaN, an infinite
+/// one the same infinity (docs/algorithms.md, "Non-finite inputs").
+fn agree(got: f64, want: f64, bound: f64) -> bool {
+    if want.is_nan() {
+        got.is_nan()
+    } else if want.is_infinite() {
+        got == want
+    } else {
+        (got - want).abs() <= bound
+    }
+}
+
 trait Value: SegmentedInput + Copy {
     fn f64(self) -> f64;
     fn acc_f64(a: Self::Acc) -> f64;
@@ -82,6 +94,7 @@ fn check_scan<T: Value>(
 ) {
     assert_eq!(got.len(), x.len());
     let n = x.len();
+    let non_finite = x.iter().any(|v| !v.f64().is_finite());
     // SSCR's bound: two global prefixes of the Auto scan.
     let d = Algorithm::auto_for::<f16>(1, n).error_depth().unwrap() as f64;
     let (mut seg, mut seg_abs, mut seg_len, mut all_abs, mut tile_abs) =
@@ -103,21 +116,26 @@ fn check_scan<T: Value>(
         let v = x[i].f64();
         let want = if exclusive { seg } else { seg + v };
         seg += v;
-        seg_abs += v.abs();
         seg_len += 1;
-        all_abs += v.abs();
-        tile_abs += v.abs();
+        if v.is_finite() {
+            seg_abs += v.abs();
+            all_abs += v.abs();
+            tile_abs += v.abs();
+        }
         let g = T::acc_f64(got[i]);
         if T::EXACT {
             assert_eq!(g, want, "{algo:?} exclusive={exclusive} at {i} of {n}");
             continue;
         }
         let bound = match algo {
-            SegScanAlgorithm::Sscr => 2.0 * (d + i as f64 / d + 2.0) * U * all_abs + U * seg_abs,
+            SegScanAlgorithm::Sscr if !non_finite => {
+                2.0 * (d + i as f64 / d + 2.0) * U * all_abs + U * seg_abs
+            }
+            // SSCR runs SEGSCAN when x holds an inf or NaN.
             _ => (128.0 + seg_len as f64 / 64.0 + 2.0) * U * (seg_abs + tile_abs + carried),
         };
         assert!(
-            (g - want).abs() <= bound,
+            agree(g, want, bound),
             "{algo:?} exclusive={exclusive} at {i} of {n}: got {g}, want {want}, bound {bound}"
         );
         if exclusive && i > 0 && f[i] == 1 {
@@ -249,7 +267,10 @@ fn ref_sums<T: Value>(x: &[T], f: &[i8]) -> Vec<(f64, f64, usize)> {
             let seg = &x[a..b];
             (
                 seg.iter().map(|v| v.f64()).sum(),
-                seg.iter().map(|v| v.f64().abs()).sum(),
+                seg.iter()
+                    .map(|v| v.f64().abs())
+                    .filter(|a| a.is_finite())
+                    .sum(),
                 b,
             )
         })
@@ -275,7 +296,12 @@ fn check_sums<T: Value>(dev: &Device, x: &[T], f: &[i8], algo: SegSumAlgorithm) 
     let mut prefix_abs = 0.0;
     let mut start = 0;
     // One tile's sum of |x| is at most TILE * max |x|.
-    let tile_abs = TILE as f64 * x.iter().map(|v| v.f64().abs()).fold(0.0, f64::max);
+    let tile_abs = TILE as f64
+        * x.iter()
+            .map(|v| v.f64().abs())
+            .filter(|a| a.is_finite())
+            .fold(0.0, f64::max);
+    let non_finite = x.iter().any(|v| !v.f64().is_finite());
     for (k, (&g, &(w, abs, end))) in got.iter().zip(&want).enumerate() {
         let g = T::acc_f64(g);
         prefix_abs += abs;
@@ -286,12 +312,15 @@ fn check_sums<T: Value>(dev: &Device, x: &[T], f: &[i8], algo: SegSumAlgorithm) 
             continue;
         }
         let bound = match algo {
-            SegSumAlgorithm::Scd => 2.0 * (d + end as f64 / d + 2.0) * U * prefix_abs + U * abs,
-            // The chunk up to the end, and the first chunk before the start.
+            SegSumAlgorithm::Scd if !non_finite => {
+                2.0 * (d + end as f64 / d + 2.0) * U * prefix_abs + U * abs
+            }
+            // The chunk up to the end, and the first chunk before the start
+            // (SCD runs SEGSCAN when x holds an inf or NaN).
             _ => (128.0 + len as f64 / 64.0 + 2.0) * U * (abs + 2.0 * tile_abs),
         };
         assert!(
-            (g - w).abs() <= bound,
+            agree(g, w, bound),
             "{algo:?} segment {k} of {}: got {g}, want {w}, bound {bound}",
             want.len()
         );
@@ -483,4 +512,108 @@ fn bad_segments_are_refused_naming_the_argument() {
         segmented_scan(&dev, &x, Segments::Flags(&f), SegScanOptions::default()).unwrap_err(),
         "another device",
     );
+}
+
+/// The non-finite values the tests plant: +inf, -inf and NaN.
+const SPECIALS: [f32; 3] = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN];
+
+/// Where a non-finite value meets an edge: the first and last elements,
+/// segment starts and the elements just before them, and the boundaries of
+/// SEGSCAN's chunks and of the simple REVSPEC's tiles.
+fn edge_positions(f: &[i8]) -> Vec<usize> {
+    let n = f.len();
+    let mut v = vec![0, 1, n - 1];
+    for s in starts(f).into_iter().skip(1) {
+        v.extend([s - 1, s]);
+    }
+    for b in (TILE..n).step_by(TILE) {
+        v.extend([b - 1, b]);
+    }
+    v.extend((SIMPLE_TILE..n).step_by(SIMPLE_TILE));
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// `x` with SPECIALS at every `stride`-th of `positions` from `first`.
+fn planted<T: Value>(
+    mut x: Vec<T>,
+    positions: &[usize],
+    first: usize,
+    stride: usize,
+    from: impl Fn(f32) -> T,
+) -> Vec<T> {
+    for (k, &p) in positions.iter().skip(first).step_by(stride).enumerate() {
+        x[p] = from(SPECIALS[k % SPECIALS.len()]);
+    }
+    x
+}
+
+/// Runs every segmented scan and segmented sum algorithm on `x`.
+fn check_all<T: Value>(dev: &Device, x: &[T], f: &[i8]) {
+    for &algo in &SEGSCANS {
+        run_scan(dev, x, f, algo);
+    }
+    for algo in [SegSumAlgorithm::Auto, SegSumAlgorithm::Scd] {
+        check_sums(dev, x, f, algo);
+    }
+}
+
+/// An infinity or NaN affects its own segment from its position on and
+/// nothing else (docs/algorithms.md, "Non-finite inputs"), in every
+/// algorithm: the checks above want NaN or the same infinity where the
+/// sequential f64 reference has one, and the usual bound elsewhere.
+#[test]
+fn non_finite_values_stay_in_their_segment() {
+    let dev = dev();
+    let from_f16 = |v: f32| f16::from_f32(v);
+    // Three one-element segments [1 | 2 | 1] (adjacent starts once tripped
+    // the hazard checker in the simple REVSPEC), then [1 | inf | 1]; [inf | 1].
+    check_all(&dev, &[1.0, 2.0, 1.0].map(from_f16), &[1, 1, 1]);
+    let x: Vec<f16> = [1.0, f32::INFINITY, 1.0].map(from_f16).to_vec();
+    check_all(&dev, &x, &[1, 1, 1]);
+    check_all(&dev, &x[1..], &[1, 1]);
+    // 100 segments of 100 with one inf.
+    let f: Vec<i8> = (0..10_000).map(|i| i8::from(i % 100 == 0)).collect();
+    check_all(
+        &dev,
+        &planted(f16_data(10_000, 4), &[250], 0, 1, from_f16),
+        &f,
+    );
+    for (n, density, seed) in [
+        (5 * TILE + 77, 0.002, 1),
+        (2 * SIMPLE_TILE + 9, 0.03, 2),
+        (3 * TILE, 0.4, 3),
+    ] {
+        let f = flags(n, density, seed);
+        let positions = edge_positions(&f);
+        // A third of the edge positions per launch: segments between them stay finite.
+        for first in 0..3 {
+            check_all(
+                &dev,
+                &planted(f16_data(n, seed), &positions, first, 3, from_f16),
+                &f,
+            );
+        }
+        let x = planted(bf16_data(n, seed), &positions, 1, 5, bf16::from_f32);
+        check_all(&dev, &x, &f);
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 8, ..Default::default() })]
+
+    /// Random lengths, densities and 1-4 non-finite values at random positions.
+    #[test]
+    fn random_non_finite_positions(
+        n in 1usize..20_000,
+        density in 0.0f64..0.2,
+        seed: u64,
+        count in 1usize..5,
+    ) {
+        let f = flags(n, density, seed);
+        let positions: Vec<usize> = words(count, seed ^ 0x5eed).map(|w| (w % n as u64) as usize).collect();
+        let x = planted(f16_data(n, seed), &positions, 0, 1, |v| f16::from_f32(v));
+        check_all(&dev(), &x, &f);
+    }
 }

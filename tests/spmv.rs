@@ -378,3 +378,78 @@ fn column_errors_name_the_first_bad_entry() {
     assert_eq!(name, "col_indices");
     assert!(reason.contains("col_indices[200001] = 7"), "{reason}");
 }
+
+/// Like [`check`] for inputs holding infinities or NaN (docs/algorithms.md,
+/// "Non-finite inputs"): a row whose products involve one wants the IEEE
+/// result of the f64 reference (NaN, or the same infinity); every other row
+/// the documented bound while its prefix is finite, and after the first
+/// non-finite product (where it is summed again from its own products in
+/// sequential order) `(len + 2) * 2^-24 * sum |products of the row|`.
+fn check_non_finite<T: SpmvValue>(a: &HostCsr, x: &[f32]) {
+    let dev = device();
+    let csr = Csr::<T>::upload(&dev, a).unwrap();
+    let xs: Vec<T> = x.iter().map(|&v| T::from_f32(v)).collect();
+    let y = spmv(&dev, &csr, &dev.upload(&xs).unwrap())
+        .unwrap()
+        .download()
+        .unwrap();
+    let x64: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+    let want = a.reference_spmv(&x64);
+    let bounds = a.spmv_error_bounds(&x64);
+    for r in 0..y.len() {
+        let nonzeros = a.row_ptr[r] as usize..a.row_ptr[r + 1] as usize;
+        let row_abs: f64 = nonzeros
+            .clone()
+            .map(|j| (f64::from(a.values[j]) * x64[a.col_indices[j] as usize]).abs())
+            .sum();
+        let bound = if bounds[r].is_finite() {
+            bounds[r]
+        } else {
+            (nonzeros.len() as f64 + 2.0) * 2f64.powi(-24) * row_abs
+        };
+        let (got, want) = (f64::from(y[r]), want[r]);
+        let ok = if want.is_nan() {
+            got.is_nan()
+        } else if want.is_infinite() {
+            got == want
+        } else {
+            (got - want).abs() <= bound
+        };
+        assert!(ok, "row {r}: got {got}, want {want} (bound {bound:e})");
+    }
+}
+
+/// The rows whose products involve an infinity or NaN (in x or in the
+/// matrix) get the IEEE result; no other row changes.
+#[test]
+fn non_finite_values_reach_only_their_rows() {
+    // 2 x 2 identity, x = [inf, 1].
+    let mut rng = Rng::new(1);
+    let mut eye = HostCsr::from_rows(2, &[vec![0], vec![1]], &mut rng);
+    eye.values = vec![1.0, 1.0];
+    check_non_finite::<f32>(&eye, &[f32::INFINITY, 1.0]);
+    // A diagonal of 20000 rows (several row chunks and cores), x[0] = inf.
+    let n = 20_000;
+    let diag: Vec<Vec<i32>> = (0..n as i32).map(|r| vec![r]).collect();
+    let a = HostCsr::from_rows(n, &diag, &mut rng);
+    let mut x = vector(n, 2);
+    x[0] = f32::INFINITY;
+    check_non_finite::<f32>(&a, &x);
+    check_non_finite::<f16>(&a, &x);
+    // Rows across chunk and core boundaries; x with +inf, -inf and NaN in
+    // a few columns, and non-finite matrix values in the middle.
+    let mut lens = vec![4095, 1, 4097, 0, 5000, 3];
+    lens.extend((0..9000).map(|i| (i * 7) % 23));
+    let mut a = with_lengths(3000, &lens, 7);
+    let mut x = vector(3000, 8);
+    for (k, c) in [5, 700, 2999].into_iter().enumerate() {
+        x[c] = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN][k];
+    }
+    check_non_finite::<f32>(&a, &x);
+    check_non_finite::<f16>(&a, &x);
+    let x = vector(3000, 9);
+    let nnz = a.values.len();
+    a.values[nnz / 2] = f32::NEG_INFINITY;
+    a.values[nnz / 2 + 4100] = f32::NAN;
+    check_non_finite::<f32>(&a, &x);
+}

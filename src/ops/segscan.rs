@@ -1,6 +1,6 @@
 //! Segmented scan and segmented sum (docs/algorithms.md,
 //! section "Segmented operations").
-use super::scan::{scan, ScanInput, ScanOptions, MAX_I8_SCAN_LEN, MAX_SCAN_LEN};
+use super::scan::{scan, Accumulator, ScanInput, ScanOptions, MAX_I8_SCAN_LEN, MAX_SCAN_LEN};
 use super::split::{self, SplitValue};
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
@@ -51,6 +51,8 @@ pub enum SegScanAlgorithm {
     /// SSCR, the composed baseline: scan of x (exclusive), compress of it at
     /// the starts, scan of the flags, REVERT. Five launches; limited to
     /// [`MAX_I8_SCAN_LEN`] elements (the flags' scan is an int8 scan).
+    /// REVERT subtracts global prefixes, so when x holds an inf or NaN (the
+    /// first scan's total is non-finite) SEGSCAN runs instead.
     Sscr,
 }
 
@@ -73,7 +75,8 @@ pub enum SegSumAlgorithm {
     /// SCD: scan (exclusive), compress at the segment ends, difference. The
     /// sums are differences of global prefixes: |error| of a segment's sum
     /// grows with the magnitude of everything before it (see
-    /// [`segmented_sum`]).
+    /// [`segmented_sum`]). When x holds an inf or NaN (the scan's total is
+    /// non-finite) the SEGSCAN variant runs instead.
     Scd,
     /// The magnitude-bounded variant: SEGSCAN (inclusive), compress at the
     /// segment ends. Each sum is accumulated from the segment's own start (a
@@ -124,6 +127,11 @@ const SIMPLE_MAX_DENSITY: f64 = 0.005;
 /// SSCR subtracts global prefixes: its error grows with sum |x| over
 /// everything before i. i8 values are exact in i32 (segments longer than
 /// [`MAX_I8_SCAN_LEN`] could overflow: refused when x is longer).
+///
+/// Non-finite values (f16/bf16): an inf or NaN affects its own segment from
+/// its position on, with the IEEE result, and nothing else (every
+/// algorithm; docs/algorithms.md, "Non-finite inputs"). A chunk of 4096
+/// elements holding one is rescanned sequentially on the scalar unit.
 ///
 /// Errors ([`Error::InvalidArgument`] naming the argument): buffers on
 /// another device, flags not of x's length or not 0/1, offsets not starting
@@ -200,17 +208,7 @@ pub fn segmented_sum<T: SegmentedInput>(
     let flags = flags.get();
     let dense = match options.algorithm {
         SegSumAlgorithm::Scd => run_scd(device, x, flags)?,
-        SegSumAlgorithm::Auto | SegSumAlgorithm::SegScan => {
-            let y = run_segscan(device, x, flags, false, RevSpec::Vector)?;
-            // Sum of each segment but the last: y just before the next start.
-            let z = device.alloc_uninit::<T::Acc>(n)?;
-            let ends = compress_shifted(device, &y, 0, flags, &z)?;
-            z.upload_at(ends, &y.download_range(n - 1, 1)?)?;
-            SegmentSums {
-                sums: z,
-                count: ends + 1,
-            }
-        }
+        SegSumAlgorithm::Auto | SegSumAlgorithm::SegScan => run_segscan_sums(device, x, flags)?,
     };
     match segments {
         Segments::Flags(_) => Ok(dense),
@@ -370,9 +368,19 @@ fn run_sscr<T: SegmentedInput>(
     let n = x.len();
     let exclusive_scan = ScanOptions {
         exclusive: true,
+        want_total: true,
         ..Default::default()
     };
-    let xe = scan(device, x, exclusive_scan)?.values;
+    let scanned = scan(device, x, exclusive_scan)?;
+    if !scanned
+        .total()
+        .expect("the total was asked for")
+        .is_finite()
+    {
+        // REVERT subtracts global prefixes: after an inf or NaN, inf - inf.
+        return run_segscan(device, x, flags, exclusive, RevSpec::Vector);
+    }
+    let xe = scanned.values;
     let v = device.alloc_uninit::<T::Acc>(n)?;
     split::launch::<T::Acc>(
         device,
@@ -394,6 +402,24 @@ fn run_sscr<T: SegmentedInput>(
     };
     device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     Ok(y)
+}
+
+/// The sums from SEGSCAN (inclusive): each segment's last element.
+fn run_segscan_sums<T: SegmentedInput>(
+    device: &Device,
+    x: &DeviceBuffer<T>,
+    flags: &DeviceBuffer<i8>,
+) -> Result<SegmentSums<T::Acc>> {
+    let n = x.len();
+    let y = run_segscan(device, x, flags, false, RevSpec::Vector)?;
+    // Sum of each segment but the last: y just before the next start.
+    let z = device.alloc_uninit::<T::Acc>(n)?;
+    let ends = compress_shifted(device, &y, 0, flags, &z)?;
+    z.upload_at(ends, &y.download_range(n - 1, 1)?)?;
+    Ok(SegmentSums {
+        sums: z,
+        count: ends + 1,
+    })
 }
 
 /// SCD: exclusive scan xe with the total; z = xe at every start after
@@ -422,6 +448,10 @@ fn run_scd<T: SegmentedInput>(
         },
     )?;
     let total = out.total().expect("the total was asked for");
+    if !total.is_finite() {
+        // Differences of global prefixes after an inf or NaN are inf - inf.
+        return run_segscan_sums(device, x, flags);
+    }
     let z = device.alloc_uninit::<T::Acc>(n)?;
     let ends = compress_shifted(device, &out.values, 1, flags, &z)?;
     z.upload_at(ends, &[total])?;

@@ -198,6 +198,14 @@ fn launch(
 /// products add u per product for f32 values, nothing for f16; the
 /// subtraction one rounding of y.)
 ///
+/// Non-finite values (inf or NaN in x or in the matrix) affect exactly the
+/// rows whose products involve them, with the IEEE result of their sum
+/// (docs/algorithms.md, "Non-finite inputs"). Every row after the first
+/// non-finite product is summed again from its own products in sequential
+/// order by the rows kernel (its prefix difference would be inf - inf): on
+/// the scalar unit, so one early infinity costs time in proportion to the
+/// nonzeros after it.
+///
 /// Validation ([`Error::InvalidArgument`], naming the argument and the
 /// first bad entry): on the host, before any launch, `x` whose length is
 /// not n or that lives on another device, `row_ptr[0] != 0` and
@@ -285,15 +293,15 @@ pub fn spmv<T: SpmvValue>(
         },
     )?;
     let zs = scan(device, &z, ScanOptions::default())?.values;
-    drop(z);
     let y = device.alloc_uninit::<f32>(m)?;
+    // The rows kernel reads z again only for rows after a non-finite product.
     let bad_row = launch(
         device,
         algos::SpmvStage::Rows,
         m,
         nnz,
         runtime::SpmvArgs {
-            values: std::ptr::null_mut(),
+            values: z.ptr(),
             indices: a.row_ptr.ptr(),
             src: zs.ptr(),
             out: y.ptr(),

@@ -55,6 +55,19 @@ __aicore__ inline void PipeSync() {
     WaitFlag<E>(id);
 }
 
+// True for an infinity or a NaN (every finite float lies within +-FLT_MAX;
+// a NaN fails both comparisons). Integer accumulators are always finite.
+template <typename T>
+__aicore__ inline bool NonFinite(T v) {
+    if constexpr (std::is_integral<T>::value) {
+        (void)v;
+        return false;
+    } else {
+        constexpr float kMaxFinite = 3.40282347e38f;
+        return !(v >= -kMaxFinite && v <= kMaxFinite);
+    }
+}
+
 // After scalar reads of UB scratch: the vector unit and MTE2 may overwrite it.
 __aicore__ inline void ScalarReadsDone() {
     PipeSync<HardEvent::S_V>();

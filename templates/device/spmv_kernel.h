@@ -240,6 +240,45 @@ __aicore__ inline void SpmvProducts(GM_ADDR values, GM_ADDR indices, GM_ADDR src
     if (bad >= 0) ReportBad(gSlot, bufSlot.Get<int32_t>(), bad);
 }
 
+namespace spmv {
+// The non-finite correction of SpmvRows (docs/algorithms.md, "Non-finite
+// inputs"). Once a product is infinite or NaN, every later prefix of zs is
+// too (inf + finite = inf, inf - inf = NaN, NaN stays), so a row whose start
+// prefix w[i] is non-finite gets inf - inf or NaN from the subtraction even
+// when its own products are finite. Those rows are a suffix of the chunk
+// (from the first non-finite w[i]); each is summed again from its own
+// products z in sequential order, streamed through the `stage` buffer
+// (kChunk floats, free after the gather). `entry` holds row_ptr - 1 of the
+// chunk's rows + 1 entries; `rows` >= 1. Called after V -> S and V -> MTE3
+// syncs; the caller syncs S -> MTE3 before storing y.
+template <uint32_t kChunk>
+__aicore__ inline void SumPoisonedRows(const LocalTensor<float>& y, const LocalTensor<float>& w,
+                                       const LocalTensor<int32_t>& entry, uint32_t rows, const GlobalTensor<float>& gZ,
+                                       uint64_t zLen, const LocalTensor<float>& stage) {
+    uint32_t first = 0;
+    while (!NonFinite(w.GetValue(first))) ++first;
+    // Products [a, b) of row i are z[entry[i] + 1, entry[i + 1] + 1).
+    int64_t staged = -1;  // the product index at stage[0], or none
+    for (uint32_t i = first; i < rows; ++i) {
+        int64_t a = static_cast<int64_t>(entry.GetValue(i)) + 1;
+        int64_t b = static_cast<int64_t>(entry.GetValue(i + 1)) + 1;  // b < a: a decreasing row_ptr, reported
+        float sum = 0.0f;
+        for (int64_t k = a; k < b; ++k) {
+            if (staged < 0 || k < staged || k >= staged + static_cast<int64_t>(kChunk)) {
+                int64_t left = static_cast<int64_t>(zLen) - k;
+                uint32_t count = static_cast<uint32_t>(left < static_cast<int64_t>(kChunk) ? left : kChunk);
+                PipeSync<HardEvent::S_MTE2>();  // earlier scalar reads of the stage
+                LoadAny(stage, gZ[static_cast<uint64_t>(k)], count);
+                PipeSync<HardEvent::MTE2_S>();
+                staged = k;
+            }
+            sum += stage.GetValue(static_cast<uint32_t>(k - staged));
+        }
+        y.SetValue(i, sum);
+    }
+}
+}  // namespace spmv
+
 // The last step: with zs the inclusive fp32 scan of the products z, every
 // row's sum is y[r] = w[r] - w[r-1] where w[r] = zs[row_ptr[r+1] - 1] (0
 // where that index is -1, w[-1] = 0). Each vector core takes a range of
@@ -250,18 +289,20 @@ __aicore__ inline void SpmvProducts(GM_ADDR values, GM_ADDR indices, GM_ADDR src
 // row gathers the same element twice: exactly 0. Each core also checks that
 // its entries of row_ptr do not decrease and writes 1 + the index of the
 // first entry that does (row_ptr[i] < row_ptr[i-1]) into its 32-byte slot.
+// `values` are the products z themselves: rows after a non-finite product
+// are summed again from them (spmv::SumPoisonedRows).
 template <uint32_t kChunk, uint32_t kWindow>
 __aicore__ inline void SpmvRows(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM_ADDR out, GM_ADDR check,
                                 const SpmvTiling& t) {
     using namespace spmv;
-    (void)values;
     constexpr uint32_t kRows = kChunk - 64;  // rows + 1 entries, padded to 64, fit a chunk
     uint32_t core = static_cast<uint32_t>(GetBlockIdx());
     uint64_t begin = 0, end = 0;
     if (!CoreRange(t, core, begin, end)) return;
     GlobalTensor<int32_t> gRp, gSlot;
-    GlobalTensor<float> gZs, gY;
+    GlobalTensor<float> gZ, gZs, gY;
     gRp.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices), t.count + 1);
+    gZ.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(values), t.src_len);
     gZs.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(src), t.src_len);
     gY.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out), t.count);
     gSlot.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(check) + core * 8, 8);
@@ -326,6 +367,13 @@ __aicore__ inline void SpmvRows(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM
         PipeBarrier<PIPE_V>();
         Sub(y, y, w, static_cast<int32_t>(padded));
         PipeSync<HardEvent::V_MTE3>();
+        PipeSync<HardEvent::V_S>();
+        if (NonFinite(w.GetValue(rows - 1))) {
+            LocalTensor<int32_t> stage = gather.ScratchA();
+            SumPoisonedRows<kChunk>(y, w, rp, rows, gZ, t.src_len, stage.ReinterpretCast<float>());
+            PipeSync<HardEvent::S_MTE3>();  // the scalar unit rewrote rows of y
+        }
+        ScalarReadsDone();
         StoreAny(gY[off], y, rows);
     }
     if (bad >= 0) ReportBad(gSlot, bufSlot.Get<int32_t>(), bad);

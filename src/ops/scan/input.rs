@@ -17,6 +17,8 @@ pub trait Accumulator: Element {
     /// [`ScanOp::Max`], +inf / `i32::MAX` for [`ScanOp::Min`]: the exclusive
     /// scan's first element and the total of an empty input.
     fn identity(op: ScanOp) -> Self;
+    /// False for an infinity or a NaN (integers are always finite).
+    fn is_finite(self) -> bool;
 }
 impl Accumulator for f32 {
     fn identity(op: ScanOp) -> f32 {
@@ -26,6 +28,9 @@ impl Accumulator for f32 {
             ScanOp::Min => f32::INFINITY,
         }
     }
+    fn is_finite(self) -> bool {
+        f32::is_finite(self)
+    }
 }
 impl Accumulator for i32 {
     fn identity(op: ScanOp) -> i32 {
@@ -34,6 +39,9 @@ impl Accumulator for i32 {
             ScanOp::Max => i32::MIN,
             ScanOp::Min => i32::MAX,
         }
+    }
+    fn is_finite(self) -> bool {
+        true
     }
 }
 impl ScanInput for half::f16 {

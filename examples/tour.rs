@@ -4,12 +4,12 @@
 //! modeled COPY that moves the operation's minimal traffic.
 use ascend_scan::matrices::{sparse_attention, AttentionPattern};
 use ascend_scan::{
-    compress_with, copy, model_launch, multinomial, multinomial_reference, reduce, reduce_sum,
+    compress_with, copy, model_launches, multinomial, multinomial_reference, reduce, reduce_sum,
     scan, segmented_scan, segmented_sum, sort, split_with, spmv, top_p_sample, topk, uniform,
-    uniforms, Algorithm, Batch, CompressOptions, CostParams, Csr, Device, Error, LaunchReport,
-    RevSpec, SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
-    SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions, SplitOptions,
-    TopPOptions, TopkOptions,
+    uniforms, Algorithm, Batch, CompressOptions, CostError, CostParams, Csr, Device, Error,
+    LaunchReport, RevSpec, SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm,
+    SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions,
+    SplitOptions, TopPOptions, TopkOptions,
 };
 use half::f16;
 use std::cmp::Ordering;
@@ -329,7 +329,6 @@ fn tour_scan_f32(dev: &Device, rows: usize, n: usize, exclusive: bool) -> Result
     Ok(row(dev, label, rows * n, ok, 8.0))
 }
 
-/// Modeled seconds of a COPY moving `bytes` of HBM traffic (read + write).
 /// COMPRESS and SPLIT of f16 values by random 0/1 flags (half of them 1),
 /// checked bit for bit against the sequential partition. Floors: compress
 /// reads values and flags (3 B) and writes the kept fraction f (2f B, 4f
@@ -690,25 +689,34 @@ fn tour_spmv(dev: &Device, rows: usize, block: usize) -> Result<Row, Error> {
 }
 
 /// Modeled time of a COPY of `bytes` under each parameter set.
-fn modeled_copy(dev: &Device, params: &[CostParams; 2], bytes: usize) -> Result<[f64; 2], Error> {
+fn modeled_copy(
+    dev: &Device,
+    params: &[CostParams; 2],
+    bytes: usize,
+) -> Result<[f64; 2], Box<dyn std::error::Error>> {
     let x = dev.alloc_zeroed::<u8>((bytes / 2).max(32))?;
     dev.take_reports();
     copy(&x)?;
-    Ok(modeled_time(&dev.take_reports(), params, 0))
+    let modeled = modeled(&dev.take_reports(), params, 0)
+        .map_err(|e| format!("modeling the reference COPY of {bytes} bytes: {e}"))?;
+    Ok(modeled.map(|(time_s, _)| time_s))
 }
 
-/// Modeled time of `reports` (launches one after the other) under each parameter set.
-fn modeled_time(reports: &[LaunchReport], params: &[CostParams; 2], n: u64) -> [f64; 2] {
-    params.each_ref().map(|p| {
-        reports
-            .iter()
-            .filter_map(|r| model_launch(r, p, n).ok())
-            .map(|m| m.time_s)
-            .sum()
-    })
+/// Modeled seconds and HBM bytes of `reports` (launches one after the other
+/// on a stream) under each parameter set; zero when there is no launch.
+fn modeled(
+    reports: &[LaunchReport],
+    params: &[CostParams; 2],
+    n: u64,
+) -> Result<[(f64, u64); 2], CostError> {
+    let [nominal, conservative] = params.each_ref().map(|p| {
+        let m = model_launches(reports, p, n)?;
+        Ok::<_, CostError>(m.map_or((0.0, 0), |m| (m.time_s, m.hbm_bytes())))
+    });
+    Ok([nominal?, conservative?])
 }
 
-fn main() -> Result<(), Error> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dev = Device::simulated(Soc::Ascend910B4)?;
     let p = dev.profile();
     println!(
@@ -816,13 +824,9 @@ fn main() -> Result<(), Error> {
         "% COPY"
     );
     for r in &rows {
-        let [nominal, conservative] = modeled_time(&r.reports, &params, r.n as u64);
-        let hbm: u64 = r
-            .reports
-            .iter()
-            .filter_map(|l| model_launch(l, &params[1], r.n as u64).ok())
-            .map(|m| m.hbm_bytes())
-            .sum();
+        // HBM bytes of the conservative profile (the headline).
+        let [(nominal, _), (conservative, hbm)] = modeled(&r.reports, &params, r.n as u64)
+            .map_err(|e| format!("modeling {}: {e}", r.op))?;
         let gm: u64 = r
             .reports
             .iter()

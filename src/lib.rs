@@ -4,7 +4,10 @@
 //! Kernels are AscendC C++ generated from `crates/algos` through askama
 //! templates (`kernels/`). Without an NPU they run on the project's CPU
 //! simulator of the AscendC programming model, which checks the hardware's
-//! rules and records a trace of every launch.
+//! rules and records a trace of every launch ([`Device::take_reports`]);
+//! [`model_launches`] replays the traces of launches run one after the other
+//! in the cost model for a modeled time and HBM traffic
+//! ([`model_launch`] one launch).
 //!
 //! ```
 //! use ascend_scan::{scan, Device, ScanOptions};
@@ -32,7 +35,12 @@ pub mod matrices;
 mod ops;
 mod runtime;
 
-pub use ascendc_sim::{model_launch, CostParams, LaunchReport, ModelReport, Soc, SocProfile};
+// The simulator's SoC profiles, its record of a launch and the cost model
+// that replays it (docs/cost-model.md).
+pub use ascendc_sim::{
+    cost::CostError, model_launch, model_launches, CostParams, LaunchReport, ModelReport, Soc,
+    SocProfile,
+};
 pub use device::{Device, DeviceBuffer, Element};
 pub use error::{Error, Result};
 pub use ops::copy::copy;

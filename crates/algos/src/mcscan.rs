@@ -2,9 +2,8 @@
 use soc::SocProfile;
 use tiling_derive::Tiling;
 
-use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
-use crate::render::render_entry;
-use crate::scanu::{scan_accumulator, ScanU};
+use crate::kernel::{multicore_scan_kernel, AlgoError, DType, Kernel, LaunchPlan};
+use crate::scanu::ScanU;
 
 /// Tiling of the MCSCAN kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
@@ -107,32 +106,10 @@ impl McScan {
     }
 }
 
-impl Kernel for McScan {
-    fn name(&self) -> String {
-        format!("mcscan_{}_s{}", self.tile.dtype().tag(), self.tile.s())
-    }
-    fn kernel_type(&self) -> KernelType {
-        KernelType::MixAic1_2
-    }
-    fn gm_params(&self) -> &'static [&'static str] {
-        &["x", "y", "total", "workspace"]
-    }
-    fn tiling_type(&self) -> crate::TilingType {
-        crate::TilingType::of::<McScanTiling>()
-    }
-    fn render(&self) -> Result<String, askama::Error> {
-        let (dtype, s) = (self.tile.dtype(), self.tile.s());
-        let acc = scan_accumulator(dtype);
-        // 4096 accumulators (16 KiB) per vector chunk: a multiple of every s.
-        let chunk = 4096;
-        render_entry(
-            self,
-            "mcscan_kernel.h",
-            &format!(
-                "MCScan (docs/algorithms.md, MCScan): {dtype} -> {acc}, tile edge s = {s}, \
-                 vector chunks of {chunk}."
-            ),
-            &format!("McScan<{}, {}, {s}, {chunk}>", dtype.cpp(), acc.cpp()),
-        )
-    }
-}
+multicore_scan_kernel!(
+    McScan,
+    McScanTiling,
+    prefix: "mcscan",
+    title: "MCScan",
+    body: "McScan"
+);

@@ -4,15 +4,6 @@ use askama::Template;
 
 use crate::kernel::{generated_header, Kernel};
 
-/// (file name, contents) of a header of templates/device/.
-macro_rules! device_header {
-    ($name:literal) => {
-        (
-            $name,
-            include_str!(concat!("../../../templates/device/", $name)),
-        )
-    };
-}
 use crate::catalogue;
 
 /// One generated file: path relative to the workspace root, and contents.
@@ -89,34 +80,11 @@ struct KernelBindings<'a> {
     families: &'a [Family],
 }
 
-/// The device code: plain C++ headers (templates/device/), copied into
-/// kernels/ so that CANN builds kernels/ alone. The building blocks by layer
-/// (base, UB I/O, cube tile pipeline, operators, reductions, scans, the
-/// ring), then one kernel body per family.
-const DEVICE_HEADERS: &[(&str, &str)] = &[
-    device_header!("blocks_base.h"),
-    device_header!("blocks_ub_io.h"),
-    device_header!("blocks_cube.h"),
-    device_header!("blocks_ops.h"),
-    device_header!("blocks_reduce.h"),
-    device_header!("blocks_scan.h"),
-    device_header!("blocks_ring.h"),
-    device_header!("copy_kernel.h"),
-    device_header!("reduce_kernel.h"),
-    device_header!("opscan_kernel.h"),
-    device_header!("split_kernel.h"),
-    device_header!("radix_kernel.h"),
-    device_header!("sample_kernel.h"),
-    device_header!("topp_kernel.h"),
-    device_header!("segscan_kernel.h"),
-    device_header!("segops_kernel.h"),
-    device_header!("spmv_kernel.h"),
-    device_header!("scanu_kernel.h"),
-    device_header!("mcscan_kernel.h"),
-    device_header!("rtscan_kernel.h"),
-    device_header!("scanul1_kernel.h"),
-    device_header!("veccumsum_kernel.h"),
-];
+/// The device code: plain C++ headers, (file name, contents) of every
+/// `*.h` of templates/device/ in name order (listed by build.rs), copied into
+/// kernels/ so that CANN builds kernels/ alone: the building blocks by layer
+/// (`blocks_*.h`), then one kernel body per family (`*_kernel.h`).
+const DEVICE_HEADERS: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/device_headers.rs"));
 
 /// One kernel source: the entry point that instantiates a kernel body of
 /// templates/device/ with what only the Rust side knows.

@@ -3,9 +3,8 @@
 use soc::SocProfile;
 use tiling_derive::Tiling;
 
-use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::kernel::{multicore_scan_kernel, AlgoError, DType, Kernel, LaunchPlan};
 use crate::mcscan::block_split;
-use crate::render::render_entry;
 use crate::scanu::{scan_accumulator, ScanU};
 
 /// Tiling of the REDUCE-THEN-SCAN kernels.
@@ -147,31 +146,10 @@ impl ReduceThenScan {
     }
 }
 
-impl Kernel for ReduceThenScan {
-    fn name(&self) -> String {
-        format!("rtscan_{}_s{}", self.tile.dtype().tag(), self.tile.s())
-    }
-    fn kernel_type(&self) -> KernelType {
-        KernelType::MixAic1_2
-    }
-    fn gm_params(&self) -> &'static [&'static str] {
-        &["x", "y", "total", "workspace"]
-    }
-    fn tiling_type(&self) -> crate::TilingType {
-        crate::TilingType::of::<RtScanTiling>()
-    }
-    fn render(&self) -> Result<String, askama::Error> {
-        let (dtype, s) = (self.tile.dtype(), self.tile.s());
-        let acc = scan_accumulator(dtype);
-        let chunk = 4096;
-        render_entry(
-            self,
-            "rtscan_kernel.h",
-            &format!(
-                "RTScan (docs/algorithms.md, RTScan): {dtype} -> {acc}, tile edge s = {s}, \
-                 vector chunks of {chunk}."
-            ),
-            &format!("RtScan<{}, {}, {s}, {chunk}>", dtype.cpp(), acc.cpp()),
-        )
-    }
-}
+multicore_scan_kernel!(
+    ReduceThenScan,
+    RtScanTiling,
+    prefix: "rtscan",
+    title: "RTScan",
+    body: "RtScan"
+);

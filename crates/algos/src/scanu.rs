@@ -138,18 +138,8 @@ impl ScanU {
         n: u64,
         exclusive: bool,
     ) -> Result<LaunchPlan<ScanUTiling>, AlgoError> {
-        if n == 0 || rows == 0 {
-            return Err(AlgoError::InvalidArgument {
-                name: "n",
-                reason: "an empty scan needs no launch".into(),
-            });
-        }
         let tile = u64::from(self.s * self.s);
-        let tiles = n.div_ceil(tile);
-        let tiles = u32::try_from(tiles).map_err(|_| AlgoError::InvalidArgument {
-            name: "n",
-            reason: format!("{n} elements need too many tiles"),
-        })?;
+        let tiles = row_tiles(rows, n, tile)?;
         let block_dim = rows.div_ceil(2).min(soc.cube_cores);
         // One ring per AI core; a slot holds tile k of both rows of a pair.
         let ring_bytes = u64::from(block_dim)
@@ -177,6 +167,21 @@ impl ScanU {
     pub fn total_slot_elems(&self) -> usize {
         32 / self.acc_dtype().size()
     }
+}
+
+/// Tiles of `tile` elements in each of `rows >= 1` rows of `n >= 1`
+/// elements (the last may be partial).
+pub(crate) fn row_tiles(rows: u32, n: u64, tile: u64) -> Result<u32, AlgoError> {
+    if n == 0 || rows == 0 {
+        return Err(AlgoError::InvalidArgument {
+            name: "n",
+            reason: "an empty scan needs no launch".into(),
+        });
+    }
+    u32::try_from(n.div_ceil(tile)).map_err(|_| AlgoError::InvalidArgument {
+        name: "n",
+        reason: format!("{n} elements need too many tiles"),
+    })
 }
 
 impl Kernel for ScanU {

@@ -20,7 +20,7 @@ use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
 use crate::render::render_entry;
-use crate::scanu::{one_bytes, scan_accumulator, RING_SLOTS};
+use crate::scanu::{one_bytes, row_tiles, scan_accumulator, RING_SLOTS};
 
 /// Tiling of the SCANUL1 kernels. Offsets are bytes into the workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
@@ -170,17 +170,8 @@ impl ScanUL1 {
         n: u64,
         exclusive: bool,
     ) -> Result<LaunchPlan<ScanUL1Tiling>, AlgoError> {
-        if n == 0 || rows == 0 {
-            return Err(AlgoError::InvalidArgument {
-                name: "n",
-                reason: "an empty scan needs no launch".into(),
-            });
-        }
         let tile = u64::from(self.s * self.s);
-        let tiles = u32::try_from(n.div_ceil(tile)).map_err(|_| AlgoError::InvalidArgument {
-            name: "n",
-            reason: format!("{n} elements need too many tiles"),
-        })?;
+        let tiles = row_tiles(rows, n, tile)?;
         let l = self.layout();
         let block_dim = rows.min(soc.cube_cores).min(MAX_CORES as u32);
         let ring_bytes = u64::from(block_dim) * u64::from(RING_SLOTS) * tile * 4;

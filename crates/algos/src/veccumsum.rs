@@ -5,7 +5,7 @@ use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
 use crate::render::render_entry;
-use crate::scanu::{scan_accumulator, validate_scan_dtype};
+use crate::scanu::{row_tiles, scan_accumulator, validate_scan_dtype};
 
 /// Tiling of the VECCUMSUM kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
@@ -50,18 +50,7 @@ impl VecCumSum {
         n: u64,
         exclusive: bool,
     ) -> Result<LaunchPlan<VecCumSumTiling>, AlgoError> {
-        if n == 0 {
-            return Err(AlgoError::InvalidArgument {
-                name: "n",
-                reason: "an empty scan needs no launch".into(),
-            });
-        }
-        let tiles = u32::try_from(n.div_ceil(u64::from(self.s * self.s))).map_err(|_| {
-            AlgoError::InvalidArgument {
-                name: "n",
-                reason: format!("{n} elements need too many tiles"),
-            }
-        })?;
+        let tiles = row_tiles(1, n, u64::from(self.s * self.s))?;
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: 1,

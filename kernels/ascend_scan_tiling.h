@@ -67,8 +67,6 @@ struct OpScanTiling {
     uint32_t total_stride;
     // 1 when some core starts inside a row: phase 1 and SyncAll run.
     uint32_t sync;
-    // Byte offset of the NaN slots (one 32-byte slot per core) in the workspace.
-    uint32_t nan_offset;
 };
 static_assert(sizeof(OpScanTiling) == 56, "OpScanTiling: size differs from the Rust definition");
 static_assert(offsetof(OpScanTiling, n) == 0, "OpScanTiling: offset of n differs from the Rust definition");
@@ -81,7 +79,6 @@ static_assert(offsetof(OpScanTiling, exclusive) == 36, "OpScanTiling: offset of 
 static_assert(offsetof(OpScanTiling, want_total) == 40, "OpScanTiling: offset of want_total differs from the Rust definition");
 static_assert(offsetof(OpScanTiling, total_stride) == 44, "OpScanTiling: offset of total_stride differs from the Rust definition");
 static_assert(offsetof(OpScanTiling, sync) == 48, "OpScanTiling: offset of sync differs from the Rust definition");
-static_assert(offsetof(OpScanTiling, nan_offset) == 52, "OpScanTiling: offset of nan_offset differs from the Rust definition");
 
 typedef struct SplitTiling SplitTiling;
 struct SplitTiling {

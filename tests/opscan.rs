@@ -1,6 +1,7 @@
 //! Max and min scans (OPSCAN) through the safe API against an exact CPU
 //! reference: f16 -> f32 and i8 -> i32 convert exactly and max/min never
-//! round, so every result must be equal.
+//! round, so every result must be equal. NaN follows `torch.cummax` /
+//! `torch.cummin`: every result from a row's first NaN on is NaN.
 use ascend_scan::{scan, Algorithm, Batch, Device, Error, ScanInput, ScanOp, ScanOptions};
 use half::f16;
 use proptest::prelude::*;
@@ -13,6 +14,7 @@ fn device() -> Device {
 trait Input: ScanInput {
     fn wide(self) -> Self::Acc;
     fn identity(op: ScanOp) -> Self::Acc;
+    fn is_nan(acc: Self::Acc) -> bool;
 }
 
 impl Input for f16 {
@@ -25,6 +27,9 @@ impl Input for f16 {
         } else {
             f32::INFINITY
         }
+    }
+    fn is_nan(acc: f32) -> bool {
+        acc.is_nan()
     }
 }
 
@@ -39,9 +44,14 @@ impl Input for i8 {
             i32::MAX
         }
     }
+    fn is_nan(_: i32) -> bool {
+        false
+    }
 }
 
-/// Sequential reference: values (row-major) and one total per row.
+/// Sequential reference (`torch.cummax`/`cummin`): values (row-major) and
+/// one total per row; a NaN sticks from its position on, infinities are
+/// ordinary values.
 fn reference<T: Input>(
     xs: &[T],
     rows: usize,
@@ -59,7 +69,7 @@ where
         for &x in &xs[r * len..(r + 1) * len] {
             let before = acc;
             let v = x.wide();
-            let take = if op == ScanOp::Max { v > acc } else { v < acc };
+            let take = T::is_nan(v) || if op == ScanOp::Max { v > acc } else { v < acc };
             if take {
                 acc = v;
             }
@@ -93,7 +103,8 @@ where
     let (want, want_totals) = reference(xs, rows, op, exclusive);
     assert_eq!(y.len(), want.len());
     let len = xs.len() / rows;
-    if let Some(i) = (0..y.len()).find(|&i| y[i] != want[i]) {
+    let same = |a: T::Acc, b: T::Acc| a == b || (T::is_nan(a) && T::is_nan(b));
+    if let Some(i) = (0..y.len()).find(|&i| !same(y[i], want[i])) {
         panic!(
             "{op:?} exclusive={exclusive} rows={rows} len={len}: first mismatch at row {} col {}: got {:?}, want {:?}",
             i / len,
@@ -102,11 +113,14 @@ where
             want[i]
         );
     }
-    assert_eq!(
-        out.totals.as_deref(),
-        Some(&want_totals[..]),
-        "{op:?} totals rows={rows} len={len}"
-    );
+    let totals = out.totals.expect("totals asked for");
+    assert_eq!(totals.len(), want_totals.len());
+    if let Some(r) = (0..rows).find(|&r| !same(totals[r], want_totals[r])) {
+        panic!(
+            "{op:?} exclusive={exclusive} rows={rows} len={len}: total of row {r}: got {:?}, want {:?}",
+            totals[r], want_totals[r]
+        );
+    }
 }
 
 fn all_cases<T: Input>(xs: &[T], rows: usize)
@@ -305,33 +319,85 @@ fn totals_are_optional() {
     );
 }
 
+/// `xs` with a NaN (alternating sign and payload) at each of `at`.
+fn with_nans(mut xs: Vec<f16>, at: &[usize]) -> Vec<f16> {
+    for (k, &i) in at.iter().enumerate() {
+        xs[i] =
+            f16::from_bits((0x7c01 + (k as u16 % 3) * 0x100) | if k % 2 == 1 { 0x8000 } else { 0 });
+    }
+    xs
+}
+
 #[test]
-fn nan_is_refused() {
-    let dev = device();
-    for (n, at) in [(1, 0), (100, 99), (5000, 4097), ((1 << 16) + 5, 60_000)] {
-        let mut xs = random_f16(n, 9);
-        xs[at] = if at % 2 == 0 { f16::NAN } else { -f16::NAN };
-        let x = dev.upload(&xs).unwrap();
+fn nan_propagates_in_one_row() {
+    // 300_000 elements: 37 cores of 8192 (tiles of 4096 from each core's
+    // start), phase 1 and carries across cores.
+    let core = 8192;
+    for (n, at) in [
+        (1, vec![0]),
+        (100, vec![0]),
+        (100, vec![99]),
+        (100, vec![40, 41, 70]),
+        (5000, vec![4095]),
+        (5000, vec![4096]),
+        (5000, vec![4999]),
+        (300_000, vec![0]),
+        (300_000, vec![299_999]),
+        (300_000, vec![4095]),
+        (300_000, vec![core - 1]),
+        (300_000, vec![core]),
+        (300_000, vec![5 * core - 1, 9 * core + 3]),
+        (
+            300_000,
+            vec![20 * core + 4096, 20 * core + 100, 36 * core + 7],
+        ),
+    ] {
+        let xs = with_nans(random_f16(n, n as u64 + at[0] as u64), &at);
         for op in [ScanOp::Max, ScanOp::Min] {
-            for rows in [1, n.min(2)] {
-                if n % rows != 0 {
-                    continue;
-                }
-                let err = scan(
-                    &dev,
-                    Batch::rows(&x, rows).unwrap(),
-                    ScanOptions {
-                        op,
-                        ..Default::default()
-                    },
-                )
-                .unwrap_err();
-                assert!(
-                    matches!(err, Error::InvalidArgument { name: "x", .. }),
-                    "n={n}: {err}"
-                );
+            for exclusive in [false, true] {
+                check(&xs, 1, op, exclusive);
             }
         }
+    }
+}
+
+#[test]
+fn nan_propagates_in_batches() {
+    for (rows, len, at) in [
+        // Short rows (a tile's lanes are rows): first, last, several rows.
+        (50, 7, vec![0, 6, 7 * 3 + 2, 7 * 3 + 5, 7 * 49 + 6]),
+        (300, 31, vec![31 * 131, 31 * 132 - 1, 31 * 299 + 30]),
+        (20, 256, vec![255, 256 * 7 + 128, 256 * 19]),
+        // Long rows, 8 rows a core: tile boundaries inside a row.
+        (320, 300, vec![299, 300 * 3 + 256, 300 * 4 + 255, 300 * 200]),
+        // Long rows split over cores (cores start inside rows).
+        (3, 100_001, vec![99_000, 100_500, 150_000, 300_002]),
+        (3, 100_001, vec![100_000, 100_001]),
+    ] {
+        let xs = with_nans(random_f16(rows * len, len as u64), &at);
+        for op in [ScanOp::Max, ScanOp::Min] {
+            for exclusive in [false, true] {
+                check(&xs, rows, op, exclusive);
+            }
+        }
+    }
+}
+
+#[test]
+fn nan_and_infinities() {
+    let n = 3 * 4096 + 77;
+    let xs: Vec<f16> = (0..n)
+        .map(|i| match i % 7 {
+            0 => f16::INFINITY,
+            1 => f16::NEG_INFINITY,
+            _ => f16::from_f32((i % 101) as f32 - 50.0),
+        })
+        .collect();
+    for at in [vec![0], vec![1], vec![5000], vec![4096, 4097, n - 1]] {
+        let xs = with_nans(xs.clone(), &at);
+        all_cases(&xs, 1);
+        all_cases(&xs[..3 * 4097], 3);
+        all_cases(&xs[..50 * 7], 50);
     }
 }
 
@@ -389,22 +455,43 @@ fn length() -> impl Strategy<Value = usize> {
     ]
 }
 
+/// Random finite f16 with +inf and -inf at one position in `every` each.
+fn random_with_infinities(n: usize, seed: u64, every: usize) -> Vec<f16> {
+    random_f16(n, seed)
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| match (seed as usize + i) % every {
+            0 => f16::INFINITY,
+            1 => f16::NEG_INFINITY,
+            _ => v,
+        })
+        .collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
     #[test]
     fn f16_scans_match(len in length(), seed in any::<u64>(), max in any::<bool>(), exclusive in any::<bool>()) {
-        let xs: Vec<f16> = random_f16(len, seed)
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| match (seed as usize + i) % 97 {
-                0 => f16::INFINITY,
-                1 => f16::NEG_INFINITY,
-                _ => v,
-            })
-            .collect();
+        let xs = random_with_infinities(len, seed, 97);
         let op = if max { ScanOp::Max } else { ScanOp::Min };
         check(&xs, 1, op, exclusive);
+    }
+
+    #[test]
+    fn nan_at_random_positions(
+        rows in 1usize..4,
+        len in prop_oneof![1usize..300, 3900usize..4300, 8000usize..40_000],
+        nans in proptest::collection::vec(any::<prop::sample::Index>(), 1..4),
+        seed in any::<u64>(),
+        max in any::<bool>(),
+        exclusive in any::<bool>(),
+    ) {
+        let n = rows * len;
+        let at: Vec<usize> = nans.iter().map(|i| i.index(n)).collect();
+        let xs = with_nans(random_with_infinities(n, seed, 61), &at);
+        let op = if max { ScanOp::Max } else { ScanOp::Min };
+        check(&xs, rows, op, exclusive);
     }
 
     #[test]

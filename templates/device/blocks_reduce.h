@@ -83,10 +83,11 @@ __aicore__ inline void FoldFlagRange(const LocalTensor<half>& lo, const LocalTen
     ScalarReadsDone();
 }
 
-// NaN detection for half inputs (max/min refuse NaN: the reference leaves the
-// NaN behaviour of vector Max/Min undocumented). Keeps the lane-wise largest
-// (bits & 0x7fff) seen; a value above 0x7c00 (the bits of inf) is a NaN.
-// Publish() folds the lanes and writes 16 int16 (one 32-byte GM slot).
+// NaN detection for half inputs (the reference leaves the NaN behaviour of
+// vector Max/Min undocumented, so max/min never rely on it). Keeps the
+// lane-wise largest (bits & 0x7fff) seen; a value above 0x7c00 (the bits of
+// inf) is a NaN. Publish() folds the lanes and writes 16 int16 (one 32-byte
+// GM slot); Seen() folds them and tells on the scalar unit.
 class HalfNanCheck {
 public:
     static constexpr int16_t kInfBits = 0x7c00;
@@ -124,16 +125,36 @@ public:
     }
 
     __aicore__ inline void Publish(const GlobalTensor<int16_t>& slot) {
-        for (uint32_t w = lanes_ / 2; w >= 16; w /= 2) {
-            Max(acc_, acc_, acc_[w], static_cast<int32_t>(w));
-            PipeBarrier<PIPE_V>();
-        }
+        Fold();
         PipeSync<HardEvent::V_MTE3>();
         DataCopy(slot, acc_, 16);
         PipeSync<HardEvent::MTE3_V>();
     }
 
+    // Whether any input seen so far is a NaN (later Add/Merge calls go on
+    // accumulating: the folded lanes hold maxima of inputs seen).
+    __aicore__ inline bool Seen() {
+        Fold();
+        PipeSync<HardEvent::V_S>();
+        bool nan = false;
+        for (uint32_t i = 0; i < 16; ++i) {
+            if (acc_.GetValue(i) > kInfBits) nan = true;
+        }
+        ScalarReadsDone();
+        return nan;
+    }
+
+    // Whether the half with these bits is a NaN.
+    __aicore__ static inline bool IsNan(int16_t bits) { return (bits & 0x7fff) > kInfBits; }
+
 private:
+    __aicore__ inline void Fold() {
+        for (uint32_t w = lanes_ / 2; w >= 16; w /= 2) {
+            Max(acc_, acc_, acc_[w], static_cast<int32_t>(w));
+            PipeBarrier<PIPE_V>();
+        }
+    }
+
     LocalTensor<int16_t> acc_, mask_;
     uint32_t lanes_ = 0;
 };
@@ -168,8 +189,11 @@ __aicore__ inline TAcc OpRange(const GlobalTensor<TIn>& gx, uint64_t begin, uint
     for (uint64_t off = begin; off < end; off += chunk) {
         if (end - off > chunk) OpLoadChunk<Op>(gx, off + chunk, end, chunk, in);
         LocalTensor<TIn> x = in.template DeQue<TIn>();
+        // The NaN mask (into tmp, unused by the half cast) shares the barriers.
+        bool check = false;
         if constexpr (std::is_same<TIn, half>::value) {
-            if (nan != nullptr) nan->Add(x, tmp.template ReinterpretCast<int16_t>(), chunk);
+            check = nan != nullptr;
+            if (check) nan->Mask(x, tmp.template ReinterpretCast<int16_t>(), chunk);
         } else {
             (void)nan;
         }
@@ -177,6 +201,7 @@ __aicore__ inline TAcc OpRange(const GlobalTensor<TIn>& gx, uint64_t begin, uint
         in.FreeTensor(x);
         PipeBarrier<PIPE_V>();
         Op::Vec(acc, acc, xa, chunk);
+        if (check) nan->Merge(tmp.template ReinterpretCast<int16_t>(), chunk);
         PipeBarrier<PIPE_V>();
     }
     constexpr uint32_t kBlockLanes = 32 / sizeof(TAcc);

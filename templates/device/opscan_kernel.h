@@ -26,6 +26,17 @@
 // ranges instead: phase 1 takes the operator over each core's part of its
 // last row into a GM slot, SyncAll, and a core starting inside a row
 // combines the slots of the earlier cores of that row into its carry.
+//
+// NaN (f16 max/min) propagates as in torch.cummax: every output from a row's
+// first NaN on is NaN (exclusive: from the next position), the row's total
+// too. Nothing relies on what vector Max/Min return for a NaN: the outputs
+// before a row's first NaN never combine it, and those from it on are
+// overwritten. Each input is masked once (HalfNanCheck) in the pass that
+// reads it first: phase 1 for its range (a NaN there is published as a NaN
+// slot, which marks the rest of the row on the later cores), the scan for
+// the tiles before it. Only a core that saw a NaN then runs FixNan: its
+// tiles again, x read on the scalar unit, NaN stored from each row's first
+// NaN to the row's end (or its part of the row).
 #pragma once
 
 #include "ascend_scan_tiling.h"
@@ -45,7 +56,7 @@ constexpr uint32_t kGatherSteps = 3;
 template <typename Op, typename TIn, typename TAcc, uint32_t kTile, uint32_t kMaxLanes, uint32_t kSegLanes>
 class Scanner {
 public:
-    // Max and min refuse NaN: f16 inputs are checked on the device (sums let NaN through).
+    // Max and min propagate NaN explicitly (sums let IEEE addition do it).
     static constexpr bool kCheckNan = std::is_same<TIn, half>::value && !std::is_same<Op, OpSum>::value;
     static constexpr uint32_t kSteps = Log2Const(kSegLanes);
     static_assert((1u << kSteps) == kSegLanes, "kSegLanes is a power of two");
@@ -61,6 +72,7 @@ public:
     static constexpr uint32_t kOneAt = kIdxKsAt + (kGatherSteps + 1) * kSegLanes * sizeof(uint32_t);
     static constexpr uint32_t kSlotsAt = kOneAt + 32;
     static constexpr uint32_t kSmallBytes = kSlotsAt + kMaxCores * 32;
+    static constexpr int32_t kNanBits = 0x7fc00000;  // a quiet f32 NaN
 
     __aicore__ inline void Run(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, const OpScanTiling& t) {
         t_ = t;
@@ -73,13 +85,13 @@ public:
         gy_.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(y), t.n);
         gTotals_.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(totals), 0);
         gSlots_.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace), 0);
-        gNan_.SetGlobalBuffer(reinterpret_cast<__gm__ int16_t*>(workspace + t.nan_offset), 0);
         Init();
 
         begin_ = static_cast<uint64_t>(core_) * t.per_core;
         end_ = begin_ + t.per_core < t.n ? begin_ + t.per_core : t.n;
         if (begin_ > end_) begin_ = end_;
         next_ = begin_;
+        checkedTo_ = end_;
         if (t.segments) CarryIn();
         // Software pipeline: the next kAhead tiles load while this one computes.
         TileDesc ring[kAhead + 1];
@@ -101,7 +113,10 @@ public:
             if (t.want_total && t.segments && cur.endsRow) StoreTotals(cur.row, Carry(), 1);
             if (t.want_total && !t.segments) StoreTotals(cur.row, TR()[width_ * lanes_], cur.rows);
         }
-        if constexpr (kCheckNan) nan_.Publish(gNan_[core_ * 16]);
+        if constexpr (kCheckNan) {
+            // Tiles before checkedTo_ were masked by the scan, the rest by phase 1.
+            if (carryNan_ || partNan_ || (checkedTo_ > begin_ && nan_.Seen())) FixNan();
+        }
     }
 
 private:
@@ -144,6 +159,7 @@ private:
         uint32_t rows = 0;  // rows (short rows)
         bool startsRow = false;  // long rows: first tile of this core in the row
         bool endsRow = false;    // long rows: the tile ends the row
+        bool checkNan = false;   // the scan masks its NaN (phase 1 did not)
     };
 
     // The next tile of this core's range: `lanes` whole rows (short rows), or
@@ -164,6 +180,7 @@ private:
             d.startsRow = next_ == begin_ || next_ % len == 0;
             d.endsRow = next_ + d.count == rowEnd;
         }
+        d.checkNan = kCheckNan && d.base < checkedTo_;
         next_ += d.count;
         return true;
     }
@@ -236,12 +253,16 @@ private:
         LocalTensor<half> tmp = bufHalf_.Get<half>();
         LocalTensor<TAcc> a = qOut_.AllocTensor<TAcc>();
         CastToAcc(a, in, tmp, tileElems_);
-        if constexpr (kCheckNan) nan_.Mask(in, tmp.ReinterpretCast<int16_t>(), tileElems_);
+        if constexpr (kCheckNan) {
+            if (d.checkNan) nan_.Mask(in, tmp.ReinterpretCast<int16_t>(), tileElems_);
+        }
         PipeBarrier<PIPE_V>();
         qIn_.FreeTensor(in);
         LocalTensor<TAcc> tr = TR();
         Gather(tr[lanes_], a, bufIdxF_.Get<uint32_t>(), 0, tileElems_);
-        if constexpr (kCheckNan) nan_.Merge(tmp.ReinterpretCast<int16_t>(), tileElems_);
+        if constexpr (kCheckNan) {
+            if (d.checkNan) nan_.Merge(tmp.ReinterpretCast<int16_t>(), tileElems_);
+        }
         PipeBarrier<PIPE_V>();
         // The row-wise scan down the width_ rows; for long rows the lane scan
         // runs alongside it (independent instructions share the barriers): a
@@ -351,8 +372,9 @@ private:
     }
 
     // Long rows split over cores: phase 1 publishes the op of this core's part
-    // of its last row; after SyncAll a core starting inside a row combines
-    // the slots of the earlier cores of that row into carryIn_.
+    // of its last row (a NaN slot if the part holds a NaN); after SyncAll a
+    // core starting inside a row combines the slots of the earlier cores of
+    // that row into carryIn_ (carryNan_ if one is a NaN).
     __aicore__ inline void CarryIn() {
         const uint64_t len = t_.row_len;
         carryIn_ = Op::template Identity<TAcc>();
@@ -361,10 +383,20 @@ private:
         if (begin_ < end_) {
             uint64_t lastRow = (end_ - 1) / len * len;
             LocalTensor<TAcc> scratch = TR();
-            part = OpRange<Op>(gx_, begin_ > lastRow ? begin_ : lastRow, end_, kTile, qIn_, scratch, scratch[kTile],
-                               bufHalf_.Get<half>(), static_cast<HalfNanCheck*>(nullptr));
+            checkedTo_ = begin_ > lastRow ? begin_ : lastRow;
+            part = OpRange<Op>(gx_, checkedTo_, end_, kTile, qIn_, scratch, scratch[kTile], bufHalf_.Get<half>(),
+                               kCheckNan ? &nan_ : static_cast<HalfNanCheck*>(nullptr));
+            if constexpr (kCheckNan) partNan_ = nan_.Seen();
         }
-        StoreScalar(gSlots_[core_ * kSumSlot<TAcc>], bufSmall_.GetWithOffset<TAcc>(32 / sizeof(TAcc), kOneAt), part);
+        LocalTensor<TAcc> one = bufSmall_.GetWithOffset<TAcc>(32 / sizeof(TAcc), kOneAt);
+        if (partNan_) {
+            one.template ReinterpretCast<int32_t>().SetValue(0, kNanBits);
+            PipeSync<HardEvent::S_MTE3>();
+            StoreAny(gSlots_[core_ * kSumSlot<TAcc>], one, 1);
+            PipeSync<HardEvent::MTE3_S>();
+        } else {
+            StoreScalar(gSlots_[core_ * kSumSlot<TAcc>], one, part);
+        }
         SyncAll();
         if (begin_ % len != 0 && begin_ < end_) {
             LocalTensor<TAcc> slots = bufSmall_.GetWithOffset<TAcc>(kMaxCores * 32 / sizeof(TAcc), kSlotsAt);
@@ -372,10 +404,63 @@ private:
             PipeSync<HardEvent::MTE2_S>();
             uint64_t rowStart = begin_ / len * len;
             for (uint32_t j = core_; j > 0; --j) {
-                carryIn_ = Op::Scalar(carryIn_, slots.GetValue((j - 1) * kSumSlot<TAcc>));
+                uint32_t at = (j - 1) * kSumSlot<TAcc>;
+                if constexpr (kCheckNan) {
+                    int32_t bits = slots.template ReinterpretCast<int32_t>().GetValue(at);
+                    if ((bits & 0x7fffffff) > 0x7f800000) carryNan_ = true;
+                }
+                carryIn_ = Op::Scalar(carryIn_, slots.GetValue(at));
                 if (static_cast<uint64_t>(j - 1) * t_.per_core <= rowStart) break;
             }
         }
+    }
+
+    // NaN propagation (a core that saw a NaN, or starts inside a row that
+    // holds one on an earlier core): this core's tiles again, x read on the
+    // scalar unit; from each row's first NaN (exclusive: one later) to the
+    // end of the row's part here y is stored as NaN, and the row's total.
+    __aicore__ inline void FixNan() {
+        LocalTensor<TAcc> nans = TR();
+        PipeBarrier<PIPE_V>();
+        Duplicate(nans.template ReinterpretCast<int32_t>(), kNanBits, static_cast<int32_t>(kTile));
+        PipeSync<HardEvent::V_MTE3>();
+        PipeSync<HardEvent::V_MTE2>();
+        const uint32_t shift = t_.exclusive ? 1 : 0;
+        bool rowNan = false;  // long rows: the current row holds a NaN before this tile
+        next_ = begin_;
+        TileDesc d;
+        while (Next(d)) {
+            if (t_.segments && d.startsRow) rowNan = d.base == begin_ && carryNan_;
+            if (t_.segments && (rowNan || (d.base >= checkedTo_ && !partNan_))) {
+                if (rowNan) StoreNan(gy_[d.base], nans, d.count);
+            } else {
+                // Lanes: whole rows (short rows) or one part of a row.
+                const uint32_t lane = t_.segments ? d.count : width_;
+                LoadAny(bufHalf_.Get<half>(), gx_[d.base], d.count);
+                PipeSync<HardEvent::MTE2_S>();
+                LocalTensor<int16_t> xs = bufHalf_.Get<int16_t>();
+                for (uint32_t r = 0; r * lane < d.count; ++r) {
+                    uint32_t c = 0;
+                    while (c < lane && !HalfNanCheck::IsNan(xs.GetValue(r * lane + c))) ++c;
+                    if (c == lane) continue;
+                    if (c + shift < lane) StoreNan(gy_[d.base + r * lane + c + shift], nans, lane - c - shift);
+                    if (t_.want_total && !t_.segments) StoreNan(gTotals_[(d.row + r) * t_.total_stride], nans, 1);
+                    rowNan = true;
+                }
+                ScalarReadsDone();
+            }
+            if (t_.want_total && t_.segments && d.endsRow && rowNan) {
+                StoreNan(gTotals_[d.row * t_.total_stride], nans, 1);
+            }
+        }
+    }
+
+    // Stores NaN over outputs this core (the scan, or an earlier NaN store
+    // into the same 32-byte block) may have written before.
+    __aicore__ static inline void StoreNan(const GlobalTensor<TAcc>& dst, const LocalTensor<TAcc>& nans,
+                                           uint32_t count) {
+        PipeBarrier<PIPE_MTE3>();
+        StoreAny(dst, nans, count);
     }
 
     // Writes `count` totals (from UB, pipe V) for rows first.. to the totals.
@@ -397,10 +482,12 @@ private:
     HalfNanCheck nan_;
     GlobalTensor<TIn> gx_;
     GlobalTensor<TAcc> gy_, gTotals_, gSlots_;
-    GlobalTensor<int16_t> gNan_;
     OpScanTiling t_;
     uint32_t lanes_ = 0, width_ = 0, tileElems_ = 0, core_ = 0, cores_ = 0;
     uint64_t begin_ = 0, end_ = 0, next_ = 0;
+    uint64_t checkedTo_ = 0;  // the scan masks tiles before it for NaN, phase 1 the rest
+    bool partNan_ = false;    // phase 1 saw a NaN
+    bool carryNan_ = false;   // an earlier core saw a NaN in this core's first row
     uint32_t lanePhase_ = 0, laneStep_ = 0, foldRows_ = 0;
     TAcc carryIn_ = 0;
 };

@@ -81,8 +81,6 @@ pub struct OpScanTiling {
     pub total_stride: u32,
     /// 1 when some core starts inside a row: phase 1 and SyncAll run.
     pub sync: u32,
-    /// Byte offset of the NaN slots (one 32-byte slot per core) in the workspace.
-    pub nan_offset: u32,
 }
 
 /// An OPSCAN kernel instance: input type and operator.
@@ -112,8 +110,8 @@ const MIN_SPLIT: u64 = 2 * OPSCAN_TILE;
 const ROW_GROUP: u64 = 8;
 
 impl OpScan {
-    /// Input types of max and min: f16 (f32 results) and i8 (i32 results);
-    /// NaN is refused, which the kernel checks for f16.
+    /// Input types of max and min: f16 (f32 results; NaN propagates as in
+    /// `torch.cummax`) and i8 (i32 results).
     pub const DTYPES: [DType; 2] = [DType::F16, DType::I8];
     /// Input types of sums: also bf16 and f32 (f32 results).
     pub const SUM_DTYPES: [DType; 4] = [DType::F16, DType::Bf16, DType::I8, DType::F32];
@@ -135,7 +133,7 @@ impl OpScan {
                     if op == VectorOp::Sum {
                         "f16, bf16, i8 or f32"
                     } else {
-                        "f16 or i8 (NaN refused)"
+                        "f16 or i8"
                     }
                 ),
             });
@@ -192,11 +190,11 @@ impl OpScan {
         };
         let block_dim = n.div_ceil(per_core);
         let sync = !short && (1..block_dim).any(|k| (k * per_core) % row_len != 0);
-        let nan_offset = block_dim * 32;
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: block_dim as u32,
-            workspace_bytes: 2 * nan_offset,
+            // One 32-byte slot per core: the op over its part of a row (phase 1).
+            workspace_bytes: block_dim * 32,
             tiling: OpScanTiling {
                 n,
                 row_len,
@@ -208,7 +206,6 @@ impl OpScan {
                 want_total: u32::from(want_total),
                 total_stride,
                 sync: u32::from(sync),
-                nan_offset: nan_offset as u32,
             },
         })
     }

@@ -110,7 +110,7 @@ fn algorithm_error(e: algos::AlgoError) -> Error {
 ///
 /// Errors: [`Error::InvalidArgument`] naming `x` (rows past
 /// [`MAX_SCAN_LEN`], i8 sum rows past [`MAX_I8_SCAN_LEN`], a buffer of
-/// another device, NaN in max/min input) or `options.algorithm` (a tile edge
+/// another device) or `options.algorithm` (a tile edge
 /// the algorithm does not have, a cube algorithm for max/min);
 /// [`Error::Unsupported`] for a dtype the algorithm lacks (f32 on the cube,
 /// i8 on `ScanUL1`, bf16 and f32 max/min), whatever the length.
@@ -120,10 +120,9 @@ fn algorithm_error(e: algos::AlgoError) -> Error {
 /// `Algorithm::Auto` is accepted) and are exact: every result is an input
 /// element converted exactly (f16 -> f32, i8 -> i32) or the identity. The
 /// exclusive scan starts each row with the identity; an empty row's total is
-/// the identity. f16 inputs holding a NaN are refused with
-/// [`Error::InvalidArgument`] naming `x` (checked on the device during the
-/// scan): the NaN behaviour of the vector Max/Min instructions is not
-/// documented for Atlas A2, so no result is promised for it. When -0.0 and
+/// the identity. NaN propagates as in `torch.cummax`/`torch.cummin`: every
+/// result from a row's first NaN on (exclusive: after it) is NaN, and so is
+/// the row's total; infinities are ordinary values. When -0.0 and
 /// +0.0 tie, which of them a result holds is not specified (they compare
 /// equal).
 pub fn scan<'a, T: ScanInput>(

@@ -566,18 +566,17 @@ fn check_all<T: Value>(dev: &Device, x: &[T], f: &[i8]) {
 #[test]
 fn non_finite_values_stay_in_their_segment() {
     let dev = dev();
-    let from_f16 = |v: f32| f16::from_f32(v);
     // Three one-element segments [1 | 2 | 1] (adjacent starts once tripped
     // the hazard checker in the simple REVSPEC), then [1 | inf | 1]; [inf | 1].
-    check_all(&dev, &[1.0, 2.0, 1.0].map(from_f16), &[1, 1, 1]);
-    let x: Vec<f16> = [1.0, f32::INFINITY, 1.0].map(from_f16).to_vec();
+    check_all(&dev, &[1.0, 2.0, 1.0].map(f16::from_f32), &[1, 1, 1]);
+    let x: Vec<f16> = [1.0, f32::INFINITY, 1.0].map(f16::from_f32).to_vec();
     check_all(&dev, &x, &[1, 1, 1]);
     check_all(&dev, &x[1..], &[1, 1]);
     // 100 segments of 100 with one inf.
     let f: Vec<i8> = (0..10_000).map(|i| i8::from(i % 100 == 0)).collect();
     check_all(
         &dev,
-        &planted(f16_data(10_000, 4), &[250], 0, 1, from_f16),
+        &planted(f16_data(10_000, 4), &[250], 0, 1, f16::from_f32),
         &f,
     );
     for (n, density, seed) in [
@@ -591,7 +590,7 @@ fn non_finite_values_stay_in_their_segment() {
         for first in 0..3 {
             check_all(
                 &dev,
-                &planted(f16_data(n, seed), &positions, first, 3, from_f16),
+                &planted(f16_data(n, seed), &positions, first, 3, f16::from_f32),
                 &f,
             );
         }
@@ -613,7 +612,7 @@ proptest::proptest! {
     ) {
         let f = flags(n, density, seed);
         let positions: Vec<usize> = words(count, seed ^ 0x5eed).map(|w| (w % n as u64) as usize).collect();
-        let x = planted(f16_data(n, seed), &positions, 0, 1, |v| f16::from_f32(v));
+        let x = planted(f16_data(n, seed), &positions, 0, 1, f16::from_f32);
         check_all(&dev(), &x, &f);
     }
 }

@@ -1,5 +1,5 @@
 //! Reductions.
-use super::scan::vector::{check_nan_slots, max_min};
+use super::scan::vector::max_min;
 use super::scan::{Accumulator, ScanInput, ScanOp, MAX_I8_SCAN_LEN};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
@@ -64,10 +64,11 @@ pub fn reduce_min<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>) -> Result<
 /// Max and min are exact (f16 -> f32 and i8 -> i32 convert exactly). The
 /// reduction of an empty input is the operator's identity: 0 for sum, -inf
 /// (f16 input) / `i32::MIN` (i8 input) for max, +inf / `i32::MAX` for min.
-/// f16 inputs holding a NaN are refused with [`Error::InvalidArgument`]
-/// naming `x` (the NaN behaviour of the vector Max/Min instructions is not
-/// documented for Atlas A2, so no result is promised). Which zero the max
-/// of -0.0 and +0.0 is, is not specified.
+/// An f16 input holding a NaN gives NaN, as `torch.max`/`torch.min` do:
+/// every core reports whether it read one (the NaN behaviour of the vector
+/// Max/Min instructions is not documented for Atlas A2, so the device's
+/// total is not used then). Which zero the max of -0.0 and +0.0 is, is not
+/// specified.
 pub fn reduce<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>, op: ScanOp) -> Result<T::Acc> {
     let Some(vector_op) = max_min(op) else {
         return reduce_sum(device, x);
@@ -95,8 +96,23 @@ pub fn reduce<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>, op: ScanOp) ->
         workspace: workspace.ptr(),
     };
     device.run(|stream| runtime::launch(stream, &mut plan, args))?;
-    if T::DTYPE == algos::DType::F16 {
-        check_nan_slots(&workspace, cores * 32, cores)?;
+    if T::DTYPE == algos::DType::F16 && saw_nan(&workspace, cores * 32, cores)? {
+        if let Some(nan) = T::Acc::not_a_number() {
+            return Ok(nan);
+        }
     }
     Ok(total.download()?[0])
+}
+
+/// Whether a kernel saw a NaN in f16 input: each core left, at byte
+/// `offset` of the workspace, a 32-byte slot of 16 i16 lanes holding the
+/// largest `bits & 0x7fff` it read; anything above 0x7c00 (inf) is a NaN.
+fn saw_nan(workspace: &DeviceBuffer<u8>, offset: usize, cores: usize) -> Result<bool> {
+    let bytes = workspace.download()?;
+    let slots = bytes
+        .get(offset..offset + cores * 32)
+        .ok_or_else(|| Error::Unsupported("workspace too small for the NaN slots".into()))?;
+    Ok(slots
+        .chunks_exact(2)
+        .any(|b| i16::from_le_bytes([b[0], b[1]]) > 0x7c00))
 }

@@ -19,6 +19,8 @@ pub trait Accumulator: Element {
     fn identity(op: ScanOp) -> Self;
     /// False for an infinity or a NaN (integers are always finite).
     fn is_finite(self) -> bool;
+    /// NaN, for float accumulators (integers have none).
+    fn not_a_number() -> Option<Self>;
 }
 impl Accumulator for f32 {
     fn identity(op: ScanOp) -> f32 {
@@ -31,6 +33,9 @@ impl Accumulator for f32 {
     fn is_finite(self) -> bool {
         f32::is_finite(self)
     }
+    fn not_a_number() -> Option<f32> {
+        Some(f32::NAN)
+    }
 }
 impl Accumulator for i32 {
     fn identity(op: ScanOp) -> i32 {
@@ -42,6 +47,9 @@ impl Accumulator for i32 {
     }
     fn is_finite(self) -> bool {
         true
+    }
+    fn not_a_number() -> Option<i32> {
+        None
     }
 }
 impl ScanInput for half::f16 {

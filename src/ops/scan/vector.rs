@@ -1,7 +1,7 @@
 //! Scans on the vector unit (OPSCAN): max and min, and sums (`VectorScan`).
 use super::algorithm::Algorithm;
 use super::input::{Accumulator, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput};
-use crate::device::{Device, DeviceBuffer};
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::runtime;
 
@@ -20,32 +20,6 @@ pub(crate) fn max_min(op: ScanOp) -> Option<algos::VectorOp> {
         ScanOp::Sum => None,
         other => Some(vector_op(other)),
     }
-}
-
-/// Fails when a kernel saw a NaN in f16 input: each core left, at byte
-/// `offset` of the workspace, a 32-byte slot of 16 i16 lanes holding the
-/// largest `bits & 0x7fff` it read; anything above 0x7c00 (inf) is a NaN.
-pub(crate) fn check_nan_slots(
-    workspace: &DeviceBuffer<u8>,
-    offset: usize,
-    cores: usize,
-) -> Result<()> {
-    let bytes = workspace.download()?;
-    let slots = bytes
-        .get(offset..offset + cores * 32)
-        .ok_or_else(|| Error::Unsupported("workspace too small for the NaN slots".into()))?;
-    let nan = slots
-        .chunks_exact(2)
-        .any(|b| i16::from_le_bytes([b[0], b[1]]) > 0x7c00);
-    if nan {
-        return Err(Error::InvalidArgument {
-            name: "x",
-            reason: "contains NaN: max and min refuse NaN inputs (the NaN behaviour of the \
-                     vector Max/Min instructions is not documented for Atlas A2)"
-                .into(),
-        });
-    }
-    Ok(())
 }
 
 /// Scan of `x` on the vector cores: max/min, or a sum run as

@@ -25,7 +25,7 @@ fn modeled_us(dev: &Device, params: &[CostParams; 2], n: usize, run: impl FnOnce
 
 fn print_row(what: &str, finite: [f64; 2], spiked: [f64; 2]) {
     println!(
-        "{what:<34} {:>10.1} {:>10.1} {:>12.1} {:>12.1}",
+        "{what:<46} {:>10.1} {:>10.1} {:>12.1} {:>12.1}",
         finite[0], finite[1], spiked[0], spiked[1]
     );
 }
@@ -56,7 +56,7 @@ fn main() {
         .collect();
     println!("n = 2^{log2} f16 -> f32, modeled on Ascend910B4 (us; nominal, conservative)");
     println!(
-        "{:<34} {:>21} {:>25}",
+        "{:<46} {:>21} {:>25}",
         "operation", "finite", "one inf per tile"
     );
     for (algorithm, rows) in [

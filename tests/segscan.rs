@@ -7,7 +7,7 @@ use ascend_scan::{
     segmented_scan, segmented_sum, Algorithm, Device, Error, RevSpec, SegScanAlgorithm,
     SegScanOptions, SegSumAlgorithm, SegSumOptions, SegmentedInput, Segments,
 };
-use common::{bf16_data, f16_data, i8_data, words};
+use common::{agree, bf16_data, f16_data, i8_data, words};
 use half::{bf16, f16};
 
 const U: f64 = 1.0 / (1u64 << 24) as f64;
@@ -40,18 +40,6 @@ fn flags(n: usize, density: f64, seed: u64) -> Vec<i8> {
 /// Segment starts: position 0 and every flagged position.
 fn starts(f: &[i8]) -> Vec<usize> {
     (0..f.len()).filter(|&i| i == 0 || f[i] == 1).collect()
-}
-
-/// `got` is `want` within `bound`; a NaN reference wants NaN, an infinite
-/// one the same infinity (docs/algorithms.md, "Non-finite inputs").
-fn agree(got: f64, want: f64, bound: f64) -> bool {
-    if want.is_nan() {
-        got.is_nan()
-    } else if want.is_infinite() {
-        got == want
-    } else {
-        (got - want).abs() <= bound
-    }
 }
 
 trait Value: SegmentedInput + Copy {

@@ -9,6 +9,8 @@ use ascend_scan::{spmv, Csr, Device, Error, Soc, SpmvValue};
 use half::f16;
 use proptest::prelude::*;
 
+mod common;
+
 fn device() -> Device {
     Device::default_device().expect("simulated device")
 }
@@ -23,13 +25,7 @@ fn vector(n: usize, seed: u64) -> Vec<f32> {
 /// reference within the documented bound (so empty rows, and rows whose
 /// prefix magnitude is 0, must be exactly 0).
 fn check<T: SpmvValue>(a: &HostCsr, x: &[f32]) {
-    let dev = device();
-    let csr = Csr::<T>::upload(&dev, a).unwrap();
-    let xs: Vec<T> = x.iter().map(|&v| T::from_f32(v)).collect();
-    let y = spmv(&dev, &csr, &dev.upload(&xs).unwrap())
-        .unwrap()
-        .download()
-        .unwrap();
+    let y = run::<T>(a, x);
     let x64: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
     let want = a.reference_spmv(&x64);
     let bounds = a.spmv_error_bounds(&x64);
@@ -47,6 +43,17 @@ fn check<T: SpmvValue>(a: &HostCsr, x: &[f32]) {
             assert_eq!(y[r].to_bits(), 0, "empty row {r} is not +0.0");
         }
     }
+}
+
+/// y = A x on the device with value type T.
+fn run<T: SpmvValue>(a: &HostCsr, x: &[f32]) -> Vec<f32> {
+    let dev = device();
+    let csr = Csr::<T>::upload(&dev, a).unwrap();
+    let xs: Vec<T> = x.iter().map(|&v| T::from_f32(v)).collect();
+    spmv(&dev, &csr, &dev.upload(&xs).unwrap())
+        .unwrap()
+        .download()
+        .unwrap()
 }
 
 fn check_both(a: &HostCsr, x: &[f32]) {
@@ -386,13 +393,7 @@ fn column_errors_name_the_first_bad_entry() {
 /// non-finite product (where it is summed again from its own products in
 /// sequential order) `(len + 2) * 2^-24 * sum |products of the row|`.
 fn check_non_finite<T: SpmvValue>(a: &HostCsr, x: &[f32]) {
-    let dev = device();
-    let csr = Csr::<T>::upload(&dev, a).unwrap();
-    let xs: Vec<T> = x.iter().map(|&v| T::from_f32(v)).collect();
-    let y = spmv(&dev, &csr, &dev.upload(&xs).unwrap())
-        .unwrap()
-        .download()
-        .unwrap();
+    let y = run::<T>(a, x);
     let x64: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
     let want = a.reference_spmv(&x64);
     let bounds = a.spmv_error_bounds(&x64);
@@ -408,14 +409,10 @@ fn check_non_finite<T: SpmvValue>(a: &HostCsr, x: &[f32]) {
             (nonzeros.len() as f64 + 2.0) * 2f64.powi(-24) * row_abs
         };
         let (got, want) = (f64::from(y[r]), want[r]);
-        let ok = if want.is_nan() {
-            got.is_nan()
-        } else if want.is_infinite() {
-            got == want
-        } else {
-            (got - want).abs() <= bound
-        };
-        assert!(ok, "row {r}: got {got}, want {want} (bound {bound:e})");
+        assert!(
+            common::agree(got, want, bound),
+            "row {r}: got {got}, want {want} (bound {bound:e})"
+        );
     }
 }
 

@@ -28,17 +28,20 @@ pub fn scan_rows<T: ScanInput>(
 /// of `xs` (the inputs as f64, exactly): NaN where it is NaN, the same
 /// infinity where it is infinite, within (d + i/d + 2) * 2^-24 * the
 /// magnitude so far elsewhere.
+/// `got` within `bound` of a finite `want`; NaN for a NaN `want`, the same
+/// infinity for an infinite one (docs/algorithms.md, "Non-finite inputs").
+pub fn agree(got: f64, want: f64, bound: f64) -> bool {
+    if want.is_nan() {
+        got.is_nan()
+    } else if want.is_infinite() {
+        got == want
+    } else {
+        (got - want).abs() <= bound
+    }
+}
+
 pub fn check_scan_row(xs: &[f64], y: &[f32], total: f32, exclusive: bool, d: f64, what: &str) {
     assert_eq!(xs.len(), y.len(), "{what}: length");
-    let agree = |got: f64, want: f64, bound: f64| {
-        if want.is_nan() {
-            got.is_nan()
-        } else if want.is_infinite() {
-            got == want
-        } else {
-            (got - want).abs() <= bound
-        }
-    };
     let (mut acc, mut abs) = (0f64, 0f64);
     for (i, &v) in xs.iter().enumerate() {
         let (before, abs_before) = (acc, abs);

@@ -549,6 +549,20 @@ void check_timeout(CoreCtx& c) {
 void record(uint16_t op, uint8_t pipe, uint32_t repeats, uint64_t bytes, uint64_t gm_addr, uint64_t gm_bytes,
             bool gm_write, uint8_t attr) {
     CoreCtx& c = core();
+    // A run of the same scalar instruction on UB (GetValue, SetValue: a
+    // descent, a staging loop) is one event with a count in `repeats`: the
+    // cost model charges each, and the trace of a scalar-heavy kernel stays
+    // small.
+    if (pipe == ASCSIM_PIPE_S && repeats == 1 && gm_bytes == 0 && !c.trace.empty()) {
+        ascsim_event& last = c.trace.back();
+        if (last.kind == ASCSIM_EV_INSTR && last.pipe == pipe && last.op == op && last.gm_bytes == 0 &&
+            last.attr == attr && last.repeats < UINT32_MAX) {
+            ++last.repeats;
+            last.bytes += bytes;
+            check_timeout(c);
+            return;
+        }
+    }
     ascsim_event e{};
     e.kind = ASCSIM_EV_INSTR;
     e.pipe = pipe;

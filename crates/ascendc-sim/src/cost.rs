@@ -371,6 +371,16 @@ const PIPE_LIST: [Pipe; PIPES] = [
     Pipe::Fix,
 ];
 
+/// How many instructions an event stands for: the simulator records a run
+/// of equal scalar UB accesses as one event with the count in `repeats`.
+fn scalar_run(e: &sys::ascsim_event, pipe: Pipe) -> f64 {
+    if u32::from(e.kind) == sys::ASCSIM_EV_INSTR && pipe == Pipe::S && e.gm_bytes == 0 {
+        f64::from(e.repeats.max(1))
+    } else {
+        1.0
+    }
+}
+
 fn pipe_index(p: Pipe) -> Option<usize> {
     PIPE_LIST.iter().position(|q| *q == p)
 }
@@ -741,11 +751,13 @@ impl Engine {
         let pipe = Pipe::from_raw(e.pipe);
         let kind = u32::from(e.kind);
         let p = self.p.clone();
-        // The scalar unit spends its issue cost on every event it issues.
+        // The scalar unit spends its issue cost on every event it issues (a
+        // scalar event may stand for a run of equal instructions).
         if kind != sys::ASCSIM_EV_SYNC_ALL || self.cores[c].sync_arrived.is_none() {
-            self.cores[c].issue += p.scalar_issue_cycles;
-            self.cores[c].busy[0] += p.scalar_issue_cycles;
-            self.cores[c].work[0] += p.scalar_issue_cycles;
+            let issued = p.scalar_issue_cycles * scalar_run(&e, pipe);
+            self.cores[c].issue += issued;
+            self.cores[c].busy[0] += issued;
+            self.cores[c].work[0] += issued;
         }
         match kind {
             sys::ASCSIM_EV_INSTR => self.instr(c, &e, pipe, op_name),
@@ -957,7 +969,7 @@ impl Engine {
             OpClass::GmScalarRead => p.scalar_access_cycles,
             OpClass::DcacheFlush => p.dcache_flush_cycles,
             _ => 0.0,
-        };
+        } * scalar_run(e, Pipe::S);
         let st = &mut self.cores[c];
         let start = st.issue.max(st.free[0]);
         if class == OpClass::GmScalarRead && e.gm_bytes > 0 {

@@ -577,7 +577,12 @@ template <class D, class S>
 inline void cast_run(const LocalTensor<D>& d, const LocalTensor<S>& s, AscendC::RoundMode m, const Exec& x,
                      const AscendC::UnaryRepeatParams& p) {
     cast_check<D, S>(m);
-    unary(d, s, x, p, [m](S v) { return convert<D>(to_real(v), m); });
+    if constexpr (std::is_same_v<D, float> && (std::is_same_v<S, half> || std::is_same_v<S, bfloat16_t>)) {
+        // Exact widening: every source value is a float, nothing to round.
+        unary(d, s, x, p, [](S v) { return static_cast<float>(v); });
+    } else {
+        unary(d, s, x, p, [m](S v) { return convert<D>(to_real(v), m); });
+    }
 }
 
 template <class D, class S>
@@ -641,9 +646,10 @@ inline T add_sat(T a, T b) {
     }
 }
 
-// Pairwise tree: v[i] = v[2i] + v[2i+1] level by level (n padded with zeros to a power of two).
+// Pairwise tree: v[i] = v[2i] + v[2i+1] level by level (n padded with zeros
+// to a power of two); v is overwritten.
 template <class T>
-inline T tree_sum(std::vector<T> v) {
+inline T tree_sum_in_place(std::vector<T>& v) {
     if (v.empty()) return T(0);
     size_t n = 1;
     while (n < v.size()) n *= 2;
@@ -651,6 +657,10 @@ inline T tree_sum(std::vector<T> v) {
     for (; n > 1; n /= 2)
         for (size_t i = 0; i < n / 2; ++i) v[i] = add_sat(v[2 * i], v[2 * i + 1]);
     return v[0];
+}
+template <class T>
+inline T tree_sum(std::vector<T> v) {
+    return tree_sum_in_place(v);
 }
 
 // Values of the selected elements of every repeat (masked-off elements read as 0).
@@ -1345,28 +1355,38 @@ inline void group_reduce(const LocalTensor<T>& dst, const LocalTensor<T>& src, c
     const uint32_t groups = x.n / group;
     auto S = ascsim::vec::bind(src, {static_cast<uint32_t>(srcBlkStride), static_cast<uint32_t>(srcRepStride)}, x, "src",
                                ascsim::Acc::Read);
-    std::vector<std::vector<T>> vals(x.repeats * groups);
-    ascsim::vec::for_active(x, [&](uint32_t r, uint32_t e) { vals[r * groups + e / group].push_back(S(r, e)); });
+    // Every group's elements at their own positions (masked-off ones 0 for
+    // the sum's tree), and how many of them are selected.
+    std::vector<T> vals(static_cast<size_t>(x.repeats) * groups * group, T(0));
+    std::vector<uint32_t> selected(static_cast<size_t>(x.repeats) * groups, 0);
+    ascsim::vec::for_active(x, [&](uint32_t r, uint32_t e) {
+        const size_t g = static_cast<size_t>(r) * groups + e / group;
+        vals[g * group + e % group] = S(r, e);
+        ++selected[g];
+    });
     if (x.repeats > 0 && x.active() > 0) {
         const uint64_t stride = static_cast<uint64_t>(dstRepStride) * unit;
         T* d = dst.span(0, (x.repeats - 1) * stride + groups, ascsim::Acc::Write);
+        std::vector<T> tree(group);
         for (uint64_t r = 0; r < x.repeats; ++r)
             for (uint32_t k = 0; k < groups; ++k) {
-                const auto& v = vals[r * groups + k];
+                const size_t g = r * groups + k;
+                const T* v = &vals[g * group];
                 T out = T(0);
                 if (op == GroupOp::Sum) {
-                    std::vector<T> padded(group, T(0));
                     // keep positions: tree order follows the element index inside the group
-                    size_t i = 0;
-                    for (uint32_t e = 0; e < group && i < v.size(); ++e)
-                        if (x.counter || x.bit(k * group + e)) padded[e] = v[i++];
-                    out = ascsim::vec::tree_sum(padded);
-                } else if (!v.empty()) {
-                    out = v[0];
-                    for (const T& a : v)
-                        if (op == GroupOp::Max ? static_cast<float>(a) > static_cast<float>(out)
-                                               : static_cast<float>(a) < static_cast<float>(out))
+                    std::copy(v, v + group, tree.begin());
+                    out = ascsim::vec::tree_sum_in_place(tree);
+                } else if (selected[g] > 0) {
+                    bool first = true;
+                    for (uint32_t e = 0; e < group; ++e) {
+                        if (!(x.counter ? r * x.n + k * group + e < x.lo : x.bit(k * group + e))) continue;
+                        const T& a = v[e];
+                        if (first || (op == GroupOp::Max ? static_cast<float>(a) > static_cast<float>(out)
+                                                        : static_cast<float>(a) < static_cast<float>(out)))
                             out = a;
+                        first = false;
+                    }
                 }
                 d[r * stride + k] = out;
             }

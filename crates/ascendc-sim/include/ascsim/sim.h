@@ -57,7 +57,8 @@ typedef struct ascsim_event {
     uint8_t kind;      /* ascsim_event_kind */
     uint8_t pipe;      /* ascsim_pipe */
     uint16_t op;       /* index into the op-name table (ascsim_op_name) */
-    uint32_t repeats;  /* vector repeats, cube fractal products, DMA bursts */
+    uint32_t repeats;  /* vector repeats, cube fractal products, DMA bursts;
+                          scalar UB accesses: how many in a row (one event) */
     uint64_t bytes;    /* bytes processed on chip or moved by DMA */
     uint64_t gm_addr;  /* first GM byte touched, 0 if none */
     uint64_t gm_bytes; /* GM bytes touched */

@@ -160,41 +160,52 @@ struct SampleTiling {
     uint64_t n;
     // Draws per row (>= 1).
     uint64_t draws;
-    // Level-1 entries per row: tiles of `SAMPLE_TILE` weights.
+    // Level-1 entries per row: sums of blocks of `SAMPLE_BLOCK` weights.
+    uint64_t blocks;
+    // Level-2 entries per row: sums of tiles of `SAMPLE_TILE` weights.
     uint64_t tiles;
-    // Level-2 entries per row: chunks of `SAMPLE_TILE` tile sums (0 when a
-    // row has at most `SAMPLE_TILE` tiles: no level 2).
+    // Level-3 entries per row: sums of blocks of `SAMPLE_BLOCK` tile sums.
+    uint64_t tile_blocks;
+    // Level-4 entries per row: sums of chunks of `SAMPLE_TILE` tile sums.
     uint64_t chunks;
     // Phase 1: tiles (of all rows, row-major) per vector core.
     uint64_t tiles_per_core;
-    // Phase 2: chunks per vector core (0 without level 2).
+    // Phase 2: chunks per vector core (0 when the top level is below 3).
     uint64_t chunks_per_core;
     // Phase 3: draws (of all rows, row-major) per vector core.
     uint64_t draws_per_core;
-    // Byte offset in the workspace of level 2 (after level 1 at 0).
+    // Byte offsets in the workspace of levels 2, 3 and 4 (level 1 at 0).
+    uint64_t tiles_offset;
+    // See `tiles_offset`.
+    uint64_t tile_blocks_offset;
+    // See `tiles_offset`.
     uint64_t chunks_offset;
     // Byte offset in the workspace of the row totals (one f32 per row,
     // NaN when a row holds a negative weight).
     uint64_t totals_offset;
-    // The level a draw starts from: 0 (n <= `SAMPLE_TILE`: no phases 1
-    // and 2), 1 or 2.
+    // The level a draw starts from, the lowest of at most `SAMPLE_TILE`
+    // entries per row: 0 (n <= `SAMPLE_TILE`: no phases 1 and 2) to 4.
     uint32_t top_level;
     // Padding (0).
     uint32_t reserved;
 };
-static_assert(sizeof(SampleTiling) == 88, "SampleTiling: size differs from the Rust definition");
+static_assert(sizeof(SampleTiling) == 120, "SampleTiling: size differs from the Rust definition");
 static_assert(offsetof(SampleTiling, rows) == 0, "SampleTiling: offset of rows differs from the Rust definition");
 static_assert(offsetof(SampleTiling, n) == 8, "SampleTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(SampleTiling, draws) == 16, "SampleTiling: offset of draws differs from the Rust definition");
-static_assert(offsetof(SampleTiling, tiles) == 24, "SampleTiling: offset of tiles differs from the Rust definition");
-static_assert(offsetof(SampleTiling, chunks) == 32, "SampleTiling: offset of chunks differs from the Rust definition");
-static_assert(offsetof(SampleTiling, tiles_per_core) == 40, "SampleTiling: offset of tiles_per_core differs from the Rust definition");
-static_assert(offsetof(SampleTiling, chunks_per_core) == 48, "SampleTiling: offset of chunks_per_core differs from the Rust definition");
-static_assert(offsetof(SampleTiling, draws_per_core) == 56, "SampleTiling: offset of draws_per_core differs from the Rust definition");
-static_assert(offsetof(SampleTiling, chunks_offset) == 64, "SampleTiling: offset of chunks_offset differs from the Rust definition");
-static_assert(offsetof(SampleTiling, totals_offset) == 72, "SampleTiling: offset of totals_offset differs from the Rust definition");
-static_assert(offsetof(SampleTiling, top_level) == 80, "SampleTiling: offset of top_level differs from the Rust definition");
-static_assert(offsetof(SampleTiling, reserved) == 84, "SampleTiling: offset of reserved differs from the Rust definition");
+static_assert(offsetof(SampleTiling, blocks) == 24, "SampleTiling: offset of blocks differs from the Rust definition");
+static_assert(offsetof(SampleTiling, tiles) == 32, "SampleTiling: offset of tiles differs from the Rust definition");
+static_assert(offsetof(SampleTiling, tile_blocks) == 40, "SampleTiling: offset of tile_blocks differs from the Rust definition");
+static_assert(offsetof(SampleTiling, chunks) == 48, "SampleTiling: offset of chunks differs from the Rust definition");
+static_assert(offsetof(SampleTiling, tiles_per_core) == 56, "SampleTiling: offset of tiles_per_core differs from the Rust definition");
+static_assert(offsetof(SampleTiling, chunks_per_core) == 64, "SampleTiling: offset of chunks_per_core differs from the Rust definition");
+static_assert(offsetof(SampleTiling, draws_per_core) == 72, "SampleTiling: offset of draws_per_core differs from the Rust definition");
+static_assert(offsetof(SampleTiling, tiles_offset) == 80, "SampleTiling: offset of tiles_offset differs from the Rust definition");
+static_assert(offsetof(SampleTiling, tile_blocks_offset) == 88, "SampleTiling: offset of tile_blocks_offset differs from the Rust definition");
+static_assert(offsetof(SampleTiling, chunks_offset) == 96, "SampleTiling: offset of chunks_offset differs from the Rust definition");
+static_assert(offsetof(SampleTiling, totals_offset) == 104, "SampleTiling: offset of totals_offset differs from the Rust definition");
+static_assert(offsetof(SampleTiling, top_level) == 112, "SampleTiling: offset of top_level differs from the Rust definition");
+static_assert(offsetof(SampleTiling, reserved) == 116, "SampleTiling: offset of reserved differs from the Rust definition");
 
 typedef struct TopPTiling TopPTiling;
 struct TopPTiling {

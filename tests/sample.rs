@@ -105,6 +105,11 @@ fn draws_match_the_definition_bit_for_bit() {
         (2, 4096, 40),
         (2, 4097, 40),
         (1, 3 * 4096 + 5, 200),
+        // Level 2 on top (tile sums), blocks of block sums below it.
+        (1, (1 << 18) + 4097, 300),
+        // Groups of 64 draws end at row ends and cross the 1024-uniform
+        // batches of a core (1500 draws per core).
+        (2, 70_000, 30_000),
         (40, 1000, 3),
         (300, 33, 7),
         (5000, 3, 1),
@@ -191,6 +196,19 @@ fn past_2_pow_24_categories() {
     w[n - 1] = f16::from_f32(60000.0);
     let got = draw_checked(&dev, &w, 1, 64, 99);
     assert!(got.iter().any(|&i| i as usize >= 1 << 24));
+}
+
+#[test]
+fn two_million_draws_from_a_row_past_2_pow_24() {
+    // Many draws per row (torch.multinomial(w, 2_000_000, replacement=True)
+    // over 2^24 + 7 categories): each draw reads one 64-entry block per
+    // level, so the launch stays short on the simulator.
+    let dev = Device::default_device().unwrap();
+    let n = (1usize << 24) + 7;
+    let mut w = convert(&weights(n, 2024), f16::from_f32);
+    w[n - 1] = f16::from_f32(30000.0);
+    let got = draw_checked(&dev, &w, 1, 2_000_000, 7);
+    assert!(got.iter().any(|&i| i as usize == n - 1));
 }
 
 // ---- Chi-square goodness of fit -------------------------------------------

@@ -116,8 +116,10 @@ pub fn uniforms(seed: u64, rows: usize, draws: usize) -> Vec<f32> {
 /// categories up to [`MAX_SAMPLE_CATEGORIES`] (indices are i32; no 2^24
 /// limit: sums are f32, indices exact). One launch on every vector core
 /// (several rows per core when rows are short, several cores per row when
-/// they are long); the HBM traffic is one read of the weights plus a
-/// tile of weights per draw.
+/// they are long); the HBM traffic is one read of the weights plus one
+/// block of 64 entries per level per draw (at most 256 bytes each; three
+/// levels for rows of 2^24 to 2^30 weights), so millions of draws per row
+/// cost a few hundred bytes each.
 ///
 /// Errors ([`Error::InvalidArgument`]): `weights` when a row holds a
 /// negative, NaN or infinite weight, when all weights of a row are zero, or
@@ -263,7 +265,8 @@ fn bad_row<T: SampleWeight>(weights: &DeviceBuffer<T>, row: usize, n: usize, tot
 /// the same f32 operations (the definition in the module docs): `rows` rows
 /// of `weights`, `uniforms.len() / rows` uniforms per row. Rows must be
 /// valid (non-negative finite weights, a positive finite total); O(n) per
-/// row plus O(`SAMPLE_TILE` + n / `SAMPLE_TILE`) per draw.
+/// row plus O(log n) per draw (each tile's tree is built once, for all the
+/// draws that reach it).
 pub fn multinomial_reference<T: SampleWeight>(
     weights: &[T],
     rows: usize,
@@ -272,13 +275,13 @@ pub fn multinomial_reference<T: SampleWeight>(
     assert!(rows > 0 && weights.len().is_multiple_of(rows) && uniforms.len().is_multiple_of(rows));
     let n = weights.len() / rows;
     let draws = uniforms.len() / rows;
-    let mut out = Vec::with_capacity(uniforms.len());
+    let tile = SAMPLE_TILE as usize;
+    let mut out = vec![0i32; uniforms.len()];
     for r in 0..rows {
         let row: Vec<f32> = weights[r * n..(r + 1) * n]
             .iter()
             .map(|v| v.to_f32())
             .collect();
-        let tile = SAMPLE_TILE as usize;
         // The roots of the aligned tiles, then the tree above them: the same
         // tree as one over all leaves (a tree's nodes at height log2(tile)
         // are the tile roots).
@@ -288,13 +291,21 @@ pub fn multinomial_reference<T: SampleWeight>(
             .collect();
         let top = PairLevels::new(&tiles);
         let total = *top.root();
-        for &u in &uniforms[r * draws..(r + 1) * draws] {
+        // Every draw down to its tile (value, prefix so far, draw), then the
+        // draws of each tile through that tile's tree.
+        let mut by_tile: Vec<Vec<(f32, f32, usize)>> =
+            vec![Vec::new(); tiles.len().next_power_of_two()];
+        for (j, &u) in uniforms[r * draws..(r + 1) * draws].iter().enumerate() {
             let v = u * total;
             let mut prefix = 0.0f32;
             let t = top.descend(v, &mut prefix);
-            let leaves = &row[(t * tile).min(n)..((t + 1) * tile).min(n)];
-            let i = t * tile + PairLevels::new(leaves).descend(v, &mut prefix);
-            out.push(i as i32);
+            by_tile[t].push((v, prefix, r * draws + j));
+        }
+        for (t, reached) in by_tile.iter().enumerate().filter(|(_, d)| !d.is_empty()) {
+            let tree = PairLevels::new(&row[(t * tile).min(n)..((t + 1) * tile).min(n)]);
+            for &(v, mut prefix, at) in reached {
+                out[at] = (t * tile + tree.descend(v, &mut prefix)) as i32;
+            }
         }
     }
     out

@@ -1,20 +1,23 @@
 // Sampling (docs/algorithms.md, Sampling), f16, bf16 or f32 weights, f32
 // sums, i32 indices: draws with replacement from rows of non-negative
-// weights by the inverse transform, on every vector core. The sums form one fixed fp32 pair-sum tree per row
-// (PairTree), never a scan (crates/algos/src/sample.rs has the argument):
+// weights by the inverse transform, on every vector core. The sums form one
+// fixed fp32 pair-sum tree per row (PairTree), never a scan
+// (crates/algos/src/sample.rs has the argument); the workspace keeps every
+// sixth height of it as levels 1 to 4 (level l + 1: sums of 64-entry blocks
+// of level l; level 0: the weights):
 // 1. every core takes a range of the tiles (kTile weights) of all rows: cast
-//    to f32, pair tree, root = tile sum (NaN when the tile holds a negative
-//    weight: ReduceMin), into level 1 of the workspace; SyncAll;
+//    to f32, pair tree, its height-6 nodes into level 1 and its root (NaN
+//    when the tile holds a negative weight: ReduceMin) into level 2; SyncAll;
 // 2. rows of more than kTile tiles: every core sums ranges of kTile tile sums
-//    the same way into level 2; SyncAll;
+//    the same way into levels 3 and 4; SyncAll;
 // (Rows of at most kTile weights skip 1. and 2.: the draw phase loads many
 // rows at a time and sums and checks each itself.)
 // 3. every core takes a range of the draws (row-major): for a new row it
 //    builds the pair tree of the top level (cached for the row's next draws;
 //    its root is the row total T, which the core owning the row's first draw
-//    publishes), then per draw v = u * T and the descent goes down the
-//    levels, rebuilding the pair tree of one chunk per level (the weights'
-//    tile last; cached while consecutive draws stay in it).
+//    publishes); then kGroup draws at a time: v = u * T, descend the top
+//    tree, and level by level load the 64-entry block under each draw's
+//    entry, build the kGroup block trees at once and descend each.
 #pragma once
 
 #include "ascend_scan_tiling.h"
@@ -87,21 +90,23 @@ public:
     // The leaves (kMax floats): fill [0, size) before Build(size).
     __aicore__ inline LocalTensor<float> Leaves() { return buf_.template Get<float>(); }
 
-    // Builds the levels over `size` leaves (a power of two <= kMax), then
-    // waits for the vector unit (the scalar unit reads the tree next).
-    __aicore__ inline void Build(uint32_t size) {
-        Levels(size);
+    // Builds the levels over `size` leaves (a power of two <= kMax; with
+    // `height` < log2(size), a multiple of 2^height: the levels up to that
+    // height, one tree per 2^height leaves), then waits for the vector unit
+    // (the scalar unit reads the tree next).
+    __aicore__ inline void Build(uint32_t size, uint32_t height = kLevels) {
+        Levels(size, height);
         PipeSync<HardEvent::V_S>();
     }
 
     // Issues the vector work of Build() without waiting: the caller syncs
     // V -> S before it reads the tree.
-    __aicore__ inline void Levels(uint32_t size) {
+    __aicore__ inline void Levels(uint32_t size, uint32_t height = kLevels) {
         LocalTensor<float> t = Leaves();
         levels_ = 0;
         offs_[0] = 0;
         PipeBarrier<PIPE_V>();
-        for (uint32_t s = size; s > 1; s /= 2) {
+        for (uint32_t s = size; s > 1 && levels_ < height; s /= 2) {
             uint32_t at = offs_[levels_] + (s > 32 ? s : 32);
             // 64 children (32 sums) per repeat; a smaller level masks its children.
             PairReduceSum<float>(t[at], t[offs_[levels_]], static_cast<int32_t>((s + 63) / 64),
@@ -114,13 +119,19 @@ public:
     // The sum of all leaves (after Build).
     __aicore__ inline float Root() { return Leaves().GetValue(offs_[levels_]); }
 
+    // Where level `height` starts (the top level when the tree is lower).
+    __aicore__ inline uint32_t LevelAt(uint32_t height) const { return offs_[height < levels_ ? height : levels_]; }
+
     // The leaf the descent for target v reaches; `prefix` (the fp32 sum of
     // everything left of the tree, along the descent's chain) becomes the
     // chain's sum left of that leaf.
-    __aicore__ inline uint32_t Descend(float v, float& prefix) {
+    __aicore__ inline uint32_t Descend(float v, float& prefix) { return DescendFrom(levels_, 0, v, prefix); }
+
+    // Descend() from node `node` of level `height` (the root of its subtree).
+    __aicore__ inline uint32_t DescendFrom(uint32_t height, uint32_t node, float v, float& prefix) {
         LocalTensor<float> t = Leaves();
-        uint32_t idx = 0;
-        for (uint32_t l = levels_; l > 0; --l) {
+        uint32_t idx = node;
+        for (uint32_t l = height; l > 0; --l) {
             float left = t.GetValue(offs_[l - 1] + 2 * idx);
             float right = t.GetValue(offs_[l - 1] + 2 * idx + 1);
             float c = prefix + left;
@@ -141,12 +152,19 @@ private:
 };
 
 constexpr uint32_t kBatch = 1024;  // uniforms loaded, results staged at a time
+constexpr uint32_t kBlock = 64;    // entries per block of a level (SAMPLE_BLOCK)
+constexpr uint32_t kBlockHeight = Log2Const(kBlock);
 constexpr uint64_t kNone = ~static_cast<uint64_t>(0);
 
 // TW: the weights' type; kTile: leaves per chunk of every level.
 template <typename TW, uint32_t kTile>
 class Sampler {
 public:
+    // Draws descended together: their blocks fill one tree of kTile leaves
+    // (and a batch of uniforms holds whole groups).
+    static constexpr uint32_t kGroup = kTile / kBlock;
+    static_assert(kTile % kBlock == 0 && kBatch % kGroup == 0, "groups tile the batches");
+
     __aicore__ inline void Run(GM_ADDR weights, GM_ADDR uniforms, GM_ADDR indices, GM_ADDR workspace,
                                const SampleTiling& t) {
         t_ = t;
@@ -154,8 +172,10 @@ public:
         gW_.SetGlobalBuffer(reinterpret_cast<__gm__ TW*>(weights), t.rows * t.n);
         gU_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(uniforms), t.rows * t.draws);
         gOut_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices), t.rows * t.draws);
-        gL1_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace), t.rows * t.tiles);
-        gL2_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace + t.chunks_offset), t.rows * t.chunks);
+        const uint64_t offsets[5] = {0, 0, t.tiles_offset, t.tile_blocks_offset, t.chunks_offset};
+        for (uint32_t l = 1; l < 5; ++l) {
+            gLevel_[l].SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace + offsets[l]), t.rows * LevelLen(l));
+        }
         gTotals_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace + t.totals_offset), t.rows);
         pipe_.InitBuffer(qRaw_, 2, kTile * sizeof(float));
         tile_.Init(pipe_);
@@ -168,13 +188,18 @@ public:
         sums_.Init(bufSums_.Get<float>());
         out_.Init(bufOut_.Get<int32_t>());
         // Long-lived event ids (their Set and Wait are far apart): the
-        // uniforms' load, and the two trees of SumLevel's pipeline.
+        // uniforms' load, and per tree of SumLevel's pipeline its build and
+        // the store of its block sums.
         uniformsLoaded_ = pipe_.AllocEventID<HardEvent::MTE2_S>();
-        treeBuilt_[0] = pipe_.AllocEventID<HardEvent::V_S>();
-        treeBuilt_[1] = pipe_.AllocEventID<HardEvent::V_S>();
+        for (uint32_t k = 0; k < 2; ++k) {
+            treeBuilt_[k] = pipe_.AllocEventID<HardEvent::V_S>();
+            blocksStored_[k] = pipe_.AllocEventID<HardEvent::MTE3_V>();
+        }
         Phases();
-        pipe_.ReleaseEventID<HardEvent::V_S>(treeBuilt_[1]);
-        pipe_.ReleaseEventID<HardEvent::V_S>(treeBuilt_[0]);
+        for (uint32_t k = 2; k-- > 0;) {
+            pipe_.ReleaseEventID<HardEvent::MTE3_V>(blocksStored_[k]);
+            pipe_.ReleaseEventID<HardEvent::V_S>(treeBuilt_[k]);
+        }
         pipe_.ReleaseEventID<HardEvent::MTE2_S>(uniformsLoaded_);
     }
 
@@ -192,13 +217,19 @@ private:
             Draw();
             return;
         }
-        SumLevel<TW>(gW_, t.n, t.tiles, t.tiles_per_core, gL1_, true);
+        SumLevel<TW>(gW_, t.n, t.tiles, t.tiles_per_core, 1, true);
         SyncAll();
-        if (t.chunks > 0) {
-            SumLevel<float>(gL1_, t.tiles, t.chunks, t.chunks_per_core, gL2_, false);
+        if (t.top_level >= 3) {
+            SumLevel<float>(gLevel_[2], t.tiles, t.chunks, t.chunks_per_core, 3, false);
             SyncAll();
         }
         Draw();
+    }
+
+    // Entries per row of level l (0: the weights).
+    __aicore__ inline uint64_t LevelLen(uint32_t l) const {
+        const uint64_t lens[5] = {t_.n, t_.blocks, t_.tiles, t_.tile_blocks, t_.chunks};
+        return lens[l];
     }
 
     // Entries of chunk j of a level of `len` entries per row.
@@ -219,7 +250,7 @@ private:
         qRaw_.EnQue(raw);
     }
 
-    // The next loaded chunk as `size` f32 leaves of `tree`.
+    // The next loaded tensor as `size` f32 leaves of `tree`.
     template <typename TIn>
     __aicore__ inline void ToLeaves(PairTree<kTile>& tree, uint32_t size) {
         LocalTensor<TIn> raw = qRaw_.DeQue<TIn>();
@@ -239,20 +270,22 @@ private:
         tree.Build(size);
     }
 
-    // Phases 1 and 2: the root of every chunk (`perRow` chunks of a level
-    // of `len` entries per row) in this core's range, into `dst` (the next
-    // level). With `checkSign`, a chunk holding a negative entry gets NaN.
-    // Software-pipelined over two trees (tile_ and mid_, free until phase
-    // 3): the next chunk loads while this one is summed, and the scalar unit
-    // publishes the previous chunk's root while the vector unit sums this one.
+    // Phases 1 and 2: for every chunk (`perRow` chunks of kTile entries of a
+    // level of `len` entries per row) in this core's range, its block sums
+    // (the height-6 nodes of its tree) into level `dst` and its root into
+    // level `dst + 1`. With `checkSign`, a chunk holding a negative entry
+    // gets NaN for both. Software-pipelined over two trees (tile_ and mid_,
+    // free until phase 3): the next chunk loads while this one is summed, and
+    // the scalar unit publishes the previous chunk's sums while the vector
+    // unit sums this one.
     template <typename TIn>
     __aicore__ inline void SumLevel(const GlobalTensor<TIn>& src, uint64_t len, uint64_t perRow, uint64_t perCore,
-                                    const GlobalTensor<float>& dst, bool checkSign) {
+                                    uint32_t dst, bool checkSign) {
         const uint64_t all = t_.rows * perRow;
         uint64_t first = core_ * perCore;
         uint64_t last = first + perCore < all ? first + perCore : all;
         if (first >= last) return;
-        sums_.Start(dst[first]);
+        sums_.Start(gLevel_[dst + 1][first]);
         PairTree<kTile>* trees[2] = {&tile_, &mid_};
         LocalTensor<float> mins = bufMin_.Get<float>();  // one 32-byte slot per tree, then scratch
         LocalTensor<float> tmp = mins[16];
@@ -262,25 +295,41 @@ private:
             const uint32_t k = static_cast<uint32_t>((g - first) % 2);
             uint32_t count = ChunkCount(len, g % perRow);
             uint32_t size = Pow2Ceil(count);
+            // The tree's last block sums are stored before it is rebuilt.
+            if (g >= first + 2) WaitFlag<HardEvent::MTE3_V>(blocksStored_[k]);
             ToLeaves<TIn>(*trees[k], size);
             if (checkSign) ReduceMin(mins[8 * k], trees[k]->Leaves(), tmp, static_cast<int32_t>(count));
             trees[k]->Levels(size);
             SetFlag<HardEvent::V_S>(treeBuilt_[k]);
             if (g > first) {
                 WaitFlag<HardEvent::V_S>(treeBuilt_[1 - k]);
-                Publish(*trees[1 - k], mins[8 * (1 - k)], checkSign);
+                Publish(*trees[1 - k], mins[8 * (1 - k)], checkSign, len, perRow, g - 1, dst, 1 - k);
             }
         }
         const uint32_t k = static_cast<uint32_t>((last - 1 - first) % 2);
         WaitFlag<HardEvent::V_S>(treeBuilt_[k]);
-        Publish(*trees[k], mins[8 * k], checkSign);
+        Publish(*trees[k], mins[8 * k], checkSign, len, perRow, last - 1, dst, k);
         sums_.Flush();
+        // Both trees are free again for phase 3.
+        for (uint64_t g = (last - first > 2 ? last - 2 : first); g < last; ++g) {
+            WaitFlag<HardEvent::MTE3_V>(blocksStored_[(g - first) % 2]);
+        }
     }
 
-    __aicore__ inline void Publish(PairTree<kTile>& tree, const LocalTensor<float>& min, bool checkSign) {
-        float root = tree.Root();
-        if (checkSign && min.GetValue(0) < 0.0f) root = __builtin_nanf("");
-        sums_.Push(root);
+    // Publishes chunk g's sums from tree k (built): its root into the
+    // stager, its block sums straight from the tree to level `dst`.
+    __aicore__ inline void Publish(PairTree<kTile>& tree, const LocalTensor<float>& min, bool checkSign,
+                                   uint64_t len, uint64_t perRow, uint64_t g, uint32_t dst, uint32_t k) {
+        const float nan = __builtin_nanf("");
+        const bool negative = checkSign && min.GetValue(0) < 0.0f;
+        sums_.Push(negative ? nan : tree.Root());
+        const uint64_t row = g / perRow, j = g % perRow;
+        LocalTensor<float> blocks = tree.Leaves()[tree.LevelAt(kBlockHeight)];
+        if (negative) blocks.SetValue(0, nan);
+        PipeSync<HardEvent::S_MTE3>();
+        const uint32_t count = (ChunkCount(len, j) + kBlock - 1) / kBlock;
+        StoreAny(gLevel_[dst][row * LevelLen(dst) + j * (kTile / kBlock)], blocks, count);
+        SetFlag<HardEvent::MTE3_V>(blocksStored_[k]);
     }
 
     // Starts loading the uniforms of draws [d, d + kBatch) of this core's
@@ -333,7 +382,35 @@ private:
         return total;
     }
 
-    // Phase 3: this core's range of the draws.
+    // One level of a group's descent: loads the block (kBlock entries of
+    // `level`, `len` per row) under entry idx[i] of the level above for each
+    // of the `count` draws, builds the `count` block trees together in tile_
+    // and descends each; idx[i] becomes the entry reached in this level.
+    template <typename TIn>
+    __aicore__ inline void DescendBlocks(const GlobalTensor<TIn>& level, uint64_t len, uint64_t row, uint32_t count,
+                                         const float* v, float* prefix, uint64_t* idx) {
+        // The trees span a power of two of blocks (PairReduceSum's repeats
+        // take whole pairs of 32 sums): blocks past `count` are zeros.
+        const uint32_t blocks = Pow2Ceil(count);
+        LocalTensor<TIn> raw = qRaw_.AllocTensor<TIn>();
+        if (blocks > count) ZeroBeforeLoad(raw[count * kBlock], (blocks - count) * kBlock);
+        for (uint32_t i = 0; i < count; ++i) {
+            const uint64_t at = idx[i] * kBlock;
+            const uint64_t left = at < len ? len - at : 0;  // a row's last block may be short
+            LocalTensor<TIn> slot = raw[i * kBlock];
+            if (left < kBlock) ZeroBeforeLoad(slot, kBlock);
+            if (left > 0) LoadAny(slot, level[row * len + at], static_cast<uint32_t>(left < kBlock ? left : kBlock));
+        }
+        qRaw_.EnQue(raw);
+        ToLeaves<TIn>(tile_, blocks * kBlock);
+        tile_.Build(blocks * kBlock, kBlockHeight);
+        for (uint32_t i = 0; i < count; ++i) {
+            idx[i] = idx[i] * kBlock + (tile_.DescendFrom(kBlockHeight, i, v[i], prefix[i]) - i * kBlock);
+        }
+    }
+
+    // Phase 3: this core's range of the draws, kGroup at a time (a group
+    // stays in one row).
     __aicore__ inline void Draw() {
         const uint64_t first = drawFirst_, last = drawLast_;
         if (first >= last) return;
@@ -341,47 +418,42 @@ private:
         // The rows whose first draw is in the range publish their totals.
         sums_.Start(gTotals_[(first + t_.draws - 1) / t_.draws]);
         LocalTensor<float> u = bufUniforms_.Get<float>();
-        uint64_t topRow = kNone, midKey = kNone, tileKey = kNone;
+        const uint32_t top = t_.top_level;
+        uint64_t topRow = kNone;
         float total = 0.0f;
-        for (uint64_t d = first; d < last; ++d) {
+        float v[kGroup], prefix[kGroup];
+        uint64_t idx[kGroup];
+        for (uint64_t d = first; d < last;) {
             if ((d - first) % kBatch == 0) {
                 if (d != first) LoadUniforms(d);
                 WaitFlag<HardEvent::MTE2_S>(uniformsLoaded_);
             }
-            uint64_t row = d / t_.draws;
+            const uint64_t row = d / t_.draws;
             if (row != topRow) {
-                if (t_.top_level == 0) {
+                if (top == 0) {
                     total = ShortRow(row);
                 } else {
-                    if (t_.top_level == 1) BuildChunk(top_, gL1_, t_.tiles, row, 0);
-                    else BuildChunk(top_, gL2_, t_.chunks, row, 0);
+                    BuildChunk(top_, gLevel_[top], LevelLen(top), row, 0);
                     total = top_.Root();
                 }
                 topRow = row;
             }
-            if (d % t_.draws == 0) sums_.Push(total);
-            float v = u.GetValue(static_cast<uint32_t>((d - first) % kBatch)) * total;
-            float prefix = 0.0f;
-            uint64_t idx = top_.Descend(v, prefix);
-            if (t_.top_level == 2) {
-                // idx: a chunk of tile sums (level 1).
-                uint64_t key = row * t_.chunks + idx;
-                if (key != midKey) {
-                    BuildChunk(mid_, gL1_, t_.tiles, row, idx);
-                    midKey = key;
-                }
-                idx = idx * kTile + mid_.Descend(v, prefix);
+            uint64_t end = first + ((d - first) / kGroup + 1) * kGroup;
+            if (end > (row + 1) * t_.draws) end = (row + 1) * t_.draws;
+            if (end > last) end = last;
+            const uint32_t count = static_cast<uint32_t>(end - d);
+            for (uint32_t i = 0; i < count; ++i) {
+                if ((d + i) % t_.draws == 0) sums_.Push(total);
+                v[i] = u.GetValue(static_cast<uint32_t>((d + i - first) % kBatch)) * total;
+                prefix[i] = 0.0f;
+                idx[i] = top_.Descend(v[i], prefix[i]);
             }
-            if (t_.top_level >= 1) {
-                // idx: a tile of weights (level 0).
-                uint64_t key = row * t_.tiles + idx;
-                if (key != tileKey) {
-                    BuildChunk(tile_, gW_, t_.n, row, idx);
-                    tileKey = key;
-                }
-                idx = idx * kTile + tile_.Descend(v, prefix);
+            for (uint32_t l = top; l > 1; --l) {
+                DescendBlocks<float>(gLevel_[l - 1], LevelLen(l - 1), row, count, v, prefix, idx);
             }
-            out_.Push(static_cast<int32_t>(idx));
+            if (top > 0) DescendBlocks<TW>(gW_, t_.n, row, count, v, prefix, idx);
+            for (uint32_t i = 0; i < count; ++i) out_.Push(static_cast<int32_t>(idx[i]));
+            d = end;
         }
         out_.Flush();
         sums_.Flush();
@@ -390,13 +462,14 @@ private:
     TPipe pipe_;
     TEventID uniformsLoaded_ = 0;
     TEventID treeBuilt_[2] = {0, 0};
+    TEventID blocksStored_[2] = {0, 0};
     TQue<TPosition::VECIN, 2> qRaw_;  // depth 2: phase 1 loads the next tile while it sums one
     PairTree<kTile> tile_, mid_, top_;
     TBuf<TPosition::VECCALC> bufMin_, bufUniforms_, bufSums_, bufOut_;
     ScalarStager<float, kBatch> sums_;
     ScalarStager<int32_t, kBatch> out_;
     GlobalTensor<TW> gW_;
-    GlobalTensor<float> gU_, gL1_, gL2_, gTotals_;
+    GlobalTensor<float> gU_, gLevel_[5], gTotals_;  // gLevel_[0] unused (level 0 is gW_)
     GlobalTensor<int32_t> gOut_;
     SampleTiling t_;
     uint32_t core_ = 0;

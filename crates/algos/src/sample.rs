@@ -4,15 +4,25 @@
 //!
 //! The tree of a row: the weights (as f32, zero-padded to a power of two)
 //! are the leaves; every inner node is the fp32 sum of its two children
-//! (`PairReduceSum`, one rounding per node). The kernel never holds the
-//! whole tree: the row is cut into chunks of [`SAMPLE_TILE`] leaves (aligned
-//! subtrees); phase 1 computes the root of every tile (level 1, one f32 per
-//! tile in the workspace), phase 2 (rows past `SAMPLE_TILE^2` categories
-//! only) the roots of every `SAMPLE_TILE` tile roots (level 2). A draw then
-//! descends from the top level: it rebuilds the pair tree of one chunk of
-//! the level (its root equals the entry of the level above bit for bit,
-//! since it is the same computation), descends it, and goes on into the
-//! chunk of the level below that the leaf it reached names.
+//! (`PairReduceSum`, one rounding per node). The kernel keeps every sixth
+//! height of it as a *level* in the workspace: level `l + 1` holds the sums
+//! of the aligned blocks of [`SAMPLE_BLOCK`] = 64 entries of level `l`
+//! (level 0 is the weights). Phase 1 builds the pair tree of every tile of
+//! [`SAMPLE_TILE`] = 4096 weights and writes its height-6 nodes (level 1)
+//! and its root (level 2); phase 2 (rows past `SAMPLE_TILE^2` weights) does
+//! the same over chunks of 4096 tile sums (levels 3 and 4).
+//!
+//! A draw starts at the top level (the lowest with at most `SAMPLE_TILE`
+//! entries per row; its tree is built once per row and core) and descends it
+//! to an entry; then, level by level, it loads the 64-entry block under that
+//! entry (at most 256 bytes), rebuilds the block's six-level pair tree (its
+//! root equals the entry above bit for bit: the same additions in the same
+//! order) and descends it. A row of n > 4096 weights takes
+//! `ceil(log64(n / 4096))` block reads per draw (3 for 2^24 < n <= 2^30),
+//! and draws go 64 at a time (one DMA per block,
+//! one sync per level, the 64 block trees built by the same vector
+//! instructions), so many draws per row cost a few hundred bytes each,
+//! never a tile re-sum.
 //!
 //! Rows of at most `SAMPLE_TILE` weights (top level 0) need neither phase
 //! nor SyncAll: the draw phase loads many such rows at a time and sums and
@@ -32,7 +42,8 @@
 //!   checked) the leaf reached has a positive weight, for every `v`
 //!   (also `v >= T`, NaN or negative: the rightmost or leftmost positive one);
 //! - zero padding changes nothing: a padded subtree sums to exactly 0, so
-//!   the rule steps over it, and chunking into tiles is the same tree.
+//!   the rule steps over it, and cutting the tree into levels, tiles and
+//!   blocks keeps it the same tree.
 //!
 //! Accuracy: leaf i is reached for u * T in [P_i, P_i + w_i) (exact prefix
 //! sums) up to the roundings on its path: the ends move by at most
@@ -47,6 +58,9 @@ use crate::render::render_entry;
 /// Leaves per chunk of a level (a power of two; 4096 f32 leaves plus their
 /// pair tree take 33 KiB of UB).
 pub const SAMPLE_TILE: u64 = 4096;
+/// Entries per block of a level: a draw reads one block per level below the
+/// top (a power of two dividing [`SAMPLE_TILE`]; 64 = 6 tree levels).
+pub const SAMPLE_BLOCK: u64 = 64;
 /// Most categories per row: indices are i32.
 pub const MAX_SAMPLE_CATEGORIES: u64 = i32::MAX as u64;
 /// Most draws of one launch (rows * draws per row): the output indices are
@@ -54,6 +68,11 @@ pub const MAX_SAMPLE_CATEGORIES: u64 = i32::MAX as u64;
 pub const MAX_SAMPLE_DRAWS: u64 = i32::MAX as u64;
 
 /// Tiling of the SAMPLE kernels.
+///
+/// The levels of a row: level 0 is the weights; an entry of level `l + 1`
+/// is the sum of an aligned block of [`SAMPLE_BLOCK`] entries of level `l`
+/// (the tree's nodes at height `6 (l + 1)`). Levels 1 to 4 live in the
+/// workspace, row-major, each 32-byte aligned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
 #[repr(C)]
 pub struct SampleTiling {
@@ -63,24 +82,31 @@ pub struct SampleTiling {
     pub n: u64,
     /// Draws per row (>= 1).
     pub draws: u64,
-    /// Level-1 entries per row: tiles of `SAMPLE_TILE` weights.
+    /// Level-1 entries per row: sums of blocks of `SAMPLE_BLOCK` weights.
+    pub blocks: u64,
+    /// Level-2 entries per row: sums of tiles of `SAMPLE_TILE` weights.
     pub tiles: u64,
-    /// Level-2 entries per row: chunks of `SAMPLE_TILE` tile sums (0 when a
-    /// row has at most `SAMPLE_TILE` tiles: no level 2).
+    /// Level-3 entries per row: sums of blocks of `SAMPLE_BLOCK` tile sums.
+    pub tile_blocks: u64,
+    /// Level-4 entries per row: sums of chunks of `SAMPLE_TILE` tile sums.
     pub chunks: u64,
     /// Phase 1: tiles (of all rows, row-major) per vector core.
     pub tiles_per_core: u64,
-    /// Phase 2: chunks per vector core (0 without level 2).
+    /// Phase 2: chunks per vector core (0 when the top level is below 3).
     pub chunks_per_core: u64,
     /// Phase 3: draws (of all rows, row-major) per vector core.
     pub draws_per_core: u64,
-    /// Byte offset in the workspace of level 2 (after level 1 at 0).
+    /// Byte offsets in the workspace of levels 2, 3 and 4 (level 1 at 0).
+    pub tiles_offset: u64,
+    /// See `tiles_offset`.
+    pub tile_blocks_offset: u64,
+    /// See `tiles_offset`.
     pub chunks_offset: u64,
     /// Byte offset in the workspace of the row totals (one f32 per row,
     /// NaN when a row holds a negative weight).
     pub totals_offset: u64,
-    /// The level a draw starts from: 0 (n <= `SAMPLE_TILE`: no phases 1
-    /// and 2), 1 or 2.
+    /// The level a draw starts from, the lowest of at most `SAMPLE_TILE`
+    /// entries per row: 0 (n <= `SAMPLE_TILE`: no phases 1 and 2) to 4.
     pub top_level: u32,
     /// Padding (0).
     pub reserved: u32,
@@ -111,9 +137,10 @@ impl Sample {
     /// Plans `draws` draws from each of `rows` rows of `n` weights: phase 1
     /// spreads the tiles of all rows evenly over the vector cores (several
     /// rows per core when rows are short, several cores per row when they
-    /// are long), phase 2 likewise the level-2 chunks, phase 3 the draws.
-    /// The workspace holds level 1 (`rows * tiles` f32), level 2 and the row
-    /// totals (`rows` f32), each 32-byte aligned.
+    /// are long) and writes levels 1 and 2, phase 2 likewise the chunks of
+    /// tile sums (levels 3 and 4, rows past `SAMPLE_TILE^2` weights only),
+    /// phase 3 the draws. The workspace holds levels 1 to 4 and the row
+    /// totals, each 32-byte aligned: about `n / 16` bytes per row.
     pub fn plan(
         &self,
         soc: &SocProfile,
@@ -146,39 +173,52 @@ impl Sample {
         };
         let cores = u64::from(soc.vector_cores.max(1));
         let tiles = n.div_ceil(SAMPLE_TILE);
-        let (chunks, top_level) = if tiles == 1 {
-            (0, 0)
-        } else if tiles <= SAMPLE_TILE {
-            (0, 1)
-        } else {
-            (tiles.div_ceil(SAMPLE_TILE), 2)
-        };
-        let all_tiles = rows * tiles;
+        let lens = [
+            n,
+            n.div_ceil(SAMPLE_BLOCK),
+            tiles,
+            tiles.div_ceil(SAMPLE_BLOCK),
+            tiles.div_ceil(SAMPLE_TILE),
+        ];
+        let top_level = lens
+            .iter()
+            .position(|&len| len <= SAMPLE_TILE)
+            .expect("level 4 holds at most 2^31 / 2^24 entries") as u32;
+        let all_tiles = if top_level == 0 { 0 } else { rows * tiles };
+        let all_chunks = if top_level < 3 { 0 } else { rows * lens[4] };
         let tiles_per_core = all_tiles.div_ceil(cores);
-        let chunks_per_core = (rows * chunks).div_ceil(cores);
+        let chunks_per_core = all_chunks.div_ceil(cores);
         let draws_per_core = total_draws.div_ceil(cores);
         // Every phase's items spread over the same cores (a core may have
         // nothing to do in a phase; all take part in the SyncAlls).
         let block_dim = all_tiles
-            .div_ceil(tiles_per_core)
+            .div_ceil(tiles_per_core.max(1))
             .max(total_draws.div_ceil(draws_per_core));
-        let chunks_offset = align32(all_tiles * 4);
-        let totals_offset = chunks_offset + align32(rows * chunks * 4);
+        let mut offsets = [0u64; 5];
+        let mut at = 0;
+        for level in 1..5 {
+            offsets[level] = at;
+            at += align32(rows * lens[level] * 4);
+        }
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: block_dim as u32,
-            workspace_bytes: totals_offset + align32(rows * 4),
+            workspace_bytes: at + align32(rows * 4),
             tiling: SampleTiling {
                 rows,
                 n,
                 draws,
+                blocks: lens[1],
                 tiles,
-                chunks,
+                tile_blocks: lens[3],
+                chunks: lens[4],
                 tiles_per_core,
                 chunks_per_core,
                 draws_per_core,
-                chunks_offset,
-                totals_offset,
+                tiles_offset: offsets[2],
+                tile_blocks_offset: offsets[3],
+                chunks_offset: offsets[4],
+                totals_offset: at,
                 top_level,
                 reserved: 0,
             },
@@ -228,9 +268,14 @@ mod tests {
             (1u64, 1u64, 1u64, 0u32),
             (1, 4096, 7, 0),
             (1, 4097, 1, 1),
+            (1, 1 << 18, 1, 1),
+            (1, (1 << 18) + 1, 1, 2),
             (96, 128_256, 1, 1),
-            (1, 1 << 24, 3, 1),
-            (1, (1 << 24) + 1, 3, 2),
+            (1, 1 << 24, 3, 2),
+            (1, (1 << 24) + 1, 3, 3),
+            (1, 1 << 30, 1, 3),
+            (1, (1 << 30) + 1, 1, 4),
+            (1, MAX_SAMPLE_CATEGORIES, 1, 4),
             (5000, 10, 2, 0),
         ] {
             let p = k.plan(&soc, rows, n, draws).unwrap();
@@ -238,16 +283,29 @@ mod tests {
             assert_eq!(t.top_level, top, "rows={rows} n={n}");
             assert!(p.block_dim >= 1 && p.block_dim <= soc.vector_cores);
             let cores = u64::from(p.block_dim);
-            assert!(t.tiles_per_core * cores >= rows * t.tiles);
+            if top > 0 {
+                assert!(t.tiles_per_core * cores >= rows * t.tiles);
+            }
+            if top > 2 {
+                assert!(t.chunks_per_core * cores >= rows * t.chunks);
+            }
             assert!(t.draws_per_core * cores >= rows * draws);
-            assert!(t.chunks_per_core * cores >= rows * t.chunks);
-            assert!(t.tiles * SAMPLE_TILE >= n && (t.tiles - 1) * SAMPLE_TILE < n);
-            // Every level fits one chunk at the top.
-            let top_len = [n, t.tiles, t.chunks][top as usize];
-            assert!(top_len <= SAMPLE_TILE);
+            let lens = [n, t.blocks, t.tiles, t.tile_blocks, t.chunks];
+            // Each level sums blocks of the one below.
+            assert!(lens.windows(2).all(|w| w[1] == w[0].div_ceil(SAMPLE_BLOCK)));
+            // The top level fits one chunk; the one below does not.
+            assert!(lens[top as usize] <= SAMPLE_TILE);
+            assert!(top == 0 || lens[top as usize - 1] > SAMPLE_TILE);
+            let offsets = [
+                t.tiles_offset,
+                t.tile_blocks_offset,
+                t.chunks_offset,
+                t.totals_offset,
+            ];
+            assert!(offsets.iter().all(|o| o % 32 == 0));
+            assert!(offsets.windows(2).all(|w| w[0] <= w[1]));
+            assert!(t.blocks * rows * 4 <= t.tiles_offset);
             assert!(t.totals_offset + rows * 4 <= p.workspace_bytes);
-            assert_eq!(t.chunks_offset % 32, 0);
-            assert_eq!(t.totals_offset % 32, 0);
         }
         assert!(k.plan(&soc, 0, 5, 1).is_err());
         assert!(k.plan(&soc, 1, 0, 1).is_err());

@@ -108,6 +108,9 @@ enum Op {
     MultinomialF16 {
         rows: u32,
     },
+    /// MULTINOMIAL f16 weights, many draws from one row: MANY_DRAWS draws
+    /// from a row of MANY_DRAWS_N weights (a fixed shape).
+    MultinomialDrawsF16,
     /// TOPP sampling (p = 0.9) of `rows` rows of `vocab` f16 probabilities.
     TopPF16 {
         rows: u32,
@@ -201,6 +204,10 @@ const SORT_MAX_LOG2: u32 = 24;
 
 /// Vocabulary of the fixed-shape MULTINOMIAL rows (Llama 3).
 const VOCAB: usize = 128_256;
+/// The many-draws MULTINOMIAL shape: 2^24 + 7 categories (three block
+/// levels below the top), two million draws.
+const MANY_DRAWS_N: usize = (1 << 24) + 7;
+const MANY_DRAWS: usize = 2_000_000;
 
 impl ScanAlgo {
     fn name(self) -> &'static str {
@@ -287,6 +294,9 @@ impl Op {
             Op::MultinomialF16 { rows } => {
                 format!("MULTINOMIAL f16 {rows}x{VOCAB} (1 draw/row)")
             }
+            Op::MultinomialDrawsF16 => {
+                format!("MULTINOMIAL f16 1x(2^24+7) ({MANY_DRAWS} draws)")
+            }
         }
     }
     /// Minimal HBM traffic per element: read the input once, write the output
@@ -305,8 +315,9 @@ impl Op {
             Op::SplitF16 { indices: true } => 9,
             // Read the keys, write keys and indices.
             Op::SortF16 { .. } => 8,
-            // One read of the weights (the indices are 4 bytes per row).
-            Op::MultinomialF16 { .. } => 2,
+            // One read of the weights (the indices are 4 bytes per row; the
+            // many-draws row's 8 MB of indices left out: a low floor).
+            Op::MultinomialF16 { .. } | Op::MultinomialDrawsF16 => 2,
             // One read of the probabilities (the tokens are 4 bytes per row).
             Op::TopPF16 { .. } | Op::TopKF16 { .. } => 2,
             // Read values (2) and flags (1), write the f32 result (4).
@@ -321,6 +332,7 @@ impl Op {
     fn fixed_n(self) -> Option<usize> {
         match self {
             Op::MultinomialF16 { rows } if rows > 0 => Some(rows as usize * VOCAB),
+            Op::MultinomialDrawsF16 => Some(MANY_DRAWS_N),
             Op::TopPF16 { rows, vocab } => Some(rows as usize * vocab as usize),
             Op::TopKF16 { rows } => Some(rows as usize * VOCAB),
             Op::SegScanF16 { .. } | Op::SegSumF16 { .. } => Some(SEG_N),
@@ -342,6 +354,7 @@ impl Op {
             | Op::SplitF16 { .. }
             | Op::SortF16 { .. }
             | Op::MultinomialF16 { .. }
+            | Op::MultinomialDrawsF16
             | Op::TopPF16 { .. }
             | Op::TopKF16 { .. }
             | Op::SegScanF16 { .. }
@@ -672,8 +685,11 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 drop(sorted);
             }
-            Op::MultinomialF16 { rows } => {
-                let rows = (rows as usize).max(1);
+            Op::MultinomialF16 { .. } | Op::MultinomialDrawsF16 => {
+                let (rows, draws) = match op {
+                    Op::MultinomialF16 { rows } => ((rows as usize).max(1), 1),
+                    _ => (1, MANY_DRAWS),
+                };
                 let data: Vec<f16> = bits(n, 8)
                     .map(|v| f16::from_f32((v % 1000) as f32 / 1000.0))
                     .collect();
@@ -681,9 +697,9 @@ impl Runner {
                 self.dev.take_reports();
                 let t = Instant::now();
                 let batch = Batch::rows(&x, rows)?;
-                let drawn = multinomial(&self.dev, batch, 1, SampleOptions { seed: 1 })?;
+                let drawn = multinomial(&self.dev, batch, draws, SampleOptions { seed: 1 })?;
                 wall = t.elapsed().as_secs_f64();
-                debug_assert_eq!(drawn.len(), rows);
+                debug_assert_eq!(drawn.len(), rows * draws);
             }
             Op::TopPF16 { rows, .. } | Op::TopKF16 { rows } => {
                 let rows = rows as usize;
@@ -781,6 +797,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::MultinomialF16 { rows: 0 },
         Op::MultinomialF16 { rows: 1 },
         Op::MultinomialF16 { rows: 96 },
+        Op::MultinomialDrawsF16,
         Op::TopKF16 { rows: 96 },
     ];
     for block in SPMV_BLOCKS {

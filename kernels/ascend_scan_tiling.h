@@ -183,8 +183,9 @@ struct SampleTiling {
     // Byte offset in the workspace of the row totals (one f32 per row,
     // NaN when a row holds a negative weight).
     uint64_t totals_offset;
-    // The level a draw starts from, the lowest of at most `SAMPLE_TILE`
-    // entries per row: 0 (n <= `SAMPLE_TILE`: no phases 1 and 2) to 4.
+    // The level a draw starts from: 0 when n <= `SAMPLE_TILE` (no phases
+    // 1 and 2), else the lowest of levels 2 to 4 with at most `SAMPLE_TILE`
+    // entries per row.
     uint32_t top_level;
     // Padding (0).
     uint32_t reserved;

@@ -154,6 +154,7 @@ private:
 constexpr uint32_t kBatch = 1024;  // uniforms loaded, results staged at a time
 constexpr uint32_t kBlock = 64;    // entries per block of a level (SAMPLE_BLOCK)
 constexpr uint32_t kBlockHeight = Log2Const(kBlock);
+constexpr uint32_t kStaged = 16;   // chunks whose block sums are stored at once
 constexpr uint64_t kNone = ~static_cast<uint64_t>(0);
 
 // TW: the weights' type; kTile: leaves per chunk of every level.
@@ -187,19 +188,18 @@ public:
         pipe_.InitBuffer(bufOut_, ScalarStager<int32_t, kBatch>::kBytes);
         sums_.Init(bufSums_.Get<float>());
         out_.Init(bufOut_.Get<int32_t>());
+        pipe_.InitBuffer(bufBlocks_, kStaged * kBlock * sizeof(float));
         // Long-lived event ids (their Set and Wait are far apart): the
-        // uniforms' load, and per tree of SumLevel's pipeline its build and
-        // the store of its block sums.
+        // uniforms' load, the two trees of SumLevel's pipeline, and the
+        // store of the staged block sums.
         uniformsLoaded_ = pipe_.AllocEventID<HardEvent::MTE2_S>();
-        for (uint32_t k = 0; k < 2; ++k) {
-            treeBuilt_[k] = pipe_.AllocEventID<HardEvent::V_S>();
-            blocksStored_[k] = pipe_.AllocEventID<HardEvent::MTE3_V>();
-        }
+        treeBuilt_[0] = pipe_.AllocEventID<HardEvent::V_S>();
+        treeBuilt_[1] = pipe_.AllocEventID<HardEvent::V_S>();
+        blocksStored_ = pipe_.AllocEventID<HardEvent::MTE3_V>();
         Phases();
-        for (uint32_t k = 2; k-- > 0;) {
-            pipe_.ReleaseEventID<HardEvent::MTE3_V>(blocksStored_[k]);
-            pipe_.ReleaseEventID<HardEvent::V_S>(treeBuilt_[k]);
-        }
+        pipe_.ReleaseEventID<HardEvent::MTE3_V>(blocksStored_);
+        pipe_.ReleaseEventID<HardEvent::V_S>(treeBuilt_[1]);
+        pipe_.ReleaseEventID<HardEvent::V_S>(treeBuilt_[0]);
         pipe_.ReleaseEventID<HardEvent::MTE2_S>(uniformsLoaded_);
     }
 
@@ -274,10 +274,13 @@ private:
     // level of `len` entries per row) in this core's range, its block sums
     // (the height-6 nodes of its tree) into level `dst` and its root into
     // level `dst + 1`. With `checkSign`, a chunk holding a negative entry
-    // gets NaN for both. Software-pipelined over two trees (tile_ and mid_,
-    // free until phase 3): the next chunk loads while this one is summed, and
-    // the scalar unit publishes the previous chunk's sums while the vector
-    // unit sums this one.
+    // gets a NaN root (level `dst` is never a top level: it needs no mark).
+    // Software-pipelined over two trees (tile_ and mid_, free until phase
+    // 3): the next chunk loads while this one is summed, and the scalar unit
+    // publishes the previous chunk's root while the vector unit sums this
+    // one. The block sums of consecutive chunks are consecutive in level
+    // `dst`: the vector unit stages them and MTE3 stores kStaged chunks' at
+    // a time.
     template <typename TIn>
     __aicore__ inline void SumLevel(const GlobalTensor<TIn>& src, uint64_t len, uint64_t perRow, uint64_t perCore,
                                     uint32_t dst, bool checkSign) {
@@ -289,47 +292,58 @@ private:
         PairTree<kTile>* trees[2] = {&tile_, &mid_};
         LocalTensor<float> mins = bufMin_.Get<float>();  // one 32-byte slot per tree, then scratch
         LocalTensor<float> tmp = mins[16];
+        LocalTensor<float> staged = bufBlocks_.Get<float>();
+        uint32_t stagedChunks = 0, stagedEntries = 0;
+        uint64_t stagedAt = 0;  // the first staged entry's index in level `dst`
+        bool storing = false;   // a store of the staging buffer is in flight
         LoadChunk(src, len, first / perRow, first % perRow);
         for (uint64_t g = first; g < last; ++g) {
             if (g + 1 < last) LoadChunk(src, len, (g + 1) / perRow, (g + 1) % perRow);
             const uint32_t k = static_cast<uint32_t>((g - first) % 2);
-            uint32_t count = ChunkCount(len, g % perRow);
+            const uint64_t j = g % perRow;
+            uint32_t count = ChunkCount(len, j);
             uint32_t size = Pow2Ceil(count);
-            // The tree's last block sums are stored before it is rebuilt.
-            if (g >= first + 2) WaitFlag<HardEvent::MTE3_V>(blocksStored_[k]);
             ToLeaves<TIn>(*trees[k], size);
             if (checkSign) ReduceMin(mins[8 * k], trees[k]->Leaves(), tmp, static_cast<int32_t>(count));
             trees[k]->Levels(size);
+            // Stage the block sums (a row's last chunk may have fewer than
+            // kTile / kBlock; the stage then ends with it).
+            const uint32_t blocks = (count + kBlock - 1) / kBlock;
+            if (stagedChunks == 0) {
+                if (storing) WaitFlag<HardEvent::MTE3_V>(blocksStored_);
+                storing = false;
+                stagedAt = (g / perRow) * LevelLen(dst) + j * (kTile / kBlock);
+            }
+            Adds(staged[stagedEntries], trees[k]->Leaves()[trees[k]->LevelAt(kBlockHeight)], 0.0f,
+                 static_cast<int32_t>(blocks));
+            ++stagedChunks;
+            stagedEntries += blocks;
             SetFlag<HardEvent::V_S>(treeBuilt_[k]);
+            if (stagedChunks == kStaged || count < kTile || g + 1 == last) {
+                PipeSync<HardEvent::V_MTE3>();
+                StoreAny(gLevel_[dst][stagedAt], staged, stagedEntries);
+                SetFlag<HardEvent::MTE3_V>(blocksStored_);
+                storing = true;
+                stagedChunks = 0;
+                stagedEntries = 0;
+            }
             if (g > first) {
                 WaitFlag<HardEvent::V_S>(treeBuilt_[1 - k]);
-                Publish(*trees[1 - k], mins[8 * (1 - k)], checkSign, len, perRow, g - 1, dst, 1 - k);
+                Publish(*trees[1 - k], mins[8 * (1 - k)], checkSign);
             }
         }
         const uint32_t k = static_cast<uint32_t>((last - 1 - first) % 2);
         WaitFlag<HardEvent::V_S>(treeBuilt_[k]);
-        Publish(*trees[k], mins[8 * k], checkSign, len, perRow, last - 1, dst, k);
+        Publish(*trees[k], mins[8 * k], checkSign);
         sums_.Flush();
-        // Both trees are free again for phase 3.
-        for (uint64_t g = (last - first > 2 ? last - 2 : first); g < last; ++g) {
-            WaitFlag<HardEvent::MTE3_V>(blocksStored_[(g - first) % 2]);
-        }
+        if (storing) WaitFlag<HardEvent::MTE3_V>(blocksStored_);
     }
 
-    // Publishes chunk g's sums from tree k (built): its root into the
-    // stager, its block sums straight from the tree to level `dst`.
-    __aicore__ inline void Publish(PairTree<kTile>& tree, const LocalTensor<float>& min, bool checkSign,
-                                   uint64_t len, uint64_t perRow, uint64_t g, uint32_t dst, uint32_t k) {
-        const float nan = __builtin_nanf("");
-        const bool negative = checkSign && min.GetValue(0) < 0.0f;
-        sums_.Push(negative ? nan : tree.Root());
-        const uint64_t row = g / perRow, j = g % perRow;
-        LocalTensor<float> blocks = tree.Leaves()[tree.LevelAt(kBlockHeight)];
-        if (negative) blocks.SetValue(0, nan);
-        PipeSync<HardEvent::S_MTE3>();
-        const uint32_t count = (ChunkCount(len, j) + kBlock - 1) / kBlock;
-        StoreAny(gLevel_[dst][row * LevelLen(dst) + j * (kTile / kBlock)], blocks, count);
-        SetFlag<HardEvent::MTE3_V>(blocksStored_[k]);
+    // Publishes a built tree's root into the stager (NaN for a negative entry).
+    __aicore__ inline void Publish(PairTree<kTile>& tree, const LocalTensor<float>& min, bool checkSign) {
+        float root = tree.Root();
+        if (checkSign && min.GetValue(0) < 0.0f) root = __builtin_nanf("");
+        sums_.Push(root);
     }
 
     // Starts loading the uniforms of draws [d, d + kBatch) of this core's
@@ -462,10 +476,10 @@ private:
     TPipe pipe_;
     TEventID uniformsLoaded_ = 0;
     TEventID treeBuilt_[2] = {0, 0};
-    TEventID blocksStored_[2] = {0, 0};
+    TEventID blocksStored_ = 0;
     TQue<TPosition::VECIN, 2> qRaw_;  // depth 2: phase 1 loads the next tile while it sums one
     PairTree<kTile> tile_, mid_, top_;
-    TBuf<TPosition::VECCALC> bufMin_, bufUniforms_, bufSums_, bufOut_;
+    TBuf<TPosition::VECCALC> bufMin_, bufUniforms_, bufSums_, bufOut_, bufBlocks_;
     ScalarStager<float, kBatch> sums_;
     ScalarStager<int32_t, kBatch> out_;
     GlobalTensor<TW> gW_;

@@ -12,13 +12,14 @@
 //! and its root (level 2); phase 2 (rows past `SAMPLE_TILE^2` weights) does
 //! the same over chunks of 4096 tile sums (levels 3 and 4).
 //!
-//! A draw starts at the top level (the lowest with at most `SAMPLE_TILE`
-//! entries per row; its tree is built once per row and core) and descends it
+//! A draw starts at the top level (the lowest of levels 2 to 4 with at most
+//! `SAMPLE_TILE` entries per row; its tree is built once per row and core) and descends it
 //! to an entry; then, level by level, it loads the 64-entry block under that
 //! entry (at most 256 bytes), rebuilds the block's six-level pair tree (its
 //! root equals the entry above bit for bit: the same additions in the same
 //! order) and descends it. A row of n > 4096 weights takes
-//! `ceil(log64(n / 4096))` block reads per draw (3 for 2^24 < n <= 2^30),
+//! `max(2, ceil(log64(n / 4096)))` block reads per draw (3 for 2^24 < n <=
+//! 2^30),
 //! and draws go 64 at a time (one DMA per block,
 //! one sync per level, the 64 block trees built by the same vector
 //! instructions), so many draws per row cost a few hundred bytes each,
@@ -105,8 +106,9 @@ pub struct SampleTiling {
     /// Byte offset in the workspace of the row totals (one f32 per row,
     /// NaN when a row holds a negative weight).
     pub totals_offset: u64,
-    /// The level a draw starts from, the lowest of at most `SAMPLE_TILE`
-    /// entries per row: 0 (n <= `SAMPLE_TILE`: no phases 1 and 2) to 4.
+    /// The level a draw starts from: 0 when n <= `SAMPLE_TILE` (no phases
+    /// 1 and 2), else the lowest of levels 2 to 4 with at most `SAMPLE_TILE`
+    /// entries per row.
     pub top_level: u32,
     /// Padding (0).
     pub reserved: u32,
@@ -180,10 +182,15 @@ impl Sample {
             tiles.div_ceil(SAMPLE_BLOCK),
             tiles.div_ceil(SAMPLE_TILE),
         ];
-        let top_level = lens
-            .iter()
-            .position(|&len| len <= SAMPLE_TILE)
-            .expect("level 4 holds at most 2^31 / 2^24 entries") as u32;
+        // Level 1 is never the top: the top's entries carry the negative
+        // weight check (NaN), which phase 1 puts in the tile sums (level 2).
+        let top_level = if n <= SAMPLE_TILE {
+            0
+        } else {
+            (2..5)
+                .find(|&l| lens[l] <= SAMPLE_TILE)
+                .expect("level 4 holds at most 2^31 / 2^24 entries") as u32
+        };
         let all_tiles = if top_level == 0 { 0 } else { rows * tiles };
         let all_chunks = if top_level < 3 { 0 } else { rows * lens[4] };
         let tiles_per_core = all_tiles.div_ceil(cores);
@@ -267,10 +274,9 @@ mod tests {
         for (rows, n, draws, top) in [
             (1u64, 1u64, 1u64, 0u32),
             (1, 4096, 7, 0),
-            (1, 4097, 1, 1),
-            (1, 1 << 18, 1, 1),
-            (1, (1 << 18) + 1, 1, 2),
-            (96, 128_256, 1, 1),
+            (1, 4097, 1, 2),
+            (1, 1 << 18, 1, 2),
+            (96, 128_256, 1, 2),
             (1, 1 << 24, 3, 2),
             (1, (1 << 24) + 1, 3, 3),
             (1, 1 << 30, 1, 3),
@@ -293,9 +299,10 @@ mod tests {
             let lens = [n, t.blocks, t.tiles, t.tile_blocks, t.chunks];
             // Each level sums blocks of the one below.
             assert!(lens.windows(2).all(|w| w[1] == w[0].div_ceil(SAMPLE_BLOCK)));
-            // The top level fits one chunk; the one below does not.
+            // The top level fits one chunk; the one below does not (or is
+            // level 1).
             assert!(lens[top as usize] <= SAMPLE_TILE);
-            assert!(top == 0 || lens[top as usize - 1] > SAMPLE_TILE);
+            assert!(top == 0 || top == 2 || lens[top as usize - 1] > SAMPLE_TILE);
             let offsets = [
                 t.tiles_offset,
                 t.tile_blocks_offset,

@@ -292,7 +292,8 @@ fn buffers_of_another_device_are_refused() {
 
 #[test]
 fn leaked_buffers_are_reported_at_exit() {
-    // The child: leaks one buffer (and with it its device) and exits.
+    // The child (this test, by its name in the `it` binary): leaks one
+    // buffer (and with it its device) and exits.
     if std::env::var_os("LIMITS_LEAK_CHILD").is_some() {
         let dev = Device::simulated(ascend_scan::Soc::Ascend910B4).unwrap();
         std::mem::forget(dev.upload(&[1u8; 100]).unwrap());
@@ -300,7 +301,7 @@ fn leaked_buffers_are_reported_at_exit() {
     }
     let run = |report: &str| {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["leaked_buffers_are_reported_at_exit", "--exact"])
+            .args(["limits::leaked_buffers_are_reported_at_exit", "--exact"])
             .env("LIMITS_LEAK_CHILD", "1")
             .env("ASCSIM_LEAK_REPORT", report)
             .output()

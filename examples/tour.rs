@@ -96,7 +96,7 @@ fn scan_label<T: ScanInput>(
 }
 
 /// f16 -> f32 scan of `rows` rows of `n` elements, each row checked against
-/// the f64 reference with the f32 accumulation bound of tests/scan.rs.
+/// the f64 reference with the f32 accumulation bound of tests/it/scan.rs.
 fn tour_scan_f16(
     dev: &Device,
     rows: usize,
@@ -289,7 +289,7 @@ fn tour_opscan(
 }
 
 /// f32 -> f32 sum scan (the vector path: VECTORSCAN), checked per row
-/// against f64 with the bound of tests/batched.rs.
+/// against f64 with the bound of tests/it/batched.rs.
 fn tour_scan_f32(dev: &Device, rows: usize, n: usize, exclusive: bool) -> Result<Row, Error> {
     let xs: Vec<f32> = pseudo_random(rows * n, 9)
         .map(|v| (v % 2_000_001) as f32 / 1000.0 - 1000.0)
@@ -396,7 +396,7 @@ fn tour_split(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
 /// sums (both algorithms) of f16 values with random flags at `ppm` starts per
 /// million, against an f64 reference. The tolerance is SSCR's (the loosest
 /// of the documented bounds: two global f32 prefixes of the d = 256 scan);
-/// tests/segscan.rs checks each algorithm against its own bound. Floors:
+/// tests/it/segscan.rs checks each algorithm against its own bound. Floors:
 /// scan 7 B (x, flags, f32 result), sum 3 B.
 fn tour_segmented(dev: &Device, n: usize, ppm: u64) -> Result<Vec<Row>, Error> {
     let xs: Vec<f16> = pseudo_random(n, 31)

@@ -1,7 +1,4 @@
-//! Fuzz target: the `sampling` family of tests/harness/mod.rs.
+//! Fuzz target: the `sampling` family of the harness (`testkit::fuzz`).
 #![no_main]
 
-#[path = "../../tests/harness/mod.rs"]
-mod harness;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::sampling(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| testkit::fuzz::sampling(data));

@@ -1,7 +1,4 @@
-//! Fuzz target: the `segmented` family of tests/harness/mod.rs.
+//! Fuzz target: the `segmented` family of the harness (`testkit::fuzz`).
 #![no_main]
 
-#[path = "../../tests/harness/mod.rs"]
-mod harness;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::segmented(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| testkit::fuzz::segmented(data));

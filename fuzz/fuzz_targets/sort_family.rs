@@ -1,7 +1,4 @@
-//! Fuzz target: the `sort_family` family of tests/harness/mod.rs.
+//! Fuzz target: the `sort_family` family of the harness (`testkit::fuzz`).
 #![no_main]
 
-#[path = "../../tests/harness/mod.rs"]
-mod harness;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::sort_family(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| testkit::fuzz::sort_family(data));

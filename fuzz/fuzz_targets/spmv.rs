@@ -1,7 +1,4 @@
-//! Fuzz target: the `spmv` family of tests/harness/mod.rs.
+//! Fuzz target: the `spmv` family of the harness (`testkit::fuzz`).
 #![no_main]
 
-#[path = "../../tests/harness/mod.rs"]
-mod harness;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::spmv_family(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| testkit::fuzz::spmv_family(data));

@@ -7,7 +7,7 @@
 //! the kernel sources and their C launch declarations (kernels/), the
 //! simulator's launch entries (kernels/sim/) and this file -> the runtime
 //! (runtime::backend, runtime::loader) -> the operations (crate::ops).
-//! Nothing here is written by hand; `tests/generated.rs` checks that it
+//! Nothing here is written by hand; `tests/it/generated.rs` checks that it
 //! equals a fresh render.
 //!
 //! A family is the kernels sharing one tiling type and one list of GM

@@ -251,7 +251,7 @@ mod tests {
             assert_eq!(t.wave_len % (u64::from(soc.vector_cores) * SPLIT_TILE), 0);
             assert_eq!(t.per_core * u64::from(soc.vector_cores), t.wave_len);
         }
-        // tests/split.rs compress_in_waves relies on three waves here
+        // tests/it/split.rs compress_in_waves relies on three waves here
         // (f16 with indices: 9 bytes per element, 96 MiB L2).
         let n = (1 << 24) + (1 << 23) + 4097;
         let t = c.plan(&soc, n, true).unwrap().tiling;

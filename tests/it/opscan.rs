@@ -1,0 +1,516 @@
+//! Max and min scans (OPSCAN) through the safe API against an exact CPU
+//! reference: f16 -> f32 and i8 -> i32 convert exactly and max/min never
+//! round, so every result must be equal. NaN follows `torch.cummax` /
+//! `torch.cummin`: every result from a row's first NaN on is NaN.
+use ascend_scan::{scan, Algorithm, Batch, Device, Error, ScanInput, ScanOp, ScanOptions};
+use half::f16;
+use proptest::prelude::*;
+use testkit::device;
+
+/// Inputs with their exact accumulator value and the identities.
+trait Input: ScanInput {
+    fn wide(self) -> Self::Acc;
+    fn identity(op: ScanOp) -> Self::Acc;
+    fn is_nan(acc: Self::Acc) -> bool;
+}
+
+impl Input for f16 {
+    fn wide(self) -> f32 {
+        self.to_f32()
+    }
+    fn identity(op: ScanOp) -> f32 {
+        if op == ScanOp::Max {
+            f32::NEG_INFINITY
+        } else {
+            f32::INFINITY
+        }
+    }
+    fn is_nan(acc: f32) -> bool {
+        acc.is_nan()
+    }
+}
+
+impl Input for i8 {
+    fn wide(self) -> i32 {
+        i32::from(self)
+    }
+    fn identity(op: ScanOp) -> i32 {
+        if op == ScanOp::Max {
+            i32::MIN
+        } else {
+            i32::MAX
+        }
+    }
+    fn is_nan(_: i32) -> bool {
+        false
+    }
+}
+
+/// Sequential reference (`torch.cummax`/`cummin`): values (row-major) and
+/// one total per row; a NaN sticks from its position on, infinities are
+/// ordinary values.
+fn reference<T: Input>(
+    xs: &[T],
+    rows: usize,
+    op: ScanOp,
+    exclusive: bool,
+) -> (Vec<T::Acc>, Vec<T::Acc>)
+where
+    T::Acc: PartialOrd,
+{
+    let len = xs.len().checked_div(rows).unwrap_or(0);
+    let mut values = Vec::with_capacity(xs.len());
+    let mut totals = Vec::with_capacity(rows);
+    for r in 0..rows {
+        let mut acc = T::identity(op);
+        for &x in &xs[r * len..(r + 1) * len] {
+            let before = acc;
+            let v = x.wide();
+            let take = T::is_nan(v) || if op == ScanOp::Max { v > acc } else { v < acc };
+            if take {
+                acc = v;
+            }
+            values.push(if exclusive { before } else { acc });
+        }
+        totals.push(acc);
+    }
+    (values, totals)
+}
+
+/// Runs the scan of `rows` rows of `xs` and compares values and totals.
+fn check<T: Input>(xs: &[T], rows: usize, op: ScanOp, exclusive: bool)
+where
+    T::Acc: PartialOrd + std::fmt::Debug,
+{
+    let dev = device();
+    let x = dev.upload(xs).unwrap();
+    let batch = Batch::rows(&x, rows).unwrap();
+    let out = scan(
+        &dev,
+        batch,
+        ScanOptions {
+            exclusive,
+            want_total: true,
+            op,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let y = out.values.download().unwrap();
+    let (want, want_totals) = reference(xs, rows, op, exclusive);
+    assert_eq!(y.len(), want.len());
+    let len = xs.len() / rows;
+    let same = |a: T::Acc, b: T::Acc| a == b || (T::is_nan(a) && T::is_nan(b));
+    if let Some(i) = (0..y.len()).find(|&i| !same(y[i], want[i])) {
+        panic!(
+            "{op:?} exclusive={exclusive} rows={rows} len={len}: first mismatch at row {} col {}: got {:?}, want {:?}",
+            i / len,
+            i % len,
+            y[i],
+            want[i]
+        );
+    }
+    let totals = out.totals.expect("totals asked for");
+    assert_eq!(totals.len(), want_totals.len());
+    if let Some(r) = (0..rows).find(|&r| !same(totals[r], want_totals[r])) {
+        panic!(
+            "{op:?} exclusive={exclusive} rows={rows} len={len}: total of row {r}: got {:?}, want {:?}",
+            totals[r], want_totals[r]
+        );
+    }
+}
+
+fn all_cases<T: Input>(xs: &[T], rows: usize)
+where
+    T::Acc: PartialOrd + std::fmt::Debug,
+{
+    for op in [ScanOp::Max, ScanOp::Min] {
+        for exclusive in [false, true] {
+            check(xs, rows, op, exclusive);
+        }
+    }
+}
+
+fn pseudo_random(n: usize, seed: u64) -> Vec<u64> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        })
+        .collect()
+}
+
+fn random_f16(n: usize, seed: u64) -> Vec<f16> {
+    pseudo_random(n, seed)
+        .into_iter()
+        .map(|v| f16::from_bits((v as u16) & 0x7bff | ((v >> 20) as u16 & 0x8000)))
+        .collect()
+}
+
+fn random_i8(n: usize, seed: u64) -> Vec<i8> {
+    pseudo_random(n, seed)
+        .into_iter()
+        .map(|v| v as i8)
+        .collect()
+}
+
+#[test]
+fn one_dimensional_edge_lengths() {
+    for n in [0usize, 1, 31, 32, 33, 63, 64, 65, 4095, 4096, 4097] {
+        all_cases(&random_f16(n, n as u64), 1);
+        all_cases(&random_i8(n, n as u64 + 7), 1);
+    }
+}
+
+#[test]
+fn multi_core_lengths() {
+    // 40 vector cores on the 910B4: ranges of ceil(n / 40) rounded to 64.
+    for n in [40 * 64 - 1, 40 * 4096 + 1, 64 * 4096 + 4095, (1 << 20) + 3] {
+        all_cases(&random_f16(n, n as u64), 1);
+        all_cases(&random_i8(n, n as u64 + 1), 1);
+    }
+}
+
+#[test]
+fn batches_of_edge_row_lengths() {
+    for (rows, len) in [
+        (1, 1),
+        (2, 1),
+        (300, 1),
+        (65535, 1),
+        (65535, 3),
+        (7, 2),
+        (9, 3),
+        (300, 31),
+        (17, 33),
+        (65, 64),
+        (3, 65),
+        (41, 100),
+        (300, 127),
+        (9, 129),
+        (30, 256),
+        // Long rows: 256 lanes x ceil(len / 256) positions (odd and even widths).
+        (30, 257),
+        (5, 600),
+        (4, 1300),
+        (3, 1700),
+        (2, 2600),
+        (5, 4095),
+        (300, 4095),
+        (3, 4097),
+        (300, 4097),
+        (2, 200_003),
+    ] {
+        let n = rows * len;
+        all_cases(&random_f16(n, (rows * 31 + len) as u64), rows);
+        all_cases(&random_i8(n, (rows * 37 + len) as u64), rows);
+    }
+}
+
+#[test]
+fn adversarial_values() {
+    let n = 3 * 4096 + 77;
+    let f = |v: f32| f16::from_f32(v);
+    let patterns_f16: Vec<Vec<f16>> = vec![
+        vec![f(1.5); n],
+        (0..n).map(|i| f16::from_bits(i as u16 % 0x7c00)).collect(), // increasing
+        (0..n)
+            .map(|i| f16::from_bits((n - i) as u16 % 0x7c00))
+            .collect(), // decreasing
+        (0..n)
+            .map(|i| {
+                if i % 2 == 0 {
+                    f(i as f32)
+                } else {
+                    f(-(i as f32))
+                }
+            })
+            .collect(),
+        (0..n)
+            .map(|i| match i % 5 {
+                0 => f16::INFINITY,
+                1 => f16::NEG_INFINITY,
+                2 => f(-0.0),
+                3 => f16::MIN_POSITIVE_SUBNORMAL,
+                _ => f16::MAX,
+            })
+            .collect(),
+        vec![f16::NEG_INFINITY; n],
+        vec![f16::INFINITY; n],
+    ];
+    for xs in &patterns_f16 {
+        all_cases(xs, 1);
+        all_cases(&xs[..3 * 4097], 3);
+        all_cases(&xs[..50 * 7], 50);
+    }
+    let patterns_i8: Vec<Vec<i8>> = vec![
+        vec![5; n],
+        vec![i8::MIN; n],
+        vec![i8::MAX; n],
+        (0..n).map(|i| (i % 256) as u8 as i8).collect(),
+        (0..n).map(|i| (255 - i % 256) as u8 as i8).collect(),
+        (0..n)
+            .map(|i| if i % 2 == 0 { i8::MIN } else { i8::MAX })
+            .collect(),
+    ];
+    for xs in &patterns_i8 {
+        all_cases(xs, 1);
+        all_cases(&xs[..3 * 4097], 3);
+        all_cases(&xs[..50 * 7], 50);
+    }
+}
+
+#[test]
+fn empty_rows_give_the_identity() {
+    let dev = device();
+    let x = dev.alloc_zeroed::<i8>(0).unwrap();
+    for (op, want) in [(ScanOp::Max, i32::MIN), (ScanOp::Min, i32::MAX)] {
+        let out = scan(
+            &dev,
+            Batch::rows(&x, 3).unwrap(),
+            ScanOptions {
+                op,
+                want_total: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(out.values.is_empty());
+        assert_eq!(out.totals, Some(vec![want; 3]));
+    }
+    let x = dev.alloc_zeroed::<f16>(0).unwrap();
+    let out = scan(
+        &dev,
+        &x,
+        ScanOptions {
+            op: ScanOp::Min,
+            want_total: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(out.total(), Some(f32::INFINITY));
+}
+
+#[test]
+fn totals_are_optional() {
+    let dev = device();
+    let xs = random_i8(5000, 3);
+    let x = dev.upload(&xs).unwrap();
+    let out = scan(
+        &dev,
+        &x,
+        ScanOptions {
+            op: ScanOp::Max,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(out.totals, None);
+    assert_eq!(
+        out.values.download().unwrap(),
+        reference(&xs, 1, ScanOp::Max, false).0
+    );
+}
+
+/// `xs` with a NaN (alternating sign and payload) at each of `at`.
+fn with_nans(mut xs: Vec<f16>, at: &[usize]) -> Vec<f16> {
+    for (k, &i) in at.iter().enumerate() {
+        xs[i] =
+            f16::from_bits((0x7c01 + (k as u16 % 3) * 0x100) | if k % 2 == 1 { 0x8000 } else { 0 });
+    }
+    xs
+}
+
+#[test]
+fn nan_propagates_in_one_row() {
+    // 300_000 elements: 37 cores of 8192 (tiles of 4096 from each core's
+    // start), phase 1 and carries across cores.
+    let core = 8192;
+    for (n, at) in [
+        (1, vec![0]),
+        (100, vec![0]),
+        (100, vec![99]),
+        (100, vec![40, 41, 70]),
+        (5000, vec![4095]),
+        (5000, vec![4096]),
+        (5000, vec![4999]),
+        (300_000, vec![0]),
+        (300_000, vec![299_999]),
+        (300_000, vec![4095]),
+        (300_000, vec![core - 1]),
+        (300_000, vec![core]),
+        (300_000, vec![5 * core - 1, 9 * core + 3]),
+        (
+            300_000,
+            vec![20 * core + 4096, 20 * core + 100, 36 * core + 7],
+        ),
+    ] {
+        let xs = with_nans(random_f16(n, n as u64 + at[0] as u64), &at);
+        for op in [ScanOp::Max, ScanOp::Min] {
+            for exclusive in [false, true] {
+                check(&xs, 1, op, exclusive);
+            }
+        }
+    }
+}
+
+#[test]
+fn nan_propagates_in_batches() {
+    for (rows, len, at) in [
+        // Short rows (a tile's lanes are rows): first, last, several rows.
+        (50, 7, vec![0, 6, 7 * 3 + 2, 7 * 3 + 5, 7 * 49 + 6]),
+        (300, 31, vec![31 * 131, 31 * 132 - 1, 31 * 299 + 30]),
+        (20, 256, vec![255, 256 * 7 + 128, 256 * 19]),
+        // Long rows, 8 rows a core: tile boundaries inside a row.
+        (320, 300, vec![299, 300 * 3 + 256, 300 * 4 + 255, 300 * 200]),
+        // Long rows split over cores (cores start inside rows).
+        (3, 100_001, vec![99_000, 100_500, 150_000, 300_002]),
+        (3, 100_001, vec![100_000, 100_001]),
+    ] {
+        let xs = with_nans(random_f16(rows * len, len as u64), &at);
+        for op in [ScanOp::Max, ScanOp::Min] {
+            for exclusive in [false, true] {
+                check(&xs, rows, op, exclusive);
+            }
+        }
+    }
+}
+
+#[test]
+fn nan_and_infinities() {
+    let n = 3 * 4096 + 77;
+    let xs: Vec<f16> = (0..n)
+        .map(|i| match i % 7 {
+            0 => f16::INFINITY,
+            1 => f16::NEG_INFINITY,
+            _ => f16::from_f32((i % 101) as f32 - 50.0),
+        })
+        .collect();
+    for at in [vec![0], vec![1], vec![5000], vec![4096, 4097, n - 1]] {
+        let xs = with_nans(xs.clone(), &at);
+        all_cases(&xs, 1);
+        all_cases(&xs[..3 * 4097], 3);
+        all_cases(&xs[..50 * 7], 50);
+    }
+}
+
+#[test]
+fn bad_inputs_are_errors() {
+    let dev = device();
+    let other = Device::simulated(ascend_scan::Soc::Ascend910B4).unwrap();
+    let x = other.upload(&[1i8, 2, 3]).unwrap();
+    let options = ScanOptions {
+        op: ScanOp::Max,
+        ..Default::default()
+    };
+    assert!(matches!(
+        scan(&dev, &x, options).unwrap_err(),
+        Error::InvalidArgument { name: "x", .. }
+    ));
+    let x = dev.upload(&[1i8, 2, 3]).unwrap();
+    assert!(matches!(
+        scan(
+            &dev,
+            &x,
+            ScanOptions {
+                algorithm: Algorithm::ScanU { s: 128 },
+                ..options
+            }
+        )
+        .unwrap_err(),
+        Error::InvalidArgument {
+            name: "options.algorithm",
+            ..
+        }
+    ));
+    assert!(matches!(
+        Batch::rows(&x, 2).unwrap_err(),
+        Error::InvalidArgument { name: "rows", .. }
+    ));
+}
+
+fn f16_value() -> impl Strategy<Value = f16> {
+    prop_oneof![
+        8 => any::<u16>().prop_map(|b| f16::from_bits(b & 0x7bff | (b & 0x8000))),
+        1 => Just(f16::INFINITY),
+        1 => Just(f16::NEG_INFINITY),
+        1 => Just(f16::from_f32(-0.0)),
+        1 => (-4i8..4i8).prop_map(|v| f16::from_f32(f32::from(v))),
+    ]
+}
+
+fn length() -> impl Strategy<Value = usize> {
+    prop_oneof![
+        4 => 1usize..300,
+        2 => 3900usize..4300,
+        1 => 8000usize..70_000,
+        1 => 70_000usize..(1 << 20),
+    ]
+}
+
+/// Random finite f16 with +inf and -inf at one position in `every` each.
+fn random_with_infinities(n: usize, seed: u64, every: usize) -> Vec<f16> {
+    random_f16(n, seed)
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| match (seed as usize + i) % every {
+            0 => f16::INFINITY,
+            1 => f16::NEG_INFINITY,
+            _ => v,
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    #[test]
+    fn f16_scans_match(len in length(), seed in any::<u64>(), max in any::<bool>(), exclusive in any::<bool>()) {
+        let xs = random_with_infinities(len, seed, 97);
+        let op = if max { ScanOp::Max } else { ScanOp::Min };
+        check(&xs, 1, op, exclusive);
+    }
+
+    #[test]
+    fn nan_at_random_positions(
+        rows in 1usize..4,
+        len in prop_oneof![1usize..300, 3900usize..4300, 8000usize..40_000],
+        nans in proptest::collection::vec(any::<prop::sample::Index>(), 1..4),
+        seed in any::<u64>(),
+        max in any::<bool>(),
+        exclusive in any::<bool>(),
+    ) {
+        let n = rows * len;
+        let at: Vec<usize> = nans.iter().map(|i| i.index(n)).collect();
+        let xs = with_nans(random_with_infinities(n, seed, 61), &at);
+        let op = if max { ScanOp::Max } else { ScanOp::Min };
+        check(&xs, rows, op, exclusive);
+    }
+
+    #[test]
+    fn i8_scans_match(xs in proptest::collection::vec(any::<i8>(), 0..5000), max in any::<bool>(), exclusive in any::<bool>()) {
+        let op = if max { ScanOp::Max } else { ScanOp::Min };
+        check(&xs, 1, op, exclusive);
+    }
+
+    #[test]
+    fn batches_match(rows in 1usize..300, len in prop_oneof![1usize..70, 60usize..5000], seed in any::<u64>(), max in any::<bool>(), exclusive in any::<bool>()) {
+        let len = if rows * len > 300_000 { 300_000 / rows } else { len };
+        let op = if max { ScanOp::Max } else { ScanOp::Min };
+        check(&random_f16(rows * len, seed), rows, op, exclusive);
+        check(&random_i8(rows * len, seed ^ 1), rows, op, exclusive);
+    }
+
+    #[test]
+    fn special_f16_values_match(xs in proptest::collection::vec(f16_value(), 1..3000), rows in 1usize..4, max in any::<bool>()) {
+        let n = xs.len() / rows * rows;
+        prop_assume!(n > 0);
+        let op = if max { ScanOp::Max } else { ScanOp::Min };
+        check(&xs[..n], rows, op, false);
+        check(&xs[..n], rows, op, true);
+    }
+}

@@ -1,0 +1,605 @@
+//! Segmented scan and segmented sum against f64 / exact CPU references, over
+//! densities 0..100%, segment shapes at tile, block and core boundaries, and
+//! every algorithm.
+
+use ascend_scan::{
+    segmented_scan, segmented_sum, Algorithm, Device, Error, RevSpec, SegScanAlgorithm,
+    SegScanOptions, SegSumAlgorithm, SegSumOptions, SegmentedInput, Segments,
+};
+use half::{bf16, f16};
+use testkit::device;
+use testkit::{
+    check::agree,
+    data::{bf16_data, f16_data, i8_data, words},
+};
+
+const U: f64 = 1.0 / (1u64 << 24) as f64;
+/// Elements per SEGSCAN chunk (the vector side's unit; the documented bound
+/// is relative to it).
+const TILE: usize = 4096;
+/// Elements per cube tile of the simple REVSPEC (s = 128).
+const SIMPLE_TILE: usize = 128 * 128;
+
+const SEGSCANS: [SegScanAlgorithm; 3] = [
+    SegScanAlgorithm::SegScan {
+        revspec: RevSpec::Vector,
+    },
+    SegScanAlgorithm::SegScan {
+        revspec: RevSpec::Simple,
+    },
+    SegScanAlgorithm::Sscr,
+];
+
+/// Flags with the given density (ones per element), position 0 random too.
+fn flags(n: usize, density: f64, seed: u64) -> Vec<i8> {
+    let cut = (density * u64::MAX as f64) as u64;
+    words(n, seed).map(|w| i8::from(w < cut)).collect()
+}
+
+/// Segment starts: position 0 and every flagged position.
+fn starts(f: &[i8]) -> Vec<usize> {
+    (0..f.len()).filter(|&i| i == 0 || f[i] == 1).collect()
+}
+
+trait Value: SegmentedInput + Copy {
+    fn f64(self) -> f64;
+    fn acc_f64(a: Self::Acc) -> f64;
+    const EXACT: bool;
+}
+macro_rules! float_value {
+    ($($t:ty),*) => {$(
+        impl Value for $t {
+            fn f64(self) -> f64 {
+                self.to_f64()
+            }
+            fn acc_f64(a: f32) -> f64 {
+                f64::from(a)
+            }
+            const EXACT: bool = false;
+        }
+    )*};
+}
+float_value!(f16, bf16);
+impl Value for i8 {
+    fn f64(self) -> f64 {
+        f64::from(self)
+    }
+    fn acc_f64(a: i32) -> f64 {
+        f64::from(a)
+    }
+    const EXACT: bool = true;
+}
+
+/// Checks a segmented scan against the f64 reference with the documented
+/// bound of the algorithm (exact for i8).
+fn check_scan<T: Value>(
+    x: &[T],
+    f: &[i8],
+    got: &[T::Acc],
+    exclusive: bool,
+    algo: SegScanAlgorithm,
+) {
+    assert_eq!(got.len(), x.len());
+    let n = x.len();
+    let non_finite = x.iter().any(|v| !v.f64().is_finite());
+    // SSCR's bound: two global prefixes of the Auto scan.
+    let d = Algorithm::auto_for::<f16>(1, n).error_depth().unwrap() as f64;
+    let (mut seg, mut seg_abs, mut seg_len, mut all_abs, mut tile_abs) =
+        (0.0, 0.0, 0usize, 0.0, 0.0);
+    // |x| over the segment's first chunk before its start, once the segment
+    // has left that chunk (the carry's rounding, documented).
+    let (mut before_start, mut carried) = (0.0, 0.0);
+    for i in 0..n {
+        if i % TILE == 0 {
+            // Entering a new chunk: the segment (if it goes on) carries
+            // the rounding of its first chunk before its start.
+            carried = before_start;
+            tile_abs = 0.0;
+        }
+        if i > 0 && f[i] == 1 {
+            (seg, seg_abs, seg_len) = (0.0, 0.0, 0);
+            (before_start, carried) = (tile_abs, 0.0);
+        }
+        let v = x[i].f64();
+        let want = if exclusive { seg } else { seg + v };
+        seg += v;
+        seg_len += 1;
+        if v.is_finite() {
+            seg_abs += v.abs();
+            all_abs += v.abs();
+            tile_abs += v.abs();
+        }
+        let g = T::acc_f64(got[i]);
+        if T::EXACT {
+            assert_eq!(g, want, "{algo:?} exclusive={exclusive} at {i} of {n}");
+            continue;
+        }
+        let bound = match algo {
+            SegScanAlgorithm::Sscr if !non_finite => {
+                2.0 * (d + i as f64 / d + 2.0) * U * all_abs + U * seg_abs
+            }
+            // SSCR runs SEGSCAN when x holds an inf or NaN.
+            _ => (128.0 + seg_len as f64 / 64.0 + 2.0) * U * (seg_abs + tile_abs + carried),
+        };
+        assert!(
+            agree(g, want, bound),
+            "{algo:?} exclusive={exclusive} at {i} of {n}: got {g}, want {want}, bound {bound}"
+        );
+        if exclusive && i > 0 && f[i] == 1 {
+            assert_eq!(
+                g, 0.0,
+                "an exclusive segment starts at exactly 0 ({algo:?}, {i})"
+            );
+        }
+    }
+}
+
+fn run_scan<T: Value>(dev: &Device, x: &[T], f: &[i8], algo: SegScanAlgorithm) {
+    let xd = dev.upload(x).unwrap();
+    let fd = dev.upload(f).unwrap();
+    for exclusive in [false, true] {
+        let y = segmented_scan(
+            dev,
+            &xd,
+            Segments::Flags(&fd),
+            SegScanOptions {
+                exclusive,
+                algorithm: algo,
+            },
+        )
+        .unwrap()
+        .download()
+        .unwrap();
+        check_scan(x, f, &y, exclusive, algo);
+    }
+}
+
+#[test]
+fn segmented_scan_f16_over_densities_and_lengths() {
+    let dev = device();
+    let lengths = [
+        1usize,
+        2,
+        63,
+        4095,
+        4096,
+        4097,
+        3 * TILE + 5,
+        SIMPLE_TILE - 1,
+        SIMPLE_TILE + 1,
+        3 * SIMPLE_TILE + 5,
+        200_003,
+    ];
+    for (k, &n) in lengths.iter().enumerate() {
+        let x = f16_data(n, k as u64);
+        for (j, density) in [0.0, 0.001, 0.01, 0.1, 0.5, 1.0].into_iter().enumerate() {
+            let f = flags(n, density, (k * 10 + j) as u64);
+            for algo in SEGSCANS {
+                run_scan(&dev, &x, &f, algo);
+            }
+        }
+    }
+}
+
+#[test]
+fn segmented_scan_i8_is_exact_and_bf16_within_bound() {
+    let dev = device();
+    for (k, &n) in [5usize, 4096, 9000, 150_001].iter().enumerate() {
+        for density in [0.0, 0.002, 0.3, 1.0] {
+            let f = flags(n, density, 40 + k as u64);
+            for algo in SEGSCANS {
+                run_scan(&dev, &i8_data(n, k as u64), &f, algo);
+                run_scan(&dev, &bf16_data(n, k as u64), &f, algo);
+            }
+        }
+    }
+}
+
+/// Segments placed at the edges that matter: chunk (4096) and tile edges,
+/// the edge between the two vector cores of an AI core, core edges, the last
+/// element, one segment spanning everything, and length-1 segments. Once
+/// with 4096-element tiles (vector REVSPEC, SSCR), once with the simple
+/// REVSPEC's 16384.
+#[test]
+fn segment_edges_at_tile_block_and_core_boundaries() {
+    edges_for_tile(TILE, &SEGSCANS);
+    edges_for_tile(
+        SIMPLE_TILE,
+        &[SegScanAlgorithm::SegScan {
+            revspec: RevSpec::Simple,
+        }],
+    );
+}
+
+fn edges_for_tile(tile: usize, algos: &[SegScanAlgorithm]) {
+    let dev = device();
+    let n = 40 * tile + 77; // 41 tiles over 20 AI cores: 3 tiles on the first
+    let x = f16_data(n, 9);
+    let mut cases: Vec<Vec<usize>> = vec![
+        vec![],
+        vec![n - 1],
+        vec![1],
+        (0..n).step_by(tile).collect(),
+        (1..n)
+            .step_by(tile)
+            .map(|i| i - 1)
+            .filter(|&i| i > 0)
+            .collect(),
+        (0..n)
+            .step_by(3 * tile)
+            .chain((1..n).step_by(2 * tile))
+            .collect(),
+        (0..n)
+            .filter(|i| i % tile >= tile - 3 || i % tile < 3)
+            .collect(),
+    ];
+    cases.push((0..64).map(|k| k * 64 + 1).collect());
+    for positions in cases {
+        let mut f = vec![0i8; n];
+        for p in positions {
+            f[p] = 1;
+        }
+        for &algo in algos {
+            run_scan(&dev, &x, &f, algo);
+        }
+    }
+}
+
+fn ref_sums<T: Value>(x: &[T], f: &[i8]) -> Vec<(f64, f64, usize)> {
+    let s = starts(f);
+    s.iter()
+        .enumerate()
+        .map(|(k, &a)| {
+            let b = s.get(k + 1).copied().unwrap_or(x.len());
+            let seg = &x[a..b];
+            (
+                seg.iter().map(|v| v.f64()).sum(),
+                seg.iter()
+                    .map(|v| v.f64().abs())
+                    .filter(|a| a.is_finite())
+                    .sum(),
+                b,
+            )
+        })
+        .collect()
+}
+
+fn check_sums<T: Value>(dev: &Device, x: &[T], f: &[i8], algo: SegSumAlgorithm) {
+    let xd = dev.upload(x).unwrap();
+    let fd = dev.upload(f).unwrap();
+    let got = segmented_sum(
+        dev,
+        &xd,
+        Segments::Flags(&fd),
+        SegSumOptions { algorithm: algo },
+    )
+    .unwrap()
+    .download()
+    .unwrap();
+    let want = ref_sums(x, f);
+    assert_eq!(got.len(), want.len(), "{algo:?}: one sum per segment");
+    let n = x.len();
+    let d = Algorithm::auto_for::<f16>(1, n).error_depth().unwrap() as f64;
+    let mut prefix_abs = 0.0;
+    let mut start = 0;
+    // One tile's sum of |x| is at most TILE * max |x|.
+    let tile_abs = TILE as f64
+        * x.iter()
+            .map(|v| v.f64().abs())
+            .filter(|a| a.is_finite())
+            .fold(0.0, f64::max);
+    let non_finite = x.iter().any(|v| !v.f64().is_finite());
+    for (k, (&g, &(w, abs, end))) in got.iter().zip(&want).enumerate() {
+        let g = T::acc_f64(g);
+        prefix_abs += abs;
+        let len = end - start;
+        start = end;
+        if T::EXACT {
+            assert_eq!(g, w, "{algo:?} segment {k}");
+            continue;
+        }
+        let bound = match algo {
+            SegSumAlgorithm::Scd if !non_finite => {
+                2.0 * (d + end as f64 / d + 2.0) * U * prefix_abs + U * abs
+            }
+            // The chunk up to the end, and the first chunk before the start
+            // (SCD runs SEGSCAN when x holds an inf or NaN).
+            _ => (128.0 + len as f64 / 64.0 + 2.0) * U * (abs + 2.0 * tile_abs),
+        };
+        assert!(
+            agree(g, w, bound),
+            "{algo:?} segment {k} of {}: got {g}, want {w}, bound {bound}",
+            want.len()
+        );
+    }
+}
+
+#[test]
+fn segmented_sum_over_densities_both_algorithms() {
+    let dev = device();
+    for (k, &n) in [1usize, 2, 4097, 3 * TILE + 5, 100_000].iter().enumerate() {
+        for density in [0.0, 0.001, 0.05, 0.5, 1.0] {
+            let f = flags(n, density, 70 + k as u64);
+            for algo in [
+                SegSumAlgorithm::Auto,
+                SegSumAlgorithm::Scd,
+                SegSumAlgorithm::SegScan,
+            ] {
+                check_sums(&dev, &f16_data(n, k as u64), &f, algo);
+                check_sums(&dev, &i8_data(n, k as u64), &f, algo);
+            }
+        }
+    }
+}
+
+/// SCD's cancellation, stated in the docs, made visible: a long run of large
+/// values, then short segments of small ones. The bounded variant keeps the
+/// small sums accurate; SCD's error follows the large prefix (within its
+/// own, larger bound, checked by check_sums).
+#[test]
+fn bounded_variant_beats_scd_after_a_large_prefix() {
+    let dev = device();
+    // The large values end at a tile edge (the bounded variant's error
+    // involves one tile's magnitude: see segmented_sum's docs).
+    let (big, n) = (49 * TILE, 49 * TILE + 100_000);
+    let mut x: Vec<f16> = (0..n)
+        .map(|i| f16::from_f32(if i < big { 1000.0 } else { 0.0 }))
+        .collect();
+    let mut f = vec![0i8; n];
+    for i in (big..n).step_by(10) {
+        f[i] = 1;
+        for j in 0..10 {
+            x[i + j] = f16::from_f32(0.001 * (1 + j) as f32);
+        }
+    }
+    let xd = dev.upload(&x).unwrap();
+    let fd = dev.upload(&f).unwrap();
+    let want = ref_sums(&x, &f);
+    let err = |algo| {
+        let got = segmented_sum(
+            &dev,
+            &xd,
+            Segments::Flags(&fd),
+            SegSumOptions { algorithm: algo },
+        )
+        .unwrap()
+        .download()
+        .unwrap();
+        got.iter()
+            .zip(&want)
+            .skip(1)
+            .map(|(g, w)| (f64::from(*g) - w.0).abs())
+            .fold(0.0, f64::max)
+    };
+    let (bounded, scd) = (err(SegSumAlgorithm::SegScan), err(SegSumAlgorithm::Scd));
+    // The small sums (about 0.055) keep about 5 digits with the bounded
+    // variant (tile-local prefixes of at most 41); SCD subtracts prefixes
+    // near 2e8, whose f32 spacing is 16.
+    assert!(bounded < 1e-5, "bounded variant error {bounded}");
+    assert!(
+        scd > 1e4 * bounded,
+        "SCD error {scd} shows the cancellation"
+    );
+    check_sums(&dev, &x, &f, SegSumAlgorithm::Scd);
+    check_sums(&dev, &x, &f, SegSumAlgorithm::SegScan);
+}
+
+#[test]
+fn offsets_give_the_same_segments_and_empty_ones_sum_to_zero() {
+    let dev = device();
+    let n = 10_000;
+    let x = f16_data(n, 3);
+    let offsets: Vec<i32> = vec![0, 0, 0, 5, 5, 4096, 4097, 9999, 10_000, 10_000];
+    let od = dev.upload(&offsets).unwrap();
+    let xd = dev.upload(&x).unwrap();
+    let mut f = vec![0i8; n];
+    for &o in &offsets[..offsets.len() - 1] {
+        if (o as usize) < n {
+            f[o as usize] = 1;
+        }
+    }
+    let y = segmented_scan(&dev, &xd, Segments::Offsets(&od), SegScanOptions::default()).unwrap();
+    check_scan(
+        &x,
+        &f,
+        &y.download().unwrap(),
+        false,
+        SegScanAlgorithm::Auto,
+    );
+    let sums = segmented_sum(&dev, &xd, Segments::Offsets(&od), SegSumOptions::default()).unwrap();
+    assert_eq!(sums.count, offsets.len() - 1);
+    let got = sums.download().unwrap();
+    for (k, w) in offsets.windows(2).enumerate() {
+        let want: f64 = x[w[0] as usize..w[1] as usize]
+            .iter()
+            .map(|v| v.to_f64())
+            .sum();
+        assert!(
+            (f64::from(got[k]) - want).abs() <= 1e-3 * (1.0 + want.abs()),
+            "segment {k}"
+        );
+        if w[0] == w[1] {
+            assert_eq!(got[k], 0.0, "empty segment {k}");
+        }
+    }
+    // Zero elements: offsets [0, 0] name one empty segment.
+    let empty = dev.upload::<f16>(&[]).unwrap();
+    let zz = dev.upload(&[0i32, 0]).unwrap();
+    let s = segmented_sum(
+        &dev,
+        &empty,
+        Segments::Offsets(&zz),
+        SegSumOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(s.download().unwrap(), [0.0]);
+    let y = segmented_scan(
+        &dev,
+        &empty,
+        Segments::Offsets(&zz),
+        SegScanOptions::default(),
+    )
+    .unwrap();
+    assert!(y.is_empty());
+}
+
+#[test]
+fn bad_segments_are_refused_naming_the_argument() {
+    let dev = device();
+    let x = dev.upload(&f16_data(5000, 1)).unwrap();
+    let named = |e: Error, needle: &str| {
+        let s = e.to_string();
+        assert!(
+            matches!(
+                e,
+                Error::InvalidArgument {
+                    name: "segments",
+                    ..
+                }
+            ) && s.contains(needle),
+            "{s}"
+        );
+    };
+    let short = dev.upload(&[0i8; 4999]).unwrap();
+    named(
+        segmented_scan(&dev, &x, Segments::Flags(&short), SegScanOptions::default()).unwrap_err(),
+        "4999 flags",
+    );
+    for bad in [2i8, -1] {
+        for at in [0usize, 4999, 2048] {
+            let mut f = vec![0i8; 5000];
+            f[at] = bad;
+            let fd = dev.upload(&f).unwrap();
+            for algorithm in SEGSCANS {
+                let e = segmented_scan(
+                    &dev,
+                    &x,
+                    Segments::Flags(&fd),
+                    SegScanOptions {
+                        exclusive: false,
+                        algorithm,
+                    },
+                );
+                named(e.unwrap_err(), &format!("found {bad}"));
+            }
+            for algorithm in [SegSumAlgorithm::Scd, SegSumAlgorithm::SegScan] {
+                let e = segmented_sum(&dev, &x, Segments::Flags(&fd), SegSumOptions { algorithm });
+                named(e.unwrap_err(), &format!("found {bad}"));
+            }
+        }
+    }
+    let od = dev.upload(&[0i32, 7, 3, 5000]).unwrap();
+    named(
+        segmented_scan(&dev, &x, Segments::Offsets(&od), SegScanOptions::default()).unwrap_err(),
+        "offsets[2] = 3",
+    );
+    let other = Device::simulated(ascend_scan::Soc::Ascend910B4).unwrap();
+    let f = other.upload(&[0i8; 5000]).unwrap();
+    named(
+        segmented_scan(&dev, &x, Segments::Flags(&f), SegScanOptions::default()).unwrap_err(),
+        "another device",
+    );
+}
+
+/// The non-finite values the tests plant: +inf, -inf and NaN.
+const SPECIALS: [f32; 3] = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN];
+
+/// Where a non-finite value meets an edge: the first and last elements,
+/// segment starts and the elements just before them, and the boundaries of
+/// SEGSCAN's chunks and of the simple REVSPEC's tiles.
+fn edge_positions(f: &[i8]) -> Vec<usize> {
+    let n = f.len();
+    let mut v = vec![0, 1, n - 1];
+    for s in starts(f).into_iter().skip(1) {
+        v.extend([s - 1, s]);
+    }
+    for b in (TILE..n).step_by(TILE) {
+        v.extend([b - 1, b]);
+    }
+    v.extend((SIMPLE_TILE..n).step_by(SIMPLE_TILE));
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// `x` with SPECIALS at every `stride`-th of `positions` from `first`.
+fn planted<T: Value>(
+    mut x: Vec<T>,
+    positions: &[usize],
+    first: usize,
+    stride: usize,
+    from: impl Fn(f32) -> T,
+) -> Vec<T> {
+    for (k, &p) in positions.iter().skip(first).step_by(stride).enumerate() {
+        x[p] = from(SPECIALS[k % SPECIALS.len()]);
+    }
+    x
+}
+
+/// Runs every segmented scan and segmented sum algorithm on `x`.
+fn check_all<T: Value>(dev: &Device, x: &[T], f: &[i8]) {
+    for &algo in &SEGSCANS {
+        run_scan(dev, x, f, algo);
+    }
+    for algo in [SegSumAlgorithm::Auto, SegSumAlgorithm::Scd] {
+        check_sums(dev, x, f, algo);
+    }
+}
+
+/// An infinity or NaN affects its own segment from its position on and
+/// nothing else (docs/algorithms.md, "Non-finite inputs"), in every
+/// algorithm: the checks above want NaN or the same infinity where the
+/// sequential f64 reference has one, and the usual bound elsewhere.
+#[test]
+fn non_finite_values_stay_in_their_segment() {
+    let dev = device();
+    // Three one-element segments [1 | 2 | 1] (adjacent starts once tripped
+    // the hazard checker in the simple REVSPEC), then [1 | inf | 1]; [inf | 1].
+    check_all(&dev, &[1.0, 2.0, 1.0].map(f16::from_f32), &[1, 1, 1]);
+    let x: Vec<f16> = [1.0, f32::INFINITY, 1.0].map(f16::from_f32).to_vec();
+    check_all(&dev, &x, &[1, 1, 1]);
+    check_all(&dev, &x[1..], &[1, 1]);
+    // 100 segments of 100 with one inf.
+    let f: Vec<i8> = (0..10_000).map(|i| i8::from(i % 100 == 0)).collect();
+    check_all(
+        &dev,
+        &planted(f16_data(10_000, 4), &[250], 0, 1, f16::from_f32),
+        &f,
+    );
+    for (n, density, seed) in [
+        (5 * TILE + 77, 0.002, 1),
+        (2 * SIMPLE_TILE + 9, 0.03, 2),
+        (3 * TILE, 0.4, 3),
+    ] {
+        let f = flags(n, density, seed);
+        let positions = edge_positions(&f);
+        // A third of the edge positions per launch: segments between them stay finite.
+        for first in 0..3 {
+            check_all(
+                &dev,
+                &planted(f16_data(n, seed), &positions, first, 3, f16::from_f32),
+                &f,
+            );
+        }
+        let x = planted(bf16_data(n, seed), &positions, 1, 5, bf16::from_f32);
+        check_all(&dev, &x, &f);
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 8, ..Default::default() })]
+
+    /// Random lengths, densities and 1-4 non-finite values at random positions.
+    #[test]
+    fn random_non_finite_positions(
+        n in 1usize..20_000,
+        density in 0.0f64..0.2,
+        seed: u64,
+        count in 1usize..5,
+    ) {
+        let f = flags(n, density, seed);
+        let positions: Vec<usize> = words(count, seed ^ 0x5eed).map(|w| (w % n as u64) as usize).collect();
+        let x = planted(f16_data(n, seed), &positions, 0, 1, f16::from_f32);
+        check_all(&device(), &x, &f);
+    }
+}

@@ -1,0 +1,414 @@
+//! RADIXSORT through the safe API against a stable CPU sort (torch's order:
+//! NaN last / first in descending order, -0.0 equal to +0.0). Keys are
+//! compared bit for bit, indices exactly.
+
+use ascend_scan::{sort, topk, Batch, Device, SortAlgorithm, SortKey, SortOptions, TopkOptions};
+use half::{bf16, f16};
+use proptest::prelude::*;
+use std::cmp::Ordering;
+use testkit::data::words;
+use testkit::device;
+
+/// Key types with their bit patterns and torch's comparison.
+trait Key: SortKey + std::fmt::Debug {
+    fn from_bits(bits: u16) -> Self;
+    fn to_bits(self) -> u16;
+    fn order(a: Self, b: Self) -> Ordering;
+}
+
+fn float_order(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        // -0.0 == +0.0 here.
+        (false, false) => a.partial_cmp(&b).unwrap(),
+    }
+}
+
+macro_rules! key {
+    ($($t:ty: $from:expr, $to:expr, $ord:expr);* $(;)?) => {$(
+        impl Key for $t {
+            fn from_bits(bits: u16) -> Self {
+                ($from)(bits)
+            }
+            fn to_bits(self) -> u16 {
+                ($to)(self)
+            }
+            fn order(a: Self, b: Self) -> Ordering {
+                ($ord)(a, b)
+            }
+        }
+    )*};
+}
+key! {
+    u8: |b: u16| b as u8, |v: u8| u16::from(v), |a: u8, b: u8| a.cmp(&b);
+    i8: |b: u16| b as u8 as i8, |v: i8| u16::from(v as u8), |a: i8, b: i8| a.cmp(&b);
+    u16: |b: u16| b, |v: u16| v, |a: u16, b: u16| a.cmp(&b);
+    i16: |b: u16| b as i16, |v: i16| v as u16, |a: i16, b: i16| a.cmp(&b);
+    f16: f16::from_bits, f16::to_bits, |a: f16, b: f16| float_order(a.to_f64(), b.to_f64());
+    bf16: bf16::from_bits, bf16::to_bits, |a: bf16, b: bf16| float_order(a.to_f64(), b.to_f64());
+}
+
+/// Stable CPU sort of each row: (keys, indices).
+fn reference<K: Key>(keys: &[K], rows: usize, descending: bool) -> (Vec<K>, Vec<i32>) {
+    let n = keys.len() / rows.max(1);
+    let mut out = Vec::with_capacity(keys.len());
+    let mut idx = Vec::with_capacity(keys.len());
+    for r in 0..rows {
+        let row = &keys[r * n..(r + 1) * n];
+        let mut perm: Vec<usize> = (0..n).collect();
+        perm.sort_by(|&a, &b| {
+            let o = K::order(row[a], row[b]);
+            if descending {
+                o.reverse()
+            } else {
+                o
+            }
+        });
+        out.extend(perm.iter().map(|&i| row[i]));
+        idx.extend(perm.iter().map(|&i| i as i32));
+    }
+    (out, idx)
+}
+
+fn check<K: Key>(keys: &[K], rows: usize, options: SortOptions) {
+    let dev = device();
+    let buf = dev.upload(keys).unwrap();
+    let got = sort(&dev, Batch::rows(&buf, rows).unwrap(), options).unwrap();
+    let (want_keys, want_idx) = reference(keys, rows, options.descending);
+    let got_keys: Vec<u16> = got
+        .values
+        .download()
+        .unwrap()
+        .into_iter()
+        .map(K::to_bits)
+        .collect();
+    let want_bits: Vec<u16> = want_keys.into_iter().map(K::to_bits).collect();
+    let got_idx = got.indices.download().unwrap();
+    let first_bad =
+        (0..keys.len()).find(|&i| got_keys[i] != want_bits[i] || got_idx[i] != want_idx[i]);
+    if let Some(i) = first_bad {
+        panic!(
+            "{} rows x {} {:?} keys, {options:?}: first difference at {i}: got key {:#06x} index {}, want {:#06x} index {}",
+            rows,
+            keys.len() / rows,
+            std::any::type_name::<K>(),
+            got_keys[i],
+            got_idx[i],
+            want_bits[i],
+            want_idx[i]
+        );
+    }
+}
+
+fn random<K: Key>(n: usize, seed: u64) -> Vec<K> {
+    words(n, seed)
+        .map(|w| K::from_bits((w >> 20) as u16))
+        .collect()
+}
+
+const ALGORITHMS: [SortAlgorithm; 2] = [SortAlgorithm::OneBit, SortAlgorithm::MultiBit];
+
+fn options() -> impl Iterator<Item = SortOptions> {
+    ALGORITHMS.into_iter().flat_map(|algorithm| {
+        [false, true].map(|descending| SortOptions {
+            descending,
+            algorithm,
+        })
+    })
+}
+
+/// Adversarial key sets of length `n` for a type whose interesting bit
+/// patterns are `specials`.
+fn adversarial<K: Key>(n: usize, specials: &[u16]) -> Vec<Vec<K>> {
+    let sorted = {
+        let mut v: Vec<K> = random(n, 7);
+        v.sort_by(|a, b| K::order(*a, *b));
+        v
+    };
+    let reversed: Vec<K> = sorted.iter().rev().copied().collect();
+    let mut sets = vec![
+        vec![K::from_bits(0x1234); n], // all equal
+        sorted,                        // already sorted
+        reversed,                      // reversed
+        words(n, 9).map(|w| K::from_bits((w % 3) as u16)).collect(), // many duplicates
+    ];
+    if !specials.is_empty() {
+        // Special values everywhere, in random order.
+        sets.push(
+            words(n, 11)
+                .map(|w| K::from_bits(specials[(w % specials.len() as u64) as usize]))
+                .collect(),
+        );
+        // Specials mixed with random keys.
+        sets.push(
+            words(n, 13)
+                .map(|w| {
+                    if w % 4 == 0 {
+                        K::from_bits(specials[((w >> 8) % specials.len() as u64) as usize])
+                    } else {
+                        K::from_bits((w >> 24) as u16)
+                    }
+                })
+                .collect(),
+        );
+    }
+    sets
+}
+
+/// f16: NaN with both sign bits and payloads, +-inf, +-0.0, subnormals,
+/// extremes.
+const F16_SPECIALS: &[u16] = &[
+    0x7e00, 0xfe00, 0x7c01, 0xfc01, 0x7fff, 0xffff, 0x7c00, 0xfc00, 0x0000, 0x8000, 0x0001, 0x8001,
+    0x03ff, 0x83ff, 0x7bff, 0xfbff, 0x3c00, 0xbc00,
+];
+const BF16_SPECIALS: &[u16] = &[
+    0x7fc0, 0xffc0, 0x7f81, 0xff81, 0x7fff, 0xffff, 0x7f80, 0xff80, 0x0000, 0x8000, 0x0001, 0x8001,
+    0x007f, 0x807f, 0x7f7f, 0xff7f, 0x3f80, 0xbf80,
+];
+const I16_SPECIALS: &[u16] = &[0x8000, 0x7fff, 0xffff, 0x0000, 0x0001, 0x8001];
+const I8_SPECIALS: &[u16] = &[0x80, 0x7f, 0xff, 0x00, 0x01, 0x81];
+
+/// Every key set of a type at lengths that hit every edge: 1, tile +- 1,
+/// several tiles, more tiles than vector cores.
+fn keys_in_torch_order<K: Key>(specials: &[u16]) {
+    for n in [1, 2, 127, 4095, 4096, 4097, 3 * 4096 + 5] {
+        for keys in adversarial::<K>(n, specials) {
+            for o in options() {
+                check(&keys, 1, o);
+            }
+        }
+    }
+}
+
+testkit::per_dtype!(
+    /// Every key set of each key type sorted in torch's order, at every
+    /// edge length.
+    keys_in_torch_order:
+    f16(F16_SPECIALS),
+    bf16(BF16_SPECIALS),
+    u16(&[0, 0xffff, 0x8000, 0x7fff]),
+    i16(I16_SPECIALS),
+    u8(&[0, 0xff, 0x80, 0x7f]),
+    i8(I8_SPECIALS),
+);
+
+#[test]
+fn rows_spread_over_cores_and_shared_between_cores() {
+    // One row over every vector core (each core a few tiles), rows shared
+    // by neighbouring cores, many short rows per core, one-row batches.
+    for (rows, n) in [
+        (1, 48 * 4096 + 77),
+        (3, 20 * 4096 + 1),
+        (7, 9000),
+        (300, 33),
+        (1, 5),
+    ] {
+        for o in options() {
+            let keys: Vec<f16> = random(rows * n, rows as u64 * 31 + n as u64);
+            check(&keys, rows, o);
+        }
+        let keys: Vec<i8> = random(rows * n, 5);
+        check(&keys, rows, SortOptions::default());
+    }
+}
+
+#[test]
+fn negative_and_positive_zero_keep_input_order_and_sign() {
+    let dev = device();
+    let keys: Vec<f16> = [0x8000u16, 0x0000, 0x8000, 0x3c00, 0x0000, 0xbc00]
+        .map(f16::from_bits)
+        .to_vec();
+    let buf = dev.upload(&keys).unwrap();
+    for descending in [false, true] {
+        let s = sort(
+            &dev,
+            &buf,
+            SortOptions {
+                descending,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let bits: Vec<u16> = s
+            .values
+            .download()
+            .unwrap()
+            .into_iter()
+            .map(f16::to_bits)
+            .collect();
+        let idx = s.indices.download().unwrap();
+        if descending {
+            assert_eq!(bits, [0x3c00, 0x8000, 0x0000, 0x8000, 0x0000, 0xbc00]);
+            assert_eq!(idx, [3, 0, 1, 2, 4, 5]);
+        } else {
+            assert_eq!(bits, [0xbc00, 0x8000, 0x0000, 0x8000, 0x0000, 0x3c00]);
+            assert_eq!(idx, [5, 0, 1, 2, 4, 3]);
+        }
+    }
+}
+
+#[test]
+fn empty_input_and_errors() {
+    let dev = device();
+    let empty = dev.upload::<u16>(&[]).unwrap();
+    let s = sort(&dev, &empty, SortOptions::default()).unwrap();
+    assert_eq!((s.values.len(), s.indices.len()), (0, 0));
+    let other = Device::simulated(ascend_scan::Soc::Ascend910B4).unwrap();
+    let buf = other.upload(&[1u16, 2]).unwrap();
+    match sort(&dev, &buf, SortOptions::default()) {
+        Err(ascend_scan::Error::InvalidArgument { name, .. }) => assert_eq!(name, "keys"),
+        r => panic!("expected an error naming keys, got {r:?}"),
+    }
+}
+
+/// TOPK against the stable CPU sort: sorted = its first k per row; unsorted
+/// = the selected keys strictly beyond the k-th in input order, then the
+/// selected ties in input order.
+fn check_topk<K: Key>(keys: &[K], rows: usize, k: usize, options: TopkOptions) {
+    let dev = device();
+    let n = keys.len() / rows;
+    let buf = dev.upload(keys).unwrap();
+    let got = topk(&dev, Batch::rows(&buf, rows).unwrap(), k, options).unwrap();
+    let (sorted, perm) = reference(keys, rows, options.largest);
+    let mut want_keys = Vec::new();
+    let mut want_idx = Vec::new();
+    for r in 0..rows {
+        let keys_r = &sorted[r * n..r * n + k];
+        let idx_r = &perm[r * n..r * n + k];
+        if options.sorted {
+            want_keys.extend(keys_r.iter().map(|v| v.to_bits()));
+            want_idx.extend_from_slice(idx_r);
+        } else {
+            let kth = keys_r[k - 1];
+            let mut beyond: Vec<(i32, u16)> = Vec::new();
+            let mut ties: Vec<(i32, u16)> = Vec::new();
+            for (&i, &v) in idx_r.iter().zip(keys_r) {
+                if K::order(v, kth) == Ordering::Equal {
+                    ties.push((i, v.to_bits()));
+                } else {
+                    beyond.push((i, v.to_bits()));
+                }
+            }
+            beyond.sort();
+            ties.sort();
+            for (i, b) in beyond.into_iter().chain(ties) {
+                want_idx.push(i);
+                want_keys.push(b);
+            }
+        }
+    }
+    let got_keys: Vec<u16> = got
+        .values
+        .download()
+        .unwrap()
+        .into_iter()
+        .map(K::to_bits)
+        .collect();
+    let got_idx = got.indices.download().unwrap();
+    assert_eq!(got_keys.len(), rows * k);
+    let first_bad =
+        (0..rows * k).find(|&i| got_keys[i] != want_keys[i] || got_idx[i] != want_idx[i]);
+    if let Some(i) = first_bad {
+        panic!(
+            "topk k={k} of {rows} rows x {n} {:?}, {options:?}: first difference at {i}: got key {:#06x} index {}, want {:#06x} index {}",
+            std::any::type_name::<K>(),
+            got_keys[i],
+            got_idx[i],
+            want_keys[i],
+            want_idx[i]
+        );
+    }
+}
+
+fn topk_options() -> impl Iterator<Item = TopkOptions> {
+    [(true, true), (true, false), (false, true), (false, false)]
+        .into_iter()
+        .map(|(largest, sorted)| TopkOptions { largest, sorted })
+}
+
+#[test]
+fn topk_of_every_key_type_and_adversarial_keys() {
+    for n in [1usize, 5, 4097, 3 * 4096 + 5] {
+        for k in [1, n.div_ceil(3), n] {
+            for o in topk_options() {
+                for keys in adversarial::<f16>(n, F16_SPECIALS) {
+                    check_topk(&keys, 1, k, o);
+                }
+                check_topk::<bf16>(&adversarial(n, BF16_SPECIALS)[5], 1, k, o);
+                check_topk::<u16>(&random(n, 3), 1, k, o);
+                check_topk::<i16>(&adversarial(n, I16_SPECIALS)[5], 1, k, o);
+                check_topk::<u8>(&random(n, 4), 1, k, o);
+                check_topk::<i8>(&adversarial(n, I8_SPECIALS)[3], 1, k, o);
+            }
+        }
+    }
+}
+
+#[test]
+fn topk_batches_rows_shared_between_cores() {
+    for (rows, n, k) in [
+        (3, 20 * 4096 + 1, 50),
+        (7, 9000, 4000),
+        (300, 33, 2),
+        (1, 48 * 4096 + 77, 1000),
+    ] {
+        for o in topk_options() {
+            let keys: Vec<f16> = random(rows * n, rows as u64 + k as u64);
+            check_topk(&keys, rows, k, o);
+            // Few distinct keys: the k-th key has ties in every row and core.
+            let keys: Vec<i16> = words(rows * n, 3).map(|w| (w % 5) as i16).collect();
+            check_topk(&keys, rows, k, o);
+        }
+    }
+}
+
+#[test]
+fn topk_errors_name_k() {
+    let dev = device();
+    let buf = dev.upload(&[1u16, 2, 3, 4]).unwrap();
+    // Two rows of two keys: k = 3 is past the row length; k = 0 is empty.
+    for (rows, k) in [(2, 3), (2, 0), (1, 5), (1, 0)] {
+        match topk(
+            &dev,
+            Batch::rows(&buf, rows).unwrap(),
+            k,
+            TopkOptions::default(),
+        ) {
+            Err(ascend_scan::Error::InvalidArgument { name, .. }) => assert_eq!(name, "k"),
+            r => panic!("{rows} rows, k = {k}: expected an error naming k, got {r:?}"),
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Random shapes (rows crossing tiles and cores), orders, algorithms and
+    /// f16 keys drawn from the specials and random bit patterns: sort and
+    /// topk (sorted and not) against the CPU references.
+    #[test]
+    fn sort_and_topk_of_random_shapes(
+        rows in 1usize..4,
+        n in 1usize..12_000,
+        k_frac in 0.0f64..1.0,
+        descending: bool,
+        one_bit: bool,
+        seed: u64,
+    ) {
+        let keys: Vec<f16> = words(rows * n, seed)
+            .map(|w| {
+                if w % 5 == 0 {
+                    f16::from_bits(F16_SPECIALS[(w >> 8) as usize % F16_SPECIALS.len()])
+                } else {
+                    f16::from_bits((w >> 20) as u16)
+                }
+            })
+            .collect();
+        let algorithm = if one_bit { SortAlgorithm::OneBit } else { SortAlgorithm::MultiBit };
+        check(&keys, rows, SortOptions { descending, algorithm });
+        let k = 1 + ((n - 1) as f64 * k_frac) as usize;
+        check_topk(&keys, rows, k, TopkOptions { largest: !descending, sorted: one_bit });
+    }
+}

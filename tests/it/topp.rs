@@ -1,0 +1,252 @@
+//! TOPP sampling against the Llama 3 reference on the CPU: exact tokens for
+//! given seeds (p kept away from every partial sum, so the fp32 truncation is
+//! unambiguous), chi-square goodness of fit of many seeded draws against the
+//! exact truncated distribution, and the errors.
+
+use ascend_scan::{multinomial_reference, top_p_sample, uniform, Batch, Error, TopPOptions};
+use half::{bf16, f16};
+use testkit::device;
+use testkit::stats::{chi_square, chi_square_critical, ALPHA};
+
+/// Probabilities of a row: `n` f16 values summing to about 1, skewed like a
+/// language model's softmax (a few large, a long tail, some ties and zeros).
+fn probs(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let raw: Vec<f64> = (0..n)
+        .map(|i| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            match s % 16 {
+                0 => 0.0,  // zeros
+                1 => 0.25, // ties
+                _ => (-(((s >> 20) % 4000) as f64) / 400.0).exp() * (1.0 + (i % 3) as f64),
+            }
+        })
+        .collect();
+    let total: f64 = raw.iter().sum();
+    raw.iter().map(|v| (v / total) as f32).collect()
+}
+
+/// Probabilities with a clear nucleus: up to 24 large entries (90% of the
+/// mass, spread so that their partial sums step well past any p below 0.9)
+/// and a long tail of small ones (some equal, some zero).
+fn peaked(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let big = n.min(24);
+    let raw: Vec<f64> = (0..n)
+        .map(|_| {
+            let w = next();
+            if (w % n as u64) < big as u64 {
+                1.0 + (w >> 40) as f64 / (1u64 << 24) as f64
+            } else if w % 7 == 0 {
+                0.0
+            } else {
+                1e-3 * ((w >> 32) % 4) as f64
+            }
+        })
+        .collect();
+    let total: f64 = raw.iter().sum();
+    raw.iter().map(|v| (v / total) as f32).collect()
+}
+
+/// The reference: stable descending sort (ties in index order), f64
+/// cumulative sums, the mask `cum - prob > p`, then the weighted draw by the
+/// library's documented inverse transform on the kept f32 weights. Returns
+/// the token and the kept (index, weight) pairs in sorted order; `None` when
+/// p is within 1e-4 of a partial sum (the fp32 truncation could go either way).
+fn reference(
+    row: &[f32],
+    p: f32,
+    top_k: Option<usize>,
+    u: f32,
+) -> Option<(i32, Vec<(usize, f32)>)> {
+    let mut perm: Vec<usize> = (0..row.len()).collect();
+    perm.sort_by(|&a, &b| row[b].partial_cmp(&row[a]).unwrap());
+    if let Some(k) = top_k {
+        perm.truncate(k);
+    }
+    let mut cum = 0.0f64;
+    let mut kept = Vec::new();
+    for &i in &perm {
+        if (cum - f64::from(p)).abs() < 1e-4 {
+            return None;
+        }
+        if cum <= f64::from(p) {
+            kept.push((i, row[i]));
+        }
+        cum += f64::from(row[i]);
+    }
+    let weights: Vec<f32> = kept.iter().map(|&(_, w)| w).collect();
+    let pos = multinomial_reference(&weights, 1, &[u])[0] as usize;
+    Some((kept[pos].0 as i32, kept))
+}
+
+fn to16<T: From16>(row: &[f32]) -> Vec<T> {
+    row.iter().map(|&v| T::from_f32(v)).collect()
+}
+
+trait From16: ascend_scan::TopPProb {
+    fn from_f32(v: f32) -> Self;
+    fn back(self) -> f32;
+}
+impl From16 for f16 {
+    fn from_f32(v: f32) -> Self {
+        f16::from_f32(v)
+    }
+    fn back(self) -> f32 {
+        self.to_f32()
+    }
+}
+impl From16 for bf16 {
+    fn from_f32(v: f32) -> Self {
+        bf16::from_f32(v)
+    }
+    fn back(self) -> f32 {
+        self.to_f32()
+    }
+}
+
+/// Tokens of `rows` rows against the reference, for several p, top_k, seeds.
+/// The rows sum to about `scale` (p = 1 with scale 0.9 keeps every entry).
+fn exact<T: From16>(rows: usize, n: usize, scale: f32) {
+    let dev = device();
+    let data: Vec<T> = (0..rows)
+        .flat_map(|r| {
+            let row: Vec<f32> = peaked(n, r as u64 + 1).iter().map(|v| v * scale).collect();
+            to16::<T>(&row)
+        })
+        .collect();
+    let rounded: Vec<f32> = data.iter().map(|v| v.back()).collect();
+    let buf = dev.upload(&data).unwrap();
+    let (mut checked, mut skipped) = (0, 0);
+    for (p, top_k) in [
+        (0.3f32, None),
+        (0.5, None),
+        (0.7, None),
+        (1.0, None),
+        (0.6, Some(n.div_ceil(4))),
+    ] {
+        for seed in [1u64, 77] {
+            let o = TopPOptions { p, top_k, seed };
+            let got = top_p_sample(&dev, Batch::rows(&buf, rows).unwrap(), o)
+                .unwrap()
+                .download()
+                .unwrap();
+            for r in 0..rows {
+                let row = &rounded[r * n..(r + 1) * n];
+                if let Some((want, _)) = reference(row, p, top_k, uniform(seed, r as u64, 0)) {
+                    assert_eq!(got[r], want, "row {r} of {rows} x {n}, {o:?}");
+                    checked += 1;
+                } else {
+                    skipped += 1;
+                }
+            }
+        }
+    }
+    // Rows whose p is within rounding of a partial sum are skipped: most are not.
+    assert!(
+        checked > 3 * skipped,
+        "{checked} rows checked, {skipped} skipped"
+    );
+}
+
+#[test]
+fn tokens_equal_the_reference() {
+    exact::<f16>(3, 1000, 0.85);
+    exact::<bf16>(2, 5000, 0.85);
+    exact::<f16>(1, 1, 0.5);
+    exact::<f16>(40, 97, 0.85);
+}
+
+/// Draws from `rows` copies of one row, then a chi-square test of the token
+/// counts against the exact truncated, renormalised distribution.
+fn goodness_of_fit(p: f32, top_k: Option<usize>, seed: u64) {
+    let dev = device();
+    let n = 200;
+    let rows = 3000;
+    let row: Vec<f16> = to16(&probs(n, 99));
+    let rounded: Vec<f32> = row.iter().map(|v| v.to_f32()).collect();
+    let Some((_, kept)) = reference(&rounded, p, top_k, 0.5) else {
+        panic!("p = {p} is within rounding of a partial sum: pick another");
+    };
+    let all: Vec<f16> = (0..rows).flat_map(|_| row.iter().copied()).collect();
+    let buf = dev.upload(&all).unwrap();
+    let got = top_p_sample(
+        &dev,
+        Batch::rows(&buf, rows).unwrap(),
+        TopPOptions { p, top_k, seed },
+    )
+    .unwrap()
+    .download()
+    .unwrap();
+    let mass: f64 = kept.iter().map(|&(_, w)| f64::from(w)).sum();
+    let mut want = vec![0.0f64; n];
+    for &(i, w) in &kept {
+        want[i] = f64::from(w) / mass;
+    }
+    let mut counts = vec![0u64; n];
+    for &t in &got {
+        counts[t as usize] += 1;
+    }
+    // chi_square also checks that no token outside the nucleus was drawn.
+    let (stat, df) = chi_square(&counts, &want);
+    let critical = chi_square_critical(df.max(1), ALPHA);
+    assert!(
+        stat < critical,
+        "p {p} top_k {top_k:?}: chi-square {stat:.1} >= {critical:.1} (df {df}, alpha {ALPHA})"
+    );
+}
+
+#[test]
+fn draws_follow_the_truncated_distribution() {
+    goodness_of_fit(0.9, None, 5);
+    goodness_of_fit(0.6, None, 6);
+    goodness_of_fit(0.97, None, 7);
+    goodness_of_fit(0.95, Some(20), 8);
+}
+
+#[test]
+fn errors_name_the_argument() {
+    let dev = device();
+    let ok = dev.upload(&to16::<f16>(&probs(10, 1))).unwrap();
+    for p in [0.0f32, -0.5, 1.5, f32::NAN] {
+        let o = TopPOptions {
+            p,
+            ..Default::default()
+        };
+        match top_p_sample(&dev, &ok, o) {
+            Err(Error::InvalidArgument { name, .. }) => assert_eq!(name, "p"),
+            r => panic!("p = {p}: expected an error naming p, got {r:?}"),
+        }
+    }
+    for k in [0, 11] {
+        let o = TopPOptions {
+            top_k: Some(k),
+            ..Default::default()
+        };
+        match top_p_sample(&dev, &ok, o) {
+            Err(Error::InvalidArgument { name, .. }) => assert_eq!(name, "top_k"),
+            r => panic!("top_k = {k}: expected an error naming top_k, got {r:?}"),
+        }
+    }
+    let bad_rows: [&[f32]; 4] = [
+        &[0.5, -0.25, 0.75],
+        &[0.5, 1.5, 0.0],
+        &[0.5, f32::NAN, 0.1],
+        &[0.0, 0.0, 0.0],
+    ];
+    for row in bad_rows {
+        let buf = dev.upload(&to16::<f16>(row)).unwrap();
+        match top_p_sample(&dev, &buf, TopPOptions::default()) {
+            Err(Error::InvalidArgument { name, .. }) => assert_eq!(name, "probs", "{row:?}"),
+            r => panic!("{row:?}: expected an error naming probs, got {r:?}"),
+        }
+    }
+}

@@ -49,7 +49,7 @@
 //! Accuracy: leaf i is reached for u * T in [P_i, P_i + w_i) (exact prefix
 //! sums) up to the roundings on its path: the ends move by at most
 //! (3 * depth + 3) * 2^-24 * T to first order (depth = log2 of the padded
-//! row; see src/sample.rs), plus the 2^-24 step of a 24-bit uniform.
+//! row; see src/ops/sample.rs), plus the 2^-24 step of a 24-bit uniform.
 use soc::SocProfile;
 use tiling_derive::Tiling;
 

@@ -53,11 +53,11 @@ fn as_bytes_mut<T: Element>(v: &mut [T]) -> &mut [u8] {
     }
 }
 
-struct Stream(*mut c_void);
+struct RawStream(*mut c_void);
 // SAFETY: an ACL stream handle may be used from any thread that has set the
 // device; every use is serialised by the device's mutex.
 #[allow(unsafe_code)]
-unsafe impl Send for Stream {}
+unsafe impl Send for RawStream {}
 
 struct DeviceInner {
     id: i32,
@@ -66,7 +66,7 @@ struct DeviceInner {
     why: String,
     soc: Soc,
     profile: SocProfile,
-    stream: Mutex<Stream>,
+    stream: Mutex<RawStream>,
     reports: Mutex<Vec<LaunchReport>>,
 }
 
@@ -148,7 +148,7 @@ impl Device {
                 why,
                 soc,
                 profile: soc.profile(),
-                stream: Mutex::new(Stream(stream.raw)),
+                stream: Mutex::new(RawStream(stream.raw)),
                 reports: Mutex::new(Vec::new()),
             }),
         })
@@ -275,7 +275,7 @@ impl Device {
         let buf = self.alloc_uninit::<T>(len)?;
         if len > 0 {
             self.bind()?;
-            self.inner.backend.memset(buf.ptr, buf.bytes())?;
+            self.inner.backend.memset(buf.ptr(), buf.bytes())?;
         }
         Ok(buf)
     }
@@ -294,7 +294,7 @@ impl Device {
         self.bind()?;
         self.inner
             .backend
-            .upload(buf.ptr, buf.bytes(), as_bytes(data))
+            .upload(buf.ptr(), buf.bytes(), as_bytes(data))
     }
 
     /// Bytes of device memory this device's live allocations hold, as the
@@ -309,6 +309,13 @@ impl Device {
             .backend
             .allocated_bytes(self.inner.id)
             .unwrap_or(0)
+    }
+
+    /// Device allocations made on this device so far (`aclrtMalloc` calls,
+    /// as the simulator counts them): unchanged across a loop that
+    /// allocates nothing. Always 0 on an NPU.
+    pub fn allocation_count(&self) -> u64 {
+        self.inner.backend.malloc_count(self.inner.id).unwrap_or(0)
     }
 
     /// Reports of the launches since the last call (kernel, GM traffic, traces).
@@ -330,9 +337,12 @@ impl Device {
             self.inner.backend.malloc(bytes)?
         };
         Ok(DeviceBuffer {
-            ptr,
+            mem: Arc::new(Memory {
+                ptr,
+                device: self.clone(),
+                owned: true,
+            }),
             len,
-            device: self.clone(),
             _t: PhantomData,
         })
     }
@@ -345,31 +355,57 @@ impl Device {
     /// Runs `f` with exclusive use of the stream, then synchronises and
     /// collects the launch reports; a failed launch becomes an Error.
     pub(crate) fn run<R>(&self, f: impl FnOnce(runtime::StreamRef) -> Result<R>) -> Result<R> {
-        let guard: MutexGuard<'_, Stream> =
+        let guard: MutexGuard<'_, RawStream> =
             self.inner.stream.lock().unwrap_or_else(|e| e.into_inner());
         self.bind()?;
         let stream = self.inner.stream_ref(guard.0);
         let out = f(stream);
         let sync = stream.synchronize();
-        let reports = stream.take_reports();
+        let reports = self.collect_reports(stream);
         drop(guard);
-        let failed = reports
-            .iter()
-            .find(|r| r.status != 0)
-            .map(|r| Error::SimulatorRule {
-                kernel: r.kernel.clone(),
-                diagnostic: r.error.clone(),
-            });
+        reports?;
+        sync?;
+        out
+    }
+
+    /// Runs `f` with exclusive use of the device's own stream (its raw handle).
+    pub(crate) fn with_own_stream<R>(&self, f: impl FnOnce(*mut c_void) -> Result<R>) -> Result<R> {
+        let guard: MutexGuard<'_, RawStream> =
+            self.inner.stream.lock().unwrap_or_else(|e| e.into_inner());
+        f(guard.0)
+    }
+
+    /// Moves the simulator's reports of `stream`'s launches to this device's
+    /// ([`Device::take_reports`]); the first failed launch becomes an Error.
+    pub(crate) fn collect_reports(&self, stream: runtime::StreamRef) -> Result<()> {
+        let reports = stream.take_reports();
+        let failed = reports.iter().find(|r| r.status != 0).map(|r| {
+            if r.error.starts_with(runtime::HOST_RACE) {
+                Error::HostRace {
+                    call: "aclrtSynchronizeStream",
+                    diagnostic: r.error.clone(),
+                }
+            } else {
+                Error::SimulatorRule {
+                    kernel: r.kernel.clone(),
+                    diagnostic: r.error.clone(),
+                }
+            }
+        });
         self.inner
             .reports
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .extend(reports);
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        sync?;
-        out
+        failed.map_or(Ok(()), Err)
+    }
+
+    pub(crate) fn stream_ref(&self, raw: *mut c_void) -> runtime::StreamRef {
+        self.inner.stream_ref(raw)
+    }
+
+    pub(crate) fn backend_ref(&self) -> &'static runtime::Backend {
+        self.inner.backend
     }
 
     pub(crate) fn same(&self, other: &Device) -> bool {
@@ -386,21 +422,68 @@ impl Default for Device {
     }
 }
 
-/// A typed buffer in device memory. Freed on drop.
-pub struct DeviceBuffer<T: Element> {
+/// A device allocation (or a borrowed range of another owner's), shared by
+/// its [`DeviceBuffer`] and by the streams whose queued work uses it, so
+/// that it is freed only when both are done with it.
+pub(crate) struct Memory {
     ptr: *mut c_void,
-    len: usize,
     device: Device,
+    /// Freed on drop (false for borrowed memory).
+    owned: bool,
+}
+
+// SAFETY: the allocation is only passed to ACL calls, which are thread safe.
+#[allow(unsafe_code)]
+unsafe impl Send for Memory {}
+// SAFETY: shared references only read the pointer value.
+#[allow(unsafe_code)]
+unsafe impl Sync for Memory {}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        if self.owned && !self.ptr.is_null() && self.device.bind().is_ok() {
+            self.device.inner.backend.free(self.ptr);
+        }
+    }
+}
+
+/// A typed buffer in device memory. Freed on drop, or, when queued work on
+/// a [`Stream`](crate::Stream) still uses it, once that stream is
+/// synchronised.
+pub struct DeviceBuffer<T: Element> {
+    mem: Arc<Memory>,
+    len: usize,
     _t: PhantomData<T>,
 }
 
-// SAFETY: the buffer owns its device allocation; the pointer is only passed
-// to ACL calls, which are thread safe.
-#[allow(unsafe_code)]
-unsafe impl<T: Element> Send for DeviceBuffer<T> {}
-// SAFETY: shared references only read the allocation through ACL.
-#[allow(unsafe_code)]
-unsafe impl<T: Element> Sync for DeviceBuffer<T> {}
+/// A [`DeviceBuffer`] over device memory another library owns (say an ACL
+/// allocation of a framework), made by [`DeviceBuffer::from_raw_parts`]: it
+/// never frees the memory, and the borrow `'a` stands for the owner's
+/// promise to keep it alive. Dereferences to the buffer, so every operation
+/// takes it.
+pub struct BorrowedBuffer<'a, T: Element> {
+    buf: DeviceBuffer<T>,
+    _owner: PhantomData<&'a mut [T]>,
+}
+
+impl<T: Element> std::ops::Deref for BorrowedBuffer<'_, T> {
+    type Target = DeviceBuffer<T>;
+    fn deref(&self) -> &DeviceBuffer<T> {
+        &self.buf
+    }
+}
+
+impl<T: Element> std::ops::DerefMut for BorrowedBuffer<'_, T> {
+    fn deref_mut(&mut self) -> &mut DeviceBuffer<T> {
+        &mut self.buf
+    }
+}
+
+impl<T: Element> std::fmt::Debug for BorrowedBuffer<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("BorrowedBuffer").field(&self.buf).finish()
+    }
+}
 
 impl<T: Element> std::fmt::Debug for DeviceBuffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -426,17 +509,81 @@ impl<T: Element> DeviceBuffer<T> {
     }
     /// The device the buffer lives on.
     pub fn device(&self) -> &Device {
-        &self.device
+        &self.mem.device
+    }
+
+    /// Wraps `len` elements of device memory at `ptr`, which another owner
+    /// allocated on `device` and keeps (zero-copy: no allocation, no copy).
+    /// The result never frees the memory.
+    ///
+    /// # Safety
+    ///
+    /// For the lifetime `'a` and until every stream that ran work on the
+    /// buffer has been synchronised after that work: `ptr` points to at
+    /// least `len * size_of::<T>()` bytes of device memory of `device`'s
+    /// runtime (on an NPU an ACL allocation of that device, on the simulator
+    /// an allocation of this process's simulator), aligned to
+    /// `align_of::<T>()` (the kernels assume 32 bytes for full speed and
+    /// ACL's allocations give 64), that nothing frees or reuses; and no
+    /// other party writes it while our queued work reads it, or touches it
+    /// while our queued work writes it, except in stream order (events).
+    /// A null `ptr` is allowed only with `len = 0`.
+    #[allow(unsafe_code)]
+    pub unsafe fn from_raw_parts<'a>(
+        device: &Device,
+        ptr: *mut c_void,
+        len: usize,
+    ) -> Result<BorrowedBuffer<'a, T>> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>());
+        if bytes.is_none() || (ptr.is_null() && len > 0) {
+            return Err(Error::InvalidArgument {
+                name: "ptr",
+                reason: format!("{len} elements at {ptr:p}: null or too long"),
+            });
+        }
+        if (ptr as usize) % std::mem::align_of::<T>() != 0 {
+            return Err(Error::InvalidArgument {
+                name: "ptr",
+                reason: format!("{ptr:p} is not aligned to {}", std::mem::align_of::<T>()),
+            });
+        }
+        Ok(BorrowedBuffer {
+            buf: DeviceBuffer {
+                mem: Arc::new(Memory {
+                    ptr,
+                    device: device.clone(),
+                    owned: false,
+                }),
+                len,
+                _t: PhantomData,
+            },
+            _owner: PhantomData,
+        })
+    }
+
+    /// The device address of the first element (null for an empty buffer),
+    /// to hand to another library's kernels. It stays valid while this
+    /// buffer (and any stream work using it) lives; the other library must
+    /// order its accesses with ours (synchronise, or events on its stream)
+    /// and must not free it.
+    pub fn as_raw_ptr(&self) -> *mut c_void {
+        self.mem.ptr
+    }
+
+    /// The shared allocation (what a stream keeps alive for its queued work).
+    pub(crate) fn memory(&self) -> &Arc<Memory> {
+        &self.mem
     }
     /// Copies the buffer to the host.
     pub fn download(&self) -> Result<Vec<T>> {
         let mut out = vec![T::default(); self.len];
         if self.len > 0 {
-            self.device.bind()?;
-            self.device
+            self.mem.device.bind()?;
+            self.mem
+                .device
                 .inner
                 .backend
-                .download(as_bytes_mut(&mut out), self.ptr)?;
+                .download(as_bytes_mut(&mut out), self.mem.ptr)?;
         }
         Ok(out)
     }
@@ -450,11 +597,12 @@ impl<T: Element> DeviceBuffer<T> {
         }
         let mut out = vec![T::default(); len];
         if len > 0 {
-            self.device.bind()?;
-            self.device
+            self.mem.device.bind()?;
+            self.mem
+                .device
                 .inner
                 .backend
-                .download(as_bytes_mut(&mut out), self.ptr)?;
+                .download(as_bytes_mut(&mut out), self.mem.ptr)?;
         }
         Ok(out)
     }
@@ -471,14 +619,22 @@ impl<T: Element> DeviceBuffer<T> {
         }
         let mut out = vec![T::default(); len];
         if len > 0 {
-            self.device.bind()?;
-            self.device
+            self.mem.device.bind()?;
+            self.mem
+                .device
                 .inner
                 .backend
                 .download(as_bytes_mut(&mut out), self.ptr_at(start))?;
         }
         Ok(out)
     }
+    /// Copies `data` from the host into elements `start..start +
+    /// data.len()` of the buffer, with no allocation (a synchronous copy: on
+    /// a stream, only after the work that uses the buffer was synchronised).
+    pub fn write_from_host(&mut self, start: usize, data: &[T]) -> Result<()> {
+        self.upload_at(start, data)
+    }
+
     /// Copies `data` from the host to elements `start..start + data.len()`.
     pub(crate) fn upload_at(&self, start: usize, data: &[T]) -> Result<()> {
         if start
@@ -495,9 +651,10 @@ impl<T: Element> DeviceBuffer<T> {
             });
         }
         if !data.is_empty() {
-            self.device.bind()?;
+            self.mem.device.bind()?;
             let capacity = (self.len - start) * std::mem::size_of::<T>();
-            self.device
+            self.mem
+                .device
                 .inner
                 .backend
                 .upload(self.ptr_at(start), capacity, as_bytes(data))?;
@@ -505,22 +662,15 @@ impl<T: Element> DeviceBuffer<T> {
         Ok(())
     }
     pub(crate) fn ptr(&self) -> *mut c_void {
-        self.ptr
+        self.mem.ptr
     }
     /// Device address of element `index` (for launches on part of a buffer).
     pub(crate) fn ptr_at(&self, index: usize) -> *mut c_void {
         debug_assert!(index <= self.len);
-        self.ptr
+        self.mem
+            .ptr
             .cast::<u8>()
             .wrapping_add(index * std::mem::size_of::<T>())
             .cast()
-    }
-}
-
-impl<T: Element> Drop for DeviceBuffer<T> {
-    fn drop(&mut self) {
-        if !self.ptr.is_null() && self.device.bind().is_ok() {
-            self.device.inner.backend.free(self.ptr);
-        }
     }
 }

@@ -23,6 +23,18 @@ pub enum Error {
         /// The simulator's diagnostic.
         diagnostic: String,
     },
+    /// The simulator found two accesses to one device allocation that
+    /// nothing orders: work on two streams without an event between them, or
+    /// the host touching (reading, writing, freeing) memory that queued work
+    /// on a stream not yet synchronised uses. On an NPU the same program
+    /// would read or write stale data.
+    #[error("{call}: {diagnostic}")]
+    HostRace {
+        /// The ACL call that found it.
+        call: &'static str,
+        /// The simulator's diagnostic (both accesses, and what orders them).
+        diagnostic: String,
+    },
     /// An ACL runtime call failed.
     #[error("{call} failed with ACL error {code}: {message}")]
     Runtime {

@@ -34,6 +34,7 @@ mod error;
 pub mod matrices;
 mod ops;
 mod runtime;
+mod stream;
 
 // The simulator's SoC profiles, its record of a launch and the cost model
 // that replays it (docs/cost-model.md).
@@ -41,13 +42,14 @@ pub use ascendc_sim::{
     cost::CostError, model_launch, model_launches, CostParams, LaunchReport, ModelReport, Soc,
     SocProfile,
 };
-pub use device::{Device, DeviceBuffer, Element};
+pub use device::{BorrowedBuffer, Device, DeviceBuffer, Element};
 pub use error::{Error, Result};
 pub use ops::copy::copy;
 pub use ops::reduce::{reduce, reduce_max, reduce_min, reduce_sum};
 pub use ops::sample::{
-    multinomial, multinomial_reference, multinomial_with_uniforms, uniform, uniforms,
-    SampleOptions, SampleWeight, MAX_SAMPLE_CATEGORIES, MAX_SAMPLE_DRAWS, SAMPLE_TILE,
+    check_row_totals, multinomial, multinomial_on, multinomial_reference,
+    multinomial_with_uniforms, multinomial_workspace_bytes, uniform, uniforms, SampleOptions,
+    SampleWeight, MAX_SAMPLE_CATEGORIES, MAX_SAMPLE_DRAWS, SAMPLE_TILE,
 };
 pub use ops::scan::{
     auto_policy_soc, scan, Accumulator, Algorithm, Batch, ScanInput, ScanOp, ScanOptions,
@@ -58,7 +60,8 @@ pub use ops::segscan::{
     SegSumOptions, SegmentSums, SegmentedInput, Segments,
 };
 pub use ops::sort::{
-    sort, topk, SortAlgorithm, SortKey, SortOptions, Sorted, TopkOptions, MAX_SORT_LEN,
+    sort, sort_on, sort_workspace_bytes, topk, topk_on, topk_workspace_bytes, SortAlgorithm,
+    SortKey, SortOptions, Sorted, TopkOptions, MAX_SORT_LEN,
 };
 pub use ops::split::{
     compress, compress_with, split, split_with, CompressOptions, Compressed, Split, SplitOptions,
@@ -67,6 +70,7 @@ pub use ops::split::{
 pub use ops::spmv::{spmv, Csr, SpmvValue, MAX_SPMV_DIM};
 pub use ops::topp::{top_p_sample, TopPOptions, TopPProb};
 pub use runtime::BackendKind;
+pub use stream::{Event, Stream, Workspace};
 
 /// True when every kernel of the catalogue has a launch entry in this build.
 pub fn all_kernels_linked() -> bool {

@@ -48,6 +48,7 @@ use super::scan::Batch;
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
 use crate::runtime;
+use crate::stream::{Layout, Part, Stream, Uses, Workspace};
 
 pub use algos::sample::{MAX_SAMPLE_CATEGORIES, MAX_SAMPLE_DRAWS, SAMPLE_TILE};
 
@@ -167,30 +168,82 @@ pub fn multinomial_with_uniforms<'a, T: SampleWeight>(
     let weights = weights.into();
     check_device(device, weights.data(), "weights")?;
     check_device(device, uniforms, "uniforms")?;
-    let rows = weights.row_count();
-    let n = weights.row_len();
+    let (rows, n) = (weights.row_count(), weights.row_len());
+    let draws = sample_shape(rows, n, uniforms.len())?;
+    let mut out = device.alloc_uninit::<i32>(uniforms.len())?;
+    if draws == 0 {
+        return Ok(out);
+    }
+    let mut totals = device.alloc_uninit::<f32>(rows)?;
+    let mut workspace = Workspace::new(
+        device,
+        multinomial_workspace_bytes::<T>(device, rows, n, draws)?,
+    )?;
+    device.blocking(|stream| {
+        multinomial_on(
+            stream,
+            weights,
+            uniforms,
+            &mut out,
+            Some(&mut totals),
+            &mut workspace,
+        )
+    })?;
+    let totals = totals.download()?;
+    if let Some(row) = totals.iter().position(|t| !valid_total(*t)) {
+        return Err(bad_row(weights.data(), row, n, totals[row]));
+    }
+    Ok(out)
+}
+
+/// Whether a row total (as [`multinomial_on`] reports it) belongs to a row
+/// that was sampled: positive and finite. The device's total is NaN for a
+/// negative or NaN weight, NaN or inf for an infinite one, inf for an
+/// overflowing sum and 0 for an all-zero row.
+fn valid_total(t: f32) -> bool {
+    t > 0.0 && t.is_finite()
+}
+
+/// Checks the row totals written by [`multinomial_on`] (downloaded): the
+/// first row that was not sampled (a negative, NaN or infinite weight, an
+/// all-zero row, or a sum past the f32 range) is an
+/// [`Error::InvalidArgument`] naming `weights` and the row.
+pub fn check_row_totals(row_totals: &[f32]) -> Result<()> {
+    match row_totals.iter().position(|t| !valid_total(*t)) {
+        None => Ok(()),
+        Some(row) => Err(Error::InvalidArgument {
+            name: "weights",
+            reason: format!(
+                "row {row}: total {} (weights must be finite and >= 0, not all zero, and sum \
+                 within the f32 range)",
+                row_totals[row]
+            ),
+        }),
+    }
+}
+
+/// The draws per row of `uniforms_len` uniforms over `rows` rows of `n`
+/// weights, checked.
+fn sample_shape(rows: usize, n: usize, uniforms_len: usize) -> Result<usize> {
     if n == 0 {
         return Err(Error::InvalidArgument {
             name: "weights",
             reason: "rows without categories (n = 0) cannot be sampled".into(),
         });
     }
-    if !uniforms.len().is_multiple_of(rows) {
+    if !uniforms_len.is_multiple_of(rows) {
         return Err(Error::InvalidArgument {
             name: "uniforms",
             reason: format!(
-                "{} uniforms do not split into {rows} rows of equal length",
-                uniforms.len()
+                "{uniforms_len} uniforms do not split into {rows} rows of equal length"
             ),
         });
     }
-    let draws = uniforms.len() / rows;
-    if uniforms.len() as u64 > MAX_SAMPLE_DRAWS {
+    if uniforms_len as u64 > MAX_SAMPLE_DRAWS {
         return Err(Error::InvalidArgument {
             name: "uniforms",
             reason: format!(
-                "{} draws: at most {MAX_SAMPLE_DRAWS} in all (indices are one i32 array)",
-                uniforms.len()
+                "{uniforms_len} draws: at most {MAX_SAMPLE_DRAWS} in all (indices are one i32 array)"
             ),
         });
     }
@@ -200,28 +253,112 @@ pub fn multinomial_with_uniforms<'a, T: SampleWeight>(
             reason: format!("{n} categories: at most {MAX_SAMPLE_CATEGORIES} (indices are i32)"),
         });
     }
-    let out = device.alloc_uninit::<i32>(uniforms.len())?;
-    if draws == 0 {
-        return Ok(out);
+    Ok(uniforms_len / rows)
+}
+
+/// The plan and the workspace layout of a draw: the kernel's workspace (its
+/// tree levels and row totals), zeroed before each launch.
+fn sample_plan<T: SampleWeight>(
+    device: &Device,
+    rows: usize,
+    n: usize,
+    draws: usize,
+) -> Result<(algos::LaunchPlan<algos::SampleTiling>, Layout, Part)> {
+    let plan = algos::Sample::new(T::DTYPE)?.plan(
+        device.profile(),
+        rows as u64,
+        n as u64,
+        draws as u64,
+    )?;
+    let mut layout = Layout::default();
+    let kernel = layout.add(plan.workspace_bytes as usize);
+    Ok((plan, layout, kernel))
+}
+
+/// Bytes of [`Workspace`] that [`multinomial_on`] needs for `rows` rows of
+/// `n` weights of type `T` and `draws` draws per row (0 for no draws).
+pub fn multinomial_workspace_bytes<T: SampleWeight>(
+    device: &Device,
+    rows: usize,
+    n: usize,
+    draws: usize,
+) -> Result<usize> {
+    if rows == 0 || draws == 0 {
+        return Ok(0);
     }
-    let algo = algos::Sample::new(T::DTYPE)?;
-    let mut plan = algo.plan(device.profile(), rows as u64, n as u64, draws as u64)?;
-    let totals_at = (plan.tiling.totals_offset / 4) as usize;
-    let workspace = device.alloc_zeroed::<f32>(plan.workspace_bytes.div_ceil(4) as usize)?;
+    sample_shape(rows, n, rows.saturating_mul(draws))?;
+    Ok(sample_plan::<T>(device, rows, n, draws)?.1.bytes())
+}
+
+/// The stream-ordered [`multinomial_with_uniforms`]: enqueues the draws on
+/// `stream` and returns at once, writing one index per uniform into
+/// `indices` (caller-owned, exactly `uniforms.len()` long) and, when asked
+/// for, each row's f32 total weight into `row_totals` (`rows` long). No
+/// allocation, no host synchronisation.
+///
+/// The weights are not checked on the host: a row with a negative, NaN or
+/// infinite weight, all zeros or a sum past the f32 range gets unspecified
+/// indices (in `0..n`), and its total is not positive and finite; download
+/// the totals with the indices and pass them to [`check_row_totals`] for the
+/// blocking form's error. Other errors as for [`multinomial`], plus
+/// `indices`, `row_totals` or `workspace` of the wrong size or device.
+pub fn multinomial_on<'a, T: SampleWeight>(
+    stream: &Stream,
+    weights: impl Into<Batch<'a, T>>,
+    uniforms: &DeviceBuffer<f32>,
+    indices: &mut DeviceBuffer<i32>,
+    row_totals: Option<&mut DeviceBuffer<f32>>,
+    workspace: &mut Workspace,
+) -> Result<()> {
+    let weights = weights.into();
+    stream.check_device(weights.data(), "weights")?;
+    stream.check_device(uniforms, "uniforms")?;
+    stream.check_device(indices, "indices")?;
+    let (rows, n) = (weights.row_count(), weights.row_len());
+    let draws = sample_shape(rows, n, uniforms.len())?;
+    check_len(indices.len(), uniforms.len(), "indices")?;
+    if let Some(t) = &row_totals {
+        stream.check_device(t, "row_totals")?;
+        check_len(t.len(), rows, "row_totals")?;
+    }
+    if draws == 0 {
+        return Ok(());
+    }
+    let (mut plan, layout, kernel) = sample_plan::<T>(stream.device(), rows, n, draws)?;
+    workspace.check(stream, &layout)?;
+    let totals_at = workspace
+        .at(kernel)
+        .wrapping_byte_add(plan.tiling.totals_offset as usize);
     let args = runtime::SampleArgs {
         weights: weights.data().ptr(),
         uniforms: uniforms.ptr(),
-        indices: out.ptr(),
-        workspace: workspace.ptr(),
+        indices: indices.ptr(),
+        workspace: workspace.at(kernel),
     };
-    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
-    // Row totals: NaN for a negative weight (the device's tile check), NaN or
-    // inf for a NaN or inf weight, inf for an overflowing sum, 0 for zeros.
-    let totals = workspace.download_range(totals_at, rows)?;
-    if let Some(row) = totals.iter().position(|t| !(*t > 0.0 && t.is_finite())) {
-        return Err(bad_row(weights.data(), row, n, totals[row]));
+    let mut uses: Vec<&dyn Uses> = vec![weights.data(), uniforms, indices, workspace];
+    if let Some(t) = &row_totals {
+        uses.push(*t);
     }
-    Ok(out)
+    stream.with_queue(&uses, |s| {
+        s.zero(workspace.at(kernel), kernel.bytes)?;
+        runtime::launch(s, &mut plan, args)?;
+        match &row_totals {
+            Some(t) => s.copy_device(t.ptr(), totals_at, rows * 4),
+            None => Ok(()),
+        }
+    })
+}
+
+/// `len` must be `want` (an output of a stream-ordered operation).
+pub(crate) fn check_len(len: usize, want: usize, name: &'static str) -> Result<()> {
+    if len == want {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument {
+            name,
+            reason: format!("{len} elements, the operation writes {want}"),
+        })
+    }
 }
 
 fn check_device<T: Element>(

@@ -1,9 +1,11 @@
 //! RADIXSORT: stable sort of keys with their permutation, 1-D or per row of
 //! a batch (like `torch.sort(stable=True)`).
+use super::sample::check_len;
 use super::scan::Batch;
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
 use crate::runtime;
+use crate::stream::{Layout, Part, Stream, Uses, Workspace};
 
 pub use algos::radix::MAX_SORT_LEN;
 
@@ -87,15 +89,72 @@ pub fn sort<'a, K: SortKey>(
 ) -> Result<Sorted<K>> {
     let keys = keys.into();
     let (rows, n) = checked(device, &keys)?;
-    sort_rows(
+    let mut values = device.alloc_uninit::<K>(rows * n)?;
+    let mut indices = device.alloc_uninit::<i32>(rows * n)?;
+    let mut workspace =
+        Workspace::new(device, sort_workspace_bytes::<K>(device, rows, n, options)?)?;
+    device.blocking(|stream| {
+        sort_on(
+            stream,
+            keys,
+            options,
+            &mut values,
+            &mut indices,
+            &mut workspace,
+        )
+    })?;
+    Ok(Sorted { values, indices })
+}
+
+/// Bytes of [`Workspace`] that [`sort_on`] needs for `rows` rows of `n`
+/// keys of type `K`.
+pub fn sort_workspace_bytes<K: SortKey>(
+    device: &Device,
+    rows: usize,
+    n: usize,
+    options: SortOptions,
+) -> Result<usize> {
+    check_len_limit(n)?;
+    let plan = SortPlan::new::<K>(
         device,
-        keys.data(),
-        None,
         rows,
         n,
         options.descending,
         options.algorithm,
-    )
+        false,
+    )?;
+    Ok(plan.layout.bytes())
+}
+
+/// The stream-ordered [`sort`]: enqueues the sort of every row of `keys`
+/// on `stream` and returns at once, writing the sorted keys into `values`
+/// and their indices into `indices` (caller-owned, each as long as `keys`).
+/// No allocation, no host synchronisation. Errors as for [`sort`], plus
+/// `values`, `indices` or `workspace` of the wrong size or device.
+pub fn sort_on<'a, K: SortKey>(
+    stream: &Stream,
+    keys: impl Into<Batch<'a, K>>,
+    options: SortOptions,
+    values: &mut DeviceBuffer<K>,
+    indices: &mut DeviceBuffer<i32>,
+    workspace: &mut Workspace,
+) -> Result<()> {
+    let keys = keys.into();
+    let (rows, n) = checked(stream.device(), &keys)?;
+    stream.check_device(values, "values")?;
+    stream.check_device(indices, "indices")?;
+    check_len(values.len(), rows * n, "values")?;
+    check_len(indices.len(), rows * n, "indices")?;
+    let plan = SortPlan::new::<K>(
+        stream.device(),
+        rows,
+        n,
+        options.descending,
+        options.algorithm,
+        false,
+    )?;
+    workspace.check(stream, &plan.layout)?;
+    plan.enqueue(stream, keys.data(), None, values, indices, workspace)
 }
 
 /// The rows and row length of `keys`, checked: on `device`, rows of at most
@@ -108,85 +167,127 @@ fn checked<K: SortKey>(device: &Device, keys: &Batch<'_, K>) -> Result<(usize, u
         });
     }
     let n = keys.row_len();
+    check_len_limit(n)?;
+    Ok((keys.row_count(), n))
+}
+
+fn check_len_limit(n: usize) -> Result<()> {
     if n as u64 > MAX_SORT_LEN {
         return Err(Error::InvalidArgument {
             name: "keys",
             reason: format!("{n} keys per row: at most {MAX_SORT_LEN} (indices are i32)"),
         });
     }
-    Ok((keys.row_count(), n))
+    Ok(())
 }
 
-/// The passes of a sort of `rows` rows of `n` keys; with `indices`, the
-/// sort carries them (the first pass reads them instead of making 0..n).
-fn sort_rows<K: SortKey>(
-    device: &Device,
-    keys: &DeviceBuffer<K>,
-    indices: Option<&DeviceBuffer<i32>>,
-    rows: usize,
-    n: usize,
-    descending: bool,
-    algorithm: SortAlgorithm,
-) -> Result<Sorted<K>> {
-    let total = keys.len();
-    let out = [
-        device.alloc_uninit::<K>(total)?,
-        device.alloc_uninit::<K>(total)?,
-    ];
-    let idx = [
-        device.alloc_uninit::<i32>(total)?,
-        device.alloc_uninit::<i32>(total)?,
-    ];
-    if total == 0 {
-        let [values, _] = out;
-        let [indices, _] = idx;
-        return Ok(Sorted { values, indices });
-    }
-    let algo = algos::RadixSort::new(K::DTYPE)?;
-    let bits = algorithm.digit_bits();
-    let passes = algo.passes(bits);
-    let mut workspace: Option<DeviceBuffer<u8>> = None;
-    for pass in 0..passes {
-        let mut plan = algo.plan(
-            device.profile(),
-            rows as u64,
-            n as u64,
-            bits,
-            pass,
-            descending,
-            indices.is_none(),
-        )?;
-        let ws_bytes = plan.workspace_bytes as usize;
-        if workspace.as_ref().is_none_or(|w| w.len() < ws_bytes) {
-            workspace = Some(device.alloc_uninit::<u8>(ws_bytes)?);
+/// The passes of a sort of `rows` rows of `n` keys and the workspace they
+/// use: the kernels' scratch (the largest pass's) and one copy of keys and
+/// indices that the passes alternate with the outputs.
+struct SortPlan {
+    passes: Vec<algos::LaunchPlan<algos::RadixTiling>>,
+    layout: Layout,
+    scratch: Part,
+    keys: Part,
+    indices: Part,
+}
+
+impl SortPlan {
+    /// With `carry`, the sort carries indices given with the keys (the
+    /// first pass reads them instead of making 0..n).
+    fn new<K: SortKey>(
+        device: &Device,
+        rows: usize,
+        n: usize,
+        descending: bool,
+        algorithm: SortAlgorithm,
+        carry: bool,
+    ) -> Result<SortPlan> {
+        let total = rows * n;
+        let mut passes = Vec::new();
+        if total > 0 {
+            let algo = algos::RadixSort::new(K::DTYPE)?;
+            let bits = algorithm.digit_bits();
+            for pass in 0..algo.passes(bits) {
+                passes.push(algo.plan(
+                    device.profile(),
+                    rows as u64,
+                    n as u64,
+                    bits,
+                    pass,
+                    descending,
+                    !carry,
+                )?);
+            }
         }
-        let ws = workspace
-            .as_ref()
-            .map_or(std::ptr::null_mut(), DeviceBuffer::ptr);
-        // Pass p reads buffer (p + 1) % 2 (the inputs for p = 0) and writes p % 2.
-        let dst = pass as usize % 2;
-        let (keys_in, idx_in) = if pass == 0 {
-            (
-                keys.ptr(),
-                indices.map_or(std::ptr::null_mut(), DeviceBuffer::ptr),
-            )
-        } else {
-            (out[1 - dst].ptr(), idx[1 - dst].ptr())
-        };
-        let args = runtime::RadixArgs {
-            keys_in,
-            idx_in,
-            keys_out: out[dst].ptr(),
-            idx_out: idx[dst].ptr(),
-            workspace: ws,
-        };
-        device.run(|stream| runtime::launch(stream, &mut plan, args))?;
+        // The passes alternate between the scratch copy and the outputs and
+        // end in the outputs, so the first writes the scratch: an even count
+        // also lets a sort read its input from its outputs (topk's sort).
+        assert!(
+            passes.len() % 2 == 0,
+            "radix sorts make an even number of passes"
+        );
+        let mut layout = Layout::default();
+        let scratch =
+            layout.add(passes.iter().map(|p| p.workspace_bytes).max().unwrap_or(0) as usize);
+        let keys = layout.add_of::<K>(if total > 0 { total } else { 0 });
+        let indices = layout.add_of::<i32>(if total > 0 { total } else { 0 });
+        Ok(SortPlan {
+            passes,
+            layout,
+            scratch,
+            keys,
+            indices,
+        })
     }
-    let last = (passes - 1) as usize % 2;
-    let [a, b] = out;
-    let [ia, ib] = idx;
-    let (values, indices) = if last == 0 { (a, ia) } else { (b, ib) };
-    Ok(Sorted { values, indices })
+
+    /// Enqueues the passes: keys (and `carried` indices) in, `values` and
+    /// `indices` out (which may be the inputs: the first pass writes the
+    /// scratch copy).
+    fn enqueue<K: SortKey>(
+        mut self,
+        stream: &Stream,
+        keys: &DeviceBuffer<K>,
+        carried: Option<&DeviceBuffer<i32>>,
+        values: &DeviceBuffer<K>,
+        indices: &DeviceBuffer<i32>,
+        workspace: &Workspace,
+    ) -> Result<()> {
+        let mut uses: Vec<&dyn Uses> = vec![keys, values, indices, workspace];
+        if let Some(c) = carried {
+            uses.push(c);
+        }
+        let count = self.passes.len();
+        let ends = [
+            (workspace.at(self.keys), workspace.at(self.indices)),
+            (values.ptr(), indices.ptr()),
+        ];
+        let scratch = workspace.at(self.scratch);
+        stream.with_queue(&uses, |s| {
+            for (pass, plan) in self.passes.iter_mut().enumerate() {
+                // Pass p writes the outputs when count - 1 - p is even, else
+                // the scratch copy; it reads what pass p - 1 wrote.
+                let (keys_out, idx_out) = ends[(count - pass) % 2];
+                let (keys_in, idx_in) = if pass == 0 {
+                    (
+                        keys.ptr(),
+                        carried.map_or(std::ptr::null_mut(), DeviceBuffer::ptr),
+                    )
+                } else {
+                    ends[(count - pass + 1) % 2]
+                };
+                let args = runtime::RadixArgs {
+                    keys_in,
+                    idx_in,
+                    keys_out,
+                    idx_out,
+                    workspace: scratch,
+                };
+                runtime::launch(s, plan, args)?;
+            }
+            Ok(())
+        })
+    }
 }
 
 /// Options of [`topk`].
@@ -237,41 +338,136 @@ pub fn topk<'a, K: SortKey>(
 ) -> Result<Sorted<K>> {
     let keys = keys.into();
     let (rows, n) = checked(device, &keys)?;
+    check_k(k, n)?;
+    let mut values = device.alloc_uninit::<K>(rows * k)?;
+    let mut indices = device.alloc_uninit::<i32>(rows * k)?;
+    let mut workspace = Workspace::new(
+        device,
+        topk_workspace_bytes::<K>(device, rows, n, k, options)?,
+    )?;
+    device.blocking(|stream| {
+        topk_on(
+            stream,
+            keys,
+            k,
+            options,
+            &mut values,
+            &mut indices,
+            &mut workspace,
+        )
+    })?;
+    Ok(Sorted { values, indices })
+}
+
+fn check_k(k: usize, n: usize) -> Result<()> {
     if k == 0 || k > n {
         return Err(Error::InvalidArgument {
             name: "k",
             reason: format!("k = {k}: must be in 1..={n} (the row length)"),
         });
     }
-    let algo = algos::RadixSort::select(K::DTYPE)?;
-    let mut plan = algo.plan_select(
-        device.profile(),
-        rows as u64,
-        n as u64,
-        k as u64,
-        options.largest,
-    )?;
-    let values = device.alloc_uninit::<K>(rows * k)?;
-    let indices = device.alloc_uninit::<i32>(rows * k)?;
-    let workspace = device.alloc_uninit::<u8>(plan.workspace_bytes as usize)?;
+    Ok(())
+}
+
+/// The selection launch, the sort of its result (with `sorted` and k > 1)
+/// and their workspace.
+struct TopkPlan {
+    select: algos::LaunchPlan<algos::RadixTiling>,
+    sort: Option<SortPlan>,
+    layout: Layout,
+    scratch: Part,
+}
+
+impl TopkPlan {
+    fn new<K: SortKey>(
+        device: &Device,
+        rows: usize,
+        n: usize,
+        k: usize,
+        options: TopkOptions,
+    ) -> Result<TopkPlan> {
+        check_k(k, n)?;
+        let select = algos::RadixSort::select(K::DTYPE)?.plan_select(
+            device.profile(),
+            rows as u64,
+            n as u64,
+            k as u64,
+            options.largest,
+        )?;
+        let sort = (options.sorted && k > 1)
+            .then(|| {
+                SortPlan::new::<K>(device, rows, k, options.largest, SortAlgorithm::Auto, true)
+            })
+            .transpose()?;
+        // The sort runs after the selection: both use the workspace from byte 0.
+        let mut layout = Layout::default();
+        let scratch = layout.add(select.workspace_bytes as usize);
+        if let Some(s) = &sort {
+            if s.layout.bytes() > layout.bytes() {
+                layout = Layout::default();
+                layout.add(s.layout.bytes());
+            }
+        }
+        Ok(TopkPlan {
+            select,
+            sort,
+            layout,
+            scratch,
+        })
+    }
+}
+
+/// Bytes of [`Workspace`] that [`topk_on`] needs for `rows` rows of `n`
+/// keys of type `K`.
+pub fn topk_workspace_bytes<K: SortKey>(
+    device: &Device,
+    rows: usize,
+    n: usize,
+    k: usize,
+    options: TopkOptions,
+) -> Result<usize> {
+    check_len_limit(n)?;
+    Ok(TopkPlan::new::<K>(device, rows, n, k, options)?
+        .layout
+        .bytes())
+}
+
+/// The stream-ordered [`topk`]: enqueues the selection (and with `sorted`
+/// the sort of its result) on `stream` and returns at once, writing the
+/// `rows x k` keys into `values` and their indices into `indices`
+/// (caller-owned, each `rows * k` long). No allocation, no host
+/// synchronisation. Errors as for [`topk`], plus `values`, `indices` or
+/// `workspace` of the wrong size or device.
+pub fn topk_on<'a, K: SortKey>(
+    stream: &Stream,
+    keys: impl Into<Batch<'a, K>>,
+    k: usize,
+    options: TopkOptions,
+    values: &mut DeviceBuffer<K>,
+    indices: &mut DeviceBuffer<i32>,
+    workspace: &mut Workspace,
+) -> Result<()> {
+    let keys = keys.into();
+    let (rows, n) = checked(stream.device(), &keys)?;
+    stream.check_device(values, "values")?;
+    stream.check_device(indices, "indices")?;
+    let mut plan = TopkPlan::new::<K>(stream.device(), rows, n, k, options)?;
+    check_len(values.len(), rows * k, "values")?;
+    check_len(indices.len(), rows * k, "indices")?;
+    workspace.check(stream, &plan.layout)?;
     let args = runtime::RadixArgs {
         keys_in: keys.data().ptr(),
         idx_in: std::ptr::null_mut(),
         keys_out: values.ptr(),
         idx_out: indices.ptr(),
-        workspace: workspace.ptr(),
+        workspace: workspace.at(plan.scratch),
     };
-    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
-    if !options.sorted || k == 1 {
-        return Ok(Sorted { values, indices });
+    stream.with_queue(&[keys.data(), &*values, &*indices, &*workspace], |s| {
+        runtime::launch(s, &mut plan.select, args)
+    })?;
+    match plan.sort {
+        // The sort reads the selection from the outputs and ends there.
+        Some(sort) => sort.enqueue(stream, values, Some(indices), values, indices, workspace),
+        None => Ok(()),
     }
-    sort_rows(
-        device,
-        &values,
-        Some(&indices),
-        rows,
-        k,
-        options.largest,
-        SortAlgorithm::Auto,
-    )
 }

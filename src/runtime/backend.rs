@@ -59,6 +59,14 @@ acl_table! {
     free = aclrtFree(*mut c_void) -> sys::aclError;
     memcpy = aclrtMemcpy(*mut c_void, usize, *const c_void, usize, sys::aclrtMemcpyKind) -> sys::aclError;
     memset = aclrtMemset(*mut c_void, usize, i32, usize) -> sys::aclError;
+    memset_async = aclrtMemsetAsync(*mut c_void, usize, i32, usize, sys::aclrtStream) -> sys::aclError;
+    memcpy_async = aclrtMemcpyAsync(*mut c_void, usize, *const c_void, usize, sys::aclrtMemcpyKind, sys::aclrtStream) -> sys::aclError;
+    memcpy_2d_async = aclrtMemcpy2dAsync(*mut c_void, usize, *const c_void, usize, usize, usize, sys::aclrtMemcpyKind, sys::aclrtStream) -> sys::aclError;
+    create_event = aclrtCreateEvent(*mut sys::aclrtEvent) -> sys::aclError;
+    destroy_event = aclrtDestroyEvent(sys::aclrtEvent) -> sys::aclError;
+    record_event = aclrtRecordEvent(sys::aclrtEvent, sys::aclrtStream) -> sys::aclError;
+    stream_wait_event = aclrtStreamWaitEvent(sys::aclrtStream, sys::aclrtEvent) -> sys::aclError;
+    synchronize_event = aclrtSynchronizeEvent(sys::aclrtEvent) -> sys::aclError;
     soc_name = aclrtGetSocName() -> *const c_char;
     recent_error = aclGetRecentErrMsg() -> *const c_char;
 }
@@ -243,6 +251,34 @@ impl Backend {
         }
     }
 
+    /// Successful `aclrtMalloc` calls the simulator counted for device `id`;
+    /// None on an NPU.
+    pub(crate) fn malloc_count(&self, id: i32) -> Option<u64> {
+        // SAFETY: plain value argument; unknown ids give 0.
+        (self.kind == BackendKind::Simulator).then(|| unsafe { sys::ascsim_malloc_count(id) })
+    }
+
+    pub(crate) fn create_event(&self) -> Result<*mut c_void> {
+        let mut e: *mut c_void = std::ptr::null_mut();
+        // SAFETY: `e` is a valid out pointer.
+        self.check("aclrtCreateEvent", unsafe {
+            (self.acl.create_event)(&mut e)
+        })?;
+        Ok(e)
+    }
+
+    pub(crate) fn destroy_event(&self, e: *mut c_void) {
+        // SAFETY: the event came from aclrtCreateEvent and is destroyed once.
+        unsafe { (self.acl.destroy_event)(e) };
+    }
+
+    pub(crate) fn synchronize_event(&self, e: *mut c_void) -> Result<()> {
+        // SAFETY: the event is live.
+        self.check("aclrtSynchronizeEvent", unsafe {
+            (self.acl.synchronize_event)(e)
+        })
+    }
+
     /// Bytes the simulator holds allocated for device `id` (its live
     /// allocations, each padded as aclrtMalloc pads it); None on an NPU.
     pub(crate) fn allocated_bytes(&self, id: i32) -> Option<u64> {
@@ -341,6 +377,80 @@ impl StreamRef {
         // SAFETY: the stream is live.
         self.backend.check("aclrtSynchronizeStream", unsafe {
             (self.backend.acl.synchronize_stream)(self.raw)
+        })
+    }
+
+    /// Queues a zeroing of `bytes` bytes at device address `p`.
+    pub(crate) fn zero(self, p: *mut c_void, bytes: usize) -> Result<()> {
+        // SAFETY: `p` is a device allocation of at least `bytes` bytes that
+        // the caller keeps alive until the stream has run this.
+        self.backend.check("aclrtMemsetAsync", unsafe {
+            (self.backend.acl.memset_async)(p, bytes, 0, bytes, self.raw)
+        })
+    }
+
+    /// Queues a device-to-device copy of `bytes` bytes.
+    pub(crate) fn copy_device(
+        self,
+        dst: *mut c_void,
+        src: *const c_void,
+        bytes: usize,
+    ) -> Result<()> {
+        // SAFETY: both are device allocations of at least `bytes` bytes that
+        // the caller keeps alive until the stream has run this.
+        self.backend.check("aclrtMemcpyAsync", unsafe {
+            (self.backend.acl.memcpy_async)(
+                dst,
+                bytes,
+                src,
+                bytes,
+                sys::ACL_MEMCPY_DEVICE_TO_DEVICE,
+                self.raw,
+            )
+        })
+    }
+
+    /// Queues a device-to-device copy of `rows` pieces of `width` bytes,
+    /// `src_pitch` bytes apart in the source and `dst_pitch` in the
+    /// destination (gathering strided slots into a dense array).
+    pub(crate) fn copy_device_2d(
+        self,
+        dst: *mut c_void,
+        dst_pitch: usize,
+        src: *const c_void,
+        src_pitch: usize,
+        width: usize,
+        rows: usize,
+    ) -> Result<()> {
+        // SAFETY: both ranges lie in device allocations that the caller
+        // keeps alive until the stream has run this.
+        self.backend.check("aclrtMemcpy2dAsync", unsafe {
+            (self.backend.acl.memcpy_2d_async)(
+                dst,
+                dst_pitch,
+                src,
+                src_pitch,
+                width,
+                rows,
+                sys::ACL_MEMCPY_DEVICE_TO_DEVICE,
+                self.raw,
+            )
+        })
+    }
+
+    /// Records event `e` after the work queued so far.
+    pub(crate) fn record(self, e: *mut c_void) -> Result<()> {
+        // SAFETY: the event and the stream are live.
+        self.backend.check("aclrtRecordEvent", unsafe {
+            (self.backend.acl.record_event)(e, self.raw)
+        })
+    }
+
+    /// Makes the work queued after this wait for event `e`.
+    pub(crate) fn wait(self, e: *mut c_void) -> Result<()> {
+        // SAFETY: the event and the stream are live.
+        self.backend.check("aclrtStreamWaitEvent", unsafe {
+            (self.backend.acl.stream_wait_event)(self.raw, e)
         })
     }
 

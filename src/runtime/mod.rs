@@ -43,6 +43,7 @@ pub use backend::BackendKind;
 pub(crate) use backend::{configure_simulated, init_simulator, soc_struct, Backend, StreamRef};
 pub(crate) use kernels::*;
 pub(crate) use loader::load_npu;
+pub(crate) use status::HOST_RACE;
 
 /// True when the library has a launch entry for kernel `name`.
 pub(crate) fn has_entry(name: &str) -> bool {

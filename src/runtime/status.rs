@@ -8,6 +8,9 @@ use crate::error::{Error, Result};
 
 /// `Ok` for status 0, else [`Error::Runtime`] naming `call`, with the
 /// runtime's error text (`message`, asked for only on failure).
+/// How the simulator's diagnostics of the host-side race rule begin.
+pub(crate) const HOST_RACE: &str = "host-side race:";
+
 pub(super) fn status(
     call: &'static str,
     code: sys::aclError,
@@ -16,10 +19,17 @@ pub(super) fn status(
     if code == 0 {
         return Ok(());
     }
+    let message = message();
+    if message.starts_with(HOST_RACE) {
+        return Err(Error::HostRace {
+            call,
+            diagnostic: message,
+        });
+    }
     Err(Error::Runtime {
         call,
         code,
-        message: message(),
+        message,
     })
 }
 

@@ -57,19 +57,48 @@ struct Shadow {
     GmAccess r[2];
 };
 
+// Stream order (the host-side race rule): the host and every stream are
+// agents with vector clocks. A launch on a stream is ordered after what the
+// host did before enqueuing it; an event carries its stream's clock to the
+// streams that wait for it; a synchronisation carries a stream's clock to
+// the host. Per allocation, each agent's latest read and write are kept
+// (times of that agent's clock); an access is a race when another agent's
+// conflicting access is not in the accessor's clock.
+struct AgentAccess {
+    uint64_t read = 0, write = 0;  // agent-clock times (0: none)
+    std::string reader, writer;    // what did it (for the message)
+};
+
 struct Allocation {
     uint8_t* base = nullptr;
     uint64_t size = 0;      // usable bytes (requested size rounded up to 32 + 32)
     uint64_t requested = 0;
     int32_t device = 0;
     std::vector<Shadow> shadow;  // lazily sized on first kernel access
+    std::map<uint32_t, AgentAccess> order;  // by agent (0 = the host)
 };
 
 struct Device {
     ascsim_soc soc{};
     bool configured = false;
     uint64_t allocated = 0;
+    uint64_t mallocs = 0;      // successful aclrtMalloc calls
+    std::string pending_race;  // a race found by aclrtFree, reported at the next synchronisation
 };
+
+using Clock = std::vector<uint64_t>;  // by agent id
+
+void join_into(Clock& into, const Clock& from) {
+    if (into.size() < from.size()) into.resize(from.size(), 0);
+    for (size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+
+uint64_t clock_at(const Clock& c, uint32_t agent) { return agent < c.size() ? c[agent] : 0; }
+
+uint64_t tick(Clock& c, uint32_t agent) {
+    if (c.size() <= agent) c.resize(agent + 1, 0);
+    return ++c[agent];
+}
 
 struct LaunchRecord {
     ascsim_launch_info info{};
@@ -81,6 +110,8 @@ struct LaunchRecord {
 
 struct Stream {
     int32_t device = 0;
+    uint32_t agent = 0;  // stream-order agent id (> 0)
+    Clock clock;
     std::vector<LaunchRecord> launches;
     size_t synced = 0;  // launches already reported by aclrtSynchronizeStream
 };
@@ -93,6 +124,15 @@ Stream* g_default_stream[64] = {};
 bool g_initialized = false;
 std::atomic<uint32_t> g_launch_serial{0};
 std::deque<std::string> g_op_names;
+uint32_t g_next_agent = 0;  // agent ids handed out (0 is the host)
+Clock g_host_clock;         // the host's clock (all host threads are one agent)
+
+struct Event {
+    bool recorded = false;
+    int32_t device = 0;
+    Clock clock;  // its stream's clock at the last aclrtRecordEvent
+};
+std::vector<std::unique_ptr<Event>> g_events;
 
 thread_local int32_t t_device = -1;
 thread_local std::string t_err;
@@ -210,6 +250,9 @@ struct Launch {
     std::map<uint32_t, std::vector<uint32_t>> barrier_clock;  // per round
     // The hazard checker (ASCSIM_HAZARDS=0 turns it off for benchmarking).
     bool hazards = true;
+    // Allocations the kernel touched (base address; 1 read, 2 written), for
+    // the host-side race rule. Guarded by g_mu.
+    std::vector<std::pair<uintptr_t, uint8_t>> touched;
 };
 
 namespace {
@@ -438,9 +481,67 @@ Stream* resolve_stream_locked(void* stream) {
     if (!g_default_stream[d]) {
         g_streams.push_back(std::make_unique<Stream>());
         g_streams.back()->device = d;
+        g_streams.back()->agent = ++g_next_agent;
         g_default_stream[d] = g_streams.back().get();
     }
     return g_default_stream[d];
+}
+
+// The host-side race rule for one access to allocation `a` by `agent`, whose
+// clock `clock` already counts this access: a read conflicts with another
+// agent's write, a write with another agent's read or write, unless the
+// clock has it (an event, a synchronisation or host program order in
+// between). Stamps the access; returns the first conflict's diagnostic.
+std::string order_access(Allocation& a, uint32_t agent, const Clock& clock, bool reads, bool writes,
+                         const std::string& what) {
+    std::string race;
+    for (const auto& kv : a.order) {
+        if (kv.first == agent || !race.empty()) continue;
+        const AgentAccess& o = kv.second;
+        const uint64_t known = clock_at(clock, kv.first);
+        const bool after_write = o.write > known;
+        if (!after_write && !(writes && o.read > known)) continue;
+        const char* fix = agent == 0
+                              ? "synchronise first (aclrtSynchronizeStream, or aclrtSynchronizeEvent on an event "
+                                "recorded after that work)"
+                              : "record an event on the other stream after its work (aclrtRecordEvent) and make this "
+                                "stream wait for it (aclrtStreamWaitEvent) before this launch";
+        race = fmt("host-side race: %s %s the device allocation at 0x%llx (%llu bytes), which %s %s with nothing "
+                   "ordering the two; missing: %s",
+                   what.c_str(), writes ? "writes" : "reads",
+                   (unsigned long long)reinterpret_cast<uintptr_t>(a.base), (unsigned long long)a.requested,
+                   (after_write ? o.writer : o.reader).c_str(), after_write ? "wrote" : "read", fix);
+    }
+    AgentAccess& mine = a.order[agent];
+    const uint64_t now = clock_at(clock, agent);
+    if (reads) {
+        mine.read = now;
+        mine.reader = what;
+    }
+    if (writes) {
+        mine.write = now;
+        mine.writer = what;
+    }
+    return race;
+}
+
+// A host access (aclrtMemcpy, aclrtMemset, aclrtFree) to the allocation
+// holding `addr`: one tick of the host's clock.
+std::string host_access_locked(const void* addr, bool reads, bool writes, const char* what) {
+    Allocation* a = find_alloc_locked(reinterpret_cast<uintptr_t>(addr), 1);
+    if (!a) return "";
+    tick(g_host_clock, 0);
+    return order_access(*a, 0, g_host_clock, reads, writes, fmt("%s on the host", what));
+}
+
+// The host waits for `st`: its clock, and a race aclrtFree found on the device.
+aclError host_waits_locked(const Stream& st) {
+    join_into(g_host_clock, st.clock);
+    Device& d = g_devices[st.device];
+    if (d.pending_race.empty()) return ACL_SUCCESS;
+    t_err = d.pending_race;
+    d.pending_race.clear();
+    return ACL_ERROR_FAILURE;
 }
 
 bool is_mix(KernelMetaType t) {
@@ -705,7 +806,7 @@ void check_and_stamp(Allocation& a, uintptr_t addr, uint64_t bytes, bool write, 
     }
 }
 
-Allocation& gm_checked(const void* addr, uint64_t bytes, const char* what) {
+Allocation& gm_checked(const void* addr, uint64_t bytes, const char* what, bool write) {
     std::lock_guard<std::mutex> g(g_mu);
     Allocation* a = find_alloc_locked(reinterpret_cast<uintptr_t>(addr), bytes);
     if (!a) {
@@ -713,6 +814,12 @@ Allocation& gm_checked(const void* addr, uint64_t bytes, const char* what) {
              fmt("%s of %llu bytes at GM 0x%llx is not inside one device allocation", what, (unsigned long long)bytes,
                  (unsigned long long)reinterpret_cast<uintptr_t>(addr)));
     }
+    auto& touched = core().launch->touched;
+    const uintptr_t base = reinterpret_cast<uintptr_t>(a->base);
+    const uint8_t how = write ? 2 : 1;
+    auto it = std::find_if(touched.begin(), touched.end(), [base](const auto& t) { return t.first == base; });
+    if (it == touched.end()) touched.emplace_back(base, how);
+    else it->second |= how;
     return *a;
 }
 
@@ -735,7 +842,7 @@ void add_elems(uint8_t* dst, const uint8_t* src, uint64_t bytes) {
 
 void gm_dma_load(void* dst, const void* gm_addr, uint64_t bytes) {
     if (bytes == 0) return;
-    Allocation& a = gm_checked(gm_addr, bytes, "DMA read");
+    Allocation& a = gm_checked(gm_addr, bytes, "DMA read", false);
     check_and_stamp(a, reinterpret_cast<uintptr_t>(gm_addr), bytes, false, false);
     std::memcpy(dst, gm_addr, bytes);
     core().gm_read += bytes;
@@ -744,7 +851,7 @@ void gm_dma_load(void* dst, const void* gm_addr, uint64_t bytes) {
 void gm_dma_store(void* gm_addr, const void* src, uint64_t bytes) {
     if (bytes == 0) return;
     CoreCtx& c = core();
-    Allocation& a = gm_checked(gm_addr, bytes, "DMA write");
+    Allocation& a = gm_checked(gm_addr, bytes, "DMA write", true);
     bool atomic = c.atomic_dtype != 0;
     check_and_stamp(a, reinterpret_cast<uintptr_t>(gm_addr), bytes, true, atomic);
     auto* d = static_cast<uint8_t*>(gm_addr);
@@ -791,7 +898,7 @@ void gm_scalar_read(const void* addr, void* out, uint32_t bytes) {
     CoreCtx& c = core();
     uintptr_t a = reinterpret_cast<uintptr_t>(addr);
     if (a % bytes != 0) fail("misaligned address", fmt("scalar GM read at 0x%llx", (unsigned long long)a));
-    Allocation& al = gm_checked(addr, bytes, "scalar read");
+    Allocation& al = gm_checked(addr, bytes, "scalar read", false);
     check_and_stamp(al, a, bytes, false, false);
     bool missed;
     DCacheLine& line = dcache_line(a & ~(kLine - 1), missed);
@@ -807,7 +914,7 @@ void gm_scalar_read(const void* addr, void* out, uint32_t bytes) {
 void gm_scalar_write(void* addr, const void* in, uint32_t bytes) {
     uintptr_t a = reinterpret_cast<uintptr_t>(addr);
     if (a % bytes != 0) fail("misaligned address", fmt("scalar GM write at 0x%llx", (unsigned long long)a));
-    Allocation& al = gm_checked(addr, bytes, "scalar write");
+    Allocation& al = gm_checked(addr, bytes, "scalar write", true);
     check_and_stamp(al, a, bytes, true, false);
     bool missed;
     DCacheLine& line = dcache_line(a & ~(kLine - 1), missed);
@@ -1030,7 +1137,7 @@ void sync_all_soft(uint64_t gm_addr, int32_t used_cores) {
     require_resident("SyncAll(soft)");
     uint32_t n = used_cores > 0 ? static_cast<uint32_t>(used_cores) : l->n_aiv;
     auto* slots = reinterpret_cast<int32_t*>(gm_addr);
-    gm_checked(slots, static_cast<uint64_t>(n) * 32, "soft SyncAll workspace");
+    gm_checked(slots, static_cast<uint64_t>(n) * 32, "soft SyncAll workspace", true);
     // Each core bumps its own 32-byte slot, then waits until every slot has
     // reached its value (a workspace that was not zeroed misbehaves, as on
     // hardware).
@@ -1075,6 +1182,9 @@ uint32_t launch(const char* kernel, KernelMetaType type, uint32_t block_dim, voi
         st = resolve_stream_locked(stream);
         Device& d = g_devices[st->device];
         soc = &d.soc;
+        // Enqueued after what the host did so far.
+        join_into(st->clock, g_host_clock);
+        tick(st->clock, st->agent);
     }
     LaunchRecord rec;
     std::snprintf(rec.info.kernel, sizeof rec.info.kernel, "%s", kernel);
@@ -1167,6 +1277,16 @@ uint32_t launch(const char* kernel, KernelMetaType type, uint32_t block_dim, voi
         rec.info.status = ACL_ERROR_RT_PARAM_INVALID;
     }
     std::lock_guard<std::mutex> g(g_mu);
+    const std::string who = fmt("kernel %s on stream %p", kernel, static_cast<void*>(st));
+    for (const auto& t : l->touched) {
+        auto it = g_allocs.find(t.first);
+        if (it == g_allocs.end()) continue;
+        std::string race = order_access(it->second, st->agent, st->clock, t.second & 1, t.second & 2, who);
+        if (!race.empty() && rec.info.status == 0) {
+            rec.error = race;
+            rec.info.status = ACL_ERROR_RT_AICORE_EXCEPTION;
+        }
+    }
     st->launches.push_back(std::move(rec));
     return 0;
 }
@@ -1446,6 +1566,7 @@ aclError aclrtCreateStream(aclrtStream* stream) {
     if (t_device < 0) return set_err(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtCreateStream: no device set on this thread");
     g_streams.push_back(std::make_unique<Stream>());
     g_streams.back()->device = t_device;
+    g_streams.back()->agent = ++g_next_agent;
     *stream = g_streams.back().get();
     return ACL_SUCCESS;
 }
@@ -1472,7 +1593,89 @@ aclError aclrtSynchronizeStream(aclrtStream stream) {
         }
     }
     st->synced = st->launches.size();
+    aclError waited = host_waits_locked(*st);
+    return rc != ACL_SUCCESS ? rc : waited;
+}
+
+aclError aclrtSynchronizeDevice(void) {
+    std::lock_guard<std::mutex> g(g_mu);
+    if (t_device < 0) return set_err(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSynchronizeDevice: no device set on this thread");
+    aclError rc = ACL_SUCCESS;
+    for (auto& st : g_streams) {
+        if (st->device != t_device) continue;
+        for (size_t i = st->synced; i < st->launches.size(); ++i) {
+            if (st->launches[i].info.status != 0 && rc == ACL_SUCCESS) {
+                rc = st->launches[i].info.status;
+                t_err = st->launches[i].error;
+            }
+        }
+        st->synced = st->launches.size();
+        aclError waited = host_waits_locked(*st);
+        if (rc == ACL_SUCCESS) rc = waited;
+    }
     return rc;
+}
+
+aclError aclrtCreateEvent(aclrtEvent* event) {
+    if (!event) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtCreateEvent: event is NULL");
+    std::lock_guard<std::mutex> g(g_mu);
+    if (t_device < 0) return set_err(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtCreateEvent: no device set on this thread");
+    g_events.push_back(std::make_unique<Event>());
+    g_events.back()->device = t_device;
+    *event = g_events.back().get();
+    return ACL_SUCCESS;
+}
+
+namespace {
+Event* find_event_locked(aclrtEvent event) {
+    for (auto& e : g_events)
+        if (e.get() == event) return e.get();
+    return nullptr;
+}
+}  // namespace
+
+aclError aclrtDestroyEvent(aclrtEvent event) {
+    std::lock_guard<std::mutex> g(g_mu);
+    for (auto it = g_events.begin(); it != g_events.end(); ++it) {
+        if (it->get() == event) {
+            g_events.erase(it);
+            return ACL_SUCCESS;
+        }
+    }
+    return set_err(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: unknown event");
+}
+
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+    std::lock_guard<std::mutex> g(g_mu);
+    Event* e = find_event_locked(event);
+    if (!e) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: unknown event");
+    Stream* st = resolve_stream_locked(stream);
+    if (st->device != e->device)
+        return set_err(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: the event and the stream are on different devices");
+    // Enqueued after what the host did so far; captures the stream's work.
+    join_into(st->clock, g_host_clock);
+    e->clock = st->clock;
+    e->recorded = true;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
+    std::lock_guard<std::mutex> g(g_mu);
+    Event* e = find_event_locked(event);
+    if (!e) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent: unknown event");
+    Stream* st = resolve_stream_locked(stream);
+    join_into(st->clock, g_host_clock);
+    // Waiting for an event never recorded does not wait.
+    if (e->recorded) join_into(st->clock, e->clock);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeEvent(aclrtEvent event) {
+    std::lock_guard<std::mutex> g(g_mu);
+    Event* e = find_event_locked(event);
+    if (!e) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: unknown event");
+    if (e->recorded) join_into(g_host_clock, e->clock);
+    return ACL_SUCCESS;
 }
 
 aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy) {
@@ -1501,6 +1704,7 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy) {
     a.device = t_device;
     g_allocs[reinterpret_cast<uintptr_t>(p)] = std::move(a);
     d.allocated += usable;
+    ++d.mallocs;
     *devPtr = p;
     return ACL_SUCCESS;
 }
@@ -1509,6 +1713,11 @@ aclError aclrtFree(void* devPtr) {
     std::lock_guard<std::mutex> g(g_mu);
     auto it = g_allocs.find(reinterpret_cast<uintptr_t>(devPtr));
     if (it == g_allocs.end()) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtFree: not a device allocation");
+    // Freed anyway (the caller cannot keep it); the race is reported by the
+    // device's next synchronisation.
+    std::string race = host_access_locked(devPtr, false, true, "aclrtFree");
+    Device& owner = g_devices[it->second.device];
+    if (!race.empty() && owner.pending_race.empty()) owner.pending_race = race;
     g_devices[it->second.device].allocated -= it->second.size;
     std::free(it->second.base);
     g_allocs.erase(it);
@@ -1526,6 +1735,13 @@ aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, a
         return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: destination range is not inside a device allocation");
     if (src_dev && !find_alloc_locked(reinterpret_cast<uintptr_t>(src), count))
         return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: source range is not inside a device allocation");
+    std::string race;
+    if (src_dev) race = host_access_locked(src, true, false, "aclrtMemcpy (reading the source)");
+    if (dst_dev) {
+        std::string r = host_access_locked(dst, false, true, "aclrtMemcpy (writing the destination)");
+        if (race.empty()) race = r;
+    }
+    if (!race.empty()) return set_err(ACL_ERROR_FAILURE, race);
     std::memmove(dst, src, count);
     return ACL_SUCCESS;
 }
@@ -1535,6 +1751,90 @@ aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count)
     std::lock_guard<std::mutex> g(g_mu);
     if (count && !find_alloc_locked(reinterpret_cast<uintptr_t>(devPtr), count))
         return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemset: range is not inside a device allocation");
+    if (count) {
+        std::string race = host_access_locked(devPtr, false, true, "aclrtMemset");
+        if (!race.empty()) return set_err(ACL_ERROR_FAILURE, race);
+    }
+    std::memset(devPtr, value, count);
+    return ACL_SUCCESS;
+}
+
+// The asynchronous forms run at once (as every launch does) and are ordered
+// as work of their stream: after what the host did before, before what the
+// host does after only once the stream is synchronised. Only device memory
+// is accepted (a host buffer of a real asynchronous copy must outlive it,
+// which nothing here could check).
+aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
+                          aclrtStream stream) {
+    if (count == 0) return ACL_SUCCESS;
+    if (!dst || !src) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: NULL pointer");
+    if (count > destMax) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: count exceeds destMax");
+    if (kind != ACL_MEMCPY_DEVICE_TO_DEVICE)
+        return set_err(ACL_ERROR_INVALID_PARAM,
+                       "aclrtMemcpyAsync: the simulator takes device-to-device copies only (a host buffer must "
+                       "outlive an asynchronous copy)");
+    std::lock_guard<std::mutex> g(g_mu);
+    Allocation* d = find_alloc_locked(reinterpret_cast<uintptr_t>(dst), count);
+    Allocation* sa = find_alloc_locked(reinterpret_cast<uintptr_t>(src), count);
+    if (!d || !sa)
+        return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: a range is not inside a device allocation");
+    Stream* st = resolve_stream_locked(stream);
+    join_into(st->clock, g_host_clock);
+    tick(st->clock, st->agent);
+    const std::string who = fmt("aclrtMemcpyAsync on stream %p", static_cast<void*>(st));
+    std::string race = order_access(*sa, st->agent, st->clock, true, false, who);
+    std::string r = order_access(*d, st->agent, st->clock, false, true, who);
+    if (race.empty()) race = r;
+    if (!race.empty()) return set_err(ACL_ERROR_FAILURE, race);
+    std::memmove(dst, src, count);
+    return ACL_SUCCESS;
+}
+
+// `height` rows of `width` bytes, `spitch` apart in the source and `dpitch`
+// in the destination (device to device only, as aclrtMemcpyAsync here).
+aclError aclrtMemcpy2dAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                            aclrtMemcpyKind kind, aclrtStream stream) {
+    if (width == 0 || height == 0) return ACL_SUCCESS;
+    if (!dst || !src) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy2dAsync: NULL pointer");
+    if (width > dpitch || width > spitch)
+        return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy2dAsync: width exceeds a pitch");
+    if (height > 5u * 1024 * 1024)
+        return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy2dAsync: height exceeds 5242880");
+    if (kind != ACL_MEMCPY_DEVICE_TO_DEVICE)
+        return set_err(ACL_ERROR_INVALID_PARAM,
+                       "aclrtMemcpy2dAsync: the simulator takes device-to-device copies only");
+    std::lock_guard<std::mutex> g(g_mu);
+    const uint64_t dspan = (height - 1) * static_cast<uint64_t>(dpitch) + width;
+    const uint64_t sspan = (height - 1) * static_cast<uint64_t>(spitch) + width;
+    Allocation* d = find_alloc_locked(reinterpret_cast<uintptr_t>(dst), dspan);
+    Allocation* sa = find_alloc_locked(reinterpret_cast<uintptr_t>(src), sspan);
+    if (!d || !sa)
+        return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy2dAsync: a range is not inside a device allocation");
+    Stream* st = resolve_stream_locked(stream);
+    join_into(st->clock, g_host_clock);
+    tick(st->clock, st->agent);
+    const std::string who = fmt("aclrtMemcpy2dAsync on stream %p", static_cast<void*>(st));
+    std::string race = order_access(*sa, st->agent, st->clock, true, false, who);
+    std::string r = order_access(*d, st->agent, st->clock, false, true, who);
+    if (race.empty()) race = r;
+    if (!race.empty()) return set_err(ACL_ERROR_FAILURE, race);
+    for (size_t i = 0; i < height; ++i)
+        std::memmove(static_cast<uint8_t*>(dst) + i * dpitch, static_cast<const uint8_t*>(src) + i * spitch, width);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
+    if (count > maxCount) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: count exceeds maxCount");
+    if (count == 0) return ACL_SUCCESS;
+    std::lock_guard<std::mutex> g(g_mu);
+    Allocation* a = find_alloc_locked(reinterpret_cast<uintptr_t>(devPtr), count);
+    if (!a) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: range is not inside a device allocation");
+    Stream* st = resolve_stream_locked(stream);
+    join_into(st->clock, g_host_clock);
+    tick(st->clock, st->agent);
+    std::string race =
+        order_access(*a, st->agent, st->clock, false, true, fmt("aclrtMemsetAsync on stream %p", static_cast<void*>(st)));
+    if (!race.empty()) return set_err(ACL_ERROR_FAILURE, race);
     std::memset(devPtr, value, count);
     return ACL_SUCCESS;
 }
@@ -1610,6 +1910,12 @@ void ascsim_clear_launches(void* stream) {
 const char* ascsim_op_name(uint16_t op) {
     std::lock_guard<std::mutex> g(g_mu);
     return op < g_op_names.size() ? g_op_names[op].c_str() : "?";
+}
+
+uint64_t ascsim_malloc_count(int32_t device_id) {
+    std::lock_guard<std::mutex> g(g_mu);
+    auto it = g_devices.find(device_id);
+    return it == g_devices.end() ? 0 : it->second.mallocs;
 }
 
 uint64_t ascsim_allocated_bytes(int32_t device_id) {

@@ -108,6 +108,8 @@ void ascsim_clear_launches(void* stream);
 const char* ascsim_op_name(uint16_t op);
 /* Bytes still allocated on a device (leak check). */
 uint64_t ascsim_allocated_bytes(int32_t device_id);
+/* Successful aclrtMalloc calls on a device (the allocation counter). */
+uint64_t ascsim_malloc_count(int32_t device_id);
 
 #ifdef __cplusplus
 }

@@ -30,7 +30,7 @@ macro_rules! element {
 }
 element!(half::f16 => F16, half::bf16 => Bf16, f32 => F32, i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32);
 
-fn as_bytes<T: Element>(v: &[T]) -> &[u8] {
+pub(crate) fn as_bytes<T: Element>(v: &[T]) -> &[u8] {
     // Safe view: every Element is a plain number without padding or invalid
     // bit patterns, so its bytes may be read.
     let len = std::mem::size_of_val(v);
@@ -68,6 +68,10 @@ struct DeviceInner {
     profile: SocProfile,
     stream: Mutex<RawStream>,
     reports: Mutex<Vec<LaunchReport>>,
+    /// Read-only tables the kernels' workspaces start with (the cube scans'
+    /// triangular matrices), uploaded once and copied on the device into a
+    /// workspace for every call: (bytes, device address).
+    constants: Mutex<Vec<(Vec<u8>, usize)>>,
 }
 
 impl DeviceInner {
@@ -82,6 +86,10 @@ impl DeviceInner {
 impl Drop for DeviceInner {
     fn drop(&mut self) {
         if self.backend.bind(self.id).is_ok() {
+            let constants = self.constants.get_mut().unwrap_or_else(|e| e.into_inner());
+            for (_, p) in constants.drain(..) {
+                self.backend.free(p as *mut c_void);
+            }
             let s = self
                 .stream
                 .get_mut()
@@ -150,6 +158,7 @@ impl Device {
                 profile: soc.profile(),
                 stream: Mutex::new(RawStream(stream.raw)),
                 reports: Mutex::new(Vec::new()),
+                constants: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -302,13 +311,23 @@ impl Device {
     /// `b` rounded up to 32, plus 32, as `aclrtMalloc` pads it; empty buffers
     /// hold nothing). Every buffer frees its memory on drop, so this returns
     /// to its earlier value once the buffers made in between are dropped:
-    /// the leak check of the tests and the fuzz targets. Always 0 on an NPU
-    /// (ACL has no such query).
+    /// the leak check of the tests and the fuzz targets. Not counted: the
+    /// small constant tables (the cube scans' matrices) a device uploads
+    /// once and keeps until it is dropped. Always 0 on an NPU (ACL has no
+    /// such query).
     pub fn allocated_bytes(&self) -> u64 {
+        let kept: u64 = self
+            .inner
+            .constants
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(b, _)| (b.len().max(1) as u64).div_ceil(32) * 32 + 32)
+            .sum();
         self.inner
             .backend
             .allocated_bytes(self.inner.id)
-            .unwrap_or(0)
+            .map_or(0, |b| b.saturating_sub(kept))
     }
 
     /// Device allocations made on this device so far (`aclrtMalloc` calls,
@@ -342,6 +361,7 @@ impl Device {
                 device: self.clone(),
                 owned: true,
             }),
+            offset: 0,
             len,
             _t: PhantomData,
         })
@@ -366,6 +386,28 @@ impl Device {
         reports?;
         sync?;
         out
+    }
+
+    /// The device address of a read-only copy of `bytes` (uploaded on first
+    /// use, then kept with the device), to copy into workspaces on a stream
+    /// without a host write.
+    pub(crate) fn constant(&self, bytes: &[u8]) -> Result<*const c_void> {
+        let mut constants = self
+            .inner
+            .constants
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some((_, p)) = constants.iter().find(|(b, _)| b == bytes) {
+            return Ok(*p as *const c_void);
+        }
+        self.bind()?;
+        let p = self.inner.backend.malloc(bytes.len().max(1))?;
+        if let Err(e) = self.inner.backend.upload(p, bytes.len(), bytes) {
+            self.inner.backend.free(p);
+            return Err(e);
+        }
+        constants.push((bytes.to_vec(), p as usize));
+        Ok(p)
     }
 
     /// Runs `f` with exclusive use of the device's own stream (its raw handle).
@@ -452,6 +494,8 @@ impl Drop for Memory {
 /// synchronised.
 pub struct DeviceBuffer<T: Element> {
     mem: Arc<Memory>,
+    /// Bytes from the allocation's start (views into a workspace).
+    offset: usize,
     len: usize,
     _t: PhantomData<T>,
 }
@@ -554,6 +598,7 @@ impl<T: Element> DeviceBuffer<T> {
                     device: device.clone(),
                     owned: false,
                 }),
+                offset: 0,
                 len,
                 _t: PhantomData,
             },
@@ -567,7 +612,7 @@ impl<T: Element> DeviceBuffer<T> {
     /// order its accesses with ours (synchronise, or events on its stream)
     /// and must not free it.
     pub fn as_raw_ptr(&self) -> *mut c_void {
-        self.mem.ptr
+        self.ptr()
     }
 
     /// The shared allocation (what a stream keeps alive for its queued work).
@@ -583,7 +628,7 @@ impl<T: Element> DeviceBuffer<T> {
                 .device
                 .inner
                 .backend
-                .download(as_bytes_mut(&mut out), self.mem.ptr)?;
+                .download(as_bytes_mut(&mut out), self.ptr())?;
         }
         Ok(out)
     }
@@ -602,7 +647,7 @@ impl<T: Element> DeviceBuffer<T> {
                 .device
                 .inner
                 .backend
-                .download(as_bytes_mut(&mut out), self.mem.ptr)?;
+                .download(as_bytes_mut(&mut out), self.ptr())?;
         }
         Ok(out)
     }
@@ -662,13 +707,25 @@ impl<T: Element> DeviceBuffer<T> {
         Ok(())
     }
     pub(crate) fn ptr(&self) -> *mut c_void {
-        self.mem.ptr
+        self.mem.ptr.cast::<u8>().wrapping_add(self.offset).cast()
+    }
+
+    /// A buffer of `len` elements of `U` at byte `offset` of this one's
+    /// memory (sharing it: a part of a workspace handed to an operation).
+    pub(crate) fn view<U: Element>(&self, offset: usize, len: usize) -> DeviceBuffer<U> {
+        debug_assert!(offset + len * std::mem::size_of::<U>() <= self.bytes());
+        debug_assert!((self.offset + offset) % std::mem::align_of::<U>() == 0);
+        DeviceBuffer {
+            mem: Arc::clone(&self.mem),
+            offset: self.offset + offset,
+            len,
+            _t: PhantomData,
+        }
     }
     /// Device address of element `index` (for launches on part of a buffer).
     pub(crate) fn ptr_at(&self, index: usize) -> *mut c_void {
         debug_assert!(index <= self.len);
-        self.mem
-            .ptr
+        self.ptr()
             .cast::<u8>()
             .wrapping_add(index * std::mem::size_of::<T>())
             .cast()

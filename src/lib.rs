@@ -52,8 +52,8 @@ pub use ops::sample::{
     SampleWeight, MAX_SAMPLE_CATEGORIES, MAX_SAMPLE_DRAWS, SAMPLE_TILE,
 };
 pub use ops::scan::{
-    auto_policy_soc, scan, Accumulator, Algorithm, Batch, ScanInput, ScanOp, ScanOptions,
-    ScanOutput, MAX_BATCH_ROWS, MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
+    auto_policy_soc, scan, scan_on, scan_workspace_bytes, Accumulator, Algorithm, Batch, ScanInput,
+    ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS, MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
 };
 pub use ops::segscan::{
     segmented_scan, segmented_sum, RevSpec, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm,
@@ -68,7 +68,9 @@ pub use ops::split::{
     SplitValue, MAX_SPLIT_LEN,
 };
 pub use ops::spmv::{spmv, Csr, SpmvValue, MAX_SPMV_DIM};
-pub use ops::topp::{top_p_sample, TopPOptions, TopPProb};
+pub use ops::topp::{
+    top_p_sample, top_p_sample_on, top_p_sample_workspace_bytes, TopPCheck, TopPOptions, TopPProb,
+};
 pub use runtime::BackendKind;
 pub use stream::{Event, Stream, Workspace};
 

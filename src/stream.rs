@@ -319,6 +319,20 @@ impl Workspace {
         Ok(())
     }
 
+    /// `part` as a buffer of `T` (sharing the workspace's memory), for an
+    /// operation that hands its parts to other operations.
+    pub(crate) fn buffer<T: Element>(&self, part: Part) -> DeviceBuffer<T> {
+        self.buf
+            .view(part.offset, part.bytes / std::mem::size_of::<T>())
+    }
+
+    /// `part` as a workspace of its own (for an operation run inside another).
+    pub(crate) fn sub(&self, part: Part) -> Workspace {
+        Workspace {
+            buf: self.buf.view(part.offset, part.bytes),
+        }
+    }
+
     /// The device address of `part` (after [`Workspace::check`]).
     pub(crate) fn at(&self, part: Part) -> *mut c_void {
         self.buf.ptr_at(part.offset)

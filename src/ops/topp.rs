@@ -1,11 +1,16 @@
 //! TOPP (nucleus) sampling with the Llama 3 reference semantics, batched
 //! over rows.
-use super::sample::{multinomial_with_uniforms, uniforms};
-use super::scan::{scan, Algorithm, Batch, ScanOptions};
-use super::sort::{sort, topk, SortKey, SortOptions, TopkOptions};
+use super::sample::{
+    check_len, check_row_totals, multinomial_on, multinomial_workspace_bytes, uniforms,
+};
+use super::scan::{scan_on, scan_workspace_bytes, Algorithm, Batch, ScanOptions};
+use super::sort::{
+    sort_on, sort_workspace_bytes, topk_on, topk_workspace_bytes, SortKey, SortOptions, TopkOptions,
+};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::runtime;
+use crate::stream::{Layout, Part, Stream, Workspace};
 
 /// Probability types of [`top_p_sample`]: f16 and bf16.
 pub trait TopPProb:
@@ -67,95 +72,304 @@ pub fn top_p_sample<'a, P: TopPProb>(
     options: TopPOptions,
 ) -> Result<DeviceBuffer<i32>> {
     let probs = probs.into();
-    if !(options.p > 0.0 && options.p <= 1.0) {
-        return Err(Error::InvalidArgument {
-            name: "p",
-            reason: format!("p = {}: must be in (0, 1]", options.p),
-        });
-    }
-    let (rows, n) = (probs.row_count(), probs.row_len());
-    if n == 0 {
+    if !device.same(probs.data().device()) {
         return Err(Error::InvalidArgument {
             name: "probs",
-            reason: "rows without tokens cannot be sampled".into(),
+            reason: "the buffer lives on another device".into(),
         });
     }
-    if let Some(k) = options.top_k {
-        if k == 0 || k > n {
+    let rows = probs.row_count();
+    let plan = TopPPlan::new::<P>(device, rows, probs.row_len(), options)?;
+    let u = device.upload(&uniforms(options.seed, rows, 1))?;
+    let mut tokens = device.alloc_uninit::<i32>(rows)?;
+    let mut check = TopPCheck::new(device, rows)?;
+    let mut workspace = Workspace::new(device, plan.layout.bytes())?;
+    device.blocking(|stream| {
+        top_p_sample_on(
+            stream,
+            probs,
+            options,
+            &u,
+            &mut tokens,
+            &mut check,
+            &mut workspace,
+        )
+    })?;
+    check.download()?;
+    Ok(tokens)
+}
+
+/// What the host checks after a [`top_p_sample_on`]: the count of
+/// probabilities outside [0, 1] and every row's kept mass, copied on the
+/// device (a few bytes per row). Made once and reused; `download` after the
+/// stream is synchronised.
+#[derive(Debug)]
+pub struct TopPCheck {
+    /// The mask kernel's per-core slots (the count of bad probabilities first).
+    slots: DeviceBuffer<i32>,
+    /// The kept mass of every row (the draw's total).
+    kept: DeviceBuffer<f32>,
+}
+
+impl TopPCheck {
+    /// A check for batches of `rows` rows on `device`.
+    pub fn new(device: &Device, rows: usize) -> Result<TopPCheck> {
+        // At most one 32-byte slot per vector core.
+        let slot_ints = device.profile().vector_cores.max(1) as usize * 8;
+        Ok(TopPCheck {
+            slots: device.alloc_uninit(slot_ints)?,
+            kept: device.alloc_uninit(rows)?,
+        })
+    }
+
+    /// The kept (nucleus) mass of every row: the f32 sum the draw was
+    /// relative to.
+    pub fn kept_mass(&self) -> &DeviceBuffer<f32> {
+        &self.kept
+    }
+
+    /// Downloads the check: [`Error::InvalidArgument`] naming `probs` when
+    /// an entry was outside [0, 1] (NaN included) or a row kept no mass, as
+    /// [`top_p_sample`] reports them.
+    pub fn download(&self) -> Result<()> {
+        let outside: i64 = self
+            .slots
+            .download()?
+            .chunks_exact(8)
+            .map(|s| i64::from(s[0]))
+            .sum();
+        if outside > 0 {
             return Err(Error::InvalidArgument {
-                name: "top_k",
-                reason: format!("top_k = {k}: must be in 1..={n} (the row length)"),
+                name: "probs",
+                reason: format!("{outside} probabilities outside [0, 1] (NaN included)"),
             });
         }
-    }
-    let sorted = match options.top_k {
-        Some(k) => topk(device, probs, k, TopkOptions::default())?,
-        None => sort(
-            device,
-            probs,
-            SortOptions {
-                descending: true,
-                ..Default::default()
+        check_row_totals(&self.kept.download()?).map_err(|e| match e {
+            // The kept weights are the sorted probabilities: name the input.
+            Error::InvalidArgument { reason, .. } => Error::InvalidArgument {
+                name: "probs",
+                reason,
             },
-        )?,
-    };
-    let m = sorted.values.len() / rows;
-    let cumulative = scan(
-        device,
-        Batch::rows(&sorted.values, rows)?,
-        ScanOptions {
-            algorithm: Algorithm::Auto,
-            ..Default::default()
-        },
-    )?;
-    let profile = device.profile();
-    let mut plan = algos::TopP::new(algos::TopPKind::Mask(P::DTYPE))?.plan(
-        profile,
-        rows as u64,
-        m as u64,
-        options.p,
-    )?;
-    let weights = device.alloc_uninit::<f32>(rows * m)?;
-    let slots = device.alloc_zeroed::<i32>((plan.workspace_bytes / 4) as usize)?;
-    let args = runtime::TopPMaskArgs {
-        probs: sorted.values.ptr(),
-        scan: cumulative.values.ptr(),
-        weights: weights.ptr(),
-        workspace: slots.ptr(),
-    };
-    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
-    let outside: i64 = slots
-        .download()?
-        .chunks_exact(8)
-        .map(|s| i64::from(s[0]))
-        .sum();
-    if outside > 0 {
+            e => e,
+        })
+    }
+}
+
+/// The pieces of a top-p draw and its workspace: the sorted rows and their
+/// indices, their scan, the masked weights, the drawn positions, the mask's
+/// slots and one scratch part the sort, the scan and the draw take in turn.
+struct TopPPlan {
+    m: usize,
+    layout: Layout,
+    sorted: Part,
+    indices: Part,
+    cumulative: Part,
+    weights: Part,
+    pos: Part,
+    slots: Part,
+    scratch: Part,
+    mask: algos::LaunchPlan<algos::TopPTiling>,
+    pick: algos::LaunchPlan<algos::TopPTiling>,
+}
+
+impl TopPPlan {
+    fn new<P: TopPProb>(
+        device: &Device,
+        rows: usize,
+        n: usize,
+        options: TopPOptions,
+    ) -> Result<TopPPlan> {
+        if !(options.p > 0.0 && options.p <= 1.0) {
+            return Err(Error::InvalidArgument {
+                name: "p",
+                reason: format!("p = {}: must be in (0, 1]", options.p),
+            });
+        }
+        if n == 0 {
+            return Err(Error::InvalidArgument {
+                name: "probs",
+                reason: "rows without tokens cannot be sampled".into(),
+            });
+        }
+        if let Some(k) = options.top_k {
+            if k == 0 || k > n {
+                return Err(Error::InvalidArgument {
+                    name: "top_k",
+                    reason: format!("top_k = {k}: must be in 1..={n} (the row length)"),
+                });
+            }
+        }
+        let m = options.top_k.unwrap_or(n);
+        let sort_bytes = match options.top_k {
+            Some(k) => topk_workspace_bytes::<P>(device, rows, n, k, TopkOptions::default())?,
+            None => sort_workspace_bytes::<P>(device, rows, n, descending())?,
+        };
+        let scan_bytes = scan_workspace_bytes::<P>(device, rows, m, cumulative_options())?;
+        let draw_bytes = multinomial_workspace_bytes::<f32>(device, rows, m, 1)?;
+        let profile = device.profile();
+        let mask = algos::TopP::new(algos::TopPKind::Mask(P::DTYPE))?.plan(
+            profile,
+            rows as u64,
+            m as u64,
+            options.p,
+        )?;
+        let pick = algos::TopP::new(algos::TopPKind::Pick)?.plan(
+            profile,
+            rows as u64,
+            m as u64,
+            options.p,
+        )?;
+        let mut layout = Layout::default();
+        let sorted = layout.add_of::<P>(rows * m);
+        let indices = layout.add_of::<i32>(rows * m);
+        let cumulative = layout.add_of::<f32>(rows * m);
+        let weights = layout.add_of::<f32>(rows * m);
+        let pos = layout.add_of::<i32>(rows);
+        let slots = layout.add(mask.workspace_bytes as usize);
+        let scratch = layout.add(sort_bytes.max(scan_bytes).max(draw_bytes));
+        Ok(TopPPlan {
+            m,
+            layout,
+            sorted,
+            indices,
+            cumulative,
+            weights,
+            pos,
+            slots,
+            scratch,
+            mask,
+            pick,
+        })
+    }
+}
+
+fn descending() -> SortOptions {
+    SortOptions {
+        descending: true,
+        ..Default::default()
+    }
+}
+
+fn cumulative_options() -> ScanOptions {
+    ScanOptions {
+        algorithm: Algorithm::Auto,
+        ..Default::default()
+    }
+}
+
+/// Bytes of [`Workspace`] that [`top_p_sample_on`] needs for `rows` rows of
+/// `n` probabilities of type `P`.
+pub fn top_p_sample_workspace_bytes<P: TopPProb>(
+    device: &Device,
+    rows: usize,
+    n: usize,
+    options: TopPOptions,
+) -> Result<usize> {
+    Ok(TopPPlan::new::<P>(device, rows, n, options)?.layout.bytes())
+}
+
+/// The stream-ordered [`top_p_sample`]: enqueues the whole draw (sort or
+/// top-k, scan, mask, weighted draw, index lookup) on `stream` and returns
+/// at once, writing one token per row into `tokens` (caller-owned, `rows`
+/// long). Row r draws with `uniforms[r]` (caller-owned, `rows` long; the
+/// blocking form uses [`uniform(seed, r, 0)`](crate::uniform)); `options.seed`
+/// is not used. No allocation (after a device's first call, which uploads
+/// the scan's constant matrices once), no host synchronisation.
+///
+/// The probabilities are not checked on the host: `check` receives what is
+/// needed, and [`TopPCheck::download`] (after synchronising) gives the
+/// blocking form's errors; a row it reports has an unspecified token.
+/// Errors now: as for [`top_p_sample`] (the arguments), plus `uniforms`,
+/// `tokens`, `check` or `workspace` of the wrong size or device.
+pub fn top_p_sample_on<'a, P: TopPProb>(
+    stream: &Stream,
+    probs: impl Into<Batch<'a, P>>,
+    options: TopPOptions,
+    uniforms: &DeviceBuffer<f32>,
+    tokens: &mut DeviceBuffer<i32>,
+    check: &mut TopPCheck,
+    workspace: &mut Workspace,
+) -> Result<()> {
+    let probs = probs.into();
+    let (rows, n) = (probs.row_count(), probs.row_len());
+    stream.check_device(probs.data(), "probs")?;
+    stream.check_device(uniforms, "uniforms")?;
+    stream.check_device(tokens, "tokens")?;
+    stream.check_device(&check.kept, "check")?;
+    let mut plan = TopPPlan::new::<P>(stream.device(), rows, n, options)?;
+    check_len(uniforms.len(), rows, "uniforms")?;
+    check_len(tokens.len(), rows, "tokens")?;
+    check_len(check.kept.len(), rows, "check")?;
+    if check.slots.bytes() < plan.slots.bytes {
         return Err(Error::InvalidArgument {
-            name: "probs",
-            reason: format!("{outside} probabilities outside [0, 1] (NaN included)"),
+            name: "check",
+            reason: "made for another device profile".into(),
         });
     }
-    let u = device.upload(&uniforms(options.seed, rows, 1))?;
-    let pos =
-        multinomial_with_uniforms(device, Batch::rows(&weights, rows)?, &u).map_err(
-            |e| match e {
-                // The kept weights are the sorted probabilities: name the input.
-                Error::InvalidArgument { reason, .. } => Error::InvalidArgument {
-                    name: "probs",
-                    reason,
-                },
-                e => e,
-            },
-        )?;
-    let tokens = device.alloc_uninit::<i32>(rows)?;
-    let mut plan =
-        algos::TopP::new(algos::TopPKind::Pick)?.plan(profile, rows as u64, m as u64, options.p)?;
-    let args = runtime::TopPPickArgs {
-        indices: sorted.indices.ptr(),
+    workspace.check(stream, &plan.layout)?;
+    let m = plan.m;
+    let mut sorted = workspace.buffer::<P>(plan.sorted);
+    let mut indices = workspace.buffer::<i32>(plan.indices);
+    let mut cumulative = workspace.buffer::<f32>(plan.cumulative);
+    let weights = workspace.buffer::<f32>(plan.weights);
+    let mut pos = workspace.buffer::<i32>(plan.pos);
+    let mut scratch = workspace.sub(plan.scratch);
+    match options.top_k {
+        Some(k) => topk_on(
+            stream,
+            probs,
+            k,
+            TopkOptions::default(),
+            &mut sorted,
+            &mut indices,
+            &mut scratch,
+        )?,
+        None => sort_on(
+            stream,
+            probs,
+            descending(),
+            &mut sorted,
+            &mut indices,
+            &mut scratch,
+        )?,
+    }
+    scan_on(
+        stream,
+        Batch::rows(&sorted, rows)?,
+        cumulative_options(),
+        &mut cumulative,
+        None,
+        &mut scratch,
+    )?;
+    let slots = workspace.at(plan.slots);
+    let mask = runtime::TopPMaskArgs {
+        probs: sorted.ptr(),
+        scan: cumulative.ptr(),
+        weights: weights.ptr(),
+        workspace: slots,
+    };
+    stream.with_queue(&[&*workspace, &check.slots], |s| {
+        s.zero(slots, plan.slots.bytes)?;
+        runtime::launch(s, &mut plan.mask, mask)?;
+        s.zero(check.slots.ptr(), check.slots.bytes())?;
+        s.copy_device(check.slots.ptr(), slots, plan.slots.bytes)
+    })?;
+    multinomial_on(
+        stream,
+        Batch::rows(&weights, rows)?,
+        uniforms,
+        &mut pos,
+        Some(&mut check.kept),
+        &mut scratch,
+    )?;
+    let pick = runtime::TopPPickArgs {
+        indices: indices.ptr(),
         pos: pos.ptr(),
         tokens: tokens.ptr(),
         workspace: std::ptr::null_mut(),
     };
-    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
-    Ok(tokens)
+    debug_assert_eq!(weights.len(), rows * m);
+    stream.with_queue(&[&*workspace, &*tokens], |s| {
+        runtime::launch(s, &mut plan.pick, pick)
+    })
 }

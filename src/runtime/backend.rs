@@ -382,6 +382,9 @@ impl StreamRef {
 
     /// Queues a zeroing of `bytes` bytes at device address `p`.
     pub(crate) fn zero(self, p: *mut c_void, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
         // SAFETY: `p` is a device allocation of at least `bytes` bytes that
         // the caller keeps alive until the stream has run this.
         self.backend.check("aclrtMemsetAsync", unsafe {
@@ -396,6 +399,9 @@ impl StreamRef {
         src: *const c_void,
         bytes: usize,
     ) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
         // SAFETY: both are device allocations of at least `bytes` bytes that
         // the caller keeps alive until the stream has run this.
         self.backend.check("aclrtMemcpyAsync", unsafe {
@@ -422,6 +428,9 @@ impl StreamRef {
         width: usize,
         rows: usize,
     ) -> Result<()> {
+        if rows == 0 || width == 0 {
+            return Ok(());
+        }
         // SAFETY: both ranges lie in device allocations that the caller
         // keeps alive until the stream has run this.
         self.backend.check("aclrtMemcpy2dAsync", unsafe {

@@ -17,9 +17,11 @@ pub use input::{
     MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
 };
 
-use crate::device::Device;
+use super::sample::check_len;
+use crate::device::{as_bytes, Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::runtime::{self, Gm};
+use crate::stream::{Layout, Part, Stream, Uses, Workspace};
 
 /// The SoC profile the policy table of `Algorithm::Auto` was modeled on.
 pub fn auto_policy_soc() -> &'static str {
@@ -35,34 +37,6 @@ impl Algorithm {
         }
         policy::choose(policy_table::CELLS, T::DTYPE, rows, n)
     }
-}
-
-/// Launches a cube scan once per (x, y, total) triple, one after the other
-/// on the device's stream: allocates the workspace and writes its constant
-/// prefix once (every launch rewrites the scratch it reads), passes (x, y,
-/// total, workspace).
-fn launch_with_workspace<A: runtime::Launch>(
-    device: &Device,
-    mut plan: algos::LaunchPlan<A::Tiling>,
-    constants: &[u8],
-    ios: impl IntoIterator<Item = RowIo>,
-    args: impl Fn(RowIo, Gm) -> A,
-) -> Result<()> {
-    let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
-    device.write(&workspace, constants)?;
-    for io in ios {
-        let args = args(io, workspace.ptr());
-        device.run(|stream| runtime::launch(stream, &mut plan, args))?;
-    }
-    Ok(())
-}
-
-/// The (x, y, total) device addresses of one launch of a cube scan.
-#[derive(Clone, Copy)]
-struct RowIo {
-    x: Gm,
-    y: Gm,
-    total: Gm,
 }
 
 enum Chosen {
@@ -131,53 +105,330 @@ pub fn scan<'a, T: ScanInput>(
     options: ScanOptions,
 ) -> Result<ScanOutput<T::Acc>> {
     let x = x.into();
+    let (rows, n) = (x.row_count(), x.row_len());
+    // Checked before allocating: the errors name the arguments as documented.
     if !device.same(x.data.device()) {
         return Err(Error::InvalidArgument {
             name: "x",
             reason: "the buffer lives on another device".into(),
         });
     }
-    let n = x.row_len();
-    if n > MAX_SCAN_LEN {
-        return Err(Error::InvalidArgument {
-            name: "x",
-            reason: format!("{n} elements per row: a scan takes at most {MAX_SCAN_LEN}"),
-        });
-    }
-    if options.op == ScanOp::Sum && T::DTYPE == algos::DType::I8 && n > MAX_I8_SCAN_LEN {
-        return Err(Error::InvalidArgument {
-            name: "x",
-            reason: format!(
-                "{n} int8 elements per row could overflow the int32 scan (at most {MAX_I8_SCAN_LEN})"
-            ),
-        });
-    }
-    let algorithm = match (options.algorithm, options.op) {
-        (Algorithm::Auto, ScanOp::Sum) => Algorithm::auto_for::<T>(x.rows, n),
-        (Algorithm::Auto, _) => Algorithm::VectorScan,
-        (a, _) => a,
+    ScanPlan::new::<T>(device, rows, n, options)?;
+    let mut values = device.alloc_uninit::<T::Acc>(rows * n)?;
+    let mut totals = if options.want_total {
+        Some(device.alloc_uninit::<T::Acc>(rows)?)
+    } else {
+        None
     };
-    let options = ScanOptions {
-        algorithm,
-        ..options
-    };
-    if algorithm == Algorithm::VectorScan || options.op != ScanOp::Sum {
-        return vector::scan_op(device, x, options);
-    }
-    scan_sum(device, x, options)
+    let mut workspace =
+        Workspace::new(device, scan_workspace_bytes::<T>(device, rows, n, options)?)?;
+    device.blocking(|stream| {
+        scan_on(
+            stream,
+            x,
+            options,
+            &mut values,
+            totals.as_mut(),
+            &mut workspace,
+        )
+    })?;
+    let totals = totals.map(|t| t.download()).transpose()?;
+    Ok(ScanOutput { values, totals })
 }
 
-/// The sum scan of every row. SCANU and SCANUL1 scan all rows in one launch
-/// (BATCHED SCANU, BATCHED SCANUL1); the other algorithms run one launch per row.
-fn scan_sum<T: ScanInput>(
+/// Bytes of [`Workspace`] that [`scan_on`] needs for `rows` rows of `n`
+/// elements of `T` (with `options.want_total`: with totals).
+pub fn scan_workspace_bytes<T: ScanInput>(
     device: &Device,
-    x: Batch<'_, T>,
+    rows: usize,
+    n: usize,
     options: ScanOptions,
-) -> Result<ScanOutput<T::Acc>> {
-    let (rows, n) = (x.rows, x.row_len());
+) -> Result<usize> {
+    Ok(ScanPlan::new::<T>(device, rows, n, options)?.layout.bytes())
+}
+
+/// The stream-ordered [`scan`]: enqueues the scan of every row of `x` on
+/// `stream` and returns at once, writing the scan into `values`
+/// (caller-owned, as long as `x`) and, when `totals` is given (then
+/// `options.want_total` must be set), each row's total into it (`rows`
+/// long). No allocation (after a device's first cube scan of a tile size,
+/// which uploads its constant matrices once), no host synchronisation.
+/// Numerics and errors as for [`scan`], plus `values`, `totals` or
+/// `workspace` of the wrong size or device.
+pub fn scan_on<'a, T: ScanInput>(
+    stream: &Stream,
+    x: impl Into<Batch<'a, T>>,
+    options: ScanOptions,
+    values: &mut DeviceBuffer<T::Acc>,
+    totals: Option<&mut DeviceBuffer<T::Acc>>,
+    workspace: &mut Workspace,
+) -> Result<()> {
+    let x = x.into();
+    let (rows, n) = (x.row_count(), x.row_len());
+    stream.check_device(x.data, "x")?;
+    stream.check_device(values, "values")?;
+    if totals.is_some() != options.want_total {
+        return Err(Error::InvalidArgument {
+            name: "totals",
+            reason: "give a totals buffer exactly when options.want_total is set".into(),
+        });
+    }
+    let mut plan = ScanPlan::new::<T>(stream.device(), rows, n, options)?;
+    check_len(values.len(), rows * n, "values")?;
+    if let Some(t) = &totals {
+        stream.check_device(t, "totals")?;
+        check_len(t.len(), rows, "totals")?;
+    }
+    workspace.check(stream, &plan.layout)?;
+    let constants = match &plan.kernel {
+        Kernels::Cube { constants, .. } if !constants.is_empty() => {
+            Some(stream.device().constant(constants)?)
+        }
+        _ => None,
+    };
+    let identity = match (&plan.kernel, &totals) {
+        (Kernels::Empty, Some(_)) => Some(
+            stream
+                .device()
+                .constant(as_bytes(&vec![T::Acc::identity(options.op); rows]))?,
+        ),
+        _ => None,
+    };
+    let mut uses: Vec<&dyn Uses> = vec![x.data, &*values, &*workspace];
+    if let Some(t) = &totals {
+        uses.push(*t);
+    }
+    let acc = std::mem::size_of::<T::Acc>();
+    let slots = workspace.at(plan.slots);
+    let scratch = workspace.at(plan.scratch);
+    stream.with_queue(&uses, |s| {
+        s.zero(scratch, plan.scratch.bytes)?;
+        s.zero(slots, plan.slots.bytes)?;
+        if let Some(c) = constants {
+            if let Kernels::Cube {
+                constants: bytes, ..
+            } = &plan.kernel
+            {
+                s.copy_device(scratch, c, bytes.len())?;
+            }
+        }
+        let row_io = |r: usize| RowIo {
+            x: x.data.ptr_at(r * n),
+            y: values.ptr_at(r * n),
+            total: slots.wrapping_byte_add(r * plan.slot_bytes),
+        };
+        match &mut plan.kernel {
+            Kernels::Empty => {}
+            Kernels::Vector(p) => {
+                let args = runtime::OpScanArgs {
+                    x: x.data.ptr(),
+                    y: values.ptr(),
+                    totals: slots,
+                    workspace: scratch,
+                };
+                runtime::launch(s, p, args)?;
+            }
+            Kernels::Cube { launch, .. } => {
+                if launch.batched() {
+                    launch.run(s, row_io(0), scratch)?;
+                } else {
+                    for r in 0..rows {
+                        launch.run(s, row_io(r), scratch)?;
+                    }
+                }
+            }
+        }
+        match (&totals, identity) {
+            (Some(t), Some(id)) => s.copy_device(t.ptr(), id, rows * acc),
+            (Some(t), None) => s.copy_device_2d(t.ptr(), acc, slots, plan.slot_bytes, acc, rows),
+            (None, _) => Ok(()),
+        }
+    })
+}
+
+/// The (x, y, total) device addresses of one launch of a cube scan.
+#[derive(Clone, Copy)]
+struct RowIo {
+    x: Gm,
+    y: Gm,
+    total: Gm,
+}
+
+/// A cube scan's launch plan (one algorithm).
+enum CubeLaunch {
+    ScanU(algos::LaunchPlan<algos::ScanUTiling>),
+    ScanUL1(algos::LaunchPlan<algos::ScanUL1Tiling>),
+    McScan(algos::LaunchPlan<algos::McScanTiling>),
+    ReduceThenScan(algos::LaunchPlan<algos::RtScanTiling>),
+    VecCumSum(algos::LaunchPlan<algos::VecCumSumTiling>),
+}
+
+impl CubeLaunch {
+    /// BATCHED SCANU and SCANUL1 take every row in one launch; the others
+    /// one row each.
+    fn batched(&self) -> bool {
+        matches!(self, CubeLaunch::ScanU(_) | CubeLaunch::ScanUL1(_))
+    }
+
+    fn run(&mut self, s: runtime::StreamRef, io: RowIo, workspace: Gm) -> Result<()> {
+        let RowIo { x, y, total } = io;
+        match self {
+            CubeLaunch::ScanU(p) => runtime::launch(
+                s,
+                p,
+                runtime::ScanUArgs {
+                    x,
+                    y,
+                    total,
+                    workspace,
+                },
+            ),
+            CubeLaunch::ScanUL1(p) => runtime::launch(
+                s,
+                p,
+                runtime::ScanUL1Args {
+                    x,
+                    y,
+                    total,
+                    workspace,
+                },
+            ),
+            CubeLaunch::McScan(p) => runtime::launch(
+                s,
+                p,
+                runtime::McScanArgs {
+                    x,
+                    y,
+                    total,
+                    workspace,
+                },
+            ),
+            CubeLaunch::ReduceThenScan(p) => runtime::launch(
+                s,
+                p,
+                runtime::RtScanArgs {
+                    x,
+                    y,
+                    total,
+                    workspace,
+                },
+            ),
+            CubeLaunch::VecCumSum(p) => {
+                runtime::launch(s, p, runtime::VecCumSumArgs { x, y, total })
+            }
+        }
+    }
+}
+
+/// What a scan launches.
+enum Kernels {
+    /// Rows of length 0: nothing (the totals are the identity).
+    Empty,
+    /// OPSCAN on the vector cores (max, min, and `VectorScan` sums).
+    Vector(algos::LaunchPlan<algos::OpScanTiling>),
+    /// A cube scan (or VECCUMSUM), whose workspace starts with `constants`.
+    Cube {
+        launch: CubeLaunch,
+        constants: Vec<u8>,
+    },
+}
+
+/// A scan's launches and its workspace: the kernels' scratch (zeroed, the
+/// constants at its start) and one total slot per row (zeroed; rows finish
+/// on different cores, so each has its own 32 bytes, or OPSCAN's stride).
+struct ScanPlan {
+    kernel: Kernels,
+    layout: Layout,
+    scratch: Part,
+    slots: Part,
+    slot_bytes: usize,
+}
+
+impl ScanPlan {
+    /// Checks the shape and the options and plans the scan (resolving
+    /// `Algorithm::Auto`).
+    fn new<T: ScanInput>(
+        device: &Device,
+        rows: usize,
+        n: usize,
+        options: ScanOptions,
+    ) -> Result<ScanPlan> {
+        if n > MAX_SCAN_LEN {
+            return Err(Error::InvalidArgument {
+                name: "x",
+                reason: format!("{n} elements per row: a scan takes at most {MAX_SCAN_LEN}"),
+            });
+        }
+        if options.op == ScanOp::Sum && T::DTYPE == algos::DType::I8 && n > MAX_I8_SCAN_LEN {
+            return Err(Error::InvalidArgument {
+                name: "x",
+                reason: format!(
+                    "{n} int8 elements per row could overflow the int32 scan (at most \
+                     {MAX_I8_SCAN_LEN})"
+                ),
+            });
+        }
+        let algorithm = match (options.algorithm, options.op) {
+            (Algorithm::Auto, ScanOp::Sum) => Algorithm::auto_for::<T>(rows, n),
+            (Algorithm::Auto, _) => Algorithm::VectorScan,
+            (a, _) => a,
+        };
+        let options = ScanOptions {
+            algorithm,
+            ..options
+        };
+        let acc = std::mem::size_of::<T::Acc>();
+        let (kernel, scratch, slot_bytes) =
+            if algorithm == Algorithm::VectorScan || options.op != ScanOp::Sum {
+                let plan = vector::plan::<T>(device, rows, n, options)?;
+                match plan {
+                    None => (Kernels::Empty, 0, acc),
+                    Some(p) => {
+                        let (bytes, stride) =
+                            (p.workspace_bytes as usize, p.tiling.total_stride as usize);
+                        (Kernels::Vector(p), bytes, stride * acc)
+                    }
+                }
+            } else {
+                match cube_plan::<T>(device, rows, n, options)? {
+                    None => (Kernels::Empty, 0, acc),
+                    Some((launch, constants, bytes)) => {
+                        (Kernels::Cube { launch, constants }, bytes, 32)
+                    }
+                }
+            };
+        let mut layout = Layout::default();
+        let scratch = layout.add(scratch);
+        // OPSCAN without totals still takes a (one-element) totals buffer.
+        let slots = layout.add(if matches!(kernel, Kernels::Empty) {
+            0
+        } else if options.want_total {
+            rows * slot_bytes
+        } else {
+            acc
+        });
+        Ok(ScanPlan {
+            kernel,
+            layout,
+            scratch,
+            slots,
+            slot_bytes,
+        })
+    }
+}
+
+/// The cube scan of `rows x n` (n >= 1): its launch plan, the constants its
+/// workspace starts with and the workspace's size; None for n = 0 (after
+/// checking the algorithm, so that support does not depend on the length).
+fn cube_plan<T: ScanInput>(
+    device: &Device,
+    rows: usize,
+    n: usize,
+    options: ScanOptions,
+) -> Result<Option<(CubeLaunch, Vec<u8>, usize)>> {
     let chosen = match options.algorithm {
         Algorithm::Auto | Algorithm::VectorScan => {
-            unreachable!("scan() resolves Auto and runs VectorScan in scan_op")
+            unreachable!("ScanPlan resolves Auto and plans VectorScan on the vector cores")
         }
         Algorithm::ScanU { s } => {
             Chosen::ScanU(algos::ScanU::new(T::DTYPE, s).map_err(algorithm_error)?)
@@ -195,90 +446,43 @@ fn scan_sum<T: ScanInput>(
             Chosen::VecCumSum(algos::VecCumSum::new(T::DTYPE, s).map_err(algorithm_error)?)
         }
     };
-    let values = device.alloc_uninit::<T::Acc>(rows * n)?;
     if n == 0 {
-        let totals = options.want_total.then(|| vec![T::Acc::default(); rows]);
-        return Ok(ScanOutput { values, totals });
+        return Ok(None);
     }
-    // Each row's total in its own 32-byte slot: rows finish on different cores.
-    let slot = 32 / std::mem::size_of::<T::Acc>();
-    let totals = device.alloc_zeroed::<T::Acc>(rows * slot)?;
     let (n64, exclusive) = (n as u64, options.exclusive);
     let profile = device.profile();
-    let row_io = |r: usize| RowIo {
-        x: x.data.ptr_at(r * n),
-        y: values.ptr_at(r * n),
-        total: totals.ptr_at(r * slot),
-    };
-    // The batched kernels take every row in one launch; the others one row each.
-    let (batch, each_row) = ([row_io(0)], (0..rows).map(row_io));
-    match chosen {
+    let planned = match chosen {
         Chosen::ScanU(a) => {
-            let plan = a.plan(profile, rows as u32, n64, exclusive)?;
-            let consts = a.workspace_constants();
-            launch_with_workspace(device, plan, &consts, batch, |io, workspace| {
-                runtime::ScanUArgs {
-                    x: io.x,
-                    y: io.y,
-                    total: io.total,
-                    workspace,
-                }
-            })?;
+            let p = a.plan(profile, rows as u32, n64, exclusive)?;
+            let bytes = p.workspace_bytes as usize;
+            (CubeLaunch::ScanU(p), a.workspace_constants(), bytes)
         }
         Chosen::ScanUL1(a) => {
-            let plan = a.plan(profile, rows as u32, n64, exclusive)?;
-            let consts = a.workspace_constants();
-            launch_with_workspace(device, plan, &consts, batch, |io, workspace| {
-                runtime::ScanUL1Args {
-                    x: io.x,
-                    y: io.y,
-                    total: io.total,
-                    workspace,
-                }
-            })?;
+            let p = a.plan(profile, rows as u32, n64, exclusive)?;
+            let bytes = p.workspace_bytes as usize;
+            (CubeLaunch::ScanUL1(p), a.workspace_constants(), bytes)
         }
         Chosen::McScan(a) => {
-            let plan = a.plan(profile, n64, exclusive)?;
-            let consts = a.workspace_constants();
-            launch_with_workspace(device, plan, &consts, each_row, |io, workspace| {
-                runtime::McScanArgs {
-                    x: io.x,
-                    y: io.y,
-                    total: io.total,
-                    workspace,
-                }
-            })?;
+            let p = a.plan(profile, n64, exclusive)?;
+            let bytes = p.workspace_bytes as usize;
+            (CubeLaunch::McScan(p), a.workspace_constants(), bytes)
         }
         Chosen::ReduceThenScan(a) => {
-            let plan = a.plan(profile, n64, exclusive)?;
-            let consts = a.workspace_constants();
-            launch_with_workspace(device, plan, &consts, each_row, |io, workspace| {
-                runtime::RtScanArgs {
-                    x: io.x,
-                    y: io.y,
-                    total: io.total,
-                    workspace,
-                }
-            })?;
+            let p = a.plan(profile, n64, exclusive)?;
+            let bytes = p.workspace_bytes as usize;
+            (
+                CubeLaunch::ReduceThenScan(p),
+                a.workspace_constants(),
+                bytes,
+            )
         }
         Chosen::VecCumSum(a) => {
-            let mut plan = a.plan(profile, n64, exclusive)?;
-            for io in each_row {
-                let args = runtime::VecCumSumArgs {
-                    x: io.x,
-                    y: io.y,
-                    total: io.total,
-                };
-                device.run(|stream| runtime::launch(stream, &mut plan, args))?;
-            }
+            let p = a.plan(profile, n64, exclusive)?;
+            let bytes = p.workspace_bytes as usize;
+            (CubeLaunch::VecCumSum(p), Vec::new(), bytes)
         }
-    }
-    let totals = if options.want_total {
-        Some(totals.download()?.into_iter().step_by(slot).collect())
-    } else {
-        None
     };
-    Ok(ScanOutput { values, totals })
+    Ok(Some(planned))
 }
 
 #[cfg(test)]

@@ -1,9 +1,8 @@
 //! Scans on the vector unit (OPSCAN): max and min, and sums (`VectorScan`).
 use super::algorithm::Algorithm;
-use super::input::{Accumulator, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput};
+use super::input::{ScanInput, ScanOp, ScanOptions};
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::runtime;
 
 /// The vector operator of a [`ScanOp`].
 pub(crate) fn vector_op(op: ScanOp) -> algos::VectorOp {
@@ -22,8 +21,9 @@ pub(crate) fn max_min(op: ScanOp) -> Option<algos::VectorOp> {
     }
 }
 
-/// Scan of `x` on the vector cores: max/min, or a sum run as
-/// `Algorithm::VectorScan`.
+/// The plan of a scan on the vector cores: max/min, or a sum run as
+/// `Algorithm::VectorScan`; None for rows of length 0 (after checking the
+/// algorithm and the dtype: support does not depend on the length).
 ///
 /// Every row is an independent scan; rows of at most 256 elements are
 /// scanned a tile's worth of rows at a time, longer rows in tiles of 256
@@ -32,11 +32,12 @@ pub(crate) fn max_min(op: ScanOp) -> Option<algos::VectorOp> {
 /// `torch.cummax` does (the kernel stores NaN from a row's first NaN on);
 /// sums accumulate in f32 (error bound: [`Algorithm::error_depth`]) or
 /// exactly in i32.
-pub(crate) fn scan_op<T: ScanInput>(
+pub(crate) fn plan<T: ScanInput>(
     device: &Device,
-    x: Batch<'_, T>,
+    rows: usize,
+    len: usize,
     options: ScanOptions,
-) -> Result<ScanOutput<T::Acc>> {
+) -> Result<Option<algos::LaunchPlan<algos::OpScanTiling>>> {
     let op = vector_op(options.op);
     if !matches!(options.algorithm, Algorithm::Auto | Algorithm::VectorScan) {
         return Err(Error::InvalidArgument {
@@ -48,41 +49,15 @@ pub(crate) fn scan_op<T: ScanInput>(
             ),
         });
     }
-    // The dtype is checked before the empty case: whether an input type is
-    // supported does not depend on its length.
     let algo = algos::OpScan::new(T::DTYPE, op)?;
-    let (rows, len) = (x.row_count(), x.row_len());
-    let values = device.alloc_uninit::<T::Acc>(rows * len)?;
     if len == 0 {
-        let totals = if options.want_total {
-            Some(vec![T::Acc::identity(options.op); rows])
-        } else {
-            None
-        };
-        return Ok(ScanOutput { values, totals });
+        return Ok(None);
     }
-    let mut plan = algo.plan(
+    Ok(Some(algo.plan(
         device.profile(),
         rows as u64,
         len as u64,
         options.exclusive,
         options.want_total,
-    )?;
-    let stride = plan.tiling.total_stride as usize;
-    let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
-    let totals =
-        device.alloc_zeroed::<T::Acc>(if options.want_total { rows * stride } else { 1 })?;
-    let args = runtime::OpScanArgs {
-        x: x.data().ptr(),
-        y: values.ptr(),
-        totals: totals.ptr(),
-        workspace: workspace.ptr(),
-    };
-    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
-    let totals = if options.want_total {
-        Some(totals.download()?.into_iter().step_by(stride).collect())
-    } else {
-        None
-    };
-    Ok(ScanOutput { values, totals })
+    )?))
 }

@@ -279,6 +279,12 @@ impl Device {
         &self.inner.profile
     }
 
+    /// A buffer of `len` elements whose contents are unspecified (for the
+    /// outputs of the stream-ordered operations, which write all of them).
+    pub fn alloc<T: Element>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        self.alloc_uninit(len)
+    }
+
     /// A buffer of `len` zeroed elements.
     pub fn alloc_zeroed<T: Element>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         let buf = self.alloc_uninit::<T>(len)?;

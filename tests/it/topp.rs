@@ -31,7 +31,7 @@ fn probs(n: usize, seed: u64) -> Vec<f32> {
 /// Probabilities with a clear nucleus: up to 24 large entries (90% of the
 /// mass, spread so that their partial sums step well past any p below 0.9)
 /// and a long tail of small ones (some equal, some zero).
-fn peaked(n: usize, seed: u64) -> Vec<f32> {
+pub(crate) fn peaked(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     let mut next = move || {
         s ^= s << 13;
@@ -61,7 +61,7 @@ fn peaked(n: usize, seed: u64) -> Vec<f32> {
 /// library's documented inverse transform on the kept f32 weights. Returns
 /// the token and the kept (index, weight) pairs in sorted order; `None` when
 /// p is within 1e-4 of a partial sum (the fp32 truncation could go either way).
-fn reference(
+pub(crate) fn reference(
     row: &[f32],
     p: f32,
     top_k: Option<usize>,

@@ -399,13 +399,12 @@ impl ScanPlan {
             };
         let mut layout = Layout::default();
         let scratch = layout.add(scratch);
-        // OPSCAN without totals still takes a (one-element) totals buffer.
-        let slots = layout.add(if matches!(kernel, Kernels::Empty) {
-            0
-        } else if options.want_total {
-            rows * slot_bytes
-        } else {
-            acc
+        // The cube scans write every row's total; OPSCAN only when asked
+        // (else it still takes a one-element totals buffer).
+        let slots = layout.add(match kernel {
+            Kernels::Empty => 0,
+            Kernels::Vector(_) if !options.want_total => acc,
+            _ => rows * slot_bytes,
         });
         Ok(ScanPlan {
             kernel,

@@ -1,0 +1,608 @@
+//! The stream-ordered API: the `*_on` forms against CPU references, a
+//! steady-state loop that allocates nothing, events between streams,
+//! buffers kept alive by queued work, borrowed device pointers, and the
+//! simulator's host-side race rule (a race is an error, its fix is not).
+
+use ascend_scan::{
+    check_row_totals, multinomial_on, multinomial_reference, multinomial_workspace_bytes, scan_on,
+    scan_workspace_bytes, sort_on, sort_workspace_bytes, top_p_sample_on,
+    top_p_sample_workspace_bytes, topk_on, topk_workspace_bytes, uniforms, Batch, Device,
+    DeviceBuffer, Error, ScanOp, ScanOptions, Soc, SortOptions, TopPCheck, TopPOptions,
+    TopkOptions, Workspace,
+};
+use half::f16;
+use testkit::check::check_scan_row;
+use testkit::data::f16_data;
+
+/// A device of its own: the race tests leave streams in odd states.
+fn fresh() -> Device {
+    Device::simulated(Soc::default()).unwrap()
+}
+
+fn workspace(dev: &Device, bytes: usize) -> Workspace {
+    Workspace::new(dev, bytes).unwrap()
+}
+
+/// Stable ascending order of finite f16 keys with indices (the CPU reference).
+fn sorted_reference(keys: &[f16], rows: usize, descending: bool) -> (Vec<f16>, Vec<i32>) {
+    let n = keys.len() / rows;
+    let (mut v, mut ix) = (Vec::new(), Vec::new());
+    for r in 0..rows {
+        let row = &keys[r * n..(r + 1) * n];
+        let mut perm: Vec<usize> = (0..n).collect();
+        perm.sort_by(|&a, &b| {
+            let o = row[a].to_f32().partial_cmp(&row[b].to_f32()).unwrap();
+            if descending {
+                o.reverse()
+            } else {
+                o
+            }
+        });
+        v.extend(perm.iter().map(|&i| row[i]));
+        ix.extend(perm.iter().map(|&i| i as i32));
+    }
+    (v, ix)
+}
+
+fn finite_keys(n: usize, seed: u64) -> Vec<f16> {
+    f16_data(n, seed)
+        .into_iter()
+        .map(|v| if v.is_finite() { v } else { f16::from_f32(1.5) })
+        .collect()
+}
+
+#[test]
+fn scan_on_matches_the_reference_with_totals_and_max() {
+    let dev = testkit::device();
+    let stream = dev.create_stream().unwrap();
+    for (rows, n) in [(1, 1), (1, 5000), (3, 4097), (7, 0), (16, 1000)] {
+        let xs = f16_data(rows * n, 7 + n as u64);
+        let x = dev.upload(&xs).unwrap();
+        for op in [ScanOp::Sum, ScanOp::Max] {
+            let options = ScanOptions {
+                want_total: true,
+                op,
+                ..Default::default()
+            };
+            let mut ws = workspace(
+                &dev,
+                scan_workspace_bytes::<f16>(&dev, rows, n, options).unwrap(),
+            );
+            let mut values = dev.alloc_zeroed::<f32>(rows * n).unwrap();
+            let mut totals = dev.alloc_zeroed::<f32>(rows).unwrap();
+            scan_on(
+                &stream,
+                Batch::rows(&x, rows).unwrap(),
+                options,
+                &mut values,
+                Some(&mut totals),
+                &mut ws,
+            )
+            .unwrap();
+            stream.synchronize().unwrap();
+            let (y, t) = (values.download().unwrap(), totals.download().unwrap());
+            for r in 0..rows {
+                let row: Vec<f64> = xs[r * n..(r + 1) * n].iter().map(|v| v.to_f64()).collect();
+                let got = &y[r * n..(r + 1) * n];
+                match op {
+                    ScanOp::Sum => check_scan_row(&row, got, t[r], false, 128.0, "scan_on"),
+                    _ => {
+                        let mut m = f64::NEG_INFINITY;
+                        for (i, v) in row.iter().enumerate() {
+                            m = if v.is_nan() || m.is_nan() {
+                                f64::NAN
+                            } else {
+                                m.max(*v)
+                            };
+                            assert!(
+                                testkit::check::same(f64::from(got[i]), m),
+                                "max rows={rows} n={n} r={r} i={i}"
+                            );
+                        }
+                        assert!(testkit::check::same(f64::from(t[r]), m), "max total");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sort_on_and_topk_on_match_the_reference() {
+    let dev = testkit::device();
+    let stream = dev.create_stream().unwrap();
+    for (rows, n) in [(1, 1), (1, 3000), (4, 777), (96, 100)] {
+        let keys = finite_keys(rows * n, n as u64);
+        let x = dev.upload(&keys).unwrap();
+        for descending in [false, true] {
+            let options = SortOptions {
+                descending,
+                ..Default::default()
+            };
+            let mut ws = workspace(
+                &dev,
+                sort_workspace_bytes::<f16>(&dev, rows, n, options).unwrap(),
+            );
+            let mut v = dev.alloc::<f16>(rows * n).unwrap();
+            let mut ix = dev.alloc::<i32>(rows * n).unwrap();
+            sort_on(
+                &stream,
+                Batch::rows(&x, rows).unwrap(),
+                options,
+                &mut v,
+                &mut ix,
+                &mut ws,
+            )
+            .unwrap();
+            stream.synchronize().unwrap();
+            let (wv, wi) = sorted_reference(&keys, rows, descending);
+            let got: Vec<f32> = v.download().unwrap().iter().map(|k| k.to_f32()).collect();
+            let want: Vec<f32> = wv.iter().map(|k| k.to_f32()).collect();
+            assert_eq!(got, want, "sort values rows={rows} n={n} desc={descending}");
+            assert_eq!(ix.download().unwrap(), wi, "sort indices rows={rows} n={n}");
+        }
+        let k = n.min(50);
+        let options = TopkOptions::default();
+        let mut ws = workspace(
+            &dev,
+            topk_workspace_bytes::<f16>(&dev, rows, n, k, options).unwrap(),
+        );
+        let mut v = dev.alloc::<f16>(rows * k).unwrap();
+        let mut ix = dev.alloc::<i32>(rows * k).unwrap();
+        topk_on(
+            &stream,
+            Batch::rows(&x, rows).unwrap(),
+            k,
+            options,
+            &mut v,
+            &mut ix,
+            &mut ws,
+        )
+        .unwrap();
+        stream.synchronize().unwrap();
+        let (wv, wi) = sorted_reference(&keys, rows, true);
+        let (got_v, got_i) = (v.download().unwrap(), ix.download().unwrap());
+        for r in 0..rows {
+            for j in 0..k {
+                assert_eq!(
+                    got_v[r * k + j].to_f32(),
+                    wv[r * n + j].to_f32(),
+                    "topk r={r} j={j}"
+                );
+                assert_eq!(got_i[r * k + j], wi[r * n + j], "topk index r={r} j={j}");
+            }
+        }
+    }
+}
+
+#[test]
+fn multinomial_on_and_top_p_on_match_the_references() {
+    let dev = testkit::device();
+    let stream = dev.create_stream().unwrap();
+    let (rows, n, draws) = (5, 3000, 7);
+    let w: Vec<f32> = (0..rows * n).map(|i| ((i * 37) % 101) as f32).collect();
+    let weights = dev.upload(&w).unwrap();
+    let u_host = uniforms(11, rows, draws);
+    let u = dev.upload(&u_host).unwrap();
+    let mut ws = workspace(
+        &dev,
+        multinomial_workspace_bytes::<f32>(&dev, rows, n, draws).unwrap(),
+    );
+    let mut idx = dev.alloc::<i32>(rows * draws).unwrap();
+    let mut totals = dev.alloc::<f32>(rows).unwrap();
+    multinomial_on(
+        &stream,
+        Batch::rows(&weights, rows).unwrap(),
+        &u,
+        &mut idx,
+        Some(&mut totals),
+        &mut ws,
+    )
+    .unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(
+        idx.download().unwrap(),
+        multinomial_reference(&w, rows, &u_host)
+    );
+    check_row_totals(&totals.download().unwrap()).unwrap();
+
+    // A zero row is reported by its total, not by the enqueue.
+    let mut bad = w.clone();
+    bad[2 * n..3 * n].iter_mut().for_each(|v| *v = 0.0);
+    let bad = dev.upload(&bad).unwrap();
+    multinomial_on(
+        &stream,
+        Batch::rows(&bad, rows).unwrap(),
+        &u,
+        &mut idx,
+        Some(&mut totals),
+        &mut ws,
+    )
+    .unwrap();
+    stream.synchronize().unwrap();
+    let e = check_row_totals(&totals.download().unwrap()).unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidArgument { name: "weights", reason } if reason.starts_with("row 2:")),
+        "{e}"
+    );
+
+    // Top-p on the stream against the Llama 3 reference.
+    let (rows, n, p) = (6, 2000, 0.8);
+    let host: Vec<f32> = (0..rows)
+        .flat_map(|r| super::topp::peaked(n, 50 + r as u64))
+        .collect();
+    let probs: Vec<f16> = host.iter().map(|&v| f16::from_f32(v)).collect();
+    let back: Vec<f32> = probs.iter().map(|v| v.to_f32()).collect();
+    let x = dev.upload(&probs).unwrap();
+    let u_host = uniforms(3, rows, 1);
+    let u = dev.upload(&u_host).unwrap();
+    for top_k in [None, Some(40)] {
+        let options = TopPOptions { p, top_k, seed: 0 };
+        let mut ws = workspace(
+            &dev,
+            top_p_sample_workspace_bytes::<f16>(&dev, rows, n, options).unwrap(),
+        );
+        let mut tokens = dev.alloc::<i32>(rows).unwrap();
+        let mut check = TopPCheck::new(&dev, rows).unwrap();
+        top_p_sample_on(
+            &stream,
+            Batch::rows(&x, rows).unwrap(),
+            options,
+            &u,
+            &mut tokens,
+            &mut check,
+            &mut ws,
+        )
+        .unwrap();
+        stream.synchronize().unwrap();
+        check.download().unwrap();
+        let got = tokens.download().unwrap();
+        for r in 0..rows {
+            if let Some((want, _)) =
+                super::topp::reference(&back[r * n..(r + 1) * n], p, top_k, u_host[r])
+            {
+                assert_eq!(got[r], want, "top-p row {r} top_k {top_k:?}");
+            }
+        }
+    }
+}
+
+/// A decode-loop-like sequence: after one warm-up, 100 rounds of every
+/// stream-ordered operation with reused outputs and workspace allocate no
+/// device memory (the simulator counts every aclrtMalloc).
+#[test]
+fn a_steady_state_loop_allocates_nothing() {
+    let dev = fresh();
+    let stream = dev.create_stream().unwrap();
+    let (rows, n, k) = (4, 4096, 20);
+    let probs: Vec<f16> = (0..rows)
+        .flat_map(|r| super::topp::peaked(n, r as u64))
+        .map(f16::from_f32)
+        .collect();
+    let x = dev.upload(&probs).unwrap();
+    let scan_opts = ScanOptions {
+        want_total: true,
+        ..Default::default()
+    };
+    let topp = TopPOptions {
+        p: 0.9,
+        top_k: Some(64),
+        seed: 0,
+    };
+    let bytes = [
+        scan_workspace_bytes::<f16>(&dev, rows, n, scan_opts).unwrap(),
+        scan_workspace_bytes::<f16>(
+            &dev,
+            rows,
+            n,
+            ScanOptions {
+                op: ScanOp::Max,
+                want_total: true,
+                ..Default::default()
+            },
+        )
+        .unwrap(),
+        sort_workspace_bytes::<f16>(&dev, rows, n, SortOptions::default()).unwrap(),
+        topk_workspace_bytes::<f16>(&dev, rows, n, k, TopkOptions::default()).unwrap(),
+        multinomial_workspace_bytes::<f16>(&dev, rows, n, 1).unwrap(),
+        top_p_sample_workspace_bytes::<f16>(&dev, rows, n, topp).unwrap(),
+    ];
+    let mut ws = workspace(&dev, *bytes.iter().max().unwrap());
+    let mut scanned = dev.alloc::<f32>(rows * n).unwrap();
+    let mut totals = dev.alloc::<f32>(rows).unwrap();
+    let mut sorted = dev.alloc::<f16>(rows * n).unwrap();
+    let mut order = dev.alloc::<i32>(rows * n).unwrap();
+    let mut top = dev.alloc::<f16>(rows * k).unwrap();
+    let mut top_ix = dev.alloc::<i32>(rows * k).unwrap();
+    let mut u = dev.alloc::<f32>(rows).unwrap();
+    let mut drawn = dev.alloc::<i32>(rows).unwrap();
+    let mut kept = dev.alloc::<f32>(rows).unwrap();
+    let mut tokens = dev.alloc::<i32>(rows).unwrap();
+    let mut check = TopPCheck::new(&dev, rows).unwrap();
+    let mut step = |i: u64| {
+        u.write_from_host(0, &uniforms(i, rows, 1)).unwrap();
+        let b = Batch::rows(&x, rows).unwrap();
+        scan_on(
+            &stream,
+            b,
+            scan_opts,
+            &mut scanned,
+            Some(&mut totals),
+            &mut ws,
+        )
+        .unwrap();
+        scan_on(
+            &stream,
+            b,
+            ScanOptions {
+                op: ScanOp::Max,
+                want_total: true,
+                ..Default::default()
+            },
+            &mut scanned,
+            Some(&mut totals),
+            &mut ws,
+        )
+        .unwrap();
+        sort_on(
+            &stream,
+            b,
+            SortOptions::default(),
+            &mut sorted,
+            &mut order,
+            &mut ws,
+        )
+        .unwrap();
+        topk_on(
+            &stream,
+            b,
+            k,
+            TopkOptions::default(),
+            &mut top,
+            &mut top_ix,
+            &mut ws,
+        )
+        .unwrap();
+        multinomial_on(&stream, b, &u, &mut drawn, Some(&mut kept), &mut ws).unwrap();
+        top_p_sample_on(&stream, b, topp, &u, &mut tokens, &mut check, &mut ws).unwrap();
+        stream.synchronize().unwrap();
+        check.download().unwrap();
+        check_row_totals(&kept.download().unwrap()).unwrap();
+        tokens.download().unwrap()
+    };
+    let first = step(0);
+    let before = dev.allocation_count();
+    assert!(before > 0, "the simulator counts allocations");
+    for i in 0..100 {
+        let t = step(i);
+        if i == 0 {
+            assert_eq!(t, first, "same uniforms, same tokens");
+        }
+    }
+    assert_eq!(
+        dev.allocation_count(),
+        before,
+        "allocations in 100 steady-state rounds"
+    );
+    // Reports were collected for every launch and the device is clean.
+    assert!(!dev.take_reports().is_empty());
+}
+
+/// Work on two streams that share a buffer needs an event between them; the
+/// simulator reports the missing one, and accepts the same work with it.
+#[test]
+fn two_streams_need_an_event_between_them() {
+    let dev = fresh();
+    let (a, b) = (dev.create_stream().unwrap(), dev.create_stream().unwrap());
+    let keys = dev.upload(&finite_keys(5000, 1)).unwrap();
+    let opts = SortOptions::default();
+    let bytes = sort_workspace_bytes::<f16>(&dev, 1, 5000, opts).unwrap();
+    let (mut wa, mut wb) = (workspace(&dev, bytes), workspace(&dev, bytes));
+    let mut sorted = dev.alloc::<f16>(5000).unwrap();
+    let mut ix = dev.alloc::<i32>(5000).unwrap();
+    let mut again = dev.alloc::<f16>(5000).unwrap();
+    let mut ix2 = dev.alloc::<i32>(5000).unwrap();
+
+    // Stream b sorts what stream a wrote, with no event: a race.
+    sort_on(&a, &keys, opts, &mut sorted, &mut ix, &mut wa).unwrap();
+    sort_on(&b, &sorted, opts, &mut again, &mut ix2, &mut wb).unwrap();
+    a.synchronize().unwrap();
+    let e = b.synchronize().unwrap_err();
+    assert!(
+        matches!(&e, Error::HostRace { diagnostic, .. } if diagnostic.contains("aclrtStreamWaitEvent")),
+        "{e}"
+    );
+
+    // The same with an event: b waits for a's sort.
+    sort_on(&a, &keys, opts, &mut sorted, &mut ix, &mut wa).unwrap();
+    let done = a.record().unwrap();
+    b.wait(&done).unwrap();
+    sort_on(&b, &sorted, opts, &mut again, &mut ix2, &mut wb).unwrap();
+    b.synchronize().unwrap();
+    a.synchronize().unwrap();
+    assert_eq!(
+        again
+            .download()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect::<Vec<_>>(),
+        sorted
+            .download()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect::<Vec<_>>()
+    );
+
+    // An event the host waits for orders the host after the work too.
+    sort_on(&a, &keys, opts, &mut sorted, &mut ix, &mut wa).unwrap();
+    a.record().unwrap().synchronize().unwrap();
+    sorted.download().unwrap();
+    a.synchronize().unwrap();
+}
+
+/// The host reading an output before the stream is synchronised is a race
+/// (on an NPU it would read stale data); so is writing an input that queued
+/// work reads.
+#[test]
+fn the_host_must_synchronise_before_touching_queued_buffers() {
+    let dev = fresh();
+    let s = dev.create_stream().unwrap();
+    let keys = finite_keys(3000, 2);
+    let mut x = dev.upload(&keys).unwrap();
+    let opts = SortOptions::default();
+    let mut ws = workspace(
+        &dev,
+        sort_workspace_bytes::<f16>(&dev, 1, 3000, opts).unwrap(),
+    );
+    let mut v = dev.alloc::<f16>(3000).unwrap();
+    let mut ix = dev.alloc::<i32>(3000).unwrap();
+
+    sort_on(&s, &x, opts, &mut v, &mut ix, &mut ws).unwrap();
+    let e = v.download().unwrap_err();
+    assert!(
+        matches!(&e, Error::HostRace { call: "aclrtMemcpy", diagnostic } if diagnostic.contains("aclrtSynchronizeStream")),
+        "{e}"
+    );
+    s.synchronize().unwrap();
+    v.download().unwrap();
+
+    sort_on(&s, &x, opts, &mut v, &mut ix, &mut ws).unwrap();
+    let e = x.write_from_host(0, &keys[..10]).unwrap_err();
+    assert!(matches!(e, Error::HostRace { .. }), "{e}");
+    s.synchronize().unwrap();
+    x.write_from_host(0, &keys[..10]).unwrap();
+}
+
+/// Dropping a buffer that queued work still uses is safe: the stream keeps
+/// it until it is synchronised, then it is freed.
+#[test]
+fn queued_work_keeps_its_buffers_alive() {
+    let dev = fresh();
+    let s = dev.create_stream().unwrap();
+    let base = dev.allocated_bytes();
+    let keys = finite_keys(4000, 3);
+    {
+        let x = dev.upload(&keys).unwrap();
+        let opts = SortOptions::default();
+        let mut ws = workspace(
+            &dev,
+            sort_workspace_bytes::<f16>(&dev, 1, 4000, opts).unwrap(),
+        );
+        let mut v = dev.alloc::<f16>(4000).unwrap();
+        let mut ix = dev.alloc::<i32>(4000).unwrap();
+        sort_on(&s, &x, opts, &mut v, &mut ix, &mut ws).unwrap();
+        drop((x, ws, v, ix));
+        assert!(dev.allocated_bytes() > base, "the stream holds the buffers");
+    }
+    s.synchronize().unwrap();
+    assert_eq!(
+        dev.allocated_bytes(),
+        base,
+        "freed after the synchronisation"
+    );
+}
+
+/// A pointer another library owns, wrapped without a copy; ours handed out
+/// as a raw pointer.
+#[test]
+fn borrowed_device_pointers_work_in_place() {
+    let dev = fresh();
+    let keys = finite_keys(2500, 4);
+    let owner = dev.upload(&keys).unwrap();
+    let allocations = dev.allocation_count();
+    // SAFETY: `owner` is a live allocation of `dev` holding 2500 f16 and
+    // outlives the borrow; nothing else touches it meanwhile.
+    #[allow(unsafe_code)]
+    let borrowed =
+        unsafe { DeviceBuffer::<f16>::from_raw_parts(&dev, owner.as_raw_ptr(), 2500) }.unwrap();
+    assert_eq!(
+        dev.allocation_count(),
+        allocations,
+        "no allocation, no copy"
+    );
+    let sorted = ascend_scan::sort(&dev, &*borrowed, SortOptions::default()).unwrap();
+    let (want, _) = sorted_reference(&keys, 1, false);
+    assert_eq!(
+        sorted
+            .values
+            .download()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_f32())
+            .collect::<Vec<_>>(),
+        want.iter().map(|v| v.to_f32()).collect::<Vec<_>>()
+    );
+    drop(borrowed);
+    // The owner's memory is still there: the borrow did not free it.
+    assert_eq!(owner.download().unwrap().len(), 2500);
+    // SAFETY: a null pointer is refused before anything reads it.
+    #[allow(unsafe_code)]
+    let e =
+        unsafe { DeviceBuffer::<f16>::from_raw_parts(&dev, std::ptr::null_mut(), 3) }.unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidArgument { name: "ptr", .. }),
+        "{e}"
+    );
+}
+
+#[test]
+fn wrong_outputs_and_workspaces_are_named() {
+    let dev = testkit::device();
+    let s = dev.create_stream().unwrap();
+    let x = dev.upload(&finite_keys(1000, 5)).unwrap();
+    let opts = SortOptions::default();
+    let bytes = sort_workspace_bytes::<f16>(&dev, 1, 1000, opts).unwrap();
+    let mut small = workspace(&dev, bytes - 1);
+    let mut ws = workspace(&dev, bytes);
+    let mut v = dev.alloc::<f16>(1000).unwrap();
+    let mut ix = dev.alloc::<i32>(1000).unwrap();
+    let mut short = dev.alloc::<i32>(999).unwrap();
+    let e = sort_on(&s, &x, opts, &mut v, &mut ix, &mut small).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                name: "workspace",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = sort_on(&s, &x, opts, &mut v, &mut short, &mut ws).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                name: "indices",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let other = fresh();
+    let mut foreign = other.alloc::<f16>(1000).unwrap();
+    let e = sort_on(&s, &x, opts, &mut foreign, &mut ix, &mut ws).unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidArgument { name: "values", .. }),
+        "{e}"
+    );
+    let mut totals = dev.alloc::<f32>(1).unwrap();
+    let mut y = dev.alloc::<f32>(1000).unwrap();
+    let hx = dev.upload(&finite_keys(1000, 6)).unwrap();
+    let e = scan_on(
+        &s,
+        &hx,
+        ScanOptions::default(),
+        &mut y,
+        Some(&mut totals),
+        &mut ws,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidArgument { name: "totals", .. }),
+        "{e}"
+    );
+    s.synchronize().unwrap();
+}

@@ -591,7 +591,7 @@ impl<T: Element> DeviceBuffer<T> {
                 reason: format!("{len} elements at {ptr:p}: null or too long"),
             });
         }
-        if (ptr as usize) % std::mem::align_of::<T>() != 0 {
+        if !(ptr as usize).is_multiple_of(std::mem::align_of::<T>()) {
             return Err(Error::InvalidArgument {
                 name: "ptr",
                 reason: format!("{ptr:p} is not aligned to {}", std::mem::align_of::<T>()),
@@ -720,7 +720,7 @@ impl<T: Element> DeviceBuffer<T> {
     /// memory (sharing it: a part of a workspace handed to an operation).
     pub(crate) fn view<U: Element>(&self, offset: usize, len: usize) -> DeviceBuffer<U> {
         debug_assert!(offset + len * std::mem::size_of::<U>() <= self.bytes());
-        debug_assert!((self.offset + offset) % std::mem::align_of::<U>() == 0);
+        debug_assert!((self.offset + offset).is_multiple_of(std::mem::align_of::<U>()));
         DeviceBuffer {
             mem: Arc::clone(&self.mem),
             offset: self.offset + offset,

@@ -20,6 +20,12 @@
 //! # Ok::<(), ascend_scan::Error>(())
 //! ```
 //!
+//! Blocking and stream-ordered forms: every operation returns its results
+//! when the device is done; `scan_on`, `sort_on`, `topk_on`,
+//! `multinomial_on` and `top_p_sample_on` only enqueue on a [`Stream`],
+//! writing caller-owned buffers and using a reusable [`Workspace`], so a
+//! loop allocates and waits only where it says so (see [`Stream`]).
+//!
 //! Every public item is documented (`deny(missing_docs)`), each operation
 //! with its numerics: accumulator type, rounding and error bound, and what
 //! it does with NaN, infinities and -0.0.
@@ -27,8 +33,9 @@
 //!
 //! Layers (each uses only the ones before it): `error`; `runtime` (the FFI
 //! boundary: backends, the loader and its manifest checks, the kernels'
-//! launch functions); `device` (devices, buffers, streams); `ops` (one module
-//! per operation family) and `matrices` (host-side test matrices).
+//! launch functions); `device` (devices, buffers); `stream` (streams,
+//! events, workspaces: the stream-ordered API); `ops` (one module per
+//! operation family) and `matrices` (host-side test matrices).
 mod device;
 mod error;
 pub mod matrices;
@@ -73,6 +80,11 @@ pub use ops::topp::{
 };
 pub use runtime::BackendKind;
 pub use stream::{Event, Stream, Workspace};
+
+/// The README's Rust examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 
 /// True when every kernel of the catalogue has a launch entry in this build.
 pub fn all_kernels_linked() -> bool {

@@ -89,20 +89,24 @@ pub fn sort<'a, K: SortKey>(
 ) -> Result<Sorted<K>> {
     let keys = keys.into();
     let (rows, n) = checked(device, &keys)?;
-    let mut values = device.alloc_uninit::<K>(rows * n)?;
-    let mut indices = device.alloc_uninit::<i32>(rows * n)?;
-    let mut workspace =
-        Workspace::new(device, sort_workspace_bytes::<K>(device, rows, n, options)?)?;
-    device.blocking(|stream| {
-        sort_on(
-            stream,
-            keys,
-            options,
-            &mut values,
-            &mut indices,
-            &mut workspace,
-        )
-    })?;
+    let bytes = sort_workspace_bytes::<K>(device, rows, n, options)?;
+    blocking(device, rows * n, bytes, |stream, values, indices, ws| {
+        sort_on(stream, keys, options, values, indices, ws)
+    })
+}
+
+/// Runs a stream-ordered sort or top-k (`f`) into new outputs of `len`
+/// keys and indices, with a new workspace of `bytes`, and waits for it.
+fn blocking<K: SortKey>(
+    device: &Device,
+    len: usize,
+    bytes: usize,
+    f: impl FnOnce(&Stream, &mut DeviceBuffer<K>, &mut DeviceBuffer<i32>, &mut Workspace) -> Result<()>,
+) -> Result<Sorted<K>> {
+    let mut values = device.alloc_uninit::<K>(len)?;
+    let mut indices = device.alloc_uninit::<i32>(len)?;
+    let mut workspace = Workspace::new(device, bytes)?;
+    device.blocking(|stream| f(stream, &mut values, &mut indices, &mut workspace))?;
     Ok(Sorted { values, indices })
 }
 
@@ -140,9 +144,7 @@ pub fn sort_on<'a, K: SortKey>(
     workspace: &mut Workspace,
 ) -> Result<()> {
     let keys = keys.into();
-    let (rows, n) = checked(stream.device(), &keys)?;
-    stream.check_device(values, "values")?;
-    stream.check_device(indices, "indices")?;
+    let (rows, n) = checked_on(stream, &keys, values, indices)?;
     check_len(values.len(), rows * n, "values")?;
     check_len(indices.len(), rows * n, "indices")?;
     let plan = SortPlan::new::<K>(
@@ -169,6 +171,19 @@ fn checked<K: SortKey>(device: &Device, keys: &Batch<'_, K>) -> Result<(usize, u
     let n = keys.row_len();
     check_len_limit(n)?;
     Ok((keys.row_count(), n))
+}
+
+/// [`checked`] on `stream`'s device, with the outputs on it too.
+fn checked_on<K: SortKey>(
+    stream: &Stream,
+    keys: &Batch<'_, K>,
+    values: &DeviceBuffer<K>,
+    indices: &DeviceBuffer<i32>,
+) -> Result<(usize, usize)> {
+    let shape = checked(stream.device(), keys)?;
+    stream.check_device(values, "values")?;
+    stream.check_device(indices, "indices")?;
+    Ok(shape)
 }
 
 fn check_len_limit(n: usize) -> Result<()> {
@@ -339,24 +354,10 @@ pub fn topk<'a, K: SortKey>(
     let keys = keys.into();
     let (rows, n) = checked(device, &keys)?;
     check_k(k, n)?;
-    let mut values = device.alloc_uninit::<K>(rows * k)?;
-    let mut indices = device.alloc_uninit::<i32>(rows * k)?;
-    let mut workspace = Workspace::new(
-        device,
-        topk_workspace_bytes::<K>(device, rows, n, k, options)?,
-    )?;
-    device.blocking(|stream| {
-        topk_on(
-            stream,
-            keys,
-            k,
-            options,
-            &mut values,
-            &mut indices,
-            &mut workspace,
-        )
-    })?;
-    Ok(Sorted { values, indices })
+    let bytes = topk_workspace_bytes::<K>(device, rows, n, k, options)?;
+    blocking(device, rows * k, bytes, |stream, values, indices, ws| {
+        topk_on(stream, keys, k, options, values, indices, ws)
+    })
 }
 
 fn check_k(k: usize, n: usize) -> Result<()> {
@@ -448,9 +449,7 @@ pub fn topk_on<'a, K: SortKey>(
     workspace: &mut Workspace,
 ) -> Result<()> {
     let keys = keys.into();
-    let (rows, n) = checked(stream.device(), &keys)?;
-    stream.check_device(values, "values")?;
-    stream.check_device(indices, "indices")?;
+    let (rows, n) = checked_on(stream, &keys, values, indices)?;
     let mut plan = TopkPlan::new::<K>(stream.device(), rows, n, k, options)?;
     check_len(values.len(), rows * k, "values")?;
     check_len(indices.len(), rows * k, "indices")?;

@@ -534,9 +534,19 @@ std::string host_access_locked(const void* addr, bool reads, bool writes, const 
     return order_access(*a, 0, g_host_clock, reads, writes, fmt("%s on the host", what));
 }
 
-// The host waits for `st`: its clock, and a race aclrtFree found on the device.
-aclError host_waits_locked(const Stream& st) {
+// The host waits for `st`: the first failure among its launches not yet
+// reported, its clock, and a race aclrtFree found on the device.
+aclError host_waits_locked(Stream& st) {
+    aclError rc = ACL_SUCCESS;
+    for (size_t i = st.synced; i < st.launches.size(); ++i) {
+        if (st.launches[i].info.status != 0 && rc == ACL_SUCCESS) {
+            rc = st.launches[i].info.status;
+            t_err = st.launches[i].error;
+        }
+    }
+    st.synced = st.launches.size();
     join_into(g_host_clock, st.clock);
+    if (rc != ACL_SUCCESS) return rc;
     Device& d = g_devices[st.device];
     if (d.pending_race.empty()) return ACL_SUCCESS;
     t_err = d.pending_race;
@@ -1507,6 +1517,35 @@ aclError set_err(aclError code, const std::string& msg) {
     t_err = msg;
     return code;
 }
+
+// Removes the object behind handle `h` from `owned`; false for an unknown handle.
+template <typename T>
+bool erase_handle(std::vector<std::unique_ptr<T>>& owned, const void* h) {
+    auto it = std::find_if(owned.begin(), owned.end(), [h](const auto& p) { return p.get() == h; });
+    if (it == owned.end()) return false;
+    owned.erase(it);
+    return true;
+}
+
+// The common part of the asynchronous copies and memset: the ranges
+// ([dst, dst + dspan) written, [src, src + sspan) read when src is given)
+// must lie in device allocations, and the work, ordered on `stream` after
+// what the host did so far, must pass the host-side race rule.
+aclError stream_op_locked(const char* call, aclrtStream stream, void* dst, uint64_t dspan, const void* src,
+                          uint64_t sspan) {
+    Allocation* d = find_alloc_locked(reinterpret_cast<uintptr_t>(dst), dspan);
+    Allocation* sa = src ? find_alloc_locked(reinterpret_cast<uintptr_t>(src), sspan) : nullptr;
+    if (!d || (src && !sa))
+        return set_err(ACL_ERROR_INVALID_PARAM, fmt("%s: a range is not inside a device allocation", call));
+    Stream* st = resolve_stream_locked(stream);
+    join_into(st->clock, g_host_clock);
+    tick(st->clock, st->agent);
+    const std::string who = fmt("%s on stream %p", call, static_cast<void*>(st));
+    std::string race = sa ? order_access(*sa, st->agent, st->clock, true, false, who) : "";
+    std::string r = order_access(*d, st->agent, st->clock, false, true, who);
+    if (race.empty()) race = r;
+    return race.empty() ? ACL_SUCCESS : set_err(ACL_ERROR_FAILURE, race);
+}
 }  // namespace
 
 extern "C" {
@@ -1573,28 +1612,14 @@ aclError aclrtCreateStream(aclrtStream* stream) {
 
 aclError aclrtDestroyStream(aclrtStream stream) {
     std::lock_guard<std::mutex> g(g_mu);
-    for (auto it = g_streams.begin(); it != g_streams.end(); ++it) {
-        if (it->get() == stream) {
-            g_streams.erase(it);
-            return ACL_SUCCESS;
-        }
-    }
+    if (erase_handle(g_streams, stream)) return ACL_SUCCESS;
     return set_err(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: unknown stream");
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream) {
     std::lock_guard<std::mutex> g(g_mu);
     Stream* st = resolve_stream_locked(stream);
-    aclError rc = ACL_SUCCESS;
-    for (size_t i = st->synced; i < st->launches.size(); ++i) {
-        if (st->launches[i].info.status != 0 && rc == ACL_SUCCESS) {
-            rc = st->launches[i].info.status;
-            t_err = st->launches[i].error;
-        }
-    }
-    st->synced = st->launches.size();
-    aclError waited = host_waits_locked(*st);
-    return rc != ACL_SUCCESS ? rc : waited;
+    return host_waits_locked(*st);
 }
 
 aclError aclrtSynchronizeDevice(void) {
@@ -1603,13 +1628,6 @@ aclError aclrtSynchronizeDevice(void) {
     aclError rc = ACL_SUCCESS;
     for (auto& st : g_streams) {
         if (st->device != t_device) continue;
-        for (size_t i = st->synced; i < st->launches.size(); ++i) {
-            if (st->launches[i].info.status != 0 && rc == ACL_SUCCESS) {
-                rc = st->launches[i].info.status;
-                t_err = st->launches[i].error;
-            }
-        }
-        st->synced = st->launches.size();
         aclError waited = host_waits_locked(*st);
         if (rc == ACL_SUCCESS) rc = waited;
     }
@@ -1636,12 +1654,7 @@ Event* find_event_locked(aclrtEvent event) {
 
 aclError aclrtDestroyEvent(aclrtEvent event) {
     std::lock_guard<std::mutex> g(g_mu);
-    for (auto it = g_events.begin(); it != g_events.end(); ++it) {
-        if (it->get() == event) {
-            g_events.erase(it);
-            return ACL_SUCCESS;
-        }
-    }
+    if (erase_handle(g_events, event)) return ACL_SUCCESS;
     return set_err(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: unknown event");
 }
 
@@ -1774,18 +1787,8 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
                        "aclrtMemcpyAsync: the simulator takes device-to-device copies only (a host buffer must "
                        "outlive an asynchronous copy)");
     std::lock_guard<std::mutex> g(g_mu);
-    Allocation* d = find_alloc_locked(reinterpret_cast<uintptr_t>(dst), count);
-    Allocation* sa = find_alloc_locked(reinterpret_cast<uintptr_t>(src), count);
-    if (!d || !sa)
-        return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: a range is not inside a device allocation");
-    Stream* st = resolve_stream_locked(stream);
-    join_into(st->clock, g_host_clock);
-    tick(st->clock, st->agent);
-    const std::string who = fmt("aclrtMemcpyAsync on stream %p", static_cast<void*>(st));
-    std::string race = order_access(*sa, st->agent, st->clock, true, false, who);
-    std::string r = order_access(*d, st->agent, st->clock, false, true, who);
-    if (race.empty()) race = r;
-    if (!race.empty()) return set_err(ACL_ERROR_FAILURE, race);
+    aclError rc = stream_op_locked("aclrtMemcpyAsync", stream, dst, count, src, count);
+    if (rc != ACL_SUCCESS) return rc;
     std::memmove(dst, src, count);
     return ACL_SUCCESS;
 }
@@ -1806,18 +1809,8 @@ aclError aclrtMemcpy2dAsync(void* dst, size_t dpitch, const void* src, size_t sp
     std::lock_guard<std::mutex> g(g_mu);
     const uint64_t dspan = (height - 1) * static_cast<uint64_t>(dpitch) + width;
     const uint64_t sspan = (height - 1) * static_cast<uint64_t>(spitch) + width;
-    Allocation* d = find_alloc_locked(reinterpret_cast<uintptr_t>(dst), dspan);
-    Allocation* sa = find_alloc_locked(reinterpret_cast<uintptr_t>(src), sspan);
-    if (!d || !sa)
-        return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy2dAsync: a range is not inside a device allocation");
-    Stream* st = resolve_stream_locked(stream);
-    join_into(st->clock, g_host_clock);
-    tick(st->clock, st->agent);
-    const std::string who = fmt("aclrtMemcpy2dAsync on stream %p", static_cast<void*>(st));
-    std::string race = order_access(*sa, st->agent, st->clock, true, false, who);
-    std::string r = order_access(*d, st->agent, st->clock, false, true, who);
-    if (race.empty()) race = r;
-    if (!race.empty()) return set_err(ACL_ERROR_FAILURE, race);
+    aclError rc = stream_op_locked("aclrtMemcpy2dAsync", stream, dst, dspan, src, sspan);
+    if (rc != ACL_SUCCESS) return rc;
     for (size_t i = 0; i < height; ++i)
         std::memmove(static_cast<uint8_t*>(dst) + i * dpitch, static_cast<const uint8_t*>(src) + i * spitch, width);
     return ACL_SUCCESS;
@@ -1827,14 +1820,8 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
     if (count > maxCount) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: count exceeds maxCount");
     if (count == 0) return ACL_SUCCESS;
     std::lock_guard<std::mutex> g(g_mu);
-    Allocation* a = find_alloc_locked(reinterpret_cast<uintptr_t>(devPtr), count);
-    if (!a) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: range is not inside a device allocation");
-    Stream* st = resolve_stream_locked(stream);
-    join_into(st->clock, g_host_clock);
-    tick(st->clock, st->agent);
-    std::string race =
-        order_access(*a, st->agent, st->clock, false, true, fmt("aclrtMemsetAsync on stream %p", static_cast<void*>(st)));
-    if (!race.empty()) return set_err(ACL_ERROR_FAILURE, race);
+    aclError rc = stream_op_locked("aclrtMemsetAsync", stream, devPtr, count, nullptr, 0);
+    if (rc != ACL_SUCCESS) return rc;
     std::memset(devPtr, value, count);
     return ACL_SUCCESS;
 }

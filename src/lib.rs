@@ -63,8 +63,9 @@ pub use ops::scan::{
     ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS, MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
 };
 pub use ops::segscan::{
-    segmented_scan, segmented_sum, RevSpec, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm,
-    SegSumOptions, SegmentSums, SegmentedInput, Segments,
+    segmented_scan, segmented_scan_on, segmented_scan_workspace_bytes, segmented_sum, RevSpec,
+    SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions, SegmentCheck, SegmentSums,
+    SegmentedInput, Segments,
 };
 pub use ops::sort::{
     sort, sort_on, sort_workspace_bytes, topk, topk_on, topk_workspace_bytes, SortAlgorithm,

@@ -1,10 +1,12 @@
 //! Segmented scan and segmented sum (docs/algorithms.md,
 //! section "Segmented operations").
+use super::sample::check_len;
 use super::scan::{scan, Accumulator, ScanInput, ScanOptions, MAX_I8_SCAN_LEN, MAX_SCAN_LEN};
 use super::split::{self, SplitValue};
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
 use crate::runtime;
+use crate::stream::{Layout, Part, Stream, Uses, Workspace};
 
 pub use algos::RevSpec;
 
@@ -329,33 +331,186 @@ fn run_segscan<T: SegmentedInput>(
     exclusive: bool,
     revspec: RevSpec,
 ) -> Result<DeviceBuffer<T::Acc>> {
-    let n = x.len();
-    let algo = algos::SegScan::new(T::DTYPE, algos::SegScan::default_edge(revspec), revspec)?;
-    let mut plan = algo.plan(device.profile(), n as u64, exclusive)?;
-    let y = device.alloc_uninit::<T::Acc>(n)?;
-    let checks = device.alloc_zeroed::<i32>(
-        algos::SegScan::check_slots(&plan) * algos::SegScan::CHECK_SLOT_WORDS,
-    )?;
-    let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
-    workspace.upload_at(0, &algo.workspace_constants())?;
-    let args = runtime::SegScanArgs {
-        x: x.ptr(),
-        flags: flags.ptr(),
-        y: y.ptr(),
-        checks: checks.ptr(),
-        workspace: workspace.ptr(),
-    };
-    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
-    let slots = checks.download()?;
-    for slot in slots.chunks_exact(algos::SegScan::CHECK_SLOT_WORDS) {
-        if let Some(&bad) = slot[..2].iter().find(|&&f| !(0..=1).contains(&f)) {
+    let plan = SegScanPlan::new::<T>(device, x.len(), exclusive, revspec)?;
+    let mut y = device.alloc_uninit::<T::Acc>(x.len())?;
+    let mut check = SegmentCheck::new(device)?;
+    let mut workspace = Workspace::new(device, plan.layout.bytes())?;
+    device.blocking(|stream| plan.enqueue(stream, x, flags, &mut y, &mut check, &mut workspace))?;
+    check.download()?;
+    Ok(y)
+}
+
+/// A SEGSCAN launch and its workspace: the kernel's (zeroed, its constants
+/// at the start) and the check slots.
+struct SegScanPlan {
+    plan: algos::LaunchPlan<algos::SegScanTiling>,
+    constants: Vec<u8>,
+    layout: Layout,
+    scratch: Part,
+    checks: Part,
+}
+
+impl SegScanPlan {
+    fn new<T: SegmentedInput>(
+        device: &Device,
+        n: usize,
+        exclusive: bool,
+        revspec: RevSpec,
+    ) -> Result<SegScanPlan> {
+        let algo = algos::SegScan::new(T::DTYPE, algos::SegScan::default_edge(revspec), revspec)?;
+        let plan = algo.plan(device.profile(), n as u64, exclusive)?;
+        let mut layout = Layout::default();
+        let scratch = layout.add(plan.workspace_bytes as usize);
+        let checks = layout
+            .add_of::<i32>(algos::SegScan::check_slots(&plan) * algos::SegScan::CHECK_SLOT_WORDS);
+        Ok(SegScanPlan {
+            plan,
+            constants: algo.workspace_constants(),
+            layout,
+            scratch,
+            checks,
+        })
+    }
+
+    /// Enqueues the launch; the check slots go to `check`.
+    fn enqueue<T: SegmentedInput>(
+        mut self,
+        stream: &Stream,
+        x: &DeviceBuffer<T>,
+        flags: &DeviceBuffer<i8>,
+        y: &mut DeviceBuffer<T::Acc>,
+        check: &mut SegmentCheck,
+        workspace: &mut Workspace,
+    ) -> Result<()> {
+        workspace.check(stream, &self.layout)?;
+        if check.slots.bytes() < self.checks.bytes {
             return Err(Error::InvalidArgument {
-                name: "segments",
-                reason: format!("flags must be 0 or 1, found {bad}"),
+                name: "check",
+                reason: "made for another device profile".into(),
             });
         }
+        let constants = stream.device().constant(&self.constants)?;
+        let (scratch, checks) = (workspace.at(self.scratch), workspace.at(self.checks));
+        let args = runtime::SegScanArgs {
+            x: x.ptr(),
+            flags: flags.ptr(),
+            y: y.ptr(),
+            checks,
+            workspace: scratch,
+        };
+        let uses: [&dyn Uses; 5] = [x, flags, &*y, &check.slots, &*workspace];
+        stream.with_queue(&uses, |s| {
+            s.zero(scratch, self.scratch.bytes)?;
+            s.copy_device(scratch, constants, self.constants.len())?;
+            s.zero(checks, self.checks.bytes)?;
+            runtime::launch(s, &mut self.plan, args)?;
+            s.zero(check.slots.ptr(), check.slots.bytes())?;
+            s.copy_device(check.slots.ptr(), checks, self.checks.bytes)
+        })
     }
-    Ok(y)
+}
+
+/// What the host checks after a [`segmented_scan_on`]: the kernel's check
+/// slots (the smallest and largest flag each core saw), copied on the
+/// device. Made once per device and reused; `download` after the stream is
+/// synchronised.
+#[derive(Debug)]
+pub struct SegmentCheck {
+    slots: DeviceBuffer<i32>,
+}
+
+impl SegmentCheck {
+    /// A check for segmented scans on `device`.
+    pub fn new(device: &Device) -> Result<SegmentCheck> {
+        // Two slots per AI core at most (algos::SegScan::check_slots).
+        let words =
+            device.profile().cube_cores.max(1) as usize * 2 * algos::SegScan::CHECK_SLOT_WORDS;
+        Ok(SegmentCheck {
+            slots: device.alloc_zeroed(words)?,
+        })
+    }
+
+    /// Downloads the check: [`Error::InvalidArgument`] naming `segments`
+    /// when a flag was neither 0 nor 1, as [`segmented_scan`] reports it.
+    pub fn download(&self) -> Result<()> {
+        let slots = self.slots.download()?;
+        for slot in slots.chunks_exact(algos::SegScan::CHECK_SLOT_WORDS) {
+            if let Some(&bad) = slot[..2].iter().find(|&&f| !(0..=1).contains(&f)) {
+                return Err(Error::InvalidArgument {
+                    name: "segments",
+                    reason: format!("flags must be 0 or 1, found {bad}"),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The REVSPEC a stream-ordered segmented scan runs: the segment count is
+/// not known on the host, so `Auto` takes the vector one (flat in density).
+fn stream_revspec(options: SegScanOptions) -> Result<RevSpec> {
+    match options.algorithm {
+        SegScanAlgorithm::Auto => Ok(RevSpec::Vector),
+        SegScanAlgorithm::SegScan { revspec } => Ok(revspec),
+        SegScanAlgorithm::Sscr => Err(Error::InvalidArgument {
+            name: "options.algorithm",
+            reason: "SSCR sizes its steps by counts the host reads: use segmented_scan for it"
+                .into(),
+        }),
+    }
+}
+
+/// Bytes of [`Workspace`] that [`segmented_scan_on`] needs for `n` values
+/// of type `T`.
+pub fn segmented_scan_workspace_bytes<T: SegmentedInput>(
+    device: &Device,
+    n: usize,
+    options: SegScanOptions,
+) -> Result<usize> {
+    if n == 0 {
+        return Ok(0);
+    }
+    let revspec = stream_revspec(options)?;
+    Ok(
+        SegScanPlan::new::<T>(device, n, options.exclusive, revspec)?
+            .layout
+            .bytes(),
+    )
+}
+
+/// The stream-ordered [`segmented_scan`] with segments given by start
+/// `flags` (int8, one per value): enqueues one SEGSCAN launch on `stream`
+/// and returns at once, writing the scan into `y` (caller-owned, as long as
+/// `x`). No allocation (after the device's first call, which uploads the
+/// kernel's constant matrices once), no host synchronisation. `Auto` runs
+/// the vector REVSPEC; SSCR is not available here (it sizes its steps on
+/// the host). Segments as offsets are blocking only: they are turned into
+/// flags on the host.
+///
+/// The flags are checked on the device: `check` receives what the host
+/// needs, and [`SegmentCheck::download`] (after synchronising) gives the
+/// blocking form's error; with bad flags `y` is unspecified. Errors now:
+/// as for [`segmented_scan`], plus `options.algorithm` for SSCR and `y`,
+/// `check` or `workspace` of the wrong size or device.
+pub fn segmented_scan_on<T: SegmentedInput>(
+    stream: &Stream,
+    x: &DeviceBuffer<T>,
+    flags: &DeviceBuffer<i8>,
+    options: SegScanOptions,
+    y: &mut DeviceBuffer<T::Acc>,
+    check: &mut SegmentCheck,
+    workspace: &mut Workspace,
+) -> Result<()> {
+    checked_flags(stream.device(), x, Segments::Flags(flags))?;
+    stream.check_device(y, "y")?;
+    stream.check_device(&check.slots, "check")?;
+    check_len(y.len(), x.len(), "y")?;
+    let revspec = stream_revspec(options)?;
+    if x.is_empty() {
+        return Ok(());
+    }
+    SegScanPlan::new::<T>(stream.device(), x.len(), options.exclusive, revspec)?
+        .enqueue(stream, x, flags, y, check, workspace)
 }
 
 /// SSCR: exclusive scan xe, v = compress(xe, flags), fs = scan(flags), REVERT.

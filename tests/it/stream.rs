@@ -5,9 +5,10 @@
 
 use ascend_scan::{
     check_row_totals, multinomial_on, multinomial_reference, multinomial_workspace_bytes, scan_on,
-    scan_workspace_bytes, sort_on, sort_workspace_bytes, top_p_sample_on,
-    top_p_sample_workspace_bytes, topk_on, topk_workspace_bytes, uniforms, Batch, Device,
-    DeviceBuffer, Error, ScanOp, ScanOptions, Soc, SortOptions, TopPCheck, TopPOptions,
+    scan_workspace_bytes, segmented_scan_on, segmented_scan_workspace_bytes, sort_on,
+    sort_workspace_bytes, top_p_sample_on, top_p_sample_workspace_bytes, topk_on,
+    topk_workspace_bytes, uniforms, Batch, Device, DeviceBuffer, Error, ScanOp, ScanOptions,
+    SegScanAlgorithm, SegScanOptions, SegmentCheck, Soc, SortOptions, TopPCheck, TopPOptions,
     TopkOptions, Workspace,
 };
 use half::f16;
@@ -605,4 +606,87 @@ fn wrong_outputs_and_workspaces_are_named() {
         "{e}"
     );
     s.synchronize().unwrap();
+}
+
+/// SEGSCAN on a stream, exact for i8 values, with its flag check.
+#[test]
+fn segmented_scan_on_is_exact_for_i8_and_checks_its_flags() {
+    let dev = testkit::device();
+    let s = dev.create_stream().unwrap();
+    let mut check = SegmentCheck::new(&dev).unwrap();
+    for (n, every) in [(1, 1), (4096, 7), (70000, 1000), (100_000, 3)] {
+        let xs = testkit::data::i8_data(n, n as u64);
+        let flags: Vec<i8> = (0..n)
+            .map(|i| i8::from(i == 0 || (i * 2654435761) % every == 0))
+            .collect();
+        let (x, f) = (dev.upload(&xs).unwrap(), dev.upload(&flags).unwrap());
+        for exclusive in [false, true] {
+            let options = SegScanOptions {
+                exclusive,
+                algorithm: SegScanAlgorithm::Auto,
+            };
+            let mut ws = workspace(
+                &dev,
+                segmented_scan_workspace_bytes::<i8>(&dev, n, options).unwrap(),
+            );
+            let mut y = dev.alloc::<i32>(n).unwrap();
+            segmented_scan_on(&s, &x, &f, options, &mut y, &mut check, &mut ws).unwrap();
+            s.synchronize().unwrap();
+            check.download().unwrap();
+            let mut acc = 0i32;
+            let want: Vec<i32> = xs
+                .iter()
+                .zip(&flags)
+                .map(|(&v, &fl)| {
+                    if fl == 1 {
+                        acc = 0;
+                    }
+                    let before = acc;
+                    acc += i32::from(v);
+                    if exclusive {
+                        before
+                    } else {
+                        acc
+                    }
+                })
+                .collect();
+            assert_eq!(y.download().unwrap(), want, "n={n} exclusive={exclusive}");
+        }
+    }
+    let bad = dev.upload(&[1i8, 0, 2, 0]).unwrap();
+    let x = dev.upload(&[1i8; 4]).unwrap();
+    let options = SegScanOptions::default();
+    let mut ws = workspace(
+        &dev,
+        segmented_scan_workspace_bytes::<i8>(&dev, 4, options).unwrap(),
+    );
+    let mut y = dev.alloc::<i32>(4).unwrap();
+    segmented_scan_on(&s, &x, &bad, options, &mut y, &mut check, &mut ws).unwrap();
+    s.synchronize().unwrap();
+    let e = check.download().unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                name: "segments",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let sscr = SegScanOptions {
+        algorithm: SegScanAlgorithm::Sscr,
+        ..Default::default()
+    };
+    let e = segmented_scan_on(&s, &x, &bad, sscr, &mut y, &mut check, &mut ws).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                name: "options.algorithm",
+                ..
+            }
+        ),
+        "{e}"
+    );
 }

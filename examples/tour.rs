@@ -5,11 +5,12 @@
 use ascend_scan::matrices::{sparse_attention, AttentionPattern};
 use ascend_scan::{
     compress_with, copy, model_launches, multinomial, multinomial_reference, reduce, reduce_sum,
-    scan, segmented_scan, segmented_sum, sort, split_with, spmv, top_p_sample, topk, uniform,
-    uniforms, Algorithm, Batch, CompressOptions, CostError, CostParams, Csr, Device, Error,
-    LaunchReport, RevSpec, SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm,
-    SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions,
-    SplitOptions, TopPOptions, TopkOptions,
+    scan, segmented_scan, segmented_sum, sort, split_with, spmv, top_p_sample, top_p_sample_on,
+    top_p_sample_workspace_bytes, topk, uniform, uniforms, Algorithm, Batch, CompressOptions,
+    CostError, CostParams, Csr, Device, Error, LaunchReport, RevSpec, SampleOptions, ScanInput,
+    ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions,
+    Segments, Soc, SortAlgorithm, SortOptions, SplitOptions, TopPCheck, TopPOptions, TopkOptions,
+    Workspace,
 };
 use half::f16;
 use std::cmp::Ordering;
@@ -608,14 +609,12 @@ fn tour_topk(dev: &Device, rows: usize, n: usize, k: usize) -> Result<Row, Error
     ))
 }
 
-/// TOPP sampling (p = 0.9) of rows with a clear nucleus (partial sums step
-/// over p): the token of every row against the Llama 3 reference on the CPU
-/// (stable descending sort, f64 cumulative mass, the same weighted draw).
-/// Floor: one read of the probabilities.
-fn tour_topp(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
+/// Rows of probabilities with a clear nucleus at p = 0.9 (partial sums
+/// step over p): 16 large entries (90% of the mass) among a tail of small
+/// equal ones.
+fn topp_probs(rows: usize, n: usize) -> Vec<f16> {
     let mut probs = Vec::with_capacity(rows * n);
     for r in 0..rows {
-        // 16 large entries (90% of the mass) among a tail of small equal ones.
         let big: Vec<usize> = pseudo_random(16, r as u64 + 41)
             .map(|v| v as usize % n)
             .collect();
@@ -625,6 +624,35 @@ fn tour_topp(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
         }
         probs.extend(row.into_iter().map(f16::from_f32));
     }
+    probs
+}
+
+/// The Llama 3 reference on the CPU: stable descending sort, f64
+/// cumulative mass, the same weighted draw with `uniform(seed, r, 0)`.
+fn topp_reference(probs: &[f16], rows: usize, p: f32, seed: u64) -> Vec<i32> {
+    let n = probs.len() / rows;
+    let perm = stable_perm(probs, rows, true);
+    (0..rows)
+        .map(|r| {
+            let (mut mass, mut kept) = (0.0f64, Vec::new());
+            for &i in &perm[r * n..(r + 1) * n] {
+                let w = probs[r * n + i as usize].to_f32();
+                if mass <= f64::from(p) {
+                    kept.push((i, w));
+                }
+                mass += f64::from(w);
+            }
+            let weights: Vec<f32> = kept.iter().map(|k| k.1).collect();
+            let at = multinomial_reference(&weights, 1, &[uniform(seed, r as u64, 0)])[0];
+            kept[at as usize].0
+        })
+        .collect()
+}
+
+/// TOPP sampling (p = 0.9): the token of every row against the Llama 3
+/// reference on the CPU. Floor: one read of the probabilities.
+fn tour_topp(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
+    let probs = topp_probs(rows, n);
     let x = dev.upload(&probs)?;
     dev.take_reports();
     let (p, seed) = (0.9f32, 7u64);
@@ -634,26 +662,61 @@ fn tour_topp(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
         seed,
     };
     let got = top_p_sample(dev, Batch::rows(&x, rows)?, o)?.download()?;
-    let perm = stable_perm(&probs, rows, true);
-    let mut ok = true;
-    for r in 0..rows {
-        let (mut mass, mut kept) = (0.0f64, Vec::new());
-        for &i in &perm[r * n..(r + 1) * n] {
-            let w = probs[r * n + i as usize].to_f32();
-            if mass <= f64::from(p) {
-                kept.push((i, w));
-            }
-            mass += f64::from(w);
-        }
-        let weights: Vec<f32> = kept.iter().map(|k| k.1).collect();
-        let at = multinomial_reference(&weights, 1, &[uniform(seed, r as u64, 0)])[0];
-        ok &= got[r] == kept[at as usize].0;
-    }
+    let ok = got == topp_reference(&probs, rows, p, seed);
     Ok(row(
         dev,
         format!("top-p f16 {rows}x{n} (p={p})"),
         rows * n,
         ok,
+        2.0,
+    ))
+}
+
+/// TOPP sampling as a decode loop runs it: the stream-ordered form, outputs
+/// and workspace made once, three steps on one stream; every step's tokens
+/// against the reference, and no device allocation after the first step.
+/// The row's launches are the last step's.
+fn tour_topp_stream(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
+    let probs = topp_probs(rows, n);
+    let x = dev.upload(&probs)?;
+    let (p, seed) = (0.9f32, 7u64);
+    let o = TopPOptions {
+        p,
+        top_k: None,
+        seed,
+    };
+    let want = topp_reference(&probs, rows, p, seed);
+    let stream = dev.create_stream()?;
+    let u = dev.upload(&uniforms(seed, rows, 1))?;
+    let mut tokens = dev.alloc::<i32>(rows)?;
+    let mut check = TopPCheck::new(dev, rows)?;
+    let mut ws = Workspace::new(dev, top_p_sample_workspace_bytes::<f16>(dev, rows, n, o)?)?;
+    let mut ok = true;
+    let mut allocations = 0;
+    for step in 0..3 {
+        let before = dev.allocation_count();
+        dev.take_reports();
+        top_p_sample_on(
+            &stream,
+            Batch::rows(&x, rows)?,
+            o,
+            &u,
+            &mut tokens,
+            &mut check,
+            &mut ws,
+        )?;
+        stream.synchronize()?;
+        check.download()?;
+        ok &= tokens.download()? == want;
+        if step > 0 {
+            allocations += dev.allocation_count() - before;
+        }
+    }
+    Ok(row(
+        dev,
+        format!("top-p f16 {rows}x{n} on a stream ({allocations} allocs/step)"),
+        rows * n,
+        ok && allocations == 0,
         2.0,
     ))
 }
@@ -739,6 +802,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     rows.extend(tour_sort(&dev, 96, 1000)?);
     rows.push(tour_topk(&dev, 96, 128_256, 50)?);
     rows.push(tour_topp(&dev, 8, 128_256)?);
+    rows.push(tour_topp_stream(&dev, 8, 128_256)?);
     rows.extend(tour_segmented(&dev, n + 7, 1_000)?);
     rows.extend(tour_segmented(&dev, n + 7, 100_000)?);
     rows.push(tour_spmv(&dev, 4096, 16)?);

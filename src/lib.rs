@@ -64,7 +64,8 @@ pub use ops::sort::{
     SortKey, SortOptions, Sorted, TopkOptions, MAX_SORT_LEN,
 };
 pub use ops::split::{
-    compress, compress_with, split, split_with, CompressOptions, Compressed, Split, SplitOptions,
+    compress, compress_on, compress_with, compress_workspace_bytes, split, split_on, split_with,
+    split_workspace_bytes, CompressOptions, Compressed, Split, SplitCount, SplitOptions,
     SplitValue, MAX_SPLIT_LEN,
 };
 pub use ops::spmv::{spmv, Csr, SpmvValue, MAX_SPMV_DIM};

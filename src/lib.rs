@@ -45,7 +45,9 @@ pub use ascendc_sim::{
 pub use device::{BorrowedBuffer, Device, DeviceBuffer, Element};
 pub use error::{Error, Result};
 pub use ops::copy::{copy, copy_on};
-pub use ops::reduce::{reduce, reduce_max, reduce_min, reduce_sum};
+pub use ops::reduce::{
+    reduce, reduce_max, reduce_min, reduce_on, reduce_sum, reduce_workspace_bytes, ReduceResult,
+};
 pub use ops::sample::{
     check_row_totals, multinomial, multinomial_on, multinomial_reference,
     multinomial_with_uniforms, multinomial_workspace_bytes, uniform, uniforms, SampleOptions,

@@ -24,4 +24,5 @@ mod segscan;
 mod sort;
 mod split;
 mod spmv;
+mod stream_ops;
 mod topp;

@@ -51,8 +51,10 @@ pub use ascendc_sim::{
 };
 pub use device::{BorrowedBuffer, Device, DeviceBuffer, Element};
 pub use error::{Error, Result};
-pub use ops::copy::copy;
-pub use ops::reduce::{reduce, reduce_max, reduce_min, reduce_sum};
+pub use ops::copy::{copy, copy_on};
+pub use ops::reduce::{
+    reduce, reduce_max, reduce_min, reduce_on, reduce_sum, reduce_workspace_bytes, ReduceResult,
+};
 pub use ops::sample::{
     check_row_totals, multinomial, multinomial_on, multinomial_reference,
     multinomial_with_uniforms, multinomial_workspace_bytes, uniform, uniforms, SampleOptions,
@@ -72,7 +74,8 @@ pub use ops::sort::{
     SortKey, SortOptions, Sorted, TopkOptions, MAX_SORT_LEN,
 };
 pub use ops::split::{
-    compress, compress_with, split, split_with, CompressOptions, Compressed, Split, SplitOptions,
+    compress, compress_on, compress_with, compress_workspace_bytes, split, split_on, split_with,
+    split_workspace_bytes, CompressOptions, Compressed, Split, SplitCount, SplitOptions,
     SplitValue, MAX_SPLIT_LEN,
 };
 pub use ops::spmv::{spmv, Csr, SpmvValue, MAX_SPMV_DIM};

@@ -4,6 +4,7 @@ use super::scan::{Accumulator, ScanInput, ScanOp, MAX_I8_SCAN_LEN};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::runtime;
+use crate::stream::{Layout, Part, Stream, Uses, Workspace};
 
 /// Sum of all elements of `x`, on every vector core of its device.
 ///
@@ -15,36 +16,7 @@ use crate::runtime;
 /// kernel; `scan` with [`Algorithm::VectorScan`](crate::Algorithm) and
 /// `want_total` sums f32).
 pub fn reduce_sum<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>) -> Result<T::Acc> {
-    if !device.same(x.device()) {
-        return Err(Error::InvalidArgument {
-            name: "x",
-            reason: "the buffer lives on another device".into(),
-        });
-    }
-    if T::DTYPE == algos::DType::I8 && x.len() > MAX_I8_SCAN_LEN {
-        return Err(Error::InvalidArgument {
-            name: "x",
-            reason: format!(
-                "{} int8 elements could overflow the int32 sum (at most {MAX_I8_SCAN_LEN})",
-                x.len()
-            ),
-        });
-    }
-    // Checked before the empty case: support does not depend on the length.
-    let algo = algos::ReduceSum::new(T::DTYPE)?;
-    if x.is_empty() {
-        return Ok(T::Acc::default());
-    }
-    let mut plan = algo.plan(device.profile(), x.len() as u64)?;
-    let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
-    let total = device.alloc_zeroed::<T::Acc>(1)?;
-    let args = runtime::ReduceArgs {
-        x: x.ptr(),
-        total: total.ptr(),
-        workspace: workspace.ptr(),
-    };
-    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
-    Ok(total.download()?[0])
+    blocking(device, x, ScanOp::Sum)
 }
 
 /// Maximum of all elements of `x` ([`reduce`] with [`ScanOp::Max`]).
@@ -70,49 +42,258 @@ pub fn reduce_min<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>) -> Result<
 /// total is not used then). Which zero the max of -0.0 and +0.0 is, is not
 /// specified.
 pub fn reduce<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>, op: ScanOp) -> Result<T::Acc> {
-    let Some(vector_op) = max_min(op) else {
-        return reduce_sum(device, x);
-    };
+    blocking(device, x, op)
+}
+
+/// [`reduce`] (and [`reduce_sum`]): [`reduce_on`] on the device's own
+/// stream, with a workspace and a result made for the call.
+fn blocking<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>, op: ScanOp) -> Result<T::Acc> {
     if !device.same(x.device()) {
         return Err(Error::InvalidArgument {
             name: "x",
             reason: "the buffer lives on another device".into(),
         });
     }
-    // The vector max/min take f16 and i8 (as the max/min scans); checked
-    // before the empty case, so support does not depend on the length.
-    algos::OpScan::new(T::DTYPE, vector_op)?;
-    let algo = algos::ReduceMaxMin::new(T::DTYPE, vector_op)?;
-    if x.is_empty() {
+    let Some(plan) = ReducePlan::new::<T>(device, x.len(), op)? else {
         return Ok(T::Acc::identity(op));
-    }
-    let mut plan = algo.plan(device.profile(), x.len() as u64)?;
-    let cores = plan.block_dim as usize;
-    let workspace = device.alloc_zeroed::<u8>(plan.workspace_bytes as usize)?;
-    let total = device.alloc_zeroed::<T::Acc>(1)?;
-    let args = runtime::ReduceArgs {
-        x: x.ptr(),
-        total: total.ptr(),
-        workspace: workspace.ptr(),
     };
-    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
-    if T::DTYPE == algos::DType::F16 && saw_nan(&workspace, cores * 32, cores)? {
-        if let Some(nan) = T::Acc::not_a_number() {
-            return Ok(nan);
-        }
-    }
-    Ok(total.download()?[0])
+    let mut workspace = Workspace::new(device, plan.layout.bytes())?;
+    let mut result = ReduceResult::<T>::new(device)?;
+    device.blocking(|stream| reduce_on(stream, x, op, &mut result, &mut workspace))?;
+    result.download()
 }
 
-/// Whether a kernel saw a NaN in f16 input: each core left, at byte
-/// `offset` of the workspace, a 32-byte slot of 16 i16 lanes holding the
-/// largest `bits & 0x7fff` it read; anything above 0x7c00 (inf) is a NaN.
-fn saw_nan(workspace: &DeviceBuffer<u8>, offset: usize, cores: usize) -> Result<bool> {
-    let bytes = workspace.download()?;
-    let slots = bytes
-        .get(offset..offset + cores * 32)
-        .ok_or_else(|| Error::Unsupported("workspace too small for the NaN slots".into()))?;
-    Ok(slots
+/// The plan of a reduction and the workspace it carves: the kernel's (one
+/// 32-byte partial slot per core, then for max/min one NaN slot per core),
+/// zeroed before each launch.
+struct ReducePlan {
+    plan: algos::LaunchPlan<algos::ReduceTiling>,
+    layout: Layout,
+    kernel: Part,
+    /// Byte offset and size of the NaN slots in the kernel's workspace (f16
+    /// max and min only).
+    nan: Option<(usize, usize)>,
+}
+
+impl ReducePlan {
+    /// The plan of `op` over `n` elements of `T`, checked; `None` for an
+    /// empty input (whose reduction is the identity). Errors as for
+    /// [`reduce`], in its order (support does not depend on the length).
+    fn new<T: ScanInput>(device: &Device, n: usize, op: ScanOp) -> Result<Option<ReducePlan>> {
+        let plan = match max_min(op) {
+            None => {
+                if T::DTYPE == algos::DType::I8 && n > MAX_I8_SCAN_LEN {
+                    return Err(Error::InvalidArgument {
+                        name: "x",
+                        reason: format!(
+                            "{n} int8 elements could overflow the int32 sum (at most \
+                             {MAX_I8_SCAN_LEN})"
+                        ),
+                    });
+                }
+                let algo = algos::ReduceSum::new(T::DTYPE)?;
+                if n == 0 {
+                    return Ok(None);
+                }
+                algo.plan(device.profile(), n as u64)?
+            }
+            Some(vector_op) => {
+                // The vector max/min take f16 and i8 (as the max/min scans).
+                algos::OpScan::new(T::DTYPE, vector_op)?;
+                let algo = algos::ReduceMaxMin::new(T::DTYPE, vector_op)?;
+                if n == 0 {
+                    return Ok(None);
+                }
+                algo.plan(device.profile(), n as u64)?
+            }
+        };
+        let cores = plan.block_dim as usize;
+        let nan = (max_min(op).is_some() && T::DTYPE == algos::DType::F16)
+            .then_some((cores * 32, cores * 32));
+        let mut layout = Layout::default();
+        let kernel = layout.add(plan.workspace_bytes as usize);
+        Ok(Some(ReducePlan {
+            plan,
+            layout,
+            kernel,
+            nan,
+        }))
+    }
+}
+
+/// The result of a [`reduce_on`], left on the device: the total and, for
+/// f16 max and min, the kernel's per-core NaN slots, copied (device to
+/// device, on the stream) into small buffers of this handle;
+/// [`ReduceResult::download`] reads them after the stream is synchronised.
+/// Make one per stream with [`ReduceResult::new`] and reuse it: a loop then
+/// allocates nothing.
+pub struct ReduceResult<T: ScanInput> {
+    total: DeviceBuffer<T::Acc>,
+    /// 32 bytes per vector core (f16 input only; empty otherwise).
+    nan: DeviceBuffer<u8>,
+    last: Last<T::Acc>,
+}
+
+/// What the last [`reduce_on`] into a result left.
+#[derive(Debug, Clone, Copy)]
+enum Last<A> {
+    /// No call yet.
+    None,
+    /// An empty input: the identity, known on the host.
+    Value(A),
+    /// A launch: the total on the device, and the bytes of NaN slots (0
+    /// when there are none).
+    Device { nan_bytes: usize },
+}
+
+impl<T: ScanInput> std::fmt::Debug for ReduceResult<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReduceResult")
+            .field("device", self.total.device())
+            .field("nan_slot_bytes", &self.nan.len())
+            .finish()
+    }
+}
+
+impl<T: ScanInput> ReduceResult<T> {
+    /// A result for reductions of `T` input on `device`: one element of
+    /// `T::Acc` and, for f16 input, one 32-byte NaN slot per vector core
+    /// (two allocations for f16, one otherwise). Errors: the device's
+    /// allocation errors.
+    pub fn new(device: &Device) -> Result<ReduceResult<T>> {
+        let nan_bytes = if T::DTYPE == algos::DType::F16 {
+            device.profile().vector_cores as usize * 32
+        } else {
+            0
+        };
+        Ok(ReduceResult {
+            total: device.alloc_uninit::<T::Acc>(1)?,
+            nan: device.alloc_uninit::<u8>(nan_bytes)?,
+            last: Last::None,
+        })
+    }
+
+    /// The device it lives on.
+    pub fn device(&self) -> &Device {
+        self.total.device()
+    }
+
+    /// The reduction of the last [`reduce_on`] into this result, as
+    /// [`reduce`] returns it: the identity for an empty input, NaN for f16
+    /// max or min of an input holding a NaN, else the device's total. Call
+    /// it after synchronising the stream: before, the simulator reports
+    /// [`Error::HostRace`] (on an NPU it would read stale data).
+    ///
+    /// Errors: [`Error::InvalidArgument`] naming `result` when no reduction
+    /// was enqueued into it yet; the device's download errors.
+    pub fn download(&self) -> Result<T::Acc> {
+        match self.last {
+            Last::None => Err(Error::InvalidArgument {
+                name: "result",
+                reason: "no reduction was enqueued into this result".into(),
+            }),
+            Last::Value(v) => Ok(v),
+            Last::Device { nan_bytes } => {
+                if nan_bytes > 0 && saw_nan(&self.nan.download_prefix(nan_bytes)?) {
+                    if let Some(nan) = T::Acc::not_a_number() {
+                        return Ok(nan);
+                    }
+                }
+                Ok(self.total.download()?[0])
+            }
+        }
+    }
+}
+
+/// Bytes of [`Workspace`] that [`reduce_on`] needs for `op` over `n`
+/// elements of `T` (0 for `n = 0`). Errors as for [`reduce`] (unsupported
+/// types, too long i8 sums).
+pub fn reduce_workspace_bytes<T: ScanInput>(
+    device: &Device,
+    n: usize,
+    op: ScanOp,
+) -> Result<usize> {
+    Ok(ReducePlan::new::<T>(device, n, op)?.map_or(0, |p| p.layout.bytes()))
+}
+
+/// The stream-ordered [`reduce`]: enqueues `op` over all elements of `x` on
+/// `stream` and returns at once, the total going to `result` (and, for f16
+/// max and min, the kernel's NaN slots: both copied device to device on the
+/// stream); [`ReduceResult::download`] gives what [`reduce`] returns, after
+/// the stream is synchronised. `workspace` must hold
+/// [`reduce_workspace_bytes`]. No allocation, no host synchronisation; an
+/// empty `x` enqueues nothing (the result then holds the identity).
+///
+/// Numerics as for [`reduce`] and [`reduce_sum`]. Errors: as for
+/// [`reduce`] ([`Error::Unsupported`] types, `x` too long for an i8 sum),
+/// plus ([`Error::InvalidArgument`]) `x`, `result` or `workspace` on another
+/// device than the stream, `workspace` too small.
+pub fn reduce_on<T: ScanInput>(
+    stream: &Stream,
+    x: &DeviceBuffer<T>,
+    op: ScanOp,
+    result: &mut ReduceResult<T>,
+    workspace: &mut Workspace,
+) -> Result<()> {
+    stream.check_device(x, "x")?;
+    if !stream.device().same(result.device()) {
+        return Err(Error::InvalidArgument {
+            name: "result",
+            reason: "the result lives on another device than the stream".into(),
+        });
+    }
+    let Some(ReducePlan {
+        mut plan,
+        layout,
+        kernel,
+        nan,
+    }) = ReducePlan::new::<T>(stream.device(), x.len(), op)?
+    else {
+        result.last = Last::Value(T::Acc::identity(op));
+        return Ok(());
+    };
+    if let Some((_, bytes)) = nan {
+        if result.nan.len() < bytes {
+            return Err(Error::InvalidArgument {
+                name: "result",
+                reason: format!(
+                    "{} bytes of NaN slots, the launch writes {bytes}",
+                    result.nan.len()
+                ),
+            });
+        }
+    }
+    workspace.check(stream, &layout)?;
+    let args = runtime::ReduceArgs {
+        x: x.ptr(),
+        total: result.total.ptr(),
+        workspace: workspace.at(kernel),
+    };
+    let uses: [&dyn Uses; 4] = [x, &result.total, &result.nan, &*workspace];
+    stream.with_queue(&uses, |s| {
+        s.zero(workspace.at(kernel), kernel.bytes)?;
+        s.zero(result.total.ptr(), result.total.bytes())?;
+        runtime::launch(s, &mut plan, args)?;
+        match nan {
+            Some((offset, bytes)) => s.copy_device(
+                result.nan.ptr(),
+                workspace.at(kernel).wrapping_byte_add(offset),
+                bytes,
+            ),
+            None => Ok(()),
+        }
+    })?;
+    result.last = Last::Device {
+        nan_bytes: nan.map_or(0, |(_, bytes)| bytes),
+    };
+    Ok(())
+}
+
+/// Whether a kernel saw a NaN in f16 input: each core left a 32-byte slot
+/// of 16 i16 lanes holding the largest `bits & 0x7fff` it read; anything
+/// above 0x7c00 (inf) is a NaN.
+fn saw_nan(slots: &[u8]) -> bool {
+    slots
         .chunks_exact(2)
-        .any(|b| i16::from_le_bytes([b[0], b[1]]) > 0x7c00))
+        .any(|b| i16::from_le_bytes([b[0], b[1]]) > 0x7c00)
 }

@@ -1,8 +1,10 @@
 //! COMPRESS (masked select) and SPLIT (SPLITIND, stable partition with
 //! indices) on the vector cores.
+use super::sample::check_len;
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
 use crate::runtime;
+use crate::stream::{Layout, Part, Stream, Uses, Workspace};
 
 pub use algos::split::MAX_SPLIT_LEN;
 
@@ -157,13 +159,13 @@ pub fn split_with<T: SplitValue>(
     )
 }
 
-fn run<T: SplitValue>(
+/// Checks the inputs of a SPLIT or COMPRESS on `device`: both on it, as
+/// long as each other and at most [`MAX_SPLIT_LEN`]. Returns `n`.
+fn check_inputs<T: SplitValue>(
     device: &Device,
     values: &DeviceBuffer<T>,
     flags: &DeviceBuffer<i8>,
-    kind: algos::SplitKind,
-    want_indices: bool,
-) -> Result<Split<T>> {
+) -> Result<usize> {
     if !device.same(values.device()) {
         return Err(Error::InvalidArgument {
             name: "values",
@@ -183,14 +185,30 @@ fn run<T: SplitValue>(
             reason: format!("{} flags for {n} values", flags.len()),
         });
     }
+    check_split_len(n)?;
+    Ok(n)
+}
+
+fn check_split_len(n: usize) -> Result<()> {
     if n as u64 > MAX_SPLIT_LEN {
         return Err(Error::InvalidArgument {
             name: "values",
             reason: format!("{n} elements: at most {MAX_SPLIT_LEN} (indices are i32)"),
         });
     }
-    let out = device.alloc_uninit::<T>(n)?;
-    let indices = if want_indices {
+    Ok(())
+}
+
+fn run<T: SplitValue>(
+    device: &Device,
+    values: &DeviceBuffer<T>,
+    flags: &DeviceBuffer<i8>,
+    kind: algos::SplitKind,
+    want_indices: bool,
+) -> Result<Split<T>> {
+    let n = check_inputs(device, values, flags)?;
+    let mut out = device.alloc_uninit::<T>(n)?;
+    let mut indices = if want_indices {
         Some(device.alloc_uninit::<i32>(n)?)
     } else {
         None
@@ -202,24 +220,310 @@ fn run<T: SplitValue>(
             ones: 0,
         });
     }
-    let ones = launch::<T>(
+    let mut workspace = Workspace::new(
         device,
-        [values.ptr(), flags.ptr()],
-        n,
-        [
-            out.ptr(),
-            indices
-                .as_ref()
-                .map_or(std::ptr::null_mut(), DeviceBuffer::ptr),
-        ],
-        kind,
-        "flags",
+        SplitPlan::new::<T>(device, n, kind, want_indices)?
+            .layout
+            .bytes(),
     )?;
+    let mut count = SplitCount::new(device, n)?;
+    device.blocking(|stream| {
+        enqueue(
+            stream,
+            values,
+            flags,
+            kind,
+            &mut out,
+            indices.as_mut(),
+            &mut count,
+            &mut workspace,
+        )
+    })?;
+    let ones = count.download()?;
     Ok(Split {
         values: out,
         indices,
         ones,
     })
+}
+
+/// The plan of one SPLIT or COMPRESS launch over `n >= 1` elements and the
+/// workspace it carves: the kernel's (per-core slots, then the flag-bit
+/// cache), zeroed before each launch.
+struct SplitPlan {
+    plan: algos::LaunchPlan<algos::SplitTiling>,
+    layout: Layout,
+    kernel: Part,
+    /// Per-core slots (of [`SLOT_INTS`] i32s) at the start of the kernel's
+    /// workspace.
+    slots: usize,
+}
+
+/// i32s of one per-core slot of the kernel's workspace.
+const SLOT_INTS: usize = algos::split::SPLIT_SLOT_BYTES as usize / 4;
+/// i32s of a slot that hold something: count, smallest and largest flag
+/// (what a [`SplitCount`] gathers of each slot).
+const SLOT_USED: usize = 3;
+
+impl SplitPlan {
+    fn new<T: SplitValue>(
+        device: &Device,
+        n: usize,
+        kind: algos::SplitKind,
+        want_indices: bool,
+    ) -> Result<SplitPlan> {
+        let plan =
+            algos::SplitInd::new(kind, T::DTYPE)?.plan(device.profile(), n as u64, want_indices)?;
+        // One slot per core and wave (the rest, up to `bits_offset`, is
+        // padding).
+        let slots =
+            (plan.tiling.n.div_ceil(plan.tiling.wave_len) * u64::from(plan.block_dim)) as usize;
+        let mut layout = Layout::default();
+        let kernel = layout.add(plan.workspace_bytes as usize);
+        Ok(SplitPlan {
+            plan,
+            layout,
+            kernel,
+            slots,
+        })
+    }
+}
+
+/// The number of ones of a [`compress_on`] or [`split_on`], left on the
+/// device: a small buffer into which the call gathers the kernel's per-core
+/// slots (count of ones, smallest and largest flag), and which
+/// [`SplitCount::download`] sums on the host after the stream is
+/// synchronised. Make one per stream with [`SplitCount::new`] and reuse it:
+/// a loop then allocates nothing.
+#[derive(Debug)]
+pub struct SplitCount {
+    /// [`SLOT_USED`] i32s per slot.
+    slots: DeviceBuffer<i32>,
+    /// Slots the last call wrote (0: no call yet, or an empty input).
+    used: usize,
+}
+
+impl SplitCount {
+    /// A count for SPLIT or COMPRESS of up to `n` elements of any
+    /// [`SplitValue`] type, with or without indices, on `device` (one
+    /// allocation of a few hundred bytes; none for `n = 0`). Errors
+    /// ([`Error::InvalidArgument`]): `n` past [`MAX_SPLIT_LEN`] (named
+    /// `values`), or the device's allocation errors.
+    pub fn new(device: &Device, n: usize) -> Result<SplitCount> {
+        check_split_len(n)?;
+        let mut slots = 0;
+        if n > 0 {
+            for kind in algos::SplitKind::ALL {
+                for want_indices in [false, true] {
+                    // The slots depend on the value width only.
+                    slots = slots
+                        .max(SplitPlan::new::<half::f16>(device, n, kind, want_indices)?.slots)
+                        .max(SplitPlan::new::<f32>(device, n, kind, want_indices)?.slots);
+                }
+            }
+        }
+        Ok(SplitCount {
+            slots: device.alloc_uninit::<i32>(slots * SLOT_USED)?,
+            used: 0,
+        })
+    }
+
+    /// The device it lives on.
+    pub fn device(&self) -> &Device {
+        self.slots.device()
+    }
+
+    /// The number of ones (flags equal to 1) of the last [`compress_on`] or
+    /// [`split_on`] enqueued with this count (0 before any, and for an empty
+    /// input): downloads the slots and sums them. Call it after
+    /// synchronising the stream: before, the simulator reports
+    /// [`Error::HostRace`] (on an NPU the slots would be stale).
+    ///
+    /// Errors: [`Error::InvalidArgument`] naming `flags` when the flags held
+    /// a value other than 0 or 1 (as [`compress_with`] and [`split_with`]
+    /// report it); the device's download errors.
+    pub fn download(&self) -> Result<usize> {
+        let slots = self.slots.download_prefix(self.used * SLOT_USED)?;
+        sum_slots(&slots, SLOT_USED, "flags")
+    }
+}
+
+/// Bytes of [`Workspace`] that [`compress_on`] needs for `n` values of type
+/// `T` (0 for `n = 0`). Errors: `n` past [`MAX_SPLIT_LEN`] (named `values`).
+pub fn compress_workspace_bytes<T: SplitValue>(
+    device: &Device,
+    n: usize,
+    options: CompressOptions,
+) -> Result<usize> {
+    workspace_bytes::<T>(device, n, algos::SplitKind::Compress, options.want_indices)
+}
+
+/// Bytes of [`Workspace`] that [`split_on`] needs for `n` values of type `T`
+/// (0 for `n = 0`). Errors: `n` past [`MAX_SPLIT_LEN`] (named `values`).
+pub fn split_workspace_bytes<T: SplitValue>(
+    device: &Device,
+    n: usize,
+    options: SplitOptions,
+) -> Result<usize> {
+    workspace_bytes::<T>(device, n, algos::SplitKind::Split, options.want_indices)
+}
+
+fn workspace_bytes<T: SplitValue>(
+    device: &Device,
+    n: usize,
+    kind: algos::SplitKind,
+    want_indices: bool,
+) -> Result<usize> {
+    check_split_len(n)?;
+    if n == 0 {
+        return Ok(0);
+    }
+    Ok(SplitPlan::new::<T>(device, n, kind, want_indices)?
+        .layout
+        .bytes())
+}
+
+/// The stream-ordered [`compress_with`]: enqueues COMPRESS of `values` by
+/// `flags` on `stream` and returns at once. The kept values go to the front
+/// of `out` (caller-owned, as long as `values`; the rest is left
+/// unspecified), their original indices to the front of `indices` when
+/// given (as long as `values`), and the kernel's per-core slots are copied
+/// (device to device, on the stream) into `count`, whose
+/// [`SplitCount::download`] gives the number kept after the stream is
+/// synchronised. `workspace` must hold [`compress_workspace_bytes`] (with
+/// `want_indices` as `indices` is given). No allocation, no host
+/// synchronisation; `n = 0` enqueues nothing (the count then reads 0).
+///
+/// The flags are checked on the device: a flag other than 0 or 1 comes back
+/// as the error of [`SplitCount::download`], not of this call. Errors
+/// ([`Error::InvalidArgument`]): `values` longer than [`MAX_SPLIT_LEN`],
+/// `flags` of another length than `values`; `out`, `indices`, `count` (made
+/// for fewer elements, see [`SplitCount::new`]) or `workspace` of the wrong
+/// size; any of them on another device than the stream.
+#[allow(clippy::too_many_arguments)]
+pub fn compress_on<T: SplitValue>(
+    stream: &Stream,
+    values: &DeviceBuffer<T>,
+    flags: &DeviceBuffer<i8>,
+    out: &mut DeviceBuffer<T>,
+    indices: Option<&mut DeviceBuffer<i32>>,
+    count: &mut SplitCount,
+    workspace: &mut Workspace,
+) -> Result<()> {
+    enqueue(
+        stream,
+        values,
+        flags,
+        algos::SplitKind::Compress,
+        out,
+        indices,
+        count,
+        workspace,
+    )
+}
+
+/// The stream-ordered [`split_with`]: enqueues SPLIT (SPLITIND when
+/// `indices` is given) of `values` by `flags` on `stream` and returns at
+/// once. The stable partition goes to `out` (caller-owned, as long as
+/// `values`), the original indices to `indices` when given (as long as
+/// `values`), and the kernel's per-core slots are copied (device to device,
+/// on the stream) into `count`, whose [`SplitCount::download`] gives the
+/// number of ones (where the flag-0 group starts) after the stream is
+/// synchronised. `workspace` must hold [`split_workspace_bytes`] (with
+/// `want_indices` as `indices` is given). No allocation, no host
+/// synchronisation; `n = 0` enqueues nothing. Errors as for
+/// [`compress_on`].
+#[allow(clippy::too_many_arguments)]
+pub fn split_on<T: SplitValue>(
+    stream: &Stream,
+    values: &DeviceBuffer<T>,
+    flags: &DeviceBuffer<i8>,
+    out: &mut DeviceBuffer<T>,
+    indices: Option<&mut DeviceBuffer<i32>>,
+    count: &mut SplitCount,
+    workspace: &mut Workspace,
+) -> Result<()> {
+    enqueue(
+        stream,
+        values,
+        flags,
+        algos::SplitKind::Split,
+        out,
+        indices,
+        count,
+        workspace,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn enqueue<T: SplitValue>(
+    stream: &Stream,
+    values: &DeviceBuffer<T>,
+    flags: &DeviceBuffer<i8>,
+    kind: algos::SplitKind,
+    out: &mut DeviceBuffer<T>,
+    indices: Option<&mut DeviceBuffer<i32>>,
+    count: &mut SplitCount,
+    workspace: &mut Workspace,
+) -> Result<()> {
+    stream.check_device(values, "values")?;
+    stream.check_device(flags, "flags")?;
+    let n = check_inputs(stream.device(), values, flags)?;
+    stream.check_device(out, "out")?;
+    check_len(out.len(), n, "out")?;
+    if let Some(i) = &indices {
+        stream.check_device(i, "indices")?;
+        check_len(i.len(), n, "indices")?;
+    }
+    if !stream.device().same(count.device()) {
+        return Err(Error::InvalidArgument {
+            name: "count",
+            reason: "the count lives on another device than the stream".into(),
+        });
+    }
+    if n == 0 {
+        count.used = 0;
+        return Ok(());
+    }
+    let SplitPlan {
+        mut plan,
+        layout,
+        kernel,
+        slots,
+    } = SplitPlan::new::<T>(stream.device(), n, kind, indices.is_some())?;
+    if count.slots.len() < slots * SLOT_USED {
+        return Err(Error::InvalidArgument {
+            name: "count",
+            reason: format!("made for fewer elements than {n} (SplitCount::new with n >= {n})"),
+        });
+    }
+    workspace.check(stream, &layout)?;
+    let args = runtime::SplitArgs {
+        x: values.ptr(),
+        flags: flags.ptr(),
+        y: out.ptr(),
+        indices: indices.as_ref().map_or(std::ptr::null_mut(), |i| i.ptr()),
+        workspace: workspace.at(kernel),
+    };
+    let mut uses: Vec<&dyn Uses> = vec![values, flags, &*out, &count.slots, &*workspace];
+    if let Some(i) = &indices {
+        uses.push(&**i);
+    }
+    stream.with_queue(&uses, |s| {
+        s.zero(workspace.at(kernel), kernel.bytes)?;
+        runtime::launch(s, &mut plan, args)?;
+        // The used head of every slot, gathered densely.
+        s.copy_device_2d(
+            count.slots.ptr(),
+            SLOT_USED * 4,
+            workspace.at(kernel),
+            SLOT_INTS * 4,
+            SLOT_USED * 4,
+            slots,
+        )
+    })?;
+    count.used = slots;
+    Ok(())
 }
 
 /// One SPLIT or COMPRESS launch over `n >= 1` elements at raw device
@@ -248,12 +552,21 @@ pub(crate) fn launch<T: SplitValue>(
         workspace: workspace.ptr(),
     };
     device.run(|stream| runtime::launch(stream, &mut plan, args))?;
+    sum_slots(
+        &workspace.download_prefix(slot_ints)?,
+        SLOT_INTS,
+        flags_name,
+    )
+}
+
+/// The number of ones from the kernel's per-core slots, `stride` i32s apart;
+/// refuses flags other than 0/1, naming the caller's argument `flags_name`.
+fn sum_slots(slots: &[i32], stride: usize, flags_name: &'static str) -> Result<usize> {
     // Per wave and core a slot: count of non-zero flags, smallest flag,
     // largest flag (all zero when the core had nothing in the wave).
-    let slots = workspace.download_prefix(slot_ints)?;
     let mut ones = 0usize;
     let (mut lo, mut hi) = (0i32, 0i32);
-    for slot in slots.chunks_exact(8) {
+    for slot in slots.chunks_exact(stride) {
         ones += usize::try_from(slot[0]).unwrap_or(0);
         lo = lo.min(slot[1]);
         hi = hi.max(slot[2]);

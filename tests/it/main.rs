@@ -25,4 +25,5 @@ mod sort;
 mod split;
 mod spmv;
 mod stream;
+mod stream_ops;
 mod topp;

@@ -21,10 +21,12 @@
 //! ```
 //!
 //! Blocking and stream-ordered forms: every operation returns its results
-//! when the device is done; `scan_on`, `sort_on`, `topk_on`,
-//! `multinomial_on` and `top_p_sample_on` only enqueue on a [`Stream`],
-//! writing caller-owned buffers and using a reusable [`Workspace`], so a
-//! loop allocates and waits only where it says so (see [`Stream`]).
+//! when the device is done; the `*_on` forms (`scan_on`, `reduce_on`,
+//! `copy_on`, `compress_on`, `split_on`, `sort_on`, `topk_on`,
+//! `multinomial_on`, `top_p_sample_on`, `segmented_scan_on`) only enqueue on
+//! a [`Stream`], writing caller-owned buffers and using a reusable
+//! [`Workspace`], so a loop allocates and waits only where it says so (see
+//! [`Stream`]).
 //!
 //! Every public item is documented (`deny(missing_docs)`), each operation
 //! with its numerics: accumulator type, rounding and error bound, and what

@@ -307,6 +307,7 @@ fn a_steady_state_loop_allocates_nothing() {
         topk_workspace_bytes::<f16>(&dev, rows, n, k, TopkOptions::default()).unwrap(),
         multinomial_workspace_bytes::<f16>(&dev, rows, n, 1).unwrap(),
         top_p_sample_workspace_bytes::<f16>(&dev, rows, n, topp).unwrap(),
+        segmented_scan_workspace_bytes::<f16>(&dev, rows * n, SegScanOptions::default()).unwrap(),
     ];
     let mut ws = workspace(&dev, *bytes.iter().max().unwrap());
     let mut scanned = dev.alloc::<f32>(rows * n).unwrap();
@@ -320,6 +321,9 @@ fn a_steady_state_loop_allocates_nothing() {
     let mut kept = dev.alloc::<f32>(rows).unwrap();
     let mut tokens = dev.alloc::<i32>(rows).unwrap();
     let mut check = TopPCheck::new(&dev, rows).unwrap();
+    let starts: Vec<i8> = (0..rows * n).map(|i| i8::from(i % 300 == 0)).collect();
+    let starts = dev.upload(&starts).unwrap();
+    let mut seg_check = SegmentCheck::new(&dev).unwrap();
     let mut step = |i: u64| {
         u.write_from_host(0, &uniforms(i, rows, 1)).unwrap();
         let b = Batch::rows(&x, rows).unwrap();
@@ -366,8 +370,20 @@ fn a_steady_state_loop_allocates_nothing() {
         .unwrap();
         multinomial_on(&stream, b, &u, &mut drawn, Some(&mut kept), &mut ws).unwrap();
         top_p_sample_on(&stream, b, topp, &u, &mut tokens, &mut check, &mut ws).unwrap();
+        let opts = SegScanOptions::default();
+        segmented_scan_on(
+            &stream,
+            &x,
+            &starts,
+            opts,
+            &mut scanned,
+            &mut seg_check,
+            &mut ws,
+        )
+        .unwrap();
         stream.synchronize().unwrap();
         check.download().unwrap();
+        seg_check.download().unwrap();
         check_row_totals(&kept.download().unwrap()).unwrap();
         tokens.download().unwrap()
     };

@@ -23,10 +23,10 @@
 //! Blocking and stream-ordered forms: every operation returns its results
 //! when the device is done; the `*_on` forms (`scan_on`, `reduce_on`,
 //! `copy_on`, `compress_on`, `split_on`, `sort_on`, `topk_on`,
-//! `multinomial_on`, `top_p_sample_on`, `segmented_scan_on`) only enqueue on
-//! a [`Stream`], writing caller-owned buffers and using a reusable
-//! [`Workspace`], so a loop allocates and waits only where it says so (see
-//! [`Stream`]).
+//! `multinomial_on`, `top_p_sample_on`, `segmented_scan_on`, `spmv_on`)
+//! only enqueue on a [`Stream`], writing caller-owned buffers and using a
+//! reusable [`Workspace`], so a loop allocates and waits only where it says
+//! so (see [`Stream`]).
 //!
 //! Every public item is documented (`deny(missing_docs)`), each operation
 //! with its numerics: accumulator type, rounding and error bound, and what
@@ -80,7 +80,7 @@ pub use ops::split::{
     split_workspace_bytes, CompressOptions, Compressed, Split, SplitCount, SplitOptions,
     SplitValue, MAX_SPLIT_LEN,
 };
-pub use ops::spmv::{spmv, Csr, SpmvValue, MAX_SPMV_DIM};
+pub use ops::spmv::{spmv, spmv_on, spmv_workspace_bytes, Csr, SpmvCheck, SpmvValue, MAX_SPMV_DIM};
 pub use ops::topp::{
     top_p_sample, top_p_sample_on, top_p_sample_workspace_bytes, TopPCheck, TopPOptions, TopPProb,
 };

@@ -1,9 +1,11 @@
 //! CSR sparse matrix-vector product (SPMV) as a scan.
-use super::scan::{scan, ScanOptions};
+use super::sample::check_len;
+use super::scan::{scan_on, scan_workspace_bytes, ScanOptions};
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
 use crate::matrices::HostCsr;
 use crate::runtime;
+use crate::stream::{Layout, Part, Stream, Uses, Workspace};
 
 /// Value types of [`Csr`] and [`spmv`]: f16 and f32 (x has the same type;
 /// the products and y are f32).
@@ -39,6 +41,9 @@ pub struct Csr<T: SpmvValue> {
     col_indices: DeviceBuffer<i32>,
     row_ptr: DeviceBuffer<i32>,
     shape: (usize, usize),
+    /// The check of `row_ptr[0]` and `row_ptr[m]`, made on first use (the
+    /// buffers cannot change behind a `Csr`).
+    ends: std::sync::OnceLock<Result<()>>,
 }
 
 fn invalid(name: &'static str, reason: String) -> Error {
@@ -105,7 +110,35 @@ impl<T: SpmvValue> Csr<T> {
             col_indices,
             row_ptr,
             shape,
+            ends: std::sync::OnceLock::new(),
         })
+    }
+
+    /// `row_ptr[0] == 0` and `row_ptr[m] == nnz`, read from the device once
+    /// (two entries) and remembered.
+    fn check_ends(&self) -> Result<()> {
+        self.ends
+            .get_or_init(|| {
+                let m = self.shape.0;
+                let ends = [
+                    self.row_ptr.download_range(0, 1)?[0],
+                    self.row_ptr.download_range(m, 1)?[0],
+                ];
+                if ends[0] != 0 {
+                    return Err(invalid(
+                        "row_ptr",
+                        format!("row_ptr[0] = {}: must be 0", ends[0]),
+                    ));
+                }
+                if ends[1] as i64 != self.nnz() as i64 {
+                    return Err(invalid(
+                        "row_ptr",
+                        format!("row_ptr[{m}] = {}: must be nnz = {}", ends[1], self.nnz()),
+                    ));
+                }
+                Ok(())
+            })
+            .clone()
     }
 
     /// Uploads a host CSR matrix (values converted with [`SpmvValue::from_f32`]).
@@ -139,37 +172,6 @@ impl<T: SpmvValue> Csr<T> {
     pub fn row_ptr(&self) -> &DeviceBuffer<i32> {
         &self.row_ptr
     }
-}
-
-/// Downloads the per-core check slots of a launch and returns the smallest
-/// bad index reported (slots hold 1 + index, 0 for none).
-fn first_bad(check: &DeviceBuffer<i32>) -> Result<Option<usize>> {
-    Ok(check
-        .download()?
-        .chunks_exact(8)
-        .filter(|s| s[0] > 0)
-        .map(|s| s[0] as usize - 1)
-        .min())
-}
-
-/// Runs one SpMV kernel over `count` entries gathering from `src_len`
-/// elements, and returns the first bad index its cores reported (in the
-/// check slots this allocates: `args.check` is replaced).
-fn launch(
-    device: &Device,
-    stage: algos::SpmvStage,
-    count: usize,
-    src_len: usize,
-    args: runtime::SpmvArgs,
-) -> Result<Option<usize>> {
-    let mut plan = algos::Spmv::new(stage)?.plan(device.profile(), count as u64, src_len as u64)?;
-    let check = device.alloc_zeroed::<i32>((plan.workspace_bytes / 4) as usize)?;
-    let args = runtime::SpmvArgs {
-        check: check.ptr(),
-        ..args
-    };
-    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
-    first_bad(&check)
 }
 
 /// `y = A x` for a CSR matrix `a` (m x n) and `x` (n entries of the value
@@ -223,100 +225,252 @@ pub fn spmv<T: SpmvValue>(
     a: &Csr<T>,
     x: &DeviceBuffer<T>,
 ) -> Result<DeviceBuffer<f32>> {
-    let (m, n) = a.shape;
-    let nnz = a.nnz();
     if !device.same(a.values.device()) {
         return Err(invalid("a", "the matrix lives on another device".into()));
     }
-    if !device.same(x.device()) {
-        return Err(invalid("x", "the buffer lives on another device".into()));
-    }
-    if x.len() != n {
-        return Err(invalid(
-            "x",
-            format!("{} entries for {n} columns: must be n", x.len()),
-        ));
-    }
-    // row_ptr[0] and row_ptr[m] are checked for m = 0 too (one entry: 0,
-    // and nnz must be 0).
-    let ends = [
-        a.row_ptr.download_range(0, 1)?[0],
-        a.row_ptr.download_range(m, 1)?[0],
-    ];
-    if ends[0] != 0 {
-        return Err(invalid(
-            "row_ptr",
-            format!("row_ptr[0] = {}: must be 0", ends[0]),
-        ));
-    }
-    if ends[1] as i64 != nnz as i64 {
-        return Err(invalid(
-            "row_ptr",
-            format!("row_ptr[{m}] = {}: must be nnz = {nnz}", ends[1]),
-        ));
-    }
-    if m == 0 {
-        return device.alloc_uninit::<f32>(0);
-    }
-    if nnz == 0 {
-        // Every row is empty: the rows kernel checks row_ptr and gathers
-        // nothing (every index is -1) from a one-element zero "scan".
-        let zs = device.alloc_zeroed::<f32>(1)?;
-        let y = device.alloc_uninit::<f32>(m)?;
-        let bad = launch(
-            device,
-            algos::SpmvStage::Rows,
-            m,
-            1,
-            runtime::SpmvArgs {
-                values: std::ptr::null_mut(),
-                indices: a.row_ptr.ptr(),
-                src: zs.ptr(),
-                out: y.ptr(),
-                check: std::ptr::null_mut(),
-            },
-        )?;
-        return decreasing(bad).map(|()| y);
-    }
-    let z = device.alloc_uninit::<f32>(nnz)?;
-    let bad_col = launch(
-        device,
-        algos::SpmvStage::Products(T::DTYPE),
-        nnz,
-        n,
-        runtime::SpmvArgs {
-            values: a.values.ptr(),
-            indices: a.col_indices.ptr(),
-            src: x.ptr(),
-            out: z.ptr(),
-            check: std::ptr::null_mut(),
-        },
-    )?;
-    let zs = scan(device, &z, ScanOptions::default())?.values;
-    let y = device.alloc_uninit::<f32>(m)?;
-    // The rows kernel reads z again only for rows after a non-finite product.
-    let bad_row = launch(
-        device,
-        algos::SpmvStage::Rows,
-        m,
-        nnz,
-        runtime::SpmvArgs {
-            values: z.ptr(),
-            indices: a.row_ptr.ptr(),
-            src: zs.ptr(),
-            out: y.ptr(),
-            check: std::ptr::null_mut(),
-        },
-    )?;
-    decreasing(bad_row)?;
-    if let Some(i) = bad_col {
-        let c = a.col_indices.download_range(i, 1)?[0];
-        return Err(invalid(
-            "col_indices",
-            format!("col_indices[{i}] = {c}: must be in [0, {n})"),
-        ));
-    }
+    let plan = SpmvPlan::new(device, a, x)?;
+    let mut y = device.alloc_uninit::<f32>(a.shape.0)?;
+    let mut check = SpmvCheck::new(device)?;
+    let mut workspace = Workspace::new(device, plan.layout.bytes())?;
+    device.blocking(|stream| plan.enqueue(stream, a, x, &mut y, &mut check, &mut workspace))?;
+    check.download(a)?;
     Ok(y)
+}
+
+/// The launches of a product and their workspace: the products z, their
+/// scan zs (a zero element when there are no nonzeros), the scan's own
+/// workspace, and the two kernels' check slots.
+struct SpmvPlan {
+    products: Option<algos::LaunchPlan<algos::SpmvTiling>>,
+    rows: Option<algos::LaunchPlan<algos::SpmvTiling>>,
+    layout: Layout,
+    z: Part,
+    zs: Part,
+    scan: Part,
+    product_checks: Part,
+    row_checks: Part,
+}
+
+impl SpmvPlan {
+    /// Checks `x` against `a` and plans.
+    fn new<T: SpmvValue>(device: &Device, a: &Csr<T>, x: &DeviceBuffer<T>) -> Result<SpmvPlan> {
+        let n = a.shape.1;
+        if !device.same(x.device()) {
+            return Err(invalid("x", "the buffer lives on another device".into()));
+        }
+        if x.len() != n {
+            return Err(invalid(
+                "x",
+                format!("{} entries for {n} columns: must be n", x.len()),
+            ));
+        }
+        SpmvPlan::for_matrix(device, a)
+    }
+
+    /// Checks `a` (its row_ptr ends: once per matrix) and plans.
+    fn for_matrix<T: SpmvValue>(device: &Device, a: &Csr<T>) -> Result<SpmvPlan> {
+        let (m, n) = a.shape;
+        let nnz = a.nnz();
+        // row_ptr[0] and row_ptr[m] are checked for m = 0 too (one entry:
+        // 0, and nnz must be 0).
+        a.check_ends()?;
+        let profile = device.profile();
+        let products = (m > 0 && nnz > 0)
+            .then(|| {
+                algos::Spmv::new(algos::SpmvStage::Products(T::DTYPE))?
+                    .plan(profile, nnz as u64, n as u64)
+            })
+            .transpose()?;
+        // With no nonzeros the rows kernel gathers nothing (every index is
+        // -1) from a one-element zero "scan".
+        let rows = (m > 0)
+            .then(|| {
+                algos::Spmv::new(algos::SpmvStage::Rows)?.plan(profile, m as u64, nnz.max(1) as u64)
+            })
+            .transpose()?;
+        let scan_bytes = if products.is_some() {
+            scan_workspace_bytes::<f32>(device, 1, nnz, ScanOptions::default())?
+        } else {
+            0
+        };
+        let mut layout = Layout::default();
+        let z = layout.add_of::<f32>(nnz);
+        let zs = layout.add_of::<f32>(nnz.max(1));
+        let scan = layout.add(scan_bytes);
+        let product_checks =
+            layout.add(products.as_ref().map_or(0, |p| p.workspace_bytes) as usize);
+        let row_checks = layout.add(rows.as_ref().map_or(0, |p| p.workspace_bytes) as usize);
+        Ok(SpmvPlan {
+            products,
+            rows,
+            layout,
+            z,
+            zs,
+            scan,
+            product_checks,
+            row_checks,
+        })
+    }
+
+    fn enqueue<T: SpmvValue>(
+        mut self,
+        stream: &Stream,
+        a: &Csr<T>,
+        x: &DeviceBuffer<T>,
+        y: &mut DeviceBuffer<f32>,
+        check: &mut SpmvCheck,
+        workspace: &mut Workspace,
+    ) -> Result<()> {
+        workspace.check(stream, &self.layout)?;
+        let slots = self.product_checks.bytes + self.row_checks.bytes;
+        if check.slots.bytes() < slots {
+            return Err(invalid("check", "made for another device profile".into()));
+        }
+        let (z, zs) = (workspace.at(self.z), workspace.at(self.zs));
+        let (pc, rc) = (
+            workspace.at(self.product_checks),
+            workspace.at(self.row_checks),
+        );
+        let uses: [&dyn Uses; 6] = [&a.values, &a.col_indices, &a.row_ptr, x, &*y, &*workspace];
+        stream.with_queue(&uses, |s| {
+            s.zero(check.slots.ptr(), check.slots.bytes())?;
+            if let Some(plan) = &mut self.products {
+                s.zero(pc, self.product_checks.bytes)?;
+                let args = runtime::SpmvArgs {
+                    values: a.values.ptr(),
+                    indices: a.col_indices.ptr(),
+                    src: x.ptr(),
+                    out: z,
+                    check: pc,
+                };
+                runtime::launch(s, plan, args)?;
+            } else {
+                s.zero(zs, self.zs.bytes)?;
+            }
+            Ok(())
+        })?;
+        if self.products.is_some() {
+            let z_buf = workspace.buffer::<f32>(self.z);
+            let mut zs_buf = workspace.buffer::<f32>(self.zs);
+            let mut scan_ws = workspace.sub(self.scan);
+            scan_on(
+                stream,
+                &z_buf,
+                ScanOptions::default(),
+                &mut zs_buf,
+                None,
+                &mut scan_ws,
+            )?;
+        }
+        stream.with_queue(&[&*workspace, &check.slots], |s| {
+            if let Some(plan) = &mut self.rows {
+                s.zero(rc, self.row_checks.bytes)?;
+                // The rows kernel reads z again only for rows after a
+                // non-finite product.
+                let args = runtime::SpmvArgs {
+                    values: if self.products.is_some() {
+                        z
+                    } else {
+                        std::ptr::null_mut()
+                    },
+                    indices: a.row_ptr.ptr(),
+                    src: zs,
+                    out: y.ptr(),
+                    check: rc,
+                };
+                runtime::launch(s, plan, args)?;
+            }
+            // The rows kernel's slots first, then the products kernel's.
+            s.copy_device(check.slots.ptr(), rc, self.row_checks.bytes)?;
+            s.copy_device(
+                check.slots.ptr().wrapping_byte_add(check.half_bytes),
+                pc,
+                self.product_checks.bytes,
+            )
+        })
+    }
+}
+
+/// What the host checks after a [`spmv_on`]: the kernels' check slots
+/// (the first decreasing `row_ptr` entry and the first column index out of
+/// range each core met), copied on the device. Made once per device and
+/// reused; `download` after the stream is synchronised.
+#[derive(Debug)]
+pub struct SpmvCheck {
+    /// The rows kernel's slots, then (from `half_bytes`) the products kernel's.
+    slots: DeviceBuffer<i32>,
+    half_bytes: usize,
+}
+
+impl SpmvCheck {
+    /// A check for products on `device`.
+    pub fn new(device: &Device) -> Result<SpmvCheck> {
+        // One 32-byte slot per vector core and kernel at most.
+        let words = device.profile().vector_cores.max(1) as usize * 8;
+        Ok(SpmvCheck {
+            slots: device.alloc_zeroed(2 * words)?,
+            half_bytes: words * 4,
+        })
+    }
+
+    /// Downloads the check: [`Error::InvalidArgument`] naming `row_ptr` (a
+    /// decreasing entry, reported first) or `col_indices` (an index outside
+    /// [0, n), with its value read from `a`), as [`spmv`] reports them;
+    /// with either, y is unspecified.
+    pub fn download<T: SpmvValue>(&self, a: &Csr<T>) -> Result<()> {
+        let slots = self.slots.download()?;
+        let (rows, products) = slots.split_at(self.half_bytes / 4);
+        let first_bad = |slots: &[i32]| {
+            slots
+                .chunks_exact(8)
+                .filter(|s| s[0] > 0)
+                .map(|s| s[0] as usize - 1)
+                .min()
+        };
+        decreasing(first_bad(rows))?;
+        if let Some(i) = first_bad(products) {
+            let c = a.col_indices.download_range(i, 1)?[0];
+            return Err(invalid(
+                "col_indices",
+                format!("col_indices[{i}] = {c}: must be in [0, {})", a.shape.1),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Bytes of [`Workspace`] that [`spmv_on`] needs for `a` and an `x` of
+/// its column count. Reads `row_ptr[0]` and `row_ptr[m]` the first time a
+/// matrix is used (then remembers them).
+pub fn spmv_workspace_bytes<T: SpmvValue>(device: &Device, a: &Csr<T>) -> Result<usize> {
+    Ok(SpmvPlan::for_matrix(device, a)?.layout.bytes())
+}
+
+/// The stream-ordered [`spmv`]: enqueues `y = A x` (products, their f32
+/// scan, the row differences) on `stream` and returns at once, writing y
+/// into `y` (caller-owned, m entries). No allocation (the matrix's
+/// `row_ptr[0]` and `row_ptr[m]` are read once, on its first use, and
+/// remembered), no host synchronisation. Numerics as for [`spmv`].
+///
+/// `row_ptr` and `col_indices` are checked on the device: `check` receives
+/// what the host needs and [`SpmvCheck::download`] (after synchronising)
+/// gives the blocking form's errors. Errors now: as for [`spmv`] (`x`,
+/// `row_ptr` ends), plus `y`, `check` or `workspace` of the wrong size or
+/// device.
+pub fn spmv_on<T: SpmvValue>(
+    stream: &Stream,
+    a: &Csr<T>,
+    x: &DeviceBuffer<T>,
+    y: &mut DeviceBuffer<f32>,
+    check: &mut SpmvCheck,
+    workspace: &mut Workspace,
+) -> Result<()> {
+    stream.check_device(&a.values, "a")?;
+    stream.check_device(y, "y")?;
+    stream.check_device(&check.slots, "check")?;
+    let plan = SpmvPlan::new(stream.device(), a, x)?;
+    check_len(y.len(), a.shape.0, "y")?;
+    plan.enqueue(stream, a, x, y, check, workspace)
 }
 
 /// The error for the first decreasing row_ptr entry, if any.

@@ -706,3 +706,56 @@ fn segmented_scan_on_is_exact_for_i8_and_checks_its_flags() {
         "{e}"
     );
 }
+
+/// SpMV on a stream against the f64 reference within the documented bound,
+/// with its checks; the matrix's row_ptr ends are read once.
+#[test]
+fn spmv_on_matches_the_reference_and_checks() {
+    use ascend_scan::matrices::{power_law, HostCsr};
+    use ascend_scan::{spmv_on, spmv_workspace_bytes, Csr, SpmvCheck};
+    let dev = testkit::device();
+    let s = dev.create_stream().unwrap();
+    let mut check = SpmvCheck::new(&dev).unwrap();
+    let empty = HostCsr {
+        shape: (5, 7),
+        row_ptr: vec![0; 6],
+        col_indices: vec![],
+        values: vec![],
+    };
+    for host in [power_law(3000, 2500, 1.6, 9), empty] {
+        let (m, n) = host.shape;
+        let a = Csr::<f32>::upload(&dev, &host).unwrap();
+        let xs: Vec<f32> = (0..n).map(|i| ((i * 7) % 13) as f32 / 13.0 - 0.4).collect();
+        let x = dev.upload(&xs).unwrap();
+        let mut ws = workspace(&dev, spmv_workspace_bytes(&dev, &a).unwrap());
+        let mut y = dev.alloc::<f32>(m).unwrap();
+        for _ in 0..2 {
+            spmv_on(&s, &a, &x, &mut y, &mut check, &mut ws).unwrap();
+            s.synchronize().unwrap();
+            check.download(&a).unwrap();
+            let x64: Vec<f64> = xs.iter().map(|&v| f64::from(v)).collect();
+            let (want, bounds) = (host.reference_spmv(&x64), host.spmv_error_bounds(&x64));
+            for (r, got) in y.download().unwrap().iter().enumerate() {
+                assert!((f64::from(*got) - want[r]).abs() <= bounds[r], "row {r}");
+            }
+        }
+    }
+    // A column out of range is found on the device and named on download.
+    let bad = HostCsr {
+        shape: (2, 3),
+        row_ptr: vec![0, 1, 2],
+        col_indices: vec![0, 5],
+        values: vec![1.0, 1.0],
+    };
+    let a = Csr::<f32>::upload(&dev, &bad).unwrap();
+    let x = dev.upload(&[1.0f32; 3]).unwrap();
+    let mut ws = workspace(&dev, spmv_workspace_bytes(&dev, &a).unwrap());
+    let mut y = dev.alloc::<f32>(2).unwrap();
+    spmv_on(&s, &a, &x, &mut y, &mut check, &mut ws).unwrap();
+    s.synchronize().unwrap();
+    let e = check.download(&a).unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidArgument { name: "col_indices", reason } if reason.contains("col_indices[1] = 5")),
+        "{e}"
+    );
+}

@@ -12,6 +12,7 @@ use ascend_scan::{
     TopkOptions, Workspace,
 };
 use half::f16;
+use proptest::prelude::*;
 use testkit::check::check_scan_row;
 use testkit::data::f16_data;
 
@@ -758,4 +759,184 @@ fn spmv_on_matches_the_reference_and_checks() {
         matches!(&e, Error::InvalidArgument { name: "col_indices", reason } if reason.contains("col_indices[1] = 5")),
         "{e}"
     );
+}
+
+/// One step of a random two-stream program (see
+/// `the_race_rule_agrees_with_a_happens_before_model`).
+#[derive(Debug, Clone)]
+enum Step {
+    /// A copy kernel on stream `s` from buffer `src` to buffer `dst`.
+    Copy { s: usize, src: usize, dst: usize },
+    /// Stream `s` records an event (kept as the stream's latest).
+    Record { s: usize },
+    /// Stream `s` waits for the latest event of stream `of`.
+    Wait { s: usize, of: usize },
+    /// The host synchronises stream `s`.
+    Sync { s: usize },
+    /// The host waits for the latest event of stream `s`.
+    SyncEvent { s: usize },
+    /// The host reads (download) or writes (write_from_host) buffer `b`.
+    Host { b: usize, write: bool },
+}
+
+const AGENTS: usize = 3; // 0 the host, 1 and 2 the streams
+const BUFFERS: usize = 3;
+
+/// The happens-before model the simulator's rule is meant to implement:
+/// vector clocks over the host and the streams, per buffer each agent's
+/// latest read and write.
+#[derive(Default)]
+struct Model {
+    clock: [[u64; AGENTS]; AGENTS],
+    events: [Option<[u64; AGENTS]>; AGENTS],
+    /// [buffer][agent] = (read time, write time)
+    last: [[(u64, u64); AGENTS]; BUFFERS],
+    /// A launch of the stream raced since its last synchronisation.
+    pending: [bool; AGENTS],
+}
+
+impl Model {
+    fn join(into: &mut [u64; AGENTS], from: &[u64; AGENTS]) {
+        for (a, b) in into.iter_mut().zip(from) {
+            *a = (*a).max(*b);
+        }
+    }
+
+    /// Stamps an access of `agent` (whose clock already counts it); true
+    /// when it races with another agent's access.
+    fn access(&mut self, agent: usize, b: usize, write: bool) -> bool {
+        let clock = self.clock[agent];
+        let race = (0..AGENTS).filter(|&o| o != agent).any(|o| {
+            let (r, w) = self.last[b][o];
+            w > clock[o] || (write && r > clock[o])
+        });
+        let now = clock[agent];
+        let slot = &mut self.last[b][agent];
+        if write {
+            slot.1 = now;
+        } else {
+            slot.0 = now;
+        }
+        race
+    }
+
+    /// Work enqueued on stream `s`: after the host's past, one tick.
+    fn enqueue(&mut self, s: usize) {
+        let host = self.clock[0];
+        Self::join(&mut self.clock[s], &host);
+        self.clock[s][s] += 1;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..Default::default() })]
+
+    /// Random programs of copies on two streams, events, synchronisations
+    /// and host accesses: the simulator reports a host-side race exactly
+    /// where the happens-before model finds one, and nowhere else.
+    #[test]
+    fn the_race_rule_agrees_with_a_happens_before_model(
+        steps in proptest::collection::vec(
+            prop_oneof![
+                (1usize..3, 0usize..BUFFERS, 0usize..BUFFERS)
+                    .prop_filter("distinct buffers", |(_, a, b)| a != b)
+                    .prop_map(|(s, src, dst)| Step::Copy { s, src, dst }),
+                (1usize..3).prop_map(|s| Step::Record { s }),
+                (1usize..3).prop_map(|s| Step::Wait { s, of: 3 - s }),
+                (1usize..3).prop_map(|s| Step::Sync { s }),
+                (1usize..3).prop_map(|s| Step::SyncEvent { s }),
+                (0usize..BUFFERS, any::<bool>()).prop_map(|(b, write)| Step::Host { b, write }),
+            ],
+            1..14,
+        )
+    ) {
+        // One device for every case (a process holds at most 64 simulated
+        // devices); each case has its own streams and buffers.
+        static DEVICE: std::sync::OnceLock<Device> = std::sync::OnceLock::new();
+        let dev = DEVICE.get_or_init(fresh);
+        let streams = [dev.create_stream().unwrap(), dev.create_stream().unwrap()];
+        let mut model = Model::default();
+        let mut bufs: Vec<DeviceBuffer<f32>> = (0..BUFFERS)
+            .map(|b| {
+                model.clock[0][0] += 1;
+                model.access(0, b, true);
+                dev.upload(&[b as f32; 1000]).unwrap()
+            })
+            .collect();
+        let mut events: [Option<ascend_scan::Event>; AGENTS] = Default::default();
+        for (i, step) in steps.iter().enumerate() {
+            match *step {
+                Step::Copy { s, src, dst } => {
+                    model.enqueue(s);
+                    let read = model.access(s, src, false);
+                    let wrote = model.access(s, dst, true);
+                    model.pending[s] |= read || wrote;
+                    let (lo, hi) = bufs.split_at_mut(src.max(dst));
+                    let (from, to) = if src < dst { (&lo[src], &mut hi[0]) } else { (&hi[0], &mut lo[dst]) };
+                    ascend_scan::copy_on(&streams[s - 1], from, to).unwrap();
+                }
+                Step::Record { s } => {
+                    let host = model.clock[0];
+                    Model::join(&mut model.clock[s], &host);
+                    model.events[s] = Some(model.clock[s]);
+                    events[s] = Some(streams[s - 1].record().unwrap());
+                }
+                Step::Wait { s, of } => {
+                    if let (Some(e), Some(vc)) = (&events[of], model.events[of]) {
+                        let host = model.clock[0];
+                        Model::join(&mut model.clock[s], &host);
+                        Model::join(&mut model.clock[s], &vc);
+                        streams[s - 1].wait(e).unwrap();
+                    }
+                }
+                Step::Sync { s } => {
+                    let got = streams[s - 1].synchronize();
+                    let done = model.clock[s];
+                    Model::join(&mut model.clock[0], &done);
+                    let want = std::mem::take(&mut model.pending[s]);
+                    prop_assert_eq!(
+                        matches!(got, Err(Error::HostRace { .. })),
+                        want,
+                        "step {} {:?}: {:?}",
+                        i,
+                        step,
+                        got
+                    );
+                    if !want {
+                        prop_assert!(got.is_ok(), "step {} {:?}: {:?}", i, step, got);
+                    }
+                }
+                Step::SyncEvent { s } => {
+                    if let (Some(e), Some(vc)) = (&events[s], model.events[s]) {
+                        Model::join(&mut model.clock[0], &vc);
+                        e.synchronize().unwrap();
+                    }
+                }
+                Step::Host { b, write } => {
+                    model.clock[0][0] += 1;
+                    let want = model.access(0, b, write);
+                    let got = if write {
+                        bufs[b].write_from_host(0, &[7.0; 10])
+                    } else {
+                        bufs[b].download().map(|_| ())
+                    };
+                    prop_assert_eq!(
+                        matches!(got, Err(Error::HostRace { .. })),
+                        want,
+                        "step {} {:?}: {:?}",
+                        i,
+                        step,
+                        got
+                    );
+                    if !want {
+                        prop_assert!(got.is_ok(), "step {} {:?}: {:?}", i, step, got);
+                    }
+                }
+            }
+        }
+        for s in 1..AGENTS {
+            let got = streams[s - 1].synchronize();
+            prop_assert_eq!(got.is_err(), model.pending[s], "final sync of stream {}: {:?}", s, got);
+        }
+    }
 }

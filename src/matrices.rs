@@ -82,7 +82,7 @@ impl HostCsr {
             .collect()
     }
 
-    /// Per row r, the sum of |value * x[col]| over all nonzeros up to the
+    /// Per row r, the sum of `|value * x[col]|` over all nonzeros up to the
     /// end of row r (earlier rows included): the magnitude the SpMV error
     /// bound is relative to.
     pub fn prefix_magnitudes(&self, x: &[f64]) -> Vec<f64> {

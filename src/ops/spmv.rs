@@ -182,7 +182,7 @@ impl<T: SpmvValue> Csr<T> {
 /// section "SpMV (CSR, y = A x)"): `z[i] = val[i] *
 /// x[col[i]]` (one launch on every vector core; x is read from GM through
 /// 64 KiB UB windows covering each chunk's column range, so x may be far
-/// longer than the Unified Buffer), `zs` = the inclusive f32 [`scan`] of z
+/// longer than the Unified Buffer), `zs` = the inclusive f32 [`scan`](crate::scan) of z
 /// (VECTORSCAN), then `y[r] = zs[row_ptr[r+1]-1] - zs[row_ptr[r]-1]`
 /// (a term with index -1 is 0; one more launch, gathering from zs through
 /// the same windows). Empty rows, leading, trailing or in runs, are exactly
@@ -191,10 +191,10 @@ impl<T: SpmvValue> Csr<T> {
 ///
 /// Numerics: with u = 2^-24, d = [`Algorithm::error_depth`] of the f32
 /// scan (256 for VECTORSCAN), e_r = row_ptr[r+1] - 1 and S_r = the sum of
-/// |val_j * x[col_j]| over all nonzeros j <= e_r (all earlier rows
+/// `|val_j * x[col_j]|` over all nonzeros j <= e_r (all earlier rows
 /// included), `|y[r] - exact| <= (2d + 2 e_r / d + 7) * u * S_r`. The error
 /// is relative to the magnitude of the whole prefix up to the row's end,
-/// not to |y[r]|: y[r] is the difference of two prefix sums, so a short
+/// not to `|y[r]|`: `y[r]` is the difference of two prefix sums, so a short
 /// row after many large products can lose all its digits (cancellation).
 /// (Each prefix carries the scan's bound `(d + e_r/d + 2) u S_r`; the f32
 /// products add u per product for f32 values, nothing for f16; the

@@ -45,9 +45,9 @@ impl Default for TopPOptions {
 /// One token per row of `probs` by nucleus sampling, as the Llama 3
 /// reference sampler (`sample_top_p`) does it:
 ///
-/// 1. sort each row descending, with the indices ([`sort`]; with `top_k`,
-///    the [`topk`] of the row instead, sorted);
-/// 2. inclusive scan of the sorted row in fp32 ([`scan`]);
+/// 1. sort each row descending, with the indices ([`sort`](crate::sort); with `top_k`,
+///    the [`topk`](crate::topk) of the row instead, sorted);
+/// 2. inclusive scan of the sorted row in fp32 ([`scan`](crate::scan));
 /// 3. zero every entry whose `scan - prob > p` (the mass before it already
 ///    exceeds `p`; the first entry always stays);
 /// 4. one weighted draw from the kept entries (renormalised implicitly:

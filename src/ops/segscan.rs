@@ -461,7 +461,8 @@ fn stream_revspec(options: SegScanOptions) -> Result<RevSpec> {
 }
 
 /// Bytes of [`Workspace`] that [`segmented_scan_on`] needs for `n` values
-/// of type `T`.
+/// of type `T`. Also uploads the kernel's constant matrices, once per
+/// device, so that the calls that follow allocate nothing.
 pub fn segmented_scan_workspace_bytes<T: SegmentedInput>(
     device: &Device,
     n: usize,
@@ -471,18 +472,17 @@ pub fn segmented_scan_workspace_bytes<T: SegmentedInput>(
         return Ok(0);
     }
     let revspec = stream_revspec(options)?;
-    Ok(
-        SegScanPlan::new::<T>(device, n, options.exclusive, revspec)?
-            .layout
-            .bytes(),
-    )
+    let plan = SegScanPlan::new::<T>(device, n, options.exclusive, revspec)?;
+    device.constant(&plan.constants)?;
+    Ok(plan.layout.bytes())
 }
 
 /// The stream-ordered [`segmented_scan`] with segments given by start
 /// `flags` (int8, one per value): enqueues one SEGSCAN launch on `stream`
 /// and returns at once, writing the scan into `y` (caller-owned, as long as
-/// `x`). No allocation (after the device's first call, which uploads the
-/// kernel's constant matrices once), no host synchronisation. `Auto` runs
+/// `x`). No allocation (the kernel's constant matrices are uploaded once
+/// per device, by [`segmented_scan_workspace_bytes`] or else by the first
+/// call), no host synchronisation. `Auto` runs
 /// the vector REVSPEC; SSCR is not available here (it sizes its steps on
 /// the host). Segments as offsets are blocking only: they are turned into
 /// flags on the host.

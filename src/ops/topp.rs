@@ -258,7 +258,8 @@ fn cumulative_options() -> ScanOptions {
 }
 
 /// Bytes of [`Workspace`] that [`top_p_sample_on`] needs for `rows` rows of
-/// `n` probabilities of type `P`.
+/// `n` probabilities of type `P`. Also uploads the scan's constant matrices,
+/// once per device, so that the calls that follow allocate nothing.
 pub fn top_p_sample_workspace_bytes<P: TopPProb>(
     device: &Device,
     rows: usize,
@@ -273,8 +274,9 @@ pub fn top_p_sample_workspace_bytes<P: TopPProb>(
 /// at once, writing one token per row into `tokens` (caller-owned, `rows`
 /// long). Row r draws with `uniforms[r]` (caller-owned, `rows` long; the
 /// blocking form uses [`uniform(seed, r, 0)`](crate::uniform)); `options.seed`
-/// is not used. No allocation (after a device's first call, which uploads
-/// the scan's constant matrices once), no host synchronisation.
+/// is not used. No allocation (the scan's constant matrices are uploaded
+/// once per device, by [`top_p_sample_workspace_bytes`] or else by the
+/// first call), no host synchronisation.
 ///
 /// The probabilities are not checked on the host: `check` receives what is
 /// needed, and [`TopPCheck::download`] (after synchronising) gives the

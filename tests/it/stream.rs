@@ -388,20 +388,18 @@ fn a_steady_state_loop_allocates_nothing() {
         check_row_totals(&kept.download().unwrap()).unwrap();
         tokens.download().unwrap()
     };
-    let first = step(0);
+    // The workspace queries uploaded the constant tables: from here on not
+    // one allocation, the first round included.
     let before = dev.allocation_count();
     assert!(before > 0, "the simulator counts allocations");
+    let first = step(0);
     for i in 0..100 {
         let t = step(i);
         if i == 0 {
             assert_eq!(t, first, "same uniforms, same tokens");
         }
     }
-    assert_eq!(
-        dev.allocation_count(),
-        before,
-        "allocations in 100 steady-state rounds"
-    );
+    assert_eq!(dev.allocation_count(), before, "allocations in 101 rounds");
     // Reports were collected for every launch and the device is clean.
     assert!(!dev.take_reports().is_empty());
 }

@@ -137,22 +137,31 @@ pub fn scan<'a, T: ScanInput>(
 }
 
 /// Bytes of [`Workspace`] that [`scan_on`] needs for `rows` rows of `n`
-/// elements of `T` (with `options.want_total`: with totals).
+/// elements of `T` (with `options.want_total`: with totals). Also uploads
+/// the constant matrices of the cube scan it plans, once per device, so
+/// that the calls that follow allocate nothing.
 pub fn scan_workspace_bytes<T: ScanInput>(
     device: &Device,
     rows: usize,
     n: usize,
     options: ScanOptions,
 ) -> Result<usize> {
-    Ok(ScanPlan::new::<T>(device, rows, n, options)?.layout.bytes())
+    let plan = ScanPlan::new::<T>(device, rows, n, options)?;
+    if let Kernels::Cube { constants, .. } = &plan.kernel {
+        if !constants.is_empty() {
+            device.constant(constants)?;
+        }
+    }
+    Ok(plan.layout.bytes())
 }
 
 /// The stream-ordered [`scan`]: enqueues the scan of every row of `x` on
 /// `stream` and returns at once, writing the scan into `values`
 /// (caller-owned, as long as `x`) and, when `totals` is given (then
 /// `options.want_total` must be set), each row's total into it (`rows`
-/// long). No allocation (after a device's first cube scan of a tile size,
-/// which uploads its constant matrices once), no host synchronisation.
+/// long). No allocation (the constant matrices of a cube scan are uploaded
+/// once per device, by [`scan_workspace_bytes`] or else by the first call),
+/// no host synchronisation.
 /// Numerics and errors as for [`scan`], plus `values`, `totals` or
 /// `workspace` of the wrong size or device.
 pub fn scan_on<'a, T: ScanInput>(

@@ -25,8 +25,18 @@ use crate::runtime::StreamRef;
 
 struct Queue {
     raw: *mut c_void,
-    /// Allocations used by work queued since the last synchronisation.
-    keep: Vec<Arc<Memory>>,
+    /// Allocations and events used by work queued since the last
+    /// synchronisation.
+    keep: Vec<Kept>,
+}
+
+/// What queued work uses, kept until the stream is synchronised.
+enum Kept {
+    Memory(Arc<Memory>),
+    /// An event a queued record or wait refers to (ACL wants an event not
+    /// destroyed while a call still uses it); held for its drop, not read.
+    #[allow(dead_code)]
+    Event(Arc<EventHandle>),
 }
 
 // SAFETY: an ACL stream handle may be used from any thread that has set the
@@ -160,20 +170,29 @@ impl Stream {
     /// Records an event after the work queued so far.
     pub fn record(&self) -> Result<Event> {
         let event = Event::new(&self.inner.device)?;
-        self.with_queue(&[], |s| s.record(event.raw))?;
+        self.with_event(&event, |s| s.record(event.inner.raw))?;
         Ok(event)
     }
 
     /// Makes the work queued on this stream from now on wait for `event`
     /// (work of another stream, typically). Does not block the host.
     pub fn wait(&self, event: &Event) -> Result<()> {
-        if !event.device.same(&self.inner.device) {
+        if !event.inner.device.same(&self.inner.device) {
             return Err(Error::InvalidArgument {
                 name: "event",
                 reason: "the event belongs to another device".into(),
             });
         }
-        self.with_queue(&[], |s| s.wait(event.raw))
+        self.with_event(event, |s| s.wait(event.inner.raw))
+    }
+
+    /// Runs `f` (a record or a wait of `event`) on the stream, which keeps
+    /// the event until it is synchronised.
+    fn with_event(&self, event: &Event, f: impl FnOnce(StreamRef) -> Result<()>) -> Result<()> {
+        let mut queue = self.inner.queue.lock().unwrap_or_else(|e| e.into_inner());
+        self.inner.device.bind()?;
+        queue.keep.push(Kept::Event(Arc::clone(&event.inner)));
+        f(self.inner.device.stream_ref(queue.raw))
     }
 
     /// Runs `f` with the stream (queueing work), after noting that the
@@ -188,8 +207,9 @@ impl Stream {
         self.inner.device.bind()?;
         for u in uses {
             if let Some(m) = u.memory() {
-                if !queue.keep.iter().any(|k| Arc::ptr_eq(k, m)) {
-                    queue.keep.push(Arc::clone(m));
+                let kept = |k: &Kept| matches!(k, Kept::Memory(k) if Arc::ptr_eq(k, m));
+                if !queue.keep.iter().any(kept) {
+                    queue.keep.push(Kept::Memory(Arc::clone(m)));
                 }
             }
         }
@@ -215,7 +235,14 @@ impl Stream {
 
 /// A point in a stream's work ([`Stream::record`]): other streams can wait
 /// for it ([`Stream::wait`]) and the host can ([`Event::synchronize`]).
+/// Dropping it is safe while streams still wait for it: they keep it until
+/// they are synchronised.
 pub struct Event {
+    inner: Arc<EventHandle>,
+}
+
+/// An ACL event, destroyed when the last user lets it go.
+struct EventHandle {
     raw: *mut c_void,
     device: Device,
 }
@@ -223,15 +250,15 @@ pub struct Event {
 // SAFETY: an ACL event handle may be used from any thread that has set the
 // device; ACL's event calls are thread safe.
 #[allow(unsafe_code)]
-unsafe impl Send for Event {}
-// SAFETY: as above; `&Event` only passes the handle to ACL.
+unsafe impl Send for EventHandle {}
+// SAFETY: as above; `&EventHandle` only passes the handle to ACL.
 #[allow(unsafe_code)]
-unsafe impl Sync for Event {}
+unsafe impl Sync for EventHandle {}
 
 impl std::fmt::Debug for Event {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Event")
-            .field("device", &self.device)
+            .field("device", &self.inner.device)
             .finish()
     }
 }
@@ -240,20 +267,23 @@ impl Event {
     fn new(device: &Device) -> Result<Event> {
         device.bind()?;
         Ok(Event {
-            raw: device.backend_ref().create_event()?,
-            device: device.clone(),
+            inner: Arc::new(EventHandle {
+                raw: device.backend_ref().create_event()?,
+                device: device.clone(),
+            }),
         })
     }
 
     /// Blocks the host until the work before the event has run. (Failures of
     /// that work are reported by its stream's [`Stream::synchronize`].)
     pub fn synchronize(&self) -> Result<()> {
-        self.device.bind()?;
-        self.device.backend_ref().synchronize_event(self.raw)
+        let h = &self.inner;
+        h.device.bind()?;
+        h.device.backend_ref().synchronize_event(h.raw)
     }
 }
 
-impl Drop for Event {
+impl Drop for EventHandle {
     fn drop(&mut self) {
         if self.device.bind().is_ok() {
             self.device.backend_ref().destroy_event(self.raw);

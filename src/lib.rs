@@ -23,7 +23,8 @@
 //! Blocking and stream-ordered forms: every operation returns its results
 //! when the device is done; the `*_on` forms (`scan_on`, `reduce_on`,
 //! `copy_on`, `compress_on`, `split_on`, `sort_on`, `topk_on`,
-//! `multinomial_on`, `top_p_sample_on`, `segmented_scan_on`, `spmv_on`)
+//! `multinomial_on`, `top_p_sample_on`, `segmented_scan_on`,
+//! `segmented_sum_on`, `spmv_on`)
 //! only enqueue on a [`Stream`], writing caller-owned buffers and using a
 //! reusable [`Workspace`], so a loop allocates and waits only where it says
 //! so (see [`Stream`]).
@@ -67,9 +68,9 @@ pub use ops::scan::{
     ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS, MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
 };
 pub use ops::segscan::{
-    segmented_scan, segmented_scan_on, segmented_scan_workspace_bytes, segmented_sum, RevSpec,
-    SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions, SegmentCheck, SegmentSums,
-    SegmentedInput, Segments,
+    segmented_scan, segmented_scan_on, segmented_scan_workspace_bytes, segmented_sum,
+    segmented_sum_on, segmented_sum_workspace_bytes, RevSpec, SegScanAlgorithm, SegScanOptions,
+    SegSumAlgorithm, SegSumOptions, SegmentCheck, SegmentSums, SegmentedInput, Segments,
 };
 pub use ops::sort::{
     sort, sort_on, sort_workspace_bytes, topk, topk_on, topk_workspace_bytes, SortAlgorithm,

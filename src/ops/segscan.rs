@@ -477,6 +477,118 @@ pub fn segmented_scan_workspace_bytes<T: SegmentedInput>(
     Ok(plan.layout.bytes())
 }
 
+/// The parts of a stream-ordered segmented sum: the inclusive segmented
+/// scan y, the segment-end flags e (`e[i] = flags[i + 1]`, `e[n - 1] = 1`),
+/// and one scratch part the scan and the compression take in turn.
+struct SegSumPlan {
+    scan: SegScanPlan,
+    layout: Layout,
+    y: Part,
+    ends: Part,
+    scratch: Part,
+}
+
+impl SegSumPlan {
+    fn new<T: SegmentedInput>(
+        device: &Device,
+        n: usize,
+        options: SegSumOptions,
+    ) -> Result<SegSumPlan> {
+        if options.algorithm == SegSumAlgorithm::Scd {
+            return Err(Error::InvalidArgument {
+                name: "options.algorithm",
+                reason: "SCD sizes its steps by counts the host reads: use segmented_sum for it"
+                    .into(),
+            });
+        }
+        let scan = SegScanPlan::new::<T>(device, n, false, RevSpec::Vector)?;
+        let compress = split::compress_workspace_bytes::<T::Acc>(
+            device,
+            n,
+            split::CompressOptions::default(),
+        )?;
+        let mut layout = Layout::default();
+        let y = layout.add_of::<T::Acc>(n);
+        let ends = layout.add_of::<i8>(n);
+        let scratch = layout.add(scan.layout.bytes().max(compress));
+        Ok(SegSumPlan {
+            scan,
+            layout,
+            y,
+            ends,
+            scratch,
+        })
+    }
+}
+
+/// Bytes of [`Workspace`] that [`segmented_sum_on`] needs for `n` values of
+/// type `T`. Also uploads the segmented scan's constant matrices, once per
+/// device, so that the calls that follow allocate nothing.
+pub fn segmented_sum_workspace_bytes<T: SegmentedInput>(
+    device: &Device,
+    n: usize,
+    options: SegSumOptions,
+) -> Result<usize> {
+    if n == 0 {
+        return Ok(0);
+    }
+    let plan = SegSumPlan::new::<T>(device, n, options)?;
+    device.constant(&plan.scan.constants)?;
+    Ok(plan.layout.bytes())
+}
+
+/// The stream-ordered [`segmented_sum`] with segments given by start
+/// `flags` (int8, one per value; a segment starts at 0 whatever `flags[0]`
+/// says): enqueues the segmented scan (SEGSCAN, vector REVSPEC) and the
+/// compression of its values at every segment's end on `stream` and returns
+/// at once. The sums go to the front of `sums` (caller-owned, as long as
+/// `x`; the rest is unspecified) and their number stays on the device in
+/// `count` ([`SplitCount::download`](crate::SplitCount::download) after the
+/// stream is synchronised). No allocation, no host synchronisation.
+/// Numerics as [`SegSumAlgorithm::SegScan`]; `Auto` runs it, SCD is
+/// blocking only (it sizes its steps on the host).
+///
+/// The flags are checked on the device: download `check` first
+/// ([`SegmentCheck::download`], naming `segments`); with bad flags the sums
+/// and the count are unspecified. Errors now: as for [`segmented_sum`], plus
+/// `options.algorithm` for SCD and `sums`, `count`, `check` or `workspace`
+/// of the wrong size or device.
+#[allow(clippy::too_many_arguments)]
+pub fn segmented_sum_on<T: SegmentedInput>(
+    stream: &Stream,
+    x: &DeviceBuffer<T>,
+    flags: &DeviceBuffer<i8>,
+    options: SegSumOptions,
+    sums: &mut DeviceBuffer<T::Acc>,
+    count: &mut split::SplitCount,
+    check: &mut SegmentCheck,
+    workspace: &mut Workspace,
+) -> Result<()> {
+    checked_flags(stream.device(), x, Segments::Flags(flags))?;
+    stream.check_device(sums, "sums")?;
+    stream.check_device(&check.slots, "check")?;
+    check_len(sums.len(), x.len(), "sums")?;
+    let n = x.len();
+    if n == 0 {
+        // Nothing to sum: the compression of nothing sets the count to 0.
+        let nothing = sums.view::<T::Acc>(0, 0);
+        return split::compress_on(stream, &nothing, flags, sums, None, count, workspace);
+    }
+    let plan = SegSumPlan::new::<T>(stream.device(), n, options)?;
+    workspace.check(stream, &plan.layout)?;
+    let mut y = workspace.buffer::<T::Acc>(plan.y);
+    let ends = workspace.buffer::<i8>(plan.ends);
+    let mut scratch = workspace.sub(plan.scratch);
+    plan.scan
+        .enqueue(stream, x, flags, &mut y, check, &mut scratch)?;
+    // A segment ends before every start after position 0, and at the end.
+    stream.with_queue(&[flags, &*workspace], |s| {
+        s.copy_device(ends.ptr(), flags.ptr_at(1), n - 1)?;
+        s.fill(ends.ptr_at(n - 1), 1, 1)
+    })?;
+    split::compress_on(stream, &y, &ends, sums, None, count, &mut scratch)
+}
+
 /// The stream-ordered [`segmented_scan`] with segments given by start
 /// `flags` (int8, one per value): enqueues one SEGSCAN launch on `stream`
 /// and returns at once, writing the scan into `y` (caller-owned, as long as

@@ -382,13 +382,18 @@ impl StreamRef {
 
     /// Queues a zeroing of `bytes` bytes at device address `p`.
     pub(crate) fn zero(self, p: *mut c_void, bytes: usize) -> Result<()> {
+        self.fill(p, bytes, 0)
+    }
+
+    /// Queues setting `bytes` bytes at device address `p` to `value`.
+    pub(crate) fn fill(self, p: *mut c_void, bytes: usize, value: u8) -> Result<()> {
         if bytes == 0 {
             return Ok(());
         }
         // SAFETY: `p` is a device allocation of at least `bytes` bytes that
         // the caller keeps alive until the stream has run this.
         self.backend.check("aclrtMemsetAsync", unsafe {
-            (self.backend.acl.memset_async)(p, bytes, 0, bytes, self.raw)
+            (self.backend.acl.memset_async)(p, bytes, i32::from(value), bytes, self.raw)
         })
     }
 

@@ -309,6 +309,8 @@ fn a_steady_state_loop_allocates_nothing() {
         multinomial_workspace_bytes::<f16>(&dev, rows, n, 1).unwrap(),
         top_p_sample_workspace_bytes::<f16>(&dev, rows, n, topp).unwrap(),
         segmented_scan_workspace_bytes::<f16>(&dev, rows * n, SegScanOptions::default()).unwrap(),
+        ascend_scan::segmented_sum_workspace_bytes::<f16>(&dev, rows * n, Default::default())
+            .unwrap(),
     ];
     let mut ws = workspace(&dev, *bytes.iter().max().unwrap());
     let mut scanned = dev.alloc::<f32>(rows * n).unwrap();
@@ -325,6 +327,7 @@ fn a_steady_state_loop_allocates_nothing() {
     let starts: Vec<i8> = (0..rows * n).map(|i| i8::from(i % 300 == 0)).collect();
     let starts = dev.upload(&starts).unwrap();
     let mut seg_check = SegmentCheck::new(&dev).unwrap();
+    let mut seg_count = ascend_scan::SplitCount::new(&dev, rows * n).unwrap();
     let mut step = |i: u64| {
         u.write_from_host(0, &uniforms(i, rows, 1)).unwrap();
         let b = Batch::rows(&x, rows).unwrap();
@@ -382,9 +385,21 @@ fn a_steady_state_loop_allocates_nothing() {
             &mut ws,
         )
         .unwrap();
+        ascend_scan::segmented_sum_on(
+            &stream,
+            &x,
+            &starts,
+            Default::default(),
+            &mut scanned,
+            &mut seg_count,
+            &mut seg_check,
+            &mut ws,
+        )
+        .unwrap();
         stream.synchronize().unwrap();
         check.download().unwrap();
         seg_check.download().unwrap();
+        assert_eq!(seg_count.download().unwrap(), (rows * n).div_ceil(300));
         check_row_totals(&kept.download().unwrap()).unwrap();
         tokens.download().unwrap()
     };
@@ -936,5 +951,73 @@ proptest! {
             let got = streams[s - 1].synchronize();
             prop_assert_eq!(got.is_err(), model.pending[s], "final sync of stream {}: {:?}", s, got);
         }
+    }
+}
+
+/// Segment sums on a stream: exact for i8 values (against the sequential
+/// definition) and bit for bit those of the blocking form for f16; the count
+/// stays on the device until downloaded.
+#[test]
+fn segmented_sum_on_matches_the_definition() {
+    use ascend_scan::{
+        segmented_sum, segmented_sum_on, segmented_sum_workspace_bytes, SegSumOptions, Segments,
+        SplitCount,
+    };
+    let dev = testkit::device();
+    let s = dev.create_stream().unwrap();
+    let mut check = SegmentCheck::new(&dev).unwrap();
+    let options = SegSumOptions::default();
+    for (n, every) in [(0, 1), (1, 1), (5000, 1), (70000, 977), (100_000, 7)] {
+        let flags: Vec<i8> = (0..n)
+            .map(|i| i8::from(i == 0 || (i * 2654435761) % every == 0))
+            .collect();
+        let f = dev.upload(&flags).unwrap();
+        let mut count = SplitCount::new(&dev, n).unwrap();
+        let mut ws = workspace(
+            &dev,
+            segmented_sum_workspace_bytes::<i8>(&dev, n, options).unwrap(),
+        );
+        let xs = testkit::data::i8_data(n, n as u64 + 1);
+        let x = dev.upload(&xs).unwrap();
+        let mut sums = dev.alloc::<i32>(n).unwrap();
+        segmented_sum_on(
+            &s, &x, &f, options, &mut sums, &mut count, &mut check, &mut ws,
+        )
+        .unwrap();
+        s.synchronize().unwrap();
+        check.download().unwrap();
+        let k = count.download().unwrap();
+        let mut want: Vec<i32> = Vec::new();
+        for (i, (&v, &fl)) in xs.iter().zip(&flags).enumerate() {
+            if i == 0 || fl == 1 {
+                want.push(0);
+            }
+            *want.last_mut().unwrap() += i32::from(v);
+        }
+        assert_eq!(k, want.len(), "segments n={n}");
+        assert_eq!(sums.download_prefix(k).unwrap(), want, "sums n={n}");
+
+        // f16: the same bits as the blocking form.
+        let hs = f16_data(n, n as u64 + 2);
+        let hx = dev.upload(&hs).unwrap();
+        let mut ws = workspace(
+            &dev,
+            segmented_sum_workspace_bytes::<f16>(&dev, n, options).unwrap(),
+        );
+        let mut hsums = dev.alloc::<f32>(n).unwrap();
+        segmented_sum_on(
+            &s, &hx, &f, options, &mut hsums, &mut count, &mut check, &mut ws,
+        )
+        .unwrap();
+        s.synchronize().unwrap();
+        let k = count.download().unwrap();
+        let blocking = segmented_sum(&dev, &hx, Segments::Flags(&f), options).unwrap();
+        assert_eq!(k, blocking.count, "f16 segments n={n}");
+        let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+        assert_eq!(
+            bits(hsums.download_prefix(k).unwrap()),
+            bits(blocking.download().unwrap()),
+            "f16 sums n={n}"
+        );
     }
 }

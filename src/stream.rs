@@ -327,8 +327,7 @@ impl Workspace {
         self.buf.device()
     }
 
-    /// The device address of `part`, after checking that the workspace is
-    /// on `stream`'s device and holds `layout` (of which `part` is one).
+    /// Checks that the workspace is on `stream`'s device and holds `layout`.
     pub(crate) fn check(&self, stream: &Stream, layout: &Layout) -> Result<()> {
         if !stream.device().same(self.device()) {
             return Err(Error::InvalidArgument {
@@ -403,5 +402,17 @@ impl Layout {
     /// The bytes the parts need in all.
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
+    }
+}
+
+/// `len` must be `want` (an output of a stream-ordered operation).
+pub(crate) fn check_len(len: usize, want: usize, name: &'static str) -> Result<()> {
+    if len == want {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument {
+            name,
+            reason: format!("{len} elements, the operation writes {want}"),
+        })
     }
 }

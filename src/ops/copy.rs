@@ -1,9 +1,8 @@
 //! Device-to-device copy with the COPY kernel (the bandwidth baseline).
-use super::sample::check_len;
 use crate::device::{DeviceBuffer, Element};
 use crate::error::{Error, Result};
 use crate::runtime;
-use crate::stream::Stream;
+use crate::stream::{check_len, Stream};
 
 /// Copies `src` into a new buffer with the COPY kernel (GM -> UB -> GM on
 /// every vector core).

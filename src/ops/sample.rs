@@ -48,7 +48,7 @@ use super::scan::Batch;
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
 use crate::runtime;
-use crate::stream::{Layout, Part, Stream, Uses, Workspace};
+use crate::stream::{check_len, Layout, Part, Stream, Uses, Workspace};
 
 pub use algos::sample::{MAX_SAMPLE_CATEGORIES, MAX_SAMPLE_DRAWS, SAMPLE_TILE};
 
@@ -347,18 +347,6 @@ pub fn multinomial_on<'a, T: SampleWeight>(
             None => Ok(()),
         }
     })
-}
-
-/// `len` must be `want` (an output of a stream-ordered operation).
-pub(crate) fn check_len(len: usize, want: usize, name: &'static str) -> Result<()> {
-    if len == want {
-        Ok(())
-    } else {
-        Err(Error::InvalidArgument {
-            name,
-            reason: format!("{len} elements, the operation writes {want}"),
-        })
-    }
 }
 
 fn check_device<T: Element>(

@@ -1,12 +1,11 @@
 //! Segmented scan and segmented sum (docs/algorithms.md,
 //! section "Segmented operations").
-use super::sample::check_len;
 use super::scan::{scan, Accumulator, ScanInput, ScanOptions, MAX_I8_SCAN_LEN, MAX_SCAN_LEN};
 use super::split::{self, SplitValue};
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
 use crate::runtime;
-use crate::stream::{Layout, Part, Stream, Uses, Workspace};
+use crate::stream::{check_len, Layout, Part, Stream, Uses, Workspace};
 
 pub use algos::RevSpec;
 
@@ -648,15 +647,8 @@ fn run_sscr<T: SegmentedInput>(
         return run_segscan(device, x, flags, exclusive, RevSpec::Vector);
     }
     let xe = scanned.values;
-    let v = device.alloc_uninit::<T::Acc>(n)?;
-    split::launch::<T::Acc>(
-        device,
-        [xe.ptr(), flags.ptr()],
-        n,
-        [v.ptr(), std::ptr::null_mut()],
-        algos::SplitKind::Compress,
-        "segments",
-    )?;
+    let mut v = device.alloc_uninit::<T::Acc>(n)?;
+    compress_segments(device, &xe, flags, &mut v)?;
     let fs = scan(device, flags, ScanOptions::default())?.values;
     let y = device.alloc_uninit::<T::Acc>(n)?;
     let mut plan = algos::SegRevert::new(T::DTYPE)?.plan(device.profile(), n as u64, exclusive)?;
@@ -749,14 +741,32 @@ fn compress_shifted<A: SplitValue>(
     if n < 2 {
         return Ok(0);
     }
-    split::launch::<A>(
+    let size = std::mem::size_of::<A>();
+    compress_segments(
         device,
-        [values.ptr_at(from), flags.ptr_at(1)],
-        n - 1,
-        [out.ptr(), std::ptr::null_mut()],
-        algos::SplitKind::Compress,
-        "segments",
+        &values.view::<A>(from * size, n - 1),
+        &flags.view(1, n - 1),
+        &mut out.view(0, n - 1),
     )
+}
+
+/// COMPRESS of `values` by `flags` into `out` (as long as `values`) on the
+/// device's own stream: the number kept, or the flags' error naming
+/// `segments`.
+fn compress_segments<A: SplitValue>(
+    device: &Device,
+    values: &DeviceBuffer<A>,
+    flags: &DeviceBuffer<i8>,
+    out: &mut DeviceBuffer<A>,
+) -> Result<usize> {
+    let n = values.len();
+    let mut count = split::SplitCount::new(device, n)?;
+    let bytes = split::compress_workspace_bytes::<A>(device, n, split::CompressOptions::default())?;
+    let mut workspace = Workspace::new(device, bytes)?;
+    device.blocking(|s| {
+        split::compress_on(s, values, flags, out, None, &mut count, &mut workspace)
+    })?;
+    count.download_as("segments")
 }
 
 /// Sums per offsets segment from the sums of the non-empty ones (empty

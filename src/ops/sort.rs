@@ -1,11 +1,10 @@
 //! RADIXSORT: stable sort of keys with their permutation, 1-D or per row of
 //! a batch (like `torch.sort(stable=True)`).
-use super::sample::check_len;
 use super::scan::Batch;
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
 use crate::runtime;
-use crate::stream::{Layout, Part, Stream, Uses, Workspace};
+use crate::stream::{check_len, Layout, Part, Stream, Uses, Workspace};
 
 pub use algos::radix::MAX_SORT_LEN;
 
@@ -245,8 +244,8 @@ impl SortPlan {
         let mut layout = Layout::default();
         let scratch =
             layout.add(passes.iter().map(|p| p.workspace_bytes).max().unwrap_or(0) as usize);
-        let keys = layout.add_of::<K>(if total > 0 { total } else { 0 });
-        let indices = layout.add_of::<i32>(if total > 0 { total } else { 0 });
+        let keys = layout.add_of::<K>(total);
+        let indices = layout.add_of::<i32>(total);
         Ok(SortPlan {
             passes,
             layout,

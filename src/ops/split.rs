@@ -1,10 +1,9 @@
 //! COMPRESS (masked select) and SPLIT (SPLITIND, stable partition with
 //! indices) on the vector cores.
-use super::sample::check_len;
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
 use crate::runtime;
-use crate::stream::{Layout, Part, Stream, Uses, Workspace};
+use crate::stream::{check_len, Layout, Part, Stream, Uses, Workspace};
 
 pub use algos::split::MAX_SPLIT_LEN;
 
@@ -343,8 +342,13 @@ impl SplitCount {
     /// a value other than 0 or 1 (as [`compress_with`] and [`split_with`]
     /// report it); the device's download errors.
     pub fn download(&self) -> Result<usize> {
+        self.download_as("flags")
+    }
+
+    /// [`SplitCount::download`], a flags error naming `flags_name`.
+    pub(crate) fn download_as(&self, flags_name: &'static str) -> Result<usize> {
         let slots = self.slots.download_prefix(self.used * SLOT_USED)?;
-        sum_slots(&slots, SLOT_USED, "flags")
+        sum_slots(&slots, SLOT_USED, flags_name)
     }
 }
 
@@ -524,39 +528,6 @@ fn enqueue<T: SplitValue>(
     })?;
     count.used = slots;
     Ok(())
-}
-
-/// One SPLIT or COMPRESS launch over `n >= 1` elements at raw device
-/// pointers `[values, flags]` into `[out, indices]` (indices may be null):
-/// also for views into buffers (the segmented operations compress shifted
-/// ranges). Returns the number of ones; refuses flags other than 0/1,
-/// naming the caller's argument `flags_name`.
-pub(crate) fn launch<T: SplitValue>(
-    device: &Device,
-    [values, flags]: [*mut std::ffi::c_void; 2],
-    n: usize,
-    [out, indices]: [*mut std::ffi::c_void; 2],
-    kind: algos::SplitKind,
-    flags_name: &'static str,
-) -> Result<usize> {
-    let want_indices = !indices.is_null();
-    let algo = algos::SplitInd::new(kind, T::DTYPE)?;
-    let mut plan = algo.plan(device.profile(), n as u64, want_indices)?;
-    let slot_ints = (plan.workspace_bytes.min(plan.tiling.bits_offset) / 4) as usize;
-    let workspace = device.alloc_zeroed::<i32>(plan.workspace_bytes.div_ceil(4) as usize)?;
-    let args = runtime::SplitArgs {
-        x: values,
-        flags,
-        y: out,
-        indices,
-        workspace: workspace.ptr(),
-    };
-    device.run(|stream| runtime::launch(stream, &mut plan, args))?;
-    sum_slots(
-        &workspace.download_prefix(slot_ints)?,
-        SLOT_INTS,
-        flags_name,
-    )
 }
 
 /// The number of ones from the kernel's per-core slots, `stride` i32s apart;

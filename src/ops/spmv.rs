@@ -1,11 +1,10 @@
 //! CSR sparse matrix-vector product (SPMV) as a scan.
-use super::sample::check_len;
 use super::scan::{scan_on, scan_workspace_bytes, ScanOptions};
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
 use crate::matrices::HostCsr;
 use crate::runtime;
-use crate::stream::{Layout, Part, Stream, Uses, Workspace};
+use crate::stream::{check_len, Layout, Part, Stream, Uses, Workspace};
 
 /// Value types of [`Csr`] and [`spmv`]: f16 and f32 (x has the same type;
 /// the products and y are f32).

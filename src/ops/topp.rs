@@ -1,8 +1,6 @@
 //! TOPP (nucleus) sampling with the Llama 3 reference semantics, batched
 //! over rows.
-use super::sample::{
-    check_len, check_row_totals, multinomial_on, multinomial_workspace_bytes, uniforms,
-};
+use super::sample::{check_row_totals, multinomial_on, multinomial_workspace_bytes, uniforms};
 use super::scan::{scan_on, scan_workspace_bytes, Algorithm, Batch, ScanOptions};
 use super::sort::{
     sort_on, sort_workspace_bytes, topk_on, topk_workspace_bytes, SortKey, SortOptions, TopkOptions,
@@ -10,7 +8,7 @@ use super::sort::{
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::runtime;
-use crate::stream::{Layout, Part, Stream, Workspace};
+use crate::stream::{check_len, Layout, Part, Stream, Workspace};
 
 /// Probability types of [`top_p_sample`]: f16 and bf16.
 pub trait TopPProb:

@@ -17,11 +17,10 @@ pub use input::{
     MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
 };
 
-use super::sample::check_len;
 use crate::device::{as_bytes, Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::runtime::{self, Gm};
-use crate::stream::{Layout, Part, Stream, Uses, Workspace};
+use crate::stream::{check_len, Layout, Part, Stream, Uses, Workspace};
 
 /// The SoC profile the policy table of `Algorithm::Auto` was modeled on.
 pub fn auto_policy_soc() -> &'static str {

@@ -5,139 +5,11 @@
 #pragma once
 
 #include "ascend_scan_tiling.h"
-#include "blocks_ub_io.h"
+#include "blocks_gather.h"
 
 namespace ascend_scan {
 namespace spmv {
 
-// Reads `count` int32 entries of `idx` (in UB, after the caller's MTE2 -> V
-// sync) and returns their smallest and largest value. Folds lane-wise on the
-// vector unit (Min/Max take int32; A2 has no int32 reductions) into the
-// scratch tensors a and b (at least `count` entries each), then the scalar
-// unit reads the last <= 8 lanes. Only valid entries are folded, so padding
-// never widens the range.
-__aicore__ inline void IndexRange(const LocalTensor<int32_t>& idx, uint32_t count, const LocalTensor<int32_t>& a,
-                                  const LocalTensor<int32_t>& b, int32_t& lo, int32_t& hi) {
-    uint32_t len = count;
-    if (len <= 8) {
-        Adds(a, idx, static_cast<int32_t>(0), static_cast<int32_t>(len));
-        Adds(b, idx, static_cast<int32_t>(0), static_cast<int32_t>(len));
-    }
-    bool first = true;
-    while (len > 8) {
-        // Fold [h, len) onto [0, len - h): h >= len - h, so no operand overlaps.
-        uint32_t h = ((len + 1) / 2 + 7) / 8 * 8;
-        const LocalTensor<int32_t>& sa = first ? idx : a;
-        const LocalTensor<int32_t>& sb = first ? idx : b;
-        if (first && h < len) {
-            // The untouched part [len - h, h) must be in a and b as well.
-            Adds(a, idx, static_cast<int32_t>(0), static_cast<int32_t>(h));
-            Adds(b, idx, static_cast<int32_t>(0), static_cast<int32_t>(h));
-            PipeBarrier<PIPE_V>();
-        }
-        Min(a, sa, sa[h], static_cast<int32_t>(len - h));
-        Max(b, sb, sb[h], static_cast<int32_t>(len - h));
-        PipeBarrier<PIPE_V>();
-        first = false;
-        len = h;
-    }
-    PipeSync<HardEvent::V_S>();
-    lo = a.GetValue(0);
-    hi = b.GetValue(0);
-    for (uint32_t i = 1; i < len; ++i) {
-        int32_t x = a.GetValue(i), y = b.GetValue(i);
-        lo = x < lo ? x : lo;
-        hi = y > hi ? y : hi;
-    }
-    ScalarReadsDone();
-}
-
-// dst[i] = float(src[idx[i]]) for the first `padded` entries of idx (a
-// multiple of 64) whose index lies in [lo, hi] (clipped to [0, srcLen)); all
-// other entries of dst are 0 (so an index of -1, or any index out of range,
-// reads as 0). The source lives in GM and may be far larger than UB: it is
-// streamed through one UB window of kWindow elements per step over [lo, hi]
-// (DataCopyPad of the window's elements only); per window the in-window
-// indices become byte offsets (clamped into the window, so every Gather
-// address stays inside it), Gather reads them from the UB window, and Select
-// keeps them where (clamped == unclamped), a mask from the int32 EQ compare
-// that A2 supports. The next window loads while the vector unit builds the
-// offsets. Cost per window: 7 vector passes over the chunk plus the window
-// load, so a chunk whose indices span many windows pays for every window
-// of the span. T: half or float (Gather takes both); the result is float
-// (half converted exactly).
-template <typename T, uint32_t kChunk, uint32_t kWindow>
-class WindowGather {
-public:
-    static_assert(kChunk % 64 == 0, "whole 256-byte int32 compare repeats");
-    static_assert(kWindow * sizeof(T) % 32 == 0, "whole 32-byte blocks");
-
-    // One UB buffer: the window, then per chunk entry the clamped and
-    // unclamped offsets, the gathered values (and their float copy for
-    // half), and the mask bits.
-    static constexpr uint32_t kE = kWindow * sizeof(T);
-    static constexpr uint32_t kC = kE + kChunk * sizeof(int32_t);
-    static constexpr uint32_t kG = kC + kChunk * sizeof(int32_t);
-    static constexpr uint32_t kGf = kG + kChunk * sizeof(T);
-    static constexpr uint32_t kMask = kGf + (std::is_same<T, float>::value ? 0 : kChunk * sizeof(float));
-    static constexpr uint32_t kBytes = kMask + kChunk / 8;
-
-    __aicore__ inline void Init(TPipe& pipe) { pipe.InitBuffer(buf_, kBytes); }
-
-    // Scratch of kChunk int32 entries each, free between calls of Run
-    // (IndexRange's a and b).
-    __aicore__ inline LocalTensor<int32_t> ScratchA() { return at<int32_t>(kE, kChunk); }
-    __aicore__ inline LocalTensor<int32_t> ScratchB() { return at<int32_t>(kC, kChunk); }
-
-    __aicore__ inline void Run(const LocalTensor<float>& dst, const LocalTensor<int32_t>& idx, uint32_t padded,
-                               int64_t lo, int64_t hi, const GlobalTensor<T>& src, uint64_t srcLen) {
-        Duplicate(dst, 0.0f, static_cast<int32_t>(padded));
-        PipeBarrier<PIPE_V>();
-        if (lo < 0) lo = 0;
-        if (hi > static_cast<int64_t>(srcLen) - 1) hi = static_cast<int64_t>(srcLen) - 1;
-        LocalTensor<T> win = at<T>(0, kWindow);
-        LocalTensor<int32_t> e = ScratchA(), c = ScratchB();
-        LocalTensor<uint8_t> mask = at<uint8_t>(kMask, kChunk / 8);
-        LocalTensor<T> g = at<T>(kG, kChunk);
-        for (int64_t wlo = lo; wlo <= hi; wlo += kWindow) {
-            uint32_t wn = static_cast<uint32_t>(hi + 1 - wlo < kWindow ? hi + 1 - wlo : kWindow);
-            // The previous window's Gather is done before the window is overwritten.
-            PipeSync<HardEvent::V_MTE2>();
-            LoadAny(win, src[static_cast<uint64_t>(wlo)], wn);
-            Adds(e, idx, static_cast<int32_t>(-wlo), static_cast<int32_t>(padded));
-            PipeBarrier<PIPE_V>();
-            Maxs(c, e, static_cast<int32_t>(0), static_cast<int32_t>(padded));
-            PipeBarrier<PIPE_V>();
-            Mins(c, c, static_cast<int32_t>(wn - 1), static_cast<int32_t>(padded));
-            PipeBarrier<PIPE_V>();
-            Compare(mask, c, e, CMPMODE::EQ, padded);
-            PipeBarrier<PIPE_V>();
-            Muls(c, c, static_cast<int32_t>(sizeof(T)), static_cast<int32_t>(padded));
-            PipeBarrier<PIPE_V>();
-            PipeSync<HardEvent::MTE2_V>();
-            Gather(g, win, c.ReinterpretCast<uint32_t>(), 0, padded);
-            PipeBarrier<PIPE_V>();
-            if constexpr (std::is_same<T, float>::value) {
-                Select(dst, mask, g, dst, SELMODE::VSEL_TENSOR_TENSOR_MODE, padded);
-            } else {
-                LocalTensor<float> gf = at<float>(kGf, kChunk);
-                Cast(gf, g, RoundMode::CAST_NONE, padded);
-                PipeBarrier<PIPE_V>();
-                Select(dst, mask, gf, dst, SELMODE::VSEL_TENSOR_TENSOR_MODE, padded);
-            }
-            PipeBarrier<PIPE_V>();
-        }
-    }
-
-private:
-    template <typename U>
-    __aicore__ inline LocalTensor<U> at(uint32_t byteOffset, uint32_t count) {
-        return buf_.template GetWithOffset<U>(count, byteOffset);
-    }
-    TBuf<TPosition::VECCALC> buf_;
-};
-
-__aicore__ inline uint32_t Pad64(uint32_t count) { return (count + 63) / 64 * 64; }
 
 // This core's range [begin, end) of the t.count entries; false when empty.
 __aicore__ inline bool CoreRange(const SpmvTiling& t, uint32_t core, uint64_t& begin, uint64_t& end) {
@@ -146,15 +18,6 @@ __aicore__ inline bool CoreRange(const SpmvTiling& t, uint32_t core, uint64_t& b
     return begin < end;
 }
 
-// Writes 1 + `bad` into the core's slot (the host zeroed it; cores without
-// a bad entry leave it 0).
-__aicore__ inline void ReportBad(const GlobalTensor<int32_t>& slot, const LocalTensor<int32_t>& scratch, int64_t bad) {
-    PipeBarrier<PIPE_ALL>();
-    for (uint32_t i = 1; i < 8; ++i) scratch.SetValue(i, 0);
-    scratch.SetValue(0, static_cast<int32_t>(bad + 1));
-    PipeSync<HardEvent::S_MTE3>();
-    DataCopy(slot, scratch, 8);
-}
 // z *= values in fp32 (half values widen exactly first; a product of two
 // halves has at most 22 significant bits, so it is exact in fp32).
 template <typename T>
@@ -321,11 +184,8 @@ __aicore__ inline void SpmvRows(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM
     LocalTensor<int32_t> next = gather.ScratchA();  // free until IndexRange
     LocalTensor<float> w = bufW.Get<float>(), y = bufY.Get<float>();
     LocalTensor<uint8_t> ok = bufMask.Get<uint8_t>();
-    // Byte offsets of entry i + 1 (the shift by one entry).
     LocalTensor<int32_t> shift = bufShift.Get<int32_t>();
-    CreateVecIndex(shift, static_cast<int32_t>(1), kChunk);
-    PipeBarrier<PIPE_V>();
-    Muls(shift, shift, static_cast<int32_t>(sizeof(int32_t)), static_cast<int32_t>(kChunk));
+    ShiftByOneOffsets(shift, kChunk);
     Duplicate(rp, static_cast<int32_t>(0), static_cast<int32_t>(kChunk + 64));
     Duplicate(w, 0.0f, static_cast<int32_t>(kChunk + 64));
     int64_t bad = -1;
@@ -336,26 +196,8 @@ __aicore__ inline void SpmvRows(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM
         PipeSync<HardEvent::V_MTE2>();
         LoadAny(rp, gRp[off], entries);
         PipeSync<HardEvent::MTE2_V>();
-        // Entry i + 1 >= entry i, exactly in int32: min(next, rp) == rp.
-        Gather(next, rp, shift.ReinterpretCast<uint32_t>(), 0, padded);
-        PipeBarrier<PIPE_V>();
-        Min(next, next, rp, static_cast<int32_t>(padded));
-        PipeBarrier<PIPE_V>();
-        Compare(ok, next, rp, CMPMODE::EQ, padded);
-        PipeBarrier<PIPE_V>();
-        uint64_t good = 0;
-        GatherMask(next, rp, ok.ReinterpretCast<uint32_t>(), true, rows, GatherMaskParams(1, 1, 8, 0), good);
-        ResetMask();
-        if (good < rows && bad < 0) {
-            PipeSync<HardEvent::V_S>();
-            for (uint32_t i = 0; i < rows; ++i) {
-                if (rp.GetValue(i + 1) < rp.GetValue(i)) {
-                    bad = static_cast<int64_t>(off + i + 1);
-                    break;
-                }
-            }
-            ScalarReadsDone();
-        }
+        int32_t first = FirstDecrease(rp, next, shift, ok, rows, bad < 0);
+        if (first >= 0) bad = static_cast<int64_t>(off) + first;
         // w[i] = zs[rp[i] - 1] for the chunk's entries (entry 0: w[off - 1]).
         Adds(rp, rp, static_cast<int32_t>(-1), static_cast<int32_t>(padded));
         PipeBarrier<PIPE_V>();

@@ -83,6 +83,21 @@ __aicore__ inline LocalTensor<T> Handoff(Que& q, const LocalTensor<T>& t) {
     return q.template DeQue<T>();
 }
 
+// One UB buffer carved into tensors at byte offsets: many scratch tensors
+// under one TBuf (A2 allows at most 8 buffers per TPosition, each owning a
+// hardware event).
+class UbArena {
+public:
+    __aicore__ inline void Init(TPipe& pipe, uint32_t bytes) { pipe.InitBuffer(buf_, bytes); }
+    template <typename U>
+    __aicore__ inline LocalTensor<U> At(uint32_t byteOffset, uint32_t count) {
+        return buf_.template GetWithOffset<U>(count, byteOffset);
+    }
+
+private:
+    TBuf<TPosition::VECCALC> buf_;
+};
+
 // Per-vector-core partial sums live in 32-byte GM slots (one DMA block each,
 // so no two cores write the same block).
 template <typename TAcc>

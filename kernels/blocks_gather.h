@@ -81,12 +81,12 @@ public:
     static constexpr uint32_t kMask = kGf + (std::is_same<T, float>::value ? 0 : kChunk * sizeof(float));
     static constexpr uint32_t kBytes = kMask + kChunk / 8;
 
-    __aicore__ inline void Init(TPipe& pipe) { pipe.InitBuffer(buf_, kBytes); }
+    __aicore__ inline void Init(TPipe& pipe) { ub_.Init(pipe, kBytes); }
 
     // Scratch of kChunk int32 entries each, free between calls of Run
     // (IndexRange's a and b).
-    __aicore__ inline LocalTensor<int32_t> ScratchA() { return at<int32_t>(kE, kChunk); }
-    __aicore__ inline LocalTensor<int32_t> ScratchB() { return at<int32_t>(kC, kChunk); }
+    __aicore__ inline LocalTensor<int32_t> ScratchA() { return ub_.At<int32_t>(kE, kChunk); }
+    __aicore__ inline LocalTensor<int32_t> ScratchB() { return ub_.At<int32_t>(kC, kChunk); }
 
     __aicore__ inline void Run(const LocalTensor<float>& dst, const LocalTensor<int32_t>& idx, uint32_t padded,
                                int64_t lo, int64_t hi, const GlobalTensor<T>& src, uint64_t srcLen) {
@@ -94,10 +94,10 @@ public:
         PipeBarrier<PIPE_V>();
         if (lo < 0) lo = 0;
         if (hi > static_cast<int64_t>(srcLen) - 1) hi = static_cast<int64_t>(srcLen) - 1;
-        LocalTensor<T> win = at<T>(0, kWindow);
+        LocalTensor<T> win = ub_.At<T>(0, kWindow);
         LocalTensor<int32_t> e = ScratchA(), c = ScratchB();
-        LocalTensor<uint8_t> mask = at<uint8_t>(kMask, kChunk / 8);
-        LocalTensor<T> g = at<T>(kG, kChunk);
+        LocalTensor<uint8_t> mask = ub_.At<uint8_t>(kMask, kChunk / 8);
+        LocalTensor<T> g = ub_.At<T>(kG, kChunk);
         for (int64_t wlo = lo; wlo <= hi; wlo += kWindow) {
             uint32_t wn = static_cast<uint32_t>(hi + 1 - wlo < kWindow ? hi + 1 - wlo : kWindow);
             // The previous window's Gather is done before the window is overwritten.
@@ -119,7 +119,7 @@ public:
             if constexpr (std::is_same<T, float>::value) {
                 Select(dst, mask, g, dst, SELMODE::VSEL_TENSOR_TENSOR_MODE, padded);
             } else {
-                LocalTensor<float> gf = at<float>(kGf, kChunk);
+                LocalTensor<float> gf = ub_.At<float>(kGf, kChunk);
                 Cast(gf, g, RoundMode::CAST_NONE, padded);
                 PipeBarrier<PIPE_V>();
                 Select(dst, mask, gf, dst, SELMODE::VSEL_TENSOR_TENSOR_MODE, padded);
@@ -129,11 +129,7 @@ public:
     }
 
 private:
-    template <typename U>
-    __aicore__ inline LocalTensor<U> at(uint32_t byteOffset, uint32_t count) {
-        return buf_.template GetWithOffset<U>(count, byteOffset);
-    }
-    TBuf<TPosition::VECCALC> buf_;
+    UbArena ub_;
 };
 
 __aicore__ inline uint32_t Pad64(uint32_t count) { return (count + 63) / 64 * 64; }

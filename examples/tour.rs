@@ -394,8 +394,9 @@ fn tour_split(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
 }
 
 /// Segmented scans (every algorithm, inclusive and exclusive) and segmented
-/// sums (both algorithms) of f16 values with random flags at `ppm` starts per
-/// million, against an f64 reference. The tolerance is SSCR's (the loosest
+/// sums (both algorithms, and the default from the same segments given as
+/// offsets) of f16 values with random flags at `ppm` starts per million,
+/// against an f64 reference. The tolerance is SSCR's (the loosest
 /// of the documented bounds: two global f32 prefixes of the d = 256 scan);
 /// tests/it/segscan.rs checks each algorithm against its own bound. Floors:
 /// scan 7 B (x, flags, f32 result), sum 3 B.
@@ -465,6 +466,12 @@ fn tour_segmented(dev: &Device, n: usize, ppm: u64) -> Result<Vec<Row>, Error> {
             ));
         }
     }
+    // The first sums.len() sums within the tolerance of the last prefix.
+    let sums_ok = |got: &[f32]| {
+        got.iter()
+            .zip(&sums)
+            .all(|(&g, &w)| (f64::from(g) - w).abs() <= tol[n - 1])
+    };
     for (name, algorithm) in [
         ("bounded", SegSumAlgorithm::SegScan),
         ("SCD", SegSumAlgorithm::Scd),
@@ -472,11 +479,7 @@ fn tour_segmented(dev: &Device, n: usize, ppm: u64) -> Result<Vec<Row>, Error> {
         dev.take_reports();
         let got =
             segmented_sum(dev, &x, Segments::Flags(&f), SegSumOptions { algorithm })?.download()?;
-        let ok = got.len() == sums.len()
-            && got
-                .iter()
-                .zip(&sums)
-                .all(|(&g, &w)| (f64::from(g) - w).abs() <= tol[n - 1]);
+        let ok = got.len() == sums.len() && sums_ok(&got);
         rows.push(row(
             dev,
             format!("segsum {name} f16 (f={density})"),
@@ -485,6 +488,25 @@ fn tour_segmented(dev: &Device, n: usize, ppm: u64) -> Result<Vec<Row>, Error> {
             3.0,
         ));
     }
+    // The same segments as CSR offsets (checked and made into flags on the
+    // device), with an empty segment at the end: its sum is 0.
+    let offsets: Vec<i32> = (0..n)
+        .filter(|&i| i == 0 || fs[i] == 1)
+        .chain([n, n])
+        .map(|i| i as i32)
+        .collect();
+    let o = dev.upload(&offsets)?;
+    dev.take_reports();
+    let got =
+        segmented_sum(dev, &x, Segments::Offsets(&o), SegSumOptions::default())?.download()?;
+    let ok = got.len() == sums.len() + 1 && got[sums.len()] == 0.0 && sums_ok(&got);
+    rows.push(row(
+        dev,
+        format!("segsum offsets f16 (f={density})"),
+        n,
+        ok,
+        3.0,
+    ));
     Ok(rows)
 }
 

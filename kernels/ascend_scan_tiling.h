@@ -298,6 +298,38 @@ static_assert(sizeof(SegDiffTiling) == 16, "SegDiffTiling: size differs from the
 static_assert(offsetof(SegDiffTiling, n) == 0, "SegDiffTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(SegDiffTiling, per_core) == 8, "SegDiffTiling: offset of per_core differs from the Rust definition");
 
+typedef struct SegFlagsTiling SegFlagsTiling;
+struct SegFlagsTiling {
+    // Elements (flags to write).
+    uint64_t n;
+    // Entries of the offsets (segments + 1, at least 1).
+    uint64_t entries;
+    // Elements per vector core (a multiple of [`SegFlags::FLAG_TILE`]).
+    uint64_t per_core;
+    // Segments per vector core whose offsets pair the core checks (a
+    // multiple of [`SEGOFFSETS_ROWS`]).
+    uint64_t checks_per_core;
+};
+static_assert(sizeof(SegFlagsTiling) == 32, "SegFlagsTiling: size differs from the Rust definition");
+static_assert(offsetof(SegFlagsTiling, n) == 0, "SegFlagsTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(SegFlagsTiling, entries) == 8, "SegFlagsTiling: offset of entries differs from the Rust definition");
+static_assert(offsetof(SegFlagsTiling, per_core) == 16, "SegFlagsTiling: offset of per_core differs from the Rust definition");
+static_assert(offsetof(SegFlagsTiling, checks_per_core) == 24, "SegFlagsTiling: offset of checks_per_core differs from the Rust definition");
+
+typedef struct SegEndsTiling SegEndsTiling;
+struct SegEndsTiling {
+    // Segments (sums to write).
+    uint64_t segments;
+    // Elements of the scan y.
+    uint64_t n;
+    // Segments per vector core (a multiple of 8).
+    uint64_t per_core;
+};
+static_assert(sizeof(SegEndsTiling) == 24, "SegEndsTiling: size differs from the Rust definition");
+static_assert(offsetof(SegEndsTiling, segments) == 0, "SegEndsTiling: offset of segments differs from the Rust definition");
+static_assert(offsetof(SegEndsTiling, n) == 8, "SegEndsTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(SegEndsTiling, per_core) == 16, "SegEndsTiling: offset of per_core differs from the Rust definition");
+
 typedef struct SpmvTiling SpmvTiling;
 struct SpmvTiling {
     // Products: nonzeros; rows: rows (m).

@@ -348,6 +348,20 @@ extern "C" uint32_t aclrtlaunch_segdiff_i32(uint32_t blockDim, void* stream, voi
     return ascsim::launch("segdiff_i32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { segdiff_i32(static_cast<GM_ADDR>(z), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void segflags(GM_ADDR offsets, GM_ADDR flags, GM_ADDR check, SegFlagsTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segflags(uint32_t blockDim, void* stream, void* offsets, void* flags, void* check, SegFlagsTiling* tiling) {
+    SegFlagsTiling t = *tiling;
+    return ascsim::launch("segflags", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { segflags(static_cast<GM_ADDR>(offsets), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(check), t); });
+}
+
+extern "C" void segends(GM_ADDR offsets, GM_ADDR y, GM_ADDR sums, SegEndsTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segends(uint32_t blockDim, void* stream, void* offsets, void* y, void* sums, SegEndsTiling* tiling) {
+    SegEndsTiling t = *tiling;
+    return ascsim::launch("segends", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { segends(static_cast<GM_ADDR>(offsets), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(sums), t); });
+}
+
 extern "C" void spmv_products_f16(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM_ADDR out, GM_ADDR check, SpmvTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_spmv_products_f16(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling) {

@@ -26,9 +26,21 @@ pub enum Segments<'a> {
     /// CSR-style offsets: `offsets[k]` is where segment k starts,
     /// `offsets[0] = 0`, non-decreasing, the last entry is the length of x
     /// (so there are `offsets.len() - 1` segments; empty ones are allowed).
-    /// They are checked and turned into flags on the host (one download of
-    /// the offsets and one upload of n flags).
+    /// They are checked and turned into flags on the device (one launch
+    /// that does vector work per element plus scalar work per segment: for
+    /// dense segmentations, over one segment per few hundred elements,
+    /// flags are the cheaper form).
     Offsets(&'a DeviceBuffer<i32>),
+}
+
+impl Segments<'_> {
+    /// The offsets' entries, if the segments are offsets.
+    fn entries(&self) -> Option<usize> {
+        match self {
+            Segments::Flags(_) => None,
+            Segments::Offsets(o) => Some(o.len()),
+        }
+    }
 }
 
 /// Which segmented-scan algorithm to run.
@@ -144,33 +156,43 @@ pub fn segmented_scan<T: SegmentedInput>(
     segments: Segments<'_>,
     options: SegScanOptions,
 ) -> Result<DeviceBuffer<T::Acc>> {
-    let flags = checked_flags(device, x, segments)?;
+    check_segments(device, x, segments)?;
     let n = x.len();
-    if options.algorithm == SegScanAlgorithm::Sscr && n > MAX_I8_SCAN_LEN {
-        return Err(Error::InvalidArgument {
-            name: "x",
-            reason: format!("{n} elements: SSCR scans the int8 flags, at most {MAX_I8_SCAN_LEN}"),
-        });
-    }
-    if n == 0 {
-        return device.alloc_uninit(0);
-    }
-    match options.algorithm {
-        SegScanAlgorithm::Auto => {
-            let revspec = match segments {
-                // The segment count is known: the simple REVSPEC while it is cheaper.
-                Segments::Offsets(o) if (o.len() - 1) as f64 <= SIMPLE_MAX_DENSITY * n as f64 => {
-                    RevSpec::Simple
-                }
-                _ => RevSpec::Vector,
-            };
-            run_segscan(device, x, flags.get(), options.exclusive, revspec)
+    if options.algorithm == SegScanAlgorithm::Sscr && n > 0 {
+        if n > MAX_I8_SCAN_LEN {
+            return Err(Error::InvalidArgument {
+                name: "x",
+                reason: format!(
+                    "{n} elements: SSCR scans the int8 flags, at most {MAX_I8_SCAN_LEN}"
+                ),
+            });
         }
-        SegScanAlgorithm::SegScan { revspec } => {
-            run_segscan(device, x, flags.get(), options.exclusive, revspec)
-        }
-        SegScanAlgorithm::Sscr => run_sscr(device, x, flags.get(), options.exclusive),
+        let built;
+        let flags = match segments {
+            Segments::Flags(f) => f,
+            Segments::Offsets(o) => {
+                built = flags_of_offsets(device, o, n)?;
+                &built
+            }
+        };
+        return run_sscr(device, x, flags, options.exclusive);
     }
+    let options = SegScanOptions {
+        algorithm: match options.algorithm {
+            SegScanAlgorithm::Sscr => SegScanAlgorithm::Auto, // no element: nothing to scan
+            a => a,
+        },
+        ..options
+    };
+    let mut y = device.alloc_uninit::<T::Acc>(n)?;
+    let mut check = SegmentCheck::new(device)?;
+    let bytes = segmented_scan_workspace_bytes::<T>(device, n, segments, options)?;
+    let mut workspace = Workspace::new(device, bytes)?;
+    device.blocking(|s| {
+        segmented_scan_on(s, x, segments, options, &mut y, &mut check, &mut workspace)
+    })?;
+    check.download()?;
+    Ok(y)
 }
 
 /// Sum of every segment of `x` (one result per segment, in order; an empty
@@ -195,35 +217,55 @@ pub fn segmented_sum<T: SegmentedInput>(
     segments: Segments<'_>,
     options: SegSumOptions,
 ) -> Result<SegmentSums<T::Acc>> {
-    let flags = checked_flags(device, x, segments)?;
+    check_segments(device, x, segments)?;
     let n = x.len();
-    if n == 0 {
-        // No element: offsets may still name empty segments.
-        let count = match segments {
-            Segments::Offsets(o) => o.len().saturating_sub(1),
-            Segments::Flags(_) => 0,
+    if options.algorithm == SegSumAlgorithm::Scd && n > 0 {
+        let built;
+        let flags = match segments {
+            Segments::Flags(f) => f,
+            Segments::Offsets(o) => {
+                built = flags_of_offsets(device, o, n)?;
+                &built
+            }
         };
-        let sums = device.alloc_zeroed(count)?;
-        return Ok(SegmentSums { sums, count });
+        let dense = run_scd(device, x, flags)?;
+        return match segments {
+            Segments::Flags(_) => Ok(dense),
+            Segments::Offsets(o) => with_empty_segments(device, dense, &o.download()?),
+        };
     }
-    let flags = flags.get();
-    let dense = match options.algorithm {
-        SegSumAlgorithm::Scd => run_scd(device, x, flags)?,
-        SegSumAlgorithm::Auto | SegSumAlgorithm::SegScan => run_segscan_sums(device, x, flags)?,
+    let options = SegSumOptions {
+        algorithm: SegSumAlgorithm::SegScan,
     };
-    match segments {
-        Segments::Flags(_) => Ok(dense),
-        Segments::Offsets(o) => with_empty_segments(device, dense, &o.download()?),
-    }
+    let mut sums = device.alloc_uninit::<T::Acc>(sums_len(segments, n))?;
+    let mut count = split::SplitCount::new(device, n)?;
+    let mut check = SegmentCheck::new(device)?;
+    let bytes = segmented_sum_workspace_bytes::<T>(device, n, segments, options)?;
+    let mut workspace = Workspace::new(device, bytes)?;
+    device.blocking(|s| {
+        segmented_sum_on(
+            s,
+            x,
+            segments,
+            options,
+            &mut sums,
+            &mut count,
+            &mut check,
+            &mut workspace,
+        )
+    })?;
+    check.download()?;
+    let count = count.download_as("segments")?;
+    Ok(SegmentSums { sums, count })
 }
 
-/// The flags of `segments` for `x`: the given buffer (checked for length
-/// and device), or flags built from checked offsets.
-fn checked_flags<'a, T: ScanInput>(
+/// Checks what the host can see of `segments` for `x`: devices, lengths.
+/// The values (flags of 0/1, offsets in order) are checked on the device.
+fn check_segments<T: ScanInput>(
     device: &Device,
     x: &DeviceBuffer<T>,
-    segments: Segments<'a>,
-) -> Result<FlagsRef<'a>> {
+    segments: Segments<'_>,
+) -> Result<()> {
     if !device.same(x.device()) {
         return Err(other_device("x"));
     }
@@ -250,17 +292,20 @@ fn checked_flags<'a, T: ScanInput>(
                     reason: format!("{} flags for {n} values", f.len()),
                 });
             }
-            Ok(FlagsRef::Given(f))
         }
         Segments::Offsets(o) => {
             if !device.same(o.device()) {
                 return Err(other_device("segments"));
             }
-            let offsets = o.download()?;
-            let flags = flags_of_offsets(&offsets, n)?;
-            Ok(FlagsRef::Built(device.upload(&flags)?))
+            if o.is_empty() {
+                return Err(Error::InvalidArgument {
+                    name: "segments",
+                    reason: "offsets need at least one entry (0)".into(),
+                });
+            }
         }
     }
+    Ok(())
 }
 
 fn other_device(name: &'static str) -> Error {
@@ -270,73 +315,102 @@ fn other_device(name: &'static str) -> Error {
     }
 }
 
-/// Flags from CSR-style offsets, which must start at 0, never decrease and
-/// end at `n`; the first bad entry is named.
-fn flags_of_offsets(offsets: &[i32], n: usize) -> Result<Vec<i8>> {
-    let bad = |reason: String| Error::InvalidArgument {
-        name: "segments",
-        reason,
-    };
-    match (offsets.first(), offsets.last()) {
-        (None, _) => return Err(bad("offsets need at least one entry (0)".into())),
-        (Some(&first), _) if first != 0 => {
-            return Err(bad(format!("offsets[0] = {first}, expected 0")))
-        }
-        (_, Some(&last)) if usize::try_from(last).ok() != Some(n) => {
-            return Err(bad(format!(
-                "offsets[{}] = {last}, expected the length of x, {n}",
-                offsets.len() - 1
-            )))
-        }
-        _ => {}
-    }
-    let mut flags = vec![0i8; n];
-    for (k, w) in offsets.windows(2).enumerate() {
-        if w[1] < w[0] {
-            return Err(bad(format!(
-                "offsets[{}] = {} is less than offsets[{k}] = {}",
-                k + 1,
-                w[1],
-                w[0]
-            )));
-        }
-        if let Some(f) = flags.get_mut(w[0] as usize) {
-            *f = 1;
-        }
-    }
-    Ok(flags)
+/// Sums a segmented sum writes: one per segment with offsets; with flags at
+/// most one per element.
+fn sums_len(segments: Segments<'_>, n: usize) -> usize {
+    segments.entries().map_or(n, |e| e - 1)
 }
 
-/// The flags of a call: borrowed, or built from offsets.
-enum FlagsRef<'a> {
-    Given(&'a DeviceBuffer<i8>),
-    Built(DeviceBuffer<i8>),
-}
-
-impl FlagsRef<'_> {
-    fn get(&self) -> &DeviceBuffer<i8> {
-        match self {
-            FlagsRef::Given(f) => f,
-            FlagsRef::Built(f) => f,
-        }
+/// The REVSPEC `Auto` runs: the simple one when the segment count is known
+/// (offsets) and at most [`SIMPLE_MAX_DENSITY`] per element, else the
+/// vector one (flat in density; with flags the density is not known before
+/// the launch).
+fn auto_revspec(segments: Segments<'_>, n: usize) -> RevSpec {
+    match segments.entries() {
+        Some(e) if (e - 1) as f64 <= SIMPLE_MAX_DENSITY * n as f64 => RevSpec::Simple,
+        _ => RevSpec::Vector,
     }
 }
 
-/// One SEGSCAN launch; refuses flags other than 0/1 from its check slots.
-fn run_segscan<T: SegmentedInput>(
+/// The REVSPEC a stream-ordered segmented scan runs with `options`.
+fn stream_revspec(options: SegScanOptions, segments: Segments<'_>, n: usize) -> Result<RevSpec> {
+    match options.algorithm {
+        SegScanAlgorithm::Auto => Ok(auto_revspec(segments, n)),
+        SegScanAlgorithm::SegScan { revspec } => Ok(revspec),
+        SegScanAlgorithm::Sscr => Err(Error::InvalidArgument {
+            name: "options.algorithm",
+            reason: "SSCR sizes its steps by counts the host reads: use segmented_scan for it"
+                .into(),
+        }),
+    }
+}
+
+/// SegFlags on offsets: their check (into a [`SegmentCheck`]) and the start
+/// flags (a part of the workspace).
+struct FlagsPlan {
+    plan: algos::LaunchPlan<algos::SegFlagsTiling>,
+    flags: Part,
+}
+
+impl FlagsPlan {
+    fn new(device: &Device, n: usize, entries: usize, layout: &mut Layout) -> Result<FlagsPlan> {
+        Ok(FlagsPlan {
+            plan: algos::SegFlags.plan(device.profile(), n as u64, entries as u64)?,
+            flags: layout.add_of::<i8>(n),
+        })
+    }
+
+    /// The plan `segments` need: none for flags.
+    fn for_segments(
+        device: &Device,
+        n: usize,
+        segments: Segments<'_>,
+        layout: &mut Layout,
+    ) -> Result<Option<FlagsPlan>> {
+        segments
+            .entries()
+            .map(|e| FlagsPlan::new(device, n, e, layout))
+            .transpose()
+    }
+
+    /// Enqueues the launch (after [`SegmentCheck::reset`]); the flags.
+    fn enqueue(
+        mut self,
+        stream: &Stream,
+        offsets: &DeviceBuffer<i32>,
+        check: &SegmentCheck,
+        workspace: &Workspace,
+    ) -> Result<DeviceBuffer<i8>> {
+        let flags = workspace.buffer::<i8>(self.flags);
+        let args = runtime::SegFlagsArgs {
+            offsets: offsets.ptr(),
+            flags: flags.ptr(),
+            check: check.offsets_slots(),
+        };
+        stream.with_queue(&[offsets, &check.slots, workspace], |s| {
+            runtime::launch(s, &mut self.plan, args)
+        })?;
+        Ok(flags)
+    }
+}
+
+/// Flags of checked offsets for n elements, on the device's own stream (for
+/// SSCR and SCD, which take flags).
+fn flags_of_offsets(
     device: &Device,
-    x: &DeviceBuffer<T>,
-    flags: &DeviceBuffer<i8>,
-    exclusive: bool,
-    revspec: RevSpec,
-) -> Result<DeviceBuffer<T::Acc>> {
-    let plan = SegScanPlan::new::<T>(device, x.len(), exclusive, revspec)?;
-    let mut y = device.alloc_uninit::<T::Acc>(x.len())?;
-    let mut check = SegmentCheck::new(device)?;
-    let mut workspace = Workspace::new(device, plan.layout.bytes())?;
-    device.blocking(|stream| plan.enqueue(stream, x, flags, &mut y, &mut check, &mut workspace))?;
+    offsets: &DeviceBuffer<i32>,
+    n: usize,
+) -> Result<DeviceBuffer<i8>> {
+    let mut layout = Layout::default();
+    let plan = FlagsPlan::new(device, n, offsets.len(), &mut layout)?;
+    let workspace = Workspace::new(device, layout.bytes())?;
+    let check = SegmentCheck::new(device)?;
+    let flags = device.blocking(|s| {
+        check.reset(s)?;
+        plan.enqueue(s, offsets, &check, &workspace)
+    })?;
     check.download()?;
-    Ok(y)
+    Ok(flags)
 }
 
 /// A SEGSCAN launch and its workspace: the kernel's (zeroed, its constants
@@ -371,7 +445,8 @@ impl SegScanPlan {
         })
     }
 
-    /// Enqueues the launch; the check slots go to `check`.
+    /// Enqueues the launch; the check slots go to `check` (after
+    /// [`SegmentCheck::reset`]).
     fn enqueue<T: SegmentedInput>(
         mut self,
         stream: &Stream,
@@ -382,7 +457,7 @@ impl SegScanPlan {
         workspace: &mut Workspace,
     ) -> Result<()> {
         workspace.check(stream, &self.layout)?;
-        if check.slots.bytes() < self.checks.bytes {
+        if check.scan_words * 4 < self.checks.bytes {
             return Err(Error::InvalidArgument {
                 name: "check",
                 reason: "made for another device profile".into(),
@@ -403,37 +478,58 @@ impl SegScanPlan {
             s.copy_device(scratch, constants, self.constants.len())?;
             s.zero(checks, self.checks.bytes)?;
             runtime::launch(s, &mut self.plan, args)?;
-            s.zero(check.slots.ptr(), check.slots.bytes())?;
             s.copy_device(check.slots.ptr(), checks, self.checks.bytes)
         })
     }
 }
 
-/// What the host checks after a [`segmented_scan_on`]: the kernel's check
-/// slots (the smallest and largest flag each core saw), copied on the
-/// device. Made once per device and reused; `download` after the stream is
-/// synchronised.
+/// What the host checks after a [`segmented_scan_on`] or
+/// [`segmented_sum_on`]: the check slots of the kernels (SEGSCAN: the
+/// smallest and largest flag each core saw; with offsets, SegFlags: the
+/// first decreasing entry each core found, the first and the last entry),
+/// copied or written on the device. Made once per device and reused;
+/// `download` after the stream is synchronised.
 #[derive(Debug)]
 pub struct SegmentCheck {
     slots: DeviceBuffer<i32>,
+    /// Words of the SEGSCAN slots, at the start; the offsets' slots follow.
+    scan_words: usize,
 }
 
 impl SegmentCheck {
-    /// A check for segmented scans on `device`.
+    /// A check for segmented operations on `device`.
     pub fn new(device: &Device) -> Result<SegmentCheck> {
-        // Two slots per AI core at most (algos::SegScan::check_slots).
-        let words =
-            device.profile().cube_cores.max(1) as usize * 2 * algos::SegScan::CHECK_SLOT_WORDS;
+        let profile = device.profile();
+        // Two slots per AI core at most (algos::SegScan::check_slots), one
+        // per vector core for SegFlags.
+        let scan_words = profile.cube_cores.max(1) as usize * 2 * algos::SegScan::CHECK_SLOT_WORDS;
+        let offsets_words = profile.vector_cores.max(1) as usize * algos::SegFlags::SLOT_WORDS;
         Ok(SegmentCheck {
-            slots: device.alloc_zeroed(words)?,
+            slots: device.alloc_zeroed(scan_words + offsets_words)?,
+            scan_words,
         })
     }
 
+    /// Zeroes the slots on `stream`, before the launches that fill them.
+    fn reset(&self, stream: &Stream) -> Result<()> {
+        stream.with_queue(&[&self.slots], |s| {
+            s.zero(self.slots.ptr(), self.slots.bytes())
+        })
+    }
+
+    /// The device address of the offsets' slots.
+    fn offsets_slots(&self) -> *mut std::ffi::c_void {
+        self.slots.ptr_at(self.scan_words)
+    }
+
     /// Downloads the check: [`Error::InvalidArgument`] naming `segments`
-    /// when a flag was neither 0 nor 1, as [`segmented_scan`] reports it.
+    /// when offsets were out of order (the first bad entry named) or a flag
+    /// was neither 0 nor 1, as [`segmented_scan`] reports it.
     pub fn download(&self) -> Result<()> {
         let slots = self.slots.download()?;
-        for slot in slots.chunks_exact(algos::SegScan::CHECK_SLOT_WORDS) {
+        let (scan, offsets) = slots.split_at(self.scan_words);
+        check_offsets_slots(offsets)?;
+        for slot in scan.chunks_exact(algos::SegScan::CHECK_SLOT_WORDS) {
             if let Some(&bad) = slot[..2].iter().find(|&&f| !(0..=1).contains(&f)) {
                 return Err(Error::InvalidArgument {
                     name: "segments",
@@ -445,54 +541,151 @@ impl SegmentCheck {
     }
 }
 
-/// The REVSPEC a stream-ordered segmented scan runs: the segment count is
-/// not known on the host, so `Auto` takes the vector one (flat in density).
-fn stream_revspec(options: SegScanOptions) -> Result<RevSpec> {
-    match options.algorithm {
-        SegScanAlgorithm::Auto => Ok(RevSpec::Vector),
-        SegScanAlgorithm::SegScan { revspec } => Ok(revspec),
-        SegScanAlgorithm::Sscr => Err(Error::InvalidArgument {
-            name: "options.algorithm",
-            reason: "SSCR sizes its steps by counts the host reads: use segmented_scan for it"
-                .into(),
-        }),
+/// The offsets' error from SegFlags's slots (algos::SegFlags): the first
+/// entry, then the last, then the first decreasing entry over all cores.
+fn check_offsets_slots(slots: &[i32]) -> Result<()> {
+    let bad = |reason: String| {
+        Err(Error::InvalidArgument {
+            name: "segments",
+            reason,
+        })
+    };
+    let words = algos::SegFlags::SLOT_WORDS;
+    let head = &slots[..words];
+    if head[3] != 1 {
+        return Ok(()); // no offsets were checked
     }
+    let (first, last, n, last_index) = (head[4], head[5], head[6], head[7]);
+    if first != 0 {
+        return bad(format!("offsets[0] = {first}, expected 0"));
+    }
+    if last != n {
+        return bad(format!(
+            "offsets[{last_index}] = {last}, expected the length of x, {n}"
+        ));
+    }
+    let decrease = slots
+        .chunks_exact(words)
+        .filter(|s| s[0] > 0)
+        .min_by_key(|s| s[0]);
+    if let Some(s) = decrease {
+        let k = s[0] - 1;
+        return bad(format!(
+            "offsets[{k}] = {} is less than offsets[{}] = {}",
+            s[1],
+            k - 1,
+            s[2]
+        ));
+    }
+    Ok(())
 }
 
 /// Bytes of [`Workspace`] that [`segmented_scan_on`] needs for `n` values
-/// of type `T`. Also uploads the kernel's constant matrices, once per
-/// device, so that the calls that follow allocate nothing.
+/// of type `T` with `segments` (only their form and count matter). Also
+/// uploads the kernel's constant matrices, once per device, so that the
+/// calls that follow allocate nothing.
 pub fn segmented_scan_workspace_bytes<T: SegmentedInput>(
     device: &Device,
     n: usize,
+    segments: Segments<'_>,
     options: SegScanOptions,
 ) -> Result<usize> {
-    if n == 0 {
-        return Ok(0);
+    let plan = ScanOnPlan::new::<T>(device, n, segments, options)?;
+    if let Some((scan, _)) = &plan.scan {
+        device.constant(&scan.constants)?;
     }
-    let revspec = stream_revspec(options)?;
-    let plan = SegScanPlan::new::<T>(device, n, options.exclusive, revspec)?;
-    device.constant(&plan.constants)?;
     Ok(plan.layout.bytes())
 }
 
-/// The parts of a stream-ordered segmented sum: the inclusive segmented
-/// scan y, the segment-end flags e (`e[i] = flags[i + 1]`, `e[n - 1] = 1`),
-/// and one scratch part the scan and the compression take in turn.
-struct SegSumPlan {
-    scan: SegScanPlan,
+/// A stream-ordered segmented scan: SegFlags first when the segments are
+/// offsets, then SEGSCAN (none for no element).
+struct ScanOnPlan {
     layout: Layout,
-    y: Part,
-    ends: Part,
-    scratch: Part,
+    flags: Option<FlagsPlan>,
+    scan: Option<(SegScanPlan, Part)>,
 }
 
-impl SegSumPlan {
+impl ScanOnPlan {
     fn new<T: SegmentedInput>(
         device: &Device,
         n: usize,
+        segments: Segments<'_>,
+        options: SegScanOptions,
+    ) -> Result<ScanOnPlan> {
+        let revspec = stream_revspec(options, segments, n)?;
+        let mut layout = Layout::default();
+        let flags = FlagsPlan::for_segments(device, n, segments, &mut layout)?;
+        let scan = if n == 0 {
+            None
+        } else {
+            let scan = SegScanPlan::new::<T>(device, n, options.exclusive, revspec)?;
+            let part = layout.add(scan.layout.bytes());
+            Some((scan, part))
+        };
+        Ok(ScanOnPlan {
+            layout,
+            flags,
+            scan,
+        })
+    }
+}
+
+/// The flags of a stream-ordered call: the given ones, or those SegFlags
+/// makes from the offsets (enqueued here, after `check` is reset).
+fn enqueue_flags<'a>(
+    stream: &Stream,
+    segments: Segments<'a>,
+    plan: Option<FlagsPlan>,
+    check: &mut SegmentCheck,
+    workspace: &Workspace,
+) -> Result<FlagsRef<'a>> {
+    check.reset(stream)?;
+    match (segments, plan) {
+        (Segments::Flags(f), _) => Ok(FlagsRef::Given(f)),
+        (Segments::Offsets(o), Some(plan)) => {
+            Ok(FlagsRef::Built(plan.enqueue(stream, o, check, workspace)?))
+        }
+        (Segments::Offsets(_), None) => unreachable!("plans for offsets make flags"),
+    }
+}
+
+/// The flags of a call: borrowed, or built from offsets.
+enum FlagsRef<'a> {
+    Given(&'a DeviceBuffer<i8>),
+    Built(DeviceBuffer<i8>),
+}
+
+impl FlagsRef<'_> {
+    fn get(&self) -> &DeviceBuffer<i8> {
+        match self {
+            FlagsRef::Given(f) => f,
+            FlagsRef::Built(f) => f,
+        }
+    }
+}
+
+/// The parts of a stream-ordered segmented sum: the offsets' flags (with
+/// offsets), the inclusive segmented scan y, and, with flags, the
+/// segment-end flags e (`e[i] = flags[i + 1]`, `e[n - 1] = 1`) and one
+/// scratch part the scan and the compression take in turn; with offsets,
+/// SegEnds picks the sums from y.
+struct SumOnPlan {
+    layout: Layout,
+    flags: Option<FlagsPlan>,
+    scan: Option<SegScanPlan>,
+    y: Part,
+    ends: Part,
+    scratch: Part,
+    pick: Option<algos::LaunchPlan<algos::SegEndsTiling>>,
+}
+
+impl SumOnPlan {
+    fn new<T: SegmentedInput>(
+        device: &Device,
+        n: usize,
+        segments: Segments<'_>,
         options: SegSumOptions,
-    ) -> Result<SegSumPlan> {
+    ) -> Result<SumOnPlan> {
         if options.algorithm == SegSumAlgorithm::Scd {
             return Err(Error::InvalidArgument {
                 name: "options.algorithm",
@@ -500,128 +693,193 @@ impl SegSumPlan {
                     .into(),
             });
         }
-        let scan = SegScanPlan::new::<T>(device, n, false, RevSpec::Vector)?;
-        let compress = split::compress_workspace_bytes::<T::Acc>(
-            device,
-            n,
-            split::CompressOptions::default(),
-        )?;
         let mut layout = Layout::default();
+        let flags = FlagsPlan::for_segments(device, n, segments, &mut layout)?;
+        let segment_count = sums_len(segments, n);
+        let scan = if n == 0 || segment_count == 0 {
+            None
+        } else {
+            Some(SegScanPlan::new::<T>(
+                device,
+                n,
+                false,
+                auto_revspec(segments, n),
+            )?)
+        };
         let y = layout.add_of::<T::Acc>(n);
-        let ends = layout.add_of::<i8>(n);
-        let scratch = layout.add(scan.layout.bytes().max(compress));
-        Ok(SegSumPlan {
-            scan,
+        let scan_bytes = scan.as_ref().map_or(0, |s| s.layout.bytes());
+        let (ends, scratch, pick) = match (segments, &scan) {
+            (Segments::Flags(_), Some(_)) => {
+                let compress = split::compress_workspace_bytes::<T::Acc>(
+                    device,
+                    n,
+                    split::CompressOptions::default(),
+                )?;
+                let ends = layout.add_of::<i8>(n);
+                (ends, layout.add(scan_bytes.max(compress)), None)
+            }
+            (Segments::Offsets(_), Some(_)) => {
+                let pick = algos::SegEnds.plan(device.profile(), segment_count as u64, n as u64)?;
+                (layout.add(0), layout.add(scan_bytes), Some(pick))
+            }
+            (_, None) => (layout.add(0), layout.add(0), None),
+        };
+        Ok(SumOnPlan {
             layout,
+            flags,
+            scan,
             y,
             ends,
             scratch,
+            pick,
         })
     }
 }
 
 /// Bytes of [`Workspace`] that [`segmented_sum_on`] needs for `n` values of
-/// type `T`. Also uploads the segmented scan's constant matrices, once per
-/// device, so that the calls that follow allocate nothing.
+/// type `T` with `segments` (only their form and count matter). Also
+/// uploads the segmented scan's constant matrices, once per device, so
+/// that the calls that follow allocate nothing.
 pub fn segmented_sum_workspace_bytes<T: SegmentedInput>(
     device: &Device,
     n: usize,
+    segments: Segments<'_>,
     options: SegSumOptions,
 ) -> Result<usize> {
-    if n == 0 {
-        return Ok(0);
+    let plan = SumOnPlan::new::<T>(device, n, segments, options)?;
+    if let Some(scan) = &plan.scan {
+        device.constant(&scan.constants)?;
     }
-    let plan = SegSumPlan::new::<T>(device, n, options)?;
-    device.constant(&plan.scan.constants)?;
     Ok(plan.layout.bytes())
 }
 
-/// The stream-ordered [`segmented_sum`] with segments given by start
-/// `flags` (int8, one per value; a segment starts at 0 whatever `flags[0]`
-/// says): enqueues the segmented scan (SEGSCAN, vector REVSPEC) and the
-/// compression of its values at every segment's end on `stream` and returns
-/// at once. The sums go to the front of `sums` (caller-owned, as long as
-/// `x`; the rest is unspecified) and their number stays on the device in
+/// The stream-ordered [`segmented_sum`]: enqueues on `stream` the
+/// segmented scan (SEGSCAN) and the pick of every segment's last value, and
+/// returns at once. With flags the sums of the segments go to the front of
+/// `sums` (caller-owned, as long as `x`; the rest is unspecified) by a
+/// COMPRESS at the segment ends, and their number stays on the device in
 /// `count` ([`SplitCount::download`](crate::SplitCount::download) after the
-/// stream is synchronised). No allocation, no host synchronisation.
-/// Numerics as [`SegSumAlgorithm::SegScan`]; `Auto` runs it, SCD is
-/// blocking only (it sizes its steps on the host).
+/// stream is synchronised). With offsets SegFlags checks them and makes the
+/// flags first, `sums` holds exactly one sum per segment (`offsets.len() -
+/// 1`, empty segments 0) and `count` reports that number. No allocation, no
+/// host synchronisation. Numerics as [`SegSumAlgorithm::SegScan`]; `Auto`
+/// runs it, SCD is blocking only (it sizes its steps on the host).
 ///
-/// The flags are checked on the device: download `check` first
-/// ([`SegmentCheck::download`], naming `segments`); with bad flags the sums
-/// and the count are unspecified. Errors now: as for [`segmented_sum`], plus
-/// `options.algorithm` for SCD and `sums`, `count`, `check` or `workspace`
-/// of the wrong size or device.
+/// The segments are checked on the device: download `check` first
+/// ([`SegmentCheck::download`], naming `segments`); with bad segments the
+/// sums and the count are unspecified. Errors now: as for
+/// [`segmented_sum`], plus `options.algorithm` for SCD and `sums`, `count`,
+/// `check` or `workspace` of the wrong size or device.
 #[allow(clippy::too_many_arguments)]
 pub fn segmented_sum_on<T: SegmentedInput>(
     stream: &Stream,
     x: &DeviceBuffer<T>,
-    flags: &DeviceBuffer<i8>,
+    segments: Segments<'_>,
     options: SegSumOptions,
     sums: &mut DeviceBuffer<T::Acc>,
     count: &mut split::SplitCount,
     check: &mut SegmentCheck,
     workspace: &mut Workspace,
 ) -> Result<()> {
-    checked_flags(stream.device(), x, Segments::Flags(flags))?;
+    check_segments(stream.device(), x, segments)?;
     stream.check_device(sums, "sums")?;
     stream.check_device(&check.slots, "check")?;
-    check_len(sums.len(), x.len(), "sums")?;
-    let n = x.len();
-    if n == 0 {
-        // Nothing to sum: the compression of nothing sets the count to 0.
-        let nothing = sums.view::<T::Acc>(0, 0);
-        return split::compress_on(stream, &nothing, flags, sums, None, count, workspace);
+    if !stream.device().same(count.device()) {
+        return Err(other_device("count"));
     }
-    let plan = SegSumPlan::new::<T>(stream.device(), n, options)?;
-    workspace.check(stream, &plan.layout)?;
-    let mut y = workspace.buffer::<T::Acc>(plan.y);
-    let ends = workspace.buffer::<i8>(plan.ends);
-    let mut scratch = workspace.sub(plan.scratch);
-    plan.scan
-        .enqueue(stream, x, flags, &mut y, check, &mut scratch)?;
-    // A segment ends before every start after position 0, and at the end.
-    stream.with_queue(&[flags, &*workspace], |s| {
-        s.copy_device(ends.ptr(), flags.ptr_at(1), n - 1)?;
-        s.fill(ends.ptr_at(n - 1), 1, 1)
-    })?;
-    split::compress_on(stream, &y, &ends, sums, None, count, &mut scratch)
+    let n = x.len();
+    check_len(sums.len(), sums_len(segments, n), "sums")?;
+    let SumOnPlan {
+        layout,
+        flags,
+        scan,
+        y,
+        ends,
+        scratch,
+        pick,
+    } = SumOnPlan::new::<T>(stream.device(), n, segments, options)?;
+    workspace.check(stream, &layout)?;
+    let flags = enqueue_flags(stream, segments, flags, check, workspace)?;
+    let flags = flags.get();
+    let mut y = workspace.buffer::<T::Acc>(y);
+    let mut scratch = workspace.sub(scratch);
+    match (segments, scan) {
+        (Segments::Flags(_), None) => {
+            // Nothing to sum: the compression of nothing sets the count to 0.
+            let nothing = sums.view::<T::Acc>(0, 0);
+            split::compress_on(stream, &nothing, flags, sums, None, count, workspace)
+        }
+        (Segments::Flags(_), Some(scan)) => {
+            let ends = workspace.buffer::<i8>(ends);
+            scan.enqueue(stream, x, flags, &mut y, check, &mut scratch)?;
+            // A segment ends before every start after position 0, and at the end.
+            stream.with_queue(&[flags, &*workspace], |s| {
+                s.copy_device(ends.ptr(), flags.ptr_at(1), n - 1)?;
+                s.fill(ends.ptr_at(n - 1), 1, 1)
+            })?;
+            split::compress_on(stream, &y, &ends, sums, None, count, &mut scratch)
+        }
+        (Segments::Offsets(offsets), scan) => {
+            count.set_known(sums.len());
+            match (scan, pick) {
+                (Some(scan), Some(mut pick)) => {
+                    scan.enqueue(stream, x, flags, &mut y, check, &mut scratch)?;
+                    let args = runtime::SegEndsArgs {
+                        offsets: offsets.ptr(),
+                        y: y.ptr(),
+                        sums: sums.ptr(),
+                    };
+                    stream.with_queue(&[offsets, &*sums, &*workspace], |s| {
+                        runtime::launch(s, &mut pick, args)
+                    })
+                }
+                // No element (every segment empty) or no segment.
+                _ => stream.with_queue(&[&*sums], |s| s.zero(sums.ptr(), sums.bytes())),
+            }
+        }
+    }
 }
 
-/// The stream-ordered [`segmented_scan`] with segments given by start
-/// `flags` (int8, one per value): enqueues one SEGSCAN launch on `stream`
-/// and returns at once, writing the scan into `y` (caller-owned, as long as
-/// `x`). No allocation (the kernel's constant matrices are uploaded once
-/// per device, by [`segmented_scan_workspace_bytes`] or else by the first
-/// call), no host synchronisation. `Auto` runs
-/// the vector REVSPEC; SSCR is not available here (it sizes its steps on
-/// the host). Segments as offsets are blocking only: they are turned into
-/// flags on the host.
+/// The stream-ordered [`segmented_scan`]: enqueues on `stream` (with
+/// offsets, SegFlags, which checks them and makes the flags, then) one
+/// SEGSCAN launch and returns at once, writing the scan into `y`
+/// (caller-owned, as long as `x`). No allocation (the kernel's constant
+/// matrices are uploaded once per device, by
+/// [`segmented_scan_workspace_bytes`] or else by the first call), no host
+/// synchronisation. `Auto` picks the REVSPEC as [`segmented_scan`] does;
+/// SSCR is not available here (it sizes its steps on the host).
 ///
-/// The flags are checked on the device: `check` receives what the host
+/// The segments are checked on the device: `check` receives what the host
 /// needs, and [`SegmentCheck::download`] (after synchronising) gives the
-/// blocking form's error; with bad flags `y` is unspecified. Errors now:
+/// blocking form's error; with bad segments `y` is unspecified. Errors now:
 /// as for [`segmented_scan`], plus `options.algorithm` for SSCR and `y`,
 /// `check` or `workspace` of the wrong size or device.
 pub fn segmented_scan_on<T: SegmentedInput>(
     stream: &Stream,
     x: &DeviceBuffer<T>,
-    flags: &DeviceBuffer<i8>,
+    segments: Segments<'_>,
     options: SegScanOptions,
     y: &mut DeviceBuffer<T::Acc>,
     check: &mut SegmentCheck,
     workspace: &mut Workspace,
 ) -> Result<()> {
-    checked_flags(stream.device(), x, Segments::Flags(flags))?;
+    check_segments(stream.device(), x, segments)?;
     stream.check_device(y, "y")?;
     stream.check_device(&check.slots, "check")?;
     check_len(y.len(), x.len(), "y")?;
-    let revspec = stream_revspec(options)?;
-    if x.is_empty() {
-        return Ok(());
+    let ScanOnPlan {
+        layout,
+        flags,
+        scan,
+    } = ScanOnPlan::new::<T>(stream.device(), x.len(), segments, options)?;
+    workspace.check(stream, &layout)?;
+    let flags = enqueue_flags(stream, segments, flags, check, workspace)?;
+    match scan {
+        Some((scan, part)) => {
+            scan.enqueue(stream, x, flags.get(), y, check, &mut workspace.sub(part))
+        }
+        None => Ok(()),
     }
-    SegScanPlan::new::<T>(stream.device(), x.len(), options.exclusive, revspec)?
-        .enqueue(stream, x, flags, y, check, workspace)
 }
 
 /// SSCR: exclusive scan xe, v = compress(xe, flags), fs = scan(flags), REVERT.
@@ -644,7 +902,13 @@ fn run_sscr<T: SegmentedInput>(
         .is_finite()
     {
         // REVERT subtracts global prefixes: after an inf or NaN, inf - inf.
-        return run_segscan(device, x, flags, exclusive, RevSpec::Vector);
+        let segscan = SegScanOptions {
+            exclusive,
+            algorithm: SegScanAlgorithm::SegScan {
+                revspec: RevSpec::Vector,
+            },
+        };
+        return segmented_scan(device, x, Segments::Flags(flags), segscan);
     }
     let xe = scanned.values;
     let mut v = device.alloc_uninit::<T::Acc>(n)?;
@@ -661,24 +925,6 @@ fn run_sscr<T: SegmentedInput>(
     };
     device.run(|stream| runtime::launch(stream, &mut plan, args))?;
     Ok(y)
-}
-
-/// The sums from SEGSCAN (inclusive): each segment's last element.
-fn run_segscan_sums<T: SegmentedInput>(
-    device: &Device,
-    x: &DeviceBuffer<T>,
-    flags: &DeviceBuffer<i8>,
-) -> Result<SegmentSums<T::Acc>> {
-    let n = x.len();
-    let y = run_segscan(device, x, flags, false, RevSpec::Vector)?;
-    // Sum of each segment but the last: y just before the next start.
-    let z = device.alloc_uninit::<T::Acc>(n)?;
-    let ends = compress_shifted(device, &y, 0, flags, &z)?;
-    z.upload_at(ends, &y.download_range(n - 1, 1)?)?;
-    Ok(SegmentSums {
-        sums: z,
-        count: ends + 1,
-    })
 }
 
 /// SCD: exclusive scan xe with the total; z = xe at every start after
@@ -709,7 +955,10 @@ fn run_scd<T: SegmentedInput>(
     let total = out.total().expect("the total was asked for");
     if !total.is_finite() {
         // Differences of global prefixes after an inf or NaN are inf - inf.
-        return run_segscan_sums(device, x, flags);
+        let bounded = SegSumOptions {
+            algorithm: SegSumAlgorithm::SegScan,
+        };
+        return segmented_sum(device, x, Segments::Flags(flags), bounded);
     }
     let z = device.alloc_uninit::<T::Acc>(n)?;
     let ends = compress_shifted(device, &out.values, 1, flags, &z)?;
@@ -793,27 +1042,4 @@ fn with_empty_segments<A: Element>(
         sums: device.upload(&all)?,
         count,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn offsets_become_flags_and_bad_offsets_are_named() {
-        assert_eq!(flags_of_offsets(&[0, 2, 2, 5], 5).unwrap(), [1, 0, 1, 0, 0]);
-        assert_eq!(flags_of_offsets(&[0, 0, 3], 3).unwrap(), [1, 0, 0]);
-        for (offsets, needle) in [
-            (&[][..], "at least one"),
-            (&[1, 3][..], "offsets[0] = 1"),
-            (&[0, 2][..], "offsets[1] = 2"),
-            (
-                &[0, 2, 1, 3][..],
-                "offsets[2] = 1 is less than offsets[1] = 2",
-            ),
-        ] {
-            let e = flags_of_offsets(offsets, 3).unwrap_err().to_string();
-            assert!(e.contains("segments") && e.contains(needle), "{e}");
-        }
-    }
 }

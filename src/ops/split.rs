@@ -300,6 +300,9 @@ pub struct SplitCount {
     slots: DeviceBuffer<i32>,
     /// Slots the last call wrote (0: no call yet, or an empty input).
     used: usize,
+    /// A count the host knew when it enqueued the last call (a segmented
+    /// sum over offsets: one sum per segment); no slot is read then.
+    known: Option<usize>,
 }
 
 impl SplitCount {
@@ -324,6 +327,7 @@ impl SplitCount {
         Ok(SplitCount {
             slots: device.alloc_uninit::<i32>(slots * SLOT_USED)?,
             used: 0,
+            known: None,
         })
     }
 
@@ -345,8 +349,17 @@ impl SplitCount {
         self.download_as("flags")
     }
 
+    /// Records a count the host knows as the result of the next download
+    /// (an operation that enqueued no COMPRESS or SPLIT with this count).
+    pub(crate) fn set_known(&mut self, count: usize) {
+        self.known = Some(count);
+    }
+
     /// [`SplitCount::download`], a flags error naming `flags_name`.
     pub(crate) fn download_as(&self, flags_name: &'static str) -> Result<usize> {
+        if let Some(known) = self.known {
+            return Ok(known);
+        }
         let slots = self.slots.download_prefix(self.used * SLOT_USED)?;
         sum_slots(&slots, SLOT_USED, flags_name)
     }
@@ -485,6 +498,7 @@ fn enqueue<T: SplitValue>(
             reason: "the count lives on another device than the stream".into(),
         });
     }
+    count.known = None;
     if n == 0 {
         count.used = 0;
         return Ok(());

@@ -84,6 +84,8 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("segrevert_i8", "aclrtlaunch_segrevert_i8"),
     ("segdiff_f32", "aclrtlaunch_segdiff_f32"),
     ("segdiff_i32", "aclrtlaunch_segdiff_i32"),
+    ("segflags", "aclrtlaunch_segflags"),
+    ("segends", "aclrtlaunch_segends"),
     ("spmv_products_f16", "aclrtlaunch_spmv_products_f16"),
     ("spmv_products_f32", "aclrtlaunch_spmv_products_f32"),
     ("spmv_rows_f32", "aclrtlaunch_spmv_rows_f32"),
@@ -209,6 +211,8 @@ extern "C" {
     fn aclrtlaunch_segrevert_i8(block_dim: u32, stream: *mut c_void, xe: Gm, x: Gm, fs: Gm, v: Gm, y: Gm, tiling: *mut algos::SegRevertTiling) -> u32;
     fn aclrtlaunch_segdiff_f32(block_dim: u32, stream: *mut c_void, z: Gm, y: Gm, workspace: Gm, tiling: *mut algos::SegDiffTiling) -> u32;
     fn aclrtlaunch_segdiff_i32(block_dim: u32, stream: *mut c_void, z: Gm, y: Gm, workspace: Gm, tiling: *mut algos::SegDiffTiling) -> u32;
+    fn aclrtlaunch_segflags(block_dim: u32, stream: *mut c_void, offsets: Gm, flags: Gm, check: Gm, tiling: *mut algos::SegFlagsTiling) -> u32;
+    fn aclrtlaunch_segends(block_dim: u32, stream: *mut c_void, offsets: Gm, y: Gm, sums: Gm, tiling: *mut algos::SegEndsTiling) -> u32;
     fn aclrtlaunch_spmv_products_f16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, src: Gm, out: Gm, check: Gm, tiling: *mut algos::SpmvTiling) -> u32;
     fn aclrtlaunch_spmv_products_f32(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, src: Gm, out: Gm, check: Gm, tiling: *mut algos::SpmvTiling) -> u32;
     fn aclrtlaunch_spmv_rows_f32(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, src: Gm, out: Gm, check: Gm, tiling: *mut algos::SpmvTiling) -> u32;
@@ -651,6 +655,68 @@ impl Launch for SegDiffArgs {
         // launch stub copies the struct) and has the C layout of
         // SegDiffTiling (pinned by its derive on both sides).
         let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.z, self.y, self.workspace, &mut plan.tiling) };
+        stream.backend.launched(e.symbol, rc)
+    }
+}
+
+/// `aclrtlaunch_<kernel>` of the SegFlags kernels.
+type SegFlagsFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, *mut algos::SegFlagsTiling) -> u32;
+
+/// The SegFlags kernels: the simulator's entries.
+const SEGFLAGS: &[Entry<SegFlagsFn>] = &[
+    Entry { name: "segflags", symbol: "aclrtlaunch_segflags", f: aclrtlaunch_segflags },
+];
+
+/// The GM pointers of the SegFlags kernels (SegFlagsTiling), by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SegFlagsArgs {
+    pub(crate) offsets: Gm,
+    pub(crate) flags: Gm,
+    pub(crate) check: Gm,
+}
+
+impl Launch for SegFlagsArgs {
+    type Tiling = algos::SegFlagsTiling;
+    fn launch(self, stream: StreamRef, plan: &mut algos::LaunchPlan<Self::Tiling>) -> Result<()> {
+        let e = stream.backend.kernel(SEGFLAGS, &plan.kernel)?;
+        // SAFETY: `e.f` has the kernel's C signature (the simulator's static
+        // entry, or the same symbol of a loaded kernel library built from the
+        // same kernels/ sources); the pointers are live device allocations
+        // sized for the plan; the tiling pointer is valid for the call (the
+        // launch stub copies the struct) and has the C layout of
+        // SegFlagsTiling (pinned by its derive on both sides).
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.offsets, self.flags, self.check, &mut plan.tiling) };
+        stream.backend.launched(e.symbol, rc)
+    }
+}
+
+/// `aclrtlaunch_<kernel>` of the SegEnds kernels.
+type SegEndsFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, *mut algos::SegEndsTiling) -> u32;
+
+/// The SegEnds kernels: the simulator's entries.
+const SEGENDS: &[Entry<SegEndsFn>] = &[
+    Entry { name: "segends", symbol: "aclrtlaunch_segends", f: aclrtlaunch_segends },
+];
+
+/// The GM pointers of the SegEnds kernels (SegEndsTiling), by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SegEndsArgs {
+    pub(crate) offsets: Gm,
+    pub(crate) y: Gm,
+    pub(crate) sums: Gm,
+}
+
+impl Launch for SegEndsArgs {
+    type Tiling = algos::SegEndsTiling;
+    fn launch(self, stream: StreamRef, plan: &mut algos::LaunchPlan<Self::Tiling>) -> Result<()> {
+        let e = stream.backend.kernel(SEGENDS, &plan.kernel)?;
+        // SAFETY: `e.f` has the kernel's C signature (the simulator's static
+        // entry, or the same symbol of a loaded kernel library built from the
+        // same kernels/ sources); the pointers are live device allocations
+        // sized for the plan; the tiling pointer is valid for the call (the
+        // launch stub copies the struct) and has the C layout of
+        // SegEndsTiling (pinned by its derive on both sides).
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.offsets, self.y, self.sums, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

@@ -276,6 +276,12 @@ fn check_sums<T: Value>(dev: &Device, x: &[T], f: &[i8], algo: SegSumAlgorithm) 
     .unwrap()
     .download()
     .unwrap();
+    check_sum_values(x, f, &got, algo);
+}
+
+/// Checks the sums of the segments that `f` starts against the f64
+/// reference with the documented bound of `algo` (exact for i8).
+fn check_sum_values<T: Value>(x: &[T], f: &[i8], got: &[T::Acc], algo: SegSumAlgorithm) {
     let want = ref_sums(x, f);
     assert_eq!(got.len(), want.len(), "{algo:?}: one sum per segment");
     let n = x.len();
@@ -443,23 +449,218 @@ fn offsets_give_the_same_segments_and_empty_ones_sum_to_zero() {
     assert!(y.is_empty());
 }
 
+/// `e` is the invalid-argument error naming `segments`, with `needle` in it.
+fn names_segments(e: Error, needle: &str) {
+    let s = e.to_string();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                name: "segments",
+                ..
+            }
+        ) && s.contains(needle),
+        "{s} (want {needle})"
+    );
+}
+
+/// Offsets of `n` elements with `segments` >= 1 segments: sorted random
+/// cuts (repeated cuts make empty segments, cuts at 0 and n too).
+fn random_offsets(n: usize, segments: usize, seed: u64) -> Vec<i32> {
+    let mut cuts: Vec<i32> = words(segments - 1, seed)
+        .map(|w| (w % (n as u64 + 1)) as i32)
+        .collect();
+    cuts.sort_unstable();
+    let mut o = vec![0];
+    o.extend(cuts);
+    o.push(n as i32);
+    o
+}
+
+/// The start flags of `offsets` (1 where a non-empty segment starts).
+fn flags_of(offsets: &[i32], n: usize) -> Vec<i8> {
+    let mut f = vec![0i8; n];
+    for &o in offsets {
+        if let Some(v) = f.get_mut(o as usize) {
+            *v = 1;
+        }
+    }
+    f
+}
+
+/// Every algorithm on segments given as offsets: the scans against the
+/// reference of the same segments as flags, the sums one per segment (the
+/// non-empty ones within their algorithm's bound, the empty ones exactly 0).
+fn check_offsets<T: Value>(dev: &Device, x: &[T], offsets: &[i32]) {
+    let n = x.len();
+    let f = flags_of(offsets, n);
+    let xd = dev.upload(x).unwrap();
+    let od = dev.upload(offsets).unwrap();
+    for algorithm in std::iter::once(SegScanAlgorithm::Auto).chain(SEGSCANS) {
+        for exclusive in [false, true] {
+            let options = SegScanOptions {
+                exclusive,
+                algorithm,
+            };
+            let y = segmented_scan(dev, &xd, Segments::Offsets(&od), options)
+                .unwrap()
+                .download()
+                .unwrap();
+            assert_eq!(y.len(), n);
+            if n > 0 {
+                check_scan(x, &f, &y, exclusive, algorithm);
+            }
+        }
+    }
+    for algorithm in [SegSumAlgorithm::Auto, SegSumAlgorithm::Scd] {
+        let sums = segmented_sum(
+            dev,
+            &xd,
+            Segments::Offsets(&od),
+            SegSumOptions { algorithm },
+        )
+        .unwrap();
+        assert_eq!(
+            sums.count,
+            offsets.len() - 1,
+            "{algorithm:?}: one sum per segment"
+        );
+        let got = sums.download().unwrap();
+        let mut nonempty = Vec::new();
+        for (k, w) in offsets.windows(2).enumerate() {
+            if w[0] == w[1] {
+                assert_eq!(T::acc_f64(got[k]), 0.0, "{algorithm:?}: empty segment {k}");
+            } else {
+                nonempty.push(got[k]);
+            }
+        }
+        if n > 0 {
+            check_sum_values(x, &f, &nonempty, algorithm);
+        }
+    }
+}
+
+/// Offsets checked and turned into flags on the device, around the flag
+/// tiles (2048 elements) and the check chunks (1984 segments) of SegFlags,
+/// split over many cores, from one segment to one per element (the scalar
+/// and the vector marking, stretches longer than a UB chunk of entries),
+/// with runs of empty segments and one long segment among short ones
+/// (SegEnds's windows and scalar reads).
+#[test]
+fn offsets_at_tile_and_core_boundaries() {
+    let dev = device();
+    let cases = [
+        (1usize, 1usize),
+        (2, 3),
+        (2047, 5),
+        (2048, 2049),
+        (2049, 300),
+        (8191, 5),
+        (8192, 8193),
+        (8193, 2),
+        (3 * 8192 + 5, 40),
+        (100_000, 1),
+        (100_000, 3000),
+        (40_000, 40_000),
+        (5000, 20_000),
+    ];
+    for (k, &(n, segments)) in cases.iter().enumerate() {
+        let offsets = random_offsets(n, segments, 90 + k as u64);
+        check_offsets(&dev, &f16_data(n, k as u64), &offsets);
+        check_offsets(&dev, &i8_data(n, k as u64), &offsets);
+    }
+    let n = 50_000i32;
+    let every: Vec<i32> = (0..=n).collect();
+    check_offsets(&dev, &i8_data(n as usize, 5), &every);
+    let mut lumpy: Vec<i32> = (0..2500).collect();
+    lumpy.extend((45_000..=n).step_by(3));
+    lumpy.push(n);
+    check_offsets(&dev, &bf16_data(n as usize, 6), &lumpy);
+    // No element: empty segments only.
+    check_offsets::<f16>(&dev, &[], &[0, 0, 0]);
+    check_offsets::<i8>(&dev, &[], &[0]);
+}
+
+/// Bad offsets are found on the device and named by their first bad entry
+/// (the first entry, then the last, then the first below its predecessor
+/// over every core's range), by every algorithm.
+#[test]
+fn bad_offsets_name_their_first_bad_entry() {
+    let dev = device();
+    let n = 100_000;
+    let x = dev.upload(&f16_data(n, 1)).unwrap();
+    let good = random_offsets(n, 30_000, 7);
+    let last = good.len() - 1;
+    let mut cases: Vec<(Vec<i32>, String)> = Vec::new();
+    let with = |edits: &[(usize, i32)]| {
+        let mut o = good.clone();
+        for &(k, v) in edits {
+            o[k] = v;
+        }
+        o
+    };
+    cases.push((with(&[(0, 1)]), "offsets[0] = 1, expected 0".into()));
+    cases.push((
+        with(&[(0, -5), (9, 0)]),
+        "offsets[0] = -5, expected 0".into(),
+    ));
+    for end in [n as i32 - 1, n as i32 + 1, i32::MAX] {
+        cases.push((
+            with(&[(last, end)]),
+            format!("offsets[{last}] = {end}, expected the length of x, {n}"),
+        ));
+    }
+    for k in [1, 1984, 1985, 3968, 15_000, last - 1] {
+        let v = good[k - 1] - 1;
+        cases.push((
+            with(&[(k, v)]),
+            format!(
+                "offsets[{k}] = {v} is less than offsets[{}] = {}",
+                k - 1,
+                good[k - 1]
+            ),
+        ));
+    }
+    let (a, b) = (2000, 25_000);
+    cases.push((
+        with(&[(b, -1), (a, -1)]),
+        format!(
+            "offsets[{a}] = -1 is less than offsets[{}] = {}",
+            a - 1,
+            good[a - 1]
+        ),
+    ));
+    for (offsets, needle) in &cases {
+        let od = dev.upload(offsets).unwrap();
+        let refused = |e: Error| names_segments(e, needle);
+        for algorithm in [SegScanAlgorithm::Auto, SegScanAlgorithm::Sscr] {
+            let options = SegScanOptions {
+                exclusive: false,
+                algorithm,
+            };
+            refused(segmented_scan(&dev, &x, Segments::Offsets(&od), options).unwrap_err());
+        }
+        for algorithm in [SegSumAlgorithm::Auto, SegSumAlgorithm::Scd] {
+            let options = SegSumOptions { algorithm };
+            refused(segmented_sum(&dev, &x, Segments::Offsets(&od), options).unwrap_err());
+        }
+    }
+    // Host-side: no entry at all.
+    let none = dev.upload::<i32>(&[]).unwrap();
+    let e = segmented_scan(
+        &dev,
+        &x,
+        Segments::Offsets(&none),
+        SegScanOptions::default(),
+    );
+    assert!(e.unwrap_err().to_string().contains("at least one entry"));
+}
+
 #[test]
 fn bad_segments_are_refused_naming_the_argument() {
     let dev = device();
     let x = dev.upload(&f16_data(5000, 1)).unwrap();
-    let named = |e: Error, needle: &str| {
-        let s = e.to_string();
-        assert!(
-            matches!(
-                e,
-                Error::InvalidArgument {
-                    name: "segments",
-                    ..
-                }
-            ) && s.contains(needle),
-            "{s}"
-        );
-    };
+    let named = names_segments;
     let short = dev.upload(&[0i8; 4999]).unwrap();
     named(
         segmented_scan(&dev, &x, Segments::Flags(&short), SegScanOptions::default()).unwrap_err(),

@@ -8,8 +8,8 @@ use ascend_scan::{
     scan_workspace_bytes, segmented_scan_on, segmented_scan_workspace_bytes, sort_on,
     sort_workspace_bytes, top_p_sample_on, top_p_sample_workspace_bytes, topk_on,
     topk_workspace_bytes, uniforms, Batch, Device, DeviceBuffer, Error, ScanOp, ScanOptions,
-    SegScanAlgorithm, SegScanOptions, SegmentCheck, Soc, SortOptions, TopPCheck, TopPOptions,
-    TopkOptions, Workspace,
+    SegScanAlgorithm, SegScanOptions, SegmentCheck, Segments, Soc, SortOptions, TopPCheck,
+    TopPOptions, TopkOptions, Workspace,
 };
 use half::f16;
 use proptest::prelude::*;
@@ -291,6 +291,8 @@ fn a_steady_state_loop_allocates_nothing() {
         top_k: Some(64),
         seed: 0,
     };
+    let starts: Vec<i8> = (0..rows * n).map(|i| i8::from(i % 300 == 0)).collect();
+    let starts = dev.upload(&starts).unwrap();
     let bytes = [
         scan_workspace_bytes::<f16>(&dev, rows, n, scan_opts).unwrap(),
         scan_workspace_bytes::<f16>(
@@ -308,9 +310,20 @@ fn a_steady_state_loop_allocates_nothing() {
         topk_workspace_bytes::<f16>(&dev, rows, n, k, TopkOptions::default()).unwrap(),
         multinomial_workspace_bytes::<f16>(&dev, rows, n, 1).unwrap(),
         top_p_sample_workspace_bytes::<f16>(&dev, rows, n, topp).unwrap(),
-        segmented_scan_workspace_bytes::<f16>(&dev, rows * n, SegScanOptions::default()).unwrap(),
-        ascend_scan::segmented_sum_workspace_bytes::<f16>(&dev, rows * n, Default::default())
-            .unwrap(),
+        segmented_scan_workspace_bytes::<f16>(
+            &dev,
+            rows * n,
+            Segments::Flags(&starts),
+            SegScanOptions::default(),
+        )
+        .unwrap(),
+        ascend_scan::segmented_sum_workspace_bytes::<f16>(
+            &dev,
+            rows * n,
+            Segments::Flags(&starts),
+            Default::default(),
+        )
+        .unwrap(),
     ];
     let mut ws = workspace(&dev, *bytes.iter().max().unwrap());
     let mut scanned = dev.alloc::<f32>(rows * n).unwrap();
@@ -324,8 +337,6 @@ fn a_steady_state_loop_allocates_nothing() {
     let mut kept = dev.alloc::<f32>(rows).unwrap();
     let mut tokens = dev.alloc::<i32>(rows).unwrap();
     let mut check = TopPCheck::new(&dev, rows).unwrap();
-    let starts: Vec<i8> = (0..rows * n).map(|i| i8::from(i % 300 == 0)).collect();
-    let starts = dev.upload(&starts).unwrap();
     let mut seg_check = SegmentCheck::new(&dev).unwrap();
     let mut seg_count = ascend_scan::SplitCount::new(&dev, rows * n).unwrap();
     let mut step = |i: u64| {
@@ -378,7 +389,7 @@ fn a_steady_state_loop_allocates_nothing() {
         segmented_scan_on(
             &stream,
             &x,
-            &starts,
+            Segments::Flags(&starts),
             opts,
             &mut scanned,
             &mut seg_check,
@@ -388,7 +399,7 @@ fn a_steady_state_loop_allocates_nothing() {
         ascend_scan::segmented_sum_on(
             &stream,
             &x,
-            &starts,
+            Segments::Flags(&starts),
             Default::default(),
             &mut scanned,
             &mut seg_count,
@@ -657,10 +668,20 @@ fn segmented_scan_on_is_exact_for_i8_and_checks_its_flags() {
             };
             let mut ws = workspace(
                 &dev,
-                segmented_scan_workspace_bytes::<i8>(&dev, n, options).unwrap(),
+                segmented_scan_workspace_bytes::<i8>(&dev, n, Segments::Flags(&f), options)
+                    .unwrap(),
             );
             let mut y = dev.alloc::<i32>(n).unwrap();
-            segmented_scan_on(&s, &x, &f, options, &mut y, &mut check, &mut ws).unwrap();
+            segmented_scan_on(
+                &s,
+                &x,
+                Segments::Flags(&f),
+                options,
+                &mut y,
+                &mut check,
+                &mut ws,
+            )
+            .unwrap();
             s.synchronize().unwrap();
             check.download().unwrap();
             let mut acc = 0i32;
@@ -688,10 +709,19 @@ fn segmented_scan_on_is_exact_for_i8_and_checks_its_flags() {
     let options = SegScanOptions::default();
     let mut ws = workspace(
         &dev,
-        segmented_scan_workspace_bytes::<i8>(&dev, 4, options).unwrap(),
+        segmented_scan_workspace_bytes::<i8>(&dev, 4, Segments::Flags(&bad), options).unwrap(),
     );
     let mut y = dev.alloc::<i32>(4).unwrap();
-    segmented_scan_on(&s, &x, &bad, options, &mut y, &mut check, &mut ws).unwrap();
+    segmented_scan_on(
+        &s,
+        &x,
+        Segments::Flags(&bad),
+        options,
+        &mut y,
+        &mut check,
+        &mut ws,
+    )
+    .unwrap();
     s.synchronize().unwrap();
     let e = check.download().unwrap_err();
     assert!(
@@ -708,7 +738,16 @@ fn segmented_scan_on_is_exact_for_i8_and_checks_its_flags() {
         algorithm: SegScanAlgorithm::Sscr,
         ..Default::default()
     };
-    let e = segmented_scan_on(&s, &x, &bad, sscr, &mut y, &mut check, &mut ws).unwrap_err();
+    let e = segmented_scan_on(
+        &s,
+        &x,
+        Segments::Flags(&bad),
+        sscr,
+        &mut y,
+        &mut check,
+        &mut ws,
+    )
+    .unwrap_err();
     assert!(
         matches!(
             e,
@@ -975,13 +1014,20 @@ fn segmented_sum_on_matches_the_definition() {
         let mut count = SplitCount::new(&dev, n).unwrap();
         let mut ws = workspace(
             &dev,
-            segmented_sum_workspace_bytes::<i8>(&dev, n, options).unwrap(),
+            segmented_sum_workspace_bytes::<i8>(&dev, n, Segments::Flags(&f), options).unwrap(),
         );
         let xs = testkit::data::i8_data(n, n as u64 + 1);
         let x = dev.upload(&xs).unwrap();
         let mut sums = dev.alloc::<i32>(n).unwrap();
         segmented_sum_on(
-            &s, &x, &f, options, &mut sums, &mut count, &mut check, &mut ws,
+            &s,
+            &x,
+            Segments::Flags(&f),
+            options,
+            &mut sums,
+            &mut count,
+            &mut check,
+            &mut ws,
         )
         .unwrap();
         s.synchronize().unwrap();
@@ -1002,11 +1048,18 @@ fn segmented_sum_on_matches_the_definition() {
         let hx = dev.upload(&hs).unwrap();
         let mut ws = workspace(
             &dev,
-            segmented_sum_workspace_bytes::<f16>(&dev, n, options).unwrap(),
+            segmented_sum_workspace_bytes::<f16>(&dev, n, Segments::Flags(&f), options).unwrap(),
         );
         let mut hsums = dev.alloc::<f32>(n).unwrap();
         segmented_sum_on(
-            &s, &hx, &f, options, &mut hsums, &mut count, &mut check, &mut ws,
+            &s,
+            &hx,
+            Segments::Flags(&f),
+            options,
+            &mut hsums,
+            &mut count,
+            &mut check,
+            &mut ws,
         )
         .unwrap();
         s.synchronize().unwrap();
@@ -1020,4 +1073,96 @@ fn segmented_sum_on_matches_the_definition() {
             "f16 sums n={n}"
         );
     }
+}
+
+/// Segments as offsets on a stream: checked and turned into flags on the
+/// device (no host round trip), scans and sums exact for i8 with empty
+/// segments summing to 0, nothing allocated after the first round; bad
+/// offsets are reported by the check, which a later call resets.
+#[test]
+fn segmented_ops_on_take_offsets() {
+    use ascend_scan::{segmented_sum_on, segmented_sum_workspace_bytes, SegSumOptions, SplitCount};
+    let dev = fresh(); // its allocation count is this test's alone
+    let s = dev.create_stream().unwrap();
+    let mut check = SegmentCheck::new(&dev).unwrap();
+    let n = 30_000;
+    let xs = testkit::data::i8_data(n, 11);
+    let x = dev.upload(&xs).unwrap();
+    let offsets = [0, 0, 7, 7, 7, 8191, 8192, 20_000, 29_999, 30_000, 30_000];
+    let o = dev.upload(&offsets).unwrap();
+    let segs = Segments::Offsets(&o);
+    let m = offsets.len() - 1;
+    let scan_opts = SegScanOptions {
+        exclusive: true,
+        ..Default::default()
+    };
+    let sum_opts = SegSumOptions::default();
+    let bytes = segmented_scan_workspace_bytes::<i8>(&dev, n, segs, scan_opts)
+        .unwrap()
+        .max(segmented_sum_workspace_bytes::<i8>(&dev, n, segs, sum_opts).unwrap());
+    let mut ws = workspace(&dev, bytes);
+    let mut y = dev.alloc::<i32>(n).unwrap();
+    let mut sums = dev.alloc::<i32>(m).unwrap();
+    let mut count = SplitCount::new(&dev, n).unwrap();
+    let mut want_scan = vec![0i32; n];
+    let mut want_sums = vec![0i32; m];
+    for (k, w) in offsets.windows(2).enumerate() {
+        let mut acc = 0;
+        for i in w[0] as usize..w[1] as usize {
+            want_scan[i] = acc;
+            acc += i32::from(xs[i]);
+        }
+        want_sums[k] = acc;
+    }
+    let mut allocations = None;
+    for round in 0..4 {
+        segmented_scan_on(&s, &x, segs, scan_opts, &mut y, &mut check, &mut ws).unwrap();
+        segmented_sum_on(
+            &s, &x, segs, sum_opts, &mut sums, &mut count, &mut check, &mut ws,
+        )
+        .unwrap();
+        s.synchronize().unwrap();
+        check.download().unwrap();
+        assert_eq!(count.download().unwrap(), m, "round {round}");
+        assert_eq!(y.download().unwrap(), want_scan, "round {round}");
+        assert_eq!(sums.download().unwrap(), want_sums, "round {round}");
+        let now = dev.allocation_count();
+        assert_eq!(
+            *allocations.get_or_insert(now),
+            now,
+            "round {round} allocated"
+        );
+    }
+    // Bad offsets: reported by the check after the sync, as the blocking form does.
+    let bad = dev.upload(&[0, 5, 3, n as i32]).unwrap();
+    segmented_scan_on(
+        &s,
+        &x,
+        Segments::Offsets(&bad),
+        scan_opts,
+        &mut y,
+        &mut check,
+        &mut ws,
+    )
+    .unwrap();
+    s.synchronize().unwrap();
+    let e = check.download().unwrap_err().to_string();
+    assert!(
+        e.contains("offsets[2] = 3 is less than offsets[1] = 5"),
+        "{e}"
+    );
+    // The next call resets the check.
+    segmented_scan_on(&s, &x, segs, scan_opts, &mut y, &mut check, &mut ws).unwrap();
+    s.synchronize().unwrap();
+    check.download().unwrap();
+    // One sum per segment: a sums buffer of another length is named.
+    let mut short = dev.alloc::<i32>(m - 1).unwrap();
+    let e = segmented_sum_on(
+        &s, &x, segs, sum_opts, &mut short, &mut count, &mut check, &mut ws,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidArgument { name: "sums", .. }),
+        "{e}"
+    );
 }

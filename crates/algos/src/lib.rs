@@ -19,6 +19,7 @@ pub mod rtscan;
 pub mod sample;
 pub mod scanu;
 pub mod scanul1;
+pub mod segoffsets;
 pub mod segops;
 pub mod segscan;
 pub mod split;
@@ -37,6 +38,7 @@ pub use rtscan::{ReduceThenScan, RtScanTiling};
 pub use sample::{Sample, SampleTiling};
 pub use scanu::{ScanU, ScanUTiling};
 pub use scanul1::{ScanUL1, ScanUL1Tiling};
+pub use segoffsets::{SegEnds, SegEndsTiling, SegFlags, SegFlagsTiling};
 pub use segops::{SegDiff, SegDiffTiling, SegRevert, SegRevertTiling};
 pub use segscan::{RevSpec, SegScan, SegScanTiling};
 pub use split::{Compress, SplitInd, SplitKind, SplitTiling};
@@ -118,6 +120,8 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
             SegDiff::new(dtype).expect("catalogue entries are valid"),
         ));
     }
+    out.push(Box::new(SegFlags));
+    out.push(Box::new(SegEnds));
     for dtype in Spmv::DTYPES {
         out.push(Box::new(
             Spmv::new(SpmvStage::Products(dtype)).expect("catalogue entries are valid"),

@@ -131,6 +131,13 @@ enum Op {
         algo: SegSumAlgorithm,
         ppm: u32,
     },
+    /// The segmented scan (`scan`, Auto) or sum (Auto) of SEG_N f16 values
+    /// with the segments of random flags at `ppm` ones per million given as
+    /// offsets (checked and turned into flags on the device).
+    SegOffsetsF16 {
+        scan: bool,
+        ppm: u32,
+    },
     /// CSR SpMV (f32 values, i32 columns) of the blocked sparse-attention
     /// matrix with 65536 rows, block edge `block`, `random` random blocks
     /// per block-row; n is the nonzero count.
@@ -287,6 +294,14 @@ impl Op {
                 };
                 format!("{name} f16->f32 (flags {})", density_label(ppm))
             }
+            Op::SegOffsetsF16 { scan, ppm } => {
+                let name = if scan {
+                    "SEGSCAN auto f16->f32 incl"
+                } else {
+                    "SEGSUM auto f16->f32"
+                };
+                format!("{name} (offsets {})", density_label(ppm))
+            }
             Op::SpmvF32 { block, random } => {
                 format!("SPMV f32 sparse-attention 65536 rows b={block} r={random} (n = nnz)")
             }
@@ -324,6 +339,9 @@ impl Op {
             Op::SegScanF16 { .. } => 7,
             // Read values and flags (the sums are one per segment).
             Op::SegSumF16 { .. } => 3,
+            // As with flags (the offsets, 4 B per segment, stand for them).
+            Op::SegOffsetsF16 { scan: true, .. } => 7,
+            Op::SegOffsetsF16 { scan: false, .. } => 3,
             // Per nonzero: the f32 value and i32 column once, one f32 read of x.
             Op::SpmvF32 { .. } => 12,
         }
@@ -335,7 +353,7 @@ impl Op {
             Op::MultinomialDrawsF16 => Some(MANY_DRAWS_N),
             Op::TopPF16 { rows, vocab } => Some(rows as usize * vocab as usize),
             Op::TopKF16 { rows } => Some(rows as usize * VOCAB),
-            Op::SegScanF16 { .. } | Op::SegSumF16 { .. } => Some(SEG_N),
+            Op::SegScanF16 { .. } | Op::SegSumF16 { .. } | Op::SegOffsetsF16 { .. } => Some(SEG_N),
             // The nonzero count (about 65536 * (5 + r) * b: the first and
             // last block-rows have fewer window blocks).
             Op::SpmvF32 { block, random } => Some(spmv_matrix(block, random).nnz()),
@@ -359,6 +377,7 @@ impl Op {
             | Op::TopKF16 { .. }
             | Op::SegScanF16 { .. }
             | Op::SegSumF16 { .. }
+            | Op::SegOffsetsF16 { .. }
             | Op::SpmvF32 { .. } => false,
             Op::ScanF16 { algo, .. } | Op::ScanI8 { algo, .. } => algo.single_core(),
         }
@@ -722,7 +741,9 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 debug_assert!(len >= rows);
             }
-            Op::SegScanF16 { ppm, .. } | Op::SegSumF16 { ppm, .. } => {
+            Op::SegScanF16 { ppm, .. }
+            | Op::SegSumF16 { ppm, .. }
+            | Op::SegOffsetsF16 { ppm, .. } => {
                 let data: Vec<f16> = bits(n, 9)
                     .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
                     .collect();
@@ -730,10 +751,26 @@ impl Runner {
                 let flags: Vec<i8> = bits(n, 10).map(|v| i8::from(v % 1_000_000 < cut)).collect();
                 let x = self.dev.upload(&data)?;
                 let f = self.dev.upload(&flags)?;
+                // The same segments as offsets: every start, position 0 included.
+                let offsets: Vec<i32> = (0..n)
+                    .filter(|&i| i == 0 || flags[i] == 1)
+                    .chain([n])
+                    .map(|i| i as i32)
+                    .collect();
+                let o = self.dev.upload(&offsets)?;
                 self.dev.take_reports();
                 let t = Instant::now();
-                let segments = Segments::Flags(&f);
+                let segments = match op {
+                    Op::SegOffsetsF16 { .. } => Segments::Offsets(&o),
+                    _ => Segments::Flags(&f),
+                };
                 let len = match op {
+                    Op::SegOffsetsF16 { scan: true, .. } => {
+                        segmented_scan(&self.dev, &x, segments, SegScanOptions::default())?.len()
+                    }
+                    Op::SegOffsetsF16 { scan: false, .. } => {
+                        segmented_sum(&self.dev, &x, segments, SegSumOptions::default())?.count
+                    }
                     Op::SegScanF16 { algo, .. } => {
                         let options = SegScanOptions {
                             exclusive: false,
@@ -827,6 +864,9 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         }
         for algo in [SegSumAlgorithm::SegScan, SegSumAlgorithm::Scd] {
             ops.push(Op::SegSumF16 { algo, ppm });
+        }
+        for scan in [true, false] {
+            ops.push(Op::SegOffsetsF16 { scan, ppm });
         }
     }
     for rows in TOPP_ROWS {

@@ -804,3 +804,72 @@ proptest::proptest! {
         check_all(&device(), &x, &f);
     }
 }
+
+/// What the host says of `offsets` for `n` elements: None when they are
+/// valid, else the message of the first bad entry (the first entry, then the
+/// last, then the first below its predecessor), as the device check reports it.
+fn offsets_error(offsets: &[i32], n: usize) -> Option<String> {
+    let (first, last) = (offsets[0], offsets[offsets.len() - 1]);
+    if first != 0 {
+        return Some(format!("offsets[0] = {first}, expected 0"));
+    }
+    if usize::try_from(last).ok() != Some(n) {
+        let k = offsets.len() - 1;
+        return Some(format!(
+            "offsets[{k}] = {last}, expected the length of x, {n}"
+        ));
+    }
+    let k = (1..offsets.len()).find(|&k| offsets[k] < offsets[k - 1])?;
+    Some(format!(
+        "offsets[{k}] = {} is less than offsets[{}] = {}",
+        offsets[k],
+        k - 1,
+        offsets[k - 1]
+    ))
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+
+    /// Offsets from valid to garbage (a valid set with a few entries
+    /// overwritten by arbitrary i32 values, the extremes included): every
+    /// call either checks out against the reference or names the first bad
+    /// entry exactly as the host reference does; never a simulator rule
+    /// (an access outside a buffer), a panic or a hang.
+    #[test]
+    fn arbitrary_offsets_are_checked_exactly(
+        n in 0usize..12_000,
+        segments in 1usize..3_000,
+        seed: u64,
+        edits in proptest::collection::vec((0usize..4_000, proptest::prelude::any::<i32>()), 0..4),
+    ) {
+        let mut offsets = random_offsets(n, segments, seed);
+        for (at, v) in edits {
+            let k = at % offsets.len();
+            offsets[k] = match v % 4 {
+                0 => v,
+                1 => i32::MAX - (v & 7),
+                2 => i32::MIN + (v & 7),
+                _ => offsets[k].wrapping_add(v % 5),
+            };
+        }
+        let dev = device();
+        let x = i8_data(n, seed);
+        match offsets_error(&offsets, n) {
+            None => check_offsets(&dev, &x, &offsets),
+            Some(needle) => {
+                let xd = dev.upload(&x).unwrap();
+                let od = dev.upload(&offsets).unwrap();
+                let segs = Segments::Offsets(&od);
+                names_segments(
+                    segmented_scan(&dev, &xd, segs, SegScanOptions::default()).unwrap_err(),
+                    &needle,
+                );
+                names_segments(
+                    segmented_sum(&dev, &xd, segs, SegSumOptions::default()).unwrap_err(),
+                    &needle,
+                );
+            }
+        }
+    }
+}

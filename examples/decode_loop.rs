@@ -8,8 +8,8 @@
 //! Ascend910B4; the modeled time per step is the cost model's replay of
 //! the step's launches, conservative profile).
 use ascend_scan::{
-    model_launches, top_p_sample_on, top_p_sample_workspace_bytes, uniforms, Batch, CostParams,
-    Device, Soc, TopPCheck, TopPOptions, Workspace,
+    model_launches, top_p_sample_on, top_p_sample_workspace_bytes, Batch, CostParams, Device, Soc,
+    TopPCheck, TopPOptions, Workspace,
 };
 use half::f16;
 
@@ -49,10 +49,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Made once: the probabilities' buffer (a model would write its own
     // output here; with a framework's allocation, wrap it with
-    // DeviceBuffer::from_raw_parts), the uniforms, the tokens, the check
+    // DeviceBuffer::from_raw_parts), the tokens, the check
     // and the workspace.
     let mut probs = dev.alloc::<f16>(rows * vocab)?;
-    let mut u = dev.alloc::<f32>(rows)?;
     let mut tokens = dev.alloc::<i32>(rows)?;
     let mut check = TopPCheck::new(&dev, rows)?;
     let mut workspace = Workspace::new(
@@ -72,13 +71,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let before = dev.allocation_count();
         // The host writes only after the previous step's synchronisation.
         probs.write_from_host(0, &next_probs(rows, vocab, step))?;
-        // One uniform per row, from the step's seed (any source will do).
-        u.write_from_host(0, &uniforms(step, rows, 1))?;
+        // One uniform per row from the step's seed, made on the device
+        // (Some(buffer) takes uniforms from any other source).
+        let step_options = TopPOptions {
+            seed: step,
+            ..options
+        };
         top_p_sample_on(
             &stream,
             Batch::rows(&probs, rows)?,
-            options,
-            &u,
+            step_options,
+            None,
             &mut tokens,
             &mut check,
             &mut workspace,

@@ -695,8 +695,9 @@ fn tour_topp(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
 }
 
 /// TOPP sampling as a decode loop runs it: the stream-ordered form, outputs
-/// and workspace made once, three steps on one stream; every step's tokens
-/// against the reference, and no device allocation in any step. The row's
+/// and workspace made once, the seeded uniforms made on the device, three
+/// steps on one stream; every step's tokens against the reference, and no
+/// device allocation in any step. The row's
 /// launches are the last step's.
 fn tour_topp_stream(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
     let probs = topp_probs(rows, n);
@@ -709,7 +710,6 @@ fn tour_topp_stream(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
     };
     let want = topp_reference(&probs, rows, p, seed);
     let stream = dev.create_stream()?;
-    let u = dev.upload(&uniforms(seed, rows, 1))?;
     let mut tokens = dev.alloc::<i32>(rows)?;
     let mut check = TopPCheck::new(dev, rows)?;
     let mut ws = Workspace::new(dev, top_p_sample_workspace_bytes::<f16>(dev, rows, n, o)?)?;
@@ -722,7 +722,7 @@ fn tour_topp_stream(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
             &stream,
             Batch::rows(&x, rows)?,
             o,
-            &u,
+            None, // uniform(seed, r, 0), computed on the device
             &mut tokens,
             &mut check,
             &mut ws,

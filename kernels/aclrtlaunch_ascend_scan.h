@@ -48,6 +48,7 @@ uint32_t aclrtlaunch_radix_topk_bf16(uint32_t blockDim, void* stream, void* keys
 uint32_t aclrtlaunch_sample_f16(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling);
 uint32_t aclrtlaunch_sample_bf16(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling);
 uint32_t aclrtlaunch_sample_f32(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling);
+uint32_t aclrtlaunch_seeded_uniforms(uint32_t blockDim, void* stream, void* u, UniformsTiling* tiling);
 uint32_t aclrtlaunch_topp_mask_f16(uint32_t blockDim, void* stream, void* probs, void* scan, void* weights, void* workspace, TopPTiling* tiling);
 uint32_t aclrtlaunch_topp_mask_bf16(uint32_t blockDim, void* stream, void* probs, void* scan, void* weights, void* workspace, TopPTiling* tiling);
 uint32_t aclrtlaunch_topp_pick_i32(uint32_t blockDim, void* stream, void* indices, void* pos, void* tokens, void* workspace, TopPTiling* tiling);

@@ -208,6 +208,23 @@ static_assert(offsetof(SampleTiling, totals_offset) == 104, "SampleTiling: offse
 static_assert(offsetof(SampleTiling, top_level) == 112, "SampleTiling: offset of top_level differs from the Rust definition");
 static_assert(offsetof(SampleTiling, reserved) == 116, "SampleTiling: offset of reserved differs from the Rust definition");
 
+typedef struct UniformsTiling UniformsTiling;
+struct UniformsTiling {
+    // Uniforms to write (rows x draws, row-major).
+    uint64_t count;
+    // Draws per row.
+    uint64_t draws;
+    // The generator's seed.
+    uint64_t seed;
+    // Uniforms per vector core (a multiple of 8).
+    uint64_t per_core;
+};
+static_assert(sizeof(UniformsTiling) == 32, "UniformsTiling: size differs from the Rust definition");
+static_assert(offsetof(UniformsTiling, count) == 0, "UniformsTiling: offset of count differs from the Rust definition");
+static_assert(offsetof(UniformsTiling, draws) == 8, "UniformsTiling: offset of draws differs from the Rust definition");
+static_assert(offsetof(UniformsTiling, seed) == 16, "UniformsTiling: offset of seed differs from the Rust definition");
+static_assert(offsetof(UniformsTiling, per_core) == 24, "UniformsTiling: offset of per_core differs from the Rust definition");
+
 typedef struct TopPTiling TopPTiling;
 struct TopPTiling {
     // Mask: elements (rows x m); pick: rows.

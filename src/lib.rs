@@ -60,8 +60,8 @@ pub use ops::reduce::{
 };
 pub use ops::sample::{
     check_row_totals, multinomial, multinomial_on, multinomial_reference,
-    multinomial_with_uniforms, multinomial_workspace_bytes, uniform, uniforms, SampleOptions,
-    SampleWeight, MAX_SAMPLE_CATEGORIES, MAX_SAMPLE_DRAWS, SAMPLE_TILE,
+    multinomial_with_uniforms, multinomial_workspace_bytes, uniform, uniforms, uniforms_on,
+    SampleOptions, SampleWeight, MAX_SAMPLE_CATEGORIES, MAX_SAMPLE_DRAWS, SAMPLE_TILE,
 };
 pub use ops::scan::{
     auto_policy_soc, scan, scan_on, scan_workspace_bytes, Accumulator, Algorithm, Batch, ScanInput,

@@ -250,6 +250,13 @@ extern "C" uint32_t aclrtlaunch_sample_f32(uint32_t blockDim, void* stream, void
     return ascsim::launch("sample_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { sample_f32(static_cast<GM_ADDR>(weights), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void seeded_uniforms(GM_ADDR u, UniformsTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_seeded_uniforms(uint32_t blockDim, void* stream, void* u, UniformsTiling* tiling) {
+    UniformsTiling t = *tiling;
+    return ascsim::launch("seeded_uniforms", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { seeded_uniforms(static_cast<GM_ADDR>(u), t); });
+}
+
 extern "C" void topp_mask_f16(GM_ADDR probs, GM_ADDR scan, GM_ADDR weights, GM_ADDR workspace, TopPTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_topp_mask_f16(uint32_t blockDim, void* stream, void* probs, void* scan, void* weights, void* workspace, TopPTiling* tiling) {

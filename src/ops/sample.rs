@@ -107,6 +107,45 @@ pub fn uniforms(seed: u64, rows: usize, draws: usize) -> Vec<f32> {
         .collect()
 }
 
+/// The stream-ordered [`uniforms`]: enqueues on `stream` the computation of
+/// `uniform(seed, r, j)` for `rows` rows of `out.len() / rows` draws each
+/// into `out` (row-major), on the device, bit for bit the host's values; for
+/// seeded draws with [`multinomial_on`] without an upload. Scalar work per
+/// uniform on every vector core: meant for the few draws of a sampling step.
+/// Errors ([`Error::InvalidArgument`]): `rows` of 0 or not dividing
+/// `out.len()`, `out` on another device.
+pub fn uniforms_on(
+    stream: &Stream,
+    seed: u64,
+    rows: usize,
+    out: &mut DeviceBuffer<f32>,
+) -> Result<()> {
+    stream.check_device(out, "out")?;
+    if rows == 0 || !out.len().is_multiple_of(rows) {
+        return Err(Error::InvalidArgument {
+            name: "rows",
+            reason: format!("{rows} rows do not divide {} uniforms", out.len()),
+        });
+    }
+    uniforms_into(stream, seed, rows, out)
+}
+
+/// [`uniforms_on`] after its checks (none for an empty `out`).
+pub(crate) fn uniforms_into(
+    stream: &Stream,
+    seed: u64,
+    rows: usize,
+    out: &DeviceBuffer<f32>,
+) -> Result<()> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    let draws = (out.len() / rows) as u64;
+    let mut plan = algos::Uniforms.plan(stream.device().profile(), rows as u64, draws, seed)?;
+    let args = runtime::UniformsArgs { u: out.ptr() };
+    stream.with_queue(&[out], |s| runtime::launch(s, &mut plan, args))
+}
+
 /// Weighted sampling with replacement (PyTorch `torch.multinomial(w, k,
 /// replacement=True)`): `num_samples` category indices per row of
 /// `weights`, row-major (`rows x num_samples` i32), drawn with probability

@@ -87,7 +87,7 @@ pub fn top_p_sample<'a, P: TopPProb>(
             stream,
             probs,
             options,
-            &u,
+            Some(&u),
             &mut tokens,
             &mut check,
             &mut workspace,
@@ -165,6 +165,7 @@ struct TopPPlan {
     weights: Part,
     pos: Part,
     slots: Part,
+    uniforms: Part,
     scratch: Part,
     mask: algos::LaunchPlan<algos::TopPTiling>,
     pick: algos::LaunchPlan<algos::TopPTiling>,
@@ -224,6 +225,7 @@ impl TopPPlan {
         let weights = layout.add_of::<f32>(rows * m);
         let pos = layout.add_of::<i32>(rows);
         let slots = layout.add(mask.workspace_bytes as usize);
+        let uniforms = layout.add_of::<f32>(rows);
         let scratch = layout.add(sort_bytes.max(scan_bytes).max(draw_bytes));
         Ok(TopPPlan {
             m,
@@ -234,6 +236,7 @@ impl TopPPlan {
             weights,
             pos,
             slots,
+            uniforms,
             scratch,
             mask,
             pick,
@@ -270,9 +273,10 @@ pub fn top_p_sample_workspace_bytes<P: TopPProb>(
 /// The stream-ordered [`top_p_sample`]: enqueues the whole draw (sort or
 /// top-k, scan, mask, weighted draw, index lookup) on `stream` and returns
 /// at once, writing one token per row into `tokens` (caller-owned, `rows`
-/// long). Row r draws with `uniforms[r]` (caller-owned, `rows` long; the
-/// blocking form uses [`uniform(seed, r, 0)`](crate::uniform)); `options.seed`
-/// is not used. No allocation (the scan's constant matrices are uploaded
+/// long). Row r draws with `uniforms[r]` when given (caller-owned, `rows`
+/// long), else with [`uniform(options.seed, r, 0)`](crate::uniform)
+/// computed on the device (as the blocking form draws; no upload). No
+/// allocation (the scan's constant matrices are uploaded
 /// once per device, by [`top_p_sample_workspace_bytes`] or else by the
 /// first call), no host synchronisation.
 ///
@@ -285,7 +289,7 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
     stream: &Stream,
     probs: impl Into<Batch<'a, P>>,
     options: TopPOptions,
-    uniforms: &DeviceBuffer<f32>,
+    uniforms: Option<&DeviceBuffer<f32>>,
     tokens: &mut DeviceBuffer<i32>,
     check: &mut TopPCheck,
     workspace: &mut Workspace,
@@ -293,11 +297,13 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
     let probs = probs.into();
     let (rows, n) = (probs.row_count(), probs.row_len());
     stream.check_device(probs.data(), "probs")?;
-    stream.check_device(uniforms, "uniforms")?;
+    if let Some(u) = uniforms {
+        stream.check_device(u, "uniforms")?;
+        check_len(u.len(), rows, "uniforms")?;
+    }
     stream.check_device(tokens, "tokens")?;
     stream.check_device(&check.kept, "check")?;
     let mut plan = TopPPlan::new::<P>(stream.device(), rows, n, options)?;
-    check_len(uniforms.len(), rows, "uniforms")?;
     check_len(tokens.len(), rows, "tokens")?;
     check_len(check.kept.len(), rows, "check")?;
     if check.slots.bytes() < plan.slots.bytes {
@@ -314,6 +320,15 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
     let weights = workspace.buffer::<f32>(plan.weights);
     let mut pos = workspace.buffer::<i32>(plan.pos);
     let mut scratch = workspace.sub(plan.scratch);
+    let seeded;
+    let uniforms = match uniforms {
+        Some(u) => u,
+        None => {
+            seeded = workspace.buffer::<f32>(plan.uniforms);
+            crate::ops::sample::uniforms_into(stream, options.seed, rows, &seeded)?;
+            &seeded
+        }
+    };
     match options.top_k {
         Some(k) => topk_on(
             stream,

@@ -70,6 +70,7 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("sample_f16", "aclrtlaunch_sample_f16"),
     ("sample_bf16", "aclrtlaunch_sample_bf16"),
     ("sample_f32", "aclrtlaunch_sample_f32"),
+    ("seeded_uniforms", "aclrtlaunch_seeded_uniforms"),
     ("topp_mask_f16", "aclrtlaunch_topp_mask_f16"),
     ("topp_mask_bf16", "aclrtlaunch_topp_mask_bf16"),
     ("topp_pick_i32", "aclrtlaunch_topp_pick_i32"),
@@ -197,6 +198,7 @@ extern "C" {
     fn aclrtlaunch_sample_f16(block_dim: u32, stream: *mut c_void, weights: Gm, uniforms: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SampleTiling) -> u32;
     fn aclrtlaunch_sample_bf16(block_dim: u32, stream: *mut c_void, weights: Gm, uniforms: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SampleTiling) -> u32;
     fn aclrtlaunch_sample_f32(block_dim: u32, stream: *mut c_void, weights: Gm, uniforms: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SampleTiling) -> u32;
+    fn aclrtlaunch_seeded_uniforms(block_dim: u32, stream: *mut c_void, u: Gm, tiling: *mut algos::UniformsTiling) -> u32;
     fn aclrtlaunch_topp_mask_f16(block_dim: u32, stream: *mut c_void, probs: Gm, scan: Gm, weights: Gm, workspace: Gm, tiling: *mut algos::TopPTiling) -> u32;
     fn aclrtlaunch_topp_mask_bf16(block_dim: u32, stream: *mut c_void, probs: Gm, scan: Gm, weights: Gm, workspace: Gm, tiling: *mut algos::TopPTiling) -> u32;
     fn aclrtlaunch_topp_pick_i32(block_dim: u32, stream: *mut c_void, indices: Gm, pos: Gm, tokens: Gm, workspace: Gm, tiling: *mut algos::TopPTiling) -> u32;
@@ -485,6 +487,35 @@ impl Launch for SampleArgs {
         // launch stub copies the struct) and has the C layout of
         // SampleTiling (pinned by its derive on both sides).
         let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.weights, self.uniforms, self.indices, self.workspace, &mut plan.tiling) };
+        stream.backend.launched(e.symbol, rc)
+    }
+}
+
+/// `aclrtlaunch_<kernel>` of the Uniforms kernels.
+type UniformsFn = unsafe extern "C" fn(u32, *mut c_void, Gm, *mut algos::UniformsTiling) -> u32;
+
+/// The Uniforms kernels: the simulator's entries.
+const UNIFORMS: &[Entry<UniformsFn>] = &[
+    Entry { name: "seeded_uniforms", symbol: "aclrtlaunch_seeded_uniforms", f: aclrtlaunch_seeded_uniforms },
+];
+
+/// The GM pointers of the Uniforms kernels (UniformsTiling), by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct UniformsArgs {
+    pub(crate) u: Gm,
+}
+
+impl Launch for UniformsArgs {
+    type Tiling = algos::UniformsTiling;
+    fn launch(self, stream: StreamRef, plan: &mut algos::LaunchPlan<Self::Tiling>) -> Result<()> {
+        let e = stream.backend.kernel(UNIFORMS, &plan.kernel)?;
+        // SAFETY: `e.f` has the kernel's C signature (the simulator's static
+        // entry, or the same symbol of a loaded kernel library built from the
+        // same kernels/ sources); the pointers are live device allocations
+        // sized for the plan; the tiling pointer is valid for the call (the
+        // launch stub copies the struct) and has the C layout of
+        // UniformsTiling (pinned by its derive on both sides).
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.u, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

@@ -501,4 +501,50 @@ __aicore__ inline void Sample(GM_ADDR weights, GM_ADDR uniforms, GM_ADDR indices
     sampler.Run(weights, uniforms, indices, workspace, t);
 }
 
+namespace sample {
+constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ull;
+
+// SplitMix64's output mixer (a bijection of 64-bit integers).
+__aicore__ inline uint64_t Mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// The uniform of draw `draw` of row `row` under `seed`: the top 24 bits of
+// Mix64(Mix64(seed + (row + 1) * golden) + (draw + 1) * golden), times
+// 2^-24 (exact in float). Wrapping unsigned arithmetic, as on the host.
+__aicore__ inline float Uniform(uint64_t seed, uint64_t row, uint64_t draw) {
+    uint64_t key = Mix64(seed + kGolden * (row + 1));
+    uint64_t bits = Mix64(key + kGolden * (draw + 1));
+    return static_cast<float>(bits >> 40) * (1.0f / 16777216.0f);
+}
+}  // namespace sample
+
+// The seeded draws' uniforms: u[r * draws + j] = Uniform(seed, r, j). Each
+// vector core computes its range on the scalar unit into UB tiles of kTile
+// and writes them.
+template <uint32_t kTile>
+__aicore__ inline void Uniforms(GM_ADDR u, const UniformsTiling& t) {
+    const uint64_t begin = static_cast<uint64_t>(GetBlockIdx()) * t.per_core;
+    if (begin >= t.count) return;
+    const uint64_t end = MinU64(begin + t.per_core, t.count);
+    GlobalTensor<float> gU;
+    gU.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(u), t.count);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bufTile;
+    pipe.InitBuffer(bufTile, kTile * sizeof(float));
+    LocalTensor<float> tile = bufTile.Get<float>();
+    for (uint64_t off = begin; off < end; off += kTile) {
+        uint32_t count = static_cast<uint32_t>(MinU64(end - off, kTile));
+        PipeSync<HardEvent::MTE3_S>();  // the previous tile is written out
+        for (uint32_t i = 0; i < count; ++i) {
+            uint64_t at = off + i;
+            tile.SetValue(i, sample::Uniform(t.seed, at / t.draws, at % t.draws));
+        }
+        PipeSync<HardEvent::S_MTE3>();
+        StoreAny(gU[off], tile, count);
+    }
+}
+
 }  // namespace ascend_scan

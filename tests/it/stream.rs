@@ -250,7 +250,7 @@ fn multinomial_on_and_top_p_on_match_the_references() {
             &stream,
             Batch::rows(&x, rows).unwrap(),
             options,
-            &u,
+            Some(&u),
             &mut tokens,
             &mut check,
             &mut ws,
@@ -384,7 +384,7 @@ fn a_steady_state_loop_allocates_nothing() {
         )
         .unwrap();
         multinomial_on(&stream, b, &u, &mut drawn, Some(&mut kept), &mut ws).unwrap();
-        top_p_sample_on(&stream, b, topp, &u, &mut tokens, &mut check, &mut ws).unwrap();
+        top_p_sample_on(&stream, b, topp, Some(&u), &mut tokens, &mut check, &mut ws).unwrap();
         let opts = SegScanOptions::default();
         segmented_scan_on(
             &stream,
@@ -1165,4 +1165,69 @@ fn segmented_ops_on_take_offsets() {
         matches!(e, Error::InvalidArgument { name: "sums", .. }),
         "{e}"
     );
+}
+
+/// Seeded uniforms made on the device are the host's `uniforms` bit for bit
+/// (tiles and cores crossed), and top-p on a stream draws with them when no
+/// uniforms are given: the blocking form's tokens, with no allocation and no
+/// upload per step.
+#[test]
+fn seeded_uniforms_on_the_device_match_the_host() {
+    use ascend_scan::{top_p_sample, uniforms_on};
+    let dev = fresh(); // its allocation count is this test's alone
+    let s = dev.create_stream().unwrap();
+    for (rows, draws, seed) in [
+        (1, 1, 0u64),
+        (96, 1, 7),
+        (7, 3000, u64::MAX),
+        (3, 50_000, 12345),
+    ] {
+        let mut u = dev.alloc::<f32>(rows * draws).unwrap();
+        uniforms_on(&s, seed, rows, &mut u).unwrap();
+        s.synchronize().unwrap();
+        let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+        assert_eq!(
+            bits(u.download().unwrap()),
+            bits(uniforms(seed, rows, draws)),
+            "{rows} x {draws}, seed {seed}"
+        );
+    }
+    let mut odd = dev.alloc::<f32>(10).unwrap();
+    let e = uniforms_on(&s, 1, 3, &mut odd).unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidArgument { name: "rows", .. }),
+        "{e}"
+    );
+
+    let (rows, n) = (5, 3000);
+    let probs: Vec<f16> = (0..rows)
+        .flat_map(|r| super::topp::peaked(n, 90 + r as u64))
+        .map(f16::from_f32)
+        .collect();
+    let x = dev.upload(&probs).unwrap();
+    let options = TopPOptions {
+        p: 0.9,
+        top_k: Some(100),
+        seed: 0,
+    };
+    let mut ws = workspace(
+        &dev,
+        top_p_sample_workspace_bytes::<f16>(&dev, rows, n, options).unwrap(),
+    );
+    let mut tokens = dev.alloc::<i32>(rows).unwrap();
+    let mut check = TopPCheck::new(&dev, rows).unwrap();
+    for step in 0..4u64 {
+        let seeded = TopPOptions {
+            seed: step,
+            ..options
+        };
+        let before = dev.allocation_count();
+        let b = Batch::rows(&x, rows).unwrap();
+        top_p_sample_on(&s, b, seeded, None, &mut tokens, &mut check, &mut ws).unwrap();
+        s.synchronize().unwrap();
+        check.download().unwrap();
+        assert_eq!(dev.allocation_count(), before, "step {step} allocated");
+        let want = top_p_sample(&dev, b, seeded).unwrap().download().unwrap();
+        assert_eq!(tokens.download().unwrap(), want, "step {step}");
+    }
 }

@@ -35,7 +35,7 @@ pub use opscan::{OpScan, OpScanTiling, VectorOp};
 pub use radix::{RadixSort, RadixTiling};
 pub use reduce::{ReduceMaxMin, ReduceSum, ReduceTiling};
 pub use rtscan::{ReduceThenScan, RtScanTiling};
-pub use sample::{Sample, SampleTiling};
+pub use sample::{Sample, SampleTiling, Uniforms, UniformsTiling};
 pub use scanu::{ScanU, ScanUTiling};
 pub use scanul1::{ScanUL1, ScanUL1Tiling};
 pub use segoffsets::{SegEnds, SegEndsTiling, SegFlags, SegFlagsTiling};
@@ -94,6 +94,7 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
             Sample::new(dtype).expect("catalogue entries are valid"),
         ));
     }
+    out.push(Box::new(Uniforms));
     for dtype in TopP::DTYPES {
         out.push(Box::new(
             TopP::new(TopPKind::Mask(dtype)).expect("catalogue entries are valid"),

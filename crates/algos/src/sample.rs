@@ -263,9 +263,108 @@ impl Kernel for Sample {
     }
 }
 
+/// Tiling of [`Uniforms`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
+#[repr(C)]
+pub struct UniformsTiling {
+    /// Uniforms to write (rows x draws, row-major).
+    pub count: u64,
+    /// Draws per row.
+    pub draws: u64,
+    /// The generator's seed.
+    pub seed: u64,
+    /// Uniforms per vector core (a multiple of 8).
+    pub per_core: u64,
+}
+
+/// The counter-based uniforms of the seeded draws, on the device: `u[r *
+/// draws + j] = uniform(seed, r, j)` (SplitMix64's mixer twice, the top 24
+/// bits times 2^-24; the host's `ascend_scan::uniform` bit for bit), so a
+/// stream-ordered draw needs no upload. Each vector core computes its range
+/// on the scalar unit (64-bit integer arithmetic) into UB tiles of
+/// [`UNIFORMS_TILE`] and writes them: scalar work per uniform, meant for
+/// the few draws of a sampling step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Uniforms;
+
+/// Uniforms per UB tile of [`Uniforms`].
+pub const UNIFORMS_TILE: u64 = 1024;
+
+impl Uniforms {
+    /// Plans `rows x draws` uniforms under `seed` (at least one).
+    pub fn plan(
+        &self,
+        soc: &SocProfile,
+        rows: u64,
+        draws: u64,
+        seed: u64,
+    ) -> Result<LaunchPlan<UniformsTiling>, AlgoError> {
+        let count = rows.checked_mul(draws).filter(|&c| c > 0).ok_or_else(|| {
+            AlgoError::InvalidArgument {
+                name: "draws",
+                reason: format!("{rows} rows x {draws} draws: at least one, within u64"),
+            }
+        })?;
+        let cores = u64::from(soc.vector_cores.max(1));
+        let per_core = count.div_ceil(cores).div_ceil(8) * 8;
+        Ok(LaunchPlan {
+            kernel: self.name(),
+            block_dim: count.div_ceil(per_core) as u32,
+            workspace_bytes: 0,
+            tiling: UniformsTiling {
+                count,
+                draws,
+                seed,
+                per_core,
+            },
+        })
+    }
+}
+
+impl Kernel for Uniforms {
+    fn name(&self) -> String {
+        "seeded_uniforms".into()
+    }
+    fn kernel_type(&self) -> KernelType {
+        KernelType::AivOnly
+    }
+    fn gm_params(&self) -> &'static [&'static str] {
+        &["u"]
+    }
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<UniformsTiling>()
+    }
+    fn render(&self) -> Result<String, askama::Error> {
+        render_entry(
+            self,
+            "sample_kernel.h",
+            &format!(
+                "Sampling (docs/algorithms.md, Sampling): the seeded draws' uniforms, tiles of {UNIFORMS_TILE}."
+            ),
+            &format!("Uniforms<{UNIFORMS_TILE}>"),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uniforms_cover_every_draw() {
+        let soc = soc::Soc::Ascend910B4.profile();
+        for (rows, draws) in [(1u64, 1u64), (96, 1), (7, 1000), (1, 1 << 24)] {
+            let p = Uniforms.plan(&soc, rows, draws, 5).unwrap();
+            let t = p.tiling;
+            assert_eq!((t.count, t.draws, t.seed), (rows * draws, draws, 5));
+            assert_eq!(t.per_core % 8, 0);
+            assert!(u64::from(p.block_dim) * t.per_core >= t.count);
+            assert!(u64::from(p.block_dim - 1) * t.per_core < t.count);
+            assert!(p.block_dim <= soc.vector_cores);
+        }
+        assert!(Uniforms.plan(&soc, 0, 1, 0).is_err());
+        assert!(Uniforms.plan(&soc, u64::MAX, 2, 0).is_err());
+    }
 
     #[test]
     fn levels_and_ranges_cover_the_work() {

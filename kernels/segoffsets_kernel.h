@@ -149,10 +149,11 @@ __aicore__ inline void SegFlags(GM_ADDR offsets, GM_ADDR flags, GM_ADDR check, c
     // scratch each share one.
     constexpr uint32_t kShift = kChunk * sizeof(int32_t), kMask = 2 * kShift;
     constexpr uint32_t kHalf = kTile * sizeof(float), kInt8 = kHalf + kTile * sizeof(half), kZeros = kInt8 + kTile;
-    TBuf<TPosition::VECCALC> bufRp, bufCheck, bufFlags, bufSlot;
+    TBuf<TPosition::VECCALC> bufRp, bufSlot;
+    UbArena checkUb, marks;
     pipe.InitBuffer(bufRp, (kChunk + 64) * sizeof(int32_t));  // the shifted Gather reads one entry past
-    pipe.InitBuffer(bufCheck, kMask + kChunk / 8);
-    pipe.InitBuffer(bufFlags, kZeros + kTile);
+    checkUb.Init(pipe, kMask + kChunk / 8);
+    marks.Init(pipe, kZeros + kTile);
     pipe.InitBuffer(bufSlot, 32);
     LocalTensor<int32_t> rp = bufRp.Get<int32_t>();
 
@@ -163,7 +164,7 @@ __aicore__ inline void SegFlags(GM_ADDR offsets, GM_ADDR flags, GM_ADDR check, c
     int64_t bad = -1;
     int32_t badValue = 0, badPrev = 0;
     if (c0 < c1) {
-        LocalTensor<int32_t> shift = bufCheck.GetWithOffset<int32_t>(kChunk, kShift);
+        LocalTensor<int32_t> shift = checkUb.At<int32_t>(kShift, kChunk);
         ShiftByOneOffsets(shift, kChunk);
         Duplicate(rp, static_cast<int32_t>(0), static_cast<int32_t>(kChunk + 64));
         for (uint64_t off = c0; off < c1; off += kRows) {
@@ -171,8 +172,8 @@ __aicore__ inline void SegFlags(GM_ADDR offsets, GM_ADDR flags, GM_ADDR check, c
             PipeSync<HardEvent::V_MTE2>();
             LoadAny(rp, gOff[off], rows + 1);
             PipeSync<HardEvent::MTE2_V>();
-            int32_t first = FirstDecrease(rp, bufCheck.GetWithOffset<int32_t>(kChunk, 0), shift,
-                                          bufCheck.GetWithOffset<uint8_t>(kChunk / 8, kMask), rows, bad < 0);
+            int32_t first = FirstDecrease(rp, checkUb.At<int32_t>(0, kChunk), shift,
+                                          checkUb.At<uint8_t>(kMask, kChunk / 8), rows, bad < 0);
             if (first >= 0) {
                 bad = static_cast<int64_t>(off) + first;
                 badValue = rp.GetValue(static_cast<uint32_t>(first));
@@ -194,10 +195,10 @@ __aicore__ inline void SegFlags(GM_ADDR offsets, GM_ADDR flags, GM_ADDR check, c
     if (a0 < a1) {
         segoffsets::DenseMarks<kTile, kChunk> dense;
         dense.Init(pipe);
-        LocalTensor<float> acc = bufFlags.GetWithOffset<float>(kTile, 0);
-        LocalTensor<half> accHalf = bufFlags.GetWithOffset<half>(kTile, kHalf);
-        LocalTensor<int8_t> tile = bufFlags.GetWithOffset<int8_t>(kTile, kInt8);
-        LocalTensor<int8_t> zeros = bufFlags.GetWithOffset<int8_t>(kTile, kZeros);
+        LocalTensor<float> acc = marks.At<float>(0, kTile);
+        LocalTensor<half> accHalf = marks.At<half>(kHalf, kTile);
+        LocalTensor<int8_t> tile = marks.At<int8_t>(kInt8, kTile);
+        LocalTensor<int8_t> zeros = marks.At<int8_t>(kZeros, kTile);
         Duplicate(zeros.ReinterpretCast<int16_t>(), static_cast<int16_t>(0), static_cast<int32_t>(kTile / 2));
         PipeSync<HardEvent::V_MTE3>();
         uint64_t k = a0 == 0 ? 0 : segoffsets::LowerBound(gOff, t.entries, static_cast<int64_t>(a0));

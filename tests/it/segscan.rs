@@ -737,7 +737,8 @@ fn planted<T: Value>(
     x
 }
 
-/// Runs every segmented scan and segmented sum algorithm on `x`.
+/// Runs every segmented scan and segmented sum algorithm on `x`, with the
+/// segments as flags and as offsets.
 fn check_all<T: Value>(dev: &Device, x: &[T], f: &[i8]) {
     for &algo in &SEGSCANS {
         run_scan(dev, x, f, algo);
@@ -745,6 +746,12 @@ fn check_all<T: Value>(dev: &Device, x: &[T], f: &[i8]) {
     for algo in [SegSumAlgorithm::Auto, SegSumAlgorithm::Scd] {
         check_sums(dev, x, f, algo);
     }
+    let offsets: Vec<i32> = starts(f)
+        .into_iter()
+        .chain([f.len()])
+        .map(|i| i as i32)
+        .collect();
+    check_offsets(dev, x, &offsets);
 }
 
 /// An infinity or NaN affects its own segment from its position on and

@@ -16,6 +16,11 @@
 namespace ascend_scan {
 
 // kChunk: elements per vector chunk.
+// The max/min NaN slots follow the cores' 32-byte partial slots, on a
+// 64-byte boundary: the host copies them out with aclrtMemcpyAsync, which
+// needs one.
+__aicore__ inline uint64_t NanSlotsOffset(uint32_t cores) { return (static_cast<uint64_t>(cores) * 32 + 63) / 64 * 64; }
+
 template <typename Op, typename TIn, typename TAcc, uint32_t kChunk>
 __aicore__ inline void Reduce(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, const ReduceTiling& tiling) {
     TPipe pipe;
@@ -56,7 +61,7 @@ __aicore__ inline void Reduce(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, const
                                 bufHalf.Get<half>(), std::is_same<TIn, half>::value ? &nan : nullptr);
         if constexpr (std::is_same<TIn, half>::value) {
             GlobalTensor<int16_t> gNan;
-            gNan.SetGlobalBuffer(reinterpret_cast<__gm__ int16_t*>(workspace + cores * 32), 0);
+            gNan.SetGlobalBuffer(reinterpret_cast<__gm__ int16_t*>(workspace + NanSlotsOffset(cores)), 0);
             nan.Publish(gNan[core * 16]);
         }
         StoreScalar(gSums[core * kSumSlot<TAcc>], bufOne.Get<TAcc>(), mine);

@@ -50,7 +50,7 @@ mod stream;
 // that replays it (docs/cost-model.md).
 pub use ascendc_sim::{
     cost::CostError, model_launch, model_launches, CostParams, LaunchReport, ModelReport, Soc,
-    SocProfile,
+    SocProfile, Task,
 };
 pub use device::{BorrowedBuffer, Device, DeviceBuffer, Element};
 pub use error::{Error, Result};

@@ -406,6 +406,26 @@ impl Layout {
 }
 
 /// `len` must be `want` (an output of a stream-ordered operation).
+/// A buffer that an `aclrtMemcpyAsync` fills must start on a 64-byte
+/// boundary (CANN 7.0-8.0 require it of both ends). Buffers from
+/// [`Device::alloc`](crate::Device::alloc) always do; a borrowed one may not.
+pub(crate) fn check_copy_target<T: Element>(
+    buf: &DeviceBuffer<T>,
+    name: &'static str,
+) -> Result<()> {
+    let at = buf.ptr() as usize;
+    if at.is_multiple_of(64) {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument {
+            name,
+            reason: format!(
+                "starts at {at:#x}, not on a 64-byte boundary (the operation fills it with aclrtMemcpyAsync, which needs one)"
+            ),
+        })
+    }
+}
+
 pub(crate) fn check_len(len: usize, want: usize, name: &'static str) -> Result<()> {
     if len == want {
         Ok(())

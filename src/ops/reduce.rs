@@ -108,8 +108,10 @@ impl ReducePlan {
             }
         };
         let cores = plan.block_dim as usize;
-        let nan = (max_min(op).is_some() && T::DTYPE == algos::DType::F16)
-            .then_some((cores * 32, cores * 32));
+        let nan = (max_min(op).is_some() && T::DTYPE == algos::DType::F16).then_some((
+            algos::ReduceMaxMin::nan_slots_offset(plan.block_dim) as usize,
+            cores * 32,
+        ));
         let mut layout = Layout::default();
         let kernel = layout.add(plan.workspace_bytes as usize);
         Ok(Some(ReducePlan {

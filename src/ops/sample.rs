@@ -48,7 +48,7 @@ use super::scan::Batch;
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
 use crate::runtime;
-use crate::stream::{check_len, Layout, Part, Stream, Uses, Workspace};
+use crate::stream::{check_copy_target, check_len, Layout, Part, Stream, Uses, Workspace};
 
 pub use algos::sample::{MAX_SAMPLE_CATEGORIES, MAX_SAMPLE_DRAWS, SAMPLE_TILE};
 
@@ -359,6 +359,7 @@ pub fn multinomial_on<'a, T: SampleWeight>(
     if let Some(t) = &row_totals {
         stream.check_device(t, "row_totals")?;
         check_len(t.len(), rows, "row_totals")?;
+        check_copy_target(t, "row_totals")?;
     }
     if draws == 0 {
         return Ok(());

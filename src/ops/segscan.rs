@@ -1,5 +1,6 @@
 //! Segmented scan and segmented sum (docs/algorithms.md,
 //! section "Segmented operations").
+use super::copy;
 use super::scan::{scan, Accumulator, ScanInput, ScanOptions, MAX_I8_SCAN_LEN, MAX_SCAN_LEN};
 use super::split::{self, SplitValue};
 use crate::device::{Device, DeviceBuffer, Element};
@@ -812,11 +813,12 @@ pub fn segmented_sum_on<T: SegmentedInput>(
         (Segments::Flags(_), Some(scan)) => {
             let ends = workspace.buffer::<i8>(ends);
             scan.enqueue(stream, x, flags, &mut y, check, &mut scratch)?;
-            // A segment ends before every start after position 0, and at the end.
-            stream.with_queue(&[flags, &*workspace], |s| {
-                s.copy_device(ends.ptr(), flags.ptr_at(1), n - 1)?;
-                s.fill(ends.ptr_at(n - 1), 1, 1)
-            })?;
+            // A segment ends before every start after position 0, and at the
+            // end. The shifted flags move with the COPY kernel: an
+            // aclrtMemcpyAsync needs 64-byte aligned addresses (CANN 7.0-8.0).
+            let mut head = ends.view::<i8>(0, n - 1);
+            copy::copy_on(stream, &flags.view::<i8>(1, n - 1), &mut head)?;
+            stream.with_queue(&[&*workspace], |s| s.fill(ends.ptr_at(n - 1), 1, 1))?;
             split::compress_on(stream, &y, &ends, sums, None, count, &mut scratch)
         }
         (Segments::Offsets(offsets), scan) => {

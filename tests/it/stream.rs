@@ -8,7 +8,7 @@ use ascend_scan::{
     scan_workspace_bytes, segmented_scan_on, segmented_scan_workspace_bytes, sort_on,
     sort_workspace_bytes, top_p_sample_on, top_p_sample_workspace_bytes, topk_on,
     topk_workspace_bytes, uniforms, Batch, Device, DeviceBuffer, Error, ScanOp, ScanOptions,
-    SegScanAlgorithm, SegScanOptions, SegmentCheck, Segments, Soc, SortOptions, TopPCheck,
+    SegScanAlgorithm, SegScanOptions, SegmentCheck, Segments, Soc, SortOptions, Task, TopPCheck,
     TopPOptions, TopkOptions, Workspace,
 };
 use half::f16;
@@ -1230,4 +1230,75 @@ fn seeded_uniforms_on_the_device_match_the_host() {
         let want = top_p_sample(&dev, b, seeded).unwrap().download().unwrap();
         assert_eq!(tokens.download().unwrap(), want, "step {step}");
     }
+}
+
+/// The stream's copy and memset tasks are reported next to the kernels (the
+/// cost model charges them), and a totals buffer that an `aclrtMemcpyAsync`
+/// would fill off a 64-byte boundary is refused by name.
+#[test]
+fn copy_tasks_are_reported_and_need_64_byte_boundaries() {
+    let dev = fresh();
+    let s = dev.create_stream().unwrap();
+    let rows = 3;
+    let n = 1000;
+    let data = f16_data(rows * n, 7);
+    let x = dev.upload(&data).unwrap();
+    let opts = ScanOptions {
+        want_total: true,
+        ..ScanOptions::default()
+    };
+    let bytes = scan_workspace_bytes::<f16>(&dev, rows, n, opts).unwrap();
+    let mut ws = workspace(&dev, bytes);
+    let mut values = dev.alloc::<f32>(rows * n).unwrap();
+    let totals = dev.alloc::<f32>(rows + 16).unwrap();
+    dev.take_reports();
+    let batch = Batch::rows(&x, rows).unwrap();
+    let mut head = totals.as_raw_ptr();
+    // SAFETY: `totals` is a live allocation of `dev` of rows + 16 f32 and
+    // outlives the borrow; nothing else touches it meanwhile.
+    #[allow(unsafe_code)]
+    let mut aligned = unsafe { DeviceBuffer::<f32>::from_raw_parts(&dev, head, rows) }.unwrap();
+    scan_on(&s, batch, opts, &mut values, Some(&mut aligned), &mut ws).unwrap();
+    s.synchronize().unwrap();
+    let reports = dev.take_reports();
+    let tasks: Vec<_> = reports
+        .iter()
+        .map(|r| (r.kernel.as_str(), r.task))
+        .collect();
+    assert!(
+        tasks.iter().any(|t| t.1 == Task::Memset) && tasks.iter().any(|t| t.1 == Task::Copy),
+        "{tasks:?}"
+    );
+    assert!(tasks.iter().any(|t| t.1 == Task::Kernel), "{tasks:?}");
+    let copied = reports.iter().find(|r| r.task == Task::Copy).unwrap();
+    assert!(copied.gm_read_bytes > 0 && copied.gm_read_bytes == copied.gm_write_bytes);
+    let mut want = Vec::new();
+    for r in 0..rows {
+        want.push(
+            data[r * n..(r + 1) * n]
+                .iter()
+                .map(|v| f64::from(v.to_f32()))
+                .sum::<f64>(),
+        );
+    }
+    for (got, want) in aligned.download().unwrap().iter().zip(&want) {
+        assert!(
+            (f64::from(*got) - want).abs() <= 1e-3 * want.abs().max(1.0),
+            "{got} vs {want}"
+        );
+    }
+    drop(aligned);
+    // Four bytes in: aligned for f32, not for the copy.
+    head = head.wrapping_byte_add(4);
+    // SAFETY: as above; the borrow lies inside the allocation.
+    #[allow(unsafe_code)]
+    let mut odd = unsafe { DeviceBuffer::<f32>::from_raw_parts(&dev, head, rows) }.unwrap();
+    let e = scan_on(&s, batch, opts, &mut values, Some(&mut odd), &mut ws).unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidArgument { name: "totals", .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("64-byte"), "{e}");
+    drop(odd);
+    drop(totals);
 }

@@ -111,13 +111,22 @@ impl ReduceMaxMin {
     }
 
     /// Same split as the sum; the workspace holds one 32-byte partial slot
-    /// per vector core, then one 32-byte NaN slot per core (f16 inputs: the
-    /// largest `bits & 0x7fff` the core saw, as 16 i16 lanes).
+    /// per vector core, then, from [`ReduceMaxMin::nan_slots_offset`], one
+    /// 32-byte NaN slot per core (f16 inputs: the largest `bits & 0x7fff`
+    /// the core saw, as 16 i16 lanes).
     pub fn plan(&self, soc: &SocProfile, n: u64) -> Result<LaunchPlan<ReduceTiling>, AlgoError> {
         let mut plan = ReduceSum { dtype: self.dtype }.plan(soc, n)?;
         plan.kernel = self.name();
-        plan.workspace_bytes *= 2;
+        plan.workspace_bytes =
+            Self::nan_slots_offset(plan.block_dim) + u64::from(plan.block_dim) * 32;
         Ok(plan)
+    }
+
+    /// Byte offset of the NaN slots in the workspace of a launch on `cores`
+    /// vector cores: after the partial slots, on a 64-byte boundary (the
+    /// host copies them out with `aclrtMemcpyAsync`, which needs one).
+    pub fn nan_slots_offset(cores: u32) -> u64 {
+        (u64::from(cores) * 32).next_multiple_of(64)
     }
 }
 

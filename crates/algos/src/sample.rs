@@ -207,6 +207,8 @@ impl Sample {
             offsets[level] = at;
             at += align32(rows * lens[level] * 4);
         }
+        // The row totals go out with aclrtMemcpyAsync: a 64-byte boundary.
+        let at = at.next_multiple_of(64);
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: block_dim as u32,

@@ -1531,8 +1531,10 @@ bool erase_handle(std::vector<std::unique_ptr<T>>& owned, const void* h) {
 // ([dst, dst + dspan) written, [src, src + sspan) read when src is given)
 // must lie in device allocations, and the work, ordered on `stream` after
 // what the host did so far, must pass the host-side race rule.
-aclError stream_op_locked(const char* call, aclrtStream stream, void* dst, uint64_t dspan, const void* src,
-                          uint64_t sspan) {
+// The stream records the task (its kind and the `moved` bytes it writes, and
+// for a copy reads) for the cost model.
+aclError stream_op_locked(const char* call, uint32_t task, uint64_t moved, aclrtStream stream, void* dst,
+                          uint64_t dspan, const void* src, uint64_t sspan) {
     Allocation* d = find_alloc_locked(reinterpret_cast<uintptr_t>(dst), dspan);
     Allocation* sa = src ? find_alloc_locked(reinterpret_cast<uintptr_t>(src), sspan) : nullptr;
     if (!d || (src && !sa))
@@ -1544,7 +1546,14 @@ aclError stream_op_locked(const char* call, aclrtStream stream, void* dst, uint6
     std::string race = sa ? order_access(*sa, st->agent, st->clock, true, false, who) : "";
     std::string r = order_access(*d, st->agent, st->clock, false, true, who);
     if (race.empty()) race = r;
-    return race.empty() ? ACL_SUCCESS : set_err(ACL_ERROR_FAILURE, race);
+    if (!race.empty()) return set_err(ACL_ERROR_FAILURE, race);
+    LaunchRecord rec;
+    std::snprintf(rec.info.kernel, sizeof rec.info.kernel, "%s", call);
+    rec.info.task = task;
+    rec.info.gm_read_bytes = task == ASCSIM_TASK_COPY ? moved : 0;
+    rec.info.gm_write_bytes = moved;
+    st->launches.push_back(std::move(rec));
+    return ACL_SUCCESS;
 }
 }  // namespace
 
@@ -1786,8 +1795,14 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
         return set_err(ACL_ERROR_INVALID_PARAM,
                        "aclrtMemcpyAsync: the simulator takes device-to-device copies only (a host buffer must "
                        "outlive an asynchronous copy)");
+    // CANN 7.0 to 8.0 state it for every product (aclrtMemcpyAsync, constraints):
+    // source and destination must both be 64-byte aligned.
+    if (reinterpret_cast<uintptr_t>(dst) % 64 != 0 || reinterpret_cast<uintptr_t>(src) % 64 != 0)
+        return set_err(ACL_ERROR_INVALID_PARAM,
+                       fmt("aclrtMemcpyAsync: rule: source %p and destination %p must both be 64-byte aligned", src,
+                           dst));
     std::lock_guard<std::mutex> g(g_mu);
-    aclError rc = stream_op_locked("aclrtMemcpyAsync", stream, dst, count, src, count);
+    aclError rc = stream_op_locked("aclrtMemcpyAsync", ASCSIM_TASK_COPY, count, stream, dst, count, src, count);
     if (rc != ACL_SUCCESS) return rc;
     std::memmove(dst, src, count);
     return ACL_SUCCESS;
@@ -1809,7 +1824,8 @@ aclError aclrtMemcpy2dAsync(void* dst, size_t dpitch, const void* src, size_t sp
     std::lock_guard<std::mutex> g(g_mu);
     const uint64_t dspan = (height - 1) * static_cast<uint64_t>(dpitch) + width;
     const uint64_t sspan = (height - 1) * static_cast<uint64_t>(spitch) + width;
-    aclError rc = stream_op_locked("aclrtMemcpy2dAsync", stream, dst, dspan, src, sspan);
+    aclError rc = stream_op_locked("aclrtMemcpy2dAsync", ASCSIM_TASK_COPY, static_cast<uint64_t>(width) * height,
+                                   stream, dst, dspan, src, sspan);
     if (rc != ACL_SUCCESS) return rc;
     for (size_t i = 0; i < height; ++i)
         std::memmove(static_cast<uint8_t*>(dst) + i * dpitch, static_cast<const uint8_t*>(src) + i * spitch, width);
@@ -1820,7 +1836,7 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
     if (count > maxCount) return set_err(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: count exceeds maxCount");
     if (count == 0) return ACL_SUCCESS;
     std::lock_guard<std::mutex> g(g_mu);
-    aclError rc = stream_op_locked("aclrtMemsetAsync", stream, devPtr, count, nullptr, 0);
+    aclError rc = stream_op_locked("aclrtMemsetAsync", ASCSIM_TASK_MEMSET, count, stream, devPtr, count, nullptr, 0);
     if (rc != ACL_SUCCESS) return rc;
     std::memset(devPtr, value, count);
     return ACL_SUCCESS;

@@ -21,7 +21,7 @@ use ascend_sys as sys;
 pub use crate::params::{
     assumptions, assumptions_markdown, Assumption, CostParams, ModelProfile, Worse,
 };
-use crate::report::{CoreTrace, LaunchReport, Pipe};
+use crate::report::{CoreTrace, LaunchReport, Pipe, Task};
 
 /// Why a trace could not be modeled.
 #[derive(Debug, thiserror::Error)]
@@ -173,9 +173,10 @@ pub struct ModelReport {
     pub time_s: f64,
     /// The cores' run alone, seconds.
     pub kernel_time_s: f64,
-    /// Launch overhead included in `time_s`, seconds.
+    /// Launch (and copy/memset task) overhead included in `time_s`, seconds.
     pub launch_overhead_s: f64,
-    /// Launches this report covers.
+    /// Tasks this report covers: kernel launches, and the stream's copy and
+    /// memset tasks.
     pub launches: usize,
     /// Elements the caller said the launch processed (for the per-element numbers).
     pub elements: u64,
@@ -305,6 +306,9 @@ pub fn model_launch(
             error: report.error.clone(),
         });
     }
+    if report.task != Task::Kernel {
+        return Ok(model_copy_task(report, params, elements));
+    }
     let mut names: HashMap<u16, String> = HashMap::new();
     let mut op_name = |op: u16| {
         names
@@ -321,6 +325,38 @@ pub fn model_launch(
     )
 }
 
+/// A copy or memset task of a stream: a fixed task overhead, then its HBM
+/// bytes (read and written) at the copy rate. No core runs and the L2 is not
+/// modeled for it (every byte goes to HBM, the pessimistic case).
+fn model_copy_task(report: &LaunchReport, p: &CostParams, elements: u64) -> ModelReport {
+    let bytes = report.gm_read_bytes + report.gm_write_bytes;
+    let attainable = p.hbm_bytes_per_cycle() * p.clock_hz;
+    let hbm_s = bytes as f64 / attainable;
+    let kernel_time_s = hbm_s / p.copy_task_bandwidth;
+    let time_s = kernel_time_s + p.copy_task_overhead_s;
+    let resources = vec![ResourceBusy {
+        resource: Resource::Hbm,
+        busy_s: hbm_s,
+    }];
+    ModelReport {
+        kernel: report.kernel.clone(),
+        time_s,
+        kernel_time_s,
+        launch_overhead_s: p.copy_task_overhead_s,
+        launches: 1,
+        elements,
+        hbm_read_bytes: report.gm_read_bytes,
+        hbm_write_bytes: report.gm_write_bytes,
+        l2_bytes: 0,
+        l2_hit_bytes: 0,
+        busy: Vec::new(),
+        hbm_busy: hbm_s / time_s,
+        l2_busy: 0.0,
+        critical: critical_of(&resources, time_s),
+        resources,
+    }
+}
+
 /// Models launches run one after the other on one stream (their times add up).
 pub fn model_launches(
     reports: &[LaunchReport],
@@ -334,6 +370,13 @@ pub fn model_launches(
             None => m,
             Some(t) => t.then(m),
         });
+    }
+    // Named after its first kernel, not after a memset queued before it.
+    if let (Some(t), Some(k)) = (
+        total.as_mut(),
+        reports.iter().find(|r| r.task == Task::Kernel),
+    ) {
+        t.kernel.clone_from(&k.kernel);
     }
     Ok(total)
 }

@@ -12,7 +12,7 @@ mod report;
 use ::soc;
 
 pub use cost::{model_launch, model_launches, CostParams, ModelProfile, ModelReport};
-pub use report::{CoreTrace, LaunchReport, Pipe};
+pub use report::{CoreTrace, LaunchReport, Pipe, Task};
 pub use soc::{Soc, SocProfile};
 
 /// Directory of the simulator's C++ headers (`kernel_operator.h`, `acl/acl.h`).

@@ -101,6 +101,12 @@ pub struct CostParams {
     /// Device time of a launch outside the cores' run (scheduling the task onto
     /// the cores, reporting completion), s. ASSUMPTION.
     pub launch_overhead_s: f64,
+    /// Device time of a copy or memset task of a stream besides its bytes
+    /// (`aclrtMemcpyAsync`, `aclrtMemcpy2dAsync`, `aclrtMemsetAsync`), s. ASSUMPTION.
+    pub copy_task_overhead_s: f64,
+    /// Bandwidth of a copy or memset task, as a fraction of the kernels'
+    /// attainable HBM bandwidth (peak x efficiency). ASSUMPTION.
+    pub copy_task_bandwidth: f64,
     /// Instructions a pipe's queue holds before issue stalls. ASSUMPTION (the
     /// documented depth of the MTE1 and MMAD queues, applied to every pipe).
     pub queue_depth: usize,
@@ -290,6 +296,26 @@ pub fn assumptions(p: &SocProfile) -> Vec<Assumption> {
             High,
             "task duration minus the cores' run time in the asc-devkit Add best-practice sample on A2: 0.5 us with 1 core, 2.5-9.4 us (median 6.5) with 48 cores",
             |q, v| q.launch_overhead_s = v * 1e-6,
+        ),
+        a(
+            "copy/memset task overhead",
+            "us",
+            6.5,
+            0.5,
+            9.4,
+            High,
+            "not documented; a copy or memset is one task of the stream like a kernel launch, so the launch-overhead range is taken",
+            |q, v| q.copy_task_overhead_s = v * 1e-6,
+        ),
+        a(
+            "copy/memset task bandwidth",
+            "fraction of attainable HBM",
+            1.0,
+            0.5,
+            1.0,
+            Low,
+            "not documented (a copy engine's device-to-device rate); low end half the kernels' attainable HBM bandwidth",
+            |q, v| q.copy_task_bandwidth = v,
         ),
         a(
             "GM latency",
@@ -579,6 +605,8 @@ impl CostParams {
             cross_core_latency_cycles: f64::NAN,
             sync_all_cycles: f64::NAN,
             launch_overhead_s: f64::NAN,
+            copy_task_overhead_s: f64::NAN,
+            copy_task_bandwidth: f64::NAN,
             queue_depth: 0,
         }
     }
@@ -646,6 +674,8 @@ impl CostParams {
             ("cross_core_latency_cycles", self.cross_core_latency_cycles),
             ("sync_all_cycles", self.sync_all_cycles),
             ("launch_overhead_s", self.launch_overhead_s),
+            ("copy_task_overhead_s", self.copy_task_overhead_s),
+            ("copy_task_bandwidth", self.copy_task_bandwidth),
             ("queue_depth", self.queue_depth as f64),
         ]
     }

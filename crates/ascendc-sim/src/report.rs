@@ -53,11 +53,25 @@ pub struct CoreTrace {
     pub events: Vec<sys::ascsim_event>,
 }
 
-/// What the simulator recorded about one kernel launch.
+/// What a stream ran: a kernel, or one of its own copy and memset tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Task {
+    /// A kernel launch (cores and traces).
+    Kernel,
+    /// `aclrtMemcpyAsync` or `aclrtMemcpy2dAsync`, device to device.
+    Copy,
+    /// `aclrtMemsetAsync`.
+    Memset,
+}
+
+/// What the simulator recorded about one kernel launch, or about a copy or
+/// memset task of the stream (no cores, no traces, only its GM bytes).
 #[derive(Debug, Clone)]
 pub struct LaunchReport {
-    /// Kernel name.
+    /// Kernel name (the ACL call's name for a copy or memset task).
     pub kernel: String,
+    /// A kernel, or a copy or memset task.
+    pub task: Task,
     /// Launch blockDim.
     pub block_dim: u32,
     /// Simulated cores (AIC + AIV threads).
@@ -124,6 +138,11 @@ impl LaunchReport {
                     kernel: CStr::from_ptr(info.kernel.as_ptr())
                         .to_string_lossy()
                         .into_owned(),
+                    task: match info.task {
+                        sys::ASCSIM_TASK_COPY => Task::Copy,
+                        sys::ASCSIM_TASK_MEMSET => Task::Memset,
+                        _ => Task::Kernel,
+                    },
                     block_dim: info.block_dim,
                     cores: info.cores,
                     status: info.status,

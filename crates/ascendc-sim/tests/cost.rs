@@ -5,7 +5,10 @@
 //! sets them, HBM and L2 bandwidth effectively unlimited.
 use ascend_sys as sys;
 use ascendc_sim::cost::{assumptions, assumptions_markdown, model_traces, CoreKind, Resource};
-use ascendc_sim::{CoreTrace, CostParams, ModelProfile, ModelReport, Pipe, Soc};
+use ascendc_sim::{
+    model_launch, model_launches, CoreTrace, CostParams, LaunchReport, ModelProfile, ModelReport,
+    Pipe, Soc, Task,
+};
 
 const P_S: u8 = sys::ASCSIM_PIPE_S as u8;
 const P_V: u8 = sys::ASCSIM_PIPE_V as u8;
@@ -517,6 +520,62 @@ fn hbm_efficiency_l2_bandwidth_and_launch_overhead() {
     assert_near(r.kernel_time_s * 1e9, 10.0);
     assert_near(cycles(&r), 5010.0);
     assert_eq!(r.launches, 1);
+}
+
+/// A copy or memset task of a stream: its overhead plus its HBM bytes at the
+/// copy rate, no cores; in a sequence it adds up with the kernel launches,
+/// which name the sequence.
+#[test]
+fn copy_and_memset_tasks_cost_overhead_plus_bytes() {
+    let mut p = params();
+    p.hbm_bytes_per_s = 409.6e9;
+    p.hbm_efficiency = 0.5; // 204.8 B/cycle attainable
+    p.copy_task_overhead_s = 3e-6;
+    p.copy_task_bandwidth = 0.5; // 102.4 B/cycle for the copy engine
+    let task = |task, read: u64, written: u64| LaunchReport {
+        kernel: "aclrtMemcpyAsync".to_string(),
+        task,
+        block_dim: 0,
+        cores: 0,
+        status: 0,
+        error: String::new(),
+        gm_read_bytes: read,
+        gm_write_bytes: written,
+        traces: Vec::new(),
+        hazards_checked: true,
+    };
+    // 10240 B read + 10240 B written at 102.4 B/cycle: 200 cycles + 3000.
+    let copy = model_launch(&task(Task::Copy, 10240, 10240), &p, 0).unwrap();
+    assert_near(copy.kernel_time_s * 1e9, 200.0);
+    assert_near(cycles(&copy), 3200.0);
+    assert_eq!(copy.hbm_bytes(), 20480);
+    assert_eq!(copy.critical.resource, Resource::Hbm);
+    // HBM itself is busy for 100 of the 3200 cycles (the copy engine is slower).
+    assert_near(copy.hbm_busy * 3200.0, 100.0);
+    // A memset writes only: 10240 B in 100 cycles + 3000.
+    let memset = model_launch(&task(Task::Memset, 0, 10240), &p, 0).unwrap();
+    assert_near(cycles(&memset), 3100.0);
+
+    // memset, kernel, copy on one stream: the times add up, the kernel names it.
+    let mut kernel = task(Task::Kernel, 0, 0);
+    kernel.kernel = "copy_kernel".to_string();
+    kernel.traces = vec![aiv(vec![read(MB, 1024)])];
+    kernel.cores = 1;
+    kernel.block_dim = 1;
+    let all = model_launches(
+        &[
+            task(Task::Memset, 0, 10240),
+            kernel,
+            task(Task::Copy, 10240, 10240),
+        ],
+        &p,
+        0,
+    )
+    .unwrap()
+    .unwrap();
+    assert_near(all.time_s * 1e9, 3100.0 + 10.0 + 3200.0);
+    assert_eq!(all.launches, 3);
+    assert_eq!(all.kernel, "copy_kernel");
 }
 
 /// Every number of the nominal and conservative profiles is set, every

@@ -20,7 +20,7 @@ pub use input::{
 use crate::device::{as_bytes, Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::runtime::{self, Gm};
-use crate::stream::{check_len, Layout, Part, Stream, Uses, Workspace};
+use crate::stream::{check_copy_target, check_len, Layout, Part, Stream, Uses, Workspace};
 
 /// The SoC profile the policy table of `Algorithm::Auto` was modeled on.
 pub fn auto_policy_soc() -> &'static str {
@@ -186,6 +186,7 @@ pub fn scan_on<'a, T: ScanInput>(
     if let Some(t) = &totals {
         stream.check_device(t, "totals")?;
         check_len(t.len(), rows, "totals")?;
+        check_copy_target(t, "totals")?;
     }
     workspace.check(stream, &plan.layout)?;
     let constants = match &plan.kernel {
@@ -210,16 +211,21 @@ pub fn scan_on<'a, T: ScanInput>(
     let slots = workspace.at(plan.slots);
     let scratch = workspace.at(plan.scratch);
     stream.with_queue(&uses, |s| {
-        s.zero(scratch, plan.scratch.bytes)?;
-        s.zero(slots, plan.slots.bytes)?;
-        if let Some(c) = constants {
-            if let Kernels::Cube {
-                constants: bytes, ..
-            } = &plan.kernel
-            {
-                s.copy_device(scratch, c, bytes.len())?;
+        // Every task costs a few microseconds of its own: one copy of the
+        // constant prefix, and one memset for the rest of the scratch and
+        // the slots that follow it in the layout.
+        let prefix = match (&constants, &plan.kernel) {
+            (Some(c), Kernels::Cube { constants, .. }) => {
+                s.copy_device(scratch, *c, constants.len())?;
+                constants.len()
             }
-        }
+            _ => 0,
+        };
+        let end = plan.slots.offset + plan.slots.bytes;
+        s.zero(
+            scratch.wrapping_byte_add(prefix),
+            end - plan.scratch.offset - prefix,
+        )?;
         let row_io = |r: usize| RowIo {
             x: x.data.ptr_at(r * n),
             y: values.ptr_at(r * n),

@@ -80,6 +80,15 @@ enum ascsim_attr {
     ASCSIM_ATTR_L0B = 2
 };
 
+/* Values of ascsim_launch_info.task. Copy and memset tasks are the stream's
+ * aclrtMemcpyAsync, aclrtMemcpy2dAsync and aclrtMemsetAsync: no cores and no
+ * trace, only the GM bytes they read and write (the cost model charges them). */
+enum ascsim_task {
+    ASCSIM_TASK_KERNEL = 0,
+    ASCSIM_TASK_COPY = 1,
+    ASCSIM_TASK_MEMSET = 2
+};
+
 typedef struct ascsim_launch_info {
     char kernel[64];
     uint32_t block_dim;
@@ -90,7 +99,7 @@ typedef struct ascsim_launch_info {
     uint64_t gm_write_bytes;
     uint64_t events;
     uint32_t hazards_checked; /* 1 if the hazard checker watched the launch (ASCSIM_HAZARDS) */
-    uint32_t reserved;
+    uint32_t task;            /* ascsim_task: a kernel, or a copy or memset task of the stream */
 } ascsim_launch_info;
 
 /* Configure the SoC of a simulated device before aclrtSetDevice. */

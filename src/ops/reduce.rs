@@ -273,8 +273,6 @@ pub fn reduce_on<T: ScanInput>(
     };
     let uses: [&dyn Uses; 4] = [x, &result.total, &result.nan, &*workspace];
     stream.with_queue(&uses, |s| {
-        s.zero(workspace.at(kernel), kernel.bytes)?;
-        s.zero(result.total.ptr(), result.total.bytes())?;
         runtime::launch(s, &mut plan, args)?;
         match nan {
             Some((offset, bytes)) => s.copy_device(

@@ -380,7 +380,6 @@ pub fn multinomial_on<'a, T: SampleWeight>(
         uses.push(*t);
     }
     stream.with_queue(&uses, |s| {
-        s.zero(workspace.at(kernel), kernel.bytes)?;
         runtime::launch(s, &mut plan, args)?;
         match &row_totals {
             Some(t) => s.copy_device(t.ptr(), totals_at, rows * 4),

@@ -475,7 +475,6 @@ impl SegScanPlan {
         };
         let uses: [&dyn Uses; 5] = [x, flags, &*y, &check.slots, &*workspace];
         stream.with_queue(&uses, |s| {
-            s.zero(scratch, self.scratch.bytes)?;
             s.copy_device(scratch, constants, self.constants.len())?;
             s.zero(checks, self.checks.bytes)?;
             runtime::launch(s, &mut self.plan, args)?;

@@ -528,7 +528,6 @@ fn enqueue<T: SplitValue>(
         uses.push(&**i);
     }
     stream.with_queue(&uses, |s| {
-        s.zero(workspace.at(kernel), kernel.bytes)?;
         runtime::launch(s, &mut plan, args)?;
         // The used head of every slot, gathered densely.
         s.copy_device_2d(

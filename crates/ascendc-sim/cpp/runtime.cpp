@@ -1550,6 +1550,9 @@ aclError stream_op_locked(const char* call, uint32_t task, uint64_t moved, aclrt
     LaunchRecord rec;
     std::snprintf(rec.info.kernel, sizeof rec.info.kernel, "%s", call);
     rec.info.task = task;
+    // No core runs it, so there is no in-core hazard to watch; the race rule
+    // above checked it (it is on whatever ASCSIM_HAZARDS says).
+    rec.info.hazards_checked = 1;
     rec.info.gm_read_bytes = task == ASCSIM_TASK_COPY ? moved : 0;
     rec.info.gm_write_bytes = moved;
     st->launches.push_back(std::move(rec));
@@ -1719,6 +1722,12 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy) {
     void* p = nullptr;
     if (posix_memalign(&p, 512, usable) != 0 || !p)
         return set_err(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc: host memory exhausted");
+    // aclrtMalloc does not initialise the memory: poisoned like local memory,
+    // so that reading device memory nobody wrote gives a visibly wrong answer
+    // (instead of the zeros a fresh host page would give).
+    // (The same bytes as ascsim::poison, a word at a time: p is 512-aligned
+    // and usable a multiple of 32.)
+    std::fill_n(static_cast<uint32_t*>(p), usable / 4, 0x7fffffffu);
     Allocation a;
     a.base = static_cast<uint8_t*>(p);
     a.size = usable;

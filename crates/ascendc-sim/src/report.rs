@@ -88,7 +88,8 @@ pub struct LaunchReport {
     pub traces: Vec<CoreTrace>,
     /// Whether the hazard checker watched this launch (off only with
     /// `ASCSIM_HAZARDS=0`, for benchmarking): a launch that was not checked
-    /// proves nothing about a real NPU.
+    /// proves nothing about a real NPU. Always true for a copy or memset
+    /// task: no core runs it, and the race rule checks it regardless.
     pub hazards_checked: bool,
 }
 

@@ -154,8 +154,9 @@ impl TopPCheck {
 }
 
 /// The pieces of a top-p draw and its workspace: the sorted rows and their
-/// indices, their scan, the masked weights, the drawn positions, the mask's
-/// slots and one scratch part the sort, the scan and the draw take in turn.
+/// indices, their scan, the masked weights, the drawn positions and one
+/// scratch part the sort, the scan and the draw take in turn. The mask
+/// kernel writes its slots straight into the caller's [`TopPCheck`].
 struct TopPPlan {
     m: usize,
     layout: Layout,
@@ -164,7 +165,8 @@ struct TopPPlan {
     cumulative: Part,
     weights: Part,
     pos: Part,
-    slots: Part,
+    /// Bytes of the mask kernel's slots (in the check, not the workspace).
+    slot_bytes: usize,
     uniforms: Part,
     scratch: Part,
     mask: algos::LaunchPlan<algos::TopPTiling>,
@@ -224,7 +226,7 @@ impl TopPPlan {
         let cumulative = layout.add_of::<f32>(rows * m);
         let weights = layout.add_of::<f32>(rows * m);
         let pos = layout.add_of::<i32>(rows);
-        let slots = layout.add(mask.workspace_bytes as usize);
+        let slot_bytes = mask.workspace_bytes as usize;
         let uniforms = layout.add_of::<f32>(rows);
         let scratch = layout.add(sort_bytes.max(scan_bytes).max(draw_bytes));
         Ok(TopPPlan {
@@ -235,7 +237,7 @@ impl TopPPlan {
             cumulative,
             weights,
             pos,
-            slots,
+            slot_bytes,
             uniforms,
             scratch,
             mask,
@@ -306,7 +308,7 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
     let mut plan = TopPPlan::new::<P>(stream.device(), rows, n, options)?;
     check_len(tokens.len(), rows, "tokens")?;
     check_len(check.kept.len(), rows, "check")?;
-    if check.slots.bytes() < plan.slots.bytes {
+    if check.slots.bytes() < plan.slot_bytes {
         return Err(Error::InvalidArgument {
             name: "check",
             reason: "made for another device profile".into(),
@@ -356,18 +358,17 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
         None,
         &mut scratch,
     )?;
-    let slots = workspace.at(plan.slots);
+    // The mask kernel counts bad probabilities straight into the check's
+    // slots: one memset, no copy (each is a stream task of a few us).
     let mask = runtime::TopPMaskArgs {
         probs: sorted.ptr(),
         scan: cumulative.ptr(),
         weights: weights.ptr(),
-        workspace: slots,
+        workspace: check.slots.ptr(),
     };
     stream.with_queue(&[&*workspace, &check.slots], |s| {
-        s.zero(slots, plan.slots.bytes)?;
-        runtime::launch(s, &mut plan.mask, mask)?;
         s.zero(check.slots.ptr(), check.slots.bytes())?;
-        s.copy_device(check.slots.ptr(), slots, plan.slots.bytes)
+        runtime::launch(s, &mut plan.mask, mask)
     })?;
     multinomial_on(
         stream,

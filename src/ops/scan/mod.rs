@@ -213,9 +213,9 @@ pub fn scan_on<'a, T: ScanInput>(
     stream.with_queue(&uses, |s| {
         // Every task costs a few microseconds of its own, so only what the
         // kernels read before writing is set: the cube scans' constant
-        // prefix, and the slots. The rest of the scratch is written before
-        // it is read (the simulator poisons fresh device memory, so the
-        // tests would see a kernel that relied on it being zero).
+        // prefix. The rest of the scratch and the slots are written before
+        // they are read (the simulator poisons fresh device memory, so the
+        // tests would see a kernel that relied on them being zero).
         if let (Some(c), Kernels::Cube { constants, .. }) = (&constants, &plan.kernel) {
             s.copy_device(scratch, *c, constants.len())?;
         }

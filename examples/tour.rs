@@ -650,7 +650,8 @@ fn topp_probs(rows: usize, n: usize) -> Vec<f16> {
 }
 
 /// The Llama 3 reference on the CPU: stable descending sort, f64
-/// cumulative mass, the same weighted draw with `uniform(seed, r, 0)`.
+/// cumulative mass, the inverse-transform draw in that order with
+/// `uniform(seed, r, 0)`.
 fn topp_reference(probs: &[f16], rows: usize, p: f32, seed: u64) -> Vec<i32> {
     let n = probs.len() / rows;
     let perm = stable_perm(probs, rows, true);
@@ -664,9 +665,16 @@ fn topp_reference(probs: &[f16], rows: usize, p: f32, seed: u64) -> Vec<i32> {
                 }
                 mass += f64::from(w);
             }
-            let weights: Vec<f32> = kept.iter().map(|k| k.1).collect();
-            let at = multinomial_reference(&weights, 1, &[uniform(seed, r as u64, 0)])[0];
-            kept[at as usize].0
+            let total: f64 = kept.iter().map(|k| f64::from(k.1)).sum();
+            let target = f64::from(uniform(seed, r as u64, 0)) * total;
+            let mut cum = 0.0f64;
+            let last = kept[kept.len() - 1].0;
+            kept.iter()
+                .find(|k| {
+                    cum += f64::from(k.1);
+                    cum > target
+                })
+                .map_or(last, |k| k.0)
         })
         .collect()
 }

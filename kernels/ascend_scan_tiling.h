@@ -227,23 +227,49 @@ static_assert(offsetof(UniformsTiling, per_core) == 24, "UniformsTiling: offset 
 
 typedef struct TopPTiling TopPTiling;
 struct TopPTiling {
-    // Mask: elements (rows x m); pick: rows.
+    // Rows.
     uint64_t total;
-    // Entries per row (m).
+    // Entries per row (k).
     uint64_t row_len;
-    // Elements (mask) or rows (pick) per vector core.
+    // Rows per vector core.
     uint64_t per_core;
-    // The nucleus mass p.
-    float p;
-    // Unused (keeps the size a multiple of 8).
-    uint32_t reserved;
 };
-static_assert(sizeof(TopPTiling) == 32, "TopPTiling: size differs from the Rust definition");
+static_assert(sizeof(TopPTiling) == 24, "TopPTiling: size differs from the Rust definition");
 static_assert(offsetof(TopPTiling, total) == 0, "TopPTiling: offset of total differs from the Rust definition");
 static_assert(offsetof(TopPTiling, row_len) == 8, "TopPTiling: offset of row_len differs from the Rust definition");
 static_assert(offsetof(TopPTiling, per_core) == 16, "TopPTiling: offset of per_core differs from the Rust definition");
-static_assert(offsetof(TopPTiling, p) == 24, "TopPTiling: offset of p differs from the Rust definition");
-static_assert(offsetof(TopPTiling, reserved) == 28, "TopPTiling: offset of reserved differs from the Rust definition");
+
+typedef struct TopPDrawTiling TopPDrawTiling;
+struct TopPDrawTiling {
+    // Rows of the batch (of this launch).
+    uint64_t rows;
+    // Probabilities per row.
+    uint64_t n;
+    // Pieces per row (several cores per row when the batch is small).
+    uint64_t pieces;
+    // Elements per piece (the last piece of a row takes the rest).
+    uint64_t piece_len;
+    // Consecutive pieces per vector core.
+    uint64_t items_per_core;
+    // The nucleus mass p.
+    float p;
+    // Thresholds per round (the radix: 2..=16).
+    uint32_t ways;
+    // Rounds per search (`ways^rounds` covers every code of [0, 1]).
+    uint32_t rounds;
+    // Unused (keeps the size a multiple of 8).
+    uint32_t reserved;
+};
+static_assert(sizeof(TopPDrawTiling) == 56, "TopPDrawTiling: size differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, rows) == 0, "TopPDrawTiling: offset of rows differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, n) == 8, "TopPDrawTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, pieces) == 16, "TopPDrawTiling: offset of pieces differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, piece_len) == 24, "TopPDrawTiling: offset of piece_len differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, items_per_core) == 32, "TopPDrawTiling: offset of items_per_core differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, p) == 40, "TopPDrawTiling: offset of p differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, ways) == 44, "TopPDrawTiling: offset of ways differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, rounds) == 48, "TopPDrawTiling: offset of rounds differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, reserved) == 52, "TopPDrawTiling: offset of reserved differs from the Rust definition");
 
 typedef struct SegScanTiling SegScanTiling;
 struct SegScanTiling {

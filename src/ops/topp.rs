@@ -1,10 +1,8 @@
 //! TOPP (nucleus) sampling with the Llama 3 reference semantics, batched
-//! over rows.
-use super::sample::{check_row_totals, multinomial_on, multinomial_workspace_bytes, uniforms};
-use super::scan::{scan_on, scan_workspace_bytes, Algorithm, Batch, ScanOptions};
-use super::sort::{
-    sort_on, sort_workspace_bytes, topk_on, topk_workspace_bytes, SortKey, SortOptions, TopkOptions,
-};
+//! over rows, by radix select (no sort).
+use super::sample::{check_row_totals, uniforms};
+use super::scan::Batch;
+use super::sort::{topk_on, topk_workspace_bytes, SortKey, TopkOptions};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::runtime;
@@ -41,29 +39,29 @@ impl Default for TopPOptions {
 }
 
 /// One token per row of `probs` by nucleus sampling, as the Llama 3
-/// reference sampler (`sample_top_p`) does it:
+/// reference sampler (`sample_top_p`) defines it:
 ///
-/// 1. sort each row descending, with the indices ([`sort`](crate::sort); with `top_k`,
-///    the [`topk`](crate::topk) of the row instead, sorted);
-/// 2. inclusive scan of the sorted row in fp32 ([`scan`](crate::scan));
-/// 3. zero every entry whose `scan - prob > p` (the mass before it already
-///    exceeds `p`; the first entry always stays);
-/// 4. one weighted draw from the kept entries (renormalised implicitly:
-///    the draw is relative to their fp32 sum), by
-///    [`multinomial_with_uniforms`](crate::multinomial_with_uniforms) with
-///    the uniform [`uniform(seed, row, 0)`](crate::uniform);
-/// 5. the token is the index of the drawn entry in the input row.
+/// 1. order each row descending, ties in index order (with `top_k`, only
+///    its `top_k` largest, ties at the k-th by index);
+/// 2. keep every entry whose preceding mass in that order is at most `p`
+///    (the first entry always stays);
+/// 3. draw from the kept entries with the uniform
+///    [`uniform(seed, row, 0)`](crate::uniform): the token is the first kept
+///    entry, in that order, whose inclusive mass exceeds `u * kept` (`kept`
+///    their total: the draw renormalises implicitly).
 ///
-/// Ties in probability keep their input order in the sort, so the result
-/// is a deterministic function of (probs, p, top_k, seed). `p` is compared
-/// with the raw cumulative sum, as in the reference: rows need not sum to 1.
-/// Entries whose preceding mass is within fp32 rounding of `p` are kept or
-/// dropped as this scan's fp32 sums say.
+/// Nothing is sorted: one launch finds both crossings by radix select on
+/// the probabilities' bits with fp32 mass histograms (docs/algorithms.md,
+/// "Top-p by radix select"), so the result is a deterministic function of
+/// (probs, p, top_k, seed). `p` is compared with the raw masses, as in the
+/// reference: rows need not sum to 1. An entry whose preceding mass is
+/// within fp32 rounding of `p` (or of `u * kept`) may be kept or dropped
+/// (drawn or passed) as the kernel's fp32 sums say.
 ///
 /// Errors ([`Error::InvalidArgument`]): `p` outside (0, 1] or NaN; `top_k`
 /// of 0 or more than the row length; `probs` with an entry outside [0, 1]
 /// (NaN included) or a row whose kept mass is 0 (all zero); rows longer
-/// than [`MAX_SORT_LEN`](crate::MAX_SORT_LEN); `probs` on another device.
+/// than 2^24 entries; `probs` on another device.
 pub fn top_p_sample<'a, P: TopPProb>(
     device: &Device,
     probs: impl Into<Batch<'a, P>>,
@@ -103,7 +101,7 @@ pub fn top_p_sample<'a, P: TopPProb>(
 /// stream is synchronised.
 #[derive(Debug)]
 pub struct TopPCheck {
-    /// The mask kernel's per-core slots (the count of bad probabilities first).
+    /// The draw kernel's per-core slots (the count of bad probabilities first).
     slots: DeviceBuffer<i32>,
     /// The kept mass of every row (the draw's total).
     kept: DeviceBuffer<f32>,
@@ -153,24 +151,31 @@ impl TopPCheck {
     }
 }
 
-/// The pieces of a top-p draw and its workspace: the sorted rows and their
-/// indices, their scan, the masked weights, the drawn positions and one
-/// scratch part the sort, the scan and the draw take in turn. The mask
-/// kernel writes its slots straight into the caller's [`TopPCheck`].
+/// The pieces of a top-p draw and its workspace: with `top_k`, the top-k
+/// values and indices of every row, their scratch and the drawn positions;
+/// the seeded uniforms; the draw kernel's slots. The draw writes the bad
+/// probabilities' count and the kept masses straight into the caller's
+/// [`TopPCheck`].
 struct TopPPlan {
-    m: usize,
     layout: Layout,
-    sorted: Part,
-    indices: Part,
-    cumulative: Part,
-    weights: Part,
-    pos: Part,
-    /// Bytes of the mask kernel's slots (in the check, not the workspace).
-    slot_bytes: usize,
+    top: Option<TopKParts>,
     uniforms: Part,
+    slots: Part,
+    /// Bytes of the draw kernel's per-core check slots.
+    check_bytes: usize,
+    /// One launch per chunk of rows (the kernel keeps per-row state on
+    /// chip), with the chunk's first row.
+    chunks: Vec<(usize, algos::LaunchPlan<algos::TopPDrawTiling>)>,
+    pick: Option<algos::LaunchPlan<algos::TopPTiling>>,
+}
+
+/// The workspace parts of the top-k step.
+struct TopKParts {
+    k: usize,
+    values: Part,
+    indices: Part,
+    pos: Part,
     scratch: Part,
-    mask: algos::LaunchPlan<algos::TopPTiling>,
-    pick: algos::LaunchPlan<algos::TopPTiling>,
 }
 
 impl TopPPlan {
@@ -192,6 +197,15 @@ impl TopPPlan {
                 reason: "rows without tokens cannot be sampled".into(),
             });
         }
+        if n as u64 > algos::TOPP_MAX_ROW_LEN {
+            return Err(Error::InvalidArgument {
+                name: "probs",
+                reason: format!(
+                    "rows of {n} entries: at most {} (the draw counts in fp32)",
+                    algos::TOPP_MAX_ROW_LEN
+                ),
+            });
+        }
         if let Some(k) = options.top_k {
             if k == 0 || k > n {
                 return Err(Error::InvalidArgument {
@@ -201,68 +215,68 @@ impl TopPPlan {
             }
         }
         let m = options.top_k.unwrap_or(n);
-        let sort_bytes = match options.top_k {
-            Some(k) => topk_workspace_bytes::<P>(device, rows, n, k, TopkOptions::default())?,
-            None => sort_workspace_bytes::<P>(device, rows, n, descending())?,
-        };
-        let scan_bytes = scan_workspace_bytes::<P>(device, rows, m, cumulative_options())?;
-        let draw_bytes = multinomial_workspace_bytes::<f32>(device, rows, m, 1)?;
         let profile = device.profile();
-        let mask = algos::TopP::new(algos::TopPKind::Mask(P::DTYPE))?.plan(
-            profile,
-            rows as u64,
-            m as u64,
-            options.p,
-        )?;
-        let pick = algos::TopP::new(algos::TopPKind::Pick)?.plan(
-            profile,
-            rows as u64,
-            m as u64,
-            options.p,
-        )?;
+        let draw = algos::TopPDraw::new(P::DTYPE)?;
+        let per_launch = algos::TopPDraw::max_rows(profile) as usize;
+        let mut chunks = Vec::new();
+        let mut slot_bytes = 0;
+        for first in (0..rows).step_by(per_launch) {
+            let count = per_launch.min(rows - first);
+            let plan = draw.plan(
+                profile,
+                count as u64,
+                m as u64,
+                options.p,
+                algos::TopPDraw::ways_for(profile, count as u64, m as u64),
+            )?;
+            slot_bytes = slot_bytes.max(plan.workspace_bytes as usize);
+            chunks.push((first, plan));
+        }
         let mut layout = Layout::default();
-        let sorted = layout.add_of::<P>(rows * m);
-        let indices = layout.add_of::<i32>(rows * m);
-        let cumulative = layout.add_of::<f32>(rows * m);
-        let weights = layout.add_of::<f32>(rows * m);
-        let pos = layout.add_of::<i32>(rows);
-        let slot_bytes = mask.workspace_bytes as usize;
+        let (top, pick) = match options.top_k {
+            Some(k) => {
+                let values = layout.add_of::<P>(rows * k);
+                let indices = layout.add_of::<i32>(rows * k);
+                let pos = layout.add_of::<i32>(rows);
+                let scratch =
+                    layout.add(topk_workspace_bytes::<P>(device, rows, n, k, unsorted())?);
+                let pick = algos::TopP.plan(profile, rows as u64, k as u64)?;
+                let parts = TopKParts {
+                    k,
+                    values,
+                    indices,
+                    pos,
+                    scratch,
+                };
+                (Some(parts), Some(pick))
+            }
+            None => (None, None),
+        };
         let uniforms = layout.add_of::<f32>(rows);
-        let scratch = layout.add(sort_bytes.max(scan_bytes).max(draw_bytes));
+        let slots = layout.add(slot_bytes);
         Ok(TopPPlan {
-            m,
             layout,
-            sorted,
-            indices,
-            cumulative,
-            weights,
-            pos,
-            slot_bytes,
+            top,
             uniforms,
-            scratch,
-            mask,
+            slots,
+            check_bytes: profile.vector_cores.max(1) as usize * 32,
+            chunks,
             pick,
         })
     }
 }
 
-fn descending() -> SortOptions {
-    SortOptions {
-        descending: true,
-        ..Default::default()
-    }
-}
-
-fn cumulative_options() -> ScanOptions {
-    ScanOptions {
-        algorithm: Algorithm::Auto,
+/// The top-k step of a draw: the k largest in input order (the draw needs
+/// no sorted order, and its ties go by position).
+fn unsorted() -> TopkOptions {
+    TopkOptions {
+        sorted: false,
         ..Default::default()
     }
 }
 
 /// Bytes of [`Workspace`] that [`top_p_sample_on`] needs for `rows` rows of
-/// `n` probabilities of type `P`. Also uploads the scan's constant matrices,
-/// once per device, so that the calls that follow allocate nothing.
+/// `n` probabilities of type `P`.
 pub fn top_p_sample_workspace_bytes<P: TopPProb>(
     device: &Device,
     rows: usize,
@@ -272,15 +286,14 @@ pub fn top_p_sample_workspace_bytes<P: TopPProb>(
     Ok(TopPPlan::new::<P>(device, rows, n, options)?.layout.bytes())
 }
 
-/// The stream-ordered [`top_p_sample`]: enqueues the whole draw (sort or
-/// top-k, scan, mask, weighted draw, index lookup) on `stream` and returns
+/// The stream-ordered [`top_p_sample`]: enqueues the whole draw (the
+/// seeded uniforms unless given, the top-k with `top_k`, the draw kernel,
+/// the index lookup with `top_k`) on `stream` and returns
 /// at once, writing one token per row into `tokens` (caller-owned, `rows`
 /// long). Row r draws with `uniforms[r]` when given (caller-owned, `rows`
 /// long), else with [`uniform(options.seed, r, 0)`](crate::uniform)
 /// computed on the device (as the blocking form draws; no upload). No
-/// allocation (the scan's constant matrices are uploaded
-/// once per device, by [`top_p_sample_workspace_bytes`] or else by the
-/// first call), no host synchronisation.
+/// allocation, no host synchronisation.
 ///
 /// The probabilities are not checked on the host: `check` receives what is
 /// needed, and [`TopPCheck::download`] (after synchronising) gives the
@@ -308,20 +321,13 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
     let mut plan = TopPPlan::new::<P>(stream.device(), rows, n, options)?;
     check_len(tokens.len(), rows, "tokens")?;
     check_len(check.kept.len(), rows, "check")?;
-    if check.slots.bytes() < plan.slot_bytes {
+    if check.slots.bytes() < plan.check_bytes {
         return Err(Error::InvalidArgument {
             name: "check",
             reason: "made for another device profile".into(),
         });
     }
     workspace.check(stream, &plan.layout)?;
-    let m = plan.m;
-    let mut sorted = workspace.buffer::<P>(plan.sorted);
-    let mut indices = workspace.buffer::<i32>(plan.indices);
-    let mut cumulative = workspace.buffer::<f32>(plan.cumulative);
-    let weights = workspace.buffer::<f32>(plan.weights);
-    let mut pos = workspace.buffer::<i32>(plan.pos);
-    let mut scratch = workspace.sub(plan.scratch);
     let seeded;
     let uniforms = match uniforms {
         Some(u) => u,
@@ -331,61 +337,58 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
             &seeded
         }
     };
-    match options.top_k {
-        Some(k) => topk_on(
-            stream,
-            probs,
-            k,
-            TopkOptions::default(),
-            &mut sorted,
-            &mut indices,
-            &mut scratch,
-        )?,
-        None => sort_on(
-            stream,
-            probs,
-            descending(),
-            &mut sorted,
-            &mut indices,
-            &mut scratch,
-        )?,
-    }
-    scan_on(
-        stream,
-        Batch::rows(&sorted, rows)?,
-        cumulative_options(),
-        &mut cumulative,
-        None,
-        &mut scratch,
-    )?;
-    // The mask kernel counts bad probabilities straight into the check's
-    // slots: one memset, no copy (each is a stream task of a few us).
-    let mask = runtime::TopPMaskArgs {
-        probs: sorted.ptr(),
-        scan: cumulative.ptr(),
-        weights: weights.ptr(),
-        workspace: check.slots.ptr(),
+    // With top_k, the draw runs over the top-k values of each row (in input
+    // order, so ties still go by index) and its positions map back through
+    // the top-k indices.
+    let top = match &plan.top {
+        Some(parts) => {
+            let mut values = workspace.buffer::<P>(parts.values);
+            let mut indices = workspace.buffer::<i32>(parts.indices);
+            let mut scratch = workspace.sub(parts.scratch);
+            topk_on(
+                stream,
+                probs,
+                parts.k,
+                unsorted(),
+                &mut values,
+                &mut indices,
+                &mut scratch,
+            )?;
+            Some((parts.k, values, indices, workspace.buffer::<i32>(parts.pos)))
+        }
+        None => None,
     };
-    stream.with_queue(&[&*workspace, &check.slots], |s| {
+    let (draw_in, draw_out, m) = match &top {
+        Some((k, values, _, pos)) => (values.ptr(), pos.ptr(), *k),
+        None => (probs.data().ptr(), tokens.ptr(), n),
+    };
+    let slots = workspace.buffer::<u8>(plan.slots);
+    let elem = std::mem::size_of::<P>();
+    let uses: [&dyn crate::stream::Uses; 5] =
+        [&*workspace, &check.slots, &check.kept, &*tokens, uniforms];
+    stream.with_queue(&uses, |s| {
+        // The draw adds its counts of bad probabilities to the check's slots.
         s.zero(check.slots.ptr(), check.slots.bytes())?;
-        runtime::launch(s, &mut plan.mask, mask)
+        for (first, launch) in plan.chunks.iter_mut() {
+            let args = runtime::TopPDrawArgs {
+                probs: draw_in.cast::<u8>().wrapping_add(*first * m * elem).cast(),
+                uniforms: uniforms.ptr_at(*first),
+                tokens: draw_out.cast::<u8>().wrapping_add(*first * 4).cast(),
+                kept: check.kept.ptr_at(*first),
+                check: check.slots.ptr(),
+                workspace: slots.ptr(),
+            };
+            runtime::launch(s, launch, args)?;
+        }
+        Ok(())
     })?;
-    multinomial_on(
-        stream,
-        Batch::rows(&weights, rows)?,
-        uniforms,
-        &mut pos,
-        Some(&mut check.kept),
-        &mut scratch,
-    )?;
-    let pick = runtime::TopPPickArgs {
-        indices: indices.ptr(),
-        pos: pos.ptr(),
-        tokens: tokens.ptr(),
-        workspace: std::ptr::null_mut(),
-    };
-    debug_assert_eq!(weights.len(), rows * m);
-    stream.with_queue(&[&*workspace, &*tokens], |s| {
-        runtime::launch(s, &mut plan.pick, pick)
-    })
+    if let (Some((_, _, indices, pos)), Some(pick)) = (&top, plan.pick.as_mut()) {
+        let args = runtime::TopPPickArgs {
+            indices: indices.ptr(),
+            pos: pos.ptr(),
+            tokens: tokens.ptr(),
+        };
+        stream.with_queue(&[&*workspace, &*tokens], |s| runtime::launch(s, pick, args))?;
+    }
+    Ok(())
 }

@@ -71,9 +71,9 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("sample_bf16", "aclrtlaunch_sample_bf16"),
     ("sample_f32", "aclrtlaunch_sample_f32"),
     ("seeded_uniforms", "aclrtlaunch_seeded_uniforms"),
-    ("topp_mask_f16", "aclrtlaunch_topp_mask_f16"),
-    ("topp_mask_bf16", "aclrtlaunch_topp_mask_bf16"),
     ("topp_pick_i32", "aclrtlaunch_topp_pick_i32"),
+    ("topp_draw_f16", "aclrtlaunch_topp_draw_f16"),
+    ("topp_draw_bf16", "aclrtlaunch_topp_draw_bf16"),
     ("segscan_f16_s128_simple", "aclrtlaunch_segscan_f16_s128_simple"),
     ("segscan_f16_s64_vec", "aclrtlaunch_segscan_f16_s64_vec"),
     ("segscan_bf16_s128_simple", "aclrtlaunch_segscan_bf16_s128_simple"),
@@ -199,9 +199,9 @@ extern "C" {
     fn aclrtlaunch_sample_bf16(block_dim: u32, stream: *mut c_void, weights: Gm, uniforms: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SampleTiling) -> u32;
     fn aclrtlaunch_sample_f32(block_dim: u32, stream: *mut c_void, weights: Gm, uniforms: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SampleTiling) -> u32;
     fn aclrtlaunch_seeded_uniforms(block_dim: u32, stream: *mut c_void, u: Gm, tiling: *mut algos::UniformsTiling) -> u32;
-    fn aclrtlaunch_topp_mask_f16(block_dim: u32, stream: *mut c_void, probs: Gm, scan: Gm, weights: Gm, workspace: Gm, tiling: *mut algos::TopPTiling) -> u32;
-    fn aclrtlaunch_topp_mask_bf16(block_dim: u32, stream: *mut c_void, probs: Gm, scan: Gm, weights: Gm, workspace: Gm, tiling: *mut algos::TopPTiling) -> u32;
-    fn aclrtlaunch_topp_pick_i32(block_dim: u32, stream: *mut c_void, indices: Gm, pos: Gm, tokens: Gm, workspace: Gm, tiling: *mut algos::TopPTiling) -> u32;
+    fn aclrtlaunch_topp_pick_i32(block_dim: u32, stream: *mut c_void, indices: Gm, pos: Gm, tokens: Gm, tiling: *mut algos::TopPTiling) -> u32;
+    fn aclrtlaunch_topp_draw_f16(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
+    fn aclrtlaunch_topp_draw_bf16(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
     fn aclrtlaunch_segscan_f16_s128_simple(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
     fn aclrtlaunch_segscan_f16_s64_vec(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
     fn aclrtlaunch_segscan_bf16_s128_simple(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
@@ -520,41 +520,8 @@ impl Launch for UniformsArgs {
     }
 }
 
-/// `aclrtlaunch_<kernel>` of the TopPMask kernels.
-type TopPMaskFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, *mut algos::TopPTiling) -> u32;
-
-/// The TopPMask kernels: the simulator's entries.
-const TOPPMASK: &[Entry<TopPMaskFn>] = &[
-    Entry { name: "topp_mask_f16", symbol: "aclrtlaunch_topp_mask_f16", f: aclrtlaunch_topp_mask_f16 },
-    Entry { name: "topp_mask_bf16", symbol: "aclrtlaunch_topp_mask_bf16", f: aclrtlaunch_topp_mask_bf16 },
-];
-
-/// The GM pointers of the TopPMask kernels (TopPTiling), by name.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct TopPMaskArgs {
-    pub(crate) probs: Gm,
-    pub(crate) scan: Gm,
-    pub(crate) weights: Gm,
-    pub(crate) workspace: Gm,
-}
-
-impl Launch for TopPMaskArgs {
-    type Tiling = algos::TopPTiling;
-    fn launch(self, stream: StreamRef, plan: &mut algos::LaunchPlan<Self::Tiling>) -> Result<()> {
-        let e = stream.backend.kernel(TOPPMASK, &plan.kernel)?;
-        // SAFETY: `e.f` has the kernel's C signature (the simulator's static
-        // entry, or the same symbol of a loaded kernel library built from the
-        // same kernels/ sources); the pointers are live device allocations
-        // sized for the plan; the tiling pointer is valid for the call (the
-        // launch stub copies the struct) and has the C layout of
-        // TopPTiling (pinned by its derive on both sides).
-        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.probs, self.scan, self.weights, self.workspace, &mut plan.tiling) };
-        stream.backend.launched(e.symbol, rc)
-    }
-}
-
 /// `aclrtlaunch_<kernel>` of the TopPPick kernels.
-type TopPPickFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, *mut algos::TopPTiling) -> u32;
+type TopPPickFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, *mut algos::TopPTiling) -> u32;
 
 /// The TopPPick kernels: the simulator's entries.
 const TOPPPICK: &[Entry<TopPPickFn>] = &[
@@ -567,7 +534,6 @@ pub(crate) struct TopPPickArgs {
     pub(crate) indices: Gm,
     pub(crate) pos: Gm,
     pub(crate) tokens: Gm,
-    pub(crate) workspace: Gm,
 }
 
 impl Launch for TopPPickArgs {
@@ -580,7 +546,42 @@ impl Launch for TopPPickArgs {
         // sized for the plan; the tiling pointer is valid for the call (the
         // launch stub copies the struct) and has the C layout of
         // TopPTiling (pinned by its derive on both sides).
-        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.indices, self.pos, self.tokens, self.workspace, &mut plan.tiling) };
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.indices, self.pos, self.tokens, &mut plan.tiling) };
+        stream.backend.launched(e.symbol, rc)
+    }
+}
+
+/// `aclrtlaunch_<kernel>` of the TopPDraw kernels.
+type TopPDrawFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, Gm, *mut algos::TopPDrawTiling) -> u32;
+
+/// The TopPDraw kernels: the simulator's entries.
+const TOPPDRAW: &[Entry<TopPDrawFn>] = &[
+    Entry { name: "topp_draw_f16", symbol: "aclrtlaunch_topp_draw_f16", f: aclrtlaunch_topp_draw_f16 },
+    Entry { name: "topp_draw_bf16", symbol: "aclrtlaunch_topp_draw_bf16", f: aclrtlaunch_topp_draw_bf16 },
+];
+
+/// The GM pointers of the TopPDraw kernels (TopPDrawTiling), by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TopPDrawArgs {
+    pub(crate) probs: Gm,
+    pub(crate) uniforms: Gm,
+    pub(crate) tokens: Gm,
+    pub(crate) kept: Gm,
+    pub(crate) check: Gm,
+    pub(crate) workspace: Gm,
+}
+
+impl Launch for TopPDrawArgs {
+    type Tiling = algos::TopPDrawTiling;
+    fn launch(self, stream: StreamRef, plan: &mut algos::LaunchPlan<Self::Tiling>) -> Result<()> {
+        let e = stream.backend.kernel(TOPPDRAW, &plan.kernel)?;
+        // SAFETY: `e.f` has the kernel's C signature (the simulator's static
+        // entry, or the same symbol of a loaded kernel library built from the
+        // same kernels/ sources); the pointers are live device allocations
+        // sized for the plan; the tiling pointer is valid for the call (the
+        // launch stub copies the struct) and has the C layout of
+        // TopPDrawTiling (pinned by its derive on both sides).
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.probs, self.uniforms, self.tokens, self.kept, self.check, self.workspace, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

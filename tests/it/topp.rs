@@ -3,7 +3,10 @@
 //! unambiguous), chi-square goodness of fit of many seeded draws against the
 //! exact truncated distribution, and the errors.
 
-use ascend_scan::{multinomial_reference, top_p_sample, uniform, Batch, Error, TopPOptions};
+use ascend_scan::{
+    top_p_sample, top_p_sample_on, top_p_sample_workspace_bytes, uniform, Batch, Error, TopPCheck,
+    TopPOptions, Workspace,
+};
 use half::{bf16, f16};
 use testkit::device;
 use testkit::stats::{chi_square, chi_square_critical, ALPHA};
@@ -30,7 +33,8 @@ fn probs(n: usize, seed: u64) -> Vec<f32> {
 
 /// Probabilities with a clear nucleus: up to 24 large entries (90% of the
 /// mass, spread so that their partial sums step well past any p below 0.9)
-/// and a long tail of small ones (some equal, some zero).
+/// and a long tail of small ones (some equal, some zero) whose total does
+/// not grow past 1000 entries.
 pub(crate) fn peaked(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     let mut next = move || {
@@ -48,7 +52,7 @@ pub(crate) fn peaked(n: usize, seed: u64) -> Vec<f32> {
             } else if w % 7 == 0 {
                 0.0
             } else {
-                1e-3 * ((w >> 32) % 4) as f64
+                1e-3 * ((w >> 32) % 4) as f64 * 1000.0 / n.max(1000) as f64
             }
         })
         .collect();
@@ -57,10 +61,11 @@ pub(crate) fn peaked(n: usize, seed: u64) -> Vec<f32> {
 }
 
 /// The reference: stable descending sort (ties in index order), f64
-/// cumulative sums, the mask `cum - prob > p`, then the weighted draw by the
-/// library's documented inverse transform on the kept f32 weights. Returns
-/// the token and the kept (index, weight) pairs in sorted order; `None` when
-/// p is within 1e-4 of a partial sum (the fp32 truncation could go either way).
+/// cumulative sums, the mask `cum - prob > p`, then the inverse transform
+/// in that order: the first kept entry whose cumulative mass exceeds
+/// `u * kept`. Returns the token and the kept (index, weight) pairs in
+/// sorted order; `None` when p or `u * kept` is within 1e-4 of a partial sum
+/// (the kernel's fp32 sums could go either way).
 pub(crate) fn reference(
     row: &[f32],
     p: f32,
@@ -72,10 +77,11 @@ pub(crate) fn reference(
     if let Some(k) = top_k {
         perm.truncate(k);
     }
+    let near = |a: f64, b: f64| (a - b).abs() < 1e-4;
     let mut cum = 0.0f64;
     let mut kept = Vec::new();
     for &i in &perm {
-        if (cum - f64::from(p)).abs() < 1e-4 {
+        if near(cum, f64::from(p)) {
             return None;
         }
         if cum <= f64::from(p) {
@@ -83,9 +89,19 @@ pub(crate) fn reference(
         }
         cum += f64::from(row[i]);
     }
-    let weights: Vec<f32> = kept.iter().map(|&(_, w)| w).collect();
-    let pos = multinomial_reference(&weights, 1, &[u])[0] as usize;
-    Some((kept[pos].0 as i32, kept))
+    let mass: f64 = kept.iter().map(|&(_, w)| f64::from(w)).sum();
+    let target = f64::from(u) * mass;
+    let mut cum = 0.0f64;
+    for &(i, w) in &kept {
+        if near(cum, target) {
+            return None;
+        }
+        cum += f64::from(w);
+        if cum > target {
+            return Some((i as i32, kept));
+        }
+    }
+    None
 }
 
 fn to16<T: From16>(row: &[f32]) -> Vec<T> {
@@ -163,6 +179,145 @@ fn tokens_equal_the_reference() {
     exact::<bf16>(2, 5000, 0.85);
     exact::<f16>(1, 1, 0.5);
     exact::<f16>(40, 97, 0.85);
+    // One long row: every vector core takes a piece of it.
+    exact::<f16>(1, 129_280, 0.85);
+    exact::<bf16>(3, 40_000, 0.85);
+}
+
+/// Tokens of the rows of `probs` (f16 values given as f32) drawn with the
+/// given uniforms; and the kept masses.
+fn draw_with(
+    probs: &[f32],
+    rows: usize,
+    p: f32,
+    top_k: Option<usize>,
+    u: &[f32],
+) -> (Vec<i32>, Vec<f32>) {
+    let dev = device();
+    let n = probs.len() / rows;
+    let buf = dev.upload(&to16::<f16>(probs)).unwrap();
+    let uniforms = dev.upload(u).unwrap();
+    let o = TopPOptions { p, top_k, seed: 0 };
+    let stream = dev.create_stream().unwrap();
+    let mut tokens = dev.alloc::<i32>(rows).unwrap();
+    let mut check = TopPCheck::new(&dev, rows).unwrap();
+    let bytes = top_p_sample_workspace_bytes::<f16>(&dev, rows, n, o).unwrap();
+    let mut ws = Workspace::new(&dev, bytes).unwrap();
+    let batch = Batch::rows(&buf, rows).unwrap();
+    top_p_sample_on(
+        &stream,
+        batch,
+        o,
+        Some(&uniforms),
+        &mut tokens,
+        &mut check,
+        &mut ws,
+    )
+    .unwrap();
+    stream.synchronize().unwrap();
+    check.download().unwrap();
+    (
+        tokens.download().unwrap(),
+        check.kept_mass().download().unwrap(),
+    )
+}
+
+/// Evenly spread uniforms, kept `gap` away from multiples of `1 / steps`.
+fn spread(count: usize, steps: f64, gap: f64) -> Vec<f32> {
+    (0..count)
+        .map(|i| (i as f64 + 0.5) / count as f64)
+        .filter(|u| {
+            let f = (u * steps).fract();
+            f > gap && f < 1.0 - gap
+        })
+        .map(|u| u as f32)
+        .collect()
+}
+
+/// The rows where a selection is hardest: every entry equal (the nucleus is
+/// a run of ties, kept in index order), all mass on one token, ties at the
+/// threshold among larger and smaller entries, subnormal tails.
+#[test]
+fn hard_rows_follow_the_definition() {
+    // A uniform row of 4096 entries of 2^-12 (exact in f16): p = 0.3 keeps
+    // the first floor(0.3 * 4096) + 1 = 1229 entries, and u draws entry
+    // floor(u * 1229).
+    let n = 4096;
+    for (p, keep) in [(0.3f32, 1229usize), (1.0, 4096)] {
+        let u = spread(97, keep as f64, 1e-3);
+        let rows = u.len();
+        let row = vec![1.0f32 / 4096.0; n];
+        let all: Vec<f32> = (0..rows).flat_map(|_| row.iter().copied()).collect();
+        let (tokens, kept) = draw_with(&all, rows, p, None, &u);
+        for r in 0..rows {
+            assert_eq!(
+                tokens[r] as usize,
+                (f64::from(u[r]) * keep as f64) as usize,
+                "p {p} u {}",
+                u[r]
+            );
+            assert_eq!(kept[r], keep as f32 / 4096.0);
+        }
+    }
+    // All mass on one token.
+    let mut one = vec![0.0f32; 50_000];
+    one[31_337] = 1.0;
+    let u = [0.0f32, 0.5, 0.999_999];
+    let all: Vec<f32> = (0..3).flat_map(|_| one.iter().copied()).collect();
+    let (tokens, _) = draw_with(&all, 3, 0.9, None, &u);
+    assert_eq!(tokens, vec![31_337; 3]);
+    // Ties at the threshold: 0.25 at indices 9, 3 (twice more below), a run
+    // of 0.125 ties across the threshold, and a subnormal tail.
+    let mut row = vec![6.0e-8f32; 3000];
+    row[9] = 0.25;
+    row[3] = 0.25;
+    for i in [2999, 5, 700, 1500, 12] {
+        row[i] = 0.0625;
+    }
+    // Mass before the ties: 0.5; p = 0.6 keeps ties while before <= 0.6:
+    // 5, 12 (before 0.5, 0.5625); 700 has 0.625 before it.
+    let u = spread(40, 1.0, 0.0);
+    let rows = u.len();
+    let all: Vec<f32> = (0..rows).flat_map(|_| row.iter().copied()).collect();
+    let (tokens, kept) = draw_with(&all, rows, 0.6, None, &u);
+    for r in 0..rows {
+        let want = match u[r] * 0.625 {
+            t if t < 0.25 => 3,
+            t if t < 0.5 => 9,
+            t if t < 0.5625 => 5,
+            _ => 12,
+        };
+        assert_eq!(tokens[r], want, "u {}", u[r]);
+        assert_eq!(kept[r], 0.625);
+    }
+    // top_k = n and top_k = 1.
+    let (tokens, _) = draw_with(&row, 1, 0.6, Some(1), &[0.9]);
+    assert_eq!(tokens, vec![3]);
+    let (tokens, _) = draw_with(&row, 1, 0.6, Some(3000), &[0.7]);
+    assert_eq!(tokens, vec![9]);
+}
+
+/// Batches beyond one launch's rows (the kernel keeps 256 rows per core on
+/// chip) take several launches, each drawing its own rows.
+#[test]
+fn large_batches_take_several_launches() {
+    let dev = device();
+    let rows = algos::TopPDraw::max_rows(dev.profile()) as usize + 77;
+    let n = 8;
+    let u: Vec<f32> = (0..rows).map(|r| uniform(3, r as u64, 0)).collect();
+    let all: Vec<f32> = (0..rows)
+        .flat_map(|r| (0..n).map(move |i| if i == r % n { 0.5 } else { 0.5 / 7.0 }))
+        .collect();
+    let rounded: Vec<f32> = to16::<f16>(&all).iter().map(|v| v.to_f32()).collect();
+    let (tokens, _) = draw_with(&all, rows, 0.7, None, &u);
+    let mut checked = 0;
+    for r in 0..rows {
+        if let Some((want, _)) = reference(&rounded[r * n..(r + 1) * n], 0.7, None, u[r]) {
+            assert_eq!(tokens[r], want, "row {r}");
+            checked += 1;
+        }
+    }
+    assert!(checked > rows / 2, "{checked} of {rows} rows checked");
 }
 
 /// Draws from `rows` copies of one row, then a chi-square test of the token

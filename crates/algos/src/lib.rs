@@ -26,6 +26,7 @@ pub mod split;
 pub mod spmv;
 pub mod tiling;
 pub mod topp;
+pub mod topp_draw;
 pub mod veccumsum;
 
 pub use copy::{Copy, CopyTiling};
@@ -44,7 +45,8 @@ pub use segscan::{RevSpec, SegScan, SegScanTiling};
 pub use split::{Compress, SplitInd, SplitKind, SplitTiling};
 pub use spmv::{Spmv, SpmvStage, SpmvTiling};
 pub use tiling::Tiling;
-pub use topp::{TopP, TopPKind, TopPTiling};
+pub use topp::{TopP, TopPTiling};
+pub use topp_draw::{TopPDraw, TopPDrawTiling, MAX_ROW_LEN as TOPP_MAX_ROW_LEN};
 pub use veccumsum::{VecCumSum, VecCumSumTiling};
 
 /// Every kernel instance the library builds, in a fixed order.
@@ -95,14 +97,12 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
         ));
     }
     out.push(Box::new(Uniforms));
-    for dtype in TopP::DTYPES {
+    out.push(Box::new(TopP));
+    for dtype in TopPDraw::DTYPES {
         out.push(Box::new(
-            TopP::new(TopPKind::Mask(dtype)).expect("catalogue entries are valid"),
+            TopPDraw::new(dtype).expect("catalogue entries are valid"),
         ));
     }
-    out.push(Box::new(
-        TopP::new(TopPKind::Pick).expect("catalogue entries are valid"),
-    ));
     for dtype in SegScan::DTYPES {
         for revspec in RevSpec::ALL {
             out.push(Box::new(

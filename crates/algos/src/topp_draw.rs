@@ -1,0 +1,238 @@
+//! Top-p sampling without a sort (docs/algorithms.md, section "Top-p by
+//! radix select"): one launch finds each row's nucleus and draws from it by
+//! two radix selects on the probabilities' bit patterns, with fp32 mass
+//! histograms in place of counts.
+use soc::SocProfile;
+use tiling_derive::Tiling;
+
+use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
+use crate::render::render_entry;
+
+/// Tiling of the TOPPDRAW kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Tiling)]
+#[repr(C)]
+pub struct TopPDrawTiling {
+    /// Rows of the batch (of this launch).
+    pub rows: u64,
+    /// Probabilities per row.
+    pub n: u64,
+    /// Pieces per row (several cores per row when the batch is small).
+    pub pieces: u64,
+    /// Elements per piece (the last piece of a row takes the rest).
+    pub piece_len: u64,
+    /// Consecutive pieces per vector core.
+    pub items_per_core: u64,
+    /// The nucleus mass p.
+    pub p: f32,
+    /// Thresholds per round (the radix: 2..=16).
+    pub ways: u32,
+    /// Rounds per search (`ways^rounds` covers every code of [0, 1]).
+    pub rounds: u32,
+    /// Unused (keeps the size a multiple of 8).
+    pub reserved: u32,
+}
+
+/// Bytes of a piece's slot per round (16 fp32 masses, 17 i32 counts, padding).
+const SLOT_BYTES: u64 = 160;
+/// Pieces per vector core (the kernel keeps their state in UB).
+const MAX_ITEMS: u64 = 256;
+/// Pieces per row.
+const MAX_PIECES: u64 = 64;
+/// Longest row: the kernel's counts are exact fp32 sums.
+pub const MAX_ROW_LEN: u64 = 1 << 24;
+/// Fewest elements worth a piece of their own.
+const MIN_PIECE: u64 = 1024;
+
+/// The TOPPDRAW kernel for probabilities of one type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopPDraw {
+    dtype: DType,
+}
+
+impl TopPDraw {
+    /// Probability types (non-negative 16-bit floats, whose bit patterns
+    /// order like their values).
+    pub const DTYPES: [DType; 2] = [DType::F16, DType::Bf16];
+
+    /// The kernel for probabilities of `dtype`.
+    pub fn new(dtype: DType) -> Result<TopPDraw, AlgoError> {
+        if !Self::DTYPES.contains(&dtype) {
+            return Err(AlgoError::UnsupportedDtype {
+                algorithm: "TopPDraw",
+                dtype,
+                reason: "probabilities must be f16 or bf16".into(),
+            });
+        }
+        Ok(TopPDraw { dtype })
+    }
+
+    /// Most rows one launch takes on `soc` (larger batches take several).
+    pub fn max_rows(soc: &SocProfile) -> u64 {
+        MAX_ITEMS * u64::from(soc.vector_cores.max(1))
+    }
+
+    /// Thresholds per round for `rows` rows of `n` (what the modeled TOPP
+    /// rows of `cargo xtask bench` favour, conservative profile): a row
+    /// shared by several cores is latency-bound, so few wide rounds (8
+    /// ways); whole rows per core are vector-bound, so narrow rounds that
+    /// reach the candidates' compaction sooner: 2 ways for rows of at least
+    /// 65536 entries, 4 below (where the rounds' fixed costs weigh more).
+    pub fn ways_for(soc: &SocProfile, rows: u64, n: u64) -> u32 {
+        if rows < u64::from(soc.vector_cores.max(1)) && n > MIN_PIECE {
+            8
+        } else if n >= 65536 {
+            2
+        } else {
+            4
+        }
+    }
+
+    /// The exclusive top of the searched codes: the code of 1.0, plus one.
+    fn code_top(&self) -> u64 {
+        match self.dtype {
+            DType::Bf16 => 0x3F81,
+            _ => 0x3C01,
+        }
+    }
+
+    /// Plans the draw over `rows x n` probabilities with `ways` thresholds
+    /// per round: whole rows per core when there are at least as many rows
+    /// as vector cores, else each row cut into up to `cores / rows` pieces
+    /// of at least 1024 elements. The workspace holds one 160-byte slot per
+    /// piece per round of the two searches, then room for every probability
+    /// as an fp32 candidate.
+    pub fn plan(
+        &self,
+        soc: &SocProfile,
+        rows: u64,
+        n: u64,
+        p: f32,
+        ways: u32,
+    ) -> Result<LaunchPlan<TopPDrawTiling>, AlgoError> {
+        if rows == 0 || n == 0 {
+            return Err(AlgoError::InvalidArgument {
+                name: if rows == 0 { "rows" } else { "n" },
+                reason: "an empty input needs no launch".into(),
+            });
+        }
+        if !(2..=16).contains(&ways) {
+            return Err(AlgoError::InvalidArgument {
+                name: "ways",
+                reason: format!("{ways}: a round takes 2..=16 thresholds"),
+            });
+        }
+        if n > MAX_ROW_LEN {
+            return Err(AlgoError::InvalidArgument {
+                name: "n",
+                reason: format!(
+                    "{n} entries per row: at most {MAX_ROW_LEN} (the kernel counts in fp32)"
+                ),
+            });
+        }
+        let cores = u64::from(soc.vector_cores.max(1));
+        if rows > Self::max_rows(soc) {
+            return Err(AlgoError::InvalidArgument {
+                name: "rows",
+                reason: format!(
+                    "{rows} rows: one launch takes at most {}",
+                    Self::max_rows(soc)
+                ),
+            });
+        }
+        let pieces = if rows >= cores {
+            1
+        } else {
+            (cores / rows)
+                .min(n.div_ceil(MIN_PIECE))
+                .clamp(1, MAX_PIECES)
+        };
+        let piece_len = n.div_ceil(pieces);
+        let items = rows * pieces;
+        let items_per_core = items.div_ceil(cores);
+        let block_dim = items.div_ceil(items_per_core);
+        let mut rounds = 0u32;
+        let mut span = 1u64;
+        while span < self.code_top() {
+            span *= u64::from(ways);
+            rounds += 1;
+        }
+        Ok(LaunchPlan {
+            kernel: self.name(),
+            block_dim: block_dim as u32,
+            workspace_bytes: 2 * u64::from(rounds) * items * SLOT_BYTES + rows * n * 4,
+            tiling: TopPDrawTiling {
+                rows,
+                n,
+                pieces,
+                piece_len,
+                items_per_core,
+                p,
+                ways,
+                rounds,
+                reserved: 0,
+            },
+        })
+    }
+}
+
+impl Kernel for TopPDraw {
+    fn name(&self) -> String {
+        format!("topp_draw_{}", self.dtype.tag())
+    }
+    fn kernel_type(&self) -> KernelType {
+        // SyncAll between the rounds needs a mix kernel type.
+        KernelType::MixAiv1_0
+    }
+    fn gm_params(&self) -> &'static [&'static str] {
+        &["probs", "uniforms", "tokens", "kept", "check", "workspace"]
+    }
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<TopPDrawTiling>()
+    }
+    fn family(&self) -> String {
+        "TopPDraw".into()
+    }
+    fn render(&self) -> Result<String, askama::Error> {
+        render_entry(
+            self,
+            "topp_draw_kernel.h",
+            &format!(
+                "Top-p by radix select (docs/algorithms.md, Top-p by radix select): the nucleus \
+                 and the draw in one launch, {} probabilities.",
+                self.dtype
+            ),
+            &format!("TopPDraw<{}>", self.dtype.cpp()),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_cover_the_rows_and_rounds_cover_the_codes() {
+        let soc = soc::Soc::Ascend910B4.profile();
+        let cores = u64::from(soc.vector_cores);
+        let k = TopPDraw::new(DType::F16).unwrap();
+        for (rows, n) in [(1, 1), (1, 129280), (3, 5000), (96, 129280), (4096, 256)] {
+            for ways in [4, 8, 16] {
+                let plan = k.plan(&soc, rows, n, 0.9, ways).unwrap();
+                let t = plan.tiling;
+                assert!(t.pieces * t.piece_len >= n);
+                assert!(t.pieces <= MAX_PIECES && t.items_per_core <= MAX_ITEMS);
+                assert!(u64::from(plan.block_dim) <= cores);
+                assert!(u64::from(plan.block_dim) * t.items_per_core >= rows * t.pieces);
+                assert!(u64::from(ways).pow(t.rounds) >= 0x3C01);
+                assert!(u64::from(ways).pow(t.rounds - 1) < 0x3C01);
+            }
+        }
+        assert_eq!(
+            k.plan(&soc, 1, 129280, 0.9, 8).unwrap().tiling.pieces,
+            cores
+        );
+        assert!(k.plan(&soc, 1, 5, 0.9, 1).is_err());
+        assert!(k.plan(&soc, 0, 5, 0.9, 8).is_err());
+        assert!(TopPDraw::new(DType::F32).is_err());
+    }
+}

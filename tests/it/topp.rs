@@ -8,6 +8,7 @@ use ascend_scan::{
     TopPOptions, Workspace,
 };
 use half::{bf16, f16};
+use proptest::prelude::*;
 use testkit::device;
 use testkit::stats::{chi_square, chi_square_critical, ALPHA};
 
@@ -402,6 +403,72 @@ fn errors_name_the_argument() {
         match top_p_sample(&dev, &buf, TopPOptions::default()) {
             Err(Error::InvalidArgument { name, .. }) => assert_eq!(name, "probs", "{row:?}"),
             r => panic!("{row:?}: expected an error naming probs, got {r:?}"),
+        }
+    }
+}
+
+/// Rows of `n` probabilities of one of three shapes: a clear nucleus
+/// (`peaked`), a language model's tail with ties and zeros (`probs`), or a
+/// handful of distinct values (runs of ties everywhere).
+fn shaped(shape: u8, n: usize, seed: u64) -> Vec<f32> {
+    match shape {
+        0 => peaked(n, seed),
+        1 => probs(n, seed),
+        _ => {
+            let raw: Vec<f64> = (0..n)
+                .map(|i| ((i as u64 * 2654435761 + seed) % 4) as f64)
+                .collect();
+            let total: f64 = raw.iter().sum::<f64>().max(1.0);
+            raw.iter().map(|v| (v / total) as f32).collect()
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Random shapes, sizes, p and top_k: every token is a kept entry with
+    /// positive probability, and equals the reference's wherever p and the
+    /// draw are clear of fp32 rounding.
+    #[test]
+    fn random_rows_follow_the_reference(
+        n in 1usize..3000,
+        rows in 1usize..40,
+        p in 0.05f32..=1.0,
+        k_part in proptest::option::of(0.0f64..1.0),
+        shape in 0u8..3,
+        seed in any::<u64>(),
+    ) {
+        let top_k = k_part.map(|f| ((f * n as f64) as usize).clamp(1, n));
+        let data: Vec<f32> = (0..rows)
+            .flat_map(|r| shaped(shape, n, seed.wrapping_add(r as u64)))
+            .collect();
+        let rounded: Vec<f32> = to16::<f16>(&data).iter().map(|v| v.to_f32()).collect();
+        if rounded.chunks(n).any(|row| row.iter().all(|&v| v == 0.0)) {
+            return Ok(()); // an all-zero row is refused (errors_name_the_argument)
+        }
+        let u: Vec<f32> = (0..rows).map(|r| uniform(seed, r as u64, 0)).collect();
+        let (tokens, _) = draw_with(&rounded, rows, p, top_k, &u);
+        for r in 0..rows {
+            let row = &rounded[r * n..(r + 1) * n];
+            let t = tokens[r];
+            prop_assert!(t >= 0 && (t as usize) < n, "row {}: token {}", r, t);
+            prop_assert!(row[t as usize] > 0.0, "row {}: token {} has no mass", r, t);
+            // Within the nucleus, up to rounding: the mass before it is about <= p.
+            let before: f64 = row
+                .iter()
+                .enumerate()
+                .filter(|&(i, &v)| v > row[t as usize] || (v == row[t as usize] && i < t as usize))
+                .map(|(_, &v)| f64::from(v))
+                .sum();
+            prop_assert!(before <= f64::from(p) + 1e-3, "row {}: token {} has {} before it", r, t, before);
+            if let Some(k) = top_k {
+                let above = row.iter().filter(|&&v| v > row[t as usize]).count();
+                prop_assert!(above < k, "row {}: token {} is not in the top {}", r, t, k);
+            }
+            if let Some((want, _)) = reference(row, p, top_k, u[r]) {
+                prop_assert_eq!(t, want, "row {} of {} x {}", r, rows, n);
+            }
         }
     }
 }

@@ -58,6 +58,7 @@ enum StateWord : uint32_t {
     kTie,        // the crossing: the index of its tie among the entries equal to the code
     kBucket,     // the threshold slot of the crossing's code in the last round
     kCand,       // the piece's candidates (written by its first round with lo > 0), or kNone
+    kTies,       // the entries equal to the crossing's code
     kUniform,    // fp32 bits: the row's uniform
 };
 
@@ -119,15 +120,13 @@ public:
         // Phase 0: the last kept entry (target p).
         for (uint32_t r = 0; r < t.rounds; ++r) {
             Round(r);
-            SyncAll();
-            for (uint64_t g = first_; g < last_; ++g) Advance(g, r);
+            Exchange(r);
         }
         for (uint64_t g = first_; g < last_; ++g) StartDraw(g);
         // Phase 1: the drawn entry (target u * kept, among the kept entries).
         for (uint32_t r = 0; r < t.rounds; ++r) {
             Round(t.rounds + r);
-            SyncAll();
-            for (uint64_t g = first_; g < last_; ++g) Advance(g, t.rounds + r);
+            Exchange(t.rounds + r);
         }
         for (uint64_t g = first_; g < last_; ++g) Locate(g);
         WriteCheck();
@@ -170,6 +169,7 @@ private:
                 Set(g, kKept, 0);
                 Set(g, kTie, 0);
                 Set(g, kBucket, 0);
+                Set(g, kTies, 0);
                 Set(g, kCand, kNone);
                 Set(g, kUniform, AsBits(u.GetValue(static_cast<uint32_t>(g / t_.pieces - r0))));
             }
@@ -326,7 +326,16 @@ private:
                 for (uint32_t j = 1; j < nt; ++j) mass[j] += sums.GetValue(j * 8);
                 ScalarReadsDone();
             }
-            if (compact) Set(g, kCand, static_cast<uint32_t>(kept));
+            if (compact) {
+                Set(g, kCand, static_cast<uint32_t>(kept));
+                // Later rounds read the candidates back (with whole rows per
+                // core no SyncAll orders them).
+                PipeSync<HardEvent::MTE3_MTE2>();
+            }
+            if (t_.pieces == 1) {
+                Narrow(g, set, mass, counts);
+                continue;
+            }
             LocalTensor<float> own = ub_.At<float>(kOwnAt, kSlotWords);
             for (uint32_t j = 0; j < kMaxWays; ++j) own.SetValue(j, mass[j]);
             for (uint32_t j = 0; j <= kMaxWays; ++j) own.SetValue(kCountsAt + j, static_cast<float>(counts[j]));
@@ -366,8 +375,16 @@ private:
         return slots;
     }
 
-    // After round `set`: narrow piece g's interval to the sub-interval of
-    // the crossing (the same on every core of the row).
+    // After round `set` with rows in pieces: SyncAll, then every piece
+    // narrows its row's search from the row's slots. (Whole rows per core
+    // narrow as each round ends, with no slots and no SyncAll.)
+    __aicore__ inline void Exchange(uint32_t set) {
+        if (t_.pieces == 1) return;
+        SyncAll();
+        for (uint64_t g = first_; g < last_; ++g) Advance(g, set);
+    }
+
+    // Narrows piece g's search from its row's slots of round `set`.
     __aicore__ inline void Advance(uint64_t g, uint32_t set) {
         if (set < t_.rounds && Get(g, kAll) != 0) return;
         LocalTensor<float> slots = RowSlots(g, set);
@@ -390,6 +407,16 @@ private:
             counts[j] = static_cast<uint64_t>(slots.GetValue(kCountsAt + j));
         }
         ScalarReadsDone();
+        Narrow(g, set, mass, counts);
+    }
+
+    // After round `set`: narrow piece g's interval to the sub-interval of
+    // the crossing (the same on every core of the row), from the row's
+    // masses and counts at the round's thresholds.
+    __aicore__ inline void Narrow(uint64_t g, uint32_t set, const float* mass, const uint64_t* counts) {
+        if (set < t_.rounds && Get(g, kAll) != 0) return;
+        uint32_t lo, hi, w;
+        const uint32_t nt = Thresholds(g, lo, hi, w);
         const float above = AsFloat(Get(g, kAbove)), target = AsFloat(Get(g, kTarget));
         if (set == 0) {
             Set(g, kTotal, AsBits(mass[0]));
@@ -429,6 +456,7 @@ private:
         if (limit != 0xFFFFFFFFu && newLo == Get(g, kLimitCode) && j > limit) j = limit;
         Set(g, kTie, static_cast<uint32_t>(j));
         Set(g, kBucket, b);
+        Set(g, kTies, static_cast<uint32_t>(ties));
     }
 
     // Between the phases: the kept mass and the draw's search.
@@ -451,27 +479,32 @@ private:
         Set(g, kLimitCode, lo);
         Set(g, kTie, 0);
         Set(g, kBucket, 0);
+        Set(g, kTies, 0);
     }
 
     // The token: the piece holding the crossing's tie finds its index.
     __aicore__ inline void Locate(uint64_t g) {
         const uint64_t row = g / t_.pieces, piece = g % t_.pieces;
         const uint32_t set = 2 * t_.rounds - 1, b = Get(g, kBucket);
-        uint32_t lo, hi, w;
-        LocalTensor<float> slots = RowSlots(g, set);
-        // The interval is one code now; the last round's thresholds were
-        // those of the interval it narrowed (or this one code already).
-        (void)Thresholds(g, lo, hi, w);
+        // The interval is one code now.
+        const uint32_t lo = Get(g, kLo);
         uint64_t before = 0, mine = 0, all = 0;
-        for (uint64_t q = 0; q < t_.pieces; ++q) {
-            // The code's own count: the count at its threshold less the next one's.
-            uint32_t at = static_cast<uint32_t>(q * kSlotWords + kCountsAt + b);
-            uint64_t c = static_cast<uint64_t>(slots.GetValue(at)) - static_cast<uint64_t>(slots.GetValue(at + 1));
-            if (q < piece) before += c;
-            if (q == piece) mine = c;
-            all += c;
+        if (t_.pieces == 1) {
+            mine = all = Get(g, kTies);
+        } else {
+            // The last round's thresholds were those of the interval it
+            // narrowed (or this one code already).
+            LocalTensor<float> slots = RowSlots(g, set);
+            for (uint64_t q = 0; q < t_.pieces; ++q) {
+                // The code's own count: the count at its threshold less the next one's.
+                uint32_t at = static_cast<uint32_t>(q * kSlotWords + kCountsAt + b);
+                uint64_t c = static_cast<uint64_t>(slots.GetValue(at)) - static_cast<uint64_t>(slots.GetValue(at + 1));
+                if (q < piece) before += c;
+                if (q == piece) mine = c;
+                all += c;
+            }
+            ScalarReadsDone();
         }
-        ScalarReadsDone();
         LocalTensor<int32_t> one = ub_.At<int32_t>(kOwnAt, 8);
         if (piece == 0) StoreScalar(gKept_[row], ub_.At<float>(kOwnAt, 8), AsFloat(Get(g, kKept)));
         const uint64_t tie = Get(g, kTie);

@@ -73,17 +73,29 @@ impl TopPDraw {
 
     /// Thresholds per round for `rows` rows of `n` (what the modeled TOPP
     /// rows of `cargo xtask bench` favour, conservative profile): a row
-    /// shared by several cores is latency-bound, so few wide rounds (8
-    /// ways); whole rows per core are vector-bound, so narrow rounds that
-    /// reach the candidates' compaction sooner: 2 ways for rows of at least
-    /// 65536 entries, 4 below (where the rounds' fixed costs weigh more).
+    /// shared by several cores is latency-bound (every round is a SyncAll
+    /// and a round trip of the slots through GM), so few wide rounds (8
+    /// ways); whole rows per core narrow without either and are
+    /// vector-bound, so binary rounds (one threshold each, and the
+    /// candidates' compaction comes sooner).
     pub fn ways_for(soc: &SocProfile, rows: u64, n: u64) -> u32 {
-        if rows < u64::from(soc.vector_cores.max(1)) && n > MIN_PIECE {
+        if Self::pieces(soc, rows, n) > 1 {
             8
-        } else if n >= 65536 {
-            2
         } else {
-            4
+            2
+        }
+    }
+
+    /// Pieces per row: `cores / rows` pieces of at least 1024 entries when
+    /// there are fewer rows than vector cores, else whole rows.
+    fn pieces(soc: &SocProfile, rows: u64, n: u64) -> u64 {
+        let cores = u64::from(soc.vector_cores.max(1));
+        if rows >= cores {
+            1
+        } else {
+            (cores / rows)
+                .min(n.div_ceil(MIN_PIECE))
+                .clamp(1, MAX_PIECES)
         }
     }
 

@@ -257,10 +257,17 @@ struct TopPDrawTiling {
     uint32_t ways;
     // Rounds per search (`ways^rounds` covers every code of [0, 1]).
     uint32_t rounds;
+    // 0: each core writes its count of bad probabilities into its check
+    // slot and core 0 zeroes the slots of cores that do not run (the first
+    // launch of a batch); 1: each core adds its count to its slot (the
+    // launches after it).
+    uint32_t accumulate;
+    // 32-byte check slots (one per vector core of the device).
+    uint32_t check_slots;
     // Unused (keeps the size a multiple of 8).
     uint32_t reserved;
 };
-static_assert(sizeof(TopPDrawTiling) == 56, "TopPDrawTiling: size differs from the Rust definition");
+static_assert(sizeof(TopPDrawTiling) == 64, "TopPDrawTiling: size differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, rows) == 0, "TopPDrawTiling: offset of rows differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, n) == 8, "TopPDrawTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, pieces) == 16, "TopPDrawTiling: offset of pieces differs from the Rust definition");
@@ -269,7 +276,9 @@ static_assert(offsetof(TopPDrawTiling, items_per_core) == 32, "TopPDrawTiling: o
 static_assert(offsetof(TopPDrawTiling, p) == 40, "TopPDrawTiling: offset of p differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, ways) == 44, "TopPDrawTiling: offset of ways differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, rounds) == 48, "TopPDrawTiling: offset of rounds differs from the Rust definition");
-static_assert(offsetof(TopPDrawTiling, reserved) == 52, "TopPDrawTiling: offset of reserved differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, accumulate) == 52, "TopPDrawTiling: offset of accumulate differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, check_slots) == 56, "TopPDrawTiling: offset of check_slots differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, reserved) == 60, "TopPDrawTiling: offset of reserved differs from the Rust definition");
 
 typedef struct SegScanTiling SegScanTiling;
 struct SegScanTiling {

@@ -113,7 +113,7 @@ public:
         gu_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(uniforms), t.rows);
         gTok_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(tokens), t.rows);
         gKept_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(kept), t.rows);
-        gCheck_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(check) + core_ * 8, 8);
+        gCheck_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(check), t.check_slots * 8);
         const uint64_t slotWords = 2 * t.rounds * items * kSlotWords;
         gWork_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace), slotWords);
         gCand_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace) + slotWords, t.rows * t.n);
@@ -549,17 +549,30 @@ private:
         return static_cast<int32_t>(begin - rowStart);  // not reached on consistent counts
     }
 
-    // This core's count of probabilities outside [0, 1], added to its check slot.
+    // This core's count of probabilities outside [0, 1] into its check
+    // slot: written (core 0 also zeroes the slots of cores that do not
+    // run), or added to it after an earlier launch of the batch.
     __aicore__ inline void WriteCheck() {
         LocalTensor<int32_t> slot = ub_.At<int32_t>(kOwnAt, 8);
-        PipeSync<HardEvent::S_MTE2>();
-        DataCopy(slot, gCheck_, 8);
-        PipeSync<HardEvent::MTE2_S>();
-        uint64_t total = static_cast<uint64_t>(slot.GetValue(0)) + bad_;
+        uint64_t total = bad_;
+        if (t_.accumulate != 0) {
+            PipeSync<HardEvent::S_MTE2>();
+            DataCopy(slot, gCheck_[core_ * 8], 8);
+            PipeSync<HardEvent::MTE2_S>();
+            total += static_cast<uint64_t>(slot.GetValue(0));
+        }
         slot.SetValue(0, static_cast<int32_t>(total < 0x7FFFFFFF ? total : 0x7FFFFFFF));
+        for (uint32_t i = 1; i < 8; ++i) slot.SetValue(i, 0);
         PipeSync<HardEvent::S_MTE3>();
-        DataCopy(gCheck_, slot, 8);
+        DataCopy(gCheck_[core_ * 8], slot, 8);
         PipeSync<HardEvent::MTE3_S>();
+        if (t_.accumulate != 0 || core_ != 0) return;
+        slot.SetValue(0, 0);
+        for (uint32_t c = static_cast<uint32_t>(GetBlockNum()); c < t_.check_slots; ++c) {
+            PipeSync<HardEvent::S_MTE3>();
+            DataCopy(gCheck_[c * 8], slot, 8);
+            PipeSync<HardEvent::MTE3_S>();
+        }
     }
 
     TPipe pipe_;

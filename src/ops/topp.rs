@@ -367,9 +367,9 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
     let uses: [&dyn crate::stream::Uses; 5] =
         [&*workspace, &check.slots, &check.kept, &*tokens, uniforms];
     stream.with_queue(&uses, |s| {
-        // The draw adds its counts of bad probabilities to the check's slots.
-        s.zero(check.slots.ptr(), check.slots.bytes())?;
+        // The first launch writes every check slot, the others add to them.
         for (first, launch) in plan.chunks.iter_mut() {
+            launch.tiling.accumulate = u32::from(*first > 0);
             let args = runtime::TopPDrawArgs {
                 probs: draw_in.cast::<u8>().wrapping_add(*first * m * elem).cast(),
                 uniforms: uniforms.ptr_at(*first),

@@ -319,6 +319,22 @@ fn large_batches_take_several_launches() {
         }
     }
     assert!(checked > rows / 2, "{checked} of {rows} rows checked");
+    // Bad probabilities in the first and the last launch are both counted.
+    let mut bad = to16::<f16>(&all);
+    bad[3] = f16::NAN;
+    bad[(rows - 1) * n + 5] = f16::from_f32(-0.5);
+    let buf = dev.upload(&bad).unwrap();
+    match top_p_sample(
+        &dev,
+        Batch::rows(&buf, rows).unwrap(),
+        TopPOptions::default(),
+    ) {
+        Err(Error::InvalidArgument { name, reason }) => {
+            assert_eq!(name, "probs");
+            assert!(reason.starts_with("2 probabilities"), "{reason}");
+        }
+        r => panic!("expected an error naming probs, got {r:?}"),
+    }
 }
 
 /// Draws from `rows` copies of one row, then a chi-square test of the token

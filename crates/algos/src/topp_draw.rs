@@ -28,6 +28,13 @@ pub struct TopPDrawTiling {
     pub ways: u32,
     /// Rounds per search (`ways^rounds` covers every code of [0, 1]).
     pub rounds: u32,
+    /// 0: each core writes its count of bad probabilities into its check
+    /// slot and core 0 zeroes the slots of cores that do not run (the first
+    /// launch of a batch); 1: each core adds its count to its slot (the
+    /// launches after it).
+    pub accumulate: u32,
+    /// 32-byte check slots (one per vector core of the device).
+    pub check_slots: u32,
     /// Unused (keeps the size a multiple of 8).
     pub reserved: u32,
 }
@@ -181,6 +188,8 @@ impl TopPDraw {
                 p,
                 ways,
                 rounds,
+                accumulate: 0,
+                check_slots: cores as u32,
                 reserved: 0,
             },
         })

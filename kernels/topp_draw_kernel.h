@@ -11,9 +11,10 @@
 // every row piece sums the mass S(t_j) of its entries at or above t_j (one
 // compare, one select, one ReduceSum per threshold, fp32), the pieces' sums
 // go to GM slots, SyncAll, and every core owning a piece of the row adds the
-// row's slots in piece order (so all of them agree bit for bit) and keeps
-// the highest sub-interval [t_j, t_j+1) with S(t_j) > target; S(t_j+1) is
-// then the mass above it. Once the interval is one code v, the crossing is
+// row's slots by a fixed tree of vector Adds (so all of them agree bit for
+// bit) and keeps the highest sub-interval [t_j, t_j+1) with S(t_j) >
+// target; S(t_j+1) is then the mass above it. A core that owns whole rows
+// narrows them as each round ends, with no slots and no SyncAll. Once the interval is one code v, the crossing is
 // the j-th entry equal to v in index order (ties keep the input order, as
 // the stable sort does), j = the first with above + (j + 1) * v > target.
 // The round that narrows to one code also counts the entries at or above

@@ -53,9 +53,10 @@ __aicore__ inline void StoreAny(const GlobalTensor<T>& dst, const LocalTensor<T>
     DataCopyPad(dst, src, p);
 }
 
-// Writes a slot of `words` int32 (filled by scalar writes) from UB to GM and
-// waits for it, so the slot may be refilled at once.
-__aicore__ inline void StoreSlot(const GlobalTensor<int32_t>& dst, const LocalTensor<int32_t>& own, uint32_t words) {
+// Writes a slot of `words` 32-bit words (filled by scalar writes) from UB to
+// GM and waits for it, so the slot may be refilled at once.
+template <typename T>
+__aicore__ inline void StoreSlot(const GlobalTensor<T>& dst, const LocalTensor<T>& own, uint32_t words) {
     PipeSync<HardEvent::S_MTE3>();
     DataCopy(dst, own, words);
     PipeSync<HardEvent::MTE3_S>();

@@ -107,13 +107,16 @@ pub struct TopPCheck {
     kept: DeviceBuffer<f32>,
 }
 
+/// Ints of the draw kernel's check slots: one 32-byte slot per vector core.
+fn check_slot_ints(device: &Device) -> usize {
+    device.profile().vector_cores.max(1) as usize * 8
+}
+
 impl TopPCheck {
     /// A check for batches of `rows` rows on `device`.
     pub fn new(device: &Device, rows: usize) -> Result<TopPCheck> {
-        // At most one 32-byte slot per vector core.
-        let slot_ints = device.profile().vector_cores.max(1) as usize * 8;
         Ok(TopPCheck {
-            slots: device.alloc_uninit(slot_ints)?,
+            slots: device.alloc_uninit(check_slot_ints(device))?,
             kept: device.alloc_uninit(rows)?,
         })
     }
@@ -161,8 +164,6 @@ struct TopPPlan {
     top: Option<TopKParts>,
     uniforms: Part,
     slots: Part,
-    /// Bytes of the draw kernel's per-core check slots.
-    check_bytes: usize,
     /// One launch per chunk of rows (the kernel keeps per-row state on
     /// chip), with the chunk's first row.
     chunks: Vec<(usize, algos::LaunchPlan<algos::TopPDrawTiling>)>,
@@ -259,7 +260,6 @@ impl TopPPlan {
             top,
             uniforms,
             slots,
-            check_bytes: profile.vector_cores.max(1) as usize * 32,
             chunks,
             pick,
         })
@@ -321,7 +321,7 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
     let mut plan = TopPPlan::new::<P>(stream.device(), rows, n, options)?;
     check_len(tokens.len(), rows, "tokens")?;
     check_len(check.kept.len(), rows, "check")?;
-    if check.slots.bytes() < plan.check_bytes {
+    if check.slots.len() < check_slot_ints(stream.device()) {
         return Err(Error::InvalidArgument {
             name: "check",
             reason: "made for another device profile".into(),
@@ -358,12 +358,11 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
         }
         None => None,
     };
-    let (draw_in, draw_out, m) = match &top {
-        Some((k, values, _, pos)) => (values.ptr(), pos.ptr(), *k),
-        None => (probs.data().ptr(), tokens.ptr(), n),
+    let (draw_in, draw_out, m): (&DeviceBuffer<P>, &DeviceBuffer<i32>, usize) = match &top {
+        Some((k, values, _, pos)) => (values, pos, *k),
+        None => (probs.data(), &*tokens, n),
     };
     let slots = workspace.buffer::<u8>(plan.slots);
-    let elem = std::mem::size_of::<P>();
     let uses: [&dyn crate::stream::Uses; 5] =
         [&*workspace, &check.slots, &check.kept, &*tokens, uniforms];
     stream.with_queue(&uses, |s| {
@@ -371,9 +370,9 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
         for (first, launch) in plan.chunks.iter_mut() {
             launch.tiling.accumulate = u32::from(*first > 0);
             let args = runtime::TopPDrawArgs {
-                probs: draw_in.cast::<u8>().wrapping_add(*first * m * elem).cast(),
+                probs: draw_in.ptr_at(*first * m),
                 uniforms: uniforms.ptr_at(*first),
-                tokens: draw_out.cast::<u8>().wrapping_add(*first * 4).cast(),
+                tokens: draw_out.ptr_at(*first),
                 kept: check.kept.ptr_at(*first),
                 check: check.slots.ptr(),
                 workspace: slots.ptr(),

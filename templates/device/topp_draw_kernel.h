@@ -51,7 +51,7 @@ enum StateWord : uint32_t {
     kHi,         //
     kAbove,      // fp32 bits: mass of the kept entries with code >= hi
     kTarget,     // fp32 bits: the crossing's target mass
-    kLimit,      // the last tie of code kLimitCode that is kept, or -1 (all are)
+    kLimit,      // the last tie of code kLimitCode that is kept, or kNone (all are)
     kLimitCode,  //
     kAll,        // 1: the row's mass is <= p, every entry is kept
     kTotal,      // fp32 bits: the row's mass (round 0)
@@ -159,22 +159,28 @@ private:
             LoadAny(u, gu_[r0], static_cast<uint32_t>(r1 - r0 + 1));
             PipeSync<HardEvent::MTE2_S>();
             for (uint64_t g = first_; g < last_; ++g) {
-                Set(g, kLo, 0);
-                Set(g, kHi, Codes<TProb>::kOne + 1);
-                Set(g, kAbove, 0);
-                Set(g, kTarget, AsBits(t_.p));
-                Set(g, kLimit, 0xFFFFFFFFu);
-                Set(g, kLimitCode, 0);
+                Search(g, 0, t_.p, kNone);
                 Set(g, kAll, 0);
                 Set(g, kTotal, 0);
                 Set(g, kKept, 0);
-                Set(g, kTie, 0);
-                Set(g, kBucket, 0);
-                Set(g, kTies, 0);
                 Set(g, kCand, kNone);
                 Set(g, kUniform, AsBits(u.GetValue(static_cast<uint32_t>(g / t_.pieces - r0))));
             }
         }
+    }
+
+    // Starts piece g's search for `target` over [lo, code(1.0) + 1), taking
+    // at most `limit` + 1 entries equal to code lo (kNone: all).
+    __aicore__ inline void Search(uint64_t g, uint32_t lo, float target, uint32_t limit) {
+        Set(g, kLo, lo);
+        Set(g, kHi, Codes<TProb>::kOne + 1);
+        Set(g, kAbove, 0);
+        Set(g, kTarget, AsBits(target));
+        Set(g, kLimit, limit);
+        Set(g, kLimitCode, lo);
+        Set(g, kTie, 0);
+        Set(g, kBucket, 0);
+        Set(g, kTies, 0);
     }
 
     __aicore__ inline uint32_t Get(uint64_t g, uint32_t w) {
@@ -341,9 +347,7 @@ private:
             for (uint32_t j = 0; j < kMaxWays; ++j) own.SetValue(j, mass[j]);
             for (uint32_t j = 0; j <= kMaxWays; ++j) own.SetValue(kCountsAt + j, static_cast<float>(counts[j]));
             for (uint32_t j = kCountsAt + kMaxWays + 1; j < kSlotWords; ++j) own.SetValue(j, 0.0f);
-            PipeSync<HardEvent::S_MTE3>();
-            DataCopy(gWork_[(set * t_.rows * t_.pieces + g) * kSlotWords], own, kSlotWords);
-            PipeSync<HardEvent::MTE3_S>();
+            StoreSlot(gWork_[(set * t_.rows * t_.pieces + g) * kSlotWords], own, kSlotWords);
         }
     }
 
@@ -454,7 +458,7 @@ private:
         }
         if (ties > 0 && j >= ties) j = ties - 1;
         const uint32_t limit = Get(g, kLimit);
-        if (limit != 0xFFFFFFFFu && newLo == Get(g, kLimitCode) && j > limit) j = limit;
+        if (limit != kNone && newLo == Get(g, kLimitCode) && j > limit) j = limit;
         Set(g, kTie, static_cast<uint32_t>(j));
         Set(g, kBucket, b);
         Set(g, kTies, static_cast<uint32_t>(ties));
@@ -463,7 +467,7 @@ private:
     // Between the phases: the kept mass and the draw's search.
     __aicore__ inline void StartDraw(uint64_t g) {
         float keptMass;
-        uint32_t lo = 0, limit = 0xFFFFFFFFu;
+        uint32_t lo = 0, limit = kNone;
         if (Get(g, kAll) != 0) {
             keptMass = AsFloat(Get(g, kTotal));
         } else {
@@ -472,15 +476,7 @@ private:
             keptMass = AsFloat(Get(g, kAbove)) + static_cast<float>(limit + 1) * Codes<TProb>::Value(lo);
         }
         Set(g, kKept, AsBits(keptMass));
-        Set(g, kLo, lo);
-        Set(g, kHi, Codes<TProb>::kOne + 1);
-        Set(g, kAbove, 0);
-        Set(g, kTarget, AsBits(AsFloat(Get(g, kUniform)) * keptMass));
-        Set(g, kLimit, limit);
-        Set(g, kLimitCode, lo);
-        Set(g, kTie, 0);
-        Set(g, kBucket, 0);
-        Set(g, kTies, 0);
+        Search(g, lo, AsFloat(Get(g, kUniform)) * keptMass, limit);
     }
 
     // The token: the piece holding the crossing's tie finds its index.
@@ -563,16 +559,10 @@ private:
         }
         slot.SetValue(0, static_cast<int32_t>(total < 0x7FFFFFFF ? total : 0x7FFFFFFF));
         for (uint32_t i = 1; i < 8; ++i) slot.SetValue(i, 0);
-        PipeSync<HardEvent::S_MTE3>();
-        DataCopy(gCheck_[core_ * 8], slot, 8);
-        PipeSync<HardEvent::MTE3_S>();
+        StoreSlot(gCheck_[core_ * 8], slot, 8);
         if (t_.accumulate != 0 || core_ != 0) return;
         slot.SetValue(0, 0);
-        for (uint32_t c = static_cast<uint32_t>(GetBlockNum()); c < t_.check_slots; ++c) {
-            PipeSync<HardEvent::S_MTE3>();
-            DataCopy(gCheck_[c * 8], slot, 8);
-            PipeSync<HardEvent::MTE3_S>();
-        }
+        for (uint32_t c = static_cast<uint32_t>(GetBlockNum()); c < t_.check_slots; ++c) StoreSlot(gCheck_[c * 8], slot, 8);
     }
 
     TPipe pipe_;

@@ -408,17 +408,28 @@ fn errors_name_the_argument() {
             r => panic!("top_k = {k}: expected an error naming top_k, got {r:?}"),
         }
     }
-    let bad_rows: [&[f32]; 4] = [
+    // Long rows are split across the cores (the pieces' path).
+    let mut long = vec![1.0f32 / 70_000.0; 70_000];
+    long[69_999] = f32::INFINITY;
+    let mut long_nan = long.clone();
+    long_nan[69_999] = f32::NAN;
+    let bad_rows: [&[f32]; 8] = [
         &[0.5, -0.25, 0.75],
         &[0.5, 1.5, 0.0],
         &[0.5, f32::NAN, 0.1],
         &[0.0, 0.0, 0.0],
+        &[0.5, f32::INFINITY, 0.0],
+        &[f32::NEG_INFINITY, 0.5, 0.5],
+        &long,
+        &long_nan,
     ];
     for row in bad_rows {
         let buf = dev.upload(&to16::<f16>(row)).unwrap();
         match top_p_sample(&dev, &buf, TopPOptions::default()) {
-            Err(Error::InvalidArgument { name, .. }) => assert_eq!(name, "probs", "{row:?}"),
-            r => panic!("{row:?}: expected an error naming probs, got {r:?}"),
+            Err(Error::InvalidArgument { name, .. }) => {
+                assert_eq!(name, "probs", "{:?}", &row[..3])
+            }
+            r => panic!("{:?}: expected an error naming probs, got {r:?}", &row[..3]),
         }
     }
 }

@@ -121,11 +121,8 @@ struct RadixTiling {
     // Byte offset in a count set of the per-row counts (64 bytes per row;
     // the per-core slots come first).
     uint64_t row_totals_offset;
-    // Bytes of one count set (a pass uses one; TOPK one per round and one
-    // for the selection).
+    // Bytes of the count set.
     uint64_t set_bytes;
-    // TOPK: keys selected per row (0 for a sort pass).
-    uint64_t k;
     // Lowest bit of the digit in the sort code.
     uint32_t shift;
     // Bits per digit (1 or 4).
@@ -135,22 +132,51 @@ struct RadixTiling {
     // 1: descending order.
     uint32_t descending;
     // 1: make the indices (0..n per row) instead of reading them (the
-    // first pass of a sort of keys alone; TOPK).
+    // first pass of a sort of keys alone).
     uint32_t first_pass;
 };
-static_assert(sizeof(RadixTiling) == 80, "RadixTiling: size differs from the Rust definition");
+static_assert(sizeof(RadixTiling) == 72, "RadixTiling: size differs from the Rust definition");
 static_assert(offsetof(RadixTiling, n) == 0, "RadixTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(RadixTiling, rows) == 8, "RadixTiling: offset of rows differs from the Rust definition");
 static_assert(offsetof(RadixTiling, tiles_per_row) == 16, "RadixTiling: offset of tiles_per_row differs from the Rust definition");
 static_assert(offsetof(RadixTiling, per_core) == 24, "RadixTiling: offset of per_core differs from the Rust definition");
 static_assert(offsetof(RadixTiling, row_totals_offset) == 32, "RadixTiling: offset of row_totals_offset differs from the Rust definition");
 static_assert(offsetof(RadixTiling, set_bytes) == 40, "RadixTiling: offset of set_bytes differs from the Rust definition");
-static_assert(offsetof(RadixTiling, k) == 48, "RadixTiling: offset of k differs from the Rust definition");
-static_assert(offsetof(RadixTiling, shift) == 56, "RadixTiling: offset of shift differs from the Rust definition");
-static_assert(offsetof(RadixTiling, digit_bits) == 60, "RadixTiling: offset of digit_bits differs from the Rust definition");
-static_assert(offsetof(RadixTiling, key_bits) == 64, "RadixTiling: offset of key_bits differs from the Rust definition");
-static_assert(offsetof(RadixTiling, descending) == 68, "RadixTiling: offset of descending differs from the Rust definition");
-static_assert(offsetof(RadixTiling, first_pass) == 72, "RadixTiling: offset of first_pass differs from the Rust definition");
+static_assert(offsetof(RadixTiling, shift) == 48, "RadixTiling: offset of shift differs from the Rust definition");
+static_assert(offsetof(RadixTiling, digit_bits) == 52, "RadixTiling: offset of digit_bits differs from the Rust definition");
+static_assert(offsetof(RadixTiling, key_bits) == 56, "RadixTiling: offset of key_bits differs from the Rust definition");
+static_assert(offsetof(RadixTiling, descending) == 60, "RadixTiling: offset of descending differs from the Rust definition");
+static_assert(offsetof(RadixTiling, first_pass) == 64, "RadixTiling: offset of first_pass differs from the Rust definition");
+
+typedef struct TopKTiling TopKTiling;
+struct TopKTiling {
+    // Rows of the batch.
+    uint64_t rows;
+    // Keys per row.
+    uint64_t n;
+    // Keys selected per row (1..=n).
+    uint64_t k;
+    // Pieces per row: 1 (whole rows per core), or one piece per core when
+    // the batch has fewer rows than vector cores.
+    uint64_t pieces;
+    // Keys per piece (a multiple of 64; the last piece takes the rest).
+    uint64_t piece_len;
+    // Consecutive rows per core (whole-row mode; 1 with pieces).
+    uint64_t rows_per_core;
+    // 1: the k largest keys; 0: the k smallest.
+    uint32_t largest;
+    // 1: the kernel writes each row's k keys in order (k <= [`TopK::MAX_SORTED_K`]).
+    uint32_t sorted;
+};
+static_assert(sizeof(TopKTiling) == 56, "TopKTiling: size differs from the Rust definition");
+static_assert(offsetof(TopKTiling, rows) == 0, "TopKTiling: offset of rows differs from the Rust definition");
+static_assert(offsetof(TopKTiling, n) == 8, "TopKTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(TopKTiling, k) == 16, "TopKTiling: offset of k differs from the Rust definition");
+static_assert(offsetof(TopKTiling, pieces) == 24, "TopKTiling: offset of pieces differs from the Rust definition");
+static_assert(offsetof(TopKTiling, piece_len) == 32, "TopKTiling: offset of piece_len differs from the Rust definition");
+static_assert(offsetof(TopKTiling, rows_per_core) == 40, "TopKTiling: offset of rows_per_core differs from the Rust definition");
+static_assert(offsetof(TopKTiling, largest) == 48, "TopKTiling: offset of largest differs from the Rust definition");
+static_assert(offsetof(TopKTiling, sorted) == 52, "TopKTiling: offset of sorted differs from the Rust definition");
 
 typedef struct SampleTiling SampleTiling;
 struct SampleTiling {

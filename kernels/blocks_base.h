@@ -56,6 +56,37 @@ __aicore__ inline void PipeSync() {
     WaitFlag<E>(id);
 }
 
+// The fp32 with bit pattern `b`, and the bit pattern of `f` (scalar).
+__aicore__ inline float AsFloat(uint32_t b) {
+    union {
+        uint32_t u;
+        float f;
+    } v;
+    v.u = b;
+    return v.f;
+}
+__aicore__ inline uint32_t AsBits(float f) {
+    union {
+        uint32_t u;
+        float f;
+    } v;
+    v.f = f;
+    return v.u;
+}
+
+// The exact fp32 value of the non-negative 16-bit float bit pattern `m`
+// (below the pattern of +inf), for T = half or bfloat16_t (scalar).
+template <typename T>
+__aicore__ inline float Float16Value(uint32_t m) {
+    if constexpr (std::is_same<T, bfloat16_t>::value) {
+        return AsFloat(m << 16);
+    } else {
+        uint32_t e = (m >> 10) & 31u, f = m & 1023u;
+        if (e == 0) return static_cast<float>(f) * 5.9604644775390625e-08f;  // subnormal: f * 2^-24
+        return AsFloat(((e + 112u) << 23) | (f << 13));
+    }
+}
+
 // True for an infinity or a NaN (every finite float lies within +-FLT_MAX;
 // a NaN fails both comparisons). Integer accumulators are always finite.
 template <typename T>

@@ -152,25 +152,11 @@ extern "C" uint32_t aclrtlaunch_radix_pass_u8(uint32_t blockDim, void* stream, v
     return ascsim::launch("radix_pass_u8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_u8(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void radix_topk_u8(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
-
-extern "C" uint32_t aclrtlaunch_radix_topk_u8(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
-    RadixTiling t = *tiling;
-    return ascsim::launch("radix_topk_u8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_topk_u8(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
-}
-
 extern "C" void radix_pass_i8(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_radix_pass_i8(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
     RadixTiling t = *tiling;
     return ascsim::launch("radix_pass_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_i8(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
-}
-
-extern "C" void radix_topk_i8(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
-
-extern "C" uint32_t aclrtlaunch_radix_topk_i8(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
-    RadixTiling t = *tiling;
-    return ascsim::launch("radix_topk_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_topk_i8(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void radix_pass_u16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
@@ -180,25 +166,11 @@ extern "C" uint32_t aclrtlaunch_radix_pass_u16(uint32_t blockDim, void* stream, 
     return ascsim::launch("radix_pass_u16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_u16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void radix_topk_u16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
-
-extern "C" uint32_t aclrtlaunch_radix_topk_u16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
-    RadixTiling t = *tiling;
-    return ascsim::launch("radix_topk_u16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_topk_u16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
-}
-
 extern "C" void radix_pass_i16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_radix_pass_i16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
     RadixTiling t = *tiling;
     return ascsim::launch("radix_pass_i16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_i16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
-}
-
-extern "C" void radix_topk_i16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
-
-extern "C" uint32_t aclrtlaunch_radix_topk_i16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
-    RadixTiling t = *tiling;
-    return ascsim::launch("radix_topk_i16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_topk_i16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void radix_pass_f16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
@@ -208,13 +180,6 @@ extern "C" uint32_t aclrtlaunch_radix_pass_f16(uint32_t blockDim, void* stream, 
     return ascsim::launch("radix_pass_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_f16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void radix_topk_f16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
-
-extern "C" uint32_t aclrtlaunch_radix_topk_f16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
-    RadixTiling t = *tiling;
-    return ascsim::launch("radix_topk_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_topk_f16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
-}
-
 extern "C" void radix_pass_bf16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_radix_pass_bf16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
@@ -222,11 +187,46 @@ extern "C" uint32_t aclrtlaunch_radix_pass_bf16(uint32_t blockDim, void* stream,
     return ascsim::launch("radix_pass_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_bf16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void radix_topk_bf16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+extern "C" void topk_u8(GM_ADDR keys, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, TopKTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_radix_topk_bf16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
-    RadixTiling t = *tiling;
-    return ascsim::launch("radix_topk_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_topk_bf16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+extern "C" uint32_t aclrtlaunch_topk_u8(uint32_t blockDim, void* stream, void* keys, void* values, void* indices, void* workspace, TopKTiling* tiling) {
+    TopKTiling t = *tiling;
+    return ascsim::launch("topk_u8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topk_u8(static_cast<GM_ADDR>(keys), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void topk_i8(GM_ADDR keys, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, TopKTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_topk_i8(uint32_t blockDim, void* stream, void* keys, void* values, void* indices, void* workspace, TopKTiling* tiling) {
+    TopKTiling t = *tiling;
+    return ascsim::launch("topk_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topk_i8(static_cast<GM_ADDR>(keys), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void topk_u16(GM_ADDR keys, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, TopKTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_topk_u16(uint32_t blockDim, void* stream, void* keys, void* values, void* indices, void* workspace, TopKTiling* tiling) {
+    TopKTiling t = *tiling;
+    return ascsim::launch("topk_u16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topk_u16(static_cast<GM_ADDR>(keys), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void topk_i16(GM_ADDR keys, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, TopKTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_topk_i16(uint32_t blockDim, void* stream, void* keys, void* values, void* indices, void* workspace, TopKTiling* tiling) {
+    TopKTiling t = *tiling;
+    return ascsim::launch("topk_i16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topk_i16(static_cast<GM_ADDR>(keys), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void topk_f16(GM_ADDR keys, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, TopKTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_topk_f16(uint32_t blockDim, void* stream, void* keys, void* values, void* indices, void* workspace, TopKTiling* tiling) {
+    TopKTiling t = *tiling;
+    return ascsim::launch("topk_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topk_f16(static_cast<GM_ADDR>(keys), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void topk_bf16(GM_ADDR keys, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, TopKTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_topk_bf16(uint32_t blockDim, void* stream, void* keys, void* values, void* indices, void* workspace, TopKTiling* tiling) {
+    TopKTiling t = *tiling;
+    return ascsim::launch("topk_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topk_bf16(static_cast<GM_ADDR>(keys), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void sample_f16(GM_ADDR weights, GM_ADDR uniforms, GM_ADDR indices, GM_ADDR workspace, SampleTiling tiling);

@@ -372,7 +372,7 @@ fn check_k(k: usize, n: usize) -> Result<()> {
 /// The selection launch, the sort of its result (with `sorted` and k > 1)
 /// and their workspace.
 struct TopkPlan {
-    select: algos::LaunchPlan<algos::RadixTiling>,
+    select: algos::LaunchPlan<algos::TopKTiling>,
     sort: Option<SortPlan>,
     layout: Layout,
     scratch: Part,
@@ -387,14 +387,17 @@ impl TopkPlan {
         options: TopkOptions,
     ) -> Result<TopkPlan> {
         check_k(k, n)?;
-        let select = algos::RadixSort::select(K::DTYPE)?.plan_select(
+        // The kernel orders small k itself; larger k take a sort of its result.
+        let in_kernel = options.sorted && k as u64 <= algos::TopK::MAX_SORTED_K;
+        let select = algos::TopK::new(K::DTYPE)?.plan(
             device.profile(),
             rows as u64,
             n as u64,
             k as u64,
             options.largest,
+            in_kernel,
         )?;
-        let sort = (options.sorted && k > 1)
+        let sort = (options.sorted && !in_kernel)
             .then(|| {
                 SortPlan::new::<K>(device, rows, k, options.largest, SortAlgorithm::Auto, true)
             })
@@ -453,11 +456,10 @@ pub fn topk_on<'a, K: SortKey>(
     check_len(values.len(), rows * k, "values")?;
     check_len(indices.len(), rows * k, "indices")?;
     workspace.check(stream, &plan.layout)?;
-    let args = runtime::RadixArgs {
-        keys_in: keys.data().ptr(),
-        idx_in: std::ptr::null_mut(),
-        keys_out: values.ptr(),
-        idx_out: indices.ptr(),
+    let args = runtime::TopKArgs {
+        keys: keys.data().ptr(),
+        values: values.ptr(),
+        indices: indices.ptr(),
         workspace: workspace.at(plan.scratch),
     };
     stream.with_queue(&[keys.data(), &*values, &*indices, &*workspace], |s| {

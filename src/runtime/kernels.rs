@@ -56,17 +56,17 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("split_b16", "aclrtlaunch_split_b16"),
     ("split_b32", "aclrtlaunch_split_b32"),
     ("radix_pass_u8", "aclrtlaunch_radix_pass_u8"),
-    ("radix_topk_u8", "aclrtlaunch_radix_topk_u8"),
     ("radix_pass_i8", "aclrtlaunch_radix_pass_i8"),
-    ("radix_topk_i8", "aclrtlaunch_radix_topk_i8"),
     ("radix_pass_u16", "aclrtlaunch_radix_pass_u16"),
-    ("radix_topk_u16", "aclrtlaunch_radix_topk_u16"),
     ("radix_pass_i16", "aclrtlaunch_radix_pass_i16"),
-    ("radix_topk_i16", "aclrtlaunch_radix_topk_i16"),
     ("radix_pass_f16", "aclrtlaunch_radix_pass_f16"),
-    ("radix_topk_f16", "aclrtlaunch_radix_topk_f16"),
     ("radix_pass_bf16", "aclrtlaunch_radix_pass_bf16"),
-    ("radix_topk_bf16", "aclrtlaunch_radix_topk_bf16"),
+    ("topk_u8", "aclrtlaunch_topk_u8"),
+    ("topk_i8", "aclrtlaunch_topk_i8"),
+    ("topk_u16", "aclrtlaunch_topk_u16"),
+    ("topk_i16", "aclrtlaunch_topk_i16"),
+    ("topk_f16", "aclrtlaunch_topk_f16"),
+    ("topk_bf16", "aclrtlaunch_topk_bf16"),
     ("sample_f16", "aclrtlaunch_sample_f16"),
     ("sample_bf16", "aclrtlaunch_sample_bf16"),
     ("sample_f32", "aclrtlaunch_sample_f32"),
@@ -184,17 +184,17 @@ extern "C" {
     fn aclrtlaunch_split_b16(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SplitTiling) -> u32;
     fn aclrtlaunch_split_b32(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SplitTiling) -> u32;
     fn aclrtlaunch_radix_pass_u8(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
-    fn aclrtlaunch_radix_topk_u8(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_radix_pass_i8(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
-    fn aclrtlaunch_radix_topk_i8(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_radix_pass_u16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
-    fn aclrtlaunch_radix_topk_u16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_radix_pass_i16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
-    fn aclrtlaunch_radix_topk_i16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_radix_pass_f16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
-    fn aclrtlaunch_radix_topk_f16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_radix_pass_bf16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
-    fn aclrtlaunch_radix_topk_bf16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
+    fn aclrtlaunch_topk_u8(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
+    fn aclrtlaunch_topk_i8(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
+    fn aclrtlaunch_topk_u16(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
+    fn aclrtlaunch_topk_i16(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
+    fn aclrtlaunch_topk_f16(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
+    fn aclrtlaunch_topk_bf16(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
     fn aclrtlaunch_sample_f16(block_dim: u32, stream: *mut c_void, weights: Gm, uniforms: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SampleTiling) -> u32;
     fn aclrtlaunch_sample_bf16(block_dim: u32, stream: *mut c_void, weights: Gm, uniforms: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SampleTiling) -> u32;
     fn aclrtlaunch_sample_f32(block_dim: u32, stream: *mut c_void, weights: Gm, uniforms: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SampleTiling) -> u32;
@@ -419,17 +419,11 @@ type RadixFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, *mut a
 /// The Radix kernels: the simulator's entries.
 const RADIX: &[Entry<RadixFn>] = &[
     Entry { name: "radix_pass_u8", symbol: "aclrtlaunch_radix_pass_u8", f: aclrtlaunch_radix_pass_u8 },
-    Entry { name: "radix_topk_u8", symbol: "aclrtlaunch_radix_topk_u8", f: aclrtlaunch_radix_topk_u8 },
     Entry { name: "radix_pass_i8", symbol: "aclrtlaunch_radix_pass_i8", f: aclrtlaunch_radix_pass_i8 },
-    Entry { name: "radix_topk_i8", symbol: "aclrtlaunch_radix_topk_i8", f: aclrtlaunch_radix_topk_i8 },
     Entry { name: "radix_pass_u16", symbol: "aclrtlaunch_radix_pass_u16", f: aclrtlaunch_radix_pass_u16 },
-    Entry { name: "radix_topk_u16", symbol: "aclrtlaunch_radix_topk_u16", f: aclrtlaunch_radix_topk_u16 },
     Entry { name: "radix_pass_i16", symbol: "aclrtlaunch_radix_pass_i16", f: aclrtlaunch_radix_pass_i16 },
-    Entry { name: "radix_topk_i16", symbol: "aclrtlaunch_radix_topk_i16", f: aclrtlaunch_radix_topk_i16 },
     Entry { name: "radix_pass_f16", symbol: "aclrtlaunch_radix_pass_f16", f: aclrtlaunch_radix_pass_f16 },
-    Entry { name: "radix_topk_f16", symbol: "aclrtlaunch_radix_topk_f16", f: aclrtlaunch_radix_topk_f16 },
     Entry { name: "radix_pass_bf16", symbol: "aclrtlaunch_radix_pass_bf16", f: aclrtlaunch_radix_pass_bf16 },
-    Entry { name: "radix_topk_bf16", symbol: "aclrtlaunch_radix_topk_bf16", f: aclrtlaunch_radix_topk_bf16 },
 ];
 
 /// The GM pointers of the Radix kernels (RadixTiling), by name.
@@ -453,6 +447,43 @@ impl Launch for RadixArgs {
         // launch stub copies the struct) and has the C layout of
         // RadixTiling (pinned by its derive on both sides).
         let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.keys_in, self.idx_in, self.keys_out, self.idx_out, self.workspace, &mut plan.tiling) };
+        stream.backend.launched(e.symbol, rc)
+    }
+}
+
+/// `aclrtlaunch_<kernel>` of the TopK kernels.
+type TopKFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, *mut algos::TopKTiling) -> u32;
+
+/// The TopK kernels: the simulator's entries.
+const TOPK: &[Entry<TopKFn>] = &[
+    Entry { name: "topk_u8", symbol: "aclrtlaunch_topk_u8", f: aclrtlaunch_topk_u8 },
+    Entry { name: "topk_i8", symbol: "aclrtlaunch_topk_i8", f: aclrtlaunch_topk_i8 },
+    Entry { name: "topk_u16", symbol: "aclrtlaunch_topk_u16", f: aclrtlaunch_topk_u16 },
+    Entry { name: "topk_i16", symbol: "aclrtlaunch_topk_i16", f: aclrtlaunch_topk_i16 },
+    Entry { name: "topk_f16", symbol: "aclrtlaunch_topk_f16", f: aclrtlaunch_topk_f16 },
+    Entry { name: "topk_bf16", symbol: "aclrtlaunch_topk_bf16", f: aclrtlaunch_topk_bf16 },
+];
+
+/// The GM pointers of the TopK kernels (TopKTiling), by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TopKArgs {
+    pub(crate) keys: Gm,
+    pub(crate) values: Gm,
+    pub(crate) indices: Gm,
+    pub(crate) workspace: Gm,
+}
+
+impl Launch for TopKArgs {
+    type Tiling = algos::TopKTiling;
+    fn launch(self, stream: StreamRef, plan: &mut algos::LaunchPlan<Self::Tiling>) -> Result<()> {
+        let e = stream.backend.kernel(TOPK, &plan.kernel)?;
+        // SAFETY: `e.f` has the kernel's C signature (the simulator's static
+        // entry, or the same symbol of a loaded kernel library built from the
+        // same kernels/ sources); the pointers are live device allocations
+        // sized for the plan; the tiling pointer is valid for the call (the
+        // launch stub copies the struct) and has the C layout of
+        // TopKTiling (pinned by its derive on both sides).
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.keys, self.values, self.indices, self.workspace, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

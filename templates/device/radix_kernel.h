@@ -1,8 +1,7 @@
-// RadixSort and Top-k (docs/algorithms.md, RadixSort and Top-k). One pass
-// of the LSD radix sort: a stable counting sort of every row by one digit of
-// the keys' sort code, carrying the i32 indices along (the first pass makes
-// them: 0..n-1 per row). Top-k: the radix select (CountRound,
-// SelectCount, SelectWrite).
+// RadixSort (docs/algorithms.md, RadixSort). One pass of the LSD radix
+// sort: a stable counting sort of every row by one digit of the keys' sort
+// code, carrying the i32 indices along (the first pass makes them: 0..n-1
+// per row).
 //
 // Sort code (a 16-bit integer whose order is the key order; descending
 // takes its bitwise NOT, which reverses the order and keeps equal codes
@@ -69,18 +68,16 @@ struct SortCode<bfloat16_t> {
 constexpr uint32_t kMaxDigits = 16;  // digit values of a 4-bit digit
 constexpr uint32_t kAlign = 32;      // group starts: 32 elements (32-byte aligned for every width)
 constexpr uint32_t kMaxCores = 64;
-// Bit masks in bufMask_: 4 digit values, then (select) the prefix test and two spares.
-constexpr uint32_t kMasks = 7;
-constexpr uint32_t kPrefixMask = 4;
+// Bit masks in bufMask_: one per digit value of a split level.
+constexpr uint32_t kMasks = 4;
 constexpr uint32_t kSlotInts = 16;  // one digit count per value, 64 bytes
 // Small buffer: this core's counts, then every core's two slots.
 constexpr uint32_t kOwnAt = 0;
 constexpr uint32_t kSlotsAt = 64;
 constexpr uint32_t kSmallBytes = kSlotsAt + kMaxCores * 2 * kSlotInts * 4;
 
-// kTile: keys per tile (a multiple of 128); kSelect: Top-k by radix select,
-// else one radix sort pass.
-template <typename TKey, uint32_t kTile, bool kSelect>
+// kTile: keys per tile (a multiple of 128).
+template <typename TKey, uint32_t kTile>
 class Pass {
 public:
     // 8-bit keys are widened to int16 in UB (GatherMask moves 16- and 32-bit data).
@@ -99,42 +96,25 @@ public:
         cores_ = static_cast<uint32_t>(GetBlockNum());
         digits_ = 1u << t.digit_bits;
         const uint64_t total = t.rows * t.n;
-        const uint64_t outs = kSelect ? t.rows * t.k : total;
         gKeysIn_.SetGlobalBuffer(reinterpret_cast<__gm__ TKey*>(keysIn), total);
         gIdxIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(idxIn), t.first_pass ? 0 : total);
-        gKeysOut_.SetGlobalBuffer(reinterpret_cast<__gm__ TKey*>(keysOut), outs);
-        gIdxOut_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(idxOut), outs);
-        const uint64_t sets = kSelect ? t.key_bits / 4 + 1 : 1;
-        gWork_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace), sets * t.set_bytes / 4);
+        gKeysOut_.SetGlobalBuffer(reinterpret_cast<__gm__ TKey*>(keysOut), total);
+        gIdxOut_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(idxOut), total);
+        gWork_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace), t.set_bytes / 4);
         const uint64_t tiles = t.rows * t.tiles_per_row;
         begin_ = static_cast<uint64_t>(core_) * t.per_core;
         end_ = begin_ + t.per_core < tiles ? begin_ + t.per_core : tiles;
         if (begin_ > end_) begin_ = end_;
         Init();
-        if constexpr (kSelect) {
-            // Radix select, most significant digit first: round j counts the
-            // digits of the keys still in the running (their higher digits
-            // equal the prefix found so far), then the k-th key's digit
-            // narrows it.
-            const uint32_t rounds = t.key_bits / 4;
-            for (uint32_t j = 0; j < rounds; ++j) {
-                CountRound(j);
-                SyncAll();
-            }
-            SelectCount(rounds);
-            SyncAll();
-            SelectWrite(rounds);
-        } else {
-            Count();
-            SyncAll();
-            Scatter();
-        }
+        Count();
+        SyncAll();
+        Scatter();
     }
 
 private:
     __aicore__ inline void Init() {
         pipe_.InitBuffer(qKeys_, 2, kTile * sizeof(int16_t));
-        if (!t_.first_pass && !kSelect) pipe_.InitBuffer(qIdx_, 2, kTile * sizeof(int32_t));
+        if (!t_.first_pass) pipe_.InitBuffer(qIdx_, 2, kTile * sizeof(int32_t));
         // Keys out: the int16 groups, then (8-bit keys) the narrowed groups.
         pipe_.InitBuffer(qKeysOut_, 2, kGroups * (sizeof(int16_t) + (kNarrow ? 1 : 0)));
         pipe_.InitBuffer(qIdxOut_, 2, kGroups * sizeof(int32_t));
@@ -143,9 +123,8 @@ private:
         pipe_.InitBuffer(bufTmp_, 2 * kGroups * sizeof(int16_t));
         pipe_.InitBuffer(bufDigit_, kTile * sizeof(half));
         if (t_.digit_bits == 4) pipe_.InitBuffer(bufStage_, kStage * (sizeof(int16_t) + sizeof(int32_t)));
-        // kSelect: the staging buffer holds halves of the prefix test and the key split.
         pipe_.InitBuffer(bufMask_, kMasks * kTile / 8);
-        if (t_.first_pass || kSelect) pipe_.InitBuffer(bufIota_, kTile * sizeof(int32_t));
+        if (t_.first_pass) pipe_.InitBuffer(bufIota_, kTile * sizeof(int32_t));
         pipe_.InitBuffer(bufSmall_, kSmallBytes);
     }
 
@@ -349,7 +328,7 @@ private:
             } else {
                 CountLevel(2, count, counts);
             }
-            if (k + 1 == end_ || RowOf(k + 1) != RowOf(k)) StorePiece(0, RowOf(k), counts);
+            if (k + 1 == end_ || RowOf(k + 1) != RowOf(k)) StorePiece(RowOf(k), counts);
         }
     }
 
@@ -377,21 +356,12 @@ private:
     // Stable split of `count` lanes by the value (0..values) of bufDigit_:
     // the lanes of value v of `src` go to dst[at[v]..at[v] + got[v]), each
     // group starting 32-element aligned.
-    // With `only`, the lanes whose bit in it is 0 go nowhere.
     template <typename T>
     __aicore__ inline void SplitLevel(uint32_t values, uint32_t count, const LocalTensor<T>& src,
-                                      const LocalTensor<T>& dst, uint32_t* at, uint32_t* got,
-                                      const LocalTensor<uint8_t>* only = nullptr) {
+                                      const LocalTensor<T>& dst, uint32_t* at, uint32_t* got) {
         const GatherMaskParams once(1, 1, 8, 0);
         uint32_t next = 0;
         LocalTensor<uint8_t> masks = MasksOf(values, Padded(count));
-        if (only != nullptr) {
-            for (uint32_t v = 0; v < values; ++v) {
-                And(masks[v * (kTile / 8)].ReinterpretCast<uint16_t>(), masks[v * (kTile / 8)].ReinterpretCast<uint16_t>(),
-                    only->ReinterpretCast<uint16_t>(), static_cast<int32_t>(Padded(count) / 16));
-            }
-            PipeBarrier<PIPE_V>();
-        }
         for (uint32_t v = 0; v < values; ++v) {
             uint64_t kept = 0;
             GatherMask(dst[next], src, masks[v * (kTile / 8)].ReinterpretCast<uint16_t>(), true, count, once, kept);
@@ -426,32 +396,28 @@ private:
         return next;
     }
 
-    // Count set `set` in the workspace (ints): two 64-byte slots per core
-    // (its first and last row), then one per row (rows a core owns whole).
-    __aicore__ inline uint64_t SetAt(uint32_t set) { return set * t_.set_bytes / 4; }
-
     // End of a row piece: its counts go to the row's slot if this core owns
     // the row whole, else to this core's first-row / last-row slot; then
     // the counts restart.
-    __aicore__ inline void StorePiece(uint32_t set, uint64_t r, uint64_t* counts) {
+    __aicore__ inline void StorePiece(uint64_t r, uint64_t* counts) {
         if (OwnsRow(r)) {
-            StoreCounts(gWork_[SetAt(set) + t_.row_totals_offset / 4 + r * kSlotInts], counts);
+            StoreCounts(gWork_[t_.row_totals_offset / 4 + r * kSlotInts], counts);
         } else {
-            if (r == FirstRow(core_)) StoreCounts(gWork_[SetAt(set) + (core_ * 2) * kSlotInts], counts);
-            if (r == LastRow(core_)) StoreCounts(gWork_[SetAt(set) + (core_ * 2 + 1) * kSlotInts], counts);
+            if (r == FirstRow(core_)) StoreCounts(gWork_[(core_ * 2) * kSlotInts], counts);
+            if (r == LastRow(core_)) StoreCounts(gWork_[(core_ * 2 + 1) * kSlotInts], counts);
         }
         for (uint32_t d = 0; d < kMaxDigits; ++d) counts[d] = 0;
     }
 
-    // Counts of set `set` for row `r`: the row's total per value (the first
+    // Counts for row `r`: the row's total per value (the first
     // `values` of them: each costs the scalar unit a UB read per core), and
     // the part of it in row pieces of earlier cores.
-    __aicore__ inline void RowCounts(uint32_t set, uint32_t values, uint64_t r, uint64_t* before, uint64_t* total) {
+    __aicore__ inline void RowCounts(uint32_t values, uint64_t r, uint64_t* before, uint64_t* total) {
         for (uint32_t d = 0; d < kMaxDigits; ++d) before[d] = total[d] = 0;
         if (OwnsRow(r)) {
             LocalTensor<int32_t> own = bufSmall_.GetWithOffset<int32_t>(kSlotInts, kOwnAt);
             PipeSync<HardEvent::S_MTE2>();
-            DataCopy(own, gWork_[SetAt(set) + t_.row_totals_offset / 4 + r * kSlotInts], kSlotInts);
+            DataCopy(own, gWork_[t_.row_totals_offset / 4 + r * kSlotInts], kSlotInts);
             PipeSync<HardEvent::MTE2_S>();
             for (uint32_t d = 0; d < values; ++d) total[d] = static_cast<uint64_t>(own.GetValue(d));
             return;
@@ -460,7 +426,7 @@ private:
         // last-row slot), later ones start in it (their first-row slot).
         LocalTensor<int32_t> slots = bufSmall_.GetWithOffset<int32_t>(cores_ * 2 * kSlotInts, kSlotsAt);
         PipeSync<HardEvent::S_MTE2>();
-        DataCopy(slots, gWork_[SetAt(set)], cores_ * 2 * kSlotInts);
+        DataCopy(slots, gWork_[0], cores_ * 2 * kSlotInts);
         PipeSync<HardEvent::MTE2_S>();
         uint32_t lo = core_, hi = core_;
         while (lo > 0 && LastRow(lo - 1) == r) --lo;
@@ -478,7 +444,7 @@ private:
     // Output offsets of each digit value for this core's piece of row `r`.
     __aicore__ inline void Bases(uint64_t r, uint64_t* base) {
         uint64_t before[kMaxDigits], total[kMaxDigits];
-        RowCounts(0, digits_, r, before, total);
+        RowCounts(digits_, r, before, total);
         uint64_t at = r * t_.n;
         for (uint32_t d = 0; d < digits_; ++d) {
             base[d] = at + before[d];
@@ -545,214 +511,6 @@ private:
         }
     }
 
-    // ---- TOPK (radix select) ----
-
-    // The state of row `r` after rounds 0..j-1: the digits of the k-th
-    // smallest code found so far (`prefix`) and the rank of that key among
-    // the keys sharing the prefix (1-based).
-    __aicore__ inline void RowState(uint64_t r, uint32_t j, uint32_t& prefix, uint64_t& rank) {
-        prefix = 0;
-        rank = t_.k;
-        uint64_t before[kMaxDigits], total[kMaxDigits];
-        for (uint32_t i = 0; i < j; ++i) {
-            RowCounts(i, kMaxDigits, r, before, total);
-            uint32_t v = 0;
-            while (v + 1 < kMaxDigits && total[v] < rank) rank -= total[v++];
-            prefix = prefix * kMaxDigits + v;
-        }
-    }
-
-    // Bit mask (bufMask_ slot kPrefixMask) of the lanes whose code above
-    // `shift + 4` equals `prefix` (a code's digits read as unsigned).
-    __aicore__ inline LocalTensor<uint8_t> PrefixMask(uint32_t padded, uint32_t shift, uint32_t prefix) {
-        const int32_t len = static_cast<int32_t>(padded);
-        LocalTensor<int16_t> x = bufTmp_.Get<int16_t>();
-        const uint32_t m = shift + 4;
-        int32_t target = static_cast<int32_t>(prefix);
-        if (kCode != 0) {
-            // A signed code is the unsigned one minus 2^(key_bits-1).
-            ShiftRight(x, code_, static_cast<int16_t>(m), len);
-            target -= 1 << (t_.key_bits - 1 - m);
-        } else {
-            ShiftRight(x.ReinterpretCast<uint16_t>(), code_.ReinterpretCast<uint16_t>(), static_cast<uint16_t>(m), len);
-        }
-        PipeBarrier<PIPE_V>();
-        Adds(x, x, static_cast<int16_t>(-target), len);  // 0 exactly on a match
-        PipeBarrier<PIPE_V>();
-        LocalTensor<half> h = bufStage_.Get<half>();
-        Cast(h, x, RoundMode::CAST_NONE, padded);
-        PipeBarrier<PIPE_V>();
-        LocalTensor<uint8_t> mask = bufMask_.Get<uint8_t>()[kPrefixMask * (kTile / 8)];
-        CompareScalar(mask, h, static_cast<half>(0.0f), CMPMODE::EQ, padded);
-        PipeBarrier<PIPE_V>();
-        return mask;
-    }
-
-    // Round j: digit counts of the keys still in the running, per row piece,
-    // into count set j.
-    __aicore__ inline void CountRound(uint32_t j) {
-        const uint32_t shift = t_.key_bits - 4 * (j + 1);
-        uint64_t counts[kMaxDigits] = {};
-        uint32_t prefix = 0;
-        uint64_t rank = 0;
-        if (begin_ < end_) Load(begin_, false);
-        for (uint64_t k = begin_; k < end_; ++k) {
-            if (k == begin_ || ColOf(k) == 0) RowState(RowOf(k), j, prefix, rank);
-            if (k + 1 < end_) Load(k + 1, false);
-            uint32_t count = CountOf(k);
-            uint32_t padded = Padded(count);
-            LocalTensor<int16_t> keys = Digits(padded, shift);
-            LocalTensor<uint8_t> only;
-            if (j > 0) only = PrefixMask(padded, shift, prefix);
-            uint32_t at[4], got[4];
-            SplitLevel(4, count, bufTmp_.Get<int16_t>()[kGroups], bufCode_.Get<int16_t>(), at, got,
-                       j > 0 ? &only : nullptr);
-            qKeys_.FreeTensor(keys);
-            for (uint32_t g = 0; g < 4; ++g) {
-                if (got[g] == 0) continue;
-                StagedLowBits(at[g], got[g]);
-                CountLevel(4, got[g], counts + 4 * g);
-            }
-            if (k + 1 == end_ || RowOf(k + 1) != RowOf(k)) StorePiece(j, RowOf(k), counts);
-        }
-    }
-
-    // Masks (bufMask_ slots 0 and 1) of the lanes whose code is below the
-    // code `tau` (unsigned digits) and equal to it.
-    __aicore__ inline LocalTensor<uint8_t> SelectMasks(uint32_t padded, uint32_t tau) {
-        const int32_t len = static_cast<int32_t>(padded);
-        const int32_t signedTau = static_cast<int32_t>(tau) - (kCode != 0 ? 1 << (t_.key_bits - 1) : 0);
-        LocalTensor<uint8_t> masks = bufMask_.Get<uint8_t>();
-        LocalTensor<uint8_t> less = masks, eq = masks[kTile / 8];
-        LocalTensor<half> hi = bufDigit_.Get<half>();
-        if (t_.key_bits == 8) {
-            // 8-bit codes are exact halves.
-            Cast(hi, code_, RoundMode::CAST_NONE, padded);
-            PipeBarrier<PIPE_V>();
-            CompareScalar(less, hi, static_cast<half>(static_cast<float>(signedTau)), CMPMODE::LT, padded);
-            CompareScalar(eq, hi, static_cast<half>(static_cast<float>(signedTau)), CMPMODE::EQ, padded);
-            PipeBarrier<PIPE_V>();
-            return masks;
-        }
-        // 16-bit codes: compare the high byte (signed or unsigned like the
-        // code), then the low byte.
-        LocalTensor<int16_t> x = bufTmp_.Get<int16_t>();
-        LocalTensor<int16_t> y = x[kGroups];
-        if (kCode != 0) ShiftRight(x, code_, static_cast<int16_t>(8), len);
-        else ShiftRight(x.ReinterpretCast<uint16_t>(), code_.ReinterpretCast<uint16_t>(), static_cast<uint16_t>(8), len);
-        ShiftLeft(y, code_, static_cast<int16_t>(8), len);
-        PipeBarrier<PIPE_V>();
-        ShiftRight(y.ReinterpretCast<uint16_t>(), y.ReinterpretCast<uint16_t>(), static_cast<uint16_t>(8), len);
-        Cast(hi, x, RoundMode::CAST_NONE, padded);
-        PipeBarrier<PIPE_V>();
-        LocalTensor<half> lo = bufStage_.Get<half>();
-        Cast(lo, y, RoundMode::CAST_NONE, padded);
-        const float tauHi = static_cast<float>(signedTau >> 8), tauLo = static_cast<float>(signedTau & 0xFF);
-        LocalTensor<uint8_t> hiEq = masks[2 * (kTile / 8)], loLt = masks[3 * (kTile / 8)];
-        CompareScalar(less, hi, static_cast<half>(tauHi), CMPMODE::LT, padded);
-        CompareScalar(hiEq, hi, static_cast<half>(tauHi), CMPMODE::EQ, padded);
-        PipeBarrier<PIPE_V>();
-        CompareScalar(loLt, lo, static_cast<half>(tauLo), CMPMODE::LT, padded);
-        CompareScalar(eq, lo, static_cast<half>(tauLo), CMPMODE::EQ, padded);
-        PipeBarrier<PIPE_V>();
-        const int32_t words = static_cast<int32_t>(padded / 16);
-        And(loLt.ReinterpretCast<uint16_t>(), loLt.ReinterpretCast<uint16_t>(), hiEq.ReinterpretCast<uint16_t>(), words);
-        And(eq.ReinterpretCast<uint16_t>(), eq.ReinterpretCast<uint16_t>(), hiEq.ReinterpretCast<uint16_t>(), words);
-        PipeBarrier<PIPE_V>();
-        Or(less.ReinterpretCast<uint16_t>(), less.ReinterpretCast<uint16_t>(), loLt.ReinterpretCast<uint16_t>(), words);
-        PipeBarrier<PIPE_V>();
-        return masks;
-    }
-
-    // Counts of the keys below and equal to the k-th per row piece, into
-    // count set `set`.
-    __aicore__ inline void SelectCount(uint32_t set) {
-        uint64_t counts[kMaxDigits] = {};
-        uint32_t tau = 0;
-        uint64_t need = 0;
-        LocalTensor<half> scratch = bufTmp_.Get<half>();
-        const GatherMaskParams once(1, 1, 8, 0);
-        if (begin_ < end_) Load(begin_, false);
-        for (uint64_t k = begin_; k < end_; ++k) {
-            if (k == begin_ || ColOf(k) == 0) RowState(RowOf(k), set, tau, need);
-            if (k + 1 < end_) Load(k + 1, false);
-            uint32_t count = CountOf(k);
-            uint32_t padded = Padded(count);
-            LocalTensor<int16_t> keys = Code(padded);
-            LocalTensor<uint8_t> masks = SelectMasks(padded, tau);
-            qKeys_.FreeTensor(keys);
-            uint64_t less = 0, eq = 0;
-            GatherMask(scratch, bufDigit_.Get<half>(), masks.ReinterpretCast<uint16_t>(), true, count, once, less);
-            GatherMask(scratch, bufDigit_.Get<half>(), masks[kTile / 8].ReinterpretCast<uint16_t>(), true, count, once,
-                       eq);
-            ResetMask();
-            PipeBarrier<PIPE_V>();
-            counts[0] += less;
-            counts[1] += eq;
-            if (k + 1 == end_ || RowOf(k + 1) != RowOf(k)) StorePiece(set, RowOf(k), counts);
-        }
-    }
-
-    // Writes the k selected keys of every row: those below the k-th code in
-    // input order, then the first `need` equal to it in input order.
-    __aicore__ inline void SelectWrite(uint32_t set) {
-        uint32_t tau = 0;
-        uint64_t need = 0, lessAt = 0, eqBefore = 0, eqAt = 0;
-        const GatherMaskParams once(1, 1, 8, 0);
-        if (begin_ < end_) Load(begin_, false);
-        for (uint64_t k = begin_; k < end_; ++k) {
-            uint64_t r = RowOf(k);
-            if (k == begin_ || ColOf(k) == 0) {
-                uint64_t before[kMaxDigits], total[kMaxDigits];
-                RowState(r, set, tau, need);
-                RowCounts(set, 2, r, before, total);  // below, equal
-                lessAt = r * t_.k + before[0];
-                // The ties follow the t_.k - need keys below, the earlier
-                // cores' selected ties first.
-                eqBefore = before[1];
-                eqAt = r * t_.k + (t_.k - need) + (eqBefore < need ? eqBefore : need);
-            }
-            if (k + 1 < end_) Load(k + 1, false);
-            uint32_t count = CountOf(k);
-            uint32_t padded = Padded(count);
-            LocalTensor<int16_t> keys = Code(padded);
-            LocalTensor<uint8_t> masks = SelectMasks(padded, tau);
-            LocalTensor<int32_t> idx = bufIota_.Get<int32_t>();
-            CreateVecIndex(idx, static_cast<int32_t>(ColOf(k)), count);
-            PipeBarrier<PIPE_V>();
-            LocalTensor<int16_t> outKeys = qKeysOut_.AllocTensor<int16_t>();
-            LocalTensor<int32_t> outIdx = qIdxOut_.AllocTensor<int32_t>();
-            uint32_t at[2], got[2];
-            uint32_t next = 0;
-            for (uint32_t v = 0; v < 2; ++v) {
-                LocalTensor<uint8_t> mask = masks[v * (kTile / 8)];
-                uint64_t nk = 0, ni = 0;
-                GatherMask(outKeys[next], keys, mask.ReinterpretCast<uint16_t>(), true, count, once, nk);
-                GatherMask(outIdx[next], idx, mask.ReinterpretCast<uint32_t>(), true, count, once, ni);
-                at[v] = next;
-                got[v] = static_cast<uint32_t>(nk);
-                next += (got[v] + kAlign - 1) / kAlign * kAlign;
-            }
-            ResetMask();
-            PipeBarrier<PIPE_V>();
-            qKeys_.FreeTensor(keys);
-            LocalTensor<TKey> keysOut = Narrowed(outKeys, next);
-            outIdx = Handoff(qIdxOut_, outIdx);
-            // Ties past the first `need` of the row are not selected.
-            uint64_t take = eqBefore >= need ? 0 : need - eqBefore;
-            uint32_t ties = got[1] < take ? got[1] : static_cast<uint32_t>(take);
-            StoreAny(gKeysOut_[lessAt], keysOut[at[0]], got[0]);
-            StoreAny(gIdxOut_[lessAt], outIdx[at[0]], got[0]);
-            StoreAny(gKeysOut_[eqAt], keysOut[at[1]], ties);
-            StoreAny(gIdxOut_[eqAt], outIdx[at[1]], ties);
-            lessAt += got[0];
-            eqAt += ties;
-            eqBefore += got[1];
-            qKeysOut_.FreeTensor(outKeys);
-            qIdxOut_.FreeTensor(outIdx);
-        }
-    }
-
     // The key groups of `outKeys` (`extent` elements) as TKey, handed from
     // V to MTE3 (8-bit keys narrowed back first, exact).
     __aicore__ inline LocalTensor<TKey> Narrowed(LocalTensor<int16_t>& outKeys, uint32_t extent) {
@@ -785,14 +543,7 @@ private:
 template <typename TKey, uint32_t kTile>
 __aicore__ inline void RadixSortPass(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out,
                                      GM_ADDR workspace, const RadixTiling& t) {
-    radix::Pass<TKey, kTile, false> pass;
-    pass.Run(keys_in, idx_in, keys_out, idx_out, workspace, t);
-}
-
-template <typename TKey, uint32_t kTile>
-__aicore__ inline void RadixTopK(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out,
-                                 GM_ADDR workspace, const RadixTiling& t) {
-    radix::Pass<TKey, kTile, true> pass;
+    radix::Pass<TKey, kTile> pass;
     pass.Run(keys_in, idx_in, keys_out, idx_out, workspace, t);
 }
 

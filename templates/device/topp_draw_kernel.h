@@ -63,39 +63,18 @@ enum StateWord : uint32_t {
     kUniform,    // fp32 bits: the row's uniform
 };
 
-__aicore__ inline float AsFloat(uint32_t b) {
-    union {
-        uint32_t u;
-        float f;
-    } v;
-    v.u = b;
-    return v.f;
-}
-__aicore__ inline uint32_t AsBits(float f) {
-    union {
-        uint32_t u;
-        float f;
-    } v;
-    v.f = f;
-    return v.u;
-}
-
 // The value of a non-negative code (bit pattern) as fp32, exactly.
 template <typename TProb>
 struct Codes;
 template <>
 struct Codes<half> {
     static constexpr uint32_t kOne = 0x3C00;
-    __aicore__ static inline float Value(uint32_t c) {
-        uint32_t e = (c >> 10) & 31u, m = c & 1023u;
-        if (e == 0) return static_cast<float>(m) * 5.9604644775390625e-08f;  // subnormal: m * 2^-24
-        return AsFloat(((e + 112u) << 23) | (m << 13));
-    }
+    __aicore__ static inline float Value(uint32_t c) { return Float16Value<half>(c); }
 };
 template <>
 struct Codes<bfloat16_t> {
     static constexpr uint32_t kOne = 0x3F80;
-    __aicore__ static inline float Value(uint32_t c) { return AsFloat(c << 16); }
+    __aicore__ static inline float Value(uint32_t c) { return Float16Value<bfloat16_t>(c); }
 };
 
 template <typename TProb>

@@ -25,6 +25,7 @@ pub mod segscan;
 pub mod split;
 pub mod spmv;
 pub mod tiling;
+pub mod topk;
 pub mod topp;
 pub mod topp_draw;
 pub mod veccumsum;
@@ -45,6 +46,7 @@ pub use segscan::{RevSpec, SegScan, SegScanTiling};
 pub use split::{Compress, SplitInd, SplitKind, SplitTiling};
 pub use spmv::{Spmv, SpmvStage, SpmvTiling};
 pub use tiling::Tiling;
+pub use topk::{TopK, TopKTiling};
 pub use topp::{TopP, TopPTiling};
 pub use topp_draw::{TopPDraw, TopPDrawTiling, MAX_ROW_LEN as TOPP_MAX_ROW_LEN};
 pub use veccumsum::{VecCumSum, VecCumSumTiling};
@@ -87,8 +89,10 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
         out.push(Box::new(
             RadixSort::new(dtype).expect("catalogue entries are valid"),
         ));
+    }
+    for dtype in TopK::DTYPES {
         out.push(Box::new(
-            RadixSort::select(dtype).expect("catalogue entries are valid"),
+            TopK::new(dtype).expect("catalogue entries are valid"),
         ));
     }
     for dtype in Sample::DTYPES {

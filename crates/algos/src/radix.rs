@@ -37,11 +37,8 @@ pub struct RadixTiling {
     /// Byte offset in a count set of the per-row counts (64 bytes per row;
     /// the per-core slots come first).
     pub row_totals_offset: u64,
-    /// Bytes of one count set (a pass uses one; TOPK one per round and one
-    /// for the selection).
+    /// Bytes of the count set.
     pub set_bytes: u64,
-    /// TOPK: keys selected per row (0 for a sort pass).
-    pub k: u64,
     /// Lowest bit of the digit in the sort code.
     pub shift: u32,
     /// Bits per digit (1 or 4).
@@ -51,7 +48,7 @@ pub struct RadixTiling {
     /// 1: descending order.
     pub descending: u32,
     /// 1: make the indices (0..n per row) instead of reading them (the
-    /// first pass of a sort of keys alone; TOPK).
+    /// first pass of a sort of keys alone).
     pub first_pass: u32,
 }
 
@@ -67,12 +64,10 @@ const SLOT_BYTES: u64 = 64;
 /// 4 bits (16 digit values per pass).
 pub const DIGIT_BITS: [u32; 2] = [1, 4];
 
-/// One RADIXSORT pass kernel for one key type, or (select) the TOPK kernel
-/// by radix select over the same sort code.
+/// One RADIXSORT pass kernel for one key type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RadixSort {
     key: DType,
-    select: bool,
 }
 
 impl RadixSort {
@@ -95,15 +90,7 @@ impl RadixSort {
                 reason: "keys must be u8, i8, u16, i16, f16 or bf16".into(),
             });
         }
-        Ok(RadixSort { key, select: false })
-    }
-
-    /// The TOPK kernel (radix select) for keys of `key`.
-    pub fn select(key: DType) -> Result<RadixSort, AlgoError> {
-        Ok(RadixSort {
-            select: true,
-            ..RadixSort::new(key)?
-        })
+        Ok(RadixSort { key })
     }
 
     /// Bits of the sort code (the key width).
@@ -156,31 +143,7 @@ impl RadixSort {
             pass,
             descending,
             make_indices && pass == 0,
-            0,
         )
-    }
-
-    /// Plans TOPK of the `k` largest (`largest`) or smallest keys of every
-    /// row (1 <= k <= n): `key_bits / 4` counting rounds and the selection in
-    /// one launch. The workspace holds one count set per round and one for
-    /// the selection.
-    pub fn plan_select(
-        &self,
-        soc: &SocProfile,
-        rows: u64,
-        n: u64,
-        k: u64,
-        largest: bool,
-    ) -> Result<LaunchPlan<RadixTiling>, AlgoError> {
-        if k == 0 || k > n {
-            return Err(AlgoError::InvalidArgument {
-                name: "k",
-                reason: format!("k = {k}: must be in 1..={n} (the row length)"),
-            });
-        }
-        let mut plan = self.layout(soc, rows, n, 4, 0, largest, true, k)?;
-        plan.workspace_bytes *= u64::from(self.key_bits() / 4 + 1);
-        Ok(plan)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -193,7 +156,6 @@ impl RadixSort {
         pass: u32,
         descending: bool,
         make_indices: bool,
-        k: u64,
     ) -> Result<LaunchPlan<RadixTiling>, AlgoError> {
         if n == 0 || rows == 0 {
             return Err(AlgoError::InvalidArgument {
@@ -230,7 +192,6 @@ impl RadixSort {
                 per_core,
                 row_totals_offset,
                 set_bytes,
-                k,
                 shift: pass * digit_bits,
                 digit_bits,
                 key_bits: self.key_bits(),
@@ -243,8 +204,7 @@ impl RadixSort {
 
 impl Kernel for RadixSort {
     fn name(&self) -> String {
-        let kind = if self.select { "topk" } else { "pass" };
-        format!("radix_{kind}_{}", self.key.tag())
+        format!("radix_pass_{}", self.key.tag())
     }
     fn kernel_type(&self) -> KernelType {
         KernelType::MixAiv1_0
@@ -256,22 +216,14 @@ impl Kernel for RadixSort {
         crate::TilingType::of::<RadixTiling>()
     }
     fn render(&self) -> Result<String, askama::Error> {
-        let (what, body) = if self.select {
-            (
-                "Top-k (docs/algorithms.md, Top-k): the radix select",
-                "RadixTopK",
-            )
-        } else {
-            (
-                "RadixSort (docs/algorithms.md, RadixSort): one pass",
-                "RadixSortPass",
-            )
-        };
         render_entry(
             self,
             "radix_kernel.h",
-            &format!("{what}, {} keys, tiles of {RADIX_TILE}.", self.key),
-            &format!("{body}<{}, {RADIX_TILE}>", self.key.cpp()),
+            &format!(
+                "RadixSort (docs/algorithms.md, RadixSort): one pass, {} keys, tiles of {RADIX_TILE}.",
+                self.key
+            ),
+            &format!("RadixSortPass<{}, {RADIX_TILE}>", self.key.cpp()),
         )
     }
 }
@@ -300,17 +252,6 @@ mod tests {
         }
         let first = |make| k.plan(&soc, 1, 5, 1, 0, false, make).unwrap().tiling;
         assert_eq!((first(true).first_pass, first(false).first_pass), (1, 0));
-        let s = RadixSort::select(DType::F16).unwrap();
-        assert_eq!(s.name(), "radix_topk_f16");
-        let p = s.plan_select(&soc, 3, 5000, 7, true).unwrap();
-        assert_eq!(p.workspace_bytes, 5 * p.tiling.set_bytes);
-        let t = p.tiling;
-        assert_eq!(
-            (t.k, t.first_pass, t.digit_bits, t.descending),
-            (7, 1, 4, 1)
-        );
-        assert!(s.plan_select(&soc, 3, 5000, 0, true).is_err());
-        assert!(s.plan_select(&soc, 3, 5000, 5001, true).is_err());
         assert!(k.plan(&soc, 1, 5, 4, 4, false, true).is_err());
         assert!(k.plan(&soc, 1, 5, 2, 0, false, true).is_err());
         assert!(k.plan(&soc, 1, 0, 4, 0, false, true).is_err());

@@ -1,0 +1,722 @@
+// Top-k by a bounded radix select (docs/algorithms.md, "Top-k"): the k
+// largest (or smallest) keys of every row and their indices, in one launch
+// that reads each row once, then only the chunks that can hold the k.
+//
+// Order values: every key maps to an fp32 whose order is the key order of
+// the sort (NaN above +inf, -0.0 equal to +0.0): floats are cast, +inf
+// becomes FLT_MAX and NaN +inf; integers are cast exactly; the k smallest
+// negate them. Codes are the integers [Lo, Hi] with a monotone map Value()
+// to order values, so a radix select narrows over codes and compares order
+// values.
+// 1. Bound: one read of the row takes the maximum of every chunk of
+//    kChunk keys (WholeReduceMax; the k smallest: the minimum): on the f16
+//    keys themselves with NaN first replaced by +inf (so the maximum is
+//    exact whatever the hardware's max does with NaN, and NaN ties +inf for
+//    this step only), on 8-bit keys widened to f16, else on the order
+//    values. At least k keys lie at or above the k-th largest chunk maximum
+//    T (each of k chunks holds one), so every key of the k is >= T, and only
+//    chunks whose maximum is >= T can hold one. T comes from a radix select
+//    over the chunk maxima.
+// 2. Compaction: those chunks alone are read again (a DMA per chunk, a
+//    batch of them per tile) and their keys with order value >= T copied to
+//    the workspace (order value, index, bits), in index order.
+// 3. Selection over the candidates: the code interval [lo, hi) narrows
+//    round by round (CompareScalar, counting GatherMask) to the k-th key's
+//    code v; `above` keys lie beyond it, and the first k - above of its ties
+//    (in index order) complete the k.
+// 4. Write: the keys beyond v in index order, then those ties.
+// A core owns whole rows when the batch has at least as many rows as vector
+// cores; else every row is cut into pieces, one per core: the pieces'
+// chunk maxima go to GM, SyncAll, every piece selects T over its row's
+// maxima, compacts, writes its candidate count to a slot, SyncAll, and the
+// row's first piece selects and writes.
+#pragma once
+
+#include "ascend_scan_tiling.h"
+#include "blocks_ub_io.h"
+
+namespace ascend_scan {
+namespace topk {
+
+constexpr uint32_t kTile = 4096;             // keys per tile (a multiple of 128)
+constexpr uint32_t kWays = 16;               // thresholds of a streamed narrowing round
+constexpr uint32_t kMaxPieces = 64;          // pieces per row
+constexpr uint32_t kSlotInts = 8;            // a piece's count slot (32 bytes)
+constexpr uint32_t kGroupAlign = 32;         // elements: 32-byte aligned groups for every width
+constexpr uint32_t kOutCap = kTile + 64;     // two gathered groups, the second aligned
+constexpr float kMaxFloat = 3.40282347e38f;  // FLT_MAX
+constexpr uint32_t kMaxSortedK = 128;        // k the kernel orders itself (rank by compares)
+
+// Key traits: the code range [kLo, kHi] of the k largest, the order value
+// of a code, the bit patterns of the lowest and the highest key (the pads
+// of a partial tile), and whether the chunk maxima are taken on f16 (chunks
+// of 128 keys) or on the order values (chunks of 64).
+template <typename TKey>
+struct Keys;
+template <typename TKey, int32_t kInf, uint16_t kMin, uint16_t kMax, bool kHalf>
+struct FloatKeys {
+    // -inf, the finite values by their magnitude bits, FLT_MAX (+inf), +inf (NaN).
+    static constexpr int32_t kLo = -kInf, kHi = kInf + 1;
+    static constexpr uint16_t kMinBits = kMin, kMaxBits = kMax;
+    static constexpr bool kFloat = true, kHalfMax = kHalf;
+    __aicore__ static inline float Value(int32_t c) {
+        if (c > kInf) return AsFloat(0x7F800000u);
+        if (c == kInf) return kMaxFloat;
+        if (c <= -kInf) return AsFloat(0xFF800000u);
+        if (c < 0) return -Float16Value<TKey>(static_cast<uint32_t>(-c));
+        return Float16Value<TKey>(static_cast<uint32_t>(c));
+    }
+};
+template <>
+struct Keys<half> : FloatKeys<half, 0x7C00, 0xFC00, 0x7E00, true> {};
+template <>
+struct Keys<bfloat16_t> : FloatKeys<bfloat16_t, 0x7F80, 0xFF80, 0x7FC0, false> {};
+template <int32_t kL, int32_t kH, uint16_t kMin, uint16_t kMax>
+struct IntKeys {
+    static constexpr int32_t kLo = kL, kHi = kH;
+    static constexpr uint16_t kMinBits = kMin, kMaxBits = kMax;
+    static constexpr bool kFloat = false, kHalfMax = kH <= 255;  // 8-bit keys are exact in f16
+    __aicore__ static inline float Value(int32_t c) { return static_cast<float>(c); }
+};
+template <>
+struct Keys<int16_t> : IntKeys<-32768, 32767, 0x8000, 0x7FFF> {};
+template <>
+struct Keys<uint16_t> : IntKeys<0, 65535, 0x0000, 0xFFFF> {};
+template <>
+struct Keys<int8_t> : IntKeys<-128, 127, 0x80, 0x7F> {};
+template <>
+struct Keys<uint8_t> : IntKeys<0, 255, 0x00, 0xFF> {};
+
+// The k-th key of a candidate set: its code, the keys beyond it and its ties.
+struct Pick {
+    int32_t v;
+    uint64_t above, ties;
+};
+
+template <typename TKey>
+class Selector {
+public:
+    static constexpr bool kNarrow = sizeof(TKey) == 1;  // 8-bit keys move widened to int16
+    using TBits = typename std::conditional<kNarrow, int8_t, int16_t>::type;
+    static constexpr bool kHalfMax = Keys<TKey>::kHalfMax;
+    static constexpr uint32_t kChunk = kHalfMax ? 128 : 64;  // keys per chunk maximum (one repeat)
+    static constexpr uint32_t kChunksPerTile = kTile / kChunk;
+
+    __aicore__ inline void Run(GM_ADDR keys, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace,
+                               const TopKTiling& t) {
+        t_ = t;
+        core_ = static_cast<uint32_t>(GetBlockIdx());
+        chunks_ = (t.n + kChunk - 1) / kChunk;
+        gBits_.SetGlobalBuffer(reinterpret_cast<__gm__ TBits*>(keys), t.rows * t.n);
+        gVal_.SetGlobalBuffer(reinterpret_cast<__gm__ TBits*>(values), t.rows * t.k);
+        gIdx_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices), t.rows * t.k);
+        // Workspace parts (each a multiple of 512 bytes; crates/algos/src/topk.rs).
+        __gm__ uint8_t* w = reinterpret_cast<__gm__ uint8_t*>(workspace);
+        const uint64_t slots = Up512(t.rows * t.pieces * kSlotInts * 4), maxima = Up512(t.rows * ((t.n + 63) / 64) * 4);
+        const uint64_t candV = Up512(t.rows * t.n * 4), candI = candV;
+        gSlots_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(w), t.rows * t.pieces * kSlotInts);
+        gMax_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(w + slots), t.rows * chunks_);
+        gCandV_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(w + slots + maxima), t.rows * t.n);
+        gCandI_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(w + slots + maxima + candV), t.rows * t.n);
+        gCandR_.SetGlobalBuffer(reinterpret_cast<__gm__ int16_t*>(w + slots + maxima + candV + candI), t.rows * t.n);
+        Init();
+        if (t.pieces == 1) {
+            const uint64_t r0 = core_ * t.rows_per_core;
+            const uint64_t r1 = r0 + t.rows_per_core < t.rows ? r0 + t.rows_per_core : t.rows;
+            for (uint64_t r = r0; r < r1; ++r) WholeRow(r);
+        } else {
+            SharedRow(core_ / t.pieces, core_ % t.pieces);
+        }
+    }
+
+private:
+    __aicore__ static inline uint64_t Up512(uint64_t b) { return (b + 511) / 512 * 512; }
+    __aicore__ static inline uint32_t Padded(uint32_t count) { return (count + 63) / 64 * 64; }
+
+    // UB arena (bytes): compare masks, then the count slots of a row's pieces.
+    static constexpr uint32_t kMaskBytes = kTile / 8;
+    static constexpr uint32_t kSlotsAt = (kWays + 1) * kMaskBytes;
+    static constexpr uint32_t kOwnAt = kSlotsAt + kMaxPieces * kSlotInts * 4;
+    static constexpr uint32_t kArenaBytes = kOwnAt + kSlotInts * 4;
+    // Mask slots: 0 and 1 the compaction's and the write's compares, 1..15
+    // the narrowing's thresholds, 16 the NaN test; kChunkMask the chunks to
+    // read again (kept while the compaction's tiles use 0 and 16).
+    static constexpr uint32_t kChunkMask = 2;
+
+    __aicore__ inline void Init() {
+        pipe_.InitBuffer(qRaw_, 2, kTile * sizeof(int16_t));  // keys, or the candidates' int16 bits
+        pipe_.InitBuffer(qCandV_, 1, kTile * sizeof(float));
+        pipe_.InitBuffer(qCandI_, 1, kTile * sizeof(int32_t));
+        pipe_.InitBuffer(qOutV_, 1, kOutCap * sizeof(float));
+        pipe_.InitBuffer(qOutI_, 1, kOutCap * sizeof(int32_t));
+        // The bits as int16, then (8-bit keys) the narrowed bits.
+        pipe_.InitBuffer(qOutR_, 1, kOutCap * (sizeof(int16_t) + 1));
+        pipe_.InitBuffer(bufV_, kTile * sizeof(float));
+        pipe_.InitBuffer(bufTmp_, kTile * sizeof(float));
+        pipe_.InitBuffer(bufRes_, kTile * sizeof(float));
+        pipe_.InitBuffer(bufIota_, kTile * sizeof(int32_t));
+        ub_.Init(pipe_, kArenaBytes);
+    }
+
+    __aicore__ inline LocalTensor<uint8_t> Mask(uint32_t j) { return ub_.At<uint8_t>(j * kMaskBytes, kMaskBytes); }
+
+    // The code range and order values of this launch's selection (the k
+    // smallest negate the order: code c stands for the key code -c).
+    __aicore__ inline int32_t Lo() { return t_.largest ? Keys<TKey>::kLo : -Keys<TKey>::kHi; }
+    __aicore__ inline int32_t Hi() { return t_.largest ? Keys<TKey>::kHi : -Keys<TKey>::kLo; }
+    __aicore__ inline float Value(int32_t c) { return t_.largest ? Keys<TKey>::Value(c) : -Keys<TKey>::Value(-c); }
+
+    // ---- rows ----
+
+    __aicore__ inline void WholeRow(uint64_t r) {
+        const uint64_t begin = r * t_.n;
+        const bool stay = chunks_ <= kTile;  // the chunk maxima stay in UB
+        Bound(begin, t_.n, r * chunks_, stay);
+        if (!stay) PipeSync<HardEvent::MTE3_MTE2>();  // the maxima's read-back
+        const Pick bound = BoundPick(r, stay);
+        const uint64_t count = Compact(begin, begin, t_.n, r * chunks_, stay, Value(bound.v));
+        PipeSync<HardEvent::MTE3_MTE2>();  // the candidates' read-back
+        Finish(r, bound.v, &count, 1);
+    }
+
+    __aicore__ inline void SharedRow(uint64_t r, uint64_t q) {
+        const uint64_t a = q * t_.piece_len;
+        const uint64_t len = a + t_.piece_len < t_.n ? t_.piece_len : t_.n - a;
+        const uint64_t begin = r * t_.n + a;
+        const uint64_t at = r * chunks_ + a / kChunk;  // piece_len is a multiple of 128
+        Bound(begin, len, at, false);
+        SyncAll();
+        const Pick bound = BoundPick(r, false);
+        const uint64_t count = Compact(begin, r * t_.n, len, at, false, Value(bound.v));
+        LocalTensor<int32_t> own = ub_.At<int32_t>(kOwnAt, kSlotInts);
+        own.SetValue(0, static_cast<int32_t>(count));
+        for (uint32_t i = 1; i < kSlotInts; ++i) own.SetValue(i, 0);
+        StoreSlot(gSlots_[(r * t_.pieces + q) * kSlotInts], own, kSlotInts);
+        SyncAll();
+        if (q != 0) return;
+        LocalTensor<int32_t> slots = ub_.At<int32_t>(kSlotsAt, kMaxPieces * kSlotInts);
+        PipeSync<HardEvent::S_MTE2>();
+        DataCopy(slots, gSlots_[r * t_.pieces * kSlotInts], static_cast<uint32_t>(t_.pieces * kSlotInts));
+        PipeSync<HardEvent::MTE2_S>();
+        uint64_t counts[kMaxPieces];
+        for (uint64_t p = 0; p < t_.pieces; ++p) counts[p] = static_cast<uint64_t>(slots.GetValue(p * kSlotInts));
+        ScalarReadsDone();
+        Finish(r, bound.v, counts, static_cast<uint32_t>(t_.pieces));
+    }
+
+    // The bound of row r: the k-th largest chunk maximum (its code), from
+    // bufRes_ (`inUb`) or GM; Lo() when the row has fewer than k chunks.
+    __aicore__ inline Pick BoundPick(uint64_t r, bool inUb) {
+        if (chunks_ < t_.k) return Pick{Lo(), 0, 0};
+        if (inUb) return Narrow(static_cast<uint32_t>(chunks_), Lo(), chunks_);
+        const uint64_t at[1] = {r * chunks_};
+        const uint64_t len[1] = {chunks_};
+        return NarrowSegs(gMax_, at, len, 1, Lo(), chunks_);
+    }
+
+    // ---- the keys ----
+
+    // Loads `count` keys at `off` into a new tile of qRaw_ at element `to`,
+    // padded to whole chunks with the key of the lowest order value (the
+    // whole tile when `fill`).
+    __aicore__ inline LocalTensor<TBits> PadTile(LocalTensor<TBits> raw) {
+        const int16_t word = static_cast<int16_t>(kNarrow ? (Pad() << 8) | Pad() : Pad());
+        Duplicate(raw.template ReinterpretCast<int16_t>(), word,
+                  static_cast<int32_t>(kTile * sizeof(TBits) / sizeof(int16_t)));
+        PipeSync<HardEvent::V_MTE2>();
+        return raw;
+    }
+    __aicore__ inline uint16_t Pad() { return t_.largest ? Keys<TKey>::kMinBits : Keys<TKey>::kMaxBits; }
+    __aicore__ inline void LoadKeys(uint64_t off, uint32_t count) {
+        LocalTensor<TBits> raw = qRaw_.AllocTensor<TBits>();
+        if (count % kChunk != 0) PadTile(raw);
+        LoadPadded(raw, gBits_[off], count, static_cast<TBits>(Pad()));
+        qRaw_.EnQue(raw);
+    }
+
+    // The dequeued tile's order values into bufV_ and its bits as int16
+    // (the tile itself, or 8-bit keys widened into bufTmp_), over `padded`
+    // lanes. The caller frees `raw` once done with the bits.
+    __aicore__ inline LocalTensor<float> Order(LocalTensor<TBits>& raw, LocalTensor<int16_t>& bits, uint32_t padded) {
+        raw = qRaw_.DeQue<TBits>();
+        LocalTensor<float> v = bufV_.Get<float>();
+        if constexpr (kNarrow) {
+            LocalTensor<half> h = bufTmp_.Get<half>();
+            bits = h[kTile].template ReinterpretCast<int16_t>();
+            Cast(h, raw.template ReinterpretCast<TKey>(), RoundMode::CAST_NONE, padded);  // exact
+            PipeBarrier<PIPE_V>();
+            Cast(v, h, RoundMode::CAST_NONE, padded);
+            Cast(bits, h, RoundMode::CAST_RINT, padded);  // exact
+        } else if constexpr (Keys<TKey>::kFloat) {
+            bits = raw.template ReinterpretCast<int16_t>();
+            Cast(v, raw.template ReinterpretCast<TKey>(), RoundMode::CAST_NONE, padded);  // exact
+            PipeBarrier<PIPE_V>();
+            LocalTensor<uint8_t> same = Mask(kWays);
+            Compare(same, v, v, CMPMODE::EQ, padded);  // false only for NaN
+            PipeBarrier<PIPE_V>();
+            Mins(v, v, kMaxFloat, static_cast<int32_t>(padded));  // +inf -> FLT_MAX
+            PipeBarrier<PIPE_V>();
+            Select(v, same, v, AsFloat(0x7F800000u), SELMODE::VSEL_TENSOR_SCALAR_MODE, padded);  // NaN -> +inf
+        } else {
+            bits = raw.template ReinterpretCast<int16_t>();
+            Cast(v, bits, RoundMode::CAST_NONE, padded);  // exact
+            if constexpr (Keys<TKey>::kLo == 0) {
+                // uint16: the bit patterns read as int16 are 65536 too low from 0x8000 up.
+                PipeBarrier<PIPE_V>();
+                LocalTensor<uint8_t> low = Mask(kWays);
+                LocalTensor<float> up = bufTmp_.Get<float>();
+                CompareScalar(low, v, 0.0f, CMPMODE::LT, padded);
+                Adds(up, v, 65536.0f, static_cast<int32_t>(padded));
+                PipeBarrier<PIPE_V>();
+                Select(v, low, up, v, SELMODE::VSEL_TENSOR_TENSOR_MODE, padded);
+            }
+        }
+        PipeBarrier<PIPE_V>();
+        if (!t_.largest) {
+            Muls(v, v, -1.0f, static_cast<int32_t>(padded));
+            PipeBarrier<PIPE_V>();
+        }
+        return v;
+    }
+
+    // The chunk maxima of the dequeued tile (`padded` lanes, whole chunks)
+    // into `dst`: on f16 (the keys with NaN -> +inf, or 8-bit keys widened;
+    // the k smallest take minima) into a half tensor, or on the order values.
+    __aicore__ inline void TileMaxima(uint32_t padded, const LocalTensor<half>& halfDst, const LocalTensor<float>& dst) {
+        const int32_t repeats = static_cast<int32_t>(padded / kChunk);
+        if constexpr (kHalfMax) {
+            LocalTensor<TBits> raw = qRaw_.DeQue<TBits>();
+            LocalTensor<half> h = bufV_.Get<half>();
+            if constexpr (kNarrow) {
+                Cast(h, raw.template ReinterpretCast<TKey>(), RoundMode::CAST_NONE, padded);  // exact
+            } else {
+                LocalTensor<half> x = raw.template ReinterpretCast<half>();
+                LocalTensor<uint8_t> same = Mask(kWays);
+                Compare(same, x, x, CMPMODE::EQ, padded);  // false only for NaN
+                PipeBarrier<PIPE_V>();
+                Select(h, same, x, static_cast<half>(AsFloat(0x7F800000u)), SELMODE::VSEL_TENSOR_SCALAR_MODE, padded);
+            }
+            PipeBarrier<PIPE_V>();
+            if (t_.largest) {
+                WholeReduceMax(halfDst, h, static_cast<int32_t>(kChunk), repeats, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+            } else {
+                WholeReduceMin(halfDst, h, static_cast<int32_t>(kChunk), repeats, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+            }
+            PipeBarrier<PIPE_V>();
+            qRaw_.FreeTensor(raw);
+        } else {
+            LocalTensor<TBits> raw;
+            LocalTensor<int16_t> bits;
+            LocalTensor<float> v = Order(raw, bits, padded);
+            WholeReduceMax(dst, v, static_cast<int32_t>(kChunk), repeats, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+            PipeBarrier<PIPE_V>();
+            qRaw_.FreeTensor(raw);
+        }
+    }
+
+    // f16 chunk maxima (`count`) into order values in `dst`: +inf (NaN or
+    // +inf) -> FLT_MAX, the k smallest negated.
+    __aicore__ inline void HalfMaximaToOrder(const LocalTensor<float>& dst, const LocalTensor<half>& src, uint32_t count) {
+        const uint32_t padded = Padded(count);
+        Cast(dst, src, RoundMode::CAST_NONE, padded);  // exact
+        PipeBarrier<PIPE_V>();
+        if constexpr (Keys<TKey>::kFloat) {
+            Mins(dst, dst, kMaxFloat, static_cast<int32_t>(padded));
+            PipeBarrier<PIPE_V>();
+        }
+        if (!t_.largest) {
+            Muls(dst, dst, -1.0f, static_cast<int32_t>(padded));
+            PipeBarrier<PIPE_V>();
+        }
+    }
+
+    // Read 1: the chunk maxima (order values) of `len` keys at `begin` into
+    // GM at gMax_[at], or kept in bufRes_ (`stay`, at most kTile chunks).
+    // Lanes of bufRes_ past the maxima are -inf.
+    __aicore__ inline void Bound(uint64_t begin, uint64_t len, uint64_t at, bool stay) {
+        LocalTensor<float> res = bufRes_.Get<float>();
+        // f16 maxima of up to kTile chunks: the second half of bufIota_.
+        LocalTensor<half> halves = bufIota_.Get<half>()[kTile];
+        constexpr uint32_t kTilesPerWindow = kTile / kChunksPerTile;  // tiles whose maxima fill bufRes_
+        Duplicate(res, AsFloat(0xFF800000u), static_cast<int32_t>(kTile));
+        if constexpr (kHalfMax) {
+            // Past the last maximum: the lowest order value once converted.
+            const float lowest = AsFloat(t_.largest ? 0xFF800000u : 0x7F800000u);
+            Duplicate(halves, static_cast<half>(lowest), static_cast<int32_t>(kTile));
+        }
+        PipeBarrier<PIPE_V>();
+        uint64_t flushed = 0;  // chunks already in GM
+        uint32_t tile = 0;
+        if (len > 0) LoadKeys(begin, static_cast<uint32_t>(len < kTile ? len : kTile));
+        for (uint64_t off = 0; off < len; off += kTile, ++tile) {
+            const uint32_t count = static_cast<uint32_t>(len - off < kTile ? len - off : kTile);
+            if (off + kTile < len) {
+                const uint64_t next = off + kTile;
+                LoadKeys(begin + next, static_cast<uint32_t>(len - next < kTile ? len - next : kTile));
+            }
+            const uint32_t slot = (tile % kTilesPerWindow) * kChunksPerTile;
+            TileMaxima((count + kChunk - 1) / kChunk * kChunk, halves[slot], res[slot]);
+            const uint64_t done = (off + count + kChunk - 1) / kChunk;  // chunks so far
+            const bool last = off + kTile >= len;
+            if (!last && tile % kTilesPerWindow != kTilesPerWindow - 1) continue;
+            const uint32_t inWindow = static_cast<uint32_t>(done - flushed);
+            if constexpr (kHalfMax) HalfMaximaToOrder(res, halves, inWindow);
+            if (!stay) {
+                PipeSync<HardEvent::V_MTE3>();
+                StoreAny(gMax_[at + flushed], res, inWindow);
+                PipeSync<HardEvent::MTE3_V>();
+            }
+            flushed = done;
+        }
+    }
+
+    // Read 2: the chunks of the `len` keys at `begin` (their maxima at
+    // gMax_[at], or in bufRes_ when `inUb`) whose maximum is at least
+    // `bound` are read again, a batch of up to a tile at a time, and their
+    // keys with order value >= `bound` copied to the candidates at `begin`
+    // (order value, index in the row (row start `rowStart`), int16 bits).
+    // Returns the candidates' count.
+    __aicore__ inline uint64_t Compact(uint64_t begin, uint64_t rowStart, uint64_t len, uint64_t at, bool inUb,
+                                       float bound) {
+        const uint64_t chunks = (len + kChunk - 1) / kChunk;
+        LocalTensor<float> res = bufRes_.Get<float>();
+        LocalTensor<uint8_t> hotBytes = Mask(kChunkMask);
+        LocalTensor<uint32_t> hot = hotBytes.ReinterpretCast<uint32_t>();
+        uint64_t kept = 0;
+        uint32_t staged = 0;  // chunks in the batch
+        LocalTensor<TBits> batch;
+        for (uint64_t w0 = 0; w0 < chunks; w0 += kTile) {
+            const uint32_t inWindow = static_cast<uint32_t>(chunks - w0 < kTile ? chunks - w0 : kTile);
+            if (!inUb) {
+                Duplicate(res, AsFloat(0xFF800000u), static_cast<int32_t>(kTile));
+                PipeSync<HardEvent::V_MTE2>();
+                LoadPadded(res, gMax_[at + w0], inWindow, AsFloat(0xFF800000u));
+                PipeSync<HardEvent::MTE2_V>();
+            }
+            CompareScalar(Mask(kChunkMask), res, bound, CMPMODE::GE, Padded(inWindow));
+            PipeSync<HardEvent::V_S>();
+            for (uint32_t word = 0; word < (inWindow + 31) / 32; ++word) {
+                uint32_t bits = hot.GetValue(word);
+                for (uint32_t b = 0; bits != 0 && b < 32; ++b, bits >>= 1) {
+                    const uint64_t c = w0 + word * 32 + b;
+                    if ((bits & 1u) == 0 || c >= chunks) continue;
+                    if (staged == 0) batch = PadTile(qRaw_.AllocTensor<TBits>());
+                    const uint64_t first = c * kChunk;
+                    const uint32_t count = static_cast<uint32_t>(len - first < kChunk ? len - first : kChunk);
+                    LoadPadded(batch[staged * kChunk], gBits_[begin + first], count, static_cast<TBits>(Pad()));
+                    starts_[staged] = static_cast<int32_t>(begin + first - rowStart);
+                    ++staged;
+                    // Only the piece's last chunk can be short: it ends the batch.
+                    if (staged == kChunksPerTile || count < kChunk) {
+                        kept = CompactBatch(batch, staged, (staged - 1) * kChunk + count, begin, kept, bound);
+                        staged = 0;
+                    }
+                }
+            }
+            ScalarReadsDone();
+        }
+        if (staged > 0) kept = CompactBatch(batch, staged, staged * kChunk, begin, kept, bound);
+        return kept;
+    }
+
+    // Compacts a batch of `chunks` chunks (`lanes` keys; chunk j starts at
+    // row index starts_[j]) into the candidates at begin + kept; returns the
+    // new count.
+    __aicore__ inline uint64_t CompactBatch(LocalTensor<TBits>& batch, uint32_t chunks, uint32_t lanes, uint64_t begin,
+                                            uint64_t kept, float bound) {
+        qRaw_.EnQue(batch);
+        const GatherMaskParams once(1, 1, 8, 0);
+        const uint32_t padded = Padded(lanes);
+        LocalTensor<int32_t> iota = bufIota_.Get<int32_t>();
+        for (uint32_t j = 0; j < chunks; ++j) CreateVecIndex(iota[j * kChunk], starts_[j], kChunk);
+        LocalTensor<TBits> raw;
+        LocalTensor<int16_t> bits;
+        LocalTensor<float> v = Order(raw, bits, padded);
+        LocalTensor<uint8_t> keep = Mask(0);
+        CompareScalar(keep, v, bound, CMPMODE::GE, padded);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> outV = qOutV_.AllocTensor<float>();
+        LocalTensor<int32_t> outI = qOutI_.AllocTensor<int32_t>();
+        LocalTensor<int16_t> outR = qOutR_.AllocTensor<int16_t>();
+        uint64_t got = 0, gotI = 0, gotR = 0;
+        GatherMask(outV, v, keep.ReinterpretCast<uint32_t>(), true, lanes, once, got);
+        GatherMask(outI, iota, keep.ReinterpretCast<uint32_t>(), true, lanes, once, gotI);
+        GatherMask(outR, bits, keep.ReinterpretCast<uint16_t>(), true, lanes, once, gotR);
+        ResetMask();
+        PipeBarrier<PIPE_V>();
+        qRaw_.FreeTensor(raw);
+        StoreQueued(qOutV_, outV, gCandV_[begin + kept], static_cast<uint32_t>(got));
+        StoreQueued(qOutI_, outI, gCandI_[begin + kept], static_cast<uint32_t>(got));
+        StoreQueued(qOutR_, outR, gCandR_[begin + kept], static_cast<uint32_t>(got));
+        return kept + got;
+    }
+
+    // ---- the radix select ----
+
+    // Counts, for thresholds tv[1..nt-1], the order values at or above each
+    // among the first `lanes` of `x` (its lanes up to the next 64 defined).
+    __aicore__ inline void CountTile(const LocalTensor<float>& x, uint32_t lanes, const float* tv, uint32_t nt,
+                                     uint64_t* counts) {
+        const uint32_t padded = Padded(lanes);
+        for (uint32_t j = 1; j < nt; ++j) CompareScalar(Mask(j), x, tv[j], CMPMODE::GE, padded);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> scratch = bufTmp_.Get<float>();
+        const GatherMaskParams once(1, 1, 8, 0);
+        for (uint32_t j = 1; j < nt; ++j) {
+            uint64_t got = 0;
+            LocalTensor<uint8_t> mask = Mask(j);
+            GatherMask(scratch, x, mask.ReinterpretCast<uint32_t>(), true, lanes, once, got);  // the count only
+            counts[j] += got;
+        }
+        ResetMask();
+        PipeBarrier<PIPE_V>();
+    }
+
+    // The k-th largest code among candidates whose order values are the
+    // first `lanes` of bufRes_ (-inf up to the next 64), starting from
+    // code `lo` (at or below it: `clo` >= k of them).
+    __aicore__ inline Pick Narrow(uint32_t lanes, int32_t lo, uint64_t clo) {
+        // Binary rounds: a threshold costs a pass over the values, a round
+        // only a vector-to-scalar sync.
+        return NarrowWith(2, lo, clo, [&](const float* tv, uint32_t nt, uint64_t* counts) {
+            CountTile(bufRes_.Get<float>(), lanes, tv, nt, counts);
+        });
+    }
+
+    // The same over order values in GM: `segs` segments of `len[i]`
+    // values at `at[i]` of `src`, loaded once into bufRes_ when they fit
+    // (each segment 32-byte aligned, -inf between), else streamed every
+    // round (wide rounds: each reads them all again).
+    __aicore__ inline Pick NarrowSegs(const GlobalTensor<float>& src, const uint64_t* at, const uint64_t* len,
+                                      uint32_t segs, int32_t lo, uint64_t clo) {
+        uint64_t room = 0;
+        for (uint32_t s = 0; s < segs; ++s) room += (len[s] + 7) / 8 * 8;
+        if (room <= kTile) {
+            LocalTensor<float> res = bufRes_.Get<float>();
+            const float negInf = AsFloat(0xFF800000u);
+            Duplicate(res, negInf, static_cast<int32_t>(kTile));
+            PipeSync<HardEvent::V_MTE2>();
+            uint32_t off = 0;
+            for (uint32_t s = 0; s < segs; ++s) {
+                if (len[s] == 0) continue;
+                LoadPadded(res[off], src[at[s]], static_cast<uint32_t>(len[s]), negInf);
+                off += static_cast<uint32_t>((len[s] + 7) / 8 * 8);
+            }
+            PipeSync<HardEvent::MTE2_V>();
+            return Narrow(off, lo, clo);
+        }
+        return NarrowWith(kWays, lo, clo, [&](const float* tv, uint32_t nt, uint64_t* counts) {
+            for (uint32_t s = 0; s < segs; ++s) {
+                for (uint64_t off = 0; off < len[s]; off += kTile) {
+                    const uint32_t count = static_cast<uint32_t>(len[s] - off < kTile ? len[s] - off : kTile);
+                    LocalTensor<float> x = LoadValues(src[at[s] + off], count);
+                    CountTile(x, count, tv, nt, counts);
+                    qCandV_.FreeTensor(x);
+                }
+            }
+        });
+    }
+
+    // `count` fp32 order values from GM as a tile of qCandV_, -inf up to
+    // the next 64 lanes.
+    __aicore__ inline LocalTensor<float> LoadValues(const GlobalTensor<float>& src, uint32_t count) {
+        LocalTensor<float> x = qCandV_.AllocTensor<float>();
+        const float negInf = AsFloat(0xFF800000u);
+        if (count % 64 != 0) {
+            Duplicate(x, negInf, static_cast<int32_t>(Padded(count)));
+            PipeSync<HardEvent::V_MTE2>();
+        }
+        LoadPadded(x, src, count, negInf);
+        qCandV_.EnQue(x);
+        return qCandV_.DeQue<float>();
+    }
+
+    // The narrowing rounds: the interval [lo, hi) of codes holds the k-th
+    // largest (C(lo) >= k > C(hi), C(c) the count of order values >=
+    // Value(c)); each round counts at `ways` - 1 thresholds inside it and
+    // keeps the highest sub-interval whose start still has k. Thresholds lie
+    // above Lo(), so their order values exceed -inf (the pads).
+    template <typename CountFn>
+    __aicore__ inline Pick NarrowWith(uint32_t ways, int32_t lo, uint64_t clo, CountFn count) {
+        int32_t hi = Hi() + 1;
+        uint64_t chi = 0;
+        const uint64_t k = t_.k;
+        while (hi - lo > 1) {
+            const int32_t w = (hi - lo + static_cast<int32_t>(ways) - 1) / static_cast<int32_t>(ways);
+            const uint32_t nt = static_cast<uint32_t>((hi - lo + w - 1) / w);
+            float tv[kWays];
+            uint64_t counts[kWays];
+            for (uint32_t j = 0; j < nt; ++j) {
+                tv[j] = Value(lo + static_cast<int32_t>(j) * w);
+                counts[j] = 0;
+            }
+            count(tv, nt, counts);
+            uint32_t b = 0;
+            for (uint32_t j = nt; j-- > 1;) {
+                if (counts[j] >= k) {
+                    b = j;
+                    break;
+                }
+            }
+            if (b + 1 < nt) {
+                hi = lo + static_cast<int32_t>(b + 1) * w;
+                chi = counts[b + 1];
+            }
+            if (b > 0) clo = counts[b];
+            lo += static_cast<int32_t>(b) * w;
+        }
+        return Pick{lo, chi, clo - chi};
+    }
+
+    // ---- the result ----
+
+    // Selects the k-th key of row r among its candidates (`segs` pieces
+    // with `counts[i]` each, at or above code `lo`) and writes the k keys.
+    __aicore__ inline void Finish(uint64_t r, int32_t lo, const uint64_t* counts, uint32_t segs) {
+        uint64_t at[kMaxPieces], total = 0;
+        for (uint32_t s = 0; s < segs; ++s) {
+            at[s] = r * t_.n + s * t_.piece_len;
+            total += counts[s];
+        }
+        const Pick pick = NarrowSegs(gCandV_, at, counts, segs, lo, total);
+        const float v = Value(pick.v);
+        const uint64_t need = t_.k - pick.above;  // ties taken, in index order
+        uint64_t beyondAt = r * t_.k, tieAt = r * t_.k + pick.above, taken = 0;
+        const GatherMaskParams once(1, 1, 8, 0);
+        for (uint32_t s = 0; s < segs; ++s) {
+            for (uint64_t off = 0; off < counts[s]; off += kTile) {
+                const uint32_t count = static_cast<uint32_t>(counts[s] - off < kTile ? counts[s] - off : kTile);
+                const uint32_t padded = Padded(count);
+                LocalTensor<int32_t> idx = qCandI_.AllocTensor<int32_t>();
+                LoadAny(idx, gCandI_[at[s] + off], count);
+                qCandI_.EnQue(idx);
+                LocalTensor<int16_t> bits = qRaw_.AllocTensor<int16_t>();
+                LoadAny(bits, gCandR_[at[s] + off], count);
+                qRaw_.EnQue(bits);
+                LocalTensor<float> x = LoadValues(gCandV_[at[s] + off], count);
+                idx = qCandI_.DeQue<int32_t>();
+                bits = qRaw_.DeQue<int16_t>();
+                LocalTensor<uint8_t> gt = Mask(0), eq = Mask(1);
+                CompareScalar(gt, x, v, CMPMODE::GT, padded);
+                CompareScalar(eq, x, v, CMPMODE::EQ, padded);
+                PipeBarrier<PIPE_V>();
+                LocalTensor<int32_t> outI = qOutI_.AllocTensor<int32_t>();
+                LocalTensor<int16_t> outR = qOutR_.AllocTensor<int16_t>();
+                uint64_t nGt = 0, nEq = 0, dummy = 0;
+                GatherMask(outR, bits, gt.ReinterpretCast<uint16_t>(), true, count, once, nGt);
+                GatherMask(outI, idx, gt.ReinterpretCast<uint32_t>(), true, count, once, dummy);
+                const uint32_t second = static_cast<uint32_t>((nGt + kGroupAlign - 1) / kGroupAlign * kGroupAlign);
+                GatherMask(outR[second], bits, eq.ReinterpretCast<uint16_t>(), true, count, once, nEq);
+                GatherMask(outI[second], idx, eq.ReinterpretCast<uint32_t>(), true, count, once, dummy);
+                ResetMask();
+                PipeBarrier<PIPE_V>();
+                qCandV_.FreeTensor(x);
+                qCandI_.FreeTensor(idx);
+                qRaw_.FreeTensor(bits);
+                const uint64_t left = need - taken;
+                const uint32_t ties = static_cast<uint32_t>(nEq < left ? nEq : left);
+                LocalTensor<TBits> keysOut = Narrowed(outR, second + ties);
+                outI = Handoff(qOutI_, outI);
+                StoreAny(gVal_[beyondAt], keysOut, static_cast<uint32_t>(nGt));
+                StoreAny(gIdx_[beyondAt], outI, static_cast<uint32_t>(nGt));
+                StoreAny(gVal_[tieAt + taken], keysOut[second], ties);
+                StoreAny(gIdx_[tieAt + taken], outI[second], ties);
+                beyondAt += nGt;
+                taken += ties;
+                qOutR_.FreeTensor(outR);
+                qOutI_.FreeTensor(outI);
+            }
+        }
+        if (t_.sorted != 0 && pick.above > 1) SortBeyond(r, static_cast<uint32_t>(pick.above));
+    }
+
+    // Orders the `above` keys beyond the k-th of row r (written in index
+    // order at the start of its output) largest first, equal keys in index
+    // order: each key's rank is the count of keys beyond it plus that of
+    // the equal keys before it (two compares and two counts per key, so
+    // only for k up to kMaxSortedK); the ties of the k-th key already
+    // follow in index order.
+    __aicore__ inline void SortBeyond(uint64_t r, uint32_t above) {
+        PipeSync<HardEvent::MTE3_MTE2>();  // the row's output read back
+        LocalTensor<TBits> raw = qRaw_.AllocTensor<TBits>();
+        PadTile(raw);
+        LoadPadded(raw, gVal_[r * t_.k], above, static_cast<TBits>(Pad()));
+        qRaw_.EnQue(raw);
+        LocalTensor<int32_t> idx = qCandI_.AllocTensor<int32_t>();
+        LoadAny(idx, gIdx_[r * t_.k], above);
+        qCandI_.EnQue(idx);
+        const uint32_t padded = Padded(above);
+        LocalTensor<int16_t> bits;
+        LocalTensor<float> v = Order(raw, bits, padded);
+        idx = qCandI_.DeQue<int32_t>();
+        PipeSync<HardEvent::MTE2_S>();
+        PipeSync<HardEvent::V_S>();
+        LocalTensor<float> scratch = bufTmp_.Get<float>()[kTile / 2];
+        LocalTensor<uint8_t> gt = Mask(0), eq = Mask(1);
+        const GatherMaskParams once(1, 1, 8, 0);
+        LocalTensor<int32_t> outI = qOutI_.AllocTensor<int32_t>();
+        LocalTensor<TBits> outR = qOutR_.AllocTensor<TBits>();
+        for (uint32_t i = 0; i < above; ++i) {
+            const float x = v.GetValue(i);
+            CompareScalar(gt, v, x, CMPMODE::GT, padded);
+            CompareScalar(eq, v, x, CMPMODE::EQ, padded);
+            PipeBarrier<PIPE_V>();
+            uint64_t beyond = 0, before = 0;
+            GatherMask(scratch, v, gt.ReinterpretCast<uint32_t>(), true, above, once, beyond);
+            if (i > 0) GatherMask(scratch, v, eq.ReinterpretCast<uint32_t>(), true, i, once, before);
+            ResetMask();
+            PipeBarrier<PIPE_V>();
+            const uint32_t rank = static_cast<uint32_t>(beyond + before);
+            outI.SetValue(rank, idx.GetValue(i));
+            outR.SetValue(rank, raw.GetValue(i));
+        }
+        ScalarReadsDone();
+        qRaw_.FreeTensor(raw);
+        qCandI_.FreeTensor(idx);
+        PipeSync<HardEvent::S_MTE3>();
+        StoreAny(gVal_[r * t_.k], outR, above);
+        StoreAny(gIdx_[r * t_.k], outI, above);
+        PipeSync<HardEvent::MTE3_S>();
+        qOutI_.FreeTensor(outI);
+        qOutR_.FreeTensor(outR);
+    }
+
+    // The gathered int16 bits (`extent` lanes) as keys, handed from V to
+    // MTE3 (8-bit keys narrowed first, exact).
+    __aicore__ inline LocalTensor<TBits> Narrowed(LocalTensor<int16_t>& outR, uint32_t extent) {
+        if constexpr (kNarrow) {
+            LocalTensor<half> h = bufTmp_.Get<half>();
+            Cast(h, outR, RoundMode::CAST_NONE, extent);
+            PipeBarrier<PIPE_V>();
+            Cast(outR.ReinterpretCast<TKey>()[2 * kOutCap], h, RoundMode::CAST_NONE, extent);
+            PipeBarrier<PIPE_V>();
+        }
+        outR = Handoff(qOutR_, outR);
+        return kNarrow ? outR.ReinterpretCast<TBits>()[2 * kOutCap] : outR.ReinterpretCast<TBits>();
+    }
+
+    TPipe pipe_;
+    TQue<TPosition::VECIN, 2> qRaw_;
+    TQue<TPosition::VECIN, 1> qCandV_, qCandI_;
+    TQue<TPosition::VECOUT, 1> qOutV_, qOutI_, qOutR_;
+    TBuf<TPosition::VECCALC> bufV_, bufTmp_, bufRes_, bufIota_;
+    UbArena ub_;
+    GlobalTensor<TBits> gBits_, gVal_;
+    GlobalTensor<int32_t> gIdx_, gSlots_, gCandI_;
+    GlobalTensor<float> gMax_, gCandV_;
+    GlobalTensor<int16_t> gCandR_;
+    TopKTiling t_;
+    uint32_t core_ = 0;
+    uint64_t chunks_ = 0;  // chunks per row
+    int32_t starts_[kTile / 64];  // row index of each chunk of a compaction batch
+};
+
+}  // namespace topk
+
+template <typename TKey>
+__aicore__ inline void TopK(GM_ADDR keys, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, const TopKTiling& t) {
+    topk::Selector<TKey> select;
+    select.Run(keys, values, indices, workspace, t);
+}
+
+}  // namespace ascend_scan

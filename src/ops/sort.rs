@@ -335,12 +335,14 @@ impl Default for TopkOptions {
 /// that are strictly beyond the k-th key in input order, then the selected
 /// ties in input order.
 ///
-/// Radix select on the vector cores (docs/algorithms.md, section "Top-k"), one launch:
-/// a counting round per 4-bit digit, most significant first, narrows each
-/// row to the k-th key (2 rounds for 8-bit keys, 4 for 16-bit keys; a round
-/// reads the keys once, the ones of a row that fits the L2 from L2), then
-/// one selection (count, SyncAll, compaction) writes the k keys and indices.
-/// `sorted` adds a radix sort of the `rows x k` result.
+/// One launch of the TOPK kernel on the vector cores (docs/algorithms.md,
+/// section "Top-k"): one read of each row takes the maximum of every chunk
+/// of 64 or 128 keys; the k-th largest chunk maximum bounds the k-th key
+/// from below, so only the chunks reaching it are read again, and a radix
+/// select among their keys finds the k. With `sorted` the kernel orders
+/// k <= 128 keys itself; larger k add a radix sort of the `rows x k` result.
+/// The workspace ([`topk_workspace_bytes`]) has room for every key as a
+/// candidate, 10 bytes per key, which constant rows (every key ties) use.
 ///
 /// Errors ([`Error::InvalidArgument`]): `k` is 0 or more than the row
 /// length, rows longer than [`MAX_SORT_LEN`], `keys` on another device.

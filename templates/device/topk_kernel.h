@@ -101,6 +101,9 @@ public:
     static constexpr bool kHalfMax = Keys<TKey>::kHalfMax;
     static constexpr uint32_t kChunk = kHalfMax ? 128 : 64;  // keys per chunk maximum (one repeat)
     static constexpr uint32_t kChunksPerTile = kTile / kChunk;
+    // Keys per tile of the first read: twice kTile on f16 (16 KB either way).
+    static constexpr uint32_t kScanTile = kHalfMax ? 2 * kTile : kTile;
+    static constexpr uint32_t kChunksPerScan = kScanTile / kChunk;
 
     __aicore__ inline void Run(GM_ADDR keys, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace,
                                const TopKTiling& t) {
@@ -135,16 +138,16 @@ private:
 
     // UB arena (bytes): compare masks, then the count slots of a row's pieces.
     static constexpr uint32_t kMaskBytes = kTile / 8;
-    static constexpr uint32_t kSlotsAt = (kWays + 1) * kMaskBytes;
+    static constexpr uint32_t kSlotsAt = (kWays + 2) * kMaskBytes;  // the NaN test's mask takes two slots
     static constexpr uint32_t kOwnAt = kSlotsAt + kMaxPieces * kSlotInts * 4;
     static constexpr uint32_t kArenaBytes = kOwnAt + kSlotInts * 4;
     // Mask slots: 0 and 1 the compaction's and the write's compares, 1..15
-    // the narrowing's thresholds, 16 the NaN test; kChunkMask the chunks to
+    // the narrowing's thresholds, 16 (and 17) the NaN test; kChunkMask the chunks to
     // read again (kept while the compaction's tiles use 0 and 16).
     static constexpr uint32_t kChunkMask = 2;
 
     __aicore__ inline void Init() {
-        pipe_.InitBuffer(qRaw_, 2, kTile * sizeof(int16_t));  // keys, or the candidates' int16 bits
+        pipe_.InitBuffer(qRaw_, 2, kScanTile * sizeof(int16_t));  // keys, or the candidates' int16 bits
         pipe_.InitBuffer(qCandV_, 1, kTile * sizeof(float));
         pipe_.InitBuffer(qCandI_, 1, kTile * sizeof(int32_t));
         pipe_.InitBuffer(qOutV_, 1, kOutCap * sizeof(float));
@@ -159,6 +162,8 @@ private:
     }
 
     __aicore__ inline LocalTensor<uint8_t> Mask(uint32_t j) { return ub_.At<uint8_t>(j * kMaskBytes, kMaskBytes); }
+    // The NaN test's mask: room for a first-read tile.
+    __aicore__ inline LocalTensor<uint8_t> NanMask() { return ub_.At<uint8_t>(kWays * kMaskBytes, 2 * kMaskBytes); }
 
     // The code range and order values of this launch's selection (the k
     // smallest negate the order: code c stands for the key code -c).
@@ -222,7 +227,7 @@ private:
     __aicore__ inline LocalTensor<TBits> PadTile(LocalTensor<TBits> raw) {
         const int16_t word = static_cast<int16_t>(kNarrow ? (Pad() << 8) | Pad() : Pad());
         Duplicate(raw.template ReinterpretCast<int16_t>(), word,
-                  static_cast<int32_t>(kTile * sizeof(TBits) / sizeof(int16_t)));
+                  static_cast<int32_t>(kScanTile * sizeof(TBits) / sizeof(int16_t)));
         PipeSync<HardEvent::V_MTE2>();
         return raw;
     }
@@ -251,7 +256,7 @@ private:
             bits = raw.template ReinterpretCast<int16_t>();
             Cast(v, raw.template ReinterpretCast<TKey>(), RoundMode::CAST_NONE, padded);  // exact
             PipeBarrier<PIPE_V>();
-            LocalTensor<uint8_t> same = Mask(kWays);
+            LocalTensor<uint8_t> same = NanMask();
             Compare(same, v, v, CMPMODE::EQ, padded);  // false only for NaN
             PipeBarrier<PIPE_V>();
             Mins(v, v, kMaxFloat, static_cast<int32_t>(padded));  // +inf -> FLT_MAX
@@ -263,7 +268,7 @@ private:
             if constexpr (Keys<TKey>::kLo == 0) {
                 // uint16: the bit patterns read as int16 are 65536 too low from 0x8000 up.
                 PipeBarrier<PIPE_V>();
-                LocalTensor<uint8_t> low = Mask(kWays);
+                LocalTensor<uint8_t> low = NanMask();
                 LocalTensor<float> up = bufTmp_.Get<float>();
                 CompareScalar(low, v, 0.0f, CMPMODE::LT, padded);
                 Adds(up, v, 65536.0f, static_cast<int32_t>(padded));
@@ -291,7 +296,7 @@ private:
                 Cast(h, raw.template ReinterpretCast<TKey>(), RoundMode::CAST_NONE, padded);  // exact
             } else {
                 LocalTensor<half> x = raw.template ReinterpretCast<half>();
-                LocalTensor<uint8_t> same = Mask(kWays);
+                LocalTensor<uint8_t> same = NanMask();
                 Compare(same, x, x, CMPMODE::EQ, padded);  // false only for NaN
                 PipeBarrier<PIPE_V>();
                 Select(h, same, x, static_cast<half>(AsFloat(0x7F800000u)), SELMODE::VSEL_TENSOR_SCALAR_MODE, padded);
@@ -337,7 +342,7 @@ private:
         LocalTensor<float> res = bufRes_.Get<float>();
         // f16 maxima of up to kTile chunks: the second half of bufIota_.
         LocalTensor<half> halves = bufIota_.Get<half>()[kTile];
-        constexpr uint32_t kTilesPerWindow = kTile / kChunksPerTile;  // tiles whose maxima fill bufRes_
+        constexpr uint32_t kTilesPerWindow = kTile / kChunksPerScan;  // tiles whose maxima fill bufRes_
         Duplicate(res, AsFloat(0xFF800000u), static_cast<int32_t>(kTile));
         if constexpr (kHalfMax) {
             // Past the last maximum: the lowest order value once converted.
@@ -347,17 +352,17 @@ private:
         PipeBarrier<PIPE_V>();
         uint64_t flushed = 0;  // chunks already in GM
         uint32_t tile = 0;
-        if (len > 0) LoadKeys(begin, static_cast<uint32_t>(len < kTile ? len : kTile));
-        for (uint64_t off = 0; off < len; off += kTile, ++tile) {
-            const uint32_t count = static_cast<uint32_t>(len - off < kTile ? len - off : kTile);
-            if (off + kTile < len) {
-                const uint64_t next = off + kTile;
-                LoadKeys(begin + next, static_cast<uint32_t>(len - next < kTile ? len - next : kTile));
+        if (len > 0) LoadKeys(begin, static_cast<uint32_t>(len < kScanTile ? len : kScanTile));
+        for (uint64_t off = 0; off < len; off += kScanTile, ++tile) {
+            const uint32_t count = static_cast<uint32_t>(len - off < kScanTile ? len - off : kScanTile);
+            if (off + kScanTile < len) {
+                const uint64_t next = off + kScanTile;
+                LoadKeys(begin + next, static_cast<uint32_t>(len - next < kScanTile ? len - next : kScanTile));
             }
-            const uint32_t slot = (tile % kTilesPerWindow) * kChunksPerTile;
+            const uint32_t slot = (tile % kTilesPerWindow) * kChunksPerScan;
             TileMaxima((count + kChunk - 1) / kChunk * kChunk, halves[slot], res[slot]);
             const uint64_t done = (off + count + kChunk - 1) / kChunk;  // chunks so far
-            const bool last = off + kTile >= len;
+            const bool last = off + kScanTile >= len;
             if (!last && tile % kTilesPerWindow != kTilesPerWindow - 1) continue;
             const uint32_t inWindow = static_cast<uint32_t>(done - flushed);
             if constexpr (kHalfMax) HalfMaximaToOrder(res, halves, inWindow);

@@ -364,6 +364,43 @@ fn topk_batches_rows_shared_between_cores() {
     }
 }
 
+/// The chunk bound of TOPK (docs/algorithms.md, "Top-k"): a NaN (either
+/// sign) or an infinity inside a chunk of ordinary keys must make the chunk
+/// count; rows of more chunk maxima than one tile holds (read back from the
+/// workspace), whole rows per core and rows shared by cores; the k smallest.
+#[test]
+fn topk_chunk_bounds_see_every_key() {
+    let mut keys: Vec<f16> = random::<f16>(3 * 20_011, 5)
+        .into_iter()
+        .map(|k| f16::from_f32(k.to_f32().abs().min(1.0) * 0.5))
+        .collect();
+    // Row 0: a NaN mid-chunk; row 1: a negative NaN and +inf; row 2: -inf.
+    keys[777] = f16::from_bits(0x7E01);
+    keys[20_011 + 5000] = f16::from_bits(0xFE00);
+    keys[20_011 + 12_345] = f16::INFINITY;
+    keys[2 * 20_011 + 9999] = f16::NEG_INFINITY;
+    for o in topk_options() {
+        for k in [1, 3, 130] {
+            check_topk(&keys, 3, k, o);
+        }
+    }
+    // 600000 keys per row: more than 4096 chunk maxima, so they go through
+    // the workspace (one row shared by cores; then 48 rows, whole per core,
+    // for the 16-bit integers whose chunks are 64 keys).
+    let long: Vec<f16> = random(600_000, 9);
+    check_topk(&long, 1, 50, TopkOptions::default());
+    let ints: Vec<i16> = random(48 * 270_000, 11);
+    check_topk(
+        &ints,
+        48,
+        20,
+        TopkOptions {
+            largest: false,
+            sorted: true,
+        },
+    );
+}
+
 #[test]
 fn topk_errors_name_k() {
     let dev = device();

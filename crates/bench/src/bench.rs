@@ -835,6 +835,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::MultinomialF16 { rows: 1 },
         Op::MultinomialF16 { rows: 96 },
         Op::MultinomialDrawsF16,
+        Op::TopKF16 { rows: 1 },
         Op::TopKF16 { rows: 96 },
     ];
     for block in SPMV_BLOCKS {
@@ -908,7 +909,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let notes = vec![
         format!(
-            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN, COMPRESS, SPLIT and MULTINOMIAL (one row) up to 2^{max}; RADIXSORT up to 2^{} (G elem/s is its GKeys/s); MULTINOMIAL also at the fixed shapes 1 and 96 rows of a 128256 vocabulary; TOPP at {{1, 8, 96, 256}} rows x {{32000, 128256, 129280, 151936}} (% of COPY: of its one-read floor, 2 B per probability); TOPK at 96 x 128256; the segmented operations at 2^24 elements and flag densities 0.01%, 0.1%, 1%, 10%, 100%.",
+            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN, COMPRESS, SPLIT and MULTINOMIAL (one row) up to 2^{max}; RADIXSORT up to 2^{} (G elem/s is its GKeys/s); MULTINOMIAL also at the fixed shapes 1 and 96 rows of a 128256 vocabulary; TOPP at {{1, 8, 96, 256}} rows x {{32000, 128256, 129280, 151936}} (% of COPY: of its one-read floor, 2 B per probability); TOPK at 1 and 96 x 128256; the segmented operations at 2^24 elements and flag densities 0.01%, 0.1%, 1%, 10%, 100%.",
             SINGLE_CORE_MAX_LOG2.min(max),
             SINGLE_CORE_MAX_LOG2_QUICK.min(max),
             SORT_MAX_LOG2.min(max),

@@ -657,23 +657,32 @@ private:
         PipeSync<HardEvent::MTE2_S>();
         PipeSync<HardEvent::V_S>();
         LocalTensor<float> scratch = bufTmp_.Get<float>()[kTile / 2];
-        LocalTensor<uint8_t> gt = Mask(0), eq = Mask(1);
         const GatherMaskParams once(1, 1, 8, 0);
         LocalTensor<int32_t> outI = qOutI_.AllocTensor<int32_t>();
         LocalTensor<TBits> outR = qOutR_.AllocTensor<TBits>();
-        for (uint32_t i = 0; i < above; ++i) {
-            const float x = v.GetValue(i);
-            CompareScalar(gt, v, x, CMPMODE::GT, padded);
-            CompareScalar(eq, v, x, CMPMODE::EQ, padded);
+        // Eight keys at a time (masks 2j and 2j + 1), so that the pipe
+        // drains twice per eight keys rather than twice per key.
+        constexpr uint32_t kGroup = 8;
+        for (uint32_t i0 = 0; i0 < above; i0 += kGroup) {
+            const uint32_t group = above - i0 < kGroup ? above - i0 : kGroup;
+            for (uint32_t j = 0; j < group; ++j) {
+                const float x = v.GetValue(i0 + j);
+                CompareScalar(Mask(2 * j), v, x, CMPMODE::GT, padded);
+                CompareScalar(Mask(2 * j + 1), v, x, CMPMODE::EQ, padded);
+            }
             PipeBarrier<PIPE_V>();
-            uint64_t beyond = 0, before = 0;
-            GatherMask(scratch, v, gt.ReinterpretCast<uint32_t>(), true, above, once, beyond);
-            if (i > 0) GatherMask(scratch, v, eq.ReinterpretCast<uint32_t>(), true, i, once, before);
+            for (uint32_t j = 0; j < group; ++j) {
+                const uint32_t i = i0 + j;
+                LocalTensor<uint8_t> gt = Mask(2 * j), eq = Mask(2 * j + 1);
+                uint64_t beyond = 0, before = 0;
+                GatherMask(scratch, v, gt.ReinterpretCast<uint32_t>(), true, above, once, beyond);
+                if (i > 0) GatherMask(scratch, v, eq.ReinterpretCast<uint32_t>(), true, i, once, before);
+                const uint32_t rank = static_cast<uint32_t>(beyond + before);
+                outI.SetValue(rank, idx.GetValue(i));
+                outR.SetValue(rank, raw.GetValue(i));
+            }
             ResetMask();
             PipeBarrier<PIPE_V>();
-            const uint32_t rank = static_cast<uint32_t>(beyond + before);
-            outI.SetValue(rank, idx.GetValue(i));
-            outR.SetValue(rank, raw.GetValue(i));
         }
         ScalarReadsDone();
         qRaw_.FreeTensor(raw);

@@ -43,6 +43,7 @@ constexpr uint32_t kWays = 16;               // thresholds of a streamed narrowi
 constexpr uint32_t kMaxPieces = 64;          // pieces per row
 constexpr uint32_t kSlotInts = 8;            // a piece's count slot (32 bytes)
 constexpr uint32_t kGroupAlign = 32;         // elements: 32-byte aligned groups for every width
+constexpr uint32_t kResAlign = 16;           // elements: 32-byte aligned segments for 16- and 32-bit data
 constexpr uint32_t kOutCap = kTile + 64;     // two gathered groups, the second aligned
 constexpr float kMaxFloat = 3.40282347e38f;  // FLT_MAX
 constexpr uint32_t kMaxSortedK = 128;        // k the kernel orders itself (rank by compares)
@@ -478,7 +479,7 @@ private:
     }
 
     // The k-th largest code among candidates whose order values are the
-    // first `lanes` of bufRes_ (-inf up to the next 64), starting from
+    // first `lanes` of bufRes_ (-inf or NaN up to the next 64), starting from
     // code `lo` (at or below it: `clo` >= k of them).
     __aicore__ inline Pick Narrow(uint32_t lanes, int32_t lo, uint64_t clo) {
         // Binary rounds: a threshold costs a pass over the values, a round
@@ -490,26 +491,13 @@ private:
 
     // The same over order values in GM: `segs` segments of `len[i]`
     // values at `at[i]` of `src`, loaded once into bufRes_ when they fit
-    // (each segment 32-byte aligned, -inf between), else streamed every
-    // round (wide rounds: each reads them all again).
+    // (LoadResident), else streamed every round (wide rounds: each reads
+    // them all again).
     __aicore__ inline Pick NarrowSegs(const GlobalTensor<float>& src, const uint64_t* at, const uint64_t* len,
                                       uint32_t segs, int32_t lo, uint64_t clo) {
         uint64_t room = 0;
-        for (uint32_t s = 0; s < segs; ++s) room += (len[s] + 7) / 8 * 8;
-        if (room <= kTile) {
-            LocalTensor<float> res = bufRes_.Get<float>();
-            const float negInf = AsFloat(0xFF800000u);
-            Duplicate(res, negInf, static_cast<int32_t>(kTile));
-            PipeSync<HardEvent::V_MTE2>();
-            uint32_t off = 0;
-            for (uint32_t s = 0; s < segs; ++s) {
-                if (len[s] == 0) continue;
-                LoadPadded(res[off], src[at[s]], static_cast<uint32_t>(len[s]), negInf);
-                off += static_cast<uint32_t>((len[s] + 7) / 8 * 8);
-            }
-            PipeSync<HardEvent::MTE2_V>();
-            return Narrow(off, lo, clo);
-        }
+        for (uint32_t s = 0; s < segs; ++s) room += (len[s] + kResAlign - 1) / kResAlign * kResAlign;
+        if (room <= kTile) return Narrow(LoadResident(src, at, len, segs, nullptr, nullptr), lo, clo);
         return NarrowWith(kWays, lo, clo, [&](const float* tv, uint32_t nt, uint64_t* counts) {
             for (uint32_t s = 0; s < segs; ++s) {
                 for (uint64_t off = 0; off < len[s]; off += kTile) {
@@ -520,6 +508,35 @@ private:
                 }
             }
         });
+    }
+
+    // Loads the segments' order values into bufRes_ (and, given `idx` and
+    // `bits`, the candidates' indices and bits into them at the same
+    // lanes), each segment kResAlign-aligned, NaN between and after them
+    // (a NaN passes no compare); returns the lanes used.
+    __aicore__ inline uint32_t LoadResident(const GlobalTensor<float>& src, const uint64_t* at, const uint64_t* len,
+                                            uint32_t segs, LocalTensor<int32_t>* idx, LocalTensor<int16_t>* bits) {
+        LocalTensor<float> res = bufRes_.Get<float>();
+        const float gap = AsFloat(0x7FC00000u);
+        Duplicate(res, gap, static_cast<int32_t>(kTile));
+        if (idx != nullptr) {
+            Duplicate(*idx, 0, static_cast<int32_t>(kTile));
+            Duplicate(*bits, static_cast<int16_t>(0), static_cast<int32_t>(kTile));
+        }
+        PipeSync<HardEvent::V_MTE2>();
+        uint32_t off = 0;
+        for (uint32_t s = 0; s < segs; ++s) {
+            if (len[s] == 0) continue;
+            const uint32_t n = static_cast<uint32_t>(len[s]);
+            LoadPadded(res[off], src[at[s]], n, gap);
+            if (idx != nullptr) {
+                LoadAny((*idx)[off], gCandI_[at[s]], n);
+                LoadAny((*bits)[off], gCandR_[at[s]], n);
+            }
+            off += (n + kResAlign - 1) / kResAlign * kResAlign;
+        }
+        PipeSync<HardEvent::MTE2_V>();
+        return off;
     }
 
     // `count` fp32 order values from GM as a tile of qCandV_, -inf up to
@@ -578,20 +595,34 @@ private:
     // Selects the k-th key of row r among its candidates (`segs` pieces
     // with `counts[i]` each, at or above code `lo`) and writes the k keys.
     __aicore__ inline void Finish(uint64_t r, int32_t lo, const uint64_t* counts, uint32_t segs) {
-        uint64_t at[kMaxPieces], total = 0;
+        uint64_t at[kMaxPieces], total = 0, room = 0;
         for (uint32_t s = 0; s < segs; ++s) {
             at[s] = r * t_.n + s * t_.piece_len;
             total += counts[s];
+            room += (counts[s] + kResAlign - 1) / kResAlign * kResAlign;
+        }
+        Out out{r * t_.k, 0, 0, 0};
+        if (room <= kTile) {
+            // Every candidate in UB at once: one load per piece and array,
+            // one compare and gather pass.
+            LocalTensor<int32_t> idx = qCandI_.AllocTensor<int32_t>();
+            LocalTensor<int16_t> bits = qRaw_.AllocTensor<int16_t>();
+            const uint32_t lanes = LoadResident(gCandV_, at, counts, segs, &idx, &bits);
+            const Pick pick = Narrow(lanes, lo, total);
+            out.tieAt = r * t_.k + pick.above;
+            out.need = t_.k - pick.above;
+            WriteTile(bufRes_.Get<float>(), idx, bits, lanes, Value(pick.v), out);
+            qCandI_.FreeTensor(idx);
+            qRaw_.FreeTensor(bits);
+            if (t_.sorted != 0 && pick.above > 1) SortBeyond(r, static_cast<uint32_t>(pick.above));
+            return;
         }
         const Pick pick = NarrowSegs(gCandV_, at, counts, segs, lo, total);
-        const float v = Value(pick.v);
-        const uint64_t need = t_.k - pick.above;  // ties taken, in index order
-        uint64_t beyondAt = r * t_.k, tieAt = r * t_.k + pick.above, taken = 0;
-        const GatherMaskParams once(1, 1, 8, 0);
+        out.tieAt = r * t_.k + pick.above;
+        out.need = t_.k - pick.above;
         for (uint32_t s = 0; s < segs; ++s) {
             for (uint64_t off = 0; off < counts[s]; off += kTile) {
                 const uint32_t count = static_cast<uint32_t>(counts[s] - off < kTile ? counts[s] - off : kTile);
-                const uint32_t padded = Padded(count);
                 LocalTensor<int32_t> idx = qCandI_.AllocTensor<int32_t>();
                 LoadAny(idx, gCandI_[at[s] + off], count);
                 qCandI_.EnQue(idx);
@@ -601,38 +632,54 @@ private:
                 LocalTensor<float> x = LoadValues(gCandV_[at[s] + off], count);
                 idx = qCandI_.DeQue<int32_t>();
                 bits = qRaw_.DeQue<int16_t>();
-                LocalTensor<uint8_t> gt = Mask(0), eq = Mask(1);
-                CompareScalar(gt, x, v, CMPMODE::GT, padded);
-                CompareScalar(eq, x, v, CMPMODE::EQ, padded);
-                PipeBarrier<PIPE_V>();
-                LocalTensor<int32_t> outI = qOutI_.AllocTensor<int32_t>();
-                LocalTensor<int16_t> outR = qOutR_.AllocTensor<int16_t>();
-                uint64_t nGt = 0, nEq = 0, dummy = 0;
-                GatherMask(outR, bits, gt.ReinterpretCast<uint16_t>(), true, count, once, nGt);
-                GatherMask(outI, idx, gt.ReinterpretCast<uint32_t>(), true, count, once, dummy);
-                const uint32_t second = static_cast<uint32_t>((nGt + kGroupAlign - 1) / kGroupAlign * kGroupAlign);
-                GatherMask(outR[second], bits, eq.ReinterpretCast<uint16_t>(), true, count, once, nEq);
-                GatherMask(outI[second], idx, eq.ReinterpretCast<uint32_t>(), true, count, once, dummy);
-                ResetMask();
-                PipeBarrier<PIPE_V>();
+                WriteTile(x, idx, bits, count, Value(pick.v), out);
                 qCandV_.FreeTensor(x);
                 qCandI_.FreeTensor(idx);
                 qRaw_.FreeTensor(bits);
-                const uint64_t left = need - taken;
-                const uint32_t ties = static_cast<uint32_t>(nEq < left ? nEq : left);
-                LocalTensor<TBits> keysOut = Narrowed(outR, second + ties);
-                outI = Handoff(qOutI_, outI);
-                StoreAny(gVal_[beyondAt], keysOut, static_cast<uint32_t>(nGt));
-                StoreAny(gIdx_[beyondAt], outI, static_cast<uint32_t>(nGt));
-                StoreAny(gVal_[tieAt + taken], keysOut[second], ties);
-                StoreAny(gIdx_[tieAt + taken], outI[second], ties);
-                beyondAt += nGt;
-                taken += ties;
-                qOutR_.FreeTensor(outR);
-                qOutI_.FreeTensor(outI);
             }
         }
         if (t_.sorted != 0 && pick.above > 1) SortBeyond(r, static_cast<uint32_t>(pick.above));
+    }
+
+    // Where a row's output goes: keys beyond the k-th from `beyondAt`, its
+    // ties from `tieAt`, `need` of them in all, `taken` so far.
+    struct Out {
+        uint64_t beyondAt, tieAt, need, taken;
+    };
+
+    // Writes the candidates among the first `lanes` of x (order values;
+    // lanes past them defined) beyond v, and ties of v while `out` needs
+    // them, with their indices and bits.
+    __aicore__ inline void WriteTile(const LocalTensor<float>& x, const LocalTensor<int32_t>& idx,
+                                     const LocalTensor<int16_t>& bits, uint32_t lanes, float v, Out& out) {
+        const GatherMaskParams once(1, 1, 8, 0);
+        const uint32_t padded = Padded(lanes);
+        LocalTensor<uint8_t> gt = Mask(0), eq = Mask(1);
+        CompareScalar(gt, x, v, CMPMODE::GT, padded);
+        CompareScalar(eq, x, v, CMPMODE::EQ, padded);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<int32_t> outI = qOutI_.AllocTensor<int32_t>();
+        LocalTensor<int16_t> outR = qOutR_.AllocTensor<int16_t>();
+        uint64_t nGt = 0, nEq = 0, dummy = 0;
+        GatherMask(outR, bits, gt.ReinterpretCast<uint16_t>(), true, lanes, once, nGt);
+        GatherMask(outI, idx, gt.ReinterpretCast<uint32_t>(), true, lanes, once, dummy);
+        const uint32_t second = static_cast<uint32_t>((nGt + kGroupAlign - 1) / kGroupAlign * kGroupAlign);
+        GatherMask(outR[second], bits, eq.ReinterpretCast<uint16_t>(), true, lanes, once, nEq);
+        GatherMask(outI[second], idx, eq.ReinterpretCast<uint32_t>(), true, lanes, once, dummy);
+        ResetMask();
+        PipeBarrier<PIPE_V>();
+        const uint64_t left = out.need - out.taken;
+        const uint32_t ties = static_cast<uint32_t>(nEq < left ? nEq : left);
+        LocalTensor<TBits> keysOut = Narrowed(outR, second + ties);
+        outI = Handoff(qOutI_, outI);
+        StoreAny(gVal_[out.beyondAt], keysOut, static_cast<uint32_t>(nGt));
+        StoreAny(gIdx_[out.beyondAt], outI, static_cast<uint32_t>(nGt));
+        StoreAny(gVal_[out.tieAt + out.taken], keysOut[second], ties);
+        StoreAny(gIdx_[out.tieAt + out.taken], outI[second], ties);
+        out.beyondAt += nGt;
+        out.taken += ties;
+        qOutR_.FreeTensor(outR);
+        qOutI_.FreeTensor(outI);
     }
 
     // Orders the `above` keys beyond the k-th of row r (written in index

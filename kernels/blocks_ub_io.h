@@ -80,4 +80,21 @@ __aicore__ inline void StoreQueued(Que& q, const LocalTensor<T>& src, const Glob
     q.FreeTensor(out);
 }
 
+// Keys gathered as int16 (`extent` lanes of `keys`, a tensor of queue `q`)
+// as TKey, handed from V to MTE3; 8-bit keys are narrowed back first
+// (exact, through f16 in `scratch`) into the bytes of `keys` from `narrowAt`.
+template <typename TKey, typename Que>
+__aicore__ inline LocalTensor<TKey> HandoffKeys(Que& q, LocalTensor<int16_t>& keys, uint32_t extent, uint32_t narrowAt,
+                                               const LocalTensor<half>& scratch) {
+    if constexpr (sizeof(TKey) == 1) {
+        Cast(scratch, keys, RoundMode::CAST_NONE, extent);
+        PipeBarrier<PIPE_V>();
+        Cast(keys.template ReinterpretCast<TKey>()[narrowAt], scratch, RoundMode::CAST_NONE, extent);
+        PipeBarrier<PIPE_V>();
+    }
+    keys = Handoff(q, keys);
+    if constexpr (sizeof(TKey) == 1) return keys.template ReinterpretCast<TKey>()[narrowAt];
+    return keys.template ReinterpretCast<TKey>();
+}
+
 }  // namespace ascend_scan

@@ -499,7 +499,7 @@ private:
             }
             qKeys_.FreeTensor(keys);
             if (!t_.first_pass) qIdx_.FreeTensor(idx);
-            LocalTensor<TKey> keysOut = Narrowed(outKeys, next);
+            LocalTensor<TKey> keysOut = HandoffKeys<TKey>(qKeysOut_, outKeys, next, 2 * kGroups, bufTmp_.Get<half>());
             outIdx = Handoff(qIdxOut_, outIdx);
             for (uint32_t d = 0; d < digits_; ++d) {
                 StoreAny(gKeysOut_[base[d]], keysOut[at[d]], got[d]);
@@ -509,20 +509,6 @@ private:
             qKeysOut_.FreeTensor(outKeys);
             qIdxOut_.FreeTensor(outIdx);
         }
-    }
-
-    // The key groups of `outKeys` (`extent` elements) as TKey, handed from
-    // V to MTE3 (8-bit keys narrowed back first, exact).
-    __aicore__ inline LocalTensor<TKey> Narrowed(LocalTensor<int16_t>& outKeys, uint32_t extent) {
-        if constexpr (kNarrow) {
-            LocalTensor<half> h = bufTmp_.Get<half>();
-            Cast(h, outKeys, RoundMode::CAST_NONE, extent);
-            PipeBarrier<PIPE_V>();
-            Cast(outKeys.ReinterpretCast<TKey>()[2 * kGroups], h, RoundMode::CAST_NONE, extent);
-            PipeBarrier<PIPE_V>();
-        }
-        outKeys = Handoff(qKeysOut_, outKeys);
-        return kNarrow ? outKeys.ReinterpretCast<TKey>()[2 * kGroups] : outKeys.ReinterpretCast<TKey>();
     }
 
     TPipe pipe_;

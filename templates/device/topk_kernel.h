@@ -670,7 +670,8 @@ private:
         PipeBarrier<PIPE_V>();
         const uint64_t left = out.need - out.taken;
         const uint32_t ties = static_cast<uint32_t>(nEq < left ? nEq : left);
-        LocalTensor<TBits> keysOut = Narrowed(outR, second + ties);
+        LocalTensor<TBits> keysOut =
+            HandoffKeys<TKey>(qOutR_, outR, second + ties, 2 * kOutCap, bufTmp_.Get<half>()).template ReinterpretCast<TBits>();
         outI = Handoff(qOutI_, outI);
         StoreAny(gVal_[out.beyondAt], keysOut, static_cast<uint32_t>(nGt));
         StoreAny(gIdx_[out.beyondAt], outI, static_cast<uint32_t>(nGt));
@@ -740,20 +741,6 @@ private:
         PipeSync<HardEvent::MTE3_S>();
         qOutI_.FreeTensor(outI);
         qOutR_.FreeTensor(outR);
-    }
-
-    // The gathered int16 bits (`extent` lanes) as keys, handed from V to
-    // MTE3 (8-bit keys narrowed first, exact).
-    __aicore__ inline LocalTensor<TBits> Narrowed(LocalTensor<int16_t>& outR, uint32_t extent) {
-        if constexpr (kNarrow) {
-            LocalTensor<half> h = bufTmp_.Get<half>();
-            Cast(h, outR, RoundMode::CAST_NONE, extent);
-            PipeBarrier<PIPE_V>();
-            Cast(outR.ReinterpretCast<TKey>()[2 * kOutCap], h, RoundMode::CAST_NONE, extent);
-            PipeBarrier<PIPE_V>();
-        }
-        outR = Handoff(qOutR_, outR);
-        return kNarrow ? outR.ReinterpretCast<TBits>()[2 * kOutCap] : outR.ReinterpretCast<TBits>();
     }
 
     TPipe pipe_;

@@ -371,8 +371,8 @@ fn check_k(k: usize, n: usize) -> Result<()> {
     Ok(())
 }
 
-/// The selection launch, the sort of its result (with `sorted` and k > 1)
-/// and their workspace.
+/// The selection launch, the sort of its result (with `sorted` and k past
+/// what the kernel orders itself) and their workspace.
 struct TopkPlan {
     select: algos::LaunchPlan<algos::TopKTiling>,
     sort: Option<SortPlan>,

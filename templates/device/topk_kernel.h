@@ -46,7 +46,6 @@ constexpr uint32_t kGroupAlign = 32;         // elements: 32-byte aligned groups
 constexpr uint32_t kResAlign = 16;           // elements: 32-byte aligned segments for 16- and 32-bit data
 constexpr uint32_t kOutCap = kTile + 64;     // two gathered groups, the second aligned
 constexpr float kMaxFloat = 3.40282347e38f;  // FLT_MAX
-constexpr uint32_t kMaxSortedK = 128;        // k the kernel orders itself (rank by compares)
 
 // Key traits: the code range [kLo, kHi] of the k largest, the order value
 // of a code, the bit patterns of the lowest and the highest key (the pads
@@ -88,10 +87,10 @@ struct Keys<int8_t> : IntKeys<-128, 127, 0x80, 0x7F> {};
 template <>
 struct Keys<uint8_t> : IntKeys<0, 255, 0x00, 0xFF> {};
 
-// The k-th key of a candidate set: its code, the keys beyond it and its ties.
+// The k-th key of a candidate set: its code and the count of keys beyond it.
 struct Pick {
     int32_t v;
-    uint64_t above, ties;
+    uint64_t above;
 };
 
 template <typename TKey>
@@ -136,6 +135,10 @@ public:
 private:
     __aicore__ static inline uint64_t Up512(uint64_t b) { return (b + 511) / 512 * 512; }
     __aicore__ static inline uint32_t Padded(uint32_t count) { return (count + 63) / 64 * 64; }
+    // Lanes a segment of `count` takes in a resident load (LoadResident).
+    __aicore__ static inline uint64_t ResidentLanes(uint64_t count) {
+        return (count + kResAlign - 1) / kResAlign * kResAlign;
+    }
 
     // UB arena (bytes): compare masks, then the count slots of a row's pieces.
     static constexpr uint32_t kMaskBytes = kTile / 8;
@@ -213,18 +216,17 @@ private:
     // The bound of row r: the k-th largest chunk maximum (its code), from
     // bufRes_ (`inUb`) or GM; Lo() when the row has fewer than k chunks.
     __aicore__ inline Pick BoundPick(uint64_t r, bool inUb) {
-        if (chunks_ < t_.k) return Pick{Lo(), 0, 0};
-        if (inUb) return Narrow(static_cast<uint32_t>(chunks_), Lo(), chunks_);
+        if (chunks_ < t_.k) return Pick{Lo(), 0};
+        if (inUb) return Narrow(static_cast<uint32_t>(chunks_), Lo());
         const uint64_t at[1] = {r * chunks_};
         const uint64_t len[1] = {chunks_};
-        return NarrowSegs(gMax_, at, len, 1, Lo(), chunks_);
+        return NarrowSegs(gMax_, at, len, 1, Lo());
     }
 
     // ---- the keys ----
 
-    // Loads `count` keys at `off` into a new tile of qRaw_ at element `to`,
-    // padded to whole chunks with the key of the lowest order value (the
-    // whole tile when `fill`).
+    // Fills a tile of qRaw_ with the key of the lowest order value (the pad
+    // of partial chunks), before a load into it.
     __aicore__ inline LocalTensor<TBits> PadTile(LocalTensor<TBits> raw) {
         const int16_t word = static_cast<int16_t>(kNarrow ? (Pad() << 8) | Pad() : Pad());
         Duplicate(raw.template ReinterpretCast<int16_t>(), word,
@@ -233,6 +235,7 @@ private:
         return raw;
     }
     __aicore__ inline uint16_t Pad() { return t_.largest ? Keys<TKey>::kMinBits : Keys<TKey>::kMaxBits; }
+    // Loads `count` keys at `off` into a new tile of qRaw_, padded to whole chunks.
     __aicore__ inline void LoadKeys(uint64_t off, uint32_t count) {
         LocalTensor<TBits> raw = qRaw_.AllocTensor<TBits>();
         if (count % kChunk != 0) PadTile(raw);
@@ -480,11 +483,11 @@ private:
 
     // The k-th largest code among candidates whose order values are the
     // first `lanes` of bufRes_ (-inf or NaN up to the next 64), starting from
-    // code `lo` (at or below it: `clo` >= k of them).
-    __aicore__ inline Pick Narrow(uint32_t lanes, int32_t lo, uint64_t clo) {
+    // code `lo` (at least k of them at or above it).
+    __aicore__ inline Pick Narrow(uint32_t lanes, int32_t lo) {
         // Binary rounds: a threshold costs a pass over the values, a round
         // only a vector-to-scalar sync.
-        return NarrowWith(2, lo, clo, [&](const float* tv, uint32_t nt, uint64_t* counts) {
+        return NarrowWith(2, lo, [&](const float* tv, uint32_t nt, uint64_t* counts) {
             CountTile(bufRes_.Get<float>(), lanes, tv, nt, counts);
         });
     }
@@ -494,11 +497,11 @@ private:
     // (LoadResident), else streamed every round (wide rounds: each reads
     // them all again).
     __aicore__ inline Pick NarrowSegs(const GlobalTensor<float>& src, const uint64_t* at, const uint64_t* len,
-                                      uint32_t segs, int32_t lo, uint64_t clo) {
+                                      uint32_t segs, int32_t lo) {
         uint64_t room = 0;
-        for (uint32_t s = 0; s < segs; ++s) room += (len[s] + kResAlign - 1) / kResAlign * kResAlign;
-        if (room <= kTile) return Narrow(LoadResident(src, at, len, segs, nullptr, nullptr), lo, clo);
-        return NarrowWith(kWays, lo, clo, [&](const float* tv, uint32_t nt, uint64_t* counts) {
+        for (uint32_t s = 0; s < segs; ++s) room += ResidentLanes(len[s]);
+        if (room <= kTile) return Narrow(LoadResident(src, at, len, segs, nullptr, nullptr), lo);
+        return NarrowWith(kWays, lo, [&](const float* tv, uint32_t nt, uint64_t* counts) {
             for (uint32_t s = 0; s < segs; ++s) {
                 for (uint64_t off = 0; off < len[s]; off += kTile) {
                     const uint32_t count = static_cast<uint32_t>(len[s] - off < kTile ? len[s] - off : kTile);
@@ -533,7 +536,7 @@ private:
                 LoadAny((*idx)[off], gCandI_[at[s]], n);
                 LoadAny((*bits)[off], gCandR_[at[s]], n);
             }
-            off += (n + kResAlign - 1) / kResAlign * kResAlign;
+            off += static_cast<uint32_t>(ResidentLanes(n));
         }
         PipeSync<HardEvent::MTE2_V>();
         return off;
@@ -557,9 +560,10 @@ private:
     // largest (C(lo) >= k > C(hi), C(c) the count of order values >=
     // Value(c)); each round counts at `ways` - 1 thresholds inside it and
     // keeps the highest sub-interval whose start still has k. Thresholds lie
-    // above Lo(), so their order values exceed -inf (the pads).
+    // above Lo(), so their order values exceed -inf (the pads; NaN gaps pass
+    // no compare).
     template <typename CountFn>
-    __aicore__ inline Pick NarrowWith(uint32_t ways, int32_t lo, uint64_t clo, CountFn count) {
+    __aicore__ inline Pick NarrowWith(uint32_t ways, int32_t lo, CountFn count) {
         int32_t hi = Hi() + 1;
         uint64_t chi = 0;
         const uint64_t k = t_.k;
@@ -584,10 +588,9 @@ private:
                 hi = lo + static_cast<int32_t>(b + 1) * w;
                 chi = counts[b + 1];
             }
-            if (b > 0) clo = counts[b];
             lo += static_cast<int32_t>(b) * w;
         }
-        return Pick{lo, chi, clo - chi};
+        return Pick{lo, chi};
     }
 
     // ---- the result ----
@@ -595,47 +598,50 @@ private:
     // Selects the k-th key of row r among its candidates (`segs` pieces
     // with `counts[i]` each, at or above code `lo`) and writes the k keys.
     __aicore__ inline void Finish(uint64_t r, int32_t lo, const uint64_t* counts, uint32_t segs) {
-        uint64_t at[kMaxPieces], total = 0, room = 0;
+        uint64_t at[kMaxPieces], room = 0;
         for (uint32_t s = 0; s < segs; ++s) {
             at[s] = r * t_.n + s * t_.piece_len;
-            total += counts[s];
-            room += (counts[s] + kResAlign - 1) / kResAlign * kResAlign;
+            room += ResidentLanes(counts[s]);
         }
-        Out out{r * t_.k, 0, 0, 0};
-        if (room <= kTile) {
-            // Every candidate in UB at once: one load per piece and array,
-            // one compare and gather pass.
-            LocalTensor<int32_t> idx = qCandI_.AllocTensor<int32_t>();
-            LocalTensor<int16_t> bits = qRaw_.AllocTensor<int16_t>();
-            const uint32_t lanes = LoadResident(gCandV_, at, counts, segs, &idx, &bits);
-            const Pick pick = Narrow(lanes, lo, total);
-            out.tieAt = r * t_.k + pick.above;
-            out.need = t_.k - pick.above;
-            WriteTile(bufRes_.Get<float>(), idx, bits, lanes, Value(pick.v), out);
+        // Candidates that fit a tile go into UB at once (one load per piece
+        // and array, one compare and gather pass); else tile by tile.
+        const bool resident = room <= kTile;
+        LocalTensor<int32_t> idx;
+        LocalTensor<int16_t> bits;
+        uint32_t lanes = 0;
+        Pick pick;
+        if (resident) {
+            idx = qCandI_.AllocTensor<int32_t>();
+            bits = qRaw_.AllocTensor<int16_t>();
+            lanes = LoadResident(gCandV_, at, counts, segs, &idx, &bits);
+            pick = Narrow(lanes, lo);
+        } else {
+            pick = NarrowSegs(gCandV_, at, counts, segs, lo);
+        }
+        const float v = Value(pick.v);
+        Out out{r * t_.k, r * t_.k + pick.above, t_.k - pick.above, 0};
+        if (resident) {
+            WriteTile(bufRes_.Get<float>(), idx, bits, lanes, v, out);
             qCandI_.FreeTensor(idx);
             qRaw_.FreeTensor(bits);
-            if (t_.sorted != 0 && pick.above > 1) SortBeyond(r, static_cast<uint32_t>(pick.above));
-            return;
-        }
-        const Pick pick = NarrowSegs(gCandV_, at, counts, segs, lo, total);
-        out.tieAt = r * t_.k + pick.above;
-        out.need = t_.k - pick.above;
-        for (uint32_t s = 0; s < segs; ++s) {
-            for (uint64_t off = 0; off < counts[s]; off += kTile) {
-                const uint32_t count = static_cast<uint32_t>(counts[s] - off < kTile ? counts[s] - off : kTile);
-                LocalTensor<int32_t> idx = qCandI_.AllocTensor<int32_t>();
-                LoadAny(idx, gCandI_[at[s] + off], count);
-                qCandI_.EnQue(idx);
-                LocalTensor<int16_t> bits = qRaw_.AllocTensor<int16_t>();
-                LoadAny(bits, gCandR_[at[s] + off], count);
-                qRaw_.EnQue(bits);
-                LocalTensor<float> x = LoadValues(gCandV_[at[s] + off], count);
-                idx = qCandI_.DeQue<int32_t>();
-                bits = qRaw_.DeQue<int16_t>();
-                WriteTile(x, idx, bits, count, Value(pick.v), out);
-                qCandV_.FreeTensor(x);
-                qCandI_.FreeTensor(idx);
-                qRaw_.FreeTensor(bits);
+        } else {
+            for (uint32_t s = 0; s < segs; ++s) {
+                for (uint64_t off = 0; off < counts[s]; off += kTile) {
+                    const uint32_t count = static_cast<uint32_t>(counts[s] - off < kTile ? counts[s] - off : kTile);
+                    idx = qCandI_.AllocTensor<int32_t>();
+                    LoadAny(idx, gCandI_[at[s] + off], count);
+                    qCandI_.EnQue(idx);
+                    bits = qRaw_.AllocTensor<int16_t>();
+                    LoadAny(bits, gCandR_[at[s] + off], count);
+                    qRaw_.EnQue(bits);
+                    LocalTensor<float> x = LoadValues(gCandV_[at[s] + off], count);
+                    idx = qCandI_.DeQue<int32_t>();
+                    bits = qRaw_.DeQue<int16_t>();
+                    WriteTile(x, idx, bits, count, v, out);
+                    qCandV_.FreeTensor(x);
+                    qCandI_.FreeTensor(idx);
+                    qRaw_.FreeTensor(bits);
+                }
             }
         }
         if (t_.sorted != 0 && pick.above > 1) SortBeyond(r, static_cast<uint32_t>(pick.above));
@@ -687,7 +693,7 @@ private:
     // order at the start of its output) largest first, equal keys in index
     // order: each key's rank is the count of keys beyond it plus that of
     // the equal keys before it (two compares and two counts per key, so
-    // only for k up to kMaxSortedK); the ties of the k-th key already
+    // only for k up to TopK::MAX_SORTED_K, crates/algos/src/topk.rs); the ties of the k-th key already
     // follow in index order.
     __aicore__ inline void SortBeyond(uint64_t r, uint32_t above) {
         PipeSync<HardEvent::MTE3_MTE2>();  // the row's output read back

@@ -20,10 +20,14 @@
 // The round that narrows to one code also counts the entries at or above
 // each threshold, which the draw's locate step uses: the piece holding the
 // j-th tie of the drawn code finds its index and writes the token.
-// Candidates: the first round whose interval starts above code 0 copies
-// every entry at or above its lo to the workspace as fp32, in order; every
-// later round of both searches reads only those (both crossings lie at or
-// above it).
+// Candidates: a round over the row whose interval starts above code 0 (or
+// round 0, at a guessed code that round 0's total then validates) copies
+// every entry at or above that code to candidate set A (fp32, in order);
+// later rounds read A, and once the interval has narrowed, copy the entries
+// inside it to set B (in place over B after the first time), so each round
+// reads only what can still hold the crossing. The draw restarts from A.
+// A bound starts both searches high: fewer than n entries lie below t, so if
+// n * t < mass - target, the crossing is at or above t.
 // Rows are cut into `pieces` pieces (several cores per row when the batch is
 // small); a core takes `items_per_core` consecutive pieces.
 #pragma once
@@ -36,13 +40,14 @@ namespace toppdraw {
 
 constexpr uint32_t kTile = 4096;      // elements per tile (a multiple of 64)
 constexpr uint32_t kMaxWays = 16;     // thresholds per round
+constexpr uint32_t kAccLanes = kTile / 2;  // lanes of round 0's running sum and maximum
 // A piece's slot: kMaxWays fp32 masses, then kMaxWays + 1 counts as fp32
 // (exact: rows have at most 2^24 entries), so that one vector Add sums slots.
 constexpr uint32_t kCountsAt = kMaxWays;
 constexpr uint32_t kSlotWords = 40;       // (160 bytes)
 constexpr uint32_t kMaxItems = 256;   // pieces per core
 constexpr uint32_t kMaxPieces = 64;   // pieces per row
-constexpr uint32_t kStateWords = 16;  // per piece (64 bytes)
+constexpr uint32_t kStateWords = 24;  // per piece (96 bytes)
 
 // State words of a piece (its row's crossing search, the same on every core
 // that owns a piece of the row).
@@ -59,10 +64,20 @@ enum StateWord : uint32_t {
     kKept,       // fp32 bits: the kept mass
     kTie,        // the crossing: the index of its tie among the entries equal to the code
     kBucket,     // the threshold slot of the crossing's code in the last round
-    kCand,       // the piece's candidates (written by its first round with lo > 0), or kNone
+    kCand,       // the piece's entries in candidate set A, or kNone (no valid A)
+    kCandLo,     // A holds the piece's entries at or above this code
     kTies,       // the entries equal to the crossing's code
     kUniform,    // fp32 bits: the row's uniform
+    kSettled,    // 1: the interval is one code and its tie is known
+    kSrc,        // what the next round reads: kFromRow, kFromA or kFromB
+    kSrcCount,   // the piece's entries in that set (A or B)
+    kSrcLo,      // the set holds the entries with codes in [src lo, src hi)
+    kSrcHi,      //
+    kBase,       // fp32 bits: mass of the kept entries at or above src hi
+    kReadBase,   // kBase of the set the last round read (its masses lack it)
+    kTopCode,    // the row's largest code + 1 (whole rows: where both searches start)
 };
+enum Source : uint32_t { kFromRow = 0, kFromA, kFromB };
 
 // The value of a non-negative code (bit pattern) as fp32, exactly.
 template <typename TProb>
@@ -94,20 +109,28 @@ public:
         gTok_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(tokens), t.rows);
         gKept_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(kept), t.rows);
         gCheck_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(check), t.check_slots * 8);
+        // Whole rows per core spend round 0 on the row's total alone (its
+        // bound then starts the search), so their first search takes one
+        // round more.
+        rounds0_ = t.rounds + (t.pieces == 1 ? 1 : 0);
         const uint64_t slotWords = 2 * t.rounds * items * kSlotWords;
         gWork_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace), slotWords);
-        gCand_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace) + slotWords, t.rows * t.n);
+        gCandA_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace) + slotWords, t.rows * t.n);
+        gCandB_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace) + slotWords + t.rows * t.n, t.rows * t.n);
+        // Round 0 copies the entries at or above the guess to A: the bound
+        // of a row whose mass is at least (1 + p) / 2 is at or above it.
+        guess_ = FloorCode((1.0f - t.p) / (4.0f * static_cast<float>(t.n)));
         Init();
         // Phase 0: the last kept entry (target p).
-        for (uint32_t r = 0; r < t.rounds; ++r) {
+        for (uint32_t r = 0; r < rounds0_; ++r) {
             Round(r);
             Exchange(r);
         }
         for (uint64_t g = first_; g < last_; ++g) StartDraw(g);
         // Phase 1: the drawn entry (target u * kept, among the kept entries).
         for (uint32_t r = 0; r < t.rounds; ++r) {
-            Round(t.rounds + r);
-            Exchange(t.rounds + r);
+            Round(rounds0_ + r);
+            Exchange(rounds0_ + r);
         }
         for (uint64_t g = first_; g < last_; ++g) Locate(g);
         WriteCheck();
@@ -130,6 +153,7 @@ private:
         pipe_.InitBuffer(qCandOut_, 2, kTile * sizeof(float));
         pipe_.InitBuffer(bufX_, kTile * sizeof(float));
         pipe_.InitBuffer(bufS_, 2 * kTile * sizeof(float));
+        pipe_.InitBuffer(bufAcc_, 2 * kAccLanes * sizeof(float));
         ub_.Init(pipe_, kArenaBytes);
         state_ = ub_.At<uint32_t>(kStateAt, kMaxItems * kStateWords);
         // The rows' uniforms (the pieces of a core span consecutive rows).
@@ -144,6 +168,9 @@ private:
                 Set(g, kTotal, 0);
                 Set(g, kKept, 0);
                 Set(g, kCand, kNone);
+                Set(g, kCandLo, kNone);
+                Set(g, kTopCode, Codes<TProb>::kOne + 1);
+                FromRow(g);
                 Set(g, kUniform, AsBits(u.GetValue(static_cast<uint32_t>(g / t_.pieces - r0))));
             }
         }
@@ -161,6 +188,50 @@ private:
         Set(g, kTie, 0);
         Set(g, kBucket, 0);
         Set(g, kTies, 0);
+        Set(g, kSettled, 0);
+    }
+
+    // The next round of piece g reads its part of the row.
+    __aicore__ inline void FromRow(uint64_t g) {
+        Set(g, kSrc, kFromRow);
+        Set(g, kSrcLo, 0);
+        Set(g, kSrcHi, Codes<TProb>::kOne + 1);
+        Set(g, kBase, 0);
+    }
+    // The next round of piece g reads `count` entries of set `src`, those
+    // with codes in [lo, hi); `base` is the mass at or above hi.
+    __aicore__ inline void FromSet(uint64_t g, uint32_t src, uint32_t count, uint32_t lo, uint32_t hi, float base) {
+        Set(g, kSrc, src);
+        Set(g, kSrcCount, count);
+        Set(g, kSrcLo, lo);
+        Set(g, kSrcHi, hi);
+        Set(g, kBase, AsBits(base));
+    }
+
+    // The largest code whose value is at most t (t >= 0).
+    __aicore__ inline uint32_t FloorCode(float t) {
+        uint32_t lo = 0, hi = Codes<TProb>::kOne + 1;  // Value(lo) <= t (or lo = 0), Value(hi) > t
+        if (!(t < 1.0f)) return Codes<TProb>::kOne;
+        while (hi - lo > 1) {
+            const uint32_t mid = (lo + hi) / 2;
+            if (Codes<TProb>::Value(mid) <= t) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    // The lowest code a crossing of `target` in entries of total `mass` can
+    // have: fewer than n entries lie below t, so if n * t < mass - target,
+    // the mass at or above t exceeds the target. Half of that gap is used,
+    // and only when it is clear of the fp32 sums' rounding (under 2^-12 of
+    // the mass for rows of up to 2^24 entries): else 0.
+    __aicore__ inline uint32_t BoundCode(float mass, float target) {
+        const float gap = (mass - target) * 0.5f;
+        if (!(gap > mass * (1.0f / 1024.0f))) return 0;
+        return FloorCode(gap / static_cast<float>(t_.n));
     }
 
     __aicore__ inline uint32_t Get(uint64_t g, uint32_t w) {
@@ -170,11 +241,12 @@ private:
         state_.SetValue(static_cast<uint32_t>((g - first_) * kStateWords + w), v);
     }
 
-    // The thresholds of piece g's interval: count and width.
-    __aicore__ inline uint32_t Thresholds(uint64_t g, uint32_t& lo, uint32_t& hi, uint32_t& w) {
+    // The thresholds of piece g's interval in round `set`: count and width
+    // (round 0 of whole rows has only lo: it sums the row).
+    __aicore__ inline uint32_t Thresholds(uint64_t g, uint32_t set, uint32_t& lo, uint32_t& hi, uint32_t& w) {
         lo = Get(g, kLo);
         hi = Get(g, kHi);
-        w = (hi - lo + t_.ways - 1) / t_.ways;
+        w = set == 0 && t_.pieces == 1 ? hi - lo : (hi - lo + t_.ways - 1) / t_.ways;
         return (hi - lo + w - 1) / w;
     }
 
@@ -188,106 +260,164 @@ private:
         end = row * t_.n + b;
     }
 
-    // Loads a tile: of the probabilities (`fromCand` false) or of the
-    // candidates (fp32, zero up to whole 64-lane repeats).
-    __aicore__ inline void Load(uint64_t off, uint32_t count, bool fromCand) {
-        if (fromCand) {
+    // Loads a tile: of the probabilities, or of candidate set A or B (fp32,
+    // zero up to whole 64-lane repeats).
+    __aicore__ inline void Load(uint64_t off, uint32_t count, uint32_t src) {
+        if (src != kFromRow) {
             LocalTensor<float> c = qCand_.AllocTensor<float>();
             uint32_t padded = (count + 63) / 64 * 64;
             if (count < padded) ZeroBeforeLoad(c, padded);
-            LoadAny(c, gCand_[off], count);
+            LoadAny(c, src == kFromA ? gCandA_[off] : gCandB_[off], count);
             qCand_.EnQue(c);
             return;
         }
         LocalTensor<TProb> raw = qRaw_.AllocTensor<TProb>();
+        if (count % 128 != 0) ZeroBeforeLoad(raw, (count + 127) / 128 * 128);  // whole f16 compare repeats
         LoadAny(raw, gx_[off], count);
         qRaw_.EnQue(raw);
     }
 
-    // The loaded tile as fp32: the candidates' queue tensor (freed by
-    // Release), or the probabilities cast into bufX_, zero past `count` up
-    // to whole 64-lane repeats.
+    // The loaded tile as fp32 (zero past `count` up to whole 64-lane
+    // repeats): the candidates' queue tensor, or the probabilities cast
+    // into bufX_ (the f16 tile stays for CompareTile). Release frees either.
     __aicore__ inline LocalTensor<float> Take(uint32_t count, uint32_t padded, bool fromCand) {
         if (fromCand) return qCand_.DeQue<float>();
-        LocalTensor<TProb> raw = qRaw_.DeQue<TProb>();
+        raw_ = qRaw_.DeQue<TProb>();
+        rawLanes_ = (count + 127) / 128 * 128;
         LocalTensor<float> x = bufX_.Get<float>();
         if (count < padded) {
             Duplicate(x, 0.0f, static_cast<int32_t>(padded));
             PipeBarrier<PIPE_V>();
         }
-        Cast(x, raw, RoundMode::CAST_NONE, count);  // exact
+        Cast(x, raw_, RoundMode::CAST_NONE, count);  // exact
         PipeBarrier<PIPE_V>();
-        qRaw_.FreeTensor(raw);
         return x;
     }
     __aicore__ inline void Release(LocalTensor<float>& x, bool fromCand) {
-        if (fromCand) qCand_.FreeTensor(x);
+        if (fromCand) {
+            qCand_.FreeTensor(x);
+        } else {
+            qRaw_.FreeTensor(raw_);
+        }
+    }
+
+    // Lanes the compares of a tile cover (their masks' bits): f16 tiles
+    // from the row are compared as they are, in whole 128-lane repeats.
+    __aicore__ inline uint32_t CompareLanes(uint32_t padded, bool fromCand) {
+        return !fromCand && std::is_same<TProb, half>::value ? rawLanes_ : padded;
+    }
+    // mask = (value `mode` v) for the tile's lanes: on the f16 row tile
+    // itself (half the repeats of fp32; v is a code's value, exact in f16),
+    // else on its fp32 values x.
+    __aicore__ inline void CompareTile(const LocalTensor<uint8_t>& mask, const LocalTensor<float>& x, float v,
+                                       CMPMODE mode, uint32_t padded, bool fromCand) {
+        if constexpr (std::is_same<TProb, half>::value) {
+            if (!fromCand) {
+                CompareScalar(mask, raw_, static_cast<half>(v), mode, rawLanes_);
+                return;
+            }
+        }
+        CompareScalar(mask, x, v, mode, padded);
     }
 
     // Round `set`: every piece's masses at its thresholds (and, when its
-    // interval is at most `ways` codes, its counts at them and at hi), into
-    // its slot of the set. Over the probabilities until the first round
-    // whose interval starts above 0, which also writes the candidates (the
-    // entries at or above its lo); over the candidates after it.
+    // interval is at most `ways` codes, its counts at them and at hi) over
+    // the set it reads (without that set's base), into its slot of the set.
+    // The round also writes the set the next one reads: A from the row (its
+    // entries at or above lo once lo is above 0, or at or above the guess in
+    // round 0), B from A or B once the interval is narrower than that set.
     __aicore__ inline void Round(uint32_t set) {
         LocalTensor<uint8_t> masks = ub_.At<uint8_t>(kMasksAt, (kMaxWays + 1) * kTile / 8);
         LocalTensor<float> sums = ub_.At<float>(kSumsAt, kMaxWays * 8);
         LocalTensor<float> tmp = ub_.At<float>(kReduceTmpAt, kTile / 64 + 8);
         LocalTensor<float> s = bufS_.Get<float>();
         const GatherMaskParams once(1, 1, 8, 0);
+        const uint32_t top = Codes<TProb>::kOne + 1;
         for (uint64_t g = first_; g < last_; ++g) {
             float mass[kMaxWays];
             uint64_t counts[kMaxWays + 1];
             for (uint32_t j = 0; j < kMaxWays; ++j) mass[j] = 0.0f;
             for (uint32_t j = 0; j <= kMaxWays; ++j) counts[j] = 0;
             uint32_t lo, hi, w;
-            const uint32_t nt = Thresholds(g, lo, hi, w);
-            const bool fromCand = Get(g, kCand) != kNone, compact = !fromCand && lo > 0;
-            // A row whose mass is within p has no nucleus crossing to find.
-            const bool idle = set < t_.rounds && Get(g, kAll) != 0;
+            const uint32_t nt = Thresholds(g, set, lo, hi, w);
+            // A row whose mass is within p has no nucleus crossing to find;
+            // a whole row whose crossing is settled has nothing left to count.
+            const bool idle = set < rounds0_ && Get(g, kAll) != 0;
+            if (t_.pieces == 1 && (idle || Get(g, kSettled) != 0)) continue;
+            const uint32_t src = Get(g, kSrc), srcLo = Get(g, kSrcLo), srcHi = Get(g, kSrcHi);
+            const bool fromCand = src != kFromRow;
+            Set(g, kReadBase, Get(g, kBase));
+            const uint32_t cutA = fromCand ? 0 : lo > 0 ? lo : set == 0 ? guess_ : 0;
+            const bool toA = !idle && cutA > 0;
+            const bool toB = !idle && fromCand && (lo > srcLo || hi < srcHi);
+            const bool keepAbove = toA || (toB && lo > srcLo), keepBelow = toB && hi < srcHi;
             const bool counting = hi - lo <= t_.ways;
             const bool total = set == 0;  // S(0): the row's mass
             float tv[kMaxWays + 1];
             for (uint32_t j = 0; j < nt; ++j) tv[j] = Codes<TProb>::Value(lo + j * w);
             tv[nt] = Codes<TProb>::Value(hi);
+            const float cut = Codes<TProb>::Value(toA ? cutA : lo);
             uint64_t begin, end;
             Range(g, begin, end);
-            if (fromCand) end = begin + Get(g, kCand);
+            if (fromCand) end = begin + Get(g, kSrcCount);
             if (idle) end = begin;
             uint64_t kept = 0;
-            if (begin < end) Load(begin, static_cast<uint32_t>(end - begin < kTile ? end - begin : kTile), fromCand);
+            // Round 0: the row's running sum and maximum, lane-wise.
+            LocalTensor<float> accSum = bufAcc_.Get<float>(), accMax = accSum[kAccLanes];
+            if (total) {
+                Duplicate(accSum, 0.0f, static_cast<int32_t>(2 * kAccLanes));
+                PipeBarrier<PIPE_V>();
+            }
+            if (begin < end) Load(begin, static_cast<uint32_t>(end - begin < kTile ? end - begin : kTile), src);
             for (uint64_t off = begin; off < end; off += kTile) {
                 uint32_t count = static_cast<uint32_t>(end - off < kTile ? end - off : kTile);
                 uint32_t padded = (count + 63) / 64 * 64;  // CompareScalar on float takes whole 256-byte repeats
                 if (off + kTile < end) {
                     uint64_t next = off + kTile;
-                    Load(next, static_cast<uint32_t>(end - next < kTile ? end - next : kTile), fromCand);
+                    Load(next, static_cast<uint32_t>(end - next < kTile ? end - next : kTile), src);
                 }
                 LocalTensor<float> x = Take(count, padded, fromCand);
-                if (total) bad_ += count - InRange(x, masks, count, padded);
-                if (compact) {
-                    LocalTensor<uint8_t> keep = masks[kMaxWays * (kTile / 8)];
-                    CompareScalar(keep, x, tv[0], CMPMODE::GE, padded);
+                const uint32_t lanes = CompareLanes(padded, fromCand);
+                if (total) {
+                    bad_ += count - InRange(x, masks, count, padded);
+                    // Zero lanes past count add nothing and are no maximum (values are >= 0).
+                    for (uint32_t h = 0; h < padded; h += kAccLanes) {
+                        const uint32_t part = padded - h < kAccLanes ? padded - h : kAccLanes;
+                        Add(accSum, accSum, x[h], static_cast<int32_t>(part));
+                        Max(accMax, accMax, x[h], static_cast<int32_t>(part));
+                        PipeBarrier<PIPE_V>();
+                    }
+                }
+                if (toA || toB) {
+                    // The entries the next set holds: at or above the cut, below hi.
+                    LocalTensor<uint8_t> keep = masks[kMaxWays * (kTile / 8)], below = keepAbove ? masks : keep;
+                    if (keepAbove) CompareTile(keep, x, cut, CMPMODE::GE, padded, fromCand);
+                    if (keepBelow) CompareTile(below, x, tv[nt], CMPMODE::LT, padded, fromCand);
                     PipeBarrier<PIPE_V>();
+                    if (keepAbove && keepBelow) {
+                        And(keep.ReinterpretCast<uint16_t>(), keep.ReinterpretCast<uint16_t>(),
+                            below.ReinterpretCast<uint16_t>(), static_cast<int32_t>(lanes / 16));
+                        PipeBarrier<PIPE_V>();
+                    }
                     LocalTensor<float> out = qCandOut_.AllocTensor<float>();
                     uint64_t got = 0;
                     GatherMask(out, x, keep.ReinterpretCast<uint32_t>(), true, count, once, got);
                     ResetMask();
                     PipeBarrier<PIPE_V>();
-                    StoreQueued(qCandOut_, out, gCand_[begin + kept], static_cast<uint32_t>(got));
+                    // The last store may have ended inside the 32-byte block this one starts in.
+                    if ((begin + kept) % 8 != 0) PipeBarrier<PIPE_MTE3>();
+                    // B is rewritten in place: its tile lands at or before where it was read.
+                    StoreQueued(qCandOut_, out, toA ? gCandA_[begin + kept] : gCandB_[begin + kept],
+                                static_cast<uint32_t>(got));
                     kept += got;
                 }
                 // Masks: threshold j at slot j (j = 1..nt-1; with counts also
                 // 0 and nt, the interval's hi).
                 const uint32_t from = counting ? 0 : 1, to = counting ? nt : nt - 1;
                 for (uint32_t j = from; j <= to && j <= kMaxWays; ++j) {
-                    CompareScalar(masks[j * (kTile / 8)], x, tv[j], CMPMODE::GE, padded);
+                    CompareTile(masks[j * (kTile / 8)], x, tv[j], CMPMODE::GE, padded, fromCand);
                 }
                 PipeBarrier<PIPE_V>();
-                if (total) {
-                    ReduceSum(sums, x, tmp, static_cast<int32_t>(count));
-                    PipeBarrier<PIPE_V>();
-                }
                 // Select j and ReduceSum j - 1 use different halves of bufS_.
                 for (uint32_t j = 1; j <= nt; ++j) {
                     if (j < nt) {
@@ -309,15 +439,29 @@ private:
                 }
                 Release(x, fromCand);
                 PipeSync<HardEvent::V_S>();
-                if (total) mass[0] += sums.GetValue(0);
                 for (uint32_t j = 1; j < nt; ++j) mass[j] += sums.GetValue(j * 8);
                 ScalarReadsDone();
             }
-            if (compact) {
-                Set(g, kCand, static_cast<uint32_t>(kept));
-                // Later rounds read the candidates back (with whole rows per
-                // core no SyncAll orders them).
+            if (total) {
+                // The row's mass S(0) and its largest value.
+                ReduceSum(sums, accSum, tmp, static_cast<int32_t>(kAccLanes));
+                ReduceMax(sums[8], accMax, tmp[kTile / 64], static_cast<int32_t>(kAccLanes), false);
+                PipeSync<HardEvent::V_S>();
+                mass[0] = sums.GetValue(0);
+                Set(g, kTopCode, FloorCode(sums.GetValue(8)) + 1);
+                ScalarReadsDone();
+            }
+            if (toA || toB) {
+                // Later rounds read the set back (with whole rows per core no
+                // SyncAll orders them).
                 PipeSync<HardEvent::MTE3_MTE2>();
+                if (toA) {
+                    Set(g, kCand, static_cast<uint32_t>(kept));
+                    Set(g, kCandLo, cutA);
+                    FromSet(g, kFromA, static_cast<uint32_t>(kept), cutA, top, 0.0f);
+                } else {
+                    FromSet(g, kFromB, static_cast<uint32_t>(kept), lo, hi, AsFloat(Get(g, kAbove)));
+                }
             }
             if (t_.pieces == 1) {
                 Narrow(g, set, mass, counts);
@@ -335,15 +479,17 @@ private:
     __aicore__ inline uint64_t InRange(const LocalTensor<float>& x, const LocalTensor<uint8_t>& masks, uint32_t count,
                                        uint32_t padded) {
         LocalTensor<uint8_t> lo = masks, hi = masks[kTile / 8];
-        CompareScalar(lo, x, 0.0f, CMPMODE::GE, padded);
-        CompareScalar(hi, x, 1.0f, CMPMODE::LE, padded);
+        CompareTile(lo, x, 0.0f, CMPMODE::GE, padded, false);
+        CompareTile(hi, x, 1.0f, CMPMODE::LE, padded, false);
         PipeBarrier<PIPE_V>();
+        const uint32_t lanes = CompareLanes(padded, false);
         And(lo.ReinterpretCast<uint16_t>(), lo.ReinterpretCast<uint16_t>(), hi.ReinterpretCast<uint16_t>(),
-            static_cast<int32_t>(padded / 16));
+            static_cast<int32_t>(lanes / 16));
         PipeBarrier<PIPE_V>();
         uint64_t valid = 0;
-        GatherMask(bufS_.Get<float>(), x, lo.ReinterpretCast<uint32_t>(), true, count, GatherMaskParams(1, 1, 8, 0),
-                   valid);  // the count only
+        // The count only; 16-bit lanes take half the repeats of fp32 ones.
+        GatherMask(bufS_.Get<int16_t>(), raw_.template ReinterpretCast<int16_t>(), lo.ReinterpretCast<uint16_t>(), true,
+                   count, GatherMaskParams(1, 1, 8, 0), valid);
         ResetMask();
         PipeBarrier<PIPE_V>();
         return valid;
@@ -371,7 +517,7 @@ private:
 
     // Narrows piece g's search from its row's slots of round `set`.
     __aicore__ inline void Advance(uint64_t g, uint32_t set) {
-        if (set < t_.rounds && Get(g, kAll) != 0) return;
+        if (set < rounds0_ && Get(g, kAll) != 0) return;
         LocalTensor<float> slots = RowSlots(g, set);
         // The row's sums: the pieces' slots added by a fixed tree of vector
         // Adds (the same order on every core).
@@ -386,7 +532,7 @@ private:
         float mass[kMaxWays];
         uint64_t counts[kMaxWays + 1];
         uint32_t lo, hi, w;
-        const uint32_t nt = Thresholds(g, lo, hi, w);
+        const uint32_t nt = Thresholds(g, set, lo, hi, w);
         for (uint32_t j = 0; j <= nt; ++j) {
             if (j < nt) mass[j] = slots.GetValue(j);
             counts[j] = static_cast<uint64_t>(slots.GetValue(kCountsAt + j));
@@ -397,12 +543,16 @@ private:
 
     // After round `set`: narrow piece g's interval to the sub-interval of
     // the crossing (the same on every core of the row), from the row's
-    // masses and counts at the round's thresholds.
-    __aicore__ inline void Narrow(uint64_t g, uint32_t set, const float* mass, const uint64_t* counts) {
-        if (set < t_.rounds && Get(g, kAll) != 0) return;
+    // masses (over the set the round read: its base added here) and counts
+    // at the round's thresholds.
+    __aicore__ inline void Narrow(uint64_t g, uint32_t set, const float* setMass, const uint64_t* counts) {
+        if (set < rounds0_ && Get(g, kAll) != 0) return;
         uint32_t lo, hi, w;
-        const uint32_t nt = Thresholds(g, lo, hi, w);
+        const uint32_t nt = Thresholds(g, set, lo, hi, w);
         const float above = AsFloat(Get(g, kAbove)), target = AsFloat(Get(g, kTarget));
+        const float base = AsFloat(Get(g, kReadBase));
+        float mass[kMaxWays];
+        for (uint32_t j = 0; j < nt && j < kMaxWays; ++j) mass[j] = setMass[j] + base;
         if (set == 0) {
             Set(g, kTotal, AsBits(mass[0]));
             if (mass[0] <= target) {
@@ -420,13 +570,28 @@ private:
             }
         }
         const float newAbove = b + 1 < nt ? mass[b + 1] : above;
-        const uint32_t newLo = lo + b * w, newHi = b + 1 < nt ? lo + (b + 1) * w : hi;
+        uint32_t newHi = b + 1 < nt ? lo + (b + 1) * w : hi;
+        uint32_t newLo = lo + b * w;
+        if (set == 0) {
+            // Whole rows start below their largest value (round 0 found it),
+            // and both searches at the bound.
+            if (t_.pieces == 1 && Get(g, kTopCode) > newLo) newHi = Get(g, kTopCode);
+            const uint32_t bound = BoundCode(mass[0], target);
+            if (bound > newLo && bound < newHi) newLo = bound;
+            // A holds the entries at or above the guess: of no use if that
+            // is above the search's lo (a row of mass under (1 + p) / 2).
+            if (Get(g, kSrc) == kFromA && Get(g, kCandLo) > newLo) {
+                Set(g, kCand, kNone);
+                Set(g, kCandLo, kNone);
+                FromRow(g);
+            }
+        }
         Set(g, kLo, newLo);
         Set(g, kHi, newHi);
         Set(g, kAbove, AsBits(newAbove));
-        if (newHi - newLo != 1) return;
-        // One code left (this round counted): the crossing is its tie j, the
-        // first with above + (j + 1) * v > target.
+        // One code left, and this round counted (else a later round will):
+        // the crossing is its tie j, the first with above + (j + 1) * v > target.
+        if (newHi - newLo != 1 || hi - lo > t_.ways) return;
         const uint64_t ties = counts[b] - counts[b + 1];
         const float v = Codes<TProb>::Value(newLo);
         uint64_t j = 0;
@@ -442,6 +607,7 @@ private:
         Set(g, kTie, static_cast<uint32_t>(j));
         Set(g, kBucket, b);
         Set(g, kTies, static_cast<uint32_t>(ties));
+        Set(g, kSettled, 1);
     }
 
     // Between the phases: the kept mass and the draw's search.
@@ -456,13 +622,26 @@ private:
             keptMass = AsFloat(Get(g, kAbove)) + static_cast<float>(limit + 1) * Codes<TProb>::Value(lo);
         }
         Set(g, kKept, AsBits(keptMass));
-        Search(g, lo, AsFloat(Get(g, kUniform)) * keptMass, limit);
+        const float target = AsFloat(Get(g, kUniform)) * keptMass;
+        const uint32_t bound = BoundCode(keptMass, target);
+        if (bound > lo) {
+            lo = bound;  // above the nucleus' last code: its ties are all past the crossing
+            limit = kNone;
+        }
+        Search(g, lo, target, limit);
+        if (t_.pieces == 1 && Get(g, kTopCode) > lo) Set(g, kHi, Get(g, kTopCode));
+        const uint32_t candLo = Get(g, kCandLo);
+        if (Get(g, kCand) != kNone && candLo <= lo) {
+            FromSet(g, kFromA, Get(g, kCand), candLo, Codes<TProb>::kOne + 1, 0.0f);
+        } else {
+            FromRow(g);
+        }
     }
 
     // The token: the piece holding the crossing's tie finds its index.
     __aicore__ inline void Locate(uint64_t g) {
         const uint64_t row = g / t_.pieces, piece = g % t_.pieces;
-        const uint32_t set = 2 * t_.rounds - 1, b = Get(g, kBucket);
+        const uint32_t set = rounds0_ + t_.rounds - 1, b = Get(g, kBucket);
         // The interval is one code now.
         const uint32_t lo = Get(g, kLo);
         uint64_t before = 0, mine = 0, all = 0;
@@ -505,14 +684,15 @@ private:
         for (uint64_t off = begin; off < end; off += kTile) {
             uint32_t count = static_cast<uint32_t>(end - off < kTile ? end - off : kTile);
             uint32_t padded = (count + 63) / 64 * 64;
-            Load(off, count, false);
+            Load(off, count, kFromRow);
             LocalTensor<float> x = Take(count, padded, false);
-            CompareScalar(mask, x, v, CMPMODE::EQ, padded);
+            CompareTile(mask, x, v, CMPMODE::EQ, padded, false);
             CreateVecIndex(iota, static_cast<int32_t>(off - rowStart), padded);
             PipeBarrier<PIPE_V>();
             uint64_t got = 0;
             GatherMask(hits, iota, mask.ReinterpretCast<uint32_t>(), true, count, once, got);
             ResetMask();
+            Release(x, false);
             PipeSync<HardEvent::V_S>();
             if (seen + got > need) {
                 int32_t index = hits.GetValue(static_cast<uint32_t>(need - seen));
@@ -548,14 +728,16 @@ private:
     TPipe pipe_;
     TQue<TPosition::VECIN, 2> qRaw_, qCand_;
     TQue<TPosition::VECOUT, 2> qCandOut_;
-    TBuf<TPosition::VECCALC> bufX_, bufS_;
+    TBuf<TPosition::VECCALC> bufX_, bufS_, bufAcc_;
+    LocalTensor<TProb> raw_;  // the row tile Take cast (until Release)
+    uint32_t rawLanes_ = 0;
     UbArena ub_;
     LocalTensor<uint32_t> state_;
     GlobalTensor<TProb> gx_;
-    GlobalTensor<float> gu_, gKept_, gWork_, gCand_;
+    GlobalTensor<float> gu_, gKept_, gWork_, gCandA_, gCandB_;
     GlobalTensor<int32_t> gTok_, gCheck_;
     TopPDrawTiling t_;
-    uint32_t core_ = 0;
+    uint32_t core_ = 0, rounds0_ = 0, guess_ = 0;
     uint64_t first_ = 0, last_ = 0, bad_ = 0;
 };
 

@@ -73,12 +73,23 @@ pub(crate) fn reference(
     top_k: Option<usize>,
     u: f32,
 ) -> Option<(i32, Vec<(usize, f32)>)> {
+    reference_within(row, p, top_k, u, 1e-4)
+}
+
+/// [`reference`], skipping only targets within `tol` of a partial sum.
+fn reference_within(
+    row: &[f32],
+    p: f32,
+    top_k: Option<usize>,
+    u: f32,
+    tol: f64,
+) -> Option<(i32, Vec<(usize, f32)>)> {
     let mut perm: Vec<usize> = (0..row.len()).collect();
     perm.sort_by(|&a, &b| row[b].partial_cmp(&row[a]).unwrap());
     if let Some(k) = top_k {
         perm.truncate(k);
     }
-    let near = |a: f64, b: f64| (a - b).abs() < 1e-4;
+    let near = |a: f64, b: f64| (a - b).abs() < tol;
     let mut cum = 0.0f64;
     let mut kept = Vec::new();
     for &i in &perm {
@@ -296,6 +307,81 @@ fn hard_rows_follow_the_definition() {
     assert_eq!(tokens, vec![3]);
     let (tokens, _) = draw_with(&row, 1, 0.6, Some(3000), &[0.7]);
     assert_eq!(tokens, vec![9]);
+}
+
+/// Rows longer than the kernel's tile with a whole row per core: a flat
+/// softmax (most probabilities subnormal f16, a nucleus of thousands), the
+/// peaked rows, and rows whose mass is far from 1 (the candidates that round
+/// 0 guessed are then dropped, or the whole row is kept).
+#[test]
+fn whole_long_rows_follow_the_reference() {
+    let dev = device();
+    let rows = dev.profile().vector_cores as usize;
+    let n = 20_000;
+    let mut s = 0x2545_f491_4f6c_dd1du64;
+    let data: Vec<f32> = (0..rows)
+        .flat_map(|r| {
+            let row: Vec<f32> = match r % 4 {
+                0 | 1 => {
+                    let logits: Vec<f64> = (0..n)
+                        .map(|_| {
+                            s ^= s << 13;
+                            s ^= s >> 7;
+                            s ^= s << 17;
+                            -((s % 4096) as f64) / 256.0
+                        })
+                        .collect();
+                    let total: f64 = logits.iter().map(|l| l.exp()).sum();
+                    logits.iter().map(|l| (l.exp() / total) as f32).collect()
+                }
+                2 => peaked(n, r as u64),
+                _ => peaked(n, r as u64).iter().map(|v| v * 0.35).collect(),
+            };
+            row
+        })
+        .collect();
+    let rounded: Vec<f32> = to16::<f16>(&data).iter().map(|v| v.to_f32()).collect();
+    let buf = dev.upload(&to16::<f16>(&rounded)).unwrap();
+    let (mut checked, mut skipped) = (0, 0);
+    for p in [0.3f32, 0.9, 0.999] {
+        for seed in [4u64, 5] {
+            let o = TopPOptions {
+                p,
+                top_k: None,
+                seed,
+            };
+            let got = top_p_sample(&dev, Batch::rows(&buf, rows).unwrap(), o)
+                .unwrap()
+                .download()
+                .unwrap();
+            for r in 0..rows {
+                let row = &rounded[r * n..(r + 1) * n];
+                // The flat rows' partial sums step by about 1e-5: they are
+                // checked to within the fp32 sums' rounding (20000 terms in
+                // 4096-term trees, then a few dozen adds: under 2e-6).
+                let u = uniform(seed, r as u64, 0);
+                if let Some((want, _)) = reference_within(row, p, None, u, 2e-6) {
+                    assert_eq!(got[r], want, "row {r}, {o:?}");
+                    checked += 1;
+                } else {
+                    // Still a kept entry: positive, and at most p before it.
+                    let t = got[r] as usize;
+                    let before: f64 = row
+                        .iter()
+                        .enumerate()
+                        .filter(|&(i, &v)| v > row[t] || (v == row[t] && i < t))
+                        .map(|(_, &v)| f64::from(v))
+                        .sum();
+                    assert!(row[t] > 0.0 && before <= f64::from(p) + 2e-6, "row {r}, {o:?}");
+                    skipped += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 2 * skipped,
+        "{checked} rows checked, {skipped} skipped"
+    );
 }
 
 /// Batches beyond one launch's rows (the kernel keeps 256 rows per core on

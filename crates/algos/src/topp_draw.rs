@@ -119,7 +119,7 @@ impl TopPDraw {
     /// as vector cores, else each row cut into up to `cores / rows` pieces
     /// of at least 1024 elements. The workspace holds one 160-byte slot per
     /// piece per round of the two searches, then room for every probability
-    /// as an fp32 candidate.
+    /// in each of the two fp32 candidate sets (A, and B that narrows it).
     pub fn plan(
         &self,
         soc: &SocProfile,
@@ -178,7 +178,7 @@ impl TopPDraw {
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: block_dim as u32,
-            workspace_bytes: 2 * u64::from(rounds) * items * SLOT_BYTES + rows * n * 4,
+            workspace_bytes: 2 * u64::from(rounds) * items * SLOT_BYTES + 2 * rows * n * 4,
             tiling: TopPDrawTiling {
                 rows,
                 n,

@@ -27,7 +27,9 @@
 // inside it to set B (in place over B after the first time), so each round
 // reads only what can still hold the crossing. The draw restarts from A.
 // A bound starts both searches high: fewer than n entries lie below t, so if
-// n * t < mass - target, the crossing is at or above t.
+// n * t < mass - target, the crossing is at or above t. Whole rows also
+// start below their maximum and place their thresholds by interpolation
+// (Grid), so that the crossing's sub-interval, and the next set, is small.
 // Rows are cut into `pieces` pieces (several cores per row when the batch is
 // small); a core takes `items_per_core` consecutive pieces.
 #pragma once
@@ -47,7 +49,7 @@ constexpr uint32_t kCountsAt = kMaxWays;
 constexpr uint32_t kSlotWords = 40;       // (160 bytes)
 constexpr uint32_t kMaxItems = 256;   // pieces per core
 constexpr uint32_t kMaxPieces = 64;   // pieces per row
-constexpr uint32_t kStateWords = 24;  // per piece (96 bytes)
+constexpr uint32_t kStateWords = 26;  // per piece (104 bytes; UB holds no more)
 
 // State words of a piece (its row's crossing search, the same on every core
 // that owns a piece of the row).
@@ -76,7 +78,12 @@ enum StateWord : uint32_t {
     kBase,       // fp32 bits: mass of the kept entries at or above src hi
     kReadBase,   // kBase of the set the last round read (its masses lack it)
     kTopCode,    // the row's largest code + 1 (whole rows: where both searches start)
+    kMassLo,     // fp32 bits: (about) the mass at or above lo (whole rows' interpolation)
+    kInterp,     // 1: the next round may place its thresholds by interpolation
+    kShrink,     // 1: no round of this search has rewritten A yet
+    kStateCount,
 };
+static_assert(kStateCount <= kStateWords, "a piece's state words overlap the next piece's");
 enum Source : uint32_t { kFromRow = 0, kFromA, kFromB };
 
 // The value of a non-negative code (bit pattern) as fp32, exactly.
@@ -112,7 +119,11 @@ public:
         // Whole rows per core spend round 0 on the row's total alone (its
         // bound then starts the search), so their first search takes one
         // round more.
-        rounds0_ = t.rounds + (t.pieces == 1 ? 1 : 0);
+        // Whole rows may spend every other round on an interpolation that
+        // does not halve the interval, so they get twice the rounds (a
+        // settled row skips the rest).
+        rounds1_ = t.pieces == 1 ? 2 * t.rounds + 1 : t.rounds;
+        rounds0_ = t.pieces == 1 ? rounds1_ + 1 : t.rounds;
         const uint64_t slotWords = 2 * t.rounds * items * kSlotWords;
         gWork_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace), slotWords);
         gCandA_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace) + slotWords, t.rows * t.n);
@@ -128,7 +139,7 @@ public:
         }
         for (uint64_t g = first_; g < last_; ++g) StartDraw(g);
         // Phase 1: the drawn entry (target u * kept, among the kept entries).
-        for (uint32_t r = 0; r < t.rounds; ++r) {
+        for (uint32_t r = 0; r < rounds1_; ++r) {
             Round(rounds0_ + r);
             Exchange(rounds0_ + r);
         }
@@ -189,6 +200,9 @@ private:
         Set(g, kBucket, 0);
         Set(g, kTies, 0);
         Set(g, kSettled, 0);
+        Set(g, kMassLo, AsBits(target));
+        Set(g, kInterp, 1);
+        Set(g, kShrink, 1);
     }
 
     // The next round of piece g reads its part of the row.
@@ -241,13 +255,51 @@ private:
         state_.SetValue(static_cast<uint32_t>((g - first_) * kStateWords + w), v);
     }
 
-    // The thresholds of piece g's interval in round `set`: count and width
-    // (round 0 of whole rows has only lo: it sums the row).
-    __aicore__ inline uint32_t Thresholds(uint64_t g, uint32_t set, uint32_t& lo, uint32_t& hi, uint32_t& w) {
-        lo = Get(g, kLo);
-        hi = Get(g, kHi);
-        w = set == 0 && t_.pieces == 1 ? hi - lo : (hi - lo + t_.ways - 1) / t_.ways;
-        return (hi - lo + w - 1) / w;
+    // The threshold codes of piece g's interval [lo, hi) in round `set`:
+    // codes[0] = lo < codes[1] < ... < codes[nt] = hi; returns nt. Round 0
+    // of whole rows has only lo (it sums the row); later rounds of whole
+    // rows interpolate when they may (`interp`), else (and for pieces) the
+    // interval is cut into `ways` equal parts.
+    __aicore__ inline uint32_t Grid(uint64_t g, uint32_t set, uint32_t* codes, bool& interp) {
+        const uint32_t lo = Get(g, kLo), hi = Get(g, kHi);
+        codes[0] = lo;
+        uint32_t nt = 0;
+        interp = false;
+        if (set == 0 && t_.pieces == 1) {
+            nt = 1;
+        } else if (t_.pieces == 1 && hi - lo > t_.ways && Get(g, kInterp) != 0) {
+            nt = Interpolate(g, lo, hi, codes);
+            interp = nt > 0;
+        }
+        if (nt == 0) {
+            const uint32_t w = (hi - lo + t_.ways - 1) / t_.ways;
+            nt = (hi - lo + w - 1) / w;
+            for (uint32_t j = 1; j < nt; ++j) codes[j] = lo + j * w;
+        }
+        codes[nt] = hi;
+        return nt;
+    }
+
+    // Thresholds around the value where the mass at or above it would meet
+    // the target if it fell linearly in the value between lo and hi (as it
+    // does for a softmax of evenly spread logits): at 0.8 and 1.25 times it,
+    // or 1/16 of the interval's codes from it if that is closer. codes[1..]
+    // of those inside (lo, hi); their count + 1, or 0 if none is.
+    __aicore__ inline uint32_t Interpolate(uint64_t g, uint32_t lo, uint32_t hi, uint32_t* codes) {
+        const float sLo = AsFloat(Get(g, kMassLo)), sHi = AsFloat(Get(g, kAbove)), target = AsFloat(Get(g, kTarget));
+        float f = sLo > sHi ? (sLo - target) / (sLo - sHi) : 0.5f;
+        if (!(f > 0.0f)) f = 0.0f;
+        if (f > 1.0f) f = 1.0f;
+        const float vLo = Codes<TProb>::Value(lo), vHi = Codes<TProb>::Value(hi);
+        const float est = vLo + f * (vHi - vLo);
+        const uint32_t c = FloorCode(est), d = (hi - lo) / 16 > 1 ? (hi - lo) / 16 : 1;
+        uint32_t c1 = FloorCode(est * 0.8f), c2 = FloorCode(est * 1.25f) + 1;
+        if (c > d && c - d > c1) c1 = c - d;
+        if (c + d + 1 < c2) c2 = c + d + 1;
+        uint32_t nt = 1;
+        if (c1 > lo && c1 < hi) codes[nt++] = c1;
+        if (c2 > codes[nt - 1] && c2 < hi) codes[nt++] = c2;
+        return nt > 1 ? nt : 0;
     }
 
     // Piece g's elements [begin, end) in the row-major input.
@@ -338,8 +390,10 @@ private:
             uint64_t counts[kMaxWays + 1];
             for (uint32_t j = 0; j < kMaxWays; ++j) mass[j] = 0.0f;
             for (uint32_t j = 0; j <= kMaxWays; ++j) counts[j] = 0;
-            uint32_t lo, hi, w;
-            const uint32_t nt = Thresholds(g, set, lo, hi, w);
+            uint32_t codes[kMaxWays + 1];
+            bool interp = false;
+            const uint32_t nt = Grid(g, set, codes, interp);
+            const uint32_t lo = codes[0], hi = codes[nt];
             // A row whose mass is within p has no nucleus crossing to find;
             // a whole row whose crossing is settled has nothing left to count.
             const bool idle = set < rounds0_ && Get(g, kAll) != 0;
@@ -349,13 +403,19 @@ private:
             Set(g, kReadBase, Get(g, kBase));
             const uint32_t cutA = fromCand ? 0 : lo > 0 ? lo : set == 0 ? guess_ : 0;
             const bool toA = !idle && cutA > 0;
-            const bool toB = !idle && fromCand && (lo > srcLo || hi < srcHi);
+            // A whole row's first interpolated round over A in a search
+            // rewrites A in place with its entries at or above the first
+            // threshold (for the draw after it): kept if the crossing lies
+            // there (as the interpolation expects), else dropped (the row is
+            // read again).
+            const bool shrinkA = !idle && src == kFromA && interp && codes[1] > srcLo && Get(g, kShrink) != 0;
+            if (shrinkA) Set(g, kShrink, 0);
+            const bool toB = !idle && fromCand && !shrinkA && (lo > srcLo || hi < srcHi);
             const bool keepAbove = toA || (toB && lo > srcLo), keepBelow = toB && hi < srcHi;
             const bool counting = hi - lo <= t_.ways;
             const bool total = set == 0;  // S(0): the row's mass
             float tv[kMaxWays + 1];
-            for (uint32_t j = 0; j < nt; ++j) tv[j] = Codes<TProb>::Value(lo + j * w);
-            tv[nt] = Codes<TProb>::Value(hi);
+            for (uint32_t j = 0; j <= nt; ++j) tv[j] = Codes<TProb>::Value(codes[j]);
             const float cut = Codes<TProb>::Value(toA ? cutA : lo);
             uint64_t begin, end;
             Range(g, begin, end);
@@ -404,12 +464,7 @@ private:
                     GatherMask(out, x, keep.ReinterpretCast<uint32_t>(), true, count, once, got);
                     ResetMask();
                     PipeBarrier<PIPE_V>();
-                    // The last store may have ended inside the 32-byte block this one starts in.
-                    if ((begin + kept) % 8 != 0) PipeBarrier<PIPE_MTE3>();
-                    // B is rewritten in place: its tile lands at or before where it was read.
-                    StoreQueued(qCandOut_, out, toA ? gCandA_[begin + kept] : gCandB_[begin + kept],
-                                static_cast<uint32_t>(got));
-                    kept += got;
+                    kept = StoreCandidates(out, toA ? gCandA_ : gCandB_, begin, kept, got, src == kFromB);
                 }
                 // Masks: threshold j at slot j (j = 1..nt-1; with counts also
                 // 0 and nt, the interval's hi).
@@ -418,6 +473,14 @@ private:
                     CompareTile(masks[j * (kTile / 8)], x, tv[j], CMPMODE::GE, padded, fromCand);
                 }
                 PipeBarrier<PIPE_V>();
+                if (shrinkA) {
+                    LocalTensor<float> out = qCandOut_.AllocTensor<float>();
+                    uint64_t got = 0;
+                    GatherMask(out, x, masks[kTile / 8].ReinterpretCast<uint32_t>(), true, count, once, got);
+                    ResetMask();
+                    PipeBarrier<PIPE_V>();
+                    kept = StoreCandidates(out, gCandA_, begin, kept, got, true);
+                }
                 // Select j and ReduceSum j - 1 use different halves of bufS_.
                 for (uint32_t j = 1; j <= nt; ++j) {
                     if (j < nt) {
@@ -451,10 +514,12 @@ private:
                 Set(g, kTopCode, FloorCode(sums.GetValue(8)) + 1);
                 ScalarReadsDone();
             }
-            if (toA || toB) {
+            if (toA || toB || shrinkA) {
                 // Later rounds read the set back (with whole rows per core no
                 // SyncAll orders them).
                 PipeSync<HardEvent::MTE3_MTE2>();
+            }
+            if (toA || toB) {
                 if (toA) {
                     Set(g, kCand, static_cast<uint32_t>(kept));
                     Set(g, kCandLo, cutA);
@@ -465,6 +530,15 @@ private:
             }
             if (t_.pieces == 1) {
                 Narrow(g, set, mass, counts);
+                if (shrinkA && Get(g, kLo) >= codes[1]) {
+                    Set(g, kCand, static_cast<uint32_t>(kept));
+                    Set(g, kCandLo, codes[1]);
+                    FromSet(g, kFromA, static_cast<uint32_t>(kept), codes[1], top, 0.0f);
+                } else if (shrinkA) {
+                    Set(g, kCand, kNone);
+                    Set(g, kCandLo, kNone);
+                    FromRow(g);
+                }
                 continue;
             }
             LocalTensor<float> own = ub_.At<float>(kOwnAt, kSlotWords);
@@ -473,6 +547,18 @@ private:
             for (uint32_t j = kCountsAt + kMaxWays + 1; j < kSlotWords; ++j) own.SetValue(j, 0.0f);
             StoreSlot(gWork_[(set * t_.rows * t_.pieces + g) * kSlotWords], own, kSlotWords);
         }
+    }
+
+    // Appends `got` gathered candidates to a set at begin + kept; returns the
+    // new count. The last store may have ended inside the 32-byte block this
+    // one starts in; a set rewritten in place (`inPlace`) may share its last
+    // block with the tile prefetched after the one read here.
+    __aicore__ inline uint64_t StoreCandidates(LocalTensor<float>& out, const GlobalTensor<float>& set, uint64_t begin,
+                                               uint64_t kept, uint64_t got, bool inPlace) {
+        if ((begin + kept) % 8 != 0) PipeBarrier<PIPE_MTE3>();
+        if (inPlace) PipeSync<HardEvent::MTE2_MTE3>();
+        StoreQueued(qCandOut_, out, set[begin + kept], static_cast<uint32_t>(got));
+        return kept + got;
     }
 
     // Count of the tile's values in [0, 1] (a NaN fails both compares).
@@ -531,8 +617,9 @@ private:
         PipeSync<HardEvent::V_S>();
         float mass[kMaxWays];
         uint64_t counts[kMaxWays + 1];
-        uint32_t lo, hi, w;
-        const uint32_t nt = Thresholds(g, set, lo, hi, w);
+        uint32_t codes[kMaxWays + 1];
+        bool interp = false;
+        const uint32_t nt = Grid(g, set, codes, interp);
         for (uint32_t j = 0; j <= nt; ++j) {
             if (j < nt) mass[j] = slots.GetValue(j);
             counts[j] = static_cast<uint64_t>(slots.GetValue(kCountsAt + j));
@@ -547,8 +634,10 @@ private:
     // at the round's thresholds.
     __aicore__ inline void Narrow(uint64_t g, uint32_t set, const float* setMass, const uint64_t* counts) {
         if (set < rounds0_ && Get(g, kAll) != 0) return;
-        uint32_t lo, hi, w;
-        const uint32_t nt = Thresholds(g, set, lo, hi, w);
+        uint32_t codes[kMaxWays + 1];
+        bool interp = false;
+        const uint32_t nt = Grid(g, set, codes, interp);
+        const uint32_t lo = codes[0], hi = codes[nt];
         const float above = AsFloat(Get(g, kAbove)), target = AsFloat(Get(g, kTarget));
         const float base = AsFloat(Get(g, kReadBase));
         float mass[kMaxWays];
@@ -570,14 +659,16 @@ private:
             }
         }
         const float newAbove = b + 1 < nt ? mass[b + 1] : above;
-        uint32_t newHi = b + 1 < nt ? lo + (b + 1) * w : hi;
-        uint32_t newLo = lo + b * w;
+        uint32_t newHi = codes[b + 1], newLo = codes[b];
+        // The mass at or above the new lo (about: round 0's is the row's).
+        float massLo = b > 0 ? mass[b] : AsFloat(Get(g, kMassLo));
         if (set == 0) {
             // Whole rows start below their largest value (round 0 found it),
             // and both searches at the bound.
             if (t_.pieces == 1 && Get(g, kTopCode) > newLo) newHi = Get(g, kTopCode);
             const uint32_t bound = BoundCode(mass[0], target);
             if (bound > newLo && bound < newHi) newLo = bound;
+            massLo = mass[0];
             // A holds the entries at or above the guess: of no use if that
             // is above the search's lo (a row of mass under (1 + p) / 2).
             if (Get(g, kSrc) == kFromA && Get(g, kCandLo) > newLo) {
@@ -589,6 +680,10 @@ private:
         Set(g, kLo, newLo);
         Set(g, kHi, newHi);
         Set(g, kAbove, AsBits(newAbove));
+        Set(g, kMassLo, AsBits(massLo));
+        // An interpolation that did not halve the interval is followed by
+        // an even cut (so the width halves at least every other round).
+        Set(g, kInterp, interp && 2 * (newHi - newLo) > hi - lo ? 0 : 1);
         // One code left, and this round counted (else a later round will):
         // the crossing is its tie j, the first with above + (j + 1) * v > target.
         if (newHi - newLo != 1 || hi - lo > t_.ways) return;
@@ -629,6 +724,7 @@ private:
             limit = kNone;
         }
         Search(g, lo, target, limit);
+        Set(g, kMassLo, AsBits(keptMass));
         if (t_.pieces == 1 && Get(g, kTopCode) > lo) Set(g, kHi, Get(g, kTopCode));
         const uint32_t candLo = Get(g, kCandLo);
         if (Get(g, kCand) != kNone && candLo <= lo) {
@@ -641,7 +737,7 @@ private:
     // The token: the piece holding the crossing's tie finds its index.
     __aicore__ inline void Locate(uint64_t g) {
         const uint64_t row = g / t_.pieces, piece = g % t_.pieces;
-        const uint32_t set = rounds0_ + t_.rounds - 1, b = Get(g, kBucket);
+        const uint32_t set = rounds0_ + rounds1_ - 1, b = Get(g, kBucket);
         // The interval is one code now.
         const uint32_t lo = Get(g, kLo);
         uint64_t before = 0, mine = 0, all = 0;
@@ -737,7 +833,7 @@ private:
     GlobalTensor<float> gu_, gKept_, gWork_, gCandA_, gCandB_;
     GlobalTensor<int32_t> gTok_, gCheck_;
     TopPDrawTiling t_;
-    uint32_t core_ = 0, rounds0_ = 0, guess_ = 0;
+    uint32_t core_ = 0, rounds0_ = 0, rounds1_ = 0, guess_ = 0;
     uint64_t first_ = 0, last_ = 0, bad_ = 0;
 };
 

@@ -276,7 +276,9 @@ fn unsorted() -> TopkOptions {
 }
 
 /// Bytes of [`Workspace`] that [`top_p_sample_on`] needs for `rows` rows of
-/// `n` probabilities of type `P`.
+/// `n` probabilities of type `P`: about 8 bytes per probability of one
+/// launch's rows (two fp32 candidate sets; docs/algorithms.md, "Top-p by
+/// radix select"), plus the top-k step's with `top_k`.
 pub fn top_p_sample_workspace_bytes<P: TopPProb>(
     device: &Device,
     rows: usize,

@@ -4,8 +4,8 @@
 //! exact truncated distribution, and the errors.
 
 use ascend_scan::{
-    top_p_sample, top_p_sample_on, top_p_sample_workspace_bytes, uniform, Batch, Error, TopPCheck,
-    TopPOptions, Workspace,
+    top_p_sample, top_p_sample_on, top_p_sample_workspace_bytes, uniform, Batch, Device,
+    DeviceBuffer, Error, TopPCheck, TopPOptions, TopPProb, Workspace,
 };
 use half::{bf16, f16};
 use proptest::prelude::*;
@@ -141,6 +141,19 @@ impl From16 for bf16 {
     }
 }
 
+/// The tokens of the `rows` rows of `buf`.
+fn sample_rows<T: TopPProb>(
+    dev: &Device,
+    buf: &DeviceBuffer<T>,
+    rows: usize,
+    o: TopPOptions,
+) -> Vec<i32> {
+    top_p_sample(dev, Batch::rows(buf, rows).unwrap(), o)
+        .unwrap()
+        .download()
+        .unwrap()
+}
+
 /// Tokens of `rows` rows against the reference, for several p, top_k, seeds.
 /// The rows sum to about `scale` (p = 1 with scale 0.9 keeps every entry).
 fn exact<T: From16>(rows: usize, n: usize, scale: f32) {
@@ -163,10 +176,7 @@ fn exact<T: From16>(rows: usize, n: usize, scale: f32) {
     ] {
         for seed in [1u64, 77] {
             let o = TopPOptions { p, top_k, seed };
-            let got = top_p_sample(&dev, Batch::rows(&buf, rows).unwrap(), o)
-                .unwrap()
-                .download()
-                .unwrap();
+            let got = sample_rows(&dev, &buf, rows, o);
             for r in 0..rows {
                 let row = &rounded[r * n..(r + 1) * n];
                 if let Some((want, _)) = reference(row, p, top_k, uniform(seed, r as u64, 0)) {
@@ -351,10 +361,7 @@ fn whole_long_rows_follow_the_reference() {
                 top_k: None,
                 seed,
             };
-            let got = top_p_sample(&dev, Batch::rows(&buf, rows).unwrap(), o)
-                .unwrap()
-                .download()
-                .unwrap();
+            let got = sample_rows(&dev, &buf, rows, o);
             for r in 0..rows {
                 let row = &rounded[r * n..(r + 1) * n];
                 // The flat rows' partial sums step by about 1e-5: they are
@@ -373,7 +380,10 @@ fn whole_long_rows_follow_the_reference() {
                         .filter(|&(i, &v)| v > row[t] || (v == row[t] && i < t))
                         .map(|(_, &v)| f64::from(v))
                         .sum();
-                    assert!(row[t] > 0.0 && before <= f64::from(p) + 2e-6, "row {r}, {o:?}");
+                    assert!(
+                        row[t] > 0.0 && before <= f64::from(p) + 2e-6,
+                        "row {r}, {o:?}"
+                    );
                     skipped += 1;
                 }
             }

@@ -281,7 +281,9 @@ struct TopPDrawTiling {
     float p;
     // Thresholds per round (the radix: 2..=16).
     uint32_t ways;
-    // Rounds per search (`ways^rounds` covers every code of [0, 1]).
+    // Rounds per search (`ways^rounds` covers every code of [0, 1]); whole
+    // rows per core may take up to `2 * rounds + 1`, every other one an
+    // interpolation.
     uint32_t rounds;
     // 0: each core writes its count of bad probabilities into its check
     // slot and core 0 zeroes the slots of cores that do not run (the first

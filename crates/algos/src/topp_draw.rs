@@ -26,7 +26,9 @@ pub struct TopPDrawTiling {
     pub p: f32,
     /// Thresholds per round (the radix: 2..=16).
     pub ways: u32,
-    /// Rounds per search (`ways^rounds` covers every code of [0, 1]).
+    /// Rounds per search (`ways^rounds` covers every code of [0, 1]); whole
+    /// rows per core may take up to `2 * rounds + 1`, every other one an
+    /// interpolation.
     pub rounds: u32,
     /// 0: each core writes its count of bad probabilities into its check
     /// slot and core 0 zeroes the slots of cores that do not run (the first
@@ -83,8 +85,8 @@ impl TopPDraw {
     /// shared by several cores is latency-bound (every round is a SyncAll
     /// and a round trip of the slots through GM), so few wide rounds (8
     /// ways); whole rows per core narrow without either and are
-    /// vector-bound, so binary rounds (one threshold each, and the
-    /// candidates' compaction comes sooner).
+    /// vector-bound, so their even cuts are binary (one threshold; most of
+    /// their rounds place two thresholds by interpolation instead).
     pub fn ways_for(soc: &SocProfile, rows: u64, n: u64) -> u32 {
         if Self::pieces(soc, rows, n) > 1 {
             8

@@ -528,7 +528,7 @@ private:
                 }
             }
             if (t_.pieces == 1) {
-                Narrow(g, set, mass, counts);
+                Narrow(g, set, codes, nt, interp, mass, counts);
                 if (shrinkA && Get(g, kLo) >= codes[1]) {
                     Set(g, kCand, static_cast<uint32_t>(kept));
                     Set(g, kCandLo, codes[1]);
@@ -624,18 +624,16 @@ private:
             counts[j] = static_cast<uint64_t>(slots.GetValue(kCountsAt + j));
         }
         ScalarReadsDone();
-        Narrow(g, set, mass, counts);
+        Narrow(g, set, codes, nt, interp, mass, counts);
     }
 
     // After round `set`: narrow piece g's interval to the sub-interval of
     // the crossing (the same on every core of the row), from the row's
     // masses (over the set the round read: its base added here) and counts
-    // at the round's thresholds.
-    __aicore__ inline void Narrow(uint64_t g, uint32_t set, const float* setMass, const uint64_t* counts) {
+    // at the round's thresholds (`codes`, `nt` and `interp` as Grid gave them).
+    __aicore__ inline void Narrow(uint64_t g, uint32_t set, const uint32_t* codes, uint32_t nt, bool interp,
+                                  const float* setMass, const uint64_t* counts) {
         if (set < rounds0_ && Get(g, kAll) != 0) return;
-        uint32_t codes[kMaxWays + 1];
-        bool interp = false;
-        const uint32_t nt = Grid(g, set, codes, interp);
         const uint32_t lo = codes[0], hi = codes[nt];
         const float above = AsFloat(Get(g, kAbove)), target = AsFloat(Get(g, kTarget));
         const float base = AsFloat(Get(g, kReadBase));

@@ -27,8 +27,13 @@ uint32_t aclrtlaunch_opscan_sum_i8(uint32_t blockDim, void* stream, void* x, voi
 uint32_t aclrtlaunch_opscan_sum_f32(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
 uint32_t aclrtlaunch_opscan_max_f16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
 uint32_t aclrtlaunch_opscan_min_f16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
+uint32_t aclrtlaunch_opscan_indices_f16(uint32_t blockDim, void* stream, void* x, void* values, void* indices, void* workspace, OpScanTiling* tiling);
 uint32_t aclrtlaunch_opscan_max_i8(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
 uint32_t aclrtlaunch_opscan_min_i8(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
+uint32_t aclrtlaunch_opscan_indices_i8(uint32_t blockDim, void* stream, void* x, void* values, void* indices, void* workspace, OpScanTiling* tiling);
+uint32_t aclrtlaunch_opscan_max_i32(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
+uint32_t aclrtlaunch_opscan_min_i32(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
+uint32_t aclrtlaunch_opscan_indices_i32(uint32_t blockDim, void* stream, void* x, void* values, void* indices, void* workspace, OpScanTiling* tiling);
 uint32_t aclrtlaunch_compress_b16(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling);
 uint32_t aclrtlaunch_compress_b32(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling);
 uint32_t aclrtlaunch_split_b16(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* indices, void* workspace, SplitTiling* tiling);

@@ -38,6 +38,15 @@
 // the tiles before it. Only a core that saw a NaN then runs FixNan: its
 // tiles again, x read on the scalar unit, NaN stored from each row's first
 // NaN to the row's end (or its part of the row).
+//
+// Indices (OpScanIndices, the second launch of cummax/cummin): given x and
+// the inclusive max or min scan y of it, position j of a row is a record
+// when x[j] equals y[j] or is a NaN. The index of y[i] in torch.cummax's
+// sense (the last j <= i whose x[j] made the running value, ties to the
+// later position, NaN beating everything) is the last record at or before
+// i, so the same scanner runs a max scan of the int32 tile "record ? j :
+// INT32_MIN" (j counted from the row's start) instead of the cast of x.
+// Phase 1 takes the max of those over a core's part of its last row.
 #pragma once
 
 #include "ascend_scan_tiling.h"
@@ -54,11 +63,24 @@ constexpr uint32_t kGatherSteps = 3;
 
 // kTile: elements of a tile (lanes x width); kMaxLanes: lanes of a tile of
 // short rows; kSegLanes: lanes of a tile of a long row.
-template <typename Op, typename TIn, typename TAcc, uint32_t kTile, uint32_t kMaxLanes, uint32_t kSegLanes>
+// TVal: void for a scan of x; the type of y (float or int32_t) for the
+// indices of a max/min scan y of x (Op OpMax, TAcc int32_t: see the top).
+template <typename Op, typename TIn, typename TAcc, uint32_t kTile, uint32_t kMaxLanes, uint32_t kSegLanes,
+          typename TVal = void>
 class Scanner {
 public:
+    static constexpr bool kIndices = !std::is_same<TVal, void>::value;
+    using TV = typename std::conditional<kIndices, TVal, TAcc>::type;  // (TAcc: unused)
+    static_assert(!kIndices || (std::is_same<Op, OpMax>::value && std::is_same<TAcc, int32_t>::value),
+                  "indices are a max scan of int32 positions");
     // Max and min propagate NaN explicitly (sums let IEEE addition do it).
-    static constexpr bool kCheckNan = std::is_same<TIn, half>::value && !std::is_same<Op, OpSum>::value;
+    static constexpr bool kCheckNan =
+        std::is_same<TIn, half>::value && !std::is_same<Op, OpSum>::value && !kIndices;
+    // The half scratch casts int8 to the accumulator; the indices mode also
+    // keeps its two compare masks (kTile bits each) there.
+    static constexpr uint32_t kHalfBytes =
+        kIndices && !std::is_same<TIn, int8_t>::value ? kTile / 4 : kTile * sizeof(half);
+    static constexpr int32_t kNoRecord = -2147483647 - 1;  // OpMax's identity
     static constexpr uint32_t kSteps = Log2Const(kSegLanes);
     static_assert((1u << kSteps) == kSegLanes, "kSegLanes is a power of two");
     static constexpr uint32_t kRepeatLanes = 256 / sizeof(TAcc);  // lanes of one vector repeat
@@ -75,11 +97,16 @@ public:
     static constexpr uint32_t kSmallBytes = kSlotsAt + kMaxCores * 32;
     static constexpr int32_t kNanBits = 0x7fc00000;  // a quiet f32 NaN
 
-    __aicore__ inline void Run(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, const OpScanTiling& t) {
+    // values: y of the indices mode (else unused).
+    __aicore__ inline void Run(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, const OpScanTiling& t,
+                               GM_ADDR values = nullptr) {
         t_ = t;
         lanes_ = t.lanes;
         width_ = t.width;
         tileElems_ = lanes_ * width_;
+        // Compares run in whole 256-byte repeats.
+        padded_ = (tileElems_ + 63) / 64 * 64;
+        if constexpr (kIndices) gVal_.SetGlobalBuffer(reinterpret_cast<__gm__ TV*>(values), t.n);
         core_ = static_cast<uint32_t>(GetBlockIdx());
         cores_ = static_cast<uint32_t>(GetBlockNum());
         gx_.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
@@ -121,16 +148,12 @@ public:
     }
 
 private:
-    // Transpose table: element i of a `rows` x `cols` (row-major) destination reads
-    // element (i % cols) * rows + i / cols of the source, as a byte offset. Float
-    // arithmetic is exact here (indices < 2^22); the quotient is floor((i + 0.5) /
-    // cols), whose fraction stays >= 0.5 / cols away from an integer.
-    __aicore__ static inline void TransposeTable(const LocalTensor<int32_t>& dst, const LocalTensor<float>& i,
-                                          const LocalTensor<float>& q, uint32_t rows, uint32_t cols) {
-        uint32_t count = rows * cols;
+    // i := i % cols and q := floor(i / cols), for the `count` exact float
+    // integers i (< 2^22), q also as int32 in dst. The quotient is floor((i +
+    // 0.5) / cols), whose fraction stays >= 0.5 / cols away from an integer.
+    __aicore__ static inline void DivMod(const LocalTensor<int32_t>& dst, const LocalTensor<float>& i,
+                                         const LocalTensor<float>& q, uint32_t count, uint32_t cols) {
         LocalTensor<float> t = dst.ReinterpretCast<float>();
-        CreateVecIndex(i, 0.0f, count);
-        PipeBarrier<PIPE_V>();
         Adds(q, i, 0.5f, static_cast<int32_t>(count));
         PipeBarrier<PIPE_V>();
         Muls(q, q, 1.0f / static_cast<float>(cols), static_cast<int32_t>(count));
@@ -141,14 +164,35 @@ private:
         PipeBarrier<PIPE_V>();
         Muls(t, q, static_cast<float>(cols), static_cast<int32_t>(count));
         PipeBarrier<PIPE_V>();
-        Sub(i, i, t, static_cast<int32_t>(count));  // i % cols
+        Sub(i, i, t, static_cast<int32_t>(count));
         PipeBarrier<PIPE_V>();
+    }
+
+    // Transpose table: element i of a `rows` x `cols` (row-major) destination reads
+    // element (i % cols) * rows + i / cols of the source, as a byte offset.
+    __aicore__ static inline void TransposeTable(const LocalTensor<int32_t>& dst, const LocalTensor<float>& i,
+                                          const LocalTensor<float>& q, uint32_t rows, uint32_t cols) {
+        uint32_t count = rows * cols;
+        CreateVecIndex(i, 0.0f, count);
+        PipeBarrier<PIPE_V>();
+        DivMod(dst, i, q, count, cols);
         Muls(i, i, static_cast<float>(rows), static_cast<int32_t>(count));
         PipeBarrier<PIPE_V>();
         Add(i, i, q, static_cast<int32_t>(count));
         PipeBarrier<PIPE_V>();
         Muls(i, i, static_cast<float>(sizeof(TAcc)), static_cast<int32_t>(count));
         PipeBarrier<PIPE_V>();
+        Cast(dst, i, RoundMode::CAST_RINT, count);
+        PipeBarrier<PIPE_V>();
+    }
+
+    // Indices mode: element k of a tile is position k % cols of its row
+    // (short rows: cols = width), or start + k (long rows: cols = the tile).
+    __aicore__ static inline void PositionTable(const LocalTensor<int32_t>& dst, const LocalTensor<float>& i,
+                                                const LocalTensor<float>& q, uint32_t count, uint32_t cols) {
+        CreateVecIndex(i, 0.0f, count);
+        PipeBarrier<PIPE_V>();
+        DivMod(dst, i, q, count, cols);
         Cast(dst, i, RoundMode::CAST_RINT, count);
         PipeBarrier<PIPE_V>();
     }
@@ -199,11 +243,16 @@ private:
     __aicore__ inline void Init() {
         pipe_.InitBuffer(qIn_, kAhead + 1, kTile * sizeof(TIn));
         pipe_.InitBuffer(qOut_, 2, kTile * sizeof(TAcc));
-        pipe_.InitBuffer(qTot_, 2, kMaxLanes * sizeof(TAcc));
+        if constexpr (kIndices) {
+            pipe_.InitBuffer(qVal_, kAhead + 1, kTile * sizeof(TV));
+            pipe_.InitBuffer(bufPos_, kTile * sizeof(int32_t));
+        } else {
+            pipe_.InitBuffer(qTot_, 2, kMaxLanes * sizeof(TAcc));  // (no totals of indices)
+        }
         pipe_.InitBuffer(bufTR_, 2 * kTile * sizeof(TAcc));  // >= kTile + kMaxLanes
         pipe_.InitBuffer(bufIdxF_, kTile * sizeof(uint32_t));
         pipe_.InitBuffer(bufIdxB_, kTile * sizeof(uint32_t));
-        pipe_.InitBuffer(bufHalf_, kTile * sizeof(half));
+        pipe_.InitBuffer(bufHalf_, kHalfBytes);
         pipe_.InitBuffer(bufSmall_, kSmallBytes);
         if constexpr (kCheckNan) {
             pipe_.InitBuffer(bufNan_, kTile * sizeof(int16_t));
@@ -214,6 +263,10 @@ private:
         LocalTensor<float> scratch = bufTR_.Get<float>();
         TransposeTable(bufIdxF_.Get<int32_t>(), scratch, scratch[kTile], width_, lanes_);
         TransposeTable(bufIdxB_.Get<int32_t>(), scratch, scratch[kTile], lanes_, width_);
+        if constexpr (kIndices) {
+            PositionTable(bufPos_.Get<int32_t>(), scratch, scratch[kTile], padded_,
+                          t_.segments ? padded_ : width_);
+        }
         if (t_.segments) {
             // Gather step s reads lane i - 2^s of P, whose front half is the
             // identity; the last table broadcasts the last lane.
@@ -240,20 +293,65 @@ private:
     // padded with the identity. Leaves the transposed scan in TR (row 0: each
     // lane's carry; row c + 1: the inclusive scan at position c).
     __aicore__ inline void Load(const TileDesc& d) {
+        // The indices mode compares whole repeats (padded_), the rest reads tileElems_.
+        const uint32_t used = kIndices ? padded_ : tileElems_;
         LocalTensor<TIn> in = qIn_.AllocTensor<TIn>();
-        if (d.count < tileElems_) {
+        if (d.count < used) {
             FillIdentity<Op>(in, kTile);
             PipeSync<HardEvent::V_MTE2>();
         }
         LoadPadded(in, gx_[d.base], d.count, Op::template Identity<TIn>());
         qIn_.EnQue(in);
+        if constexpr (kIndices) {
+            LocalTensor<TV> v = qVal_.AllocTensor<TV>();
+            if (d.count < used) {
+                Duplicate(v, static_cast<TV>(0), static_cast<int32_t>(kTile));
+                PipeSync<HardEvent::V_MTE2>();
+            }
+            LoadPadded(v, gVal_[d.base], d.count, static_cast<TV>(0));
+            qVal_.EnQue(v);
+        }
+    }
+
+    // Indices mode: the tile's record positions (see the top) into dst
+    // (padded_ int32, row-major); consumes the tile's y from qVal_.
+    __aicore__ inline void Records(const TileDesc& d, const LocalTensor<TIn>& in, const LocalTensor<int32_t>& dst) {
+        LocalTensor<TV> val = qVal_.template DeQue<TV>();
+        LocalTensor<TV> xv = dst.template ReinterpretCast<TV>();
+        CastToAcc(xv, in, bufHalf_.Get<half>(), padded_);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<uint8_t> eq = bufHalf_.Get<uint8_t>();
+        Compare(eq, xv, val, CMPMODE::EQ, padded_);
+        if constexpr (std::is_same<TV, float>::value) {
+            LocalTensor<uint8_t> nan = eq[kTile / 8];
+            Compare(nan, xv, xv, CMPMODE::NE, padded_);
+            PipeBarrier<PIPE_V>();
+            Or(eq.template ReinterpretCast<uint16_t>(), eq.template ReinterpretCast<uint16_t>(),
+               nan.template ReinterpretCast<uint16_t>(), static_cast<int32_t>(padded_ / 16));
+        }
+        PipeBarrier<PIPE_V>();
+        qVal_.FreeTensor(val);
+        LocalTensor<int32_t> pos = bufPos_.Get<int32_t>();
+        if (t_.segments) {
+            // A tile of a long row lies in one row: positions from its start.
+            Adds(dst, pos, static_cast<int32_t>(d.base - d.row * t_.row_len), static_cast<int32_t>(padded_));
+            PipeBarrier<PIPE_V>();
+            pos = dst;
+        }
+        // Positions move as float bit patterns (Select takes half/float).
+        Select(dst.template ReinterpretCast<float>(), eq, pos.template ReinterpretCast<float>(),
+               AsFloat(static_cast<uint32_t>(kNoRecord)), SELMODE::VSEL_TENSOR_SCALAR_MODE, padded_);
     }
 
     __aicore__ inline void Compute(const TileDesc& d) {
         LocalTensor<TIn> in = qIn_.DeQue<TIn>();
         LocalTensor<half> tmp = bufHalf_.Get<half>();
         LocalTensor<TAcc> a = qOut_.AllocTensor<TAcc>();
-        CastToAcc(a, in, tmp, tileElems_);
+        if constexpr (kIndices) {
+            Records(d, in, a);
+        } else {
+            CastToAcc(a, in, tmp, tileElems_);
+        }
         if constexpr (kCheckNan) {
             if (d.checkNan) nan_.Mask(in, tmp.ReinterpretCast<int16_t>(), tileElems_);
         }
@@ -385,8 +483,12 @@ private:
             uint64_t lastRow = (end_ - 1) / len * len;
             LocalTensor<TAcc> scratch = TR();
             checkedTo_ = begin_ > lastRow ? begin_ : lastRow;
-            part = OpRange<Op>(gx_, checkedTo_, end_, kTile, qIn_, scratch, scratch[kTile], bufHalf_.Get<half>(),
-                               kCheckNan ? &nan_ : static_cast<HalfNanCheck*>(nullptr));
+            if constexpr (kIndices) {
+                part = LastRecord(checkedTo_, end_);
+            } else {
+                part = OpRange<Op>(gx_, checkedTo_, end_, kTile, qIn_, scratch, scratch[kTile],
+                                   bufHalf_.Get<half>(), kCheckNan ? &nan_ : static_cast<HalfNanCheck*>(nullptr));
+            }
             if constexpr (kCheckNan) partNan_ = nan_.Seen();
         }
         LocalTensor<TAcc> one = bufSmall_.GetWithOffset<TAcc>(32 / sizeof(TAcc), kOneAt);
@@ -414,6 +516,48 @@ private:
                 if (static_cast<uint64_t>(j - 1) * t_.per_core <= rowStart) break;
             }
         }
+    }
+
+    // The tile of phase 1 at `off` (inside one row, before `end`).
+    __aicore__ inline void PartTile(TileDesc& d, uint64_t off, uint64_t end) {
+        d.base = off;
+        d.row = off / t_.row_len;
+        d.count = static_cast<uint32_t>(end - off < tileElems_ ? end - off : tileElems_);
+    }
+
+    // Indices mode, phase 1: the last record position in [from, end) (one
+    // row), or kNoRecord; tiles as the scan takes them, the next one loading
+    // while the current one is ranked.
+    __aicore__ inline int32_t LastRecord(uint64_t from, uint64_t end) {
+        LocalTensor<int32_t> acc = TR();
+        LocalTensor<int32_t> r = acc[kTile];
+        Duplicate(acc, kNoRecord, static_cast<int32_t>(kTile));
+        PipeBarrier<PIPE_V>();
+        TileDesc d[2];
+        PartTile(d[0], from, end);
+        Load(d[0]);
+        uint32_t k = 0;
+        for (uint64_t off = from; off < end; off += tileElems_, ++k) {
+            if (off + tileElems_ < end) {
+                PartTile(d[(k + 1) % 2], off + tileElems_, end);
+                Load(d[(k + 1) % 2]);
+            }
+            LocalTensor<TIn> in = qIn_.DeQue<TIn>();
+            Records(d[k % 2], in, r);
+            PipeBarrier<PIPE_V>();
+            qIn_.FreeTensor(in);
+            Max(acc, acc, r, static_cast<int32_t>(padded_));
+            PipeBarrier<PIPE_V>();
+        }
+        for (uint32_t w = kTile / 2; w >= 8; w /= 2) {
+            Max(acc, acc, acc[w], static_cast<int32_t>(w));
+            PipeBarrier<PIPE_V>();
+        }
+        PipeSync<HardEvent::V_S>();
+        int32_t last = acc.GetValue(0);
+        for (uint32_t i = 1; i < 8; ++i) last = last > acc.GetValue(i) ? last : acc.GetValue(i);
+        ScalarReadsDone();
+        return last;
     }
 
     // NaN propagation (a core that saw a NaN, or starts inside a row that
@@ -477,14 +621,17 @@ private:
 
     TPipe pipe_;
     TQue<TPosition::VECIN, kAhead + 1> qIn_;  // one tile computes while the next kAhead load
+    TQue<TPosition::VECIN, kAhead + 1> qVal_;  // indices mode: y with x
     TQue<TPosition::VECOUT, 1> qOut_, qTot_;
     // At most 8 buffers per position: the small ones share bufSmall_.
     TBuf<TPosition::VECCALC> bufTR_, bufIdxF_, bufIdxB_, bufHalf_, bufSmall_, bufNan_, bufNanMask_;
+    TBuf<TPosition::VECCALC> bufPos_;  // indices mode: PositionTable
     HalfNanCheck nan_;
     GlobalTensor<TIn> gx_;
     GlobalTensor<TAcc> gy_, gTotals_, gSlots_;
+    GlobalTensor<TV> gVal_;
     OpScanTiling t_;
-    uint32_t lanes_ = 0, width_ = 0, tileElems_ = 0, core_ = 0, cores_ = 0;
+    uint32_t lanes_ = 0, width_ = 0, tileElems_ = 0, padded_ = 0, core_ = 0, cores_ = 0;
     uint64_t begin_ = 0, end_ = 0, next_ = 0;
     uint64_t checkedTo_ = 0;  // the scan masks tiles before it for NaN, phase 1 the rest
     bool partNan_ = false;    // phase 1 saw a NaN
@@ -494,6 +641,16 @@ private:
 };
 
 }  // namespace opscan
+
+// The positions of cummax/cummin (see the top): x (TIn) and its inclusive
+// max or min scan `values` (TVal) in, int32 `indices` out; the tiling of the
+// value scan without totals.
+template <typename TIn, typename TVal, uint32_t kTile, uint32_t kMaxLanes, uint32_t kSegLanes>
+__aicore__ inline void OpScanIndices(GM_ADDR x, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace,
+                                     const OpScanTiling& t) {
+    opscan::Scanner<OpMax, TIn, int32_t, kTile, kMaxLanes, kSegLanes, TVal> scanner;
+    scanner.Run(x, indices, indices, workspace, t, values);
+}
 
 template <typename Op, typename TIn, typename TAcc, uint32_t kTile, uint32_t kMaxLanes, uint32_t kSegLanes>
 __aicore__ inline void OpScan(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, const OpScanTiling& t) {

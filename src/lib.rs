@@ -64,8 +64,9 @@ pub use ops::sample::{
     SampleOptions, SampleWeight, MAX_SAMPLE_CATEGORIES, MAX_SAMPLE_DRAWS, SAMPLE_TILE,
 };
 pub use ops::scan::{
-    auto_policy_soc, scan, scan_on, scan_workspace_bytes, Accumulator, Algorithm, Batch, ScanInput,
-    ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS, MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
+    auto_policy_soc, cum_extreme_on, cum_extreme_workspace_bytes, cummax, cummin, scan, scan_on,
+    scan_workspace_bytes, Accumulator, Algorithm, Batch, CumExtremes, ScanInput, ScanOp,
+    ScanOptions, ScanOutput, MAX_BATCH_ROWS, MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
 };
 pub use ops::segscan::{
     segmented_scan, segmented_scan_on, segmented_scan_workspace_bytes, segmented_sum,

@@ -30,8 +30,8 @@ pub fn reduce_min<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>) -> Result<
 }
 
 /// `op` over all elements of `x`, on every vector core of its device: sum
-/// ([`reduce_sum`]), max or min. Max and min take f16 and i8 input (bf16 and
-/// f32: [`Error::Unsupported`], whatever the length).
+/// ([`reduce_sum`]), max or min. Max and min take f16 and i8 input (bf16,
+/// f32 and i32: [`Error::Unsupported`], whatever the length; i32 sums too).
 ///
 /// Max and min are exact (f16 -> f32 and i8 -> i32 convert exactly). The
 /// reduction of an empty input is the operator's identity: 0 for sum, -inf

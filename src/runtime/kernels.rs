@@ -49,8 +49,13 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("opscan_sum_f32", "aclrtlaunch_opscan_sum_f32"),
     ("opscan_max_f16", "aclrtlaunch_opscan_max_f16"),
     ("opscan_min_f16", "aclrtlaunch_opscan_min_f16"),
+    ("opscan_indices_f16", "aclrtlaunch_opscan_indices_f16"),
     ("opscan_max_i8", "aclrtlaunch_opscan_max_i8"),
     ("opscan_min_i8", "aclrtlaunch_opscan_min_i8"),
+    ("opscan_indices_i8", "aclrtlaunch_opscan_indices_i8"),
+    ("opscan_max_i32", "aclrtlaunch_opscan_max_i32"),
+    ("opscan_min_i32", "aclrtlaunch_opscan_min_i32"),
+    ("opscan_indices_i32", "aclrtlaunch_opscan_indices_i32"),
     ("compress_b16", "aclrtlaunch_compress_b16"),
     ("compress_b32", "aclrtlaunch_compress_b32"),
     ("split_b16", "aclrtlaunch_split_b16"),
@@ -179,6 +184,11 @@ extern "C" {
     fn aclrtlaunch_opscan_min_f16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_opscan_max_i8(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_opscan_min_i8(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
+    fn aclrtlaunch_opscan_max_i32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
+    fn aclrtlaunch_opscan_min_i32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
+    fn aclrtlaunch_opscan_indices_f16(block_dim: u32, stream: *mut c_void, x: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
+    fn aclrtlaunch_opscan_indices_i8(block_dim: u32, stream: *mut c_void, x: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
+    fn aclrtlaunch_opscan_indices_i32(block_dim: u32, stream: *mut c_void, x: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_compress_b16(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SplitTiling) -> u32;
     fn aclrtlaunch_compress_b32(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SplitTiling) -> u32;
     fn aclrtlaunch_split_b16(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SplitTiling) -> u32;
@@ -351,6 +361,8 @@ const OPSCAN: &[Entry<OpScanFn>] = &[
     Entry { name: "opscan_min_f16", symbol: "aclrtlaunch_opscan_min_f16", f: aclrtlaunch_opscan_min_f16 },
     Entry { name: "opscan_max_i8", symbol: "aclrtlaunch_opscan_max_i8", f: aclrtlaunch_opscan_max_i8 },
     Entry { name: "opscan_min_i8", symbol: "aclrtlaunch_opscan_min_i8", f: aclrtlaunch_opscan_min_i8 },
+    Entry { name: "opscan_max_i32", symbol: "aclrtlaunch_opscan_max_i32", f: aclrtlaunch_opscan_max_i32 },
+    Entry { name: "opscan_min_i32", symbol: "aclrtlaunch_opscan_min_i32", f: aclrtlaunch_opscan_min_i32 },
 ];
 
 /// The GM pointers of the OpScan kernels (OpScanTiling), by name.
@@ -373,6 +385,40 @@ impl Launch for OpScanArgs {
         // launch stub copies the struct) and has the C layout of
         // OpScanTiling (pinned by its derive on both sides).
         let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.y, self.totals, self.workspace, &mut plan.tiling) };
+        stream.backend.launched(e.symbol, rc)
+    }
+}
+
+/// `aclrtlaunch_<kernel>` of the OpScanIndices kernels.
+type OpScanIndicesFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, *mut algos::OpScanTiling) -> u32;
+
+/// The OpScanIndices kernels: the simulator's entries.
+const OPSCANINDICES: &[Entry<OpScanIndicesFn>] = &[
+    Entry { name: "opscan_indices_f16", symbol: "aclrtlaunch_opscan_indices_f16", f: aclrtlaunch_opscan_indices_f16 },
+    Entry { name: "opscan_indices_i8", symbol: "aclrtlaunch_opscan_indices_i8", f: aclrtlaunch_opscan_indices_i8 },
+    Entry { name: "opscan_indices_i32", symbol: "aclrtlaunch_opscan_indices_i32", f: aclrtlaunch_opscan_indices_i32 },
+];
+
+/// The GM pointers of the OpScanIndices kernels (OpScanTiling), by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OpScanIndicesArgs {
+    pub(crate) x: Gm,
+    pub(crate) values: Gm,
+    pub(crate) indices: Gm,
+    pub(crate) workspace: Gm,
+}
+
+impl Launch for OpScanIndicesArgs {
+    type Tiling = algos::OpScanTiling;
+    fn launch(self, stream: StreamRef, plan: &mut algos::LaunchPlan<Self::Tiling>) -> Result<()> {
+        let e = stream.backend.kernel(OPSCANINDICES, &plan.kernel)?;
+        // SAFETY: `e.f` has the kernel's C signature (the simulator's static
+        // entry, or the same symbol of a loaded kernel library built from the
+        // same kernels/ sources); the pointers are live device allocations
+        // sized for the plan; the tiling pointer is valid for the call (the
+        // launch stub copies the struct) and has the C layout of
+        // OpScanTiling (pinned by its derive on both sides).
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.values, self.indices, self.workspace, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

@@ -1,8 +1,13 @@
 //! Max and min scans (OPSCAN) through the safe API against an exact CPU
-//! reference: f16 -> f32 and i8 -> i32 convert exactly and max/min never
-//! round, so every result must be equal. NaN follows `torch.cummax` /
-//! `torch.cummin`: every result from a row's first NaN on is NaN.
-use ascend_scan::{scan, Algorithm, Batch, Device, Error, ScanInput, ScanOp, ScanOptions};
+//! reference: f16 -> f32, i8 and i32 -> i32 convert exactly and max/min
+//! never round, so every result must be equal. NaN follows `torch.cummax` /
+//! `torch.cummin`: every result from a row's first NaN on is NaN. Every
+//! inclusive case also runs `cummax` / `cummin` and checks the positions
+//! against PyTorch's CPU rule.
+use ascend_scan::{
+    cum_extreme_on, cum_extreme_workspace_bytes, cummax, cummin, scan, Algorithm, Batch, Device,
+    Error, ScanInput, ScanOp, ScanOptions, Workspace,
+};
 use half::f16;
 use proptest::prelude::*;
 use testkit::device;
@@ -46,6 +51,18 @@ impl Input for i8 {
     }
 }
 
+impl Input for i32 {
+    fn wide(self) -> i32 {
+        self
+    }
+    fn identity(op: ScanOp) -> i32 {
+        <i8 as Input>::identity(op)
+    }
+    fn is_nan(_: i32) -> bool {
+        false
+    }
+}
+
 /// Sequential reference (`torch.cummax`/`cummin`): values (row-major) and
 /// one total per row; a NaN sticks from its position on, infinities are
 /// ordinary values.
@@ -77,7 +94,74 @@ where
     (values, totals)
 }
 
-/// Runs the scan of `rows` rows of `xs` and compares values and totals.
+/// PyTorch's CPU cummax/cummin (aten's cummax_cummin_helper): the running
+/// value starts at the row's first element and moves to x[i] when x[i] is a
+/// NaN, or when neither is a NaN and x[i] >= it (max) / <= it (min); the
+/// index is where it last moved.
+fn reference_positions<T: Input>(xs: &[T], rows: usize, op: ScanOp) -> Vec<i32>
+where
+    T::Acc: PartialOrd,
+{
+    let len = xs.len().checked_div(rows).unwrap_or(0);
+    let mut out = Vec::with_capacity(xs.len());
+    for row in xs.chunks(len.max(1)).take(rows) {
+        let (mut run, mut at) = (row[0].wide(), 0);
+        for (i, x) in row.iter().enumerate() {
+            let v = x.wide();
+            let better = if op == ScanOp::Max {
+                v >= run
+            } else {
+                v <= run
+            };
+            if T::is_nan(v) || (!T::is_nan(run) && better) {
+                (run, at) = (v, i as i32);
+            }
+            out.push(at);
+        }
+    }
+    out
+}
+
+/// Runs cummax or cummin of `rows` rows of `xs` (through the stream API,
+/// which `cummax` wraps) and compares values and positions.
+fn check_positions<T: Input>(xs: &[T], rows: usize, op: ScanOp)
+where
+    T::Acc: PartialOrd + std::fmt::Debug,
+{
+    let dev = device();
+    let x = dev.upload(xs).unwrap();
+    let batch = Batch::rows(&x, rows).unwrap();
+    let out = if op == ScanOp::Max {
+        cummax(&dev, batch)
+    } else {
+        cummin(&dev, batch)
+    }
+    .unwrap();
+    let (values, indices) = (
+        out.values.download().unwrap(),
+        out.indices.download().unwrap(),
+    );
+    let want_values = reference(xs, rows, op, false).0;
+    let want = reference_positions(xs, rows, op);
+    let len = xs.len() / rows;
+    let same = |a: T::Acc, b: T::Acc| a == b || (T::is_nan(a) && T::is_nan(b));
+    if let Some(i) =
+        (0..xs.len()).find(|&i| indices[i] != want[i] || !same(values[i], want_values[i]))
+    {
+        panic!(
+            "cum{op:?} rows={rows} len={len}: first mismatch at row {} col {}: got ({:?}, {}), want ({:?}, {})",
+            i / len,
+            i % len,
+            values[i],
+            indices[i],
+            want_values[i],
+            want[i]
+        );
+    }
+}
+
+/// Runs the scan of `rows` rows of `xs` and compares values and totals
+/// (and, inclusive, the positions of cummax / cummin).
 fn check<T: Input>(xs: &[T], rows: usize, op: ScanOp, exclusive: bool)
 where
     T::Acc: PartialOrd + std::fmt::Debug,
@@ -118,6 +202,9 @@ where
             totals[r], want_totals[r]
         );
     }
+    if !exclusive {
+        check_positions(xs, rows, op);
+    }
 }
 
 fn all_cases<T: Input>(xs: &[T], rows: usize)
@@ -157,11 +244,25 @@ fn random_i8(n: usize, seed: u64) -> Vec<i8> {
         .collect()
 }
 
+/// Random i32 in a narrow band (ties) with the extremes mixed in.
+fn random_i32(n: usize, seed: u64) -> Vec<i32> {
+    pseudo_random(n, seed)
+        .into_iter()
+        .map(|v| match v % 11 {
+            0 => i32::MIN,
+            1 => i32::MAX,
+            2 => (v >> 8) as i32,
+            _ => (v >> 40) as i32 % 1000,
+        })
+        .collect()
+}
+
 #[test]
 fn one_dimensional_edge_lengths() {
     for n in [0usize, 1, 31, 32, 33, 63, 64, 65, 4095, 4096, 4097] {
         all_cases(&random_f16(n, n as u64), 1);
         all_cases(&random_i8(n, n as u64 + 7), 1);
+        all_cases(&random_i32(n, n as u64 + 9), 1);
     }
 }
 
@@ -171,6 +272,7 @@ fn multi_core_lengths() {
     for n in [40 * 64 - 1, 40 * 4096 + 1, 64 * 4096 + 4095, (1 << 20) + 3] {
         all_cases(&random_f16(n, n as u64), 1);
         all_cases(&random_i8(n, n as u64 + 1), 1);
+        all_cases(&random_i32(n, n as u64 + 2), 1);
     }
 }
 
@@ -207,6 +309,7 @@ fn batches_of_edge_row_lengths() {
         let n = rows * len;
         all_cases(&random_f16(n, (rows * 31 + len) as u64), rows);
         all_cases(&random_i8(n, (rows * 37 + len) as u64), rows);
+        all_cases(&random_i32(n, (rows * 41 + len) as u64), rows);
     }
 }
 
@@ -498,6 +601,15 @@ proptest! {
     }
 
     #[test]
+    fn i32_scans_match(xs in proptest::collection::vec(any::<i32>(), 1..5000), rows in 1usize..4, max in any::<bool>()) {
+        let n = xs.len() / rows * rows;
+        prop_assume!(n > 0);
+        let op = if max { ScanOp::Max } else { ScanOp::Min };
+        check(&xs[..n], rows, op, false);
+        check(&xs[..n], rows, op, true);
+    }
+
+    #[test]
     fn batches_match(rows in 1usize..300, len in prop_oneof![1usize..70, 60usize..5000], seed in any::<u64>(), max in any::<bool>(), exclusive in any::<bool>()) {
         let len = if rows * len > 300_000 { 300_000 / rows } else { len };
         let op = if max { ScanOp::Max } else { ScanOp::Min };
@@ -513,4 +625,85 @@ proptest! {
         check(&xs[..n], rows, op, false);
         check(&xs[..n], rows, op, true);
     }
+}
+
+#[test]
+fn cummax_on_a_stream_reuses_its_buffers() {
+    let dev = device();
+    let stream = dev.create_stream().unwrap();
+    let (rows, len) = (3, 70_001);
+    let bytes = cum_extreme_workspace_bytes::<i32>(&dev, rows, len, ScanOp::Min).unwrap();
+    let mut ws = Workspace::new(&dev, bytes).unwrap();
+    let mut values = dev.alloc_zeroed::<i32>(rows * len).unwrap();
+    let mut indices = dev.alloc_zeroed::<i32>(rows * len).unwrap();
+    for seed in [1, 2] {
+        let xs = random_i32(rows * len, seed);
+        let x = dev.upload(&xs).unwrap();
+        for op in [ScanOp::Min, ScanOp::Max] {
+            let batch = Batch::rows(&x, rows).unwrap();
+            cum_extreme_on(&stream, batch, op, &mut values, &mut indices, &mut ws).unwrap();
+            stream.synchronize().unwrap();
+            assert_eq!(
+                values.download().unwrap(),
+                reference(&xs, rows, op, false).0
+            );
+            assert_eq!(
+                indices.download().unwrap(),
+                reference_positions(&xs, rows, op)
+            );
+        }
+    }
+}
+
+#[test]
+fn cummax_bad_inputs_are_errors() {
+    let dev = device();
+    let stream = dev.create_stream().unwrap();
+    let x = dev.upload(&[3i32, 1, 2]).unwrap();
+    let bytes = cum_extreme_workspace_bytes::<i32>(&dev, 1, 3, ScanOp::Max).unwrap();
+    let mut ws = Workspace::new(&dev, bytes).unwrap();
+    let mut values = dev.alloc_zeroed::<i32>(3).unwrap();
+    let mut short = dev.alloc_zeroed::<i32>(2).unwrap();
+    let mut indices = dev.alloc_zeroed::<i32>(3).unwrap();
+    let err = |e: Error| match e {
+        Error::InvalidArgument { name, .. } => name,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        err(
+            cum_extreme_on(&stream, &x, ScanOp::Sum, &mut values, &mut indices, &mut ws)
+                .unwrap_err()
+        ),
+        "op"
+    );
+    assert_eq!(
+        err(
+            cum_extreme_on(&stream, &x, ScanOp::Max, &mut values, &mut short, &mut ws).unwrap_err()
+        ),
+        "indices"
+    );
+    assert_eq!(
+        err(
+            cum_extreme_on(&stream, &x, ScanOp::Max, &mut short, &mut indices, &mut ws)
+                .unwrap_err()
+        ),
+        "values"
+    );
+    let other = Device::simulated(ascend_scan::Soc::Ascend910B4).unwrap();
+    let far = other.upload(&[1i8, 2]).unwrap();
+    assert_eq!(err(cummax(&dev, &far).unwrap_err()), "x");
+    // No bf16 / f32 max scans yet, and no i32 sums (they could overflow).
+    let b = dev.upload(&[half::bf16::ONE; 4]).unwrap();
+    assert!(matches!(
+        cummin(&dev, &b).unwrap_err(),
+        Error::Unsupported(_)
+    ));
+    assert!(matches!(
+        scan(&dev, &x, ScanOptions::default()).unwrap_err(),
+        Error::Unsupported(_)
+    ));
+    // Empty rows: nothing to launch.
+    let empty = dev.alloc_zeroed::<f16>(0).unwrap();
+    let out = cummax(&dev, Batch::rows(&empty, 4).unwrap()).unwrap();
+    assert!(out.values.is_empty() && out.indices.is_empty());
 }

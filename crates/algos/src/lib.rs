@@ -33,7 +33,7 @@ pub mod veccumsum;
 pub use copy::{Copy, CopyTiling};
 pub use kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan, TilingType};
 pub use mcscan::{McScan, McScanTiling};
-pub use opscan::{OpScan, OpScanTiling, VectorOp};
+pub use opscan::{OpScan, OpScanIndices, OpScanTiling, VectorOp};
 pub use radix::{RadixSort, RadixTiling};
 pub use reduce::{ReduceMaxMin, ReduceSum, ReduceTiling};
 pub use rtscan::{ReduceThenScan, RtScanTiling};
@@ -77,6 +77,9 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
                 OpScan::new(dtype, op).expect("catalogue entries are valid"),
             ));
         }
+        out.push(Box::new(
+            OpScanIndices::new(dtype).expect("catalogue entries are valid"),
+        ));
     }
     for kind in SplitKind::ALL {
         for dtype in [DType::F16, DType::F32] {

@@ -111,8 +111,8 @@ const ROW_GROUP: u64 = 8;
 
 impl OpScan {
     /// Input types of max and min: f16 (f32 results; NaN propagates as in
-    /// `torch.cummax`) and i8 (i32 results).
-    pub const DTYPES: [DType; 2] = [DType::F16, DType::I8];
+    /// `torch.cummax`), i8 and i32 (i32 results).
+    pub const DTYPES: [DType; 3] = [DType::F16, DType::I8, DType::I32];
     /// Input types of sums: also bf16 and f32 (f32 results).
     pub const SUM_DTYPES: [DType; 4] = [DType::F16, DType::Bf16, DType::I8, DType::F32];
 
@@ -133,7 +133,7 @@ impl OpScan {
                     if op == VectorOp::Sum {
                         "f16, bf16, i8 or f32"
                     } else {
-                        "f16 or i8"
+                        "f16, i8 or i32"
                     }
                 ),
             });
@@ -238,6 +238,77 @@ impl Kernel for OpScan {
             &format!(
                 "OpScan<ascend_scan::{}, {}, {}, {OPSCAN_TILE}, {MAX_LANES}, {SEG_LANES}>",
                 self.op.cpp_struct(),
+                self.dtype.cpp(),
+                acc.cpp()
+            ),
+        )
+    }
+}
+
+/// The indices of a max or min scan (`torch.cummax` / `torch.cummin`): the
+/// OPSCAN kernel in its indices mode (templates/device/opscan_kernel.h,
+/// `OpScanIndices`), launched after the inclusive value scan `values` of
+/// `x`. Each position's index is the last position at or before it whose
+/// input equals its value (or is a NaN, once the values are NaN): a max scan
+/// of those positions, on the value scan's tiles and cores. One kernel per
+/// input type serves max and min.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpScanIndices {
+    dtype: DType,
+}
+
+impl OpScanIndices {
+    /// The kernel for inputs of `dtype` (one of [`OpScan::DTYPES`]).
+    pub fn new(dtype: DType) -> Result<OpScanIndices, AlgoError> {
+        OpScan::new(dtype, VectorOp::Max)?;
+        Ok(OpScanIndices { dtype })
+    }
+
+    /// Plans the indices of `rows` rows of `row_len >= 1` elements: the
+    /// tiles and cores of the inclusive value scan, without totals.
+    pub fn plan(
+        &self,
+        soc: &SocProfile,
+        rows: u64,
+        row_len: u64,
+    ) -> Result<LaunchPlan<OpScanTiling>, AlgoError> {
+        let values =
+            OpScan::new(self.dtype, VectorOp::Max)?.plan(soc, rows, row_len, false, false)?;
+        Ok(LaunchPlan {
+            kernel: self.name(),
+            ..values
+        })
+    }
+}
+
+impl Kernel for OpScanIndices {
+    fn name(&self) -> String {
+        format!("opscan_indices_{}", self.dtype.tag())
+    }
+    fn kernel_type(&self) -> KernelType {
+        KernelType::MixAiv1_0
+    }
+    fn gm_params(&self) -> &'static [&'static str] {
+        &["x", "values", "indices", "workspace"]
+    }
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<OpScanTiling>()
+    }
+    fn family(&self) -> String {
+        "OpScanIndices".into()
+    }
+    fn render(&self) -> Result<String, askama::Error> {
+        let acc = scan_accumulator(self.dtype);
+        render_entry(
+            self,
+            "opscan_kernel.h",
+            &format!(
+                "OpScan indices (docs/algorithms.md, OpScan): positions of the max/min scan ({acc}) of \
+                 {} input, for cummax/cummin.",
+                self.dtype
+            ),
+            &format!(
+                "OpScanIndices<{}, {}, {OPSCAN_TILE}, {MAX_LANES}, {SEG_LANES}>",
                 self.dtype.cpp(),
                 acc.cpp()
             ),

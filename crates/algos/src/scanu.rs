@@ -25,9 +25,9 @@ pub struct ScanUTiling {
     pub ring_offset: u32,
 }
 
-/// Accumulator (output) type of a scan of `dtype`: f32 for f16, i32 for i8.
+/// Accumulator (output) type of a scan of `dtype`: i32 for i8 and i32, else f32.
 pub fn scan_accumulator(dtype: DType) -> DType {
-    if dtype == DType::I8 {
+    if matches!(dtype, DType::I8 | DType::I32) {
         DType::I32
     } else {
         DType::F32

@@ -4,9 +4,11 @@ use super::algorithm::Algorithm;
 use crate::device::{DeviceBuffer, Element};
 use crate::error::{Error, Result};
 
-/// Input types of the cube scans and their accumulator types.
+/// Input types of the scans and their accumulator types (i32 only for max
+/// and min: its sums could overflow).
 pub trait ScanInput: Element {
-    /// Accumulator and output type: f32 for f16 input, i32 for i8 input.
+    /// Accumulator and output type: f32 for f16, bf16 and f32 input, i32 for
+    /// i8 and i32 input.
     type Acc: Accumulator;
 }
 
@@ -62,6 +64,9 @@ impl ScanInput for f32 {
     type Acc = f32;
 }
 impl ScanInput for i8 {
+    type Acc = i32;
+}
+impl ScanInput for i32 {
     type Acc = i32;
 }
 

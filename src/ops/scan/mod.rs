@@ -6,12 +6,14 @@
 //! `policy` use them; `policy_table` is the data `policy` reads; this module
 //! dispatches.
 mod algorithm;
+mod cummax;
 mod input;
 pub(super) mod policy;
 mod policy_table;
 pub(super) mod vector;
 
 pub use algorithm::Algorithm;
+pub use cummax::{cum_extreme_on, cum_extreme_workspace_bytes, cummax, cummin, CumExtremes};
 pub use input::{
     Accumulator, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS,
     MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
@@ -86,12 +88,13 @@ fn algorithm_error(e: algos::AlgoError) -> Error {
 /// another device) or `options.algorithm` (a tile edge
 /// the algorithm does not have, a cube algorithm for max/min);
 /// [`Error::Unsupported`] for a dtype the algorithm lacks (f32 on the cube,
-/// i8 on `ScanUL1`, bf16 and f32 max/min), whatever the length.
+/// i8 on `ScanUL1`, bf16 and f32 max/min, i32 sums), whatever the length.
 ///
 /// Max and min ([`ScanOp::Max`], [`ScanOp::Min`]) run on all vector cores
 /// (OPSCAN: Gather transposes and row-wise vector Max/Min; only
 /// `Algorithm::Auto` is accepted) and are exact: every result is an input
-/// element converted exactly (f16 -> f32, i8 -> i32) or the identity. The
+/// element converted exactly (f16 -> f32, i8 and i32 -> i32) or the
+/// identity; [`cummax`] and [`cummin`] also give the positions. The
 /// exclusive scan starts each row with the identity; an empty row's total is
 /// the identity. NaN propagates as in `torch.cummax`/`torch.cummin`: every
 /// result from a row's first NaN on (exclusive: after it) is NaN, and so is
@@ -365,6 +368,13 @@ impl ScanPlan {
                 name: "x",
                 reason: format!("{n} elements per row: a scan takes at most {MAX_SCAN_LEN}"),
             });
+        }
+        if options.op == ScanOp::Sum && T::DTYPE == algos::DType::I32 {
+            return Err(Error::Unsupported(
+                "i32 scans take ScanOp::Max and ScanOp::Min: an i32 sum could overflow its i32 \
+                 result"
+                    .into(),
+            ));
         }
         if options.op == ScanOp::Sum && T::DTYPE == algos::DType::I8 && n > MAX_I8_SCAN_LEN {
             return Err(Error::InvalidArgument {

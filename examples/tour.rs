@@ -4,13 +4,13 @@
 //! modeled COPY that moves the operation's minimal traffic.
 use ascend_scan::matrices::{sparse_attention, AttentionPattern};
 use ascend_scan::{
-    compress_with, copy, model_launches, multinomial, multinomial_reference, reduce, reduce_sum,
-    scan, segmented_scan, segmented_sum, sort, split_with, spmv, top_p_sample, top_p_sample_on,
-    top_p_sample_workspace_bytes, topk, uniform, uniforms, Algorithm, Batch, CompressOptions,
-    CostError, CostParams, Csr, Device, Error, LaunchReport, RevSpec, SampleOptions, ScanInput,
-    ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions,
-    Segments, Soc, SortAlgorithm, SortOptions, SplitOptions, TopPCheck, TopPOptions, TopkOptions,
-    Workspace,
+    compress_with, copy, cummax, cummin, model_launches, multinomial, multinomial_reference,
+    reduce, reduce_sum, scan, segmented_scan, segmented_sum, sort, split_with, spmv, top_p_sample,
+    top_p_sample_on, top_p_sample_workspace_bytes, topk, uniform, uniforms, Algorithm, Batch,
+    CompressOptions, CostError, CostParams, Csr, Device, Error, LaunchReport, RevSpec,
+    SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
+    SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions, SplitOptions,
+    TopPCheck, TopPOptions, TopkOptions, Workspace,
 };
 use half::f16;
 use std::cmp::Ordering;
@@ -286,6 +286,48 @@ fn tour_opscan(
         n,
         ok,
         if half { 6.0 } else { 5.0 },
+    ))
+}
+
+/// cummax / cummin of `rows` rows of f16 with many ties and a NaN in the
+/// middle of the first row, checked against PyTorch's CPU rule: the running
+/// value moves to x[i] when x[i] is a NaN, or neither is one and x[i] >=
+/// (max) / <= (min) it; the index is where it last moved.
+fn tour_cummax(dev: &Device, n: usize, rows: usize, op: ScanOp) -> Result<Row, Error> {
+    let mut xs: Vec<f16> = pseudo_random(n, 10)
+        .map(|v| f16::from_f32((v % 61) as f32 - 30.0))
+        .collect();
+    let len = n / rows;
+    xs[len / 2] = f16::NAN;
+    let x = dev.upload(&xs)?;
+    dev.take_reports();
+    let max = op == ScanOp::Max;
+    let out = if max {
+        cummax(dev, Batch::rows(&x, rows)?)?
+    } else {
+        cummin(dev, Batch::rows(&x, rows)?)?
+    };
+    let (values, indices) = (out.values.download()?, out.indices.download()?);
+    let mut ok = values.len() == n && indices.len() == n;
+    for r in 0..rows {
+        let (mut run, mut at) = (xs[r * len].to_f32(), 0);
+        for i in 0..len {
+            let v = xs[r * len + i].to_f32();
+            if v.is_nan() || (!run.is_nan() && if max { v >= run } else { v <= run }) {
+                (run, at) = (v, i as i32);
+            }
+            let got = values.get(r * len + i).copied().unwrap_or(0.0);
+            ok &= (got == run || got.is_nan() && run.is_nan())
+                && indices.get(r * len + i) == Some(&at);
+        }
+    }
+    let name = if max { "cummax" } else { "cummin" };
+    Ok(row(
+        dev,
+        format!("{name} f16->f32 + i32 indices {rows} rows"),
+        n,
+        ok,
+        10.0,
     ))
 }
 
@@ -859,6 +901,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             false,
         )?);
     }
+    rows.push(tour_cummax(&dev, n + 7, 1, ScanOp::Max)?);
+    rows.push(tour_cummax(&dev, 256 * 4099, 256, ScanOp::Min)?);
     let algorithms = [Algorithm::Auto]
         .into_iter()
         .chain([16, 32, 64, 128].map(|s| Algorithm::ScanU { s }))

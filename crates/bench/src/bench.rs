@@ -11,11 +11,11 @@ use std::time::Instant;
 use anyhow::{bail, Context as _};
 use ascend_scan::matrices::{sparse_attention, AttentionPattern, HostCsr};
 use ascend_scan::{
-    compress, copy, multinomial, reduce_max, reduce_sum, scan, segmented_scan, segmented_sum, sort,
-    split_with, spmv, top_p_sample, topk, Algorithm, Batch, Csr, Device, RevSpec, SampleOptions,
-    ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions,
-    Segments, Soc, SocProfile, SortAlgorithm, SortOptions, SplitOptions, TopPOptions, TopkOptions,
-    MAX_I8_SCAN_LEN,
+    compress, copy, cummax, multinomial, reduce_max, reduce_sum, scan, segmented_scan,
+    segmented_sum, sort, split_with, spmv, top_p_sample, topk, Algorithm, Batch, Csr, Device,
+    RevSpec, SampleOptions, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm,
+    SegSumOptions, Segments, Soc, SocProfile, SortAlgorithm, SortOptions, SplitOptions,
+    TopPOptions, TopkOptions, MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::{assumptions, assumptions_markdown, pipe_name, Assumption};
 use ascendc_sim::{model_launches, CostParams, LaunchReport, ModelProfile, ModelReport};
@@ -92,6 +92,8 @@ enum Op {
     /// OPSCAN max (vector cores).
     MaxScanF16,
     MaxScanI8,
+    /// cummax: OPSCAN max, then its positions (OPSCAN indices mode).
+    CumMaxF16,
     /// COMPRESS f16 values, random flags (half of them 1), no indices.
     CompressF16,
     /// SPLIT f16 values, random flags, without / with indices (SPLITIND).
@@ -272,6 +274,7 @@ impl Op {
             Op::ReduceMaxF16 => "REDUCE max f16->f32".into(),
             Op::MaxScanF16 => "OPSCAN max f16->f32 incl".into(),
             Op::MaxScanI8 => "OPSCAN max i8->i32 incl".into(),
+            Op::CumMaxF16 => "CUMMAX f16->f32 (+i32 indices)".into(),
             Op::CompressF16 => "COMPRESS f16 (f=1/2)".into(),
             Op::SplitF16 { indices: false } => "SPLIT f16".into(),
             Op::SplitF16 { indices: true } => "SPLITIND f16 (+i32 indices)".into(),
@@ -323,6 +326,8 @@ impl Op {
             Op::ReduceI8 => 1,
             Op::ScanF16 { .. } | Op::MaxScanF16 => 6,
             Op::ScanI8 { .. } | Op::MaxScanI8 => 5,
+            // Read x, write the values and the indices.
+            Op::CumMaxF16 => 10,
             // Read values (2) and flags (1), write the kept half (2 * 1/2).
             Op::CompressF16 => 4,
             // Read values and flags, write every value (and its i32 index).
@@ -368,6 +373,7 @@ impl Op {
             | Op::ReduceMaxF16
             | Op::MaxScanF16
             | Op::MaxScanI8
+            | Op::CumMaxF16
             | Op::CompressF16
             | Op::SplitF16 { .. }
             | Op::SortF16 { .. }
@@ -655,6 +661,17 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 debug_assert_eq!(y, n);
             }
+            Op::CumMaxF16 => {
+                let data: Vec<f16> = bits(n, 2)
+                    .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
+                    .collect();
+                let x = self.dev.upload(&data)?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let out = cummax(&self.dev, &x)?;
+                wall = t.elapsed().as_secs_f64();
+                drop(out);
+            }
             Op::ScanI8 { algo, s } => {
                 let data: Vec<i8> = bits(n, 3).map(|v| v as i8).collect();
                 let x = self.dev.upload(&data)?;
@@ -826,6 +843,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::ReduceMaxF16,
         Op::MaxScanF16,
         Op::MaxScanI8,
+        Op::CumMaxF16,
         Op::CompressF16,
         Op::SplitF16 { indices: false },
         Op::SplitF16 { indices: true },
@@ -909,7 +927,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let notes = vec![
         format!(
-            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN, COMPRESS, SPLIT and MULTINOMIAL (one row) up to 2^{max}; RADIXSORT up to 2^{} (G elem/s is its GKeys/s); MULTINOMIAL also at the fixed shapes 1 and 96 rows of a 128256 vocabulary; TOPP at {{1, 8, 96, 256}} rows x {{32000, 128256, 129280, 151936}} (% of COPY: of its one-read floor, 2 B per probability); TOPK at 1 and 96 x 128256; the segmented operations at 2^24 elements and flag densities 0.01%, 0.1%, 1%, 10%, 100%.",
+            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN, CUMMAX, COMPRESS, SPLIT and MULTINOMIAL (one row) up to 2^{max}; RADIXSORT up to 2^{} (G elem/s is its GKeys/s); MULTINOMIAL also at the fixed shapes 1 and 96 rows of a 128256 vocabulary; TOPP at {{1, 8, 96, 256}} rows x {{32000, 128256, 129280, 151936}} (% of COPY: of its one-read floor, 2 B per probability); TOPK at 1 and 96 x 128256; the segmented operations at 2^24 elements and flag densities 0.01%, 0.1%, 1%, 10%, 100%.",
             SINGLE_CORE_MAX_LOG2.min(max),
             SINGLE_CORE_MAX_LOG2_QUICK.min(max),
             SORT_MAX_LOG2.min(max),

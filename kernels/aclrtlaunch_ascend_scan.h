@@ -28,6 +28,12 @@ uint32_t aclrtlaunch_opscan_sum_f32(uint32_t blockDim, void* stream, void* x, vo
 uint32_t aclrtlaunch_opscan_max_f16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
 uint32_t aclrtlaunch_opscan_min_f16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
 uint32_t aclrtlaunch_opscan_indices_f16(uint32_t blockDim, void* stream, void* x, void* values, void* indices, void* workspace, OpScanTiling* tiling);
+uint32_t aclrtlaunch_opscan_max_bf16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
+uint32_t aclrtlaunch_opscan_min_bf16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
+uint32_t aclrtlaunch_opscan_indices_bf16(uint32_t blockDim, void* stream, void* x, void* values, void* indices, void* workspace, OpScanTiling* tiling);
+uint32_t aclrtlaunch_opscan_max_f32(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
+uint32_t aclrtlaunch_opscan_min_f32(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
+uint32_t aclrtlaunch_opscan_indices_f32(uint32_t blockDim, void* stream, void* x, void* values, void* indices, void* workspace, OpScanTiling* tiling);
 uint32_t aclrtlaunch_opscan_max_i8(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
 uint32_t aclrtlaunch_opscan_min_i8(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
 uint32_t aclrtlaunch_opscan_indices_i8(uint32_t blockDim, void* stream, void* x, void* values, void* indices, void* workspace, OpScanTiling* tiling);

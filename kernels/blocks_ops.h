@@ -93,6 +93,8 @@ struct OpExtreme {
             return kIsMax ? -__builtin_huge_valf() : __builtin_huge_valf();
         } else if constexpr (std::is_same<T, half>::value) {
             return static_cast<half>(kIsMax ? -__builtin_huge_valf() : __builtin_huge_valf());
+        } else if constexpr (std::is_same<T, bfloat16_t>::value) {
+            return static_cast<bfloat16_t>(kIsMax ? -__builtin_huge_valf() : __builtin_huge_valf());
         } else if constexpr (std::is_same<T, int32_t>::value) {
             return kIsMax ? static_cast<int32_t>(-2147483647 - 1) : static_cast<int32_t>(2147483647);
         } else {

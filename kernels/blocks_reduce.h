@@ -84,14 +84,16 @@ __aicore__ inline void FoldFlagRange(const LocalTensor<half>& lo, const LocalTen
     ScalarReadsDone();
 }
 
-// NaN detection for half inputs (the reference leaves the NaN behaviour of
-// vector Max/Min undocumented, so max/min never rely on it). Keeps the
-// lane-wise largest (bits & 0x7fff) seen; a value above 0x7c00 (the bits of
-// inf) is a NaN. Publish() folds the lanes and writes 16 int16 (one 32-byte
-// GM slot); Seen() folds them and tells on the scalar unit.
-class HalfNanCheck {
+// NaN detection for 16-bit float inputs (the reference leaves the NaN
+// behaviour of vector Max/Min undocumented, so max/min never rely on it).
+// Keeps the lane-wise largest (bits & 0x7fff) seen; a value above kInf (the
+// bits of +inf: 0x7c00 half, 0x7f80 bfloat16) is a NaN. Publish() folds the
+// lanes and writes 16 int16 (one 32-byte GM slot); Seen() folds them and
+// tells on the scalar unit.
+template <int16_t kInf>
+class NanCheck16 {
 public:
-    static constexpr int16_t kInfBits = 0x7c00;
+    static constexpr int16_t kInfBits = kInf;
 
     // acc and mask: `lanes` int16 each (lanes a power of two >= 16).
     __aicore__ inline void Init(const LocalTensor<int16_t>& acc, const LocalTensor<int16_t>& mask, uint32_t lanes) {
@@ -107,7 +109,7 @@ public:
     // template only so that callers may name it in discarded branches.)
     template <typename T>
     __aicore__ inline void Add(const LocalTensor<T>& x, const LocalTensor<int16_t>& tmp, uint32_t count) {
-        static_assert(sizeof(T) == 2, "HalfNanCheck takes 16-bit inputs");
+        static_assert(sizeof(T) == 2, "NanCheck16 takes 16-bit inputs");
         And(tmp, x.template ReinterpretCast<int16_t>(), mask_, static_cast<int32_t>(count));
         PipeBarrier<PIPE_V>();
         Max(acc_, acc_, tmp, static_cast<int32_t>(count));
@@ -118,7 +120,7 @@ public:
     // with independent work: Mask() then (after a PIPE_V barrier) Merge().
     template <typename T>
     __aicore__ inline void Mask(const LocalTensor<T>& x, const LocalTensor<int16_t>& tmp, uint32_t count) {
-        static_assert(sizeof(T) == 2, "HalfNanCheck takes 16-bit inputs");
+        static_assert(sizeof(T) == 2, "NanCheck16 takes 16-bit inputs");
         And(tmp, x.template ReinterpretCast<int16_t>(), mask_, static_cast<int32_t>(count));
     }
     __aicore__ inline void Merge(const LocalTensor<int16_t>& tmp, uint32_t count) {
@@ -160,6 +162,77 @@ private:
     uint32_t lanes_ = 0;
 };
 
+using HalfNanCheck = NanCheck16<0x7c00>;
+using Bf16NanCheck = NanCheck16<0x7f80>;
+
+// NaN detection for fp32 inputs: Compare(x, x, NE) marks the NaNs, and the
+// marks are OR-ed into lanes of 16 bits. Same calls as NanCheck16 but
+// Publish(); Mask() compares whole 256-byte repeats (count a multiple of
+// 64) and writes count / 8 bytes of tmp.
+class FloatNanCheck {
+public:
+    // acc: `lanes` int16 (lanes a power of two >= 256); mask: unused.
+    __aicore__ inline void Init(const LocalTensor<int16_t>& acc, const LocalTensor<int16_t>& mask, uint32_t lanes) {
+        (void)mask;
+        acc_ = acc.ReinterpretCast<uint16_t>();
+        words_ = lanes / 16;
+        Duplicate(acc_, static_cast<uint16_t>(0), static_cast<int32_t>(words_));
+        PipeBarrier<PIPE_V>();
+    }
+    template <typename T>
+    __aicore__ inline void Add(const LocalTensor<T>& x, const LocalTensor<int16_t>& tmp, uint32_t count) {
+        Mask(x, tmp, count);
+        PipeBarrier<PIPE_V>();
+        Merge(tmp, count);
+        PipeBarrier<PIPE_V>();
+    }
+    template <typename T>
+    __aicore__ inline void Mask(const LocalTensor<T>& x, const LocalTensor<int16_t>& tmp, uint32_t count) {
+        static_assert(std::is_same<T, float>::value, "FloatNanCheck takes fp32 inputs");
+        Compare(tmp.ReinterpretCast<uint8_t>(), x, x, CMPMODE::NE, count);
+    }
+    __aicore__ inline void Merge(const LocalTensor<int16_t>& tmp, uint32_t count) {
+        Or(acc_, acc_, tmp.ReinterpretCast<uint16_t>(), static_cast<int32_t>(count / 16));
+    }
+    __aicore__ inline bool Seen() {
+        for (uint32_t w = words_ / 2; w >= 16; w /= 2) {
+            Or(acc_, acc_, acc_[w], static_cast<int32_t>(w));
+            PipeBarrier<PIPE_V>();
+        }
+        PipeSync<HardEvent::V_S>();
+        bool nan = false;
+        for (uint32_t i = 0; i < 16; ++i) {
+            if (acc_.GetValue(i) != 0) nan = true;
+        }
+        ScalarReadsDone();
+        return nan;
+    }
+    // Whether the fp32 with these bits is a NaN.
+    __aicore__ static inline bool IsNan(int32_t bits) { return (bits & 0x7fffffff) > 0x7f800000; }
+
+private:
+    LocalTensor<uint16_t> acc_;
+    uint32_t words_ = 0;
+};
+
+// The NaN check of an input type (void: integers have no NaN).
+template <typename T>
+struct NanCheckOf {
+    using type = void;
+};
+template <>
+struct NanCheckOf<half> {
+    using type = HalfNanCheck;
+};
+template <>
+struct NanCheckOf<bfloat16_t> {
+    using type = Bf16NanCheck;
+};
+template <>
+struct NanCheckOf<float> {
+    using type = FloatNanCheck;
+};
+
 // Loads the chunk of x at `off` (at most `chunk` elements before `end`) into
 // a new tensor of the queue `in`, padded with the identity of Op.
 template <typename Op, typename TIn, typename Que>
@@ -179,11 +252,11 @@ __aicore__ inline void OpLoadChunk(const GlobalTensor<TIn>& gx, uint64_t off, ui
 // of two) inputs are padded with the identity, cast and combined into a vector
 // accumulator, whose lanes are folded at the end; the next chunk loads while
 // the current one is combined (`in` needs two buffers and depth 2). `nan`
-// (half inputs, may be null) sees every input.
-template <typename Op, typename TIn, typename TAcc, typename Que>
+// (may be null; used only when it is NanCheckOf<TIn>) sees every input.
+template <typename Op, typename TIn, typename TAcc, typename Que, typename Nan>
 __aicore__ inline TAcc OpRange(const GlobalTensor<TIn>& gx, uint64_t begin, uint64_t end, uint32_t chunk, Que& in,
                                const LocalTensor<TAcc>& acc, const LocalTensor<TAcc>& xa, const LocalTensor<half>& tmp,
-                               HalfNanCheck* nan) {
+                               Nan* nan) {
     Duplicate(acc, Op::template Identity<TAcc>(), static_cast<int32_t>(chunk));
     PipeBarrier<PIPE_V>();
     if (begin < end) OpLoadChunk<Op>(gx, begin, end, chunk, in);
@@ -191,18 +264,22 @@ __aicore__ inline TAcc OpRange(const GlobalTensor<TIn>& gx, uint64_t begin, uint
         if (end - off > chunk) OpLoadChunk<Op>(gx, off + chunk, end, chunk, in);
         LocalTensor<TIn> x = in.template DeQue<TIn>();
         // The NaN mask (into tmp, unused by the half cast) shares the barriers.
+        constexpr bool kChecks = std::is_same<Nan, typename NanCheckOf<TIn>::type>::value;
         bool check = false;
-        if constexpr (std::is_same<TIn, half>::value) {
+        if constexpr (kChecks) {
             check = nan != nullptr;
             if (check) nan->Mask(x, tmp.template ReinterpretCast<int16_t>(), chunk);
         } else {
             (void)nan;
+            (void)check;
         }
         CastToAcc(xa, x, tmp, chunk);
         in.FreeTensor(x);
         PipeBarrier<PIPE_V>();
         Op::Vec(acc, acc, xa, chunk);
-        if (check) nan->Merge(tmp.template ReinterpretCast<int16_t>(), chunk);
+        if constexpr (kChecks) {
+            if (check) nan->Merge(tmp.template ReinterpretCast<int16_t>(), chunk);
+        }
         PipeBarrier<PIPE_V>();
     }
     constexpr uint32_t kBlockLanes = 32 / sizeof(TAcc);

@@ -110,6 +110,48 @@ extern "C" uint32_t aclrtlaunch_opscan_indices_f16(uint32_t blockDim, void* stre
     return ascsim::launch("opscan_indices_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_indices_f16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void opscan_max_bf16(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, OpScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_opscan_max_bf16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling) {
+    OpScanTiling t = *tiling;
+    return ascsim::launch("opscan_max_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_max_bf16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(totals), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void opscan_min_bf16(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, OpScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_opscan_min_bf16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling) {
+    OpScanTiling t = *tiling;
+    return ascsim::launch("opscan_min_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_min_bf16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(totals), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void opscan_indices_bf16(GM_ADDR x, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, OpScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_opscan_indices_bf16(uint32_t blockDim, void* stream, void* x, void* values, void* indices, void* workspace, OpScanTiling* tiling) {
+    OpScanTiling t = *tiling;
+    return ascsim::launch("opscan_indices_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_indices_bf16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void opscan_max_f32(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, OpScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_opscan_max_f32(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling) {
+    OpScanTiling t = *tiling;
+    return ascsim::launch("opscan_max_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_max_f32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(totals), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void opscan_min_f32(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, OpScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_opscan_min_f32(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling) {
+    OpScanTiling t = *tiling;
+    return ascsim::launch("opscan_min_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_min_f32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(totals), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void opscan_indices_f32(GM_ADDR x, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, OpScanTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_opscan_indices_f32(uint32_t blockDim, void* stream, void* x, void* values, void* indices, void* workspace, OpScanTiling* tiling) {
+    OpScanTiling t = *tiling;
+    return ascsim::launch("opscan_indices_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { opscan_indices_f32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void opscan_max_i8(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, OpScanTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_opscan_max_i8(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling) {

@@ -50,6 +50,12 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("opscan_max_f16", "aclrtlaunch_opscan_max_f16"),
     ("opscan_min_f16", "aclrtlaunch_opscan_min_f16"),
     ("opscan_indices_f16", "aclrtlaunch_opscan_indices_f16"),
+    ("opscan_max_bf16", "aclrtlaunch_opscan_max_bf16"),
+    ("opscan_min_bf16", "aclrtlaunch_opscan_min_bf16"),
+    ("opscan_indices_bf16", "aclrtlaunch_opscan_indices_bf16"),
+    ("opscan_max_f32", "aclrtlaunch_opscan_max_f32"),
+    ("opscan_min_f32", "aclrtlaunch_opscan_min_f32"),
+    ("opscan_indices_f32", "aclrtlaunch_opscan_indices_f32"),
     ("opscan_max_i8", "aclrtlaunch_opscan_max_i8"),
     ("opscan_min_i8", "aclrtlaunch_opscan_min_i8"),
     ("opscan_indices_i8", "aclrtlaunch_opscan_indices_i8"),
@@ -182,11 +188,17 @@ extern "C" {
     fn aclrtlaunch_opscan_sum_f32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_opscan_max_f16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_opscan_min_f16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
+    fn aclrtlaunch_opscan_max_bf16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
+    fn aclrtlaunch_opscan_min_bf16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
+    fn aclrtlaunch_opscan_max_f32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
+    fn aclrtlaunch_opscan_min_f32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_opscan_max_i8(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_opscan_min_i8(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_opscan_max_i32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_opscan_min_i32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_opscan_indices_f16(block_dim: u32, stream: *mut c_void, x: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
+    fn aclrtlaunch_opscan_indices_bf16(block_dim: u32, stream: *mut c_void, x: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
+    fn aclrtlaunch_opscan_indices_f32(block_dim: u32, stream: *mut c_void, x: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_opscan_indices_i8(block_dim: u32, stream: *mut c_void, x: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_opscan_indices_i32(block_dim: u32, stream: *mut c_void, x: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_compress_b16(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SplitTiling) -> u32;
@@ -359,6 +371,10 @@ const OPSCAN: &[Entry<OpScanFn>] = &[
     Entry { name: "opscan_sum_f32", symbol: "aclrtlaunch_opscan_sum_f32", f: aclrtlaunch_opscan_sum_f32 },
     Entry { name: "opscan_max_f16", symbol: "aclrtlaunch_opscan_max_f16", f: aclrtlaunch_opscan_max_f16 },
     Entry { name: "opscan_min_f16", symbol: "aclrtlaunch_opscan_min_f16", f: aclrtlaunch_opscan_min_f16 },
+    Entry { name: "opscan_max_bf16", symbol: "aclrtlaunch_opscan_max_bf16", f: aclrtlaunch_opscan_max_bf16 },
+    Entry { name: "opscan_min_bf16", symbol: "aclrtlaunch_opscan_min_bf16", f: aclrtlaunch_opscan_min_bf16 },
+    Entry { name: "opscan_max_f32", symbol: "aclrtlaunch_opscan_max_f32", f: aclrtlaunch_opscan_max_f32 },
+    Entry { name: "opscan_min_f32", symbol: "aclrtlaunch_opscan_min_f32", f: aclrtlaunch_opscan_min_f32 },
     Entry { name: "opscan_max_i8", symbol: "aclrtlaunch_opscan_max_i8", f: aclrtlaunch_opscan_max_i8 },
     Entry { name: "opscan_min_i8", symbol: "aclrtlaunch_opscan_min_i8", f: aclrtlaunch_opscan_min_i8 },
     Entry { name: "opscan_max_i32", symbol: "aclrtlaunch_opscan_max_i32", f: aclrtlaunch_opscan_max_i32 },
@@ -395,6 +411,8 @@ type OpScanIndicesFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, *m
 /// The OpScanIndices kernels: the simulator's entries.
 const OPSCANINDICES: &[Entry<OpScanIndicesFn>] = &[
     Entry { name: "opscan_indices_f16", symbol: "aclrtlaunch_opscan_indices_f16", f: aclrtlaunch_opscan_indices_f16 },
+    Entry { name: "opscan_indices_bf16", symbol: "aclrtlaunch_opscan_indices_bf16", f: aclrtlaunch_opscan_indices_bf16 },
+    Entry { name: "opscan_indices_f32", symbol: "aclrtlaunch_opscan_indices_f32", f: aclrtlaunch_opscan_indices_f32 },
     Entry { name: "opscan_indices_i8", symbol: "aclrtlaunch_opscan_indices_i8", f: aclrtlaunch_opscan_indices_i8 },
     Entry { name: "opscan_indices_i32", symbol: "aclrtlaunch_opscan_indices_i32", f: aclrtlaunch_opscan_indices_i32 },
 ];

@@ -27,11 +27,11 @@
 // last row into a GM slot, SyncAll, and a core starting inside a row
 // combines the slots of the earlier cores of that row into its carry.
 //
-// NaN (f16 max/min) propagates as in torch.cummax: every output from a row's
-// first NaN on is NaN (exclusive: from the next position), the row's total
-// too. Nothing relies on what vector Max/Min return for a NaN: the outputs
+// NaN (max/min of f16, bf16 and f32) propagates as in torch.cummax: every
+// output from a row's first NaN on is NaN (exclusive: from the next
+// position), the row's total too. Nothing relies on what vector Max/Min return for a NaN: the outputs
 // before a row's first NaN never combine it, and those from it on are
-// overwritten. Each input is masked once (HalfNanCheck) in the pass that
+// overwritten. Each input is masked once (NanCheckOf<TIn>) in the pass that
 // reads it first: phase 1 for its range (a NaN there is published as a NaN
 // slot, which marks the rest of the row on the later cores), the scan for
 // the tiles before it. Only a core that saw a NaN then runs FixNan: its
@@ -72,9 +72,16 @@ public:
     using TV = typename std::conditional<kIndices, TVal, TAcc>::type;  // (TAcc: unused)
     static_assert(!kIndices || (std::is_same<Op, OpMax>::value && std::is_same<TAcc, int32_t>::value),
                   "indices are a max scan of int32 positions");
-    // Max and min propagate NaN explicitly (sums let IEEE addition do it).
-    static constexpr bool kCheckNan =
-        std::is_same<TIn, half>::value && !std::is_same<Op, OpSum>::value && !kIndices;
+    // Max and min of float inputs propagate NaN explicitly (sums let IEEE
+    // addition do it). Nan: the input's check (HalfNanCheck, unused, else).
+    static constexpr bool kCheckNan = !std::is_same<typename NanCheckOf<TIn>::type, void>::value &&
+                                      !std::is_same<Op, OpSum>::value && !kIndices;
+    using Nan = typename std::conditional<kCheckNan, typename NanCheckOf<TIn>::type, HalfNanCheck>::type;
+    // Bit patterns of inputs for the scalar NaN test of FixNan.
+    using Bits = typename std::conditional<sizeof(TIn) == 2, int16_t, int32_t>::type;
+    // Compares (indices mode, fp32 NaN masks) run in whole 256-byte repeats
+    // over padded_ elements: the loads fill the tile up to there.
+    static constexpr bool kWholeRepeats = kIndices || (kCheckNan && sizeof(TIn) == 4);
     // The half scratch casts int8 to the accumulator; the indices mode also
     // keeps its two compare masks (kTile bits each) there.
     static constexpr uint32_t kHalfBytes =
@@ -292,8 +299,7 @@ private:
     // padded with the identity. Leaves the transposed scan in TR (row 0: each
     // lane's carry; row c + 1: the inclusive scan at position c).
     __aicore__ inline void Load(const TileDesc& d) {
-        // The indices mode compares whole repeats (padded_), the rest reads tileElems_.
-        const uint32_t used = kIndices ? padded_ : tileElems_;
+        const uint32_t used = kWholeRepeats ? padded_ : tileElems_;
         LocalTensor<TIn> in = qIn_.AllocTensor<TIn>();
         if (d.count < used) {
             FillIdentity<Op>(in, kTile);
@@ -352,14 +358,14 @@ private:
             CastToAcc(a, in, tmp, tileElems_);
         }
         if constexpr (kCheckNan) {
-            if (d.checkNan) nan_.Mask(in, tmp.ReinterpretCast<int16_t>(), tileElems_);
+            if (d.checkNan) nan_.Mask(in, tmp.ReinterpretCast<int16_t>(), kWholeRepeats ? padded_ : tileElems_);
         }
         PipeBarrier<PIPE_V>();
         qIn_.FreeTensor(in);
         LocalTensor<TAcc> tr = TR();
         Gather(tr[lanes_], a, bufIdxF_.Get<uint32_t>(), 0, tileElems_);
         if constexpr (kCheckNan) {
-            if (d.checkNan) nan_.Merge(tmp.ReinterpretCast<int16_t>(), tileElems_);
+            if (d.checkNan) nan_.Merge(tmp.ReinterpretCast<int16_t>(), kWholeRepeats ? padded_ : tileElems_);
         }
         PipeBarrier<PIPE_V>();
         // The row-wise scan down the width_ rows; for long rows the lane scan
@@ -486,7 +492,7 @@ private:
                 part = LastRecord(checkedTo_, end_);
             } else {
                 part = OpRange<Op>(gx_, checkedTo_, end_, kTile, qIn_, scratch, scratch[kTile],
-                                   bufHalf_.Get<half>(), kCheckNan ? &nan_ : static_cast<HalfNanCheck*>(nullptr));
+                                   bufHalf_.Get<half>(), kCheckNan ? &nan_ : static_cast<Nan*>(nullptr));
             }
             if constexpr (kCheckNan) partNan_ = nan_.Seen();
         }
@@ -580,12 +586,14 @@ private:
             } else {
                 // Lanes: whole rows (short rows) or one part of a row.
                 const uint32_t lane = t_.segments ? d.count : width_;
-                LoadAny(bufHalf_.Get<half>(), gx_[d.base], d.count);
+                // x into the second half of TR (NaNs to store: the first).
+                LocalTensor<TIn> xin = TR()[kTile].template ReinterpretCast<TIn>();
+                LoadAny(xin, gx_[d.base], d.count);
                 PipeSync<HardEvent::MTE2_S>();
-                LocalTensor<int16_t> xs = bufHalf_.Get<int16_t>();
+                LocalTensor<Bits> xs = xin.template ReinterpretCast<Bits>();
                 for (uint32_t r = 0; r * lane < d.count; ++r) {
                     uint32_t c = 0;
-                    while (c < lane && !HalfNanCheck::IsNan(xs.GetValue(r * lane + c))) ++c;
+                    while (c < lane && !Nan::IsNan(xs.GetValue(r * lane + c))) ++c;
                     if (c == lane) continue;
                     if (c + shift < lane) StoreNan(gy_[d.base + r * lane + c + shift], nans, lane - c - shift);
                     if (t_.want_total && !t_.segments) StoreNan(gTotals_[(d.row + r) * t_.total_stride], nans, 1);
@@ -625,7 +633,7 @@ private:
     // At most 8 buffers per position: the small ones share bufSmall_.
     TBuf<TPosition::VECCALC> bufTR_, bufIdxF_, bufIdxB_, bufHalf_, bufSmall_, bufNan_, bufNanMask_;
     TBuf<TPosition::VECCALC> bufPos_;  // indices mode: PositionTable
-    HalfNanCheck nan_;
+    Nan nan_;
     GlobalTensor<TIn> gx_;
     GlobalTensor<TAcc> gy_, gTotals_, gSlots_;
     GlobalTensor<TV> gVal_;

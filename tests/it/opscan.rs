@@ -8,7 +8,7 @@ use ascend_scan::{
     cum_extreme_on, cum_extreme_workspace_bytes, cummax, cummin, scan, Algorithm, Batch, Device,
     Error, ScanInput, ScanOp, ScanOptions, Workspace,
 };
-use half::f16;
+use half::{bf16, f16};
 use proptest::prelude::*;
 use testkit::device;
 
@@ -29,6 +29,30 @@ impl Input for f16 {
         } else {
             f32::INFINITY
         }
+    }
+    fn is_nan(acc: f32) -> bool {
+        acc.is_nan()
+    }
+}
+
+impl Input for bf16 {
+    fn wide(self) -> f32 {
+        self.to_f32()
+    }
+    fn identity(op: ScanOp) -> f32 {
+        <f16 as Input>::identity(op)
+    }
+    fn is_nan(acc: f32) -> bool {
+        acc.is_nan()
+    }
+}
+
+impl Input for f32 {
+    fn wide(self) -> f32 {
+        self
+    }
+    fn identity(op: ScanOp) -> f32 {
+        <f16 as Input>::identity(op)
     }
     fn is_nan(acc: f32) -> bool {
         acc.is_nan()
@@ -244,6 +268,28 @@ fn random_i8(n: usize, seed: u64) -> Vec<i8> {
         .collect()
 }
 
+fn random_bf16(n: usize, seed: u64) -> Vec<bf16> {
+    pseudo_random(n, seed)
+        .into_iter()
+        .map(|v| bf16::from_bits(((v as u16) % 0x7f80) | ((v >> 20) as u16 & 0x8000)))
+        .collect()
+}
+
+/// Random finite f32 with many ties (a narrow band), some extremes and
+/// subnormals.
+fn random_f32(n: usize, seed: u64) -> Vec<f32> {
+    pseudo_random(n, seed)
+        .into_iter()
+        .map(|v| match v % 13 {
+            0 => f32::MAX,
+            1 => -f32::MAX,
+            2 => f32::from_bits((v >> 8) as u32 & 0x007f_ffff),
+            3 => f32::from_bits(((v >> 16) as u32 % 0x7f80_0000) | (v as u32 & 0x8000_0000)),
+            _ => ((v >> 40) % 500) as f32 / 4.0 - 60.0,
+        })
+        .collect()
+}
+
 /// Random i32 in a narrow band (ties) with the extremes mixed in.
 fn random_i32(n: usize, seed: u64) -> Vec<i32> {
     pseudo_random(n, seed)
@@ -263,6 +309,8 @@ fn one_dimensional_edge_lengths() {
         all_cases(&random_f16(n, n as u64), 1);
         all_cases(&random_i8(n, n as u64 + 7), 1);
         all_cases(&random_i32(n, n as u64 + 9), 1);
+        all_cases(&random_bf16(n, n as u64 + 11), 1);
+        all_cases(&random_f32(n, n as u64 + 13), 1);
     }
 }
 
@@ -273,6 +321,7 @@ fn multi_core_lengths() {
         all_cases(&random_f16(n, n as u64), 1);
         all_cases(&random_i8(n, n as u64 + 1), 1);
         all_cases(&random_i32(n, n as u64 + 2), 1);
+        all_cases(&random_f32(n, n as u64 + 3), 1);
     }
 }
 
@@ -310,6 +359,8 @@ fn batches_of_edge_row_lengths() {
         all_cases(&random_f16(n, (rows * 31 + len) as u64), rows);
         all_cases(&random_i8(n, (rows * 37 + len) as u64), rows);
         all_cases(&random_i32(n, (rows * 41 + len) as u64), rows);
+        all_cases(&random_bf16(n, (rows * 43 + len) as u64), rows);
+        all_cases(&random_f32(n, (rows * 47 + len) as u64), rows);
     }
 }
 
@@ -428,6 +479,37 @@ fn with_nans(mut xs: Vec<f16>, at: &[usize]) -> Vec<f16> {
     xs
 }
 
+/// `xs` with a NaN at each of `at`: quiet, signalling (only the lowest
+/// mantissa bit: a 16-bit look at the high half would miss it), negative.
+fn with_nans_f32(mut xs: Vec<f32>, at: &[usize]) -> Vec<f32> {
+    for (k, &i) in at.iter().enumerate() {
+        xs[i] = f32::from_bits([0x7fc0_0000, 0x7f80_0001, 0xffc0_0123][k % 3]);
+    }
+    xs
+}
+
+/// `xs` with a bf16 NaN at each of `at`.
+fn with_nans_bf16(mut xs: Vec<bf16>, at: &[usize]) -> Vec<bf16> {
+    for (k, &i) in at.iter().enumerate() {
+        xs[i] = bf16::from_bits([0x7fc0, 0x7f81, 0xffff][k % 3]);
+    }
+    xs
+}
+
+/// The NaN cases of one shape in f16, bf16 and f32.
+fn check_nans(n: usize, rows: usize, at: &[usize], seed: u64) {
+    let xs = with_nans(random_f16(n, seed), at);
+    let xb = with_nans_bf16(random_bf16(n, seed + 1), at);
+    let xf = with_nans_f32(random_f32(n, seed + 2), at);
+    for op in [ScanOp::Max, ScanOp::Min] {
+        for exclusive in [false, true] {
+            check(&xs, rows, op, exclusive);
+            check(&xb, rows, op, exclusive);
+            check(&xf, rows, op, exclusive);
+        }
+    }
+}
+
 #[test]
 fn nan_propagates_in_one_row() {
     // 300_000 elements: 37 cores of 8192 (tiles of 4096 from each core's
@@ -452,12 +534,7 @@ fn nan_propagates_in_one_row() {
             vec![20 * core + 4096, 20 * core + 100, 36 * core + 7],
         ),
     ] {
-        let xs = with_nans(random_f16(n, n as u64 + at[0] as u64), &at);
-        for op in [ScanOp::Max, ScanOp::Min] {
-            for exclusive in [false, true] {
-                check(&xs, 1, op, exclusive);
-            }
-        }
+        check_nans(n, 1, &at, n as u64 + at[0] as u64);
     }
 }
 
@@ -474,12 +551,7 @@ fn nan_propagates_in_batches() {
         (3, 100_001, vec![99_000, 100_500, 150_000, 300_002]),
         (3, 100_001, vec![100_000, 100_001]),
     ] {
-        let xs = with_nans(random_f16(rows * len, len as u64), &at);
-        for op in [ScanOp::Max, ScanOp::Min] {
-            for exclusive in [false, true] {
-                check(&xs, rows, op, exclusive);
-            }
-        }
+        check_nans(rows * len, rows, &at, len as u64);
     }
 }
 
@@ -692,12 +764,7 @@ fn cummax_bad_inputs_are_errors() {
     let other = Device::simulated(ascend_scan::Soc::Ascend910B4).unwrap();
     let far = other.upload(&[1i8, 2]).unwrap();
     assert_eq!(err(cummax(&dev, &far).unwrap_err()), "x");
-    // No bf16 / f32 max scans yet, and no i32 sums (they could overflow).
-    let b = dev.upload(&[half::bf16::ONE; 4]).unwrap();
-    assert!(matches!(
-        cummin(&dev, &b).unwrap_err(),
-        Error::Unsupported(_)
-    ));
+    // No i32 sums (they could overflow).
     assert!(matches!(
         scan(&dev, &x, ScanOptions::default()).unwrap_err(),
         Error::Unsupported(_)

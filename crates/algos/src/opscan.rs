@@ -110,9 +110,9 @@ const MIN_SPLIT: u64 = 2 * OPSCAN_TILE;
 const ROW_GROUP: u64 = 8;
 
 impl OpScan {
-    /// Input types of max and min: f16 (f32 results; NaN propagates as in
-    /// `torch.cummax`), i8 and i32 (i32 results).
-    pub const DTYPES: [DType; 3] = [DType::F16, DType::I8, DType::I32];
+    /// Input types of max and min: f16, bf16 and f32 (f32 results; NaN
+    /// propagates as in `torch.cummax`), i8 and i32 (i32 results).
+    pub const DTYPES: [DType; 5] = [DType::F16, DType::Bf16, DType::F32, DType::I8, DType::I32];
     /// Input types of sums: also bf16 and f32 (f32 results).
     pub const SUM_DTYPES: [DType; 4] = [DType::F16, DType::Bf16, DType::I8, DType::F32];
 
@@ -133,7 +133,7 @@ impl OpScan {
                     if op == VectorOp::Sum {
                         "f16, bf16, i8 or f32"
                     } else {
-                        "f16, i8 or i32"
+                        "f16, bf16, f32, i8 or i32"
                     }
                 ),
             });
@@ -359,6 +359,7 @@ mod tests {
         let soc = soc::Soc::Ascend910B4.profile();
         let a = OpScan::new(DType::I8, VectorOp::Min).unwrap();
         assert!(a.plan(&soc, 1, 0, false, false).is_err());
-        assert!(OpScan::new(DType::F32, VectorOp::Min).is_err());
+        assert!(OpScan::new(DType::U16, VectorOp::Min).is_err());
+        assert!(OpScan::new(DType::I32, VectorOp::Sum).is_err());
     }
 }

@@ -27,14 +27,13 @@ pub struct CumExtremes<A: crate::Element> {
 /// the index is that of the latest NaN so far. This is the definition of
 /// PyTorch's CPU kernel (`x[j] >= running || isnan(x[j])` updates).
 ///
-/// Inputs f16 (f32 values), i8 and i32 (i32 values); indices are i32
-/// (PyTorch's are i64; a row holds at most [`MAX_SCAN_LEN`] elements). The
-/// values are exact. When -0.0 and +0.0 tie, the index is the later one and
+/// Inputs f16, bf16 and f32 (f32 values), i8 and i32 (i32 values); indices
+/// are i32 (PyTorch's are i64; a row holds at most [`MAX_SCAN_LEN`]
+/// elements). The values are exact. When -0.0 and +0.0 tie, the index is the later one and
 /// the value may be either zero (they compare equal).
 ///
 /// Errors: [`Error::InvalidArgument`] naming `x` (rows longer than
-/// [`MAX_SCAN_LEN`], a buffer of another device); [`Error::Unsupported`]
-/// for bf16 and f32 input, whatever the length.
+/// [`MAX_SCAN_LEN`], a buffer of another device).
 pub fn cummax<'a, T: ScanInput>(
     device: &Device,
     x: impl Into<Batch<'a, T>>,

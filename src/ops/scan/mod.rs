@@ -88,12 +88,12 @@ fn algorithm_error(e: algos::AlgoError) -> Error {
 /// another device) or `options.algorithm` (a tile edge
 /// the algorithm does not have, a cube algorithm for max/min);
 /// [`Error::Unsupported`] for a dtype the algorithm lacks (f32 on the cube,
-/// i8 on `ScanUL1`, bf16 and f32 max/min, i32 sums), whatever the length.
+/// i8 on `ScanUL1`, i32 sums), whatever the length.
 ///
 /// Max and min ([`ScanOp::Max`], [`ScanOp::Min`]) run on all vector cores
 /// (OPSCAN: Gather transposes and row-wise vector Max/Min; only
 /// `Algorithm::Auto` is accepted) and are exact: every result is an input
-/// element converted exactly (f16 -> f32, i8 and i32 -> i32) or the
+/// element converted exactly (f16, bf16, f32 -> f32; i8, i32 -> i32) or the
 /// identity; [`cummax`] and [`cummin`] also give the positions. The
 /// exclusive scan starts each row with the identity; an empty row's total is
 /// the identity. NaN propagates as in `torch.cummax`/`torch.cummin`: every

@@ -29,14 +29,15 @@
 //
 // NaN (max/min of f16, bf16 and f32) propagates as in torch.cummax: every
 // output from a row's first NaN on is NaN (exclusive: from the next
-// position), the row's total too. Nothing relies on what vector Max/Min return for a NaN: the outputs
-// before a row's first NaN never combine it, and those from it on are
-// overwritten. Each input is masked once (NanCheckOf<TIn>) in the pass that
-// reads it first: phase 1 for its range (a NaN there is published as a NaN
-// slot, which marks the rest of the row on the later cores), the scan for
-// the tiles before it. Only a core that saw a NaN then runs FixNan: its
-// tiles again, x read on the scalar unit, NaN stored from each row's first
-// NaN to the row's end (or its part of the row).
+// position), the row's total too. Nothing relies on what vector Max/Min
+// return for a NaN: the outputs before a row's first NaN never combine it,
+// and those from it on are overwritten. Each input is masked once
+// (NanCheckOf<TIn>) in the pass that reads it first: phase 1 for its range
+// (a NaN there is published as a NaN slot, which marks the rest of the row
+// on the later cores), the scan for the tiles before it. Only a core that
+// saw a NaN then runs FixNan: its tiles again, x read on the scalar unit,
+// NaN stored from each row's first NaN to the row's end (or its part of the
+// row).
 //
 // Indices (OpScanIndices, the second launch of cummax/cummin): given x and
 // the inclusive max or min scan y of it, position j of a row is a record

@@ -12,17 +12,13 @@ use half::{bf16, f16};
 use proptest::prelude::*;
 use testkit::device;
 
-/// Inputs with their exact accumulator value and the identities.
-trait Input: ScanInput {
-    fn wide(self) -> Self::Acc;
-    fn identity(op: ScanOp) -> Self::Acc;
-    fn is_nan(acc: Self::Acc) -> bool;
+/// Accumulator values: the identities and the NaN test.
+trait Wide: Copy + PartialOrd + std::fmt::Debug {
+    fn identity(op: ScanOp) -> Self;
+    fn nan(self) -> bool;
 }
 
-impl Input for f16 {
-    fn wide(self) -> f32 {
-        self.to_f32()
-    }
+impl Wide for f32 {
     fn identity(op: ScanOp) -> f32 {
         if op == ScanOp::Max {
             f32::NEG_INFINITY
@@ -30,39 +26,12 @@ impl Input for f16 {
             f32::INFINITY
         }
     }
-    fn is_nan(acc: f32) -> bool {
-        acc.is_nan()
+    fn nan(self) -> bool {
+        self.is_nan()
     }
 }
 
-impl Input for bf16 {
-    fn wide(self) -> f32 {
-        self.to_f32()
-    }
-    fn identity(op: ScanOp) -> f32 {
-        <f16 as Input>::identity(op)
-    }
-    fn is_nan(acc: f32) -> bool {
-        acc.is_nan()
-    }
-}
-
-impl Input for f32 {
-    fn wide(self) -> f32 {
-        self
-    }
-    fn identity(op: ScanOp) -> f32 {
-        <f16 as Input>::identity(op)
-    }
-    fn is_nan(acc: f32) -> bool {
-        acc.is_nan()
-    }
-}
-
-impl Input for i8 {
-    fn wide(self) -> i32 {
-        i32::from(self)
-    }
+impl Wide for i32 {
     fn identity(op: ScanOp) -> i32 {
         if op == ScanOp::Max {
             i32::MIN
@@ -70,20 +39,43 @@ impl Input for i8 {
             i32::MAX
         }
     }
-    fn is_nan(_: i32) -> bool {
+    fn nan(self) -> bool {
         false
+    }
+}
+
+/// Inputs with their exact accumulator value.
+trait Input: ScanInput<Acc: Wide> {
+    fn wide(self) -> Self::Acc;
+}
+
+impl Input for f16 {
+    fn wide(self) -> f32 {
+        self.to_f32()
+    }
+}
+
+impl Input for bf16 {
+    fn wide(self) -> f32 {
+        self.to_f32()
+    }
+}
+
+impl Input for f32 {
+    fn wide(self) -> f32 {
+        self
+    }
+}
+
+impl Input for i8 {
+    fn wide(self) -> i32 {
+        i32::from(self)
     }
 }
 
 impl Input for i32 {
     fn wide(self) -> i32 {
         self
-    }
-    fn identity(op: ScanOp) -> i32 {
-        <i8 as Input>::identity(op)
-    }
-    fn is_nan(_: i32) -> bool {
-        false
     }
 }
 
@@ -95,19 +87,16 @@ fn reference<T: Input>(
     rows: usize,
     op: ScanOp,
     exclusive: bool,
-) -> (Vec<T::Acc>, Vec<T::Acc>)
-where
-    T::Acc: PartialOrd,
-{
+) -> (Vec<T::Acc>, Vec<T::Acc>) {
     let len = xs.len().checked_div(rows).unwrap_or(0);
     let mut values = Vec::with_capacity(xs.len());
     let mut totals = Vec::with_capacity(rows);
     for r in 0..rows {
-        let mut acc = T::identity(op);
+        let mut acc = <T::Acc as Wide>::identity(op);
         for &x in &xs[r * len..(r + 1) * len] {
             let before = acc;
             let v = x.wide();
-            let take = T::is_nan(v) || if op == ScanOp::Max { v > acc } else { v < acc };
+            let take = Wide::nan(v) || if op == ScanOp::Max { v > acc } else { v < acc };
             if take {
                 acc = v;
             }
@@ -122,10 +111,7 @@ where
 /// value starts at the row's first element and moves to x[i] when x[i] is a
 /// NaN, or when neither is a NaN and x[i] >= it (max) / <= it (min); the
 /// index is where it last moved.
-fn reference_positions<T: Input>(xs: &[T], rows: usize, op: ScanOp) -> Vec<i32>
-where
-    T::Acc: PartialOrd,
-{
+fn reference_positions<T: Input>(xs: &[T], rows: usize, op: ScanOp) -> Vec<i32> {
     let len = xs.len().checked_div(rows).unwrap_or(0);
     let mut out = Vec::with_capacity(xs.len());
     for row in xs.chunks(len.max(1)).take(rows) {
@@ -137,7 +123,7 @@ where
             } else {
                 v <= run
             };
-            if T::is_nan(v) || (!T::is_nan(run) && better) {
+            if Wide::nan(v) || (!Wide::nan(run) && better) {
                 (run, at) = (v, i as i32);
             }
             out.push(at);
@@ -148,10 +134,7 @@ where
 
 /// Runs cummax or cummin of `rows` rows of `xs` (through the stream API,
 /// which `cummax` wraps) and compares values and positions.
-fn check_positions<T: Input>(xs: &[T], rows: usize, op: ScanOp)
-where
-    T::Acc: PartialOrd + std::fmt::Debug,
-{
+fn check_positions<T: Input>(xs: &[T], rows: usize, op: ScanOp) {
     let dev = device();
     let x = dev.upload(xs).unwrap();
     let batch = Batch::rows(&x, rows).unwrap();
@@ -168,7 +151,7 @@ where
     let want_values = reference(xs, rows, op, false).0;
     let want = reference_positions(xs, rows, op);
     let len = xs.len() / rows;
-    let same = |a: T::Acc, b: T::Acc| a == b || (T::is_nan(a) && T::is_nan(b));
+    let same = |a: T::Acc, b: T::Acc| a == b || (Wide::nan(a) && Wide::nan(b));
     if let Some(i) =
         (0..xs.len()).find(|&i| indices[i] != want[i] || !same(values[i], want_values[i]))
     {
@@ -186,10 +169,7 @@ where
 
 /// Runs the scan of `rows` rows of `xs` and compares values and totals
 /// (and, inclusive, the positions of cummax / cummin).
-fn check<T: Input>(xs: &[T], rows: usize, op: ScanOp, exclusive: bool)
-where
-    T::Acc: PartialOrd + std::fmt::Debug,
-{
+fn check<T: Input>(xs: &[T], rows: usize, op: ScanOp, exclusive: bool) {
     let dev = device();
     let x = dev.upload(xs).unwrap();
     let batch = Batch::rows(&x, rows).unwrap();
@@ -208,7 +188,7 @@ where
     let (want, want_totals) = reference(xs, rows, op, exclusive);
     assert_eq!(y.len(), want.len());
     let len = xs.len() / rows;
-    let same = |a: T::Acc, b: T::Acc| a == b || (T::is_nan(a) && T::is_nan(b));
+    let same = |a: T::Acc, b: T::Acc| a == b || (Wide::nan(a) && Wide::nan(b));
     if let Some(i) = (0..y.len()).find(|&i| !same(y[i], want[i])) {
         panic!(
             "{op:?} exclusive={exclusive} rows={rows} len={len}: first mismatch at row {} col {}: got {:?}, want {:?}",
@@ -231,10 +211,7 @@ where
     }
 }
 
-fn all_cases<T: Input>(xs: &[T], rows: usize)
-where
-    T::Acc: PartialOrd + std::fmt::Debug,
-{
+fn all_cases<T: Input>(xs: &[T], rows: usize) {
     for op in [ScanOp::Max, ScanOp::Min] {
         for exclusive in [false, true] {
             check(xs, rows, op, exclusive);
@@ -618,6 +595,18 @@ fn f16_value() -> impl Strategy<Value = f16> {
     ]
 }
 
+fn f32_value() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        6 => any::<u32>().prop_map(f32::from_bits),
+        1 => Just(f32::INFINITY),
+        1 => Just(f32::NEG_INFINITY),
+        1 => Just(-0.0f32),
+        1 => Just(0.0f32),
+        1 => Just(f32::from_bits(0x7f80_0001)),
+        2 => (-4i8..4i8).prop_map(f32::from),
+    ]
+}
+
 fn length() -> impl Strategy<Value = usize> {
     prop_oneof![
         4 => 1usize..300,
@@ -670,6 +659,15 @@ proptest! {
     fn i8_scans_match(xs in proptest::collection::vec(any::<i8>(), 0..5000), max in any::<bool>(), exclusive in any::<bool>()) {
         let op = if max { ScanOp::Max } else { ScanOp::Min };
         check(&xs, 1, op, exclusive);
+    }
+
+    #[test]
+    fn special_f32_values_match(xs in proptest::collection::vec(f32_value(), 1..3000), rows in 1usize..4, max in any::<bool>()) {
+        let n = xs.len() / rows * rows;
+        prop_assume!(n > 0);
+        let op = if max { ScanOp::Max } else { ScanOp::Min };
+        check(&xs[..n], rows, op, false);
+        check(&xs[..n], rows, op, true);
     }
 
     #[test]

@@ -542,6 +542,13 @@ pub(crate) fn modeled(
     Ok((out, m))
 }
 
+/// The f16 nearest to multiples of 1/10 in [-10, 10] (201 values: many ties).
+fn tenths_f16(n: usize, seed: u64) -> Vec<f16> {
+    bits(n, seed)
+        .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
+        .collect()
+}
+
 /// Deterministic pseudo-random bits (xorshift).
 pub(crate) fn bits(n: usize, seed: u64) -> impl Iterator<Item = u64> {
     let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
@@ -588,9 +595,7 @@ impl Runner {
         let wall;
         match op {
             Op::Copy => {
-                let data: Vec<f16> = bits(n, 1)
-                    .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
-                    .collect();
+                let data = tenths_f16(n, 1);
                 let x = self.dev.upload(&data)?;
                 self.dev.take_reports();
                 let t = Instant::now();
@@ -599,9 +604,7 @@ impl Runner {
                 drop(y);
             }
             Op::ReduceF16 => {
-                let data: Vec<f16> = bits(n, 4)
-                    .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
-                    .collect();
+                let data = tenths_f16(n, 4);
                 let x = self.dev.upload(&data)?;
                 self.dev.take_reports();
                 let t = Instant::now();
@@ -617,9 +620,7 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
             }
             Op::ScanF16 { algo, s } => {
-                let data: Vec<f16> = bits(n, 2)
-                    .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
-                    .collect();
+                let data = tenths_f16(n, 2);
                 let x = self.dev.upload(&data)?;
                 self.dev.take_reports();
                 let t = Instant::now();
@@ -628,9 +629,7 @@ impl Runner {
                 drop(y);
             }
             Op::ReduceMaxF16 => {
-                let data: Vec<f16> = bits(n, 4)
-                    .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
-                    .collect();
+                let data = tenths_f16(n, 4);
                 let x = self.dev.upload(&data)?;
                 self.dev.take_reports();
                 let t = Instant::now();
@@ -644,9 +643,7 @@ impl Runner {
                 };
                 let t;
                 let y = if op == Op::MaxScanF16 {
-                    let data: Vec<f16> = bits(n, 2)
-                        .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
-                        .collect();
+                    let data = tenths_f16(n, 2);
                     let x = self.dev.upload(&data)?;
                     self.dev.take_reports();
                     t = Instant::now();
@@ -662,9 +659,7 @@ impl Runner {
                 debug_assert_eq!(y, n);
             }
             Op::CumMaxF16 => {
-                let data: Vec<f16> = bits(n, 2)
-                    .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
-                    .collect();
+                let data = tenths_f16(n, 2);
                 let x = self.dev.upload(&data)?;
                 self.dev.take_reports();
                 let t = Instant::now();
@@ -761,9 +756,7 @@ impl Runner {
             Op::SegScanF16 { ppm, .. }
             | Op::SegSumF16 { ppm, .. }
             | Op::SegOffsetsF16 { ppm, .. } => {
-                let data: Vec<f16> = bits(n, 9)
-                    .map(|v| f16::from_f32((v % 201) as f32 / 10.0 - 10.0))
-                    .collect();
+                let data = tenths_f16(n, 9);
                 let cut = u64::from(ppm);
                 let flags: Vec<i8> = bits(n, 10).map(|v| i8::from(v % 1_000_000 < cut)).collect();
                 let x = self.dev.upload(&data)?;

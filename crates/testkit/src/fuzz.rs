@@ -446,19 +446,12 @@ where
         want_total: g.chance(2, 3),
         op,
     };
-    let is_f16 = T::DTYPE == f16::DTYPE;
     // Sums take infinities and NaN (they affect the outputs from their
     // position on, docs/algorithms.md "Non-finite inputs") and finite values
-    // small enough that no f32 sum overflows; max and min of f16 may hold NaN
-    // (it propagates as in torch.cummax / torch.max).
+    // small enough that no f32 sum overflows; max and min take any value
+    // (NaN propagates as in torch.cummax / torch.max).
     let xs = values::<T>(g, rows * n, |x| {
-        if op == ScanOp::Sum {
-            if T::FLOAT && !x.to_f64().is_finite() {
-                x
-            } else {
-                finite(x, 60)
-            }
-        } else if is_f16 {
+        if op != ScanOp::Sum || (T::FLOAT && !x.to_f64().is_finite()) {
             x
         } else {
             finite(x, 60)
@@ -490,13 +483,8 @@ where
                 Want::Ok
             }
         }
-        (_, Algorithm::Auto | Algorithm::VectorScan) => {
-            if dtype == f16::DTYPE || dtype == i8::DTYPE {
-                Want::Ok
-            } else {
-                Want::Unsupported
-            }
-        }
+        // Max and min take every scan input type.
+        (_, Algorithm::Auto | Algorithm::VectorScan) => Want::Ok,
         (_, _) => Want::Arg("options.algorithm"),
     };
     let what = format!(

@@ -16,12 +16,12 @@ use std::cmp::Ordering;
 use arbitrary::Unstructured;
 use ascend_scan::matrices::HostCsr;
 use ascend_scan::{
-    compress_with, copy, multinomial, multinomial_reference, multinomial_with_uniforms, reduce,
-    scan, segmented_scan, segmented_sum, sort, split_with, spmv, top_p_sample, topk, uniforms,
-    Algorithm, Batch, CompressOptions, Csr, Device, Element, Error, RevSpec, SampleOptions,
-    SampleWeight, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
-    SegSumAlgorithm, SegSumOptions, SegmentedInput, Segments, Soc, SortAlgorithm, SortKey,
-    SortOptions, SplitOptions, SplitValue, SpmvValue, TopPOptions, TopPProb, TopkOptions,
+    compress_with, copy, cummax, cummin, multinomial, multinomial_reference,
+    multinomial_with_uniforms, reduce, scan, segmented_scan, segmented_sum, sort, split_with, spmv,
+    top_p_sample, topk, uniforms, Algorithm, Batch, CompressOptions, Csr, Device, Element, Error,
+    RevSpec, SampleOptions, SampleWeight, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm,
+    SegScanOptions, SegSumAlgorithm, SegSumOptions, SegmentedInput, Segments, Soc, SortAlgorithm,
+    SortKey, SortOptions, SplitOptions, SplitValue, SpmvValue, TopPOptions, TopPProb, TopkOptions,
 };
 use half::{bf16, f16};
 
@@ -546,6 +546,57 @@ where
         if let Some(totals) = &out.totals {
             let got_v = totals[r].value();
             check_close(&what, r, n, got_v, acc, op, float, depth, n, mag);
+        }
+    }
+    if op != ScanOp::Sum && !options.exclusive {
+        positions_case(dev, batch, &xs, op, &ys, &what);
+    }
+}
+
+/// cummax / cummin of the batch the max/min scan `ys` came from: the same
+/// values, and PyTorch's CPU positions (the running value moves to x[i] when
+/// x[i] is a NaN, or neither is one and x[i] >= it (max) / <= it (min)).
+fn positions_case<T>(
+    dev: &Device,
+    batch: Batch<'_, T>,
+    xs: &[T],
+    op: ScanOp,
+    ys: &[T::Acc],
+    what: &str,
+) where
+    T: ScanInput + Num,
+    T::Acc: Acc,
+{
+    let what = format!("cum{op:?} of {what}");
+    let out = if op == ScanOp::Max {
+        cummax(dev, batch)
+    } else {
+        cummin(dev, batch)
+    }
+    .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let values = out.values.download().expect("download");
+    let indices = out.indices.download().expect("download");
+    let n = batch.row_len();
+    for r in 0..batch.row_count() {
+        let (mut run, mut at) = (0f64, 0);
+        for i in 0..n {
+            let x = xs[r * n + i].to_f64();
+            let better = if op == ScanOp::Max {
+                x >= run
+            } else {
+                x <= run
+            };
+            if i == 0 || x.is_nan() || (!run.is_nan() && better) {
+                (run, at) = (x, i as i32);
+            }
+            let k = r * n + i;
+            assert!(
+                same(values[k].value(), ys[k].value()) && indices[k] == at,
+                "{what}: row {r} element {i}: got ({}, {}), want ({}, {at})",
+                values[k].value(),
+                indices[k],
+                ys[k].value()
+            );
         }
     }
 }

@@ -19,8 +19,14 @@ uint32_t aclrtlaunch_reduce_sum_bf16(uint32_t blockDim, void* stream, void* x, v
 uint32_t aclrtlaunch_reduce_sum_i8(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
 uint32_t aclrtlaunch_reduce_max_f16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
 uint32_t aclrtlaunch_reduce_min_f16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
+uint32_t aclrtlaunch_reduce_max_bf16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
+uint32_t aclrtlaunch_reduce_min_bf16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
+uint32_t aclrtlaunch_reduce_max_f32(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
+uint32_t aclrtlaunch_reduce_min_f32(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
 uint32_t aclrtlaunch_reduce_max_i8(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
 uint32_t aclrtlaunch_reduce_min_i8(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
+uint32_t aclrtlaunch_reduce_max_i32(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
+uint32_t aclrtlaunch_reduce_min_i32(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling);
 uint32_t aclrtlaunch_opscan_sum_f16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
 uint32_t aclrtlaunch_opscan_sum_bf16(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);
 uint32_t aclrtlaunch_opscan_sum_i8(uint32_t blockDim, void* stream, void* x, void* y, void* totals, void* workspace, OpScanTiling* tiling);

@@ -166,9 +166,9 @@ using HalfNanCheck = NanCheck16<0x7c00>;
 using Bf16NanCheck = NanCheck16<0x7f80>;
 
 // NaN detection for fp32 inputs: Compare(x, x, NE) marks the NaNs, and the
-// marks are OR-ed into lanes of 16 bits. Same calls as NanCheck16 but
-// Publish(); Mask() compares whole 256-byte repeats (count a multiple of
-// 64) and writes count / 8 bytes of tmp.
+// marks are OR-ed into lanes of 16 bits (Publish: 16 lanes, NaN if any is
+// nonzero). Same calls as NanCheck16; Mask() compares whole 256-byte
+// repeats (count a multiple of 64) and writes count / 8 bytes of tmp.
 class FloatNanCheck {
 public:
     // acc: `lanes` int16 (lanes a power of two >= 256); mask: unused.
@@ -194,11 +194,14 @@ public:
     __aicore__ inline void Merge(const LocalTensor<int16_t>& tmp, uint32_t count) {
         Or(acc_, acc_, tmp.ReinterpretCast<uint16_t>(), static_cast<int32_t>(count / 16));
     }
+    __aicore__ inline void Publish(const GlobalTensor<int16_t>& slot) {
+        Fold();
+        PipeSync<HardEvent::V_MTE3>();
+        DataCopy(slot, acc_.ReinterpretCast<int16_t>(), 16);
+        PipeSync<HardEvent::MTE3_V>();
+    }
     __aicore__ inline bool Seen() {
-        for (uint32_t w = words_ / 2; w >= 16; w /= 2) {
-            Or(acc_, acc_, acc_[w], static_cast<int32_t>(w));
-            PipeBarrier<PIPE_V>();
-        }
+        Fold();
         PipeSync<HardEvent::V_S>();
         bool nan = false;
         for (uint32_t i = 0; i < 16; ++i) {
@@ -211,6 +214,13 @@ public:
     __aicore__ static inline bool IsNan(int32_t bits) { return (bits & 0x7fffffff) > 0x7f800000; }
 
 private:
+    __aicore__ inline void Fold() {
+        for (uint32_t w = words_ / 2; w >= 16; w /= 2) {
+            Or(acc_, acc_, acc_[w], static_cast<int32_t>(w));
+            PipeBarrier<PIPE_V>();
+        }
+    }
+
     LocalTensor<uint16_t> acc_;
     uint32_t words_ = 0;
 };

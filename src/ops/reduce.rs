@@ -30,13 +30,14 @@ pub fn reduce_min<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>) -> Result<
 }
 
 /// `op` over all elements of `x`, on every vector core of its device: sum
-/// ([`reduce_sum`]), max or min. Max and min take f16 and i8 input (bf16,
-/// f32 and i32: [`Error::Unsupported`], whatever the length; i32 sums too).
+/// ([`reduce_sum`]), max or min. Max and min take f16, bf16, f32, i8 and i32
+/// input (i32 sums: [`Error::Unsupported`], whatever the length).
 ///
-/// Max and min are exact (f16 -> f32 and i8 -> i32 convert exactly). The
-/// reduction of an empty input is the operator's identity: 0 for sum, -inf
-/// (f16 input) / `i32::MIN` (i8 input) for max, +inf / `i32::MAX` for min.
-/// An f16 input holding a NaN gives NaN, as `torch.max`/`torch.min` do:
+/// Max and min are exact (f16, bf16 -> f32 and i8 -> i32 convert exactly).
+/// The reduction of an empty input is the operator's identity: 0 for sum,
+/// -inf (float input) / `i32::MIN` (integer input) for max, +inf /
+/// `i32::MAX` for min. A float input holding a NaN gives NaN, as
+/// `torch.max`/`torch.min` do:
 /// every core reports whether it read one (the NaN behaviour of the vector
 /// Max/Min instructions is not documented for Atlas A2, so the device's
 /// total is not used then). Which zero the max of -0.0 and +0.0 is, is not
@@ -70,8 +71,8 @@ struct ReducePlan {
     plan: algos::LaunchPlan<algos::ReduceTiling>,
     layout: Layout,
     kernel: Part,
-    /// Byte offset and size of the NaN slots in the kernel's workspace (f16
-    /// max and min only).
+    /// Byte offset and size of the NaN slots in the kernel's workspace (max
+    /// and min of float input only).
     nan: Option<(usize, usize)>,
 }
 
@@ -98,8 +99,6 @@ impl ReducePlan {
                 algo.plan(device.profile(), n as u64)?
             }
             Some(vector_op) => {
-                // The vector max/min take f16 and i8 (as the max/min scans).
-                algos::OpScan::new(T::DTYPE, vector_op)?;
                 let algo = algos::ReduceMaxMin::new(T::DTYPE, vector_op)?;
                 if n == 0 {
                     return Ok(None);
@@ -108,7 +107,7 @@ impl ReducePlan {
             }
         };
         let cores = plan.block_dim as usize;
-        let nan = (max_min(op).is_some() && T::DTYPE == algos::DType::F16).then_some((
+        let nan = (max_min(op).is_some() && has_nan::<T>()).then_some((
             algos::ReduceMaxMin::nan_slots_offset(plan.block_dim) as usize,
             cores * 32,
         ));
@@ -124,14 +123,14 @@ impl ReducePlan {
 }
 
 /// The result of a [`reduce_on`], left on the device: the total and, for
-/// f16 max and min, the kernel's per-core NaN slots, copied (device to
+/// max and min of float input, the kernel's per-core NaN slots, copied (device to
 /// device, on the stream) into small buffers of this handle;
 /// [`ReduceResult::download`] reads them after the stream is synchronised.
 /// Make one per stream with [`ReduceResult::new`] and reuse it: a loop then
 /// allocates nothing.
 pub struct ReduceResult<T: ScanInput> {
     total: DeviceBuffer<T::Acc>,
-    /// 32 bytes per vector core (f16 input only; empty otherwise).
+    /// 32 bytes per vector core (float input only; empty otherwise).
     nan: DeviceBuffer<u8>,
     last: Last<T::Acc>,
 }
@@ -159,11 +158,11 @@ impl<T: ScanInput> std::fmt::Debug for ReduceResult<T> {
 
 impl<T: ScanInput> ReduceResult<T> {
     /// A result for reductions of `T` input on `device`: one element of
-    /// `T::Acc` and, for f16 input, one 32-byte NaN slot per vector core
-    /// (two allocations for f16, one otherwise). Errors: the device's
+    /// `T::Acc` and, for float input, one 32-byte NaN slot per vector core
+    /// (two allocations for float input, one otherwise). Errors: the device's
     /// allocation errors.
     pub fn new(device: &Device) -> Result<ReduceResult<T>> {
-        let nan_bytes = if T::DTYPE == algos::DType::F16 {
+        let nan_bytes = if has_nan::<T>() {
             device.profile().vector_cores as usize * 32
         } else {
             0
@@ -181,8 +180,8 @@ impl<T: ScanInput> ReduceResult<T> {
     }
 
     /// The reduction of the last [`reduce_on`] into this result, as
-    /// [`reduce`] returns it: the identity for an empty input, NaN for f16
-    /// max or min of an input holding a NaN, else the device's total. Call
+    /// [`reduce`] returns it: the identity for an empty input, NaN for the
+    /// max or min of a float input holding a NaN, else the device's total. Call
     /// it after synchronising the stream: before, the simulator reports
     /// [`Error::HostRace`] (on an NPU it would read stale data).
     ///
@@ -196,7 +195,7 @@ impl<T: ScanInput> ReduceResult<T> {
             }),
             Last::Value(v) => Ok(v),
             Last::Device { nan_bytes } => {
-                if nan_bytes > 0 && saw_nan(&self.nan.download_prefix(nan_bytes)?) {
+                if nan_bytes > 0 && saw_nan(T::DTYPE, &self.nan.download_prefix(nan_bytes)?) {
                     if let Some(nan) = T::Acc::not_a_number() {
                         return Ok(nan);
                     }
@@ -289,11 +288,22 @@ pub fn reduce_on<T: ScanInput>(
     Ok(())
 }
 
-/// Whether a kernel saw a NaN in f16 input: each core left a 32-byte slot
-/// of 16 i16 lanes holding the largest `bits & 0x7fff` it read; anything
-/// above 0x7c00 (inf) is a NaN.
-fn saw_nan(slots: &[u8]) -> bool {
-    slots
+/// Whether `T` has NaN (the float inputs: the kernel publishes NaN slots).
+fn has_nan<T: ScanInput>() -> bool {
+    T::Acc::not_a_number().is_some()
+}
+
+/// Whether the cores' NaN slots (16 i16 lanes each) of a max/min of
+/// `dtype` input report a NaN: f16 and bf16 lanes hold the largest `bits &
+/// 0x7fff` seen (a NaN lies above the bits of +inf), f32 lanes OR-ed NaN
+/// marks.
+fn saw_nan(dtype: algos::DType, slots: &[u8]) -> bool {
+    let mut lanes = slots
         .chunks_exact(2)
-        .any(|b| i16::from_le_bytes([b[0], b[1]]) > 0x7c00)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]));
+    match dtype {
+        algos::DType::F16 => lanes.any(|v| v > 0x7c00),
+        algos::DType::Bf16 => lanes.any(|v| v > 0x7f80),
+        _ => lanes.any(|v| v != 0),
+    }
 }

@@ -41,8 +41,14 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("reduce_sum_i8", "aclrtlaunch_reduce_sum_i8"),
     ("reduce_max_f16", "aclrtlaunch_reduce_max_f16"),
     ("reduce_min_f16", "aclrtlaunch_reduce_min_f16"),
+    ("reduce_max_bf16", "aclrtlaunch_reduce_max_bf16"),
+    ("reduce_min_bf16", "aclrtlaunch_reduce_min_bf16"),
+    ("reduce_max_f32", "aclrtlaunch_reduce_max_f32"),
+    ("reduce_min_f32", "aclrtlaunch_reduce_min_f32"),
     ("reduce_max_i8", "aclrtlaunch_reduce_max_i8"),
     ("reduce_min_i8", "aclrtlaunch_reduce_min_i8"),
+    ("reduce_max_i32", "aclrtlaunch_reduce_max_i32"),
+    ("reduce_min_i32", "aclrtlaunch_reduce_min_i32"),
     ("opscan_sum_f16", "aclrtlaunch_opscan_sum_f16"),
     ("opscan_sum_bf16", "aclrtlaunch_opscan_sum_bf16"),
     ("opscan_sum_i8", "aclrtlaunch_opscan_sum_i8"),
@@ -180,8 +186,14 @@ extern "C" {
     fn aclrtlaunch_reduce_sum_i8(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
     fn aclrtlaunch_reduce_max_f16(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
     fn aclrtlaunch_reduce_min_f16(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_max_bf16(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_min_bf16(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_max_f32(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_min_f32(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
     fn aclrtlaunch_reduce_max_i8(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
     fn aclrtlaunch_reduce_min_i8(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_max_i32(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_min_i32(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
     fn aclrtlaunch_opscan_sum_f16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_opscan_sum_bf16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_opscan_sum_i8(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
@@ -333,8 +345,14 @@ const REDUCE: &[Entry<ReduceFn>] = &[
     Entry { name: "reduce_sum_i8", symbol: "aclrtlaunch_reduce_sum_i8", f: aclrtlaunch_reduce_sum_i8 },
     Entry { name: "reduce_max_f16", symbol: "aclrtlaunch_reduce_max_f16", f: aclrtlaunch_reduce_max_f16 },
     Entry { name: "reduce_min_f16", symbol: "aclrtlaunch_reduce_min_f16", f: aclrtlaunch_reduce_min_f16 },
+    Entry { name: "reduce_max_bf16", symbol: "aclrtlaunch_reduce_max_bf16", f: aclrtlaunch_reduce_max_bf16 },
+    Entry { name: "reduce_min_bf16", symbol: "aclrtlaunch_reduce_min_bf16", f: aclrtlaunch_reduce_min_bf16 },
+    Entry { name: "reduce_max_f32", symbol: "aclrtlaunch_reduce_max_f32", f: aclrtlaunch_reduce_max_f32 },
+    Entry { name: "reduce_min_f32", symbol: "aclrtlaunch_reduce_min_f32", f: aclrtlaunch_reduce_min_f32 },
     Entry { name: "reduce_max_i8", symbol: "aclrtlaunch_reduce_max_i8", f: aclrtlaunch_reduce_max_i8 },
     Entry { name: "reduce_min_i8", symbol: "aclrtlaunch_reduce_min_i8", f: aclrtlaunch_reduce_min_i8 },
+    Entry { name: "reduce_max_i32", symbol: "aclrtlaunch_reduce_max_i32", f: aclrtlaunch_reduce_max_i32 },
+    Entry { name: "reduce_min_i32", symbol: "aclrtlaunch_reduce_min_i32", f: aclrtlaunch_reduce_min_i32 },
 ];
 
 /// The GM pointers of the Reduce kernels (ReduceTiling), by name.

@@ -4,9 +4,9 @@
 // partials. One read of x: 2 bytes per f16 element of HBM traffic.
 // - Sum: cast to the accumulator type, vector adds, a final scalar pass.
 // - Max, min: padded with the identity, cast, combined into an accumulator
-//   by the vector op, lanes folded. Exact. Half inputs are checked for NaN
-//   (the largest |bits| per core goes to a second workspace slot for the
-//   host).
+//   by the vector op, lanes folded. Exact. Float inputs are checked for NaN
+//   (NanCheckOf<TIn>: each core publishes its folded lanes to a second
+//   workspace slot for the host).
 #pragma once
 
 #include "ascend_scan_tiling.h"
@@ -49,16 +49,19 @@ __aicore__ inline void Reduce(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, const
             StoreScalar(gTotal, bufOne.Get<TAcc>(), SumSlots(gSums, bufAcc.Get<TAcc>(), cores, cores));
         }
     } else {
+        // Float inputs: NanCheckOf<TIn> (HalfNanCheck stands in, unused, for integers).
+        constexpr bool kNan = !std::is_same<typename NanCheckOf<TIn>::type, void>::value;
+        using Nan = typename std::conditional<kNan, typename NanCheckOf<TIn>::type, HalfNanCheck>::type;
         TBuf<TPosition::VECCALC> bufNan, bufNanMask;
-        HalfNanCheck nan;
-        if constexpr (std::is_same<TIn, half>::value) {
+        Nan nan;
+        if constexpr (kNan) {
             pipe.InitBuffer(bufNan, kChunk * sizeof(int16_t));
             pipe.InitBuffer(bufNanMask, kChunk * sizeof(int16_t));
             nan.Init(bufNan.Get<int16_t>(), bufNanMask.Get<int16_t>(), kChunk);
         }
         TAcc mine = OpRange<Op>(gx, begin, end, kChunk, qX, bufAcc.Get<TAcc>(), bufXa.Get<TAcc>(),
-                                bufHalf.Get<half>(), std::is_same<TIn, half>::value ? &nan : nullptr);
-        if constexpr (std::is_same<TIn, half>::value) {
+                                bufHalf.Get<half>(), kNan ? &nan : nullptr);
+        if constexpr (kNan) {
             GlobalTensor<int16_t> gNan;
             gNan.SetGlobalBuffer(reinterpret_cast<__gm__ int16_t*>(workspace + NanSlotsOffset(cores)), 0);
             nan.Publish(gNan[core * 16]);

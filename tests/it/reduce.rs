@@ -154,3 +154,66 @@ fn max_and_min_propagate_nan_and_refuse_foreign_buffers() {
         Err(Error::InvalidArgument { name: "x", .. })
     ));
 }
+
+/// bf16, f32 and i32 max and min: exact, extremes anywhere, NaN (also an
+/// f32 NaN whose payload is only its lowest bit) gives NaN.
+#[test]
+fn max_and_min_of_every_type() {
+    use ascend_scan::{reduce_max, reduce_min};
+    let dev = device();
+    for n in [1usize, 63, 4097, 40 * 4096 + 1, 300_001] {
+        let at = n * 2 / 3;
+        let mut xi: Vec<i32> = (0..n)
+            .map(|i| ((i as i64 * 2654435761) % 2_000_003 - 1_000_001) as i32)
+            .collect();
+        xi[at] = i32::MIN;
+        xi[n - 1 - at / 2] = i32::MAX;
+        let x = dev.upload(&xi).unwrap();
+        assert_eq!(
+            reduce_max(&dev, &x).unwrap(),
+            *xi.iter().max().unwrap(),
+            "i32 n={n}"
+        );
+        assert_eq!(
+            reduce_min(&dev, &x).unwrap(),
+            *xi.iter().min().unwrap(),
+            "i32 n={n}"
+        );
+
+        let mut xf: Vec<f32> = xi.iter().map(|&v| v as f32 * 1e-3).collect();
+        xf[at] = f32::MAX;
+        xf[n / 3] = -f32::MIN_POSITIVE / 4.0;
+        let x = dev.upload(&xf).unwrap();
+        let want_max = xf.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let want_min = xf.iter().copied().fold(f32::INFINITY, f32::min);
+        assert_eq!(reduce_max(&dev, &x).unwrap(), want_max, "f32 n={n}");
+        assert_eq!(reduce_min(&dev, &x).unwrap(), want_min, "f32 n={n}");
+        xf[n - 1 - at / 2] = f32::from_bits(0x7f80_0001);
+        let x = dev.upload(&xf).unwrap();
+        assert!(reduce_max(&dev, &x).unwrap().is_nan(), "f32 NaN n={n}");
+        assert!(reduce_min(&dev, &x).unwrap().is_nan(), "f32 NaN n={n}");
+
+        let mut xb: Vec<half::bf16> = xf[..n]
+            .iter()
+            .map(|&v| half::bf16::from_f32(if v.is_nan() { 1.0 } else { v }))
+            .collect();
+        let x = dev.upload(&xb).unwrap();
+        let want_max = xb
+            .iter()
+            .map(|v| v.to_f32())
+            .fold(f32::NEG_INFINITY, f32::max);
+        let want_min = xb.iter().map(|v| v.to_f32()).fold(f32::INFINITY, f32::min);
+        assert_eq!(reduce_max(&dev, &x).unwrap(), want_max, "bf16 n={n}");
+        assert_eq!(reduce_min(&dev, &x).unwrap(), want_min, "bf16 n={n}");
+        xb[at] = half::bf16::from_bits(0xff81);
+        let x = dev.upload(&xb).unwrap();
+        assert!(reduce_max(&dev, &x).unwrap().is_nan(), "bf16 NaN n={n}");
+        assert!(reduce_min(&dev, &x).unwrap().is_nan(), "bf16 NaN n={n}");
+    }
+    // i32 sums are refused (they could overflow i32).
+    let x = dev.upload(&[1i32, 2]).unwrap();
+    assert!(matches!(
+        ascend_scan::reduce_sum(&dev, &x),
+        Err(Error::Unsupported(_))
+    ));
+}

@@ -4,7 +4,7 @@ use soc::SocProfile;
 use tiling_derive::Tiling;
 
 use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
-use crate::opscan::VectorOp;
+use crate::opscan::{OpScan, VectorOp};
 use crate::render::render_entry;
 use crate::scanu::{scan_accumulator, validate_scan_dtype};
 
@@ -101,19 +101,21 @@ pub struct ReduceMaxMin {
 }
 
 impl ReduceMaxMin {
-    /// Input types: f16 (result f32) and i8 (result i32).
-    pub const DTYPES: [DType; 2] = [DType::F16, DType::I8];
+    /// Input types: those of the max/min scans ([`OpScan::DTYPES`]: f16,
+    /// bf16 and f32 with f32 results, i8 and i32 with i32 results).
+    pub const DTYPES: [DType; 5] = OpScan::DTYPES;
 
     /// A REDUCE max/min instance for `dtype`.
     pub fn new(dtype: DType, op: VectorOp) -> Result<ReduceMaxMin, AlgoError> {
-        validate_scan_dtype("ReduceMaxMin", dtype)?;
+        OpScan::new(dtype, op)?;
         Ok(ReduceMaxMin { dtype, op })
     }
 
     /// Same split as the sum; the workspace holds one 32-byte partial slot
     /// per vector core, then, from [`ReduceMaxMin::nan_slots_offset`], one
-    /// 32-byte NaN slot per core (f16 inputs: the largest `bits & 0x7fff`
-    /// the core saw, as 16 i16 lanes).
+    /// 32-byte NaN slot per core (float inputs, 16 i16 lanes: for f16 and
+    /// bf16 the largest `bits & 0x7fff` the core saw, NaN above the bits of
+    /// +inf; for f32 its NaN marks OR-ed, NaN if any is set).
     pub fn plan(&self, soc: &SocProfile, n: u64) -> Result<LaunchPlan<ReduceTiling>, AlgoError> {
         let mut plan = ReduceSum { dtype: self.dtype }.plan(soc, n)?;
         plan.kernel = self.name();

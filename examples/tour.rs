@@ -184,7 +184,10 @@ fn tour_reduce_max_min(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
         .map(|v| f16::from_bits(v as u16 & 0x7bff))
         .collect();
     let xi: Vec<i8> = pseudo_random(n, 7).map(|v| v as i8).collect();
-    let (f, i) = (dev.upload(&xf)?, dev.upload(&xi)?);
+    let x32: Vec<f32> = pseudo_random(n, 11)
+        .map(|v| f32::from_bits(v as u32 & 0x7f7f_ffff | (v >> 32) as u32 & 0x8000_0000))
+        .collect();
+    let (f, i, g) = (dev.upload(&xf)?, dev.upload(&xi)?, dev.upload(&x32)?);
     let mut rows = Vec::new();
     for op in [ScanOp::Max, ScanOp::Min] {
         let max = op == ScanOp::Max;
@@ -201,6 +204,10 @@ fn tour_reduce_max_min(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
         dev.take_reports();
         let ok = Some(reduce(dev, &i, op)?) == want.map(|&v| i32::from(v));
         rows.push(row(dev, format!("reduce {op:?} i8->i32"), n, ok, 1.0));
+        let want = x32.iter().copied().reduce(pick);
+        dev.take_reports();
+        let ok = Some(reduce(dev, &g, op)?) == want;
+        rows.push(row(dev, format!("reduce {op:?} f32->f32"), n, ok, 4.0));
     }
     Ok(rows)
 }

@@ -83,23 +83,51 @@ __aicore__ inline void FoldFlagRange(const LocalTensor<half>& lo, const LocalTen
     ScalarReadsDone();
 }
 
+// What the NaN checks share: Publish() folds the lanes and writes 16 int16
+// (one 32-byte GM slot), Seen() folds them and tells on the scalar unit.
+// Check (CRTP) has Fold() (down to 16 lanes of lanes_) and LaneNan(lane).
+template <typename Check>
+class NanLanes {
+public:
+    __aicore__ inline void Publish(const GlobalTensor<int16_t>& slot) {
+        static_cast<Check*>(this)->Fold();
+        PipeSync<HardEvent::V_MTE3>();
+        DataCopy(slot, folded_, 16);
+        PipeSync<HardEvent::MTE3_V>();
+    }
+
+    // Whether any input seen so far is a NaN (later Add/Merge calls go on
+    // accumulating into the folded lanes).
+    __aicore__ inline bool Seen() {
+        static_cast<Check*>(this)->Fold();
+        PipeSync<HardEvent::V_S>();
+        bool nan = false;
+        for (uint32_t i = 0; i < 16; ++i) {
+            if (Check::LaneNan(folded_.GetValue(i))) nan = true;
+        }
+        ScalarReadsDone();
+        return nan;
+    }
+
+protected:
+    LocalTensor<int16_t> folded_;  // the check's accumulator, as int16 lanes
+};
+
 // NaN detection for 16-bit float inputs (the reference leaves the NaN
 // behaviour of vector Max/Min undocumented, so max/min never rely on it).
 // Keeps the lane-wise largest (bits & 0x7fff) seen; a value above kInf (the
-// bits of +inf: 0x7c00 half, 0x7f80 bfloat16) is a NaN. Publish() folds the
-// lanes and writes 16 int16 (one 32-byte GM slot); Seen() folds them and
-// tells on the scalar unit.
+// bits of +inf: 0x7c00 half, 0x7f80 bfloat16) is a NaN.
 template <int16_t kInf>
-class NanCheck16 {
+class NanCheck16 : public NanLanes<NanCheck16<kInf>> {
 public:
     static constexpr int16_t kInfBits = kInf;
 
     // acc and mask: `lanes` int16 each (lanes a power of two >= 16).
     __aicore__ inline void Init(const LocalTensor<int16_t>& acc, const LocalTensor<int16_t>& mask, uint32_t lanes) {
-        acc_ = acc;
+        this->folded_ = acc;
         mask_ = mask;
         lanes_ = lanes;
-        Duplicate(acc_, static_cast<int16_t>(0), static_cast<int32_t>(lanes));
+        Duplicate(acc, static_cast<int16_t>(0), static_cast<int32_t>(lanes));
         Duplicate(mask_, static_cast<int16_t>(0x7fff), static_cast<int32_t>(lanes));
         PipeBarrier<PIPE_V>();
     }
@@ -108,10 +136,9 @@ public:
     // template only so that callers may name it in discarded branches.)
     template <typename T>
     __aicore__ inline void Add(const LocalTensor<T>& x, const LocalTensor<int16_t>& tmp, uint32_t count) {
-        static_assert(sizeof(T) == 2, "NanCheck16 takes 16-bit inputs");
-        And(tmp, x.template ReinterpretCast<int16_t>(), mask_, static_cast<int32_t>(count));
+        Mask(x, tmp, count);
         PipeBarrier<PIPE_V>();
-        Max(acc_, acc_, tmp, static_cast<int32_t>(count));
+        Merge(tmp, count);
         PipeBarrier<PIPE_V>();
     }
 
@@ -123,59 +150,39 @@ public:
         And(tmp, x.template ReinterpretCast<int16_t>(), mask_, static_cast<int32_t>(count));
     }
     __aicore__ inline void Merge(const LocalTensor<int16_t>& tmp, uint32_t count) {
-        Max(acc_, acc_, tmp, static_cast<int32_t>(count));
+        Max(this->folded_, this->folded_, tmp, static_cast<int32_t>(count));
     }
 
-    __aicore__ inline void Publish(const GlobalTensor<int16_t>& slot) {
-        Fold();
-        PipeSync<HardEvent::V_MTE3>();
-        DataCopy(slot, acc_, 16);
-        PipeSync<HardEvent::MTE3_V>();
-    }
-
-    // Whether any input seen so far is a NaN (later Add/Merge calls go on
-    // accumulating: the folded lanes hold maxima of inputs seen).
-    __aicore__ inline bool Seen() {
-        Fold();
-        PipeSync<HardEvent::V_S>();
-        bool nan = false;
-        for (uint32_t i = 0; i < 16; ++i) {
-            if (acc_.GetValue(i) > kInfBits) nan = true;
-        }
-        ScalarReadsDone();
-        return nan;
-    }
-
-    // Whether the half with these bits is a NaN.
+    // Whether the 16-bit float with these bits is a NaN (also: a folded lane).
     __aicore__ static inline bool IsNan(int16_t bits) { return (bits & 0x7fff) > kInfBits; }
+    __aicore__ static inline bool LaneNan(int16_t lane) { return lane > kInfBits; }
 
-private:
     __aicore__ inline void Fold() {
         for (uint32_t w = lanes_ / 2; w >= 16; w /= 2) {
-            Max(acc_, acc_, acc_[w], static_cast<int32_t>(w));
+            Max(this->folded_, this->folded_, this->folded_[w], static_cast<int32_t>(w));
             PipeBarrier<PIPE_V>();
         }
     }
 
-    LocalTensor<int16_t> acc_, mask_;
+private:
+    LocalTensor<int16_t> mask_;
     uint32_t lanes_ = 0;
 };
-
 using HalfNanCheck = NanCheck16<0x7c00>;
 using Bf16NanCheck = NanCheck16<0x7f80>;
 
 // NaN detection for fp32 inputs: Compare(x, x, NE) marks the NaNs, and the
-// marks are OR-ed into lanes of 16 bits (Publish: 16 lanes, NaN if any is
-// nonzero). Same calls as NanCheck16; Mask() compares whole 256-byte
-// repeats (count a multiple of 64) and writes count / 8 bytes of tmp.
-class FloatNanCheck {
+// marks are OR-ed into lanes of 16 bits (a nonzero lane: a NaN). Same calls
+// as NanCheck16; Mask() compares whole 256-byte repeats (count a multiple of
+// 64) and writes count / 8 bytes of tmp.
+class FloatNanCheck : public NanLanes<FloatNanCheck> {
 public:
     // acc: `lanes` int16 (lanes a power of two >= 256); mask: unused.
     __aicore__ inline void Init(const LocalTensor<int16_t>& acc, const LocalTensor<int16_t>& mask, uint32_t lanes) {
         (void)mask;
-        acc_ = acc.ReinterpretCast<uint16_t>();
+        folded_ = acc;
         words_ = lanes / 16;
-        Duplicate(acc_, static_cast<uint16_t>(0), static_cast<int32_t>(words_));
+        Duplicate(acc, static_cast<int16_t>(0), static_cast<int32_t>(words_));
         PipeBarrier<PIPE_V>();
     }
     template <typename T>
@@ -191,36 +198,23 @@ public:
         Compare(tmp.ReinterpretCast<uint8_t>(), x, x, CMPMODE::NE, count);
     }
     __aicore__ inline void Merge(const LocalTensor<int16_t>& tmp, uint32_t count) {
-        Or(acc_, acc_, tmp.ReinterpretCast<uint16_t>(), static_cast<int32_t>(count / 16));
+        Or(Words(), Words(), tmp.ReinterpretCast<uint16_t>(), static_cast<int32_t>(count / 16));
     }
-    __aicore__ inline void Publish(const GlobalTensor<int16_t>& slot) {
-        Fold();
-        PipeSync<HardEvent::V_MTE3>();
-        DataCopy(slot, acc_.ReinterpretCast<int16_t>(), 16);
-        PipeSync<HardEvent::MTE3_V>();
-    }
-    __aicore__ inline bool Seen() {
-        Fold();
-        PipeSync<HardEvent::V_S>();
-        bool nan = false;
-        for (uint32_t i = 0; i < 16; ++i) {
-            if (acc_.GetValue(i) != 0) nan = true;
-        }
-        ScalarReadsDone();
-        return nan;
-    }
+
     // Whether the fp32 with these bits is a NaN.
     __aicore__ static inline bool IsNan(int32_t bits) { return (bits & 0x7fffffff) > 0x7f800000; }
+    __aicore__ static inline bool LaneNan(int16_t lane) { return lane != 0; }
 
-private:
     __aicore__ inline void Fold() {
+        LocalTensor<uint16_t> acc = Words();
         for (uint32_t w = words_ / 2; w >= 16; w /= 2) {
-            Or(acc_, acc_, acc_[w], static_cast<int32_t>(w));
+            Or(acc, acc, acc[w], static_cast<int32_t>(w));
             PipeBarrier<PIPE_V>();
         }
     }
 
-    LocalTensor<uint16_t> acc_;
+private:
+    __aicore__ inline LocalTensor<uint16_t> Words() { return folded_.ReinterpretCast<uint16_t>(); }
     uint32_t words_ = 0;
 };
 

@@ -85,7 +85,8 @@ __aicore__ inline void FoldFlagRange(const LocalTensor<half>& lo, const LocalTen
 
 // What the NaN checks share: Publish() folds the lanes and writes 16 int16
 // (one 32-byte GM slot), Seen() folds them and tells on the scalar unit.
-// Check (CRTP) has Fold() (down to 16 lanes of lanes_) and LaneNan(lane).
+// Check (CRTP) has Mask() and Merge() (the callers', the marks of inputs and
+// their merge into folded_), Fold() (down to 16 lanes) and LaneNan(lane).
 template <typename Check>
 class NanLanes {
 public:
@@ -96,7 +97,7 @@ public:
         PipeSync<HardEvent::MTE3_V>();
     }
 
-    // Whether any input seen so far is a NaN (later Add/Merge calls go on
+    // Whether any input seen so far is a NaN (later Merge calls go on
     // accumulating into the folded lanes).
     __aicore__ inline bool Seen() {
         static_cast<Check*>(this)->Fold();
@@ -132,18 +133,9 @@ public:
         PipeBarrier<PIPE_V>();
     }
 
-    // Takes `count` (<= lanes) halves; `tmp`: count int16 of scratch. (A
-    // template only so that callers may name it in discarded branches.)
-    template <typename T>
-    __aicore__ inline void Add(const LocalTensor<T>& x, const LocalTensor<int16_t>& tmp, uint32_t count) {
-        Mask(x, tmp, count);
-        PipeBarrier<PIPE_V>();
-        Merge(tmp, count);
-        PipeBarrier<PIPE_V>();
-    }
-
-    // Add() in two halves without barriers, for callers that interleave them
-    // with independent work: Mask() then (after a PIPE_V barrier) Merge().
+    // Mask() then (after a PIPE_V barrier) Merge() take `count` (<= lanes)
+    // inputs; `tmp`: count int16 of scratch. (Templates only so that callers
+    // may name them in discarded branches.)
     template <typename T>
     __aicore__ inline void Mask(const LocalTensor<T>& x, const LocalTensor<int16_t>& tmp, uint32_t count) {
         static_assert(sizeof(T) == 2, "NanCheck16 takes 16-bit inputs");
@@ -183,13 +175,6 @@ public:
         folded_ = acc;
         words_ = lanes / 16;
         Duplicate(acc, static_cast<int16_t>(0), static_cast<int32_t>(words_));
-        PipeBarrier<PIPE_V>();
-    }
-    template <typename T>
-    __aicore__ inline void Add(const LocalTensor<T>& x, const LocalTensor<int16_t>& tmp, uint32_t count) {
-        Mask(x, tmp, count);
-        PipeBarrier<PIPE_V>();
-        Merge(tmp, count);
         PipeBarrier<PIPE_V>();
     }
     template <typename T>

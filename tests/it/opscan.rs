@@ -1,6 +1,6 @@
 //! Max and min scans (OPSCAN) through the safe API against an exact CPU
-//! reference: f16 -> f32, i8 and i32 -> i32 convert exactly and max/min
-//! never round, so every result must be equal. NaN follows `torch.cummax` /
+//! reference: f16, bf16 -> f32 and i8 -> i32 convert exactly (f32 and i32
+//! stay) and max/min never round, so every result must be equal. NaN follows `torch.cummax` /
 //! `torch.cummin`: every result from a row's first NaN on is NaN. Every
 //! inclusive case also runs `cummax` / `cummin` and checks the positions
 //! against PyTorch's CPU rule.

@@ -10,10 +10,11 @@ use ascend_scan::{
 };
 use half::{bf16, f16};
 use proptest::prelude::*;
+use testkit::check::cum_positions;
 use testkit::device;
 
 /// Accumulator values: the identities and the NaN test.
-trait Wide: Copy + PartialOrd + std::fmt::Debug {
+trait Wide: Copy + PartialOrd + std::fmt::Debug + Into<f64> {
     fn identity(op: ScanOp) -> Self;
     fn nan(self) -> bool;
 }
@@ -107,29 +108,14 @@ fn reference<T: Input>(
     (values, totals)
 }
 
-/// PyTorch's CPU cummax/cummin (aten's cummax_cummin_helper): the running
-/// value starts at the row's first element and moves to x[i] when x[i] is a
-/// NaN, or when neither is a NaN and x[i] >= it (max) / <= it (min); the
-/// index is where it last moved.
+/// PyTorch's positions of cummax/cummin (`testkit::check::cum_positions`),
+/// row by row.
 fn reference_positions<T: Input>(xs: &[T], rows: usize, op: ScanOp) -> Vec<i32> {
     let len = xs.len().checked_div(rows).unwrap_or(0);
-    let mut out = Vec::with_capacity(xs.len());
-    for row in xs.chunks(len.max(1)).take(rows) {
-        let (mut run, mut at) = (row[0].wide(), 0);
-        for (i, x) in row.iter().enumerate() {
-            let v = x.wide();
-            let better = if op == ScanOp::Max {
-                v >= run
-            } else {
-                v <= run
-            };
-            if Wide::nan(v) || (!Wide::nan(run) && better) {
-                (run, at) = (v, i as i32);
-            }
-            out.push(at);
-        }
-    }
-    out
+    xs.chunks(len.max(1))
+        .take(rows)
+        .flat_map(|row| cum_positions(row.iter().map(|x| x.wide().into()), op == ScanOp::Max))
+        .collect()
 }
 
 /// Runs cummax or cummin of `rows` rows of `xs` (through the stream API,

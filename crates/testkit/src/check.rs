@@ -42,6 +42,24 @@ pub fn nan_min(a: f64, b: f64) -> f64 {
     }
 }
 
+/// The positions of `torch.cummax` (`max`) / `torch.cummin` over one row,
+/// by PyTorch's CPU rule: the running value moves to x[i] when x[i] is a
+/// NaN, or when neither is one and x[i] >= it (max) / <= it (min); the
+/// position is where it last moved (equal values: the later one).
+pub fn cum_positions(row: impl IntoIterator<Item = f64>, max: bool) -> Vec<i32> {
+    let (mut run, mut at) = (f64::NAN, 0);
+    row.into_iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let better = if max { x >= run } else { x <= run };
+            if i == 0 || x.is_nan() || (!run.is_nan() && better) {
+                (run, at) = (x, i as i32);
+            }
+            at
+        })
+        .collect()
+}
+
 /// |v| for finite v, else 0 (the error bounds sum the finite magnitudes).
 pub fn abs_finite(v: f64) -> f64 {
     if v.is_finite() {

@@ -25,7 +25,7 @@ use ascend_scan::{
 };
 use half::{bf16, f16};
 
-use crate::check::{abs_finite, agree, nan_max, nan_min, same};
+use crate::check::{abs_finite, agree, cum_positions, nan_max, nan_min, same};
 
 /// A family: one fuzz input in, one checked case run.
 pub type Family = fn(&[u8]);
@@ -578,17 +578,11 @@ fn positions_case<T>(
     let indices = out.indices.download().expect("download");
     let n = batch.row_len();
     for r in 0..batch.row_count() {
-        let (mut run, mut at) = (0f64, 0);
-        for i in 0..n {
-            let x = xs[r * n + i].to_f64();
-            let better = if op == ScanOp::Max {
-                x >= run
-            } else {
-                x <= run
-            };
-            if i == 0 || x.is_nan() || (!run.is_nan() && better) {
-                (run, at) = (x, i as i32);
-            }
+        let want = cum_positions(
+            xs[r * n..(r + 1) * n].iter().map(|x| x.to_f64()),
+            op == ScanOp::Max,
+        );
+        for (i, &at) in want.iter().enumerate() {
             let k = r * n + i;
             assert!(
                 same(values[k].value(), ys[k].value()) && indices[k] == at,

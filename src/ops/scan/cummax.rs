@@ -2,7 +2,7 @@
 //! position it came from, as `torch.cummax` / `torch.cummin` define them.
 //! Two launches on the vector cores: the value scan (OPSCAN), then its
 //! positions (OPSCAN's indices mode, `algos::OpScanIndices`).
-use super::input::{Batch, ScanInput, ScanOp, ScanOptions, MAX_SCAN_LEN};
+use super::input::{check_row_len, Batch, ScanInput, ScanOp, ScanOptions};
 use super::vector;
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
@@ -28,12 +28,13 @@ pub struct CumExtremes<A: crate::Element> {
 /// PyTorch's CPU kernel (`x[j] >= running || isnan(x[j])` updates).
 ///
 /// Inputs f16, bf16 and f32 (f32 values), i8 and i32 (i32 values); indices
-/// are i32 (PyTorch's are i64; a row holds at most [`MAX_SCAN_LEN`]
-/// elements). The values are exact. When -0.0 and +0.0 tie, the index is the later one and
-/// the value may be either zero (they compare equal).
+/// are i32 (PyTorch's are i64; a row holds at most
+/// [`MAX_SCAN_LEN`](crate::MAX_SCAN_LEN) elements). The values are exact.
+/// When -0.0 and +0.0 tie, the index is the later one and the value may be
+/// either zero (they compare equal).
 ///
 /// Errors: [`Error::InvalidArgument`] naming `x` (rows longer than
-/// [`MAX_SCAN_LEN`], a buffer of another device).
+/// [`MAX_SCAN_LEN`](crate::MAX_SCAN_LEN), a buffer of another device).
 pub fn cummax<'a, T: ScanInput>(
     device: &Device,
     x: impl Into<Batch<'a, T>>,
@@ -159,12 +160,7 @@ impl CumPlan {
                     .into(),
             });
         }
-        if n > MAX_SCAN_LEN {
-            return Err(Error::InvalidArgument {
-                name: "x",
-                reason: format!("{n} elements per row: a scan takes at most {MAX_SCAN_LEN}"),
-            });
-        }
+        check_row_len(n)?;
         let options = ScanOptions {
             op,
             ..ScanOptions::default()

@@ -179,5 +179,16 @@ pub const MAX_I8_SCAN_LEN: usize = 1 << 24;
 /// element offsets inside a row.
 pub const MAX_SCAN_LEN: usize = i32::MAX as usize;
 
+/// Rows longer than [`MAX_SCAN_LEN`] are an error naming `x`.
+pub(crate) fn check_row_len(n: usize) -> Result<()> {
+    if n > MAX_SCAN_LEN {
+        return Err(Error::InvalidArgument {
+            name: "x",
+            reason: format!("{n} elements per row: a scan takes at most {MAX_SCAN_LEN}"),
+        });
+    }
+    Ok(())
+}
+
 /// Most rows of a batched scan.
 pub const MAX_BATCH_ROWS: usize = 65535;

@@ -14,6 +14,7 @@ pub(super) mod vector;
 
 pub use algorithm::Algorithm;
 pub use cummax::{cum_extreme_on, cum_extreme_workspace_bytes, cummax, cummin, CumExtremes};
+use input::check_row_len;
 pub use input::{
     Accumulator, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS,
     MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
@@ -363,12 +364,7 @@ impl ScanPlan {
         n: usize,
         options: ScanOptions,
     ) -> Result<ScanPlan> {
-        if n > MAX_SCAN_LEN {
-            return Err(Error::InvalidArgument {
-                name: "x",
-                reason: format!("{n} elements per row: a scan takes at most {MAX_SCAN_LEN}"),
-            });
-        }
+        check_row_len(n)?;
         if options.op == ScanOp::Sum && T::DTYPE == algos::DType::I32 {
             return Err(Error::Unsupported(
                 "i32 scans take ScanOp::Max and ScanOp::Min: an i32 sum could overflow its i32 \

@@ -56,6 +56,9 @@ uint32_t aclrtlaunch_radix_pass_u16(uint32_t blockDim, void* stream, void* keys_
 uint32_t aclrtlaunch_radix_pass_i16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
 uint32_t aclrtlaunch_radix_pass_f16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
 uint32_t aclrtlaunch_radix_pass_bf16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
+uint32_t aclrtlaunch_radix_pass_u32(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
+uint32_t aclrtlaunch_radix_pass_i32(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
+uint32_t aclrtlaunch_radix_pass_f32(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling);
 uint32_t aclrtlaunch_topk_u8(uint32_t blockDim, void* stream, void* keys, void* values, void* indices, void* workspace, TopKTiling* tiling);
 uint32_t aclrtlaunch_topk_i8(uint32_t blockDim, void* stream, void* keys, void* values, void* indices, void* workspace, TopKTiling* tiling);
 uint32_t aclrtlaunch_topk_u16(uint32_t blockDim, void* stream, void* keys, void* values, void* indices, void* workspace, TopKTiling* tiling);

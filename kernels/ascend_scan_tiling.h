@@ -114,7 +114,8 @@ struct RadixTiling {
     uint64_t n;
     // Rows (each sorted on its own).
     uint64_t rows;
-    // Tiles per row (`ceil(n / RADIX_TILE)`; tiles never cross rows).
+    // Tiles per row (`ceil(n / tile)`, the key type's tile; tiles never
+    // cross rows).
     uint64_t tiles_per_row;
     // Tiles per vector core (the last core takes the rest).
     uint64_t per_core;

@@ -80,11 +80,12 @@ __aicore__ inline void StoreQueued(Que& q, const LocalTensor<T>& src, const Glob
     q.FreeTensor(out);
 }
 
-// Keys gathered as int16 (`extent` lanes of `keys`, a tensor of queue `q`)
-// as TKey, handed from V to MTE3; 8-bit keys are narrowed back first
-// (exact, through f16 in `scratch`) into the bytes of `keys` from `narrowAt`.
-template <typename TKey, typename Que>
-__aicore__ inline LocalTensor<TKey> HandoffKeys(Que& q, LocalTensor<int16_t>& keys, uint32_t extent, uint32_t narrowAt,
+// Keys gathered as integer lanes (`extent` lanes of `keys`, a tensor of
+// queue `q`: int16 for keys of up to 16 bits, else as wide as the key) as
+// TKey, handed from V to MTE3; 8-bit keys are narrowed back first (exact,
+// through f16 in `scratch`) into the bytes of `keys` from `narrowAt`.
+template <typename TKey, typename Que, typename TLane>
+__aicore__ inline LocalTensor<TKey> HandoffKeys(Que& q, LocalTensor<TLane>& keys, uint32_t extent, uint32_t narrowAt,
                                                const LocalTensor<half>& scratch) {
     if constexpr (sizeof(TKey) == 1) {
         Cast(scratch, keys, RoundMode::CAST_NONE, extent);

@@ -28,7 +28,7 @@ macro_rules! element {
         }
     )*};
 }
-element!(half::f16 => F16, half::bf16 => Bf16, f32 => F32, i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32);
+element!(half::f16 => F16, half::bf16 => Bf16, f32 => F32, i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32);
 
 pub(crate) fn as_bytes<T: Element>(v: &[T]) -> &[u8] {
     // Safe view: every Element is a plain number without padding or invalid

@@ -75,7 +75,7 @@ pub use ops::segscan::{
 };
 pub use ops::sort::{
     sort, sort_on, sort_workspace_bytes, topk, topk_on, topk_workspace_bytes, SortAlgorithm,
-    SortKey, SortOptions, Sorted, TopkOptions, MAX_SORT_LEN,
+    SortKey, SortOptions, Sorted, TopkKey, TopkOptions, MAX_SORT_LEN,
 };
 pub use ops::split::{
     compress, compress_on, compress_with, compress_workspace_bytes, split, split_on, split_with,

@@ -306,6 +306,27 @@ extern "C" uint32_t aclrtlaunch_radix_pass_bf16(uint32_t blockDim, void* stream,
     return ascsim::launch("radix_pass_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_bf16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void radix_pass_u32(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_u32(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_u32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_u32(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void radix_pass_i32(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_i32(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_i32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_i32(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void radix_pass_f32(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_f32(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_f32(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void topk_u8(GM_ADDR keys, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, TopKTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_topk_u8(uint32_t blockDim, void* stream, void* keys, void* values, void* indices, void* workspace, TopKTiling* tiling) {

@@ -8,14 +8,16 @@ use crate::stream::{check_len, Layout, Part, Stream, Uses, Workspace};
 
 pub use algos::radix::MAX_SORT_LEN;
 
-/// Key types of [`sort`]: u8, i8, u16, i16, f16, bf16.
+/// Key types of [`sort`]: u8, i8, u16, i16, u32, i32, f16, bf16, f32.
 pub trait SortKey: Element {}
-impl SortKey for u8 {}
-impl SortKey for i8 {}
-impl SortKey for u16 {}
-impl SortKey for i16 {}
-impl SortKey for half::f16 {}
-impl SortKey for half::bf16 {}
+/// Key types of [`topk`]: the 8- and 16-bit [`SortKey`]s (u8, i8, u16, i16,
+/// f16, bf16).
+pub trait TopkKey: SortKey {}
+macro_rules! keys {
+    ($tr:ident: $($t:ty),*) => {$(impl $tr for $t {})*};
+}
+keys!(SortKey: u8, i8, u16, i16, u32, i32, half::f16, half::bf16, f32);
+keys!(TopkKey: u8, i8, u16, i16, half::f16, half::bf16);
 
 /// How [`sort`] sorts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -346,7 +348,7 @@ impl Default for TopkOptions {
 ///
 /// Errors ([`Error::InvalidArgument`]): `k` is 0 or more than the row
 /// length, rows longer than [`MAX_SORT_LEN`], `keys` on another device.
-pub fn topk<'a, K: SortKey>(
+pub fn topk<'a, K: TopkKey>(
     device: &Device,
     keys: impl Into<Batch<'a, K>>,
     k: usize,
@@ -381,7 +383,7 @@ struct TopkPlan {
 }
 
 impl TopkPlan {
-    fn new<K: SortKey>(
+    fn new<K: TopkKey>(
         device: &Device,
         rows: usize,
         n: usize,
@@ -424,7 +426,7 @@ impl TopkPlan {
 
 /// Bytes of [`Workspace`] that [`topk_on`] needs for `rows` rows of `n`
 /// keys of type `K`.
-pub fn topk_workspace_bytes<K: SortKey>(
+pub fn topk_workspace_bytes<K: TopkKey>(
     device: &Device,
     rows: usize,
     n: usize,
@@ -443,7 +445,7 @@ pub fn topk_workspace_bytes<K: SortKey>(
 /// (caller-owned, each `rows * k` long). No allocation, no host
 /// synchronisation. Errors as for [`topk`], plus `values`, `indices` or
 /// `workspace` of the wrong size or device.
-pub fn topk_on<'a, K: SortKey>(
+pub fn topk_on<'a, K: TopkKey>(
     stream: &Stream,
     keys: impl Into<Batch<'a, K>>,
     k: usize,

@@ -2,7 +2,7 @@
 //! over rows, by radix select (no sort).
 use super::sample::{check_row_totals, uniforms};
 use super::scan::Batch;
-use super::sort::{topk_on, topk_workspace_bytes, SortKey, TopkOptions};
+use super::sort::{topk_on, topk_workspace_bytes, TopkKey, TopkOptions};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::runtime;
@@ -10,7 +10,7 @@ use crate::stream::{check_len, Layout, Part, Stream, Workspace};
 
 /// Probability types of [`top_p_sample`]: f16 and bf16.
 pub trait TopPProb:
-    SortKey + super::scan::ScanInput<Acc = f32> + super::sample::SampleWeight
+    TopkKey + super::scan::ScanInput<Acc = f32> + super::sample::SampleWeight
 {
 }
 impl TopPProb for half::f16 {}

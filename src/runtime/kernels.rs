@@ -78,6 +78,9 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("radix_pass_i16", "aclrtlaunch_radix_pass_i16"),
     ("radix_pass_f16", "aclrtlaunch_radix_pass_f16"),
     ("radix_pass_bf16", "aclrtlaunch_radix_pass_bf16"),
+    ("radix_pass_u32", "aclrtlaunch_radix_pass_u32"),
+    ("radix_pass_i32", "aclrtlaunch_radix_pass_i32"),
+    ("radix_pass_f32", "aclrtlaunch_radix_pass_f32"),
     ("topk_u8", "aclrtlaunch_topk_u8"),
     ("topk_i8", "aclrtlaunch_topk_i8"),
     ("topk_u16", "aclrtlaunch_topk_u16"),
@@ -223,6 +226,9 @@ extern "C" {
     fn aclrtlaunch_radix_pass_i16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_radix_pass_f16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_radix_pass_bf16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
+    fn aclrtlaunch_radix_pass_u32(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
+    fn aclrtlaunch_radix_pass_i32(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
+    fn aclrtlaunch_radix_pass_f32(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_topk_u8(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
     fn aclrtlaunch_topk_i8(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
     fn aclrtlaunch_topk_u16(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
@@ -506,6 +512,9 @@ const RADIX: &[Entry<RadixFn>] = &[
     Entry { name: "radix_pass_i16", symbol: "aclrtlaunch_radix_pass_i16", f: aclrtlaunch_radix_pass_i16 },
     Entry { name: "radix_pass_f16", symbol: "aclrtlaunch_radix_pass_f16", f: aclrtlaunch_radix_pass_f16 },
     Entry { name: "radix_pass_bf16", symbol: "aclrtlaunch_radix_pass_bf16", f: aclrtlaunch_radix_pass_bf16 },
+    Entry { name: "radix_pass_u32", symbol: "aclrtlaunch_radix_pass_u32", f: aclrtlaunch_radix_pass_u32 },
+    Entry { name: "radix_pass_i32", symbol: "aclrtlaunch_radix_pass_i32", f: aclrtlaunch_radix_pass_i32 },
+    Entry { name: "radix_pass_f32", symbol: "aclrtlaunch_radix_pass_f32", f: aclrtlaunch_radix_pass_f32 },
 ];
 
 /// The GM pointers of the Radix kernels (RadixTiling), by name.

@@ -3,18 +3,20 @@
 // code, carrying the i32 indices along (the first pass makes them: 0..n-1
 // per row).
 //
-// Sort code (a 16-bit integer whose order is the key order; descending
+// Sort code (an integer as wide as the key lanes, int16 for 8- and 16-bit
+// keys, int32 for 32-bit keys, whose order is the key order; descending
 // takes its bitwise NOT, which reverses the order and keeps equal codes
-// equal, so the sort stays stable): the key itself for integer keys (signed or
-// unsigned); sign ? -m : m for the magnitude bits m of a float key, NaN (m
-// above the bits of inf) as +0x7FFF.
-// The code is recomputed from the raw keys in every pass (a few int16
+// equal, so the sort stays stable): the key itself for integer keys (signed
+// or unsigned); sign ? -m : m for the magnitude bits m of a float key, NaN
+// (m above the bits of inf) as the largest positive lane value.
+// The code is recomputed from the raw keys in every pass (a few integer
 // vector ops), so the keys move as their own bit patterns: NaN payloads and
 // -0.0 come back unchanged.
 //
 // Digit: `digit_bits` bits of the code at `shift` (1 bit: the published
 // split sort, one pass per bit; 4 bits: 16 digit values, 4 passes for a
-// 16-bit key). Rows are cut into tiles of kTile keys; the vector cores own
+// 16-bit key, 8 for a 32-bit key). The digit goes on as int16 whatever the
+// key width. Rows are cut into tiles of kTile keys; the vector cores own
 // equal ranges of whole tiles.
 // 1. Each core counts the digits of its tiles (CompareScalar per digit value
 //    -> bit mask, counter-mode GatherMask's count). The counts of a row the
@@ -43,27 +45,53 @@ struct SortCode;
 template <>
 struct SortCode<uint8_t> {
     static constexpr uint32_t kCode = 0;
-    static constexpr int16_t kNanAbove = 0;
+    static constexpr int32_t kNanAbove = 0;
 };
 template <>
 struct SortCode<uint16_t> : SortCode<uint8_t> {};
 template <>
+struct SortCode<uint32_t> : SortCode<uint8_t> {};
+template <>
 struct SortCode<int8_t> {
     static constexpr uint32_t kCode = 1;
-    static constexpr int16_t kNanAbove = 0;
+    static constexpr int32_t kNanAbove = 0;
 };
 template <>
 struct SortCode<int16_t> : SortCode<int8_t> {};
 template <>
+struct SortCode<int32_t> : SortCode<int8_t> {};
+template <>
 struct SortCode<half> {
     static constexpr uint32_t kCode = 2;
-    static constexpr int16_t kNanAbove = 0x7C00;
+    static constexpr int32_t kNanAbove = 0x7C00;
 };
 template <>
 struct SortCode<bfloat16_t> {
     static constexpr uint32_t kCode = 2;
-    static constexpr int16_t kNanAbove = 0x7F80;
+    static constexpr int32_t kNanAbove = 0x7F80;
 };
+template <>
+struct SortCode<float> {
+    static constexpr uint32_t kCode = 2;
+    static constexpr int32_t kNanAbove = 0x7F800000;
+};
+
+// The integer lanes that hold keys and codes in UB: int16 (8-bit keys are
+// widened, GatherMask moves 16- and 32-bit data) or int32.
+template <typename TKey>
+struct Lanes {
+    using Signed = int16_t;
+    using Unsigned = uint16_t;
+};
+template <>
+struct Lanes<uint32_t> {
+    using Signed = int32_t;
+    using Unsigned = uint32_t;
+};
+template <>
+struct Lanes<int32_t> : Lanes<uint32_t> {};
+template <>
+struct Lanes<float> : Lanes<uint32_t> {};
 
 constexpr uint32_t kMaxDigits = 16;  // digit values of a 4-bit digit
 constexpr uint32_t kAlign = 32;      // group starts: 32 elements (32-byte aligned for every width)
@@ -82,8 +110,13 @@ class Pass {
 public:
     // 8-bit keys are widened to int16 in UB (GatherMask moves 16- and 32-bit data).
     static constexpr bool kNarrow = sizeof(TKey) == 1;
+    static constexpr bool kWide = sizeof(TKey) == 4;
+    using TLane = typename Lanes<TKey>::Signed;
+    using TULane = typename Lanes<TKey>::Unsigned;
+    static constexpr int32_t kLaneBits = 8 * sizeof(TLane);
     static constexpr uint32_t kCode = SortCode<TKey>::kCode;
-    static constexpr int16_t kNanAbove = SortCode<TKey>::kNanAbove;
+    static constexpr TLane kNanAbove = static_cast<TLane>(SortCode<TKey>::kNanAbove);
+    static constexpr TLane kLaneMax = static_cast<TLane>(static_cast<TULane>(~TULane(0)) >> 1);
     static constexpr uint32_t kGroups = kTile + kMaxDigits * kAlign;  // 16 aligned groups, elements
     // Staging of the two-level split (4 aligned groups, and the reads of a
     // CompareScalar padded to 128 past the last one).
@@ -113,16 +146,16 @@ public:
 
 private:
     __aicore__ inline void Init() {
-        pipe_.InitBuffer(qKeys_, 2, kTile * sizeof(int16_t));
+        pipe_.InitBuffer(qKeys_, 2, kTile * sizeof(TLane));
         if (!t_.first_pass) pipe_.InitBuffer(qIdx_, 2, kTile * sizeof(int32_t));
-        // Keys out: the int16 groups, then (8-bit keys) the narrowed groups.
-        pipe_.InitBuffer(qKeysOut_, 2, kGroups * (sizeof(int16_t) + (kNarrow ? 1 : 0)));
+        // Keys out: the lane groups, then (8-bit keys) the narrowed groups.
+        pipe_.InitBuffer(qKeysOut_, 2, kGroups * (sizeof(TLane) + (kNarrow ? 1 : 0)));
         pipe_.InitBuffer(qIdxOut_, 2, kGroups * sizeof(int32_t));
         // The code; then the low digit bits of the staged groups.
-        pipe_.InitBuffer(bufCode_, kStage * sizeof(int16_t));
-        pipe_.InitBuffer(bufTmp_, 2 * kGroups * sizeof(int16_t));
+        pipe_.InitBuffer(bufCode_, kStage * sizeof(TLane));
+        pipe_.InitBuffer(bufTmp_, 2 * kGroups * sizeof(TLane));
         pipe_.InitBuffer(bufDigit_, kTile * sizeof(half));
-        if (t_.digit_bits == 4) pipe_.InitBuffer(bufStage_, kStage * (sizeof(int16_t) + sizeof(int32_t)));
+        if (t_.digit_bits == 4) pipe_.InitBuffer(bufStage_, kStage * (sizeof(TLane) + sizeof(int32_t)));
         pipe_.InitBuffer(bufMask_, kMasks * kTile / 8);
         if (t_.first_pass) pipe_.InitBuffer(bufIota_, kTile * sizeof(int32_t));
         pipe_.InitBuffer(bufSmall_, kSmallBytes);
@@ -151,17 +184,17 @@ private:
         return r * t_.tiles_per_row >= begin_ && (r + 1) * t_.tiles_per_row <= end_;
     }
 
-    // Raw keys of tile `k` (as int16; 8-bit keys are widened on dequeue) and,
-    // after the first pass, its indices. A partial tile is zero up to the
-    // next multiple of 128 keys.
+    // Raw keys of tile `k` (as lanes; 8-bit keys are widened on dequeue)
+    // and, after the first pass, its indices. A partial tile is zero up to
+    // the next multiple of 128 keys.
     __aicore__ inline void Load(uint64_t k, bool withIdx) {
         uint32_t count = CountOf(k);
-        LocalTensor<int16_t> keys = qKeys_.AllocTensor<int16_t>();
+        LocalTensor<TLane> keys = qKeys_.AllocTensor<TLane>();
         if (count % 128 != 0) ZeroBeforeLoad(keys, kTile);
         if constexpr (kNarrow) {
-            LoadAny(keys.ReinterpretCast<TKey>()[kTile], gKeysIn_[OffsetOf(k)], count);
+            LoadAny(keys.template ReinterpretCast<TKey>()[kTile], gKeysIn_[OffsetOf(k)], count);
         } else {
-            LoadAny(keys.ReinterpretCast<TKey>(), gKeysIn_[OffsetOf(k)], count);
+            LoadAny(keys.template ReinterpretCast<TKey>(), gKeysIn_[OffsetOf(k)], count);
         }
         qKeys_.EnQue(keys);
         if (withIdx && !t_.first_pass) {
@@ -173,61 +206,62 @@ private:
 
     // Dequeues the next tile's keys and computes their sort code (code_)
     // over `padded` lanes.
-    __aicore__ inline LocalTensor<int16_t> Code(uint32_t padded) {
-        LocalTensor<int16_t> keys = qKeys_.DeQue<int16_t>();
-        LocalTensor<int16_t> tmp = bufTmp_.Get<int16_t>();
-        LocalTensor<int16_t> tmp2 = tmp[kGroups];
+    __aicore__ inline LocalTensor<TLane> Code(uint32_t padded) {
+        LocalTensor<TLane> keys = qKeys_.DeQue<TLane>();
+        LocalTensor<TLane> tmp = bufTmp_.Get<TLane>();
+        LocalTensor<TLane> tmp2 = tmp[kGroups];
         const int32_t len = static_cast<int32_t>(padded);
         if constexpr (kNarrow) {
             // 8-bit keys sit in the upper half of the buffer: widen (exact).
-            LocalTensor<half> h = tmp.ReinterpretCast<half>();
-            Cast(h, keys.ReinterpretCast<TKey>()[kTile], RoundMode::CAST_NONE, padded);
+            LocalTensor<half> h = tmp.template ReinterpretCast<half>();
+            Cast(h, keys.template ReinterpretCast<TKey>()[kTile], RoundMode::CAST_NONE, padded);
             PipeBarrier<PIPE_V>();
             Cast(keys, h, RoundMode::CAST_RINT, padded);
             PipeBarrier<PIPE_V>();
         }
-        LocalTensor<int16_t> code = bufCode_.Get<int16_t>();
+        LocalTensor<TLane> code = bufCode_.Get<TLane>();
+        LocalTensor<TULane> ucode = code.template ReinterpretCast<TULane>();
         if constexpr (kCode == 2) {
-            // Float: magnitude m, NaN -> +0x7FFF, negative -> -m, so -0.0 and
-            // +0.0 meet at 0 and every NaN sorts after +inf.
-            ShiftLeft(code, keys, static_cast<int16_t>(1), len);
+            // Float: magnitude m, NaN -> kLaneMax, negative -> -m, so -0.0
+            // and +0.0 meet at 0 and every NaN sorts after +inf.
+            ShiftLeft(code, keys, static_cast<TLane>(1), len);
             PipeBarrier<PIPE_V>();
-            ShiftRight(code.ReinterpretCast<uint16_t>(), code.ReinterpretCast<uint16_t>(), static_cast<uint16_t>(1), len);
+            ShiftRight(ucode, ucode, static_cast<TULane>(1), len);
             PipeBarrier<PIPE_V>();
-            Adds(tmp, code, static_cast<int16_t>(-kNanAbove), len);  // > 0 exactly for NaN
+            Adds(tmp, code, static_cast<TLane>(-kNanAbove), len);  // > 0 exactly for NaN
             PipeBarrier<PIPE_V>();
-            Maxs(tmp, tmp, static_cast<int16_t>(0), len);
+            Maxs(tmp, tmp, static_cast<TLane>(0), len);
             PipeBarrier<PIPE_V>();
-            Mins(tmp, tmp, static_cast<int16_t>(1), len);  // 1 for NaN, else 0
+            Mins(tmp, tmp, static_cast<TLane>(1), len);  // 1 for NaN, else 0
             PipeBarrier<PIPE_V>();
-            Muls(tmp2, tmp, static_cast<int16_t>(0x7FFF), len);
+            Muls(tmp2, tmp, kLaneMax, len);
             PipeBarrier<PIPE_V>();
-            Max(code, code, tmp2, len);  // NaN magnitude -> 0x7FFF
+            Max(code, code, tmp2, len);  // NaN magnitude -> kLaneMax
             PipeBarrier<PIPE_V>();       // tmp2 is rewritten next
-            ShiftRight(tmp2, keys, static_cast<int16_t>(15), len);  // 0 or -1 (sign)
-            Muls(tmp, tmp, static_cast<int16_t>(2), len);
+            ShiftRight(tmp2, keys, static_cast<TLane>(kLaneBits - 1), len);  // 0 or -1 (sign)
+            Muls(tmp, tmp, static_cast<TLane>(2), len);
             PipeBarrier<PIPE_V>();
-            Muls(tmp2, tmp2, static_cast<int16_t>(2), len);
-            Adds(tmp, tmp, static_cast<int16_t>(-1), len);  // NaN: 1, else -1
+            Muls(tmp2, tmp2, static_cast<TLane>(2), len);
+            Adds(tmp, tmp, static_cast<TLane>(-1), len);  // NaN: 1, else -1
             PipeBarrier<PIPE_V>();
-            Adds(tmp2, tmp2, static_cast<int16_t>(1), len);  // sign factor 1 or -1
+            Adds(tmp2, tmp2, static_cast<TLane>(1), len);  // sign factor 1 or -1
             PipeBarrier<PIPE_V>();
             Max(tmp2, tmp2, tmp, len);  // NaN: +1
             PipeBarrier<PIPE_V>();
             Mul(code, code, tmp2, len);
             PipeBarrier<PIPE_V>();
             if (t_.descending) {
-                Not(code, code, len);
+                BitNot(code, code, len);
                 PipeBarrier<PIPE_V>();
             }
         } else if (t_.descending) {
-            Not(code, keys, len);
+            BitNot(code, keys, len);
             PipeBarrier<PIPE_V>();
             if (kNarrow && kCode == 0) {
                 // Unsigned 8-bit keys: keep the code in 8 bits.
-                ShiftLeft(code, code, static_cast<int16_t>(8), len);
+                ShiftLeft(code, code, static_cast<TLane>(8), len);
                 PipeBarrier<PIPE_V>();
-                ShiftRight(code.ReinterpretCast<uint16_t>(), code.ReinterpretCast<uint16_t>(), static_cast<uint16_t>(8), len);
+                ShiftRight(ucode, ucode, static_cast<TULane>(8), len);
                 PipeBarrier<PIPE_V>();
             }
         } else {
@@ -237,31 +271,46 @@ private:
         return keys;
     }
 
+    // Bitwise NOT of `len` lanes (Not takes 16-bit data: a 32-bit lane is
+    // two of them).
+    __aicore__ inline void BitNot(const LocalTensor<TLane>& dst, const LocalTensor<TLane>& src, int32_t len) {
+        constexpr int32_t kHalves = sizeof(TLane) / sizeof(int16_t);
+        Not(dst.template ReinterpretCast<int16_t>(), src.template ReinterpretCast<int16_t>(), len * kHalves);
+    }
+
     // Dequeues the next tile's keys, computes their code and the digit at
     // `shift` of every key: as halves in bufDigit_ (1-bit digits), or the
     // high 2 bits as halves in bufDigit_ and the low 2 bits as int16 in the
-    // second half of bufTmp_ (4-bit digits).
-    __aicore__ inline LocalTensor<int16_t> Digits(uint32_t padded, uint32_t shift) {
-        LocalTensor<int16_t> keys = Code(padded);
-        LocalTensor<int16_t> code = code_;
+    // second half of bufTmp_'s int16 view (4-bit digits).
+    __aicore__ inline LocalTensor<TLane> Digits(uint32_t padded, uint32_t shift) {
+        LocalTensor<TLane> keys = Code(padded);
+        LocalTensor<TLane> code = code_;
         LocalTensor<int16_t> tmp = bufTmp_.Get<int16_t>();
         LocalTensor<int16_t> tmp2 = tmp[kGroups];
         const int32_t len = static_cast<int32_t>(padded);
+        // The digit in the lanes of the code: for int32 lanes in the upper
+        // half of bufTmp_ (clear of tmp and tmp2), then narrowed into tmp.
+        LocalTensor<TLane> digit = bufTmp_.Get<TLane>()[kWide ? kGroups : 0];
         // The digit: the top digit of a signed code by an arithmetic shift
         // plus half the digit range, any other by shifting its bits to the
         // top and back down (logical).
         const bool top = shift + t_.digit_bits >= t_.key_bits;
         if (kCode != 0 && top) {
-            ShiftRight(tmp, code, static_cast<int16_t>(shift), len);
+            ShiftRight(digit, code, static_cast<TLane>(shift), len);
             PipeBarrier<PIPE_V>();
-            Adds(tmp, tmp, static_cast<int16_t>(1 << (t_.digit_bits - 1)), len);
+            Adds(digit, digit, static_cast<TLane>(1 << (t_.digit_bits - 1)), len);
         } else {
-            LocalTensor<uint16_t> u = tmp.ReinterpretCast<uint16_t>();
-            ShiftLeft(u, code.ReinterpretCast<uint16_t>(), static_cast<uint16_t>(16 - shift - t_.digit_bits), len);
+            LocalTensor<TULane> u = digit.template ReinterpretCast<TULane>();
+            ShiftLeft(u, code.template ReinterpretCast<TULane>(),
+                      static_cast<TULane>(kLaneBits - shift - t_.digit_bits), len);
             PipeBarrier<PIPE_V>();
-            ShiftRight(u, u, static_cast<uint16_t>(16 - t_.digit_bits), len);
+            ShiftRight(u, u, static_cast<TULane>(kLaneBits - t_.digit_bits), len);
         }
         PipeBarrier<PIPE_V>();
+        if constexpr (kWide) {
+            Cast(tmp, digit, RoundMode::CAST_NONE, padded);  // 0..15: exact
+            PipeBarrier<PIPE_V>();
+        }
         if (t_.digit_bits == 4) {
             // Two-level split: the high 2 bits as halves (level 1), the low
             // 2 bits as int16 in tmp2 (moved along, compared in level 2).
@@ -271,7 +320,7 @@ private:
             PipeBarrier<PIPE_V>();  // tmp2 is rewritten next
             ShiftLeft(tmp2, tmp, static_cast<int16_t>(14), len);
             PipeBarrier<PIPE_V>();
-            ShiftRight(tmp2.ReinterpretCast<uint16_t>(), tmp2.ReinterpretCast<uint16_t>(), static_cast<uint16_t>(14), len);
+            ShiftRight(tmp2.template ReinterpretCast<uint16_t>(), tmp2.template ReinterpretCast<uint16_t>(), static_cast<uint16_t>(14), len);
         } else {
             Cast(bufDigit_.Get<half>(), tmp, RoundMode::CAST_NONE, padded);
         }
@@ -313,7 +362,7 @@ private:
         for (uint64_t k = begin_; k < end_; ++k) {
             if (k + 1 < end_) Load(k + 1, false);
             uint32_t count = CountOf(k);
-            LocalTensor<int16_t> keys = Digits(Padded(count), t_.shift);
+            LocalTensor<TLane> keys = Digits(Padded(count), t_.shift);
             qKeys_.FreeTensor(keys);
             if (t_.digit_bits == 4) {
                 // Level 1 stages the low bits of each high-bits group,
@@ -343,7 +392,7 @@ private:
         for (uint32_t v = 0; v + 1 < values; ++v) {
             uint64_t kept = 0;
             // The counts only: every gather writes the same scratch.
-            GatherMask(scratch, bufDigit_.Get<half>(), masks[v * (kTile / 8)].ReinterpretCast<uint16_t>(), true,
+            GatherMask(scratch, bufDigit_.Get<half>(), masks[v * (kTile / 8)].template ReinterpretCast<uint16_t>(), true,
                        count, once, kept);
             counts[v] += kept;
             rest -= kept;
@@ -364,7 +413,7 @@ private:
         LocalTensor<uint8_t> masks = MasksOf(values, Padded(count));
         for (uint32_t v = 0; v < values; ++v) {
             uint64_t kept = 0;
-            GatherMask(dst[next], src, masks[v * (kTile / 8)].ReinterpretCast<uint16_t>(), true, count, once, kept);
+            GatherMask(dst[next], src, masks[v * (kTile / 8)].template ReinterpretCast<uint16_t>(), true, count, once, kept);
             at[v] = next;
             got[v] = static_cast<uint32_t>(kept);
             next += (got[v] + kAlign - 1) / kAlign * kAlign;
@@ -374,8 +423,8 @@ private:
     }
 
     // As SplitLevel, moving keys and indices together (same masks).
-    __aicore__ inline uint32_t SplitPairs(uint32_t values, uint32_t count, const LocalTensor<int16_t>& keys,
-                                          const LocalTensor<int32_t>& idx, const LocalTensor<int16_t>& dstKeys,
+    __aicore__ inline uint32_t SplitPairs(uint32_t values, uint32_t count, const LocalTensor<TLane>& keys,
+                                          const LocalTensor<int32_t>& idx, const LocalTensor<TLane>& dstKeys,
                                           const LocalTensor<int32_t>& dstIdx, uint32_t next, uint32_t* at,
                                           uint32_t* got, const LocalTensor<int16_t>* low = nullptr,
                                           const LocalTensor<int16_t>* dstLow = nullptr) {
@@ -384,9 +433,9 @@ private:
         for (uint32_t v = 0; v < values; ++v) {
             LocalTensor<uint8_t> mask = masks[v * (kTile / 8)];
             uint64_t nk = 0, ni = 0, nl = 0;
-            GatherMask(dstKeys[next], keys, mask.ReinterpretCast<uint16_t>(), true, count, once, nk);
-            GatherMask(dstIdx[next], idx, mask.ReinterpretCast<uint32_t>(), true, count, once, ni);
-            if (low != nullptr) GatherMask((*dstLow)[next], *low, mask.ReinterpretCast<uint16_t>(), true, count, once, nl);
+            GatherMask(dstKeys[next], keys, mask.template ReinterpretCast<TULane>(), true, count, once, nk);
+            GatherMask(dstIdx[next], idx, mask.template ReinterpretCast<uint32_t>(), true, count, once, ni);
+            if (low != nullptr) GatherMask((*dstLow)[next], *low, mask.template ReinterpretCast<uint16_t>(), true, count, once, nl);
             at[v] = next;
             got[v] = static_cast<uint32_t>(nk);
             next += (got[v] + kAlign - 1) / kAlign * kAlign;
@@ -462,7 +511,7 @@ private:
             if (k + 1 < end_) Load(k + 1, true);
             uint32_t count = CountOf(k);
             uint32_t padded = Padded(count);
-            LocalTensor<int16_t> keys = Digits(padded, t_.shift);
+            LocalTensor<TLane> keys = Digits(padded, t_.shift);
             LocalTensor<int32_t> idx;
             if (t_.first_pass) {
                 idx = bufIota_.Get<int32_t>();
@@ -471,7 +520,7 @@ private:
             } else {
                 idx = qIdx_.DeQue<int32_t>();
             }
-            LocalTensor<int16_t> outKeys = qKeysOut_.AllocTensor<int16_t>();
+            LocalTensor<TLane> outKeys = qKeysOut_.AllocTensor<TLane>();
             LocalTensor<int32_t> outIdx = qIdxOut_.AllocTensor<int32_t>();
             uint32_t at[kMaxDigits], got[kMaxDigits];
             uint32_t next = 0;
@@ -479,8 +528,8 @@ private:
                 // Level 1: by the high 2 bits into the staging buffers (the
                 // low bits move along); level 2: each staged group by its
                 // low 2 bits into the 16 output groups.
-                LocalTensor<int16_t> stageKeys = bufStage_.Get<int16_t>();
-                LocalTensor<int32_t> stageIdx = bufStage_.GetWithOffset<int32_t>(kStage, kStage * sizeof(int16_t));
+                LocalTensor<TLane> stageKeys = bufStage_.Get<TLane>();
+                LocalTensor<int32_t> stageIdx = bufStage_.GetWithOffset<int32_t>(kStage, kStage * sizeof(TLane));
                 LocalTensor<int16_t> low = bufTmp_.Get<int16_t>()[kGroups];
                 LocalTensor<int16_t> stageLow = bufCode_.Get<int16_t>();
                 uint32_t sat[4], sgot[4];
@@ -517,7 +566,7 @@ private:
     TBuf<TPosition::VECCALC> bufCode_, bufTmp_, bufDigit_, bufMask_, bufIota_, bufSmall_, bufStage_;
     GlobalTensor<TKey> gKeysIn_, gKeysOut_;
     GlobalTensor<int32_t> gIdxIn_, gIdxOut_, gWork_;
-    LocalTensor<int16_t> code_;  // the sort code of the current tile
+    LocalTensor<TLane> code_;  // the sort code of the current tile
     RadixTiling t_;
     uint32_t core_ = 0, cores_ = 0, digits_ = 2;
     uint64_t begin_ = 0, end_ = 0;

@@ -2,7 +2,9 @@
 //! NaN last / first in descending order, -0.0 equal to +0.0). Keys are
 //! compared bit for bit, indices exactly.
 
-use ascend_scan::{sort, topk, Batch, Device, SortAlgorithm, SortKey, SortOptions, TopkOptions};
+use ascend_scan::{
+    sort, topk, Batch, Device, SortAlgorithm, SortKey, SortOptions, TopkKey, TopkOptions,
+};
 use half::{bf16, f16};
 use proptest::prelude::*;
 use std::cmp::Ordering;
@@ -11,8 +13,9 @@ use testkit::device;
 
 /// Key types with their bit patterns and torch's comparison.
 trait Key: SortKey + std::fmt::Debug {
-    fn from_bits(bits: u16) -> Self;
-    fn to_bits(self) -> u16;
+    /// The key of the low bits of `bits`.
+    fn from_bits(bits: u32) -> Self;
+    fn to_bits(self) -> u32;
     fn order(a: Self, b: Self) -> Ordering;
 }
 
@@ -29,10 +32,10 @@ fn float_order(a: f64, b: f64) -> Ordering {
 macro_rules! key {
     ($($t:ty: $from:expr, $to:expr, $ord:expr);* $(;)?) => {$(
         impl Key for $t {
-            fn from_bits(bits: u16) -> Self {
+            fn from_bits(bits: u32) -> Self {
                 ($from)(bits)
             }
-            fn to_bits(self) -> u16 {
+            fn to_bits(self) -> u32 {
                 ($to)(self)
             }
             fn order(a: Self, b: Self) -> Ordering {
@@ -42,12 +45,17 @@ macro_rules! key {
     )*};
 }
 key! {
-    u8: |b: u16| b as u8, |v: u8| u16::from(v), |a: u8, b: u8| a.cmp(&b);
-    i8: |b: u16| b as u8 as i8, |v: i8| u16::from(v as u8), |a: i8, b: i8| a.cmp(&b);
-    u16: |b: u16| b, |v: u16| v, |a: u16, b: u16| a.cmp(&b);
-    i16: |b: u16| b as i16, |v: i16| v as u16, |a: i16, b: i16| a.cmp(&b);
-    f16: f16::from_bits, f16::to_bits, |a: f16, b: f16| float_order(a.to_f64(), b.to_f64());
-    bf16: bf16::from_bits, bf16::to_bits, |a: bf16, b: bf16| float_order(a.to_f64(), b.to_f64());
+    u8: |b: u32| b as u8, |v: u8| u32::from(v), |a: u8, b: u8| a.cmp(&b);
+    i8: |b: u32| b as u8 as i8, |v: i8| u32::from(v as u8), |a: i8, b: i8| a.cmp(&b);
+    u16: |b: u32| b as u16, |v: u16| u32::from(v), |a: u16, b: u16| a.cmp(&b);
+    i16: |b: u32| b as i16, |v: i16| u32::from(v as u16), |a: i16, b: i16| a.cmp(&b);
+    u32: |b: u32| b, |v: u32| v, |a: u32, b: u32| a.cmp(&b);
+    i32: |b: u32| b as i32, |v: i32| v as u32, |a: i32, b: i32| a.cmp(&b);
+    f16: |b: u32| f16::from_bits(b as u16), |v: f16| u32::from(v.to_bits()),
+        |a: f16, b: f16| float_order(a.to_f64(), b.to_f64());
+    bf16: |b: u32| bf16::from_bits(b as u16), |v: bf16| u32::from(v.to_bits()),
+        |a: bf16, b: bf16| float_order(a.to_f64(), b.to_f64());
+    f32: f32::from_bits, f32::to_bits, |a: f32, b: f32| float_order(f64::from(a), f64::from(b));
 }
 
 /// Stable CPU sort of each row: (keys, indices).
@@ -77,14 +85,14 @@ fn check<K: Key>(keys: &[K], rows: usize, options: SortOptions) {
     let buf = dev.upload(keys).unwrap();
     let got = sort(&dev, Batch::rows(&buf, rows).unwrap(), options).unwrap();
     let (want_keys, want_idx) = reference(keys, rows, options.descending);
-    let got_keys: Vec<u16> = got
+    let got_keys: Vec<u32> = got
         .values
         .download()
         .unwrap()
         .into_iter()
         .map(K::to_bits)
         .collect();
-    let want_bits: Vec<u16> = want_keys.into_iter().map(K::to_bits).collect();
+    let want_bits: Vec<u32> = want_keys.into_iter().map(K::to_bits).collect();
     let got_idx = got.indices.download().unwrap();
     let first_bad =
         (0..keys.len()).find(|&i| got_keys[i] != want_bits[i] || got_idx[i] != want_idx[i]);
@@ -104,7 +112,7 @@ fn check<K: Key>(keys: &[K], rows: usize, options: SortOptions) {
 
 fn random<K: Key>(n: usize, seed: u64) -> Vec<K> {
     words(n, seed)
-        .map(|w| K::from_bits((w >> 20) as u16))
+        .map(|w| K::from_bits((w >> 20) as u32))
         .collect()
 }
 
@@ -121,7 +129,7 @@ fn options() -> impl Iterator<Item = SortOptions> {
 
 /// Adversarial key sets of length `n` for a type whose interesting bit
 /// patterns are `specials`.
-fn adversarial<K: Key>(n: usize, specials: &[u16]) -> Vec<Vec<K>> {
+fn adversarial<K: Key>(n: usize, specials: &[u32]) -> Vec<Vec<K>> {
     let sorted = {
         let mut v: Vec<K> = random(n, 7);
         v.sort_by(|a, b| K::order(*a, *b));
@@ -132,7 +140,7 @@ fn adversarial<K: Key>(n: usize, specials: &[u16]) -> Vec<Vec<K>> {
         vec![K::from_bits(0x1234); n], // all equal
         sorted,                        // already sorted
         reversed,                      // reversed
-        words(n, 9).map(|w| K::from_bits((w % 3) as u16)).collect(), // many duplicates
+        words(n, 9).map(|w| K::from_bits((w % 3) as u32)).collect(), // many duplicates
     ];
     if !specials.is_empty() {
         // Special values everywhere, in random order.
@@ -148,7 +156,7 @@ fn adversarial<K: Key>(n: usize, specials: &[u16]) -> Vec<Vec<K>> {
                     if w % 4 == 0 {
                         K::from_bits(specials[((w >> 8) % specials.len() as u64) as usize])
                     } else {
-                        K::from_bits((w >> 24) as u16)
+                        K::from_bits((w >> 24) as u32)
                     }
                 })
                 .collect(),
@@ -159,21 +167,54 @@ fn adversarial<K: Key>(n: usize, specials: &[u16]) -> Vec<Vec<K>> {
 
 /// f16: NaN with both sign bits and payloads, +-inf, +-0.0, subnormals,
 /// extremes.
-const F16_SPECIALS: &[u16] = &[
+const F16_SPECIALS: &[u32] = &[
     0x7e00, 0xfe00, 0x7c01, 0xfc01, 0x7fff, 0xffff, 0x7c00, 0xfc00, 0x0000, 0x8000, 0x0001, 0x8001,
     0x03ff, 0x83ff, 0x7bff, 0xfbff, 0x3c00, 0xbc00,
 ];
-const BF16_SPECIALS: &[u16] = &[
+const BF16_SPECIALS: &[u32] = &[
     0x7fc0, 0xffc0, 0x7f81, 0xff81, 0x7fff, 0xffff, 0x7f80, 0xff80, 0x0000, 0x8000, 0x0001, 0x8001,
     0x007f, 0x807f, 0x7f7f, 0xff7f, 0x3f80, 0xbf80,
 ];
-const I16_SPECIALS: &[u16] = &[0x8000, 0x7fff, 0xffff, 0x0000, 0x0001, 0x8001];
-const I8_SPECIALS: &[u16] = &[0x80, 0x7f, 0xff, 0x00, 0x01, 0x81];
+/// f32: NaN with both sign bits and payloads (one only in the lowest bit),
+/// +-inf, +-0.0, subnormals, extremes.
+const F32_SPECIALS: &[u32] = &[
+    0x7fc0_0000,
+    0xffc0_0000,
+    0x7f80_0001,
+    0xff80_0001,
+    0x7fff_ffff,
+    0xffff_ffff,
+    0x7f80_0000,
+    0xff80_0000,
+    0x0000_0000,
+    0x8000_0000,
+    0x0000_0001,
+    0x8000_0001,
+    0x007f_ffff,
+    0x807f_ffff,
+    0x7f7f_ffff,
+    0xff7f_ffff,
+    0x3f80_0000,
+    0xbf80_0000,
+];
+const I32_SPECIALS: &[u32] = &[0x8000_0000, 0x7fff_ffff, 0xffff_ffff, 0, 1, 0x8000_0001];
+const I16_SPECIALS: &[u32] = &[0x8000, 0x7fff, 0xffff, 0x0000, 0x0001, 0x8001];
+const I8_SPECIALS: &[u32] = &[0x80, 0x7f, 0xff, 0x00, 0x01, 0x81];
+
+/// Keys per tile of the sort kernel for keys of type K.
+fn tile<K: Key>() -> usize {
+    if std::mem::size_of::<K>() == 4 {
+        2048
+    } else {
+        4096
+    }
+}
 
 /// Every key set of a type at lengths that hit every edge: 1, tile +- 1,
 /// several tiles, more tiles than vector cores.
-fn keys_in_torch_order<K: Key>(specials: &[u16]) {
-    for n in [1, 2, 127, 4095, 4096, 4097, 3 * 4096 + 5] {
+fn keys_in_torch_order<K: Key>(specials: &[u32]) {
+    let t = tile::<K>();
+    for n in [1, 2, 127, t - 1, t, t + 1, 3 * t + 5] {
         for keys in adversarial::<K>(n, specials) {
             for o in options() {
                 check(&keys, 1, o);
@@ -188,8 +229,11 @@ testkit::per_dtype!(
     keys_in_torch_order:
     f16(F16_SPECIALS),
     bf16(BF16_SPECIALS),
+    f32(F32_SPECIALS),
     u16(&[0, 0xffff, 0x8000, 0x7fff]),
     i16(I16_SPECIALS),
+    u32(&[0, 0xffff_ffff, 0x8000_0000, 0x7fff_ffff]),
+    i32(I32_SPECIALS),
     u8(&[0, 0xff, 0x80, 0x7f]),
     i8(I8_SPECIALS),
 );
@@ -211,6 +255,15 @@ fn rows_spread_over_cores_and_shared_between_cores() {
         }
         let keys: Vec<i8> = random(rows * n, 5);
         check(&keys, rows, SortOptions::default());
+        // 32-bit keys: tiles of half the keys, so twice the tiles per core.
+        let keys: Vec<f32> = random(rows * n, 6);
+        check(&keys, rows, SortOptions::default());
+        let keys: Vec<i32> = random(rows * n, 8);
+        let descending = SortOptions {
+            descending: true,
+            ..Default::default()
+        };
+        check(&keys, rows, descending);
     }
 }
 
@@ -266,7 +319,7 @@ fn empty_input_and_errors() {
 /// TOPK against the stable CPU sort: sorted = its first k per row; unsorted
 /// = the selected keys strictly beyond the k-th in input order, then the
 /// selected ties in input order.
-fn check_topk<K: Key>(keys: &[K], rows: usize, k: usize, options: TopkOptions) {
+fn check_topk<K: Key + TopkKey>(keys: &[K], rows: usize, k: usize, options: TopkOptions) {
     let dev = device();
     let n = keys.len() / rows;
     let buf = dev.upload(keys).unwrap();
@@ -282,8 +335,8 @@ fn check_topk<K: Key>(keys: &[K], rows: usize, k: usize, options: TopkOptions) {
             want_idx.extend_from_slice(idx_r);
         } else {
             let kth = keys_r[k - 1];
-            let mut beyond: Vec<(i32, u16)> = Vec::new();
-            let mut ties: Vec<(i32, u16)> = Vec::new();
+            let mut beyond: Vec<(i32, u32)> = Vec::new();
+            let mut ties: Vec<(i32, u32)> = Vec::new();
             for (&i, &v) in idx_r.iter().zip(keys_r) {
                 if K::order(v, kth) == Ordering::Equal {
                     ties.push((i, v.to_bits()));
@@ -299,7 +352,7 @@ fn check_topk<K: Key>(keys: &[K], rows: usize, k: usize, options: TopkOptions) {
             }
         }
     }
-    let got_keys: Vec<u16> = got
+    let got_keys: Vec<u32> = got
         .values
         .download()
         .unwrap()
@@ -437,7 +490,7 @@ proptest! {
         let keys: Vec<f16> = words(rows * n, seed)
             .map(|w| {
                 if w % 5 == 0 {
-                    f16::from_bits(F16_SPECIALS[(w >> 8) as usize % F16_SPECIALS.len()])
+                    f16::from_bits(F16_SPECIALS[(w >> 8) as usize % F16_SPECIALS.len()] as u16)
                 } else {
                     f16::from_bits((w >> 20) as u16)
                 }
@@ -447,5 +500,33 @@ proptest! {
         check(&keys, rows, SortOptions { descending, algorithm });
         let k = 1 + ((n - 1) as f64 * k_frac) as usize;
         check_topk(&keys, rows, k, TopkOptions { largest: !descending, sorted: one_bit });
+    }
+
+    /// Random shapes and orders of 32-bit keys (f32 from the specials and
+    /// random bit patterns, i32, u32), 4-bit digits: sort against the CPU
+    /// reference.
+    #[test]
+    fn sort_of_32_bit_keys_of_random_shapes(
+        rows in 1usize..4,
+        n in 1usize..7_000,
+        descending: bool,
+        kind in 0u8..3,
+        seed: u64,
+    ) {
+        let bits: Vec<u32> = words(rows * n, seed)
+            .map(|w| {
+                if w % 5 == 0 {
+                    F32_SPECIALS[(w >> 8) as usize % F32_SPECIALS.len()]
+                } else {
+                    (w >> 16) as u32
+                }
+            })
+            .collect();
+        let options = SortOptions { descending, algorithm: SortAlgorithm::MultiBit };
+        match kind {
+            0 => check(&bits.iter().map(|&b| f32::from_bits(b)).collect::<Vec<_>>(), rows, options),
+            1 => check(&bits.iter().map(|&b| b as i32).collect::<Vec<_>>(), rows, options),
+            _ => check(&bits, rows, options),
+        }
     }
 }

@@ -50,6 +50,8 @@ pub enum DType {
     U16,
     /// Signed 32-bit integer.
     I32,
+    /// Unsigned 32-bit integer.
+    U32,
 }
 
 impl DType {
@@ -58,7 +60,7 @@ impl DType {
         match self {
             DType::I8 | DType::U8 => 1,
             DType::F16 | DType::Bf16 | DType::I16 | DType::U16 => 2,
-            DType::F32 | DType::I32 => 4,
+            DType::F32 | DType::I32 | DType::U32 => 4,
         }
     }
     /// The AscendC C++ type.
@@ -72,6 +74,7 @@ impl DType {
             DType::I16 => "int16_t",
             DType::U16 => "uint16_t",
             DType::I32 => "int32_t",
+            DType::U32 => "uint32_t",
         }
     }
     /// Short tag used in kernel names.
@@ -85,6 +88,7 @@ impl DType {
             DType::I16 => "i16",
             DType::U16 => "u16",
             DType::I32 => "i32",
+            DType::U32 => "u32",
         }
     }
 }

@@ -8,14 +8,15 @@
 //! section "Split and Compress", generalised from 2 to 2^b groups) and
 //! writes each group at its scanned offset. With 1-bit digits this is the
 //! published split sort (16 passes for 16-bit keys); with 4-bit digits a
-//! 16-bit key takes 4 passes.
+//! 16-bit key takes 4 passes, a 32-bit key 8.
 //!
-//! Sort code (16-bit, its order the key order, ties only between keys that
-//! compare equal): unsigned keys as they are, signed keys as signed, floats
-//! as `sign ? -|x| : |x|` on the magnitude bits with every NaN mapped above
-//! +inf (so NaN sorts last, whatever its sign bit) and -0.0 equal to +0.0
-//! (kept in input order, as torch's stable sort does). Descending order sorts
-//! the bitwise NOT of the code: reversed, still stable, NaN first.
+//! Sort code (as wide as the key, its order the key order, ties only
+//! between keys that compare equal): unsigned keys as they are, signed keys
+//! as signed, floats as `sign ? -|x| : |x|` on the magnitude bits with
+//! every NaN mapped above +inf (so NaN sorts last, whatever its sign bit)
+//! and -0.0 equal to +0.0 (kept in input order, as torch's stable sort
+//! does). Descending order sorts the bitwise NOT of the code: reversed,
+//! still stable, NaN first.
 use soc::SocProfile;
 use tiling_derive::Tiling;
 
@@ -30,7 +31,8 @@ pub struct RadixTiling {
     pub n: u64,
     /// Rows (each sorted on its own).
     pub rows: u64,
-    /// Tiles per row (`ceil(n / RADIX_TILE)`; tiles never cross rows).
+    /// Tiles per row (`ceil(n / tile)`, the key type's tile; tiles never
+    /// cross rows).
     pub tiles_per_row: u64,
     /// Tiles per vector core (the last core takes the rest).
     pub per_core: u64,
@@ -52,9 +54,12 @@ pub struct RadixTiling {
     pub first_pass: u32,
 }
 
-/// Keys per tile (a multiple of 128: CompareScalar on half takes whole
-/// 256-byte repeats).
+/// Keys per tile of 8- and 16-bit keys (a multiple of 128: CompareScalar on
+/// half takes whole 256-byte repeats).
 pub const RADIX_TILE: u64 = 4096;
+/// Keys per tile of 32-bit keys: their keys and sort codes take twice the
+/// unified buffer per key.
+pub const RADIX_TILE_WIDE: u64 = 2048;
 /// Longest row: indices are i32.
 pub const MAX_SORT_LEN: u64 = i32::MAX as u64;
 /// Bytes of a digit-count slot (16 i32).
@@ -71,14 +76,17 @@ pub struct RadixSort {
 }
 
 impl RadixSort {
-    /// Key types: 8- and 16-bit integers, f16, bf16.
-    pub const DTYPES: [DType; 6] = [
+    /// Key types: 8-, 16- and 32-bit integers, f16, bf16, f32.
+    pub const DTYPES: [DType; 9] = [
         DType::U8,
         DType::I8,
         DType::U16,
         DType::I16,
         DType::F16,
         DType::Bf16,
+        DType::U32,
+        DType::I32,
+        DType::F32,
     ];
 
     /// The pass kernel for keys of `key`.
@@ -87,7 +95,7 @@ impl RadixSort {
             return Err(AlgoError::UnsupportedDtype {
                 algorithm: "RadixSort",
                 dtype: key,
-                reason: "keys must be u8, i8, u16, i16, f16 or bf16".into(),
+                reason: "keys must be u8, i8, u16, i16, u32, i32, f16, bf16 or f32".into(),
             });
         }
         Ok(RadixSort { key })
@@ -96,6 +104,15 @@ impl RadixSort {
     /// Bits of the sort code (the key width).
     pub fn key_bits(&self) -> u32 {
         8 * self.key.size() as u32
+    }
+
+    /// Keys per tile.
+    pub fn tile(&self) -> u64 {
+        if self.key.size() == 4 {
+            RADIX_TILE_WIDE
+        } else {
+            RADIX_TILE
+        }
     }
 
     /// Passes for digits of `digit_bits` bits.
@@ -169,7 +186,7 @@ impl RadixSort {
                 reason: format!("{n} keys per row: at most {MAX_SORT_LEN} (indices are i32)"),
             });
         }
-        let tiles_per_row = n.div_ceil(RADIX_TILE);
+        let tiles_per_row = n.div_ceil(self.tile());
         let tiles = rows
             .checked_mul(tiles_per_row)
             .ok_or(AlgoError::InvalidArgument {
@@ -220,10 +237,11 @@ impl Kernel for RadixSort {
             self,
             "radix_kernel.h",
             &format!(
-                "RadixSort (docs/algorithms.md, RadixSort): one pass, {} keys, tiles of {RADIX_TILE}.",
-                self.key
+                "RadixSort (docs/algorithms.md, RadixSort): one pass, {} keys, tiles of {}.",
+                self.key,
+                self.tile()
             ),
-            &format!("RadixSortPass<{}, {RADIX_TILE}>", self.key.cpp()),
+            &format!("RadixSortPass<{}, {}>", self.key.cpp(), self.tile()),
         )
     }
 }
@@ -243,7 +261,7 @@ mod tests {
             let p = k.plan(&soc, rows, n, 4, 3, true, true).unwrap();
             let t = p.tiling;
             let tiles = rows * t.tiles_per_row;
-            assert!(t.tiles_per_row * RADIX_TILE >= n);
+            assert!(t.tiles_per_row * k.tile() >= n);
             assert!(u64::from(p.block_dim) * t.per_core >= tiles);
             assert!(u64::from(p.block_dim - 1) * t.per_core < tiles);
             assert!(p.block_dim <= soc.vector_cores);
@@ -258,6 +276,14 @@ mod tests {
         assert!(k
             .plan(&soc, 1, MAX_SORT_LEN + 1, 4, 0, false, true)
             .is_err());
-        assert!(RadixSort::new(DType::F32).is_err());
+        let wide = RadixSort::new(DType::F32).unwrap();
+        assert_eq!((wide.passes(4), wide.passes(1), wide.tile()), (8, 32, 2048));
+        assert_eq!(
+            wide.plan(&soc, 1, 4097, 4, 7, false, true)
+                .unwrap()
+                .tiling
+                .tiles_per_row,
+            3
+        );
     }
 }

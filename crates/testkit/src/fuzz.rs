@@ -21,7 +21,8 @@ use ascend_scan::{
     top_p_sample, topk, uniforms, Algorithm, Batch, CompressOptions, Csr, Device, Element, Error,
     RevSpec, SampleOptions, SampleWeight, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm,
     SegScanOptions, SegSumAlgorithm, SegSumOptions, SegmentedInput, Segments, Soc, SortAlgorithm,
-    SortKey, SortOptions, SplitOptions, SplitValue, SpmvValue, TopPOptions, TopPProb, TopkOptions,
+    SortKey, SortOptions, SplitOptions, SplitValue, SpmvValue, TopPOptions, TopPProb, TopkKey,
+    TopkOptions,
 };
 use half::{bf16, f16};
 
@@ -171,6 +172,7 @@ bits!(
     u16 => |b| b as u16, |v| u64::from(v);
     i16 => |b| b as i16, |v| u64::from(v as u16);
     i32 => |b| b as i32, |v| u64::from(v as u32);
+    u32 => |b| b as u32, |v| u64::from(v);
     f16 => |b| f16::from_bits(b as u16), |v| u64::from(v.to_bits());
     bf16 => |b| bf16::from_bits(b as u16), |v| u64::from(v.to_bits());
     f32 => |b| f32::from_bits(b as u32), |v| u64::from(v.to_bits());
@@ -197,6 +199,7 @@ num!(
     u16 => false, |v| f64::from(v);
     i16 => false, |v| f64::from(v);
     i32 => false, |v| f64::from(v);
+    u32 => false, |v| f64::from(v);
     f16 => true, |v| f64::from(v.to_f32());
     bf16 => true, |v| f64::from(v.to_f32());
     f32 => true, |v| f64::from(v);
@@ -246,6 +249,7 @@ fn specials<T: Num>() -> Vec<u64> {
             0xff80_0000,
             0x7fc0_0000,
             0xffc0_0001,
+            0x7f80_0001,
             0x7f7f_ffff,
             0xff7f_ffff,
             1,
@@ -797,17 +801,29 @@ fn split_case<T: SplitValue + Num>(dev: &Device, g: &mut Gen<'_>) {
 
 // ------------------------------------------------------------- sort family
 
-/// sort and topk of every key type, 1-D and batched.
+/// sort of every key type and topk of every topk key type, 1-D and
+/// batched.
 pub fn sort_family(data: &[u8]) {
     let mut g = Gen::new(data);
-    leak_checked(|dev| match g.below(6) {
-        0 => sort_case::<f16>(dev, &mut g),
-        1 => sort_case::<bf16>(dev, &mut g),
-        2 => sort_case::<u16>(dev, &mut g),
-        3 => sort_case::<i16>(dev, &mut g),
-        4 => sort_case::<u8>(dev, &mut g),
-        _ => sort_case::<i8>(dev, &mut g),
+    leak_checked(|dev| match g.below(9) {
+        0 => sort_or_topk::<f16>(dev, &mut g),
+        1 => sort_or_topk::<bf16>(dev, &mut g),
+        2 => sort_or_topk::<u16>(dev, &mut g),
+        3 => sort_or_topk::<i16>(dev, &mut g),
+        4 => sort_or_topk::<u8>(dev, &mut g),
+        5 => sort_or_topk::<i8>(dev, &mut g),
+        6 => sort_case::<f32>(dev, &mut g),
+        7 => sort_case::<i32>(dev, &mut g),
+        _ => sort_case::<u32>(dev, &mut g),
     });
+}
+
+fn sort_or_topk<T: TopkKey + Num>(dev: &Device, g: &mut Gen<'_>) {
+    if g.chance(1, 2) {
+        sort_case::<T>(dev, g);
+    } else {
+        topk_case::<T>(dev, g);
+    }
 }
 
 /// The documented key order: integers by value; floats with -0.0 = +0.0
@@ -838,110 +854,114 @@ fn sort_case<T: SortKey + Num>(dev: &Device, g: &mut Gen<'_>) {
     let xs = values::<T>(g, rows * n, |x| x);
     let buf = dev.upload(&xs).expect("upload");
     let batch = Batch::rows(&buf, rows).expect("rows divide the buffer");
-    if g.chance(1, 2) {
-        let options = SortOptions {
-            descending: g.chance(1, 2),
-            algorithm: g.pick(&[
-                SortAlgorithm::Auto,
-                SortAlgorithm::MultiBit,
-                SortAlgorithm::OneBit,
-            ]),
-        };
-        let what = format!("sort {} rows={rows} n={n} {options:?}", dtype_name::<T>());
-        let out = outcome(&what, Want::Ok, sort(dev, batch, options)).expect("checked");
-        let vals = out.values.download().expect("download");
-        let idx = out.indices.download().expect("download");
+    let options = SortOptions {
+        descending: g.chance(1, 2),
+        algorithm: g.pick(&[
+            SortAlgorithm::Auto,
+            SortAlgorithm::MultiBit,
+            SortAlgorithm::OneBit,
+        ]),
+    };
+    let what = format!("sort {} rows={rows} n={n} {options:?}", dtype_name::<T>());
+    let out = outcome(&what, Want::Ok, sort(dev, batch, options)).expect("checked");
+    let vals = out.values.download().expect("download");
+    let idx = out.indices.download().expect("download");
+    assert_eq!(
+        (vals.len(), idx.len()),
+        (rows * n, rows * n),
+        "{what}: lengths"
+    );
+    for r in 0..rows {
+        let row = &xs[r * n..(r + 1) * n];
+        let order = stable_order(row, options.descending);
+        let want_idx: Vec<i32> = order.iter().map(|&i| i as i32).collect();
+        let want_bits: Vec<u64> = order.iter().map(|&i| row[i].to_bits()).collect();
         assert_eq!(
-            (vals.len(), idx.len()),
-            (rows * n, rows * n),
-            "{what}: lengths"
+            &idx[r * n..(r + 1) * n],
+            &want_idx[..],
+            "{what}: row {r} indices"
         );
-        for r in 0..rows {
-            let row = &xs[r * n..(r + 1) * n];
-            let order = stable_order(row, options.descending);
-            let want_idx: Vec<i32> = order.iter().map(|&i| i as i32).collect();
-            let want_bits: Vec<u64> = order.iter().map(|&i| row[i].to_bits()).collect();
-            assert_eq!(
-                &idx[r * n..(r + 1) * n],
-                &want_idx[..],
-                "{what}: row {r} indices"
-            );
-            assert_eq!(
-                bits_of(&vals[r * n..(r + 1) * n]),
-                want_bits,
-                "{what}: row {r} keys"
-            );
-        }
+        assert_eq!(
+            bits_of(&vals[r * n..(r + 1) * n]),
+            want_bits,
+            "{what}: row {r} keys"
+        );
+    }
+}
+
+fn topk_case<T: TopkKey + Num>(dev: &Device, g: &mut Gen<'_>) {
+    let (rows, n) = g.shape();
+    let xs = values::<T>(g, rows * n, |x| x);
+    let buf = dev.upload(&xs).expect("upload");
+    let batch = Batch::rows(&buf, rows).expect("rows divide the buffer");
+    let k = match g.below(8) {
+        0 => 0,
+        1 => n + 1 + g.below(3) as usize,
+        2 => n,
+        3 => 1,
+        _ => g.below(n as u64 + 1) as usize,
+    };
+    let options = TopkOptions {
+        largest: g.chance(2, 3),
+        sorted: g.chance(1, 2),
+    };
+    let want = if k == 0 || k > n {
+        Want::Arg("k")
     } else {
-        let k = match g.below(8) {
-            0 => 0,
-            1 => n + 1 + g.below(3) as usize,
-            2 => n,
-            3 => 1,
-            _ => g.below(n as u64 + 1) as usize,
-        };
-        let options = TopkOptions {
-            largest: g.chance(2, 3),
-            sorted: g.chance(1, 2),
-        };
-        let want = if k == 0 || k > n {
-            Want::Arg("k")
+        Want::Ok
+    };
+    let what = format!(
+        "topk {} rows={rows} n={n} k={k} {options:?}",
+        dtype_name::<T>()
+    );
+    let Some(out) = outcome(&what, want, topk(dev, batch, k, options)) else {
+        return;
+    };
+    let vals = out.values.download().expect("download");
+    let idx = out.indices.download().expect("download");
+    assert_eq!(
+        (vals.len(), idx.len()),
+        (rows * k, rows * k),
+        "{what}: lengths"
+    );
+    for r in 0..rows {
+        let row = &xs[r * n..(r + 1) * n];
+        let order = stable_order(row, options.largest);
+        let chosen: Vec<usize> = if options.sorted {
+            order[..k].to_vec()
         } else {
-            Want::Ok
-        };
-        let what = format!(
-            "topk {} rows={rows} n={n} k={k} {options:?}",
-            dtype_name::<T>()
-        );
-        let Some(out) = outcome(&what, want, topk(dev, batch, k, options)) else {
-            return;
-        };
-        let vals = out.values.download().expect("download");
-        let idx = out.indices.download().expect("download");
-        assert_eq!(
-            (vals.len(), idx.len()),
-            (rows * k, rows * k),
-            "{what}: lengths"
-        );
-        for r in 0..rows {
-            let row = &xs[r * n..(r + 1) * n];
-            let order = stable_order(row, options.largest);
-            let chosen: Vec<usize> = if options.sorted {
-                order[..k].to_vec()
-            } else {
-                // Strictly beyond the k-th key in input order, then the
-                // earliest ties with it in input order.
-                let kth = row[order[k - 1]];
-                let beyond = |x: T| {
-                    let o = key_order(x, kth);
-                    if options.largest {
-                        o == Ordering::Greater
-                    } else {
-                        o == Ordering::Less
-                    }
-                };
-                let mut c: Vec<usize> = (0..n).filter(|&i| beyond(row[i])).collect();
-                let ties = k - c.len();
-                c.extend(
-                    (0..n)
-                        .filter(|&i| key_order(row[i], kth) == Ordering::Equal)
-                        .take(ties),
-                );
-                c
+            // Strictly beyond the k-th key in input order, then the
+            // earliest ties with it in input order.
+            let kth = row[order[k - 1]];
+            let beyond = |x: T| {
+                let o = key_order(x, kth);
+                if options.largest {
+                    o == Ordering::Greater
+                } else {
+                    o == Ordering::Less
+                }
             };
-            let want_idx: Vec<i32> = chosen.iter().map(|&i| i as i32).collect();
-            let want_bits: Vec<u64> = chosen.iter().map(|&i| row[i].to_bits()).collect();
-            assert_eq!(
-                &idx[r * k..(r + 1) * k],
-                &want_idx[..],
-                "{what}: row {r} indices"
+            let mut c: Vec<usize> = (0..n).filter(|&i| beyond(row[i])).collect();
+            let ties = k - c.len();
+            c.extend(
+                (0..n)
+                    .filter(|&i| key_order(row[i], kth) == Ordering::Equal)
+                    .take(ties),
             );
-            assert_eq!(
-                bits_of(&vals[r * k..(r + 1) * k]),
-                want_bits,
-                "{what}: row {r} keys"
-            );
-        }
+            c
+        };
+        let want_idx: Vec<i32> = chosen.iter().map(|&i| i as i32).collect();
+        let want_bits: Vec<u64> = chosen.iter().map(|&i| row[i].to_bits()).collect();
+        assert_eq!(
+            &idx[r * k..(r + 1) * k],
+            &want_idx[..],
+            "{what}: row {r} indices"
+        );
+        assert_eq!(
+            bits_of(&vals[r * k..(r + 1) * k]),
+            want_bits,
+            "{what}: row {r} keys"
+        );
     }
 }
 

@@ -4,13 +4,13 @@
 //! modeled COPY that moves the operation's minimal traffic.
 use ascend_scan::matrices::{sparse_attention, AttentionPattern};
 use ascend_scan::{
-    compress_with, copy, cummax, cummin, model_launches, multinomial, multinomial_reference,
-    reduce, reduce_sum, scan, segmented_scan, segmented_sum, sort, split_with, spmv, top_p_sample,
-    top_p_sample_on, top_p_sample_workspace_bytes, topk, uniform, uniforms, Algorithm, Batch,
-    CompressOptions, CostError, CostParams, Csr, Device, Error, LaunchReport, RevSpec,
-    SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
-    SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions, SplitOptions,
-    TopPCheck, TopPOptions, TopkOptions, Workspace,
+    argsort, compress_with, copy, cummax, cummin, model_launches, multinomial,
+    multinomial_reference, reduce, reduce_sum, scan, segmented_scan, segmented_sum, sort,
+    sort_pairs, split_with, spmv, top_p_sample, top_p_sample_on, top_p_sample_workspace_bytes,
+    topk, uniform, uniforms, Algorithm, Batch, CompressOptions, CostError, CostParams, Csr, Device,
+    Error, LaunchReport, RevSpec, SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm,
+    SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions,
+    SplitOptions, TopPCheck, TopPOptions, TopkOptions, Workspace,
 };
 use half::f16;
 use std::cmp::Ordering;
@@ -657,6 +657,49 @@ fn tour_sort(dev: &Device, rows: usize, n: usize) -> Result<Vec<Row>, Error> {
     Ok(out)
 }
 
+/// 32-bit keys: argsort of f32 keys (random bit patterns: NaN, inf, -0.0
+/// and subnormals included) and sort_pairs carrying u32 values, against
+/// the stable CPU sort (torch's order: NaN last, -0.0 = +0.0). Floors: read
+/// the keys, write the indices (8 B/key); read keys and values, write both
+/// (16 B/key).
+fn tour_wide_sort(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
+    let keys: Vec<f32> = pseudo_random(n, 43)
+        .map(|v| f32::from_bits((v >> 16) as u32))
+        .collect();
+    let mut perm: Vec<usize> = (0..n).collect();
+    perm.sort_by(|&a, &b| {
+        let (x, y) = (keys[a], keys[b]);
+        match (x.is_nan(), y.is_nan()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => x.partial_cmp(&y).expect("not NaN"),
+        }
+    });
+    let x = dev.upload(&keys)?;
+    dev.take_reports();
+    let idx = argsort(dev, &x, SortOptions::default())?.download()?;
+    let ok = idx.iter().zip(&perm).all(|(&i, &p)| i as usize == p);
+    let mut out = vec![row(dev, "argsort f32 (indices only)".into(), n, ok, 8.0)];
+    let values: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9e37_79b1)).collect();
+    let v = dev.upload(&values)?;
+    dev.take_reports();
+    let pairs = sort_pairs(dev, &x, &v, SortOptions::default())?;
+    let (ks, vs) = (pairs.keys.download()?, pairs.values.download()?);
+    let ok = perm
+        .iter()
+        .enumerate()
+        .all(|(j, &p)| ks[j].to_bits() == keys[p].to_bits() && vs[j] == values[p]);
+    out.push(row(
+        dev,
+        "sort_pairs f32 keys + u32 values".into(),
+        n,
+        ok,
+        16.0,
+    ));
+    Ok(out)
+}
+
 /// TOPK (largest, sorted) of f16 rows: exactly the first k of the stable
 /// descending CPU sort. Floor: one read of the keys.
 fn tour_topk(dev: &Device, rows: usize, n: usize, k: usize) -> Result<Row, Error> {
@@ -877,6 +920,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     rows.push(tour_multinomial(&dev, 4, 100_000, 64)?);
     rows.extend(tour_sort(&dev, 1, n + 7)?);
     rows.extend(tour_sort(&dev, 96, 1000)?);
+    rows.extend(tour_wide_sort(&dev, n / 4 + 7)?);
     rows.push(tour_topk(&dev, 96, 128_256, 50)?);
     rows.push(tour_topp(&dev, 8, 128_256)?);
     rows.push(tour_topp_stream(&dev, 8, 128_256)?);

@@ -135,6 +135,9 @@ struct RadixTiling {
     // 1: make the indices (0..n per row) instead of reading them (the
     // first pass of a sort of keys alone).
     uint32_t first_pass;
+    // 1: write the sorted keys; 0: only the indices (the last pass of an
+    // argsort).
+    uint32_t store_keys;
 };
 static_assert(sizeof(RadixTiling) == 72, "RadixTiling: size differs from the Rust definition");
 static_assert(offsetof(RadixTiling, n) == 0, "RadixTiling: offset of n differs from the Rust definition");
@@ -148,6 +151,7 @@ static_assert(offsetof(RadixTiling, digit_bits) == 52, "RadixTiling: offset of d
 static_assert(offsetof(RadixTiling, key_bits) == 56, "RadixTiling: offset of key_bits differs from the Rust definition");
 static_assert(offsetof(RadixTiling, descending) == 60, "RadixTiling: offset of descending differs from the Rust definition");
 static_assert(offsetof(RadixTiling, first_pass) == 64, "RadixTiling: offset of first_pass differs from the Rust definition");
+static_assert(offsetof(RadixTiling, store_keys) == 68, "RadixTiling: offset of store_keys differs from the Rust definition");
 
 typedef struct TopKTiling TopKTiling;
 struct TopKTiling {

@@ -74,8 +74,10 @@ pub use ops::segscan::{
     SegSumAlgorithm, SegSumOptions, SegmentCheck, SegmentSums, SegmentedInput, Segments,
 };
 pub use ops::sort::{
-    sort, sort_on, sort_workspace_bytes, topk, topk_on, topk_workspace_bytes, SortAlgorithm,
-    SortKey, SortOptions, Sorted, TopkKey, TopkOptions, MAX_SORT_LEN,
+    argsort, argsort_on, argsort_workspace_bytes, sort, sort_on, sort_pairs, sort_pairs_on,
+    sort_pairs_workspace_bytes, sort_workspace_bytes, topk, topk_on, topk_workspace_bytes,
+    SortAlgorithm, SortKey, SortOptions, SortValue, Sorted, SortedPairs, TopkKey, TopkOptions,
+    MAX_SORT_LEN,
 };
 pub use ops::split::{
     compress, compress_on, compress_with, compress_workspace_bytes, split, split_on, split_with,

@@ -18,6 +18,10 @@ macro_rules! keys {
 }
 keys!(SortKey: u8, i8, u16, i16, u32, i32, half::f16, half::bf16, f32);
 keys!(TopkKey: u8, i8, u16, i16, half::f16, half::bf16);
+/// Value types [`sort_pairs`] carries with the keys: the 4-byte ones (i32,
+/// u32, f32), moved as bit patterns (a NaN keeps its payload).
+pub trait SortValue: Element {}
+keys!(SortValue: i32, u32, f32);
 
 /// How [`sort`] sorts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -120,14 +124,7 @@ pub fn sort_workspace_bytes<K: SortKey>(
     options: SortOptions,
 ) -> Result<usize> {
     check_len_limit(n)?;
-    let plan = SortPlan::new::<K>(
-        device,
-        rows,
-        n,
-        options.descending,
-        options.algorithm,
-        false,
-    )?;
+    let plan = SortPlan::new::<K>(device, rows, n, options, Carry::Indices)?;
     Ok(plan.layout.bytes())
 }
 
@@ -148,16 +145,160 @@ pub fn sort_on<'a, K: SortKey>(
     let (rows, n) = checked_on(stream, &keys, values, indices)?;
     check_len(values.len(), rows * n, "values")?;
     check_len(indices.len(), rows * n, "indices")?;
-    let plan = SortPlan::new::<K>(
-        stream.device(),
-        rows,
-        n,
-        options.descending,
-        options.algorithm,
-        false,
-    )?;
+    let plan = SortPlan::new::<K>(stream.device(), rows, n, options, Carry::Indices)?;
     workspace.check(stream, &plan.layout)?;
-    plan.enqueue(stream, keys.data(), None, values, indices, workspace)
+    plan.enqueue(stream, keys.data(), None, Some(values), indices, workspace)
+}
+
+/// Stable sort of every row of `keys` (a buffer, or [`Batch::rows`]),
+/// returning only each output position's index in its input row: the
+/// `indices` of [`sort`] (like `torch.argsort(stable=True)`), without the
+/// sorted keys (the last pass does not write them: 2-4 bytes less per key).
+/// Order, errors and workspace as for [`sort`].
+pub fn argsort<'a, K: SortKey>(
+    device: &Device,
+    keys: impl Into<Batch<'a, K>>,
+    options: SortOptions,
+) -> Result<DeviceBuffer<i32>> {
+    let keys = keys.into();
+    let (rows, n) = checked(device, &keys)?;
+    let bytes = argsort_workspace_bytes::<K>(device, rows, n, options)?;
+    let mut indices = device.alloc_uninit::<i32>(rows * n)?;
+    let mut workspace = Workspace::new(device, bytes)?;
+    device.blocking(|stream| argsort_on(stream, keys, options, &mut indices, &mut workspace))?;
+    Ok(indices)
+}
+
+/// Bytes of [`Workspace`] that [`argsort_on`] needs for `rows` rows of `n`
+/// keys of type `K`.
+pub fn argsort_workspace_bytes<K: SortKey>(
+    device: &Device,
+    rows: usize,
+    n: usize,
+    options: SortOptions,
+) -> Result<usize> {
+    check_len_limit(n)?;
+    let plan = SortPlan::new::<K>(device, rows, n, options, Carry::IndicesOnly)?;
+    Ok(plan.layout.bytes())
+}
+
+/// The stream-ordered [`argsort`]: enqueues it on `stream` and returns at
+/// once, writing the indices into `indices` (caller-owned, as long as
+/// `keys`). Errors as for [`sort_on`].
+pub fn argsort_on<'a, K: SortKey>(
+    stream: &Stream,
+    keys: impl Into<Batch<'a, K>>,
+    options: SortOptions,
+    indices: &mut DeviceBuffer<i32>,
+    workspace: &mut Workspace,
+) -> Result<()> {
+    let keys = keys.into();
+    let (rows, n) = checked(stream.device(), &keys)?;
+    stream.check_device(indices, "indices")?;
+    check_len(indices.len(), rows * n, "indices")?;
+    let plan = SortPlan::new::<K>(stream.device(), rows, n, options, Carry::IndicesOnly)?;
+    workspace.check(stream, &plan.layout)?;
+    plan.enqueue(stream, keys.data(), None, None, indices, workspace)
+}
+
+/// The result of [`sort_pairs`].
+#[derive(Debug)]
+pub struct SortedPairs<K: Element, V: Element> {
+    /// The keys of every row in order (the input's bit patterns).
+    pub keys: DeviceBuffer<K>,
+    /// The values, each moved with its key (bit patterns).
+    pub values: DeviceBuffer<V>,
+}
+
+/// Stable sort of every row of `keys` carrying `values` along (CUB's
+/// `SortPairs`): `values` has the shape of `keys` (a buffer, or a
+/// [`Batch::rows`] of the same rows), and each value ends where its key
+/// ends. Key order as for [`sort`]; values are 4-byte ([`SortValue`]) and
+/// move as bit patterns. Costs as [`sort`] (the values take the place of
+/// the indices). Errors as for [`sort`], plus `values` of another shape or
+/// device (naming `values`).
+pub fn sort_pairs<'a, 'b, K: SortKey, V: SortValue>(
+    device: &Device,
+    keys: impl Into<Batch<'a, K>>,
+    values: impl Into<Batch<'b, V>>,
+    options: SortOptions,
+) -> Result<SortedPairs<K, V>> {
+    let (keys, values) = (keys.into(), values.into());
+    let (rows, n) = checked(device, &keys)?;
+    let bytes = sort_pairs_workspace_bytes::<K>(device, rows, n, options)?;
+    let mut keys_out = device.alloc_uninit::<K>(rows * n)?;
+    let mut values_out = device.alloc_uninit::<V>(rows * n)?;
+    let mut workspace = Workspace::new(device, bytes)?;
+    device.blocking(|stream| {
+        sort_pairs_on(
+            stream,
+            keys,
+            values,
+            options,
+            &mut keys_out,
+            &mut values_out,
+            &mut workspace,
+        )
+    })?;
+    Ok(SortedPairs {
+        keys: keys_out,
+        values: values_out,
+    })
+}
+
+/// Bytes of [`Workspace`] that [`sort_pairs_on`] needs for `rows` rows of
+/// `n` keys of type `K` (with 4-byte values).
+pub fn sort_pairs_workspace_bytes<K: SortKey>(
+    device: &Device,
+    rows: usize,
+    n: usize,
+    options: SortOptions,
+) -> Result<usize> {
+    check_len_limit(n)?;
+    let plan = SortPlan::new::<K>(device, rows, n, options, Carry::Values)?;
+    Ok(plan.layout.bytes())
+}
+
+/// The stream-ordered [`sort_pairs`]: enqueues it on `stream` and returns
+/// at once, writing the sorted keys into `keys_out` and the values into
+/// `values_out` (caller-owned, each as long as `keys`). Errors as for
+/// [`sort_pairs`], plus outputs or workspace of the wrong size or device.
+pub fn sort_pairs_on<'a, 'b, K: SortKey, V: SortValue>(
+    stream: &Stream,
+    keys: impl Into<Batch<'a, K>>,
+    values: impl Into<Batch<'b, V>>,
+    options: SortOptions,
+    keys_out: &mut DeviceBuffer<K>,
+    values_out: &mut DeviceBuffer<V>,
+    workspace: &mut Workspace,
+) -> Result<()> {
+    let (keys, values) = (keys.into(), values.into());
+    let (rows, n) = checked(stream.device(), &keys)?;
+    stream.check_device(values.data(), "values")?;
+    if (values.row_count(), values.row_len()) != (rows, n) {
+        return Err(Error::InvalidArgument {
+            name: "values",
+            reason: format!(
+                "{} rows of {} values for {rows} rows of {n} keys",
+                values.row_count(),
+                values.row_len()
+            ),
+        });
+    }
+    stream.check_device(keys_out, "keys_out")?;
+    stream.check_device(values_out, "values_out")?;
+    check_len(keys_out.len(), rows * n, "keys_out")?;
+    check_len(values_out.len(), rows * n, "values_out")?;
+    let plan = SortPlan::new::<K>(stream.device(), rows, n, options, Carry::Values)?;
+    workspace.check(stream, &plan.layout)?;
+    plan.enqueue(
+        stream,
+        keys.data(),
+        Some(values.data()),
+        Some(keys_out),
+        values_out,
+        workspace,
+    )
 }
 
 /// The rows and row length of `keys`, checked: on `device`, rows of at most
@@ -197,33 +338,49 @@ fn check_len_limit(n: usize) -> Result<()> {
     Ok(())
 }
 
+/// What a sort carries along with its keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carry {
+    /// The indices it makes (0..n per row): [`sort`].
+    Indices,
+    /// The indices it makes, and no keys out: [`argsort`].
+    IndicesOnly,
+    /// 4-byte values (or indices) given with the keys: [`sort_pairs`], and
+    /// the sort of a top-k result.
+    Values,
+}
+
 /// The passes of a sort of `rows` rows of `n` keys and the workspace they
 /// use: the kernels' scratch (the largest pass's) and one copy of keys and
-/// indices that the passes alternate with the outputs.
+/// indices that the passes alternate with the outputs (an argsort, which
+/// has no keys out, alternates the keys between two copies).
 struct SortPlan {
     passes: Vec<algos::LaunchPlan<algos::RadixTiling>>,
     layout: Layout,
     scratch: Part,
     keys: Part,
     indices: Part,
+    keys_end: Option<Part>,
 }
 
 impl SortPlan {
-    /// With `carry`, the sort carries indices given with the keys (the
-    /// first pass reads them instead of making 0..n).
     fn new<K: SortKey>(
         device: &Device,
         rows: usize,
         n: usize,
-        descending: bool,
-        algorithm: SortAlgorithm,
-        carry: bool,
+        options: SortOptions,
+        carry: Carry,
     ) -> Result<SortPlan> {
         let total = rows * n;
         let mut passes = Vec::new();
         if total > 0 {
             let algo = algos::RadixSort::new(K::DTYPE)?;
-            let bits = algorithm.digit_bits();
+            let bits = options.algorithm.digit_bits();
+            let pass_options = algos::RadixSortOptions {
+                descending: options.descending,
+                make_indices: carry != Carry::Values,
+                indices_only: carry == Carry::IndicesOnly,
+            };
             for pass in 0..algo.passes(bits) {
                 passes.push(algo.plan(
                     device.profile(),
@@ -231,8 +388,7 @@ impl SortPlan {
                     n as u64,
                     bits,
                     pass,
-                    descending,
-                    !carry,
+                    pass_options,
                 )?);
             }
         }
@@ -248,35 +404,46 @@ impl SortPlan {
             layout.add(passes.iter().map(|p| p.workspace_bytes).max().unwrap_or(0) as usize);
         let keys = layout.add_of::<K>(total);
         let indices = layout.add_of::<i32>(total);
+        let keys_end = (carry == Carry::IndicesOnly).then(|| layout.add_of::<K>(total));
         Ok(SortPlan {
             passes,
             layout,
             scratch,
             keys,
             indices,
+            keys_end,
         })
     }
 
-    /// Enqueues the passes: keys (and `carried` indices) in, `values` and
-    /// `indices` out (which may be the inputs: the first pass writes the
-    /// scratch copy).
-    fn enqueue<K: SortKey>(
+    /// Enqueues the passes: keys (and `carried` 4-byte values) in, `values`
+    /// (else the workspace's second key copy) and `indices` out (which may
+    /// be the inputs: the first pass writes the scratch copy).
+    fn enqueue<K: SortKey, P: Element>(
         mut self,
         stream: &Stream,
         keys: &DeviceBuffer<K>,
-        carried: Option<&DeviceBuffer<i32>>,
-        values: &DeviceBuffer<K>,
-        indices: &DeviceBuffer<i32>,
+        carried: Option<&DeviceBuffer<P>>,
+        values: Option<&DeviceBuffer<K>>,
+        indices: &DeviceBuffer<P>,
         workspace: &Workspace,
     ) -> Result<()> {
-        let mut uses: Vec<&dyn Uses> = vec![keys, values, indices, workspace];
-        if let Some(c) = carried {
-            uses.push(c);
-        }
+        debug_assert_eq!(
+            std::mem::size_of::<P>(),
+            4,
+            "the passes move 4-byte payloads"
+        );
+        let mut uses: Vec<&dyn Uses> = vec![keys, indices, workspace];
+        uses.extend(values.map(|v| v as &dyn Uses));
+        uses.extend(carried.map(|c| c as &dyn Uses));
         let count = self.passes.len();
+        let keys_end = match (values, self.keys_end) {
+            (Some(v), _) => v.ptr(),
+            (None, Some(part)) => workspace.at(part),
+            (None, None) => unreachable!("an argsort plan has a second key copy"),
+        };
         let ends = [
             (workspace.at(self.keys), workspace.at(self.indices)),
-            (values.ptr(), indices.ptr()),
+            (keys_end, indices.ptr()),
         ];
         let scratch = workspace.at(self.scratch);
         stream.with_queue(&uses, |s| {
@@ -401,10 +568,12 @@ impl TopkPlan {
             options.largest,
             in_kernel,
         )?;
+        let sort_options = SortOptions {
+            descending: options.largest,
+            algorithm: SortAlgorithm::Auto,
+        };
         let sort = (options.sorted && !in_kernel)
-            .then(|| {
-                SortPlan::new::<K>(device, rows, k, options.largest, SortAlgorithm::Auto, true)
-            })
+            .then(|| SortPlan::new::<K>(device, rows, k, sort_options, Carry::Values))
             .transpose()?;
         // The sort runs after the selection: both use the workspace from byte 0.
         let mut layout = Layout::default();
@@ -471,7 +640,14 @@ pub fn topk_on<'a, K: TopkKey>(
     })?;
     match plan.sort {
         // The sort reads the selection from the outputs and ends there.
-        Some(sort) => sort.enqueue(stream, values, Some(indices), values, indices, workspace),
+        Some(sort) => sort.enqueue(
+            stream,
+            values,
+            Some(indices),
+            Some(values),
+            indices,
+            workspace,
+        ),
         None => Ok(()),
     }
 }

@@ -1,7 +1,8 @@
 // RadixSort (docs/algorithms.md, RadixSort). One pass of the LSD radix
 // sort: a stable counting sort of every row by one digit of the keys' sort
-// code, carrying the i32 indices along (the first pass makes them: 0..n-1
-// per row).
+// code, carrying the i32 indices (or any 4-byte values) along (the first
+// pass may make them: 0..n-1 per row). The last pass of an argsort writes
+// the indices only.
 //
 // Sort code (an integer as wide as the key lanes, int16 for 8- and 16-bit
 // keys, int32 for 32-bit keys, whose order is the key order; descending
@@ -131,7 +132,7 @@ public:
         const uint64_t total = t.rows * t.n;
         gKeysIn_.SetGlobalBuffer(reinterpret_cast<__gm__ TKey*>(keysIn), total);
         gIdxIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(idxIn), t.first_pass ? 0 : total);
-        gKeysOut_.SetGlobalBuffer(reinterpret_cast<__gm__ TKey*>(keysOut), total);
+        gKeysOut_.SetGlobalBuffer(reinterpret_cast<__gm__ TKey*>(keysOut), t.store_keys ? total : 0);
         gIdxOut_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(idxOut), total);
         gWork_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace), t.set_bytes / 4);
         const uint64_t tiles = t.rows * t.tiles_per_row;
@@ -551,7 +552,7 @@ private:
             LocalTensor<TKey> keysOut = HandoffKeys<TKey>(qKeysOut_, outKeys, next, 2 * kGroups, bufTmp_.Get<half>());
             outIdx = Handoff(qIdxOut_, outIdx);
             for (uint32_t d = 0; d < digits_; ++d) {
-                StoreAny(gKeysOut_[base[d]], keysOut[at[d]], got[d]);
+                if (t_.store_keys) StoreAny(gKeysOut_[base[d]], keysOut[at[d]], got[d]);
                 StoreAny(gIdxOut_[base[d]], outIdx[at[d]], got[d]);
                 base[d] += got[d];
             }

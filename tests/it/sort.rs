@@ -3,7 +3,7 @@
 //! compared bit for bit, indices exactly.
 
 use ascend_scan::{
-    sort, topk, Batch, Device, SortAlgorithm, SortKey, SortOptions, TopkKey, TopkOptions,
+    argsort, sort, topk, Batch, Device, SortAlgorithm, SortKey, SortOptions, TopkKey, TopkOptions,
 };
 use half::{bf16, f16};
 use proptest::prelude::*;
@@ -528,5 +528,156 @@ proptest! {
             1 => check(&bits.iter().map(|&b| b as i32).collect::<Vec<_>>(), rows, options),
             _ => check(&bits, rows, options),
         }
+    }
+}
+
+/// argsort: exactly the indices of the stable sort, for every key width
+/// and both orders, over tiles, cores and rows; its workspace serves
+/// argsort_on.
+#[test]
+fn argsort_gives_the_sort_indices() {
+    fn case<K: Key>(keys: &[K], rows: usize, options: SortOptions) {
+        let dev = device();
+        let buf = dev.upload(keys).unwrap();
+        let got = argsort(&dev, Batch::rows(&buf, rows).unwrap(), options)
+            .unwrap()
+            .download()
+            .unwrap();
+        let (_, want) = reference(keys, rows, options.descending);
+        assert_eq!(
+            got,
+            want,
+            "{rows} rows of {:?}, {options:?}",
+            std::any::type_name::<K>()
+        );
+    }
+    for (rows, n) in [(1, 1), (1, 3 * 4096 + 5), (3, 9000), (40, 33)] {
+        for o in options() {
+            case::<f16>(&adversarial(rows * n, F16_SPECIALS)[5], rows, o);
+        }
+        let multi = SortOptions::default();
+        case::<f32>(&adversarial(rows * n, F32_SPECIALS)[5], rows, multi);
+        case::<u8>(&random(rows * n, 3), rows, multi);
+        case::<i32>(
+            &random(rows * n, 4),
+            rows,
+            SortOptions {
+                descending: true,
+                ..multi
+            },
+        );
+    }
+    // The stream form with a workspace of the reported size.
+    let dev = device();
+    let keys: Vec<bf16> = adversarial(5000, BF16_SPECIALS)[4].clone();
+    let buf = dev.upload(&keys).unwrap();
+    let o = SortOptions::default();
+    let mut ws = ascend_scan::Workspace::new(
+        &dev,
+        ascend_scan::argsort_workspace_bytes::<bf16>(&dev, 1, 5000, o).unwrap(),
+    )
+    .unwrap();
+    let mut out = dev.alloc::<i32>(5000).unwrap();
+    let stream = dev.create_stream().unwrap();
+    ascend_scan::argsort_on(&stream, &buf, o, &mut out, &mut ws).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(out.download().unwrap(), reference(&keys, 1, false).1);
+
+    // Its last pass leaves the keys out: exactly their bytes fewer GM
+    // writes than the sort (its own device: no other test's reports).
+    let dev = Device::simulated(ascend_scan::Soc::Ascend910B4).unwrap();
+    let keys: Vec<f32> = random(10_000, 5);
+    let buf = dev.upload(&keys).unwrap();
+    let written = |f: &dyn Fn()| {
+        dev.take_reports();
+        f();
+        dev.take_reports()
+            .iter()
+            .map(|r| r.gm_write_bytes)
+            .sum::<u64>()
+    };
+    let sorted = written(&|| drop(sort(&dev, &buf, o).unwrap()));
+    let argsorted = written(&|| drop(argsort(&dev, &buf, o).unwrap()));
+    assert_eq!(sorted - argsorted, 4 * 10_000);
+}
+
+/// sort_pairs: the keys of the stable sort, and each value where its key
+/// went (values distinct bit patterns, NaN payloads included, so a value
+/// out of place shows); a values batch of another shape is refused naming
+/// `values`.
+#[test]
+fn sort_pairs_moves_each_value_with_its_key() {
+    fn case<K: Key, V: Key + ascend_scan::SortValue>(
+        keys: &[K],
+        values: &[V],
+        rows: usize,
+        options: SortOptions,
+    ) {
+        let dev = device();
+        let kb = dev.upload(keys).unwrap();
+        let vb = dev.upload(values).unwrap();
+        let got = ascend_scan::sort_pairs(
+            &dev,
+            Batch::rows(&kb, rows).unwrap(),
+            Batch::rows(&vb, rows).unwrap(),
+            options,
+        )
+        .unwrap();
+        let (want_keys, perm) = reference(keys, rows, options.descending);
+        let n = keys.len() / rows;
+        let want_values: Vec<V> = perm
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| values[(i / n) * n + p as usize])
+            .collect();
+        let got_keys: Vec<u32> = got
+            .keys
+            .download()
+            .unwrap()
+            .into_iter()
+            .map(K::to_bits)
+            .collect();
+        let want_bits: Vec<u32> = want_keys.into_iter().map(K::to_bits).collect();
+        assert_eq!(got_keys, want_bits, "keys, {rows} rows, {options:?}");
+        let got_values: Vec<u32> = got
+            .values
+            .download()
+            .unwrap()
+            .into_iter()
+            .map(V::to_bits)
+            .collect();
+        let want_values: Vec<u32> = want_values.into_iter().map(V::to_bits).collect();
+        assert_eq!(got_values, want_values, "values, {rows} rows, {options:?}");
+    }
+    for (rows, n) in [(1, 7), (1, 2 * 4096 + 9), (5, 3000)] {
+        let len = rows * n;
+        let ids: Vec<u32> = (0..len as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
+        let floats: Vec<f32> = ids
+            .iter()
+            .map(|&b| f32::from_bits(b | 0x7f80_0001))
+            .collect();
+        for o in options() {
+            case::<f16, u32>(&adversarial(len, F16_SPECIALS)[5], &ids, rows, o);
+        }
+        let multi = SortOptions::default();
+        case::<f32, f32>(&adversarial(len, F32_SPECIALS)[4], &floats, rows, multi);
+        case::<i16, i32>(
+            &adversarial(len, I16_SPECIALS)[3],
+            &ids.iter().map(|&b| b as i32).collect::<Vec<_>>(),
+            rows,
+            SortOptions {
+                descending: true,
+                ..multi
+            },
+        );
+    }
+    let dev = device();
+    let keys = dev.upload(&[3u16, 1, 2, 0]).unwrap();
+    let values = dev.upload(&[0i32; 6]).unwrap();
+    match ascend_scan::sort_pairs(&dev, &keys, &values, SortOptions::default()) {
+        Err(ascend_scan::Error::InvalidArgument { name, .. }) => assert_eq!(name, "values"),
+        r => panic!("expected an error naming values, got {r:?}"),
     }
 }

@@ -34,7 +34,7 @@ pub use copy::{Copy, CopyTiling};
 pub use kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan, TilingType};
 pub use mcscan::{McScan, McScanTiling};
 pub use opscan::{OpScan, OpScanIndices, OpScanTiling, VectorOp};
-pub use radix::{RadixSort, RadixTiling};
+pub use radix::{RadixSort, RadixSortOptions, RadixTiling};
 pub use reduce::{ReduceMaxMin, ReduceSum, ReduceTiling};
 pub use rtscan::{ReduceThenScan, RtScanTiling};
 pub use sample::{Sample, SampleTiling, Uniforms, UniformsTiling};

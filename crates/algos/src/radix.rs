@@ -52,6 +52,9 @@ pub struct RadixTiling {
     /// 1: make the indices (0..n per row) instead of reading them (the
     /// first pass of a sort of keys alone).
     pub first_pass: u32,
+    /// 1: write the sorted keys; 0: only the indices (the last pass of an
+    /// argsort).
+    pub store_keys: u32,
 }
 
 /// Keys per tile of 8- and 16-bit keys (a multiple of 128: CompareScalar on
@@ -68,6 +71,19 @@ const SLOT_BYTES: u64 = 64;
 /// The digit widths offered: 1 bit (the published one-bit split sort) and
 /// 4 bits (16 digit values per pass).
 pub const DIGIT_BITS: [u32; 2] = [1, 4];
+
+/// What a sort's passes read and write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RadixSortOptions {
+    /// Largest first.
+    pub descending: bool,
+    /// The first pass makes the indices (0..n per row); else it reads them
+    /// (a sort carrying given indices or 4-byte values).
+    pub make_indices: bool,
+    /// The last pass leaves the keys out (an argsort: only the indices are
+    /// wanted).
+    pub indices_only: bool,
+}
 
 /// One RADIXSORT pass kernel for one key type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,9 +139,6 @@ impl RadixSort {
     /// Plans pass `pass` (0 = least significant digit) over `rows` rows of
     /// `n >= 1` keys: equal ranges of whole tiles over the vector cores. The
     /// workspace holds two 64-byte count slots per core, then one per row.
-    /// The first pass makes the indices when `make_indices`, else it reads
-    /// them (a sort carrying given indices).
-    #[allow(clippy::too_many_arguments)]
     pub fn plan(
         &self,
         soc: &SocProfile,
@@ -133,8 +146,7 @@ impl RadixSort {
         n: u64,
         digit_bits: u32,
         pass: u32,
-        descending: bool,
-        make_indices: bool,
+        options: RadixSortOptions,
     ) -> Result<LaunchPlan<RadixTiling>, AlgoError> {
         if !DIGIT_BITS.contains(&digit_bits) {
             return Err(AlgoError::InvalidArgument {
@@ -152,28 +164,6 @@ impl RadixSort {
                 ),
             });
         }
-        self.layout(
-            soc,
-            rows,
-            n,
-            digit_bits,
-            pass,
-            descending,
-            make_indices && pass == 0,
-        )
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn layout(
-        &self,
-        soc: &SocProfile,
-        rows: u64,
-        n: u64,
-        digit_bits: u32,
-        pass: u32,
-        descending: bool,
-        make_indices: bool,
-    ) -> Result<LaunchPlan<RadixTiling>, AlgoError> {
         if n == 0 || rows == 0 {
             return Err(AlgoError::InvalidArgument {
                 name: if n == 0 { "n" } else { "rows" },
@@ -212,8 +202,11 @@ impl RadixSort {
                 shift: pass * digit_bits,
                 digit_bits,
                 key_bits: self.key_bits(),
-                descending: u32::from(descending),
-                first_pass: u32::from(make_indices),
+                descending: u32::from(options.descending),
+                first_pass: u32::from(options.make_indices && pass == 0),
+                store_keys: u32::from(
+                    !(options.indices_only && pass + 1 == self.passes(digit_bits)),
+                ),
             },
         })
     }
@@ -257,29 +250,50 @@ mod tests {
         assert_eq!(k.passes(1), 16);
         assert_eq!(k.passes(4), 4);
         assert_eq!(RadixSort::new(DType::U8).unwrap().passes(4), 2);
+        let opts = |descending, make_indices, indices_only| RadixSortOptions {
+            descending,
+            make_indices,
+            indices_only,
+        };
         for (rows, n) in [(1, 1), (1, 4097), (3, 5000), (1000, 7), (1, 1 << 22)] {
-            let p = k.plan(&soc, rows, n, 4, 3, true, true).unwrap();
+            let p = k
+                .plan(&soc, rows, n, 4, 3, opts(true, true, false))
+                .unwrap();
             let t = p.tiling;
             let tiles = rows * t.tiles_per_row;
             assert!(t.tiles_per_row * k.tile() >= n);
             assert!(u64::from(p.block_dim) * t.per_core >= tiles);
             assert!(u64::from(p.block_dim - 1) * t.per_core < tiles);
             assert!(p.block_dim <= soc.vector_cores);
-            assert_eq!((t.shift, t.first_pass, t.descending), (12, 0, 1));
+            assert_eq!(
+                (t.shift, t.first_pass, t.descending, t.store_keys),
+                (12, 0, 1, 1)
+            );
             assert!(p.workspace_bytes >= t.row_totals_offset + rows * 64);
         }
-        let first = |make| k.plan(&soc, 1, 5, 1, 0, false, make).unwrap().tiling;
+        let first = |make| {
+            k.plan(&soc, 1, 5, 1, 0, opts(false, make, true))
+                .unwrap()
+                .tiling
+        };
         assert_eq!((first(true).first_pass, first(false).first_pass), (1, 0));
-        assert!(k.plan(&soc, 1, 5, 4, 4, false, true).is_err());
-        assert!(k.plan(&soc, 1, 5, 2, 0, false, true).is_err());
-        assert!(k.plan(&soc, 1, 0, 4, 0, false, true).is_err());
-        assert!(k
-            .plan(&soc, 1, MAX_SORT_LEN + 1, 4, 0, false, true)
-            .is_err());
+        // An argsort leaves the keys out of its last pass only.
+        let stores = |pass| {
+            k.plan(&soc, 1, 5, 4, pass, opts(false, true, true))
+                .unwrap()
+                .tiling
+                .store_keys
+        };
+        assert_eq!((stores(0), stores(2), stores(3)), (1, 1, 0));
+        let bad = opts(false, true, false);
+        assert!(k.plan(&soc, 1, 5, 4, 4, bad).is_err());
+        assert!(k.plan(&soc, 1, 5, 2, 0, bad).is_err());
+        assert!(k.plan(&soc, 1, 0, 4, 0, bad).is_err());
+        assert!(k.plan(&soc, 1, MAX_SORT_LEN + 1, 4, 0, bad).is_err());
         let wide = RadixSort::new(DType::F32).unwrap();
         assert_eq!((wide.passes(4), wide.passes(1), wide.tile()), (8, 32, 2048));
         assert_eq!(
-            wide.plan(&soc, 1, 4097, 4, 7, false, true)
+            wide.plan(&soc, 1, 4097, 4, 7, opts(false, true, false))
                 .unwrap()
                 .tiling
                 .tiles_per_row,

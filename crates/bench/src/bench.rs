@@ -104,6 +104,8 @@ enum Op {
     SortF16 {
         digit_bits: u32,
     },
+    /// RADIXSORT of random f32 keys with i32 indices, 4-bit digits.
+    SortF32,
 
     /// MULTINOMIAL f16 weights, one draw per row: one row of n (a sweep)
     /// or `rows` rows of a vocabulary of VOCAB (a fixed shape).
@@ -281,6 +283,7 @@ impl Op {
             Op::SortF16 { digit_bits } => {
                 format!("RADIXSORT {digit_bits}-bit f16 (+i32 indices)")
             }
+            Op::SortF32 => "RADIXSORT 4-bit f32 (+i32 indices)".into(),
             Op::TopPF16 { rows, vocab } => format!("TOPP f16 {rows}x{vocab} (p=0.9)"),
             Op::TopKF16 { rows } => format!("TOPK f16 {rows}x{VOCAB} (k=50, sorted)"),
             Op::SegScanF16 { algo, ppm } => {
@@ -335,6 +338,7 @@ impl Op {
             Op::SplitF16 { indices: true } => 9,
             // Read the keys, write keys and indices.
             Op::SortF16 { .. } => 8,
+            Op::SortF32 => 12,
             // One read of the weights (the indices are 4 bytes per row; the
             // many-draws row's 8 MB of indices left out: a low floor).
             Op::MultinomialF16 { .. } | Op::MultinomialDrawsF16 => 2,
@@ -377,6 +381,7 @@ impl Op {
             | Op::CompressF16
             | Op::SplitF16 { .. }
             | Op::SortF16 { .. }
+            | Op::SortF32
             | Op::MultinomialF16 { .. }
             | Op::MultinomialDrawsF16
             | Op::TopPF16 { .. }
@@ -395,7 +400,7 @@ impl Op {
             (true, false) => SINGLE_CORE_MAX_LOG2,
         };
         let cap = cap.min(max);
-        if let Op::SortF16 { .. } = self {
+        if let Op::SortF16 { .. } | Op::SortF32 = self {
             return cap.min(SORT_MAX_LOG2);
         }
         if let Op::ScanI8 { .. } | Op::ReduceI8 = self {
@@ -716,6 +721,15 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 drop(sorted);
             }
+            Op::SortF32 => {
+                let data: Vec<f32> = bits(n, 8).map(|v| f32::from_bits(v as u32)).collect();
+                let x = self.dev.upload(&data)?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let sorted = sort(&self.dev, &x, SortOptions::default())?;
+                wall = t.elapsed().as_secs_f64();
+                drop(sorted);
+            }
             Op::MultinomialF16 { .. } | Op::MultinomialDrawsF16 => {
                 let (rows, draws) = match op {
                     Op::MultinomialF16 { rows } => ((rows as usize).max(1), 1),
@@ -842,6 +856,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::SplitF16 { indices: true },
         Op::SortF16 { digit_bits: 4 },
         Op::SortF16 { digit_bits: 1 },
+        Op::SortF32,
         Op::MultinomialF16 { rows: 0 },
         Op::MultinomialF16 { rows: 1 },
         Op::MultinomialF16 { rows: 96 },

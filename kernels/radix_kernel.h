@@ -106,8 +106,10 @@ constexpr uint32_t kOwnAt = 0;
 constexpr uint32_t kSlotsAt = 64;
 constexpr uint32_t kSmallBytes = kSlotsAt + kMaxCores * 2 * kSlotInts * 4;
 
-// kTile: keys per tile (a multiple of 128).
-template <typename TKey, uint32_t kTile>
+// kTile: keys per tile (a multiple of 128). TVal: what moves with the
+// keys, int32 (the indices, or any 4-byte values) or int16 (2-byte values;
+// such a sort never makes indices).
+template <typename TKey, uint32_t kTile, typename TVal>
 class Pass {
 public:
     // 8-bit keys are widened to int16 in UB (GatherMask moves 16- and 32-bit data).
@@ -118,6 +120,8 @@ public:
     static constexpr int32_t kLaneBits = 8 * sizeof(TLane);
     static constexpr uint32_t kCode = SortCode<TKey>::kCode;
     static constexpr TLane kNanAbove = static_cast<TLane>(SortCode<TKey>::kNanAbove);
+    using TUVal = typename Lanes<TVal>::Unsigned;
+    static constexpr bool kValsAreIndices = sizeof(TVal) == 4;  // a pass may make them
     static constexpr TLane kLaneMax = static_cast<TLane>(static_cast<TULane>(~TULane(0)) >> 1);
     static constexpr uint32_t kGroups = kTile + kMaxDigits * kAlign;  // 16 aligned groups, elements
     // Staging of the two-level split (4 aligned groups, and the reads of a
@@ -132,9 +136,9 @@ public:
         digits_ = 1u << t.digit_bits;
         const uint64_t total = t.rows * t.n;
         gKeysIn_.SetGlobalBuffer(reinterpret_cast<__gm__ TKey*>(keysIn), total);
-        gIdxIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(idxIn), t.first_pass ? 0 : total);
+        gIdxIn_.SetGlobalBuffer(reinterpret_cast<__gm__ TVal*>(idxIn), t.first_pass ? 0 : total);
         gKeysOut_.SetGlobalBuffer(reinterpret_cast<__gm__ TKey*>(keysOut), t.store_keys ? total : 0);
-        gIdxOut_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(idxOut), total);
+        gIdxOut_.SetGlobalBuffer(reinterpret_cast<__gm__ TVal*>(idxOut), total);
         gWork_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace), t.set_bytes / 4);
         const uint64_t tiles = t.rows * t.tiles_per_row;
         begin_ = static_cast<uint64_t>(core_) * t.per_core;
@@ -149,17 +153,17 @@ public:
 private:
     __aicore__ inline void Init() {
         pipe_.InitBuffer(qKeys_, 2, kTile * sizeof(TLane));
-        if (!t_.first_pass) pipe_.InitBuffer(qIdx_, 2, kTile * sizeof(int32_t));
+        if (!t_.first_pass) pipe_.InitBuffer(qIdx_, 2, kTile * sizeof(TVal));
         // Keys out: the lane groups, then (8-bit keys) the narrowed groups.
         pipe_.InitBuffer(qKeysOut_, 2, kGroups * (sizeof(TLane) + (kNarrow ? 1 : 0)));
-        pipe_.InitBuffer(qIdxOut_, 2, kGroups * sizeof(int32_t));
+        pipe_.InitBuffer(qIdxOut_, 2, kGroups * sizeof(TVal));
         // The code; then the low digit bits of the staged groups.
         pipe_.InitBuffer(bufCode_, kStage * sizeof(TLane));
         pipe_.InitBuffer(bufTmp_, 2 * kGroups * sizeof(TLane));
         pipe_.InitBuffer(bufDigit_, kTile * sizeof(half));
-        if (t_.digit_bits == 4) pipe_.InitBuffer(bufStage_, kStage * (sizeof(TLane) + sizeof(int32_t)));
+        if (t_.digit_bits == 4) pipe_.InitBuffer(bufStage_, kStage * (sizeof(TLane) + sizeof(TVal)));
         pipe_.InitBuffer(bufMask_, kMasks * kTile / 8);
-        if (t_.first_pass) pipe_.InitBuffer(bufIota_, kTile * sizeof(int32_t));
+        if (kValsAreIndices && t_.first_pass) pipe_.InitBuffer(bufIota_, kTile * sizeof(int32_t));
         pipe_.InitBuffer(bufSmall_, kSmallBytes);
     }
 
@@ -200,7 +204,7 @@ private:
         }
         qKeys_.EnQue(keys);
         if (withIdx && !t_.first_pass) {
-            LocalTensor<int32_t> idx = qIdx_.AllocTensor<int32_t>();
+            LocalTensor<TVal> idx = qIdx_.AllocTensor<TVal>();
             LoadAny(idx, gIdxIn_[OffsetOf(k)], count);
             qIdx_.EnQue(idx);
         }
@@ -426,8 +430,8 @@ private:
 
     // As SplitLevel, moving keys and indices together (same masks).
     __aicore__ inline uint32_t SplitPairs(uint32_t values, uint32_t count, const LocalTensor<TLane>& keys,
-                                          const LocalTensor<int32_t>& idx, const LocalTensor<TLane>& dstKeys,
-                                          const LocalTensor<int32_t>& dstIdx, uint32_t next, uint32_t* at,
+                                          const LocalTensor<TVal>& idx, const LocalTensor<TLane>& dstKeys,
+                                          const LocalTensor<TVal>& dstIdx, uint32_t next, uint32_t* at,
                                           uint32_t* got, const LocalTensor<int16_t>* low = nullptr,
                                           const LocalTensor<int16_t>* dstLow = nullptr) {
         const GatherMaskParams once(1, 1, 8, 0);
@@ -436,7 +440,7 @@ private:
             LocalTensor<uint8_t> mask = masks[v * (kTile / 8)];
             uint64_t nk = 0, ni = 0, nl = 0;
             GatherMask(dstKeys[next], keys, mask.template ReinterpretCast<TULane>(), true, count, once, nk);
-            GatherMask(dstIdx[next], idx, mask.template ReinterpretCast<uint32_t>(), true, count, once, ni);
+            GatherMask(dstIdx[next], idx, mask.template ReinterpretCast<TUVal>(), true, count, once, ni);
             if (low != nullptr) GatherMask((*dstLow)[next], *low, mask.template ReinterpretCast<uint16_t>(), true, count, once, nl);
             at[v] = next;
             got[v] = static_cast<uint32_t>(nk);
@@ -514,16 +518,17 @@ private:
             uint32_t count = CountOf(k);
             uint32_t padded = Padded(count);
             LocalTensor<TLane> keys = Digits(padded, t_.shift);
-            LocalTensor<int32_t> idx;
-            if (t_.first_pass) {
-                idx = bufIota_.Get<int32_t>();
-                CreateVecIndex(idx, static_cast<int32_t>(ColOf(k)), count);
-                PipeBarrier<PIPE_V>();
-            } else {
-                idx = qIdx_.DeQue<int32_t>();
+            LocalTensor<TVal> idx;
+            if constexpr (kValsAreIndices) {
+                if (t_.first_pass) {
+                    idx = bufIota_.Get<TVal>();
+                    CreateVecIndex(idx, static_cast<TVal>(ColOf(k)), count);
+                    PipeBarrier<PIPE_V>();
+                }
             }
+            if (!t_.first_pass) idx = qIdx_.DeQue<TVal>();
             LocalTensor<TLane> outKeys = qKeysOut_.AllocTensor<TLane>();
-            LocalTensor<int32_t> outIdx = qIdxOut_.AllocTensor<int32_t>();
+            LocalTensor<TVal> outIdx = qIdxOut_.AllocTensor<TVal>();
             uint32_t at[kMaxDigits], got[kMaxDigits];
             uint32_t next = 0;
             if (t_.digit_bits == 4) {
@@ -531,7 +536,7 @@ private:
                 // low bits move along); level 2: each staged group by its
                 // low 2 bits into the 16 output groups.
                 LocalTensor<TLane> stageKeys = bufStage_.Get<TLane>();
-                LocalTensor<int32_t> stageIdx = bufStage_.GetWithOffset<int32_t>(kStage, kStage * sizeof(TLane));
+                LocalTensor<TVal> stageIdx = bufStage_.GetWithOffset<TVal>(kStage, kStage * sizeof(TLane));
                 LocalTensor<int16_t> low = bufTmp_.Get<int16_t>()[kGroups];
                 LocalTensor<int16_t> stageLow = bufCode_.Get<int16_t>();
                 uint32_t sat[4], sgot[4];
@@ -567,7 +572,8 @@ private:
     TQue<TPosition::VECOUT, 2> qKeysOut_, qIdxOut_;
     TBuf<TPosition::VECCALC> bufCode_, bufTmp_, bufDigit_, bufMask_, bufIota_, bufSmall_, bufStage_;
     GlobalTensor<TKey> gKeysIn_, gKeysOut_;
-    GlobalTensor<int32_t> gIdxIn_, gIdxOut_, gWork_;
+    GlobalTensor<TVal> gIdxIn_, gIdxOut_;
+    GlobalTensor<int32_t> gWork_;
     LocalTensor<TLane> code_;  // the sort code of the current tile
     RadixTiling t_;
     uint32_t core_ = 0, cores_ = 0, digits_ = 2;
@@ -577,10 +583,10 @@ private:
 
 }  // namespace radix
 
-template <typename TKey, uint32_t kTile>
+template <typename TKey, uint32_t kTile, typename TVal>
 __aicore__ inline void RadixSortPass(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out,
                                      GM_ADDR workspace, const RadixTiling& t) {
-    radix::Pass<TKey, kTile> pass;
+    radix::Pass<TKey, kTile, TVal> pass;
     pass.Run(keys_in, idx_in, keys_out, idx_out, workspace, t);
 }
 

@@ -271,11 +271,25 @@ extern "C" uint32_t aclrtlaunch_radix_pass_u8(uint32_t blockDim, void* stream, v
     return ascsim::launch("radix_pass_u8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_u8(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void radix_pass_u8_v16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_u8_v16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_u8_v16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_u8_v16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void radix_pass_i8(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_radix_pass_i8(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
     RadixTiling t = *tiling;
     return ascsim::launch("radix_pass_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_i8(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void radix_pass_i8_v16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_i8_v16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_i8_v16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_i8_v16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void radix_pass_u16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
@@ -285,11 +299,25 @@ extern "C" uint32_t aclrtlaunch_radix_pass_u16(uint32_t blockDim, void* stream, 
     return ascsim::launch("radix_pass_u16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_u16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void radix_pass_u16_v16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_u16_v16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_u16_v16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_u16_v16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void radix_pass_i16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_radix_pass_i16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
     RadixTiling t = *tiling;
     return ascsim::launch("radix_pass_i16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_i16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void radix_pass_i16_v16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_i16_v16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_i16_v16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_i16_v16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void radix_pass_f16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
@@ -299,11 +327,25 @@ extern "C" uint32_t aclrtlaunch_radix_pass_f16(uint32_t blockDim, void* stream, 
     return ascsim::launch("radix_pass_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_f16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void radix_pass_f16_v16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_f16_v16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_f16_v16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_f16_v16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void radix_pass_bf16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_radix_pass_bf16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
     RadixTiling t = *tiling;
     return ascsim::launch("radix_pass_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_bf16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void radix_pass_bf16_v16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_bf16_v16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_bf16_v16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_bf16_v16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void radix_pass_u32(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
@@ -313,6 +355,13 @@ extern "C" uint32_t aclrtlaunch_radix_pass_u32(uint32_t blockDim, void* stream, 
     return ascsim::launch("radix_pass_u32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_u32(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void radix_pass_u32_v16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_u32_v16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_u32_v16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_u32_v16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void radix_pass_i32(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_radix_pass_i32(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
@@ -320,11 +369,25 @@ extern "C" uint32_t aclrtlaunch_radix_pass_i32(uint32_t blockDim, void* stream, 
     return ascsim::launch("radix_pass_i32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_i32(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void radix_pass_i32_v16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_i32_v16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_i32_v16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_i32_v16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void radix_pass_f32(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_radix_pass_f32(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
     RadixTiling t = *tiling;
     return ascsim::launch("radix_pass_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_f32(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void radix_pass_f32_v16(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out, GM_ADDR workspace, RadixTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_radix_pass_f32_v16(uint32_t blockDim, void* stream, void* keys_in, void* idx_in, void* keys_out, void* idx_out, void* workspace, RadixTiling* tiling) {
+    RadixTiling t = *tiling;
+    return ascsim::launch("radix_pass_f32_v16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { radix_pass_f32_v16(static_cast<GM_ADDR>(keys_in), static_cast<GM_ADDR>(idx_in), static_cast<GM_ADDR>(keys_out), static_cast<GM_ADDR>(idx_out), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void topk_u8(GM_ADDR keys, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, TopKTiling tiling);

@@ -18,10 +18,11 @@ macro_rules! keys {
 }
 keys!(SortKey: u8, i8, u16, i16, u32, i32, half::f16, half::bf16, f32);
 keys!(TopkKey: u8, i8, u16, i16, half::f16, half::bf16);
-/// Value types [`sort_pairs`] carries with the keys: the 4-byte ones (i32,
-/// u32, f32), moved as bit patterns (a NaN keeps its payload).
+/// Value types [`sort_pairs`] carries with the keys: the 2- and 4-byte ones
+/// (i16, u16, f16, bf16, i32, u32, f32), moved as bit patterns (a NaN keeps
+/// its payload).
 pub trait SortValue: Element {}
-keys!(SortValue: i32, u32, f32);
+keys!(SortValue: i16, u16, half::f16, half::bf16, i32, u32, f32);
 
 /// How [`sort`] sorts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -213,9 +214,9 @@ pub struct SortedPairs<K: Element, V: Element> {
 /// Stable sort of every row of `keys` carrying `values` along (CUB's
 /// `SortPairs`): `values` has the shape of `keys` (a buffer, or a
 /// [`Batch::rows`] of the same rows), and each value ends where its key
-/// ends. Key order as for [`sort`]; values are 4-byte ([`SortValue`]) and
-/// move as bit patterns. Costs as [`sort`] (the values take the place of
-/// the indices). Errors as for [`sort`], plus `values` of another shape or
+/// ends. Key order as for [`sort`]; values are 2- or 4-byte
+/// ([`SortValue`]) and move as bit patterns. Costs as [`sort`] (the values
+/// take the place of the indices). Errors as for [`sort`], plus `values` of another shape or
 /// device (naming `values`).
 pub fn sort_pairs<'a, 'b, K: SortKey, V: SortValue>(
     device: &Device,
@@ -225,7 +226,7 @@ pub fn sort_pairs<'a, 'b, K: SortKey, V: SortValue>(
 ) -> Result<SortedPairs<K, V>> {
     let (keys, values) = (keys.into(), values.into());
     let (rows, n) = checked(device, &keys)?;
-    let bytes = sort_pairs_workspace_bytes::<K>(device, rows, n, options)?;
+    let bytes = sort_pairs_workspace_bytes::<K, V>(device, rows, n, options)?;
     let mut keys_out = device.alloc_uninit::<K>(rows * n)?;
     let mut values_out = device.alloc_uninit::<V>(rows * n)?;
     let mut workspace = Workspace::new(device, bytes)?;
@@ -247,15 +248,15 @@ pub fn sort_pairs<'a, 'b, K: SortKey, V: SortValue>(
 }
 
 /// Bytes of [`Workspace`] that [`sort_pairs_on`] needs for `rows` rows of
-/// `n` keys of type `K` (with 4-byte values).
-pub fn sort_pairs_workspace_bytes<K: SortKey>(
+/// `n` keys of type `K` with values of type `V`.
+pub fn sort_pairs_workspace_bytes<K: SortKey, V: SortValue>(
     device: &Device,
     rows: usize,
     n: usize,
     options: SortOptions,
 ) -> Result<usize> {
     check_len_limit(n)?;
-    let plan = SortPlan::new::<K>(device, rows, n, options, Carry::Values)?;
+    let plan = SortPlan::new::<K>(device, rows, n, options, Carry::Values(V::DTYPE.size()))?;
     Ok(plan.layout.bytes())
 }
 
@@ -289,7 +290,13 @@ pub fn sort_pairs_on<'a, 'b, K: SortKey, V: SortValue>(
     stream.check_device(values_out, "values_out")?;
     check_len(keys_out.len(), rows * n, "keys_out")?;
     check_len(values_out.len(), rows * n, "values_out")?;
-    let plan = SortPlan::new::<K>(stream.device(), rows, n, options, Carry::Values)?;
+    let plan = SortPlan::new::<K>(
+        stream.device(),
+        rows,
+        n,
+        options,
+        Carry::Values(V::DTYPE.size()),
+    )?;
     workspace.check(stream, &plan.layout)?;
     plan.enqueue(
         stream,
@@ -345,9 +352,18 @@ enum Carry {
     Indices,
     /// The indices it makes, and no keys out: [`argsort`].
     IndicesOnly,
-    /// 4-byte values (or indices) given with the keys: [`sort_pairs`], and
-    /// the sort of a top-k result.
-    Values,
+    /// Values of this many bytes (2 or 4; or indices) given with the keys:
+    /// [`sort_pairs`], and the sort of a top-k result.
+    Values(usize),
+}
+
+impl Carry {
+    fn value_bytes(self) -> usize {
+        match self {
+            Carry::Values(bytes) => bytes,
+            Carry::Indices | Carry::IndicesOnly => 4,
+        }
+    }
 }
 
 /// The passes of a sort of `rows` rows of `n` keys and the workspace they
@@ -374,11 +390,11 @@ impl SortPlan {
         let total = rows * n;
         let mut passes = Vec::new();
         if total > 0 {
-            let algo = algos::RadixSort::new(K::DTYPE)?;
+            let algo = algos::RadixSort::with_values(K::DTYPE, carry.value_bytes() as u32)?;
             let bits = options.algorithm.digit_bits();
             let pass_options = algos::RadixSortOptions {
                 descending: options.descending,
-                make_indices: carry != Carry::Values,
+                make_indices: !matches!(carry, Carry::Values(_)),
                 indices_only: carry == Carry::IndicesOnly,
             };
             for pass in 0..algo.passes(bits) {
@@ -403,7 +419,7 @@ impl SortPlan {
         let scratch =
             layout.add(passes.iter().map(|p| p.workspace_bytes).max().unwrap_or(0) as usize);
         let keys = layout.add_of::<K>(total);
-        let indices = layout.add_of::<i32>(total);
+        let indices = layout.add(total * carry.value_bytes());
         let keys_end = (carry == Carry::IndicesOnly).then(|| layout.add_of::<K>(total));
         Ok(SortPlan {
             passes,
@@ -415,7 +431,7 @@ impl SortPlan {
         })
     }
 
-    /// Enqueues the passes: keys (and `carried` 4-byte values) in, `values`
+    /// Enqueues the passes: keys (and `carried` values) in, `values`
     /// (else the workspace's second key copy) and `indices` out (which may
     /// be the inputs: the first pass writes the scratch copy).
     fn enqueue<K: SortKey, P: Element>(
@@ -427,11 +443,6 @@ impl SortPlan {
         indices: &DeviceBuffer<P>,
         workspace: &Workspace,
     ) -> Result<()> {
-        debug_assert_eq!(
-            std::mem::size_of::<P>(),
-            4,
-            "the passes move 4-byte payloads"
-        );
         let mut uses: Vec<&dyn Uses> = vec![keys, indices, workspace];
         uses.extend(values.map(|v| v as &dyn Uses));
         uses.extend(carried.map(|c| c as &dyn Uses));
@@ -573,7 +584,7 @@ impl TopkPlan {
             algorithm: SortAlgorithm::Auto,
         };
         let sort = (options.sorted && !in_kernel)
-            .then(|| SortPlan::new::<K>(device, rows, k, sort_options, Carry::Values))
+            .then(|| SortPlan::new::<K>(device, rows, k, sort_options, Carry::Values(4)))
             .transpose()?;
         // The sort runs after the selection: both use the workspace from byte 0.
         let mut layout = Layout::default();

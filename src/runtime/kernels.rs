@@ -73,14 +73,23 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("split_b16", "aclrtlaunch_split_b16"),
     ("split_b32", "aclrtlaunch_split_b32"),
     ("radix_pass_u8", "aclrtlaunch_radix_pass_u8"),
+    ("radix_pass_u8_v16", "aclrtlaunch_radix_pass_u8_v16"),
     ("radix_pass_i8", "aclrtlaunch_radix_pass_i8"),
+    ("radix_pass_i8_v16", "aclrtlaunch_radix_pass_i8_v16"),
     ("radix_pass_u16", "aclrtlaunch_radix_pass_u16"),
+    ("radix_pass_u16_v16", "aclrtlaunch_radix_pass_u16_v16"),
     ("radix_pass_i16", "aclrtlaunch_radix_pass_i16"),
+    ("radix_pass_i16_v16", "aclrtlaunch_radix_pass_i16_v16"),
     ("radix_pass_f16", "aclrtlaunch_radix_pass_f16"),
+    ("radix_pass_f16_v16", "aclrtlaunch_radix_pass_f16_v16"),
     ("radix_pass_bf16", "aclrtlaunch_radix_pass_bf16"),
+    ("radix_pass_bf16_v16", "aclrtlaunch_radix_pass_bf16_v16"),
     ("radix_pass_u32", "aclrtlaunch_radix_pass_u32"),
+    ("radix_pass_u32_v16", "aclrtlaunch_radix_pass_u32_v16"),
     ("radix_pass_i32", "aclrtlaunch_radix_pass_i32"),
+    ("radix_pass_i32_v16", "aclrtlaunch_radix_pass_i32_v16"),
     ("radix_pass_f32", "aclrtlaunch_radix_pass_f32"),
+    ("radix_pass_f32_v16", "aclrtlaunch_radix_pass_f32_v16"),
     ("topk_u8", "aclrtlaunch_topk_u8"),
     ("topk_i8", "aclrtlaunch_topk_i8"),
     ("topk_u16", "aclrtlaunch_topk_u16"),
@@ -221,14 +230,23 @@ extern "C" {
     fn aclrtlaunch_split_b16(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SplitTiling) -> u32;
     fn aclrtlaunch_split_b32(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SplitTiling) -> u32;
     fn aclrtlaunch_radix_pass_u8(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
+    fn aclrtlaunch_radix_pass_u8_v16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_radix_pass_i8(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
+    fn aclrtlaunch_radix_pass_i8_v16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_radix_pass_u16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
+    fn aclrtlaunch_radix_pass_u16_v16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_radix_pass_i16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
+    fn aclrtlaunch_radix_pass_i16_v16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_radix_pass_f16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
+    fn aclrtlaunch_radix_pass_f16_v16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_radix_pass_bf16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
+    fn aclrtlaunch_radix_pass_bf16_v16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_radix_pass_u32(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
+    fn aclrtlaunch_radix_pass_u32_v16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_radix_pass_i32(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
+    fn aclrtlaunch_radix_pass_i32_v16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_radix_pass_f32(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
+    fn aclrtlaunch_radix_pass_f32_v16(block_dim: u32, stream: *mut c_void, keys_in: Gm, idx_in: Gm, keys_out: Gm, idx_out: Gm, workspace: Gm, tiling: *mut algos::RadixTiling) -> u32;
     fn aclrtlaunch_topk_u8(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
     fn aclrtlaunch_topk_i8(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
     fn aclrtlaunch_topk_u16(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
@@ -507,14 +525,23 @@ type RadixFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, *mut a
 /// The Radix kernels: the simulator's entries.
 const RADIX: &[Entry<RadixFn>] = &[
     Entry { name: "radix_pass_u8", symbol: "aclrtlaunch_radix_pass_u8", f: aclrtlaunch_radix_pass_u8 },
+    Entry { name: "radix_pass_u8_v16", symbol: "aclrtlaunch_radix_pass_u8_v16", f: aclrtlaunch_radix_pass_u8_v16 },
     Entry { name: "radix_pass_i8", symbol: "aclrtlaunch_radix_pass_i8", f: aclrtlaunch_radix_pass_i8 },
+    Entry { name: "radix_pass_i8_v16", symbol: "aclrtlaunch_radix_pass_i8_v16", f: aclrtlaunch_radix_pass_i8_v16 },
     Entry { name: "radix_pass_u16", symbol: "aclrtlaunch_radix_pass_u16", f: aclrtlaunch_radix_pass_u16 },
+    Entry { name: "radix_pass_u16_v16", symbol: "aclrtlaunch_radix_pass_u16_v16", f: aclrtlaunch_radix_pass_u16_v16 },
     Entry { name: "radix_pass_i16", symbol: "aclrtlaunch_radix_pass_i16", f: aclrtlaunch_radix_pass_i16 },
+    Entry { name: "radix_pass_i16_v16", symbol: "aclrtlaunch_radix_pass_i16_v16", f: aclrtlaunch_radix_pass_i16_v16 },
     Entry { name: "radix_pass_f16", symbol: "aclrtlaunch_radix_pass_f16", f: aclrtlaunch_radix_pass_f16 },
+    Entry { name: "radix_pass_f16_v16", symbol: "aclrtlaunch_radix_pass_f16_v16", f: aclrtlaunch_radix_pass_f16_v16 },
     Entry { name: "radix_pass_bf16", symbol: "aclrtlaunch_radix_pass_bf16", f: aclrtlaunch_radix_pass_bf16 },
+    Entry { name: "radix_pass_bf16_v16", symbol: "aclrtlaunch_radix_pass_bf16_v16", f: aclrtlaunch_radix_pass_bf16_v16 },
     Entry { name: "radix_pass_u32", symbol: "aclrtlaunch_radix_pass_u32", f: aclrtlaunch_radix_pass_u32 },
+    Entry { name: "radix_pass_u32_v16", symbol: "aclrtlaunch_radix_pass_u32_v16", f: aclrtlaunch_radix_pass_u32_v16 },
     Entry { name: "radix_pass_i32", symbol: "aclrtlaunch_radix_pass_i32", f: aclrtlaunch_radix_pass_i32 },
+    Entry { name: "radix_pass_i32_v16", symbol: "aclrtlaunch_radix_pass_i32_v16", f: aclrtlaunch_radix_pass_i32_v16 },
     Entry { name: "radix_pass_f32", symbol: "aclrtlaunch_radix_pass_f32", f: aclrtlaunch_radix_pass_f32 },
+    Entry { name: "radix_pass_f32_v16", symbol: "aclrtlaunch_radix_pass_f32_v16", f: aclrtlaunch_radix_pass_f32_v16 },
 ];
 
 /// The GM pointers of the Radix kernels (RadixTiling), by name.

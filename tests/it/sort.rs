@@ -602,8 +602,8 @@ fn argsort_gives_the_sort_indices() {
 }
 
 /// sort_pairs: the keys of the stable sort, and each value where its key
-/// went (values distinct bit patterns, NaN payloads included, so a value
-/// out of place shows); a values batch of another shape is refused naming
+/// went (4- and 2-byte values of scrambled bit patterns, NaN payloads
+/// included, so a value out of place shows); a values batch of another shape is refused naming
 /// `values`.
 #[test]
 fn sort_pairs_moves_each_value_with_its_key() {
@@ -672,6 +672,19 @@ fn sort_pairs_moves_each_value_with_its_key() {
                 ..multi
             },
         );
+        // 2-byte values (their own kernels): NaN payloads of bf16 and f16,
+        // and integers, with keys of every width.
+        let halves: Vec<u16> = ids.iter().map(|&b| (b >> 16) as u16).collect();
+        let nans: Vec<bf16> = halves
+            .iter()
+            .map(|&b| bf16::from_bits(b | 0x7f81))
+            .collect();
+        case::<f32, bf16>(&adversarial(len, F32_SPECIALS)[5], &nans, rows, multi);
+        let small: Vec<f16> = halves.iter().map(|&b| f16::from_bits(b)).collect();
+        for o in options() {
+            case::<u8, f16>(&random(len, 6), &small, rows, o);
+        }
+        case::<i32, u16>(&random(len, 7), &halves, rows, multi);
     }
     let dev = device();
     let keys = dev.upload(&[3u16, 1, 2, 0]).unwrap();

@@ -89,9 +89,11 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
         }
     }
     for dtype in RadixSort::DTYPES {
-        out.push(Box::new(
-            RadixSort::new(dtype).expect("catalogue entries are valid"),
-        ));
+        for bytes in RadixSort::VALUE_BYTES {
+            out.push(Box::new(
+                RadixSort::with_values(dtype, bytes).expect("catalogue entries are valid"),
+            ));
+        }
     }
     for dtype in TopK::DTYPES {
         out.push(Box::new(

@@ -85,10 +85,12 @@ pub struct RadixSortOptions {
     pub indices_only: bool,
 }
 
-/// One RADIXSORT pass kernel for one key type.
+/// One RADIXSORT pass kernel for one key type and one width of what moves
+/// with the keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RadixSort {
     key: DType,
+    value_bytes: u32,
 }
 
 impl RadixSort {
@@ -105,8 +107,19 @@ impl RadixSort {
         DType::F32,
     ];
 
-    /// The pass kernel for keys of `key`.
+    /// Widths in bytes of the values a pass moves with the keys: 4 (the
+    /// i32 indices it may make, or 4-byte values) or 2 (2-byte values).
+    pub const VALUE_BYTES: [u32; 2] = [4, 2];
+
+    /// The pass kernel for keys of `key` carrying i32 indices (or 4-byte
+    /// values).
     pub fn new(key: DType) -> Result<RadixSort, AlgoError> {
+        Self::with_values(key, 4)
+    }
+
+    /// The pass kernel for keys of `key` carrying values of `value_bytes`
+    /// bytes (see [`Self::VALUE_BYTES`]).
+    pub fn with_values(key: DType, value_bytes: u32) -> Result<RadixSort, AlgoError> {
         if !Self::DTYPES.contains(&key) {
             return Err(AlgoError::UnsupportedDtype {
                 algorithm: "RadixSort",
@@ -114,7 +127,13 @@ impl RadixSort {
                 reason: "keys must be u8, i8, u16, i16, u32, i32, f16, bf16 or f32".into(),
             });
         }
-        Ok(RadixSort { key })
+        if !Self::VALUE_BYTES.contains(&value_bytes) {
+            return Err(AlgoError::InvalidArgument {
+                name: "values",
+                reason: format!("{value_bytes}-byte values: a sort carries 2- or 4-byte values"),
+            });
+        }
+        Ok(RadixSort { key, value_bytes })
     }
 
     /// Bits of the sort code (the key width).
@@ -162,6 +181,12 @@ impl RadixSort {
                     self.passes(digit_bits),
                     self.key_bits()
                 ),
+            });
+        }
+        if options.make_indices && self.value_bytes != 4 {
+            return Err(AlgoError::InvalidArgument {
+                name: "make_indices",
+                reason: "indices are i32: a sort carrying 2-byte values reads them".into(),
             });
         }
         if n == 0 || rows == 0 {
@@ -214,7 +239,10 @@ impl RadixSort {
 
 impl Kernel for RadixSort {
     fn name(&self) -> String {
-        format!("radix_pass_{}", self.key.tag())
+        match self.value_bytes {
+            4 => format!("radix_pass_{}", self.key.tag()),
+            b => format!("radix_pass_{}_v{}", self.key.tag(), 8 * b),
+        }
     }
     fn kernel_type(&self) -> KernelType {
         KernelType::MixAiv1_0
@@ -230,11 +258,17 @@ impl Kernel for RadixSort {
             self,
             "radix_kernel.h",
             &format!(
-                "RadixSort (docs/algorithms.md, RadixSort): one pass, {} keys, tiles of {}.",
+                "RadixSort (docs/algorithms.md, RadixSort): one pass, {} keys with {}-byte values, tiles of {}.",
                 self.key,
+                self.value_bytes,
                 self.tile()
             ),
-            &format!("RadixSortPass<{}, {}>", self.key.cpp(), self.tile()),
+            &format!(
+                "RadixSortPass<{}, {}, {}>",
+                self.key.cpp(),
+                self.tile(),
+                if self.value_bytes == 4 { "int32_t" } else { "int16_t" }
+            ),
         )
     }
 }
@@ -292,6 +326,16 @@ mod tests {
         assert!(k.plan(&soc, 1, MAX_SORT_LEN + 1, 4, 0, bad).is_err());
         let wide = RadixSort::new(DType::F32).unwrap();
         assert_eq!((wide.passes(4), wide.passes(1), wide.tile()), (8, 32, 2048));
+        // 2-byte values: their own kernel, which never makes indices.
+        let v16 = RadixSort::with_values(DType::F16, 2).unwrap();
+        assert_eq!(v16.name(), "radix_pass_f16_v16");
+        assert!(v16
+            .plan(&soc, 1, 5, 4, 0, opts(false, true, false))
+            .is_err());
+        assert!(v16
+            .plan(&soc, 1, 5, 4, 0, opts(false, false, false))
+            .is_ok());
+        assert!(RadixSort::with_values(DType::F16, 8).is_err());
         assert_eq!(
             wide.plan(&soc, 1, 4097, 4, 7, opts(false, true, false))
                 .unwrap()

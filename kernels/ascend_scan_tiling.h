@@ -138,8 +138,15 @@ struct RadixTiling {
     // 1: write the sorted keys; 0: only the indices (the last pass of an
     // argsort).
     uint32_t store_keys;
+    // 0: one pass of the sort (the launch sorts by one digit). Else the
+    // whole sort of rows of at most a tile, this many rows to a tile, in
+    // one launch (`RadixSort::plan_rows`).
+    uint64_t rows_per_tile;
+    // Byte offset in the workspace of the per-core scratch of the values
+    // (rows mode; the keys' scratch is at 0).
+    uint64_t scratch_vals_offset;
 };
-static_assert(sizeof(RadixTiling) == 72, "RadixTiling: size differs from the Rust definition");
+static_assert(sizeof(RadixTiling) == 88, "RadixTiling: size differs from the Rust definition");
 static_assert(offsetof(RadixTiling, n) == 0, "RadixTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(RadixTiling, rows) == 8, "RadixTiling: offset of rows differs from the Rust definition");
 static_assert(offsetof(RadixTiling, tiles_per_row) == 16, "RadixTiling: offset of tiles_per_row differs from the Rust definition");
@@ -152,6 +159,8 @@ static_assert(offsetof(RadixTiling, key_bits) == 56, "RadixTiling: offset of key
 static_assert(offsetof(RadixTiling, descending) == 60, "RadixTiling: offset of descending differs from the Rust definition");
 static_assert(offsetof(RadixTiling, first_pass) == 64, "RadixTiling: offset of first_pass differs from the Rust definition");
 static_assert(offsetof(RadixTiling, store_keys) == 68, "RadixTiling: offset of store_keys differs from the Rust definition");
+static_assert(offsetof(RadixTiling, rows_per_tile) == 72, "RadixTiling: offset of rows_per_tile differs from the Rust definition");
+static_assert(offsetof(RadixTiling, scratch_vals_offset) == 80, "RadixTiling: offset of scratch_vals_offset differs from the Rust definition");
 
 typedef struct TopKTiling TopKTiling;
 struct TopKTiling {

@@ -140,30 +140,43 @@ public:
         gKeysOut_.SetGlobalBuffer(reinterpret_cast<__gm__ TKey*>(keysOut), t.store_keys ? total : 0);
         gIdxOut_.SetGlobalBuffer(reinterpret_cast<__gm__ TVal*>(idxOut), total);
         gWork_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace), t.set_bytes / 4);
-        const uint64_t tiles = t.rows * t.tiles_per_row;
+        const uint64_t tiles = t.rows_per_tile ? (t.rows + t.rows_per_tile - 1) / t.rows_per_tile
+                                               : t.rows * t.tiles_per_row;
         begin_ = static_cast<uint64_t>(core_) * t.per_core;
         end_ = begin_ + t.per_core < tiles ? begin_ + t.per_core : tiles;
         if (begin_ > end_) begin_ = end_;
-        Init();
+        if (t.rows_per_tile) {
+            // Rows that fit a tile: the whole sort on chip, one launch.
+            gScratchKeys_.SetGlobalBuffer(reinterpret_cast<__gm__ TKey*>(workspace),
+                                          static_cast<uint64_t>(cores_) * kTile);
+            gScratchVals_.SetGlobalBuffer(reinterpret_cast<__gm__ TVal*>(workspace + t.scratch_vals_offset),
+                                          static_cast<uint64_t>(cores_) * kTile);
+            Init(1, true, true);
+            SortRows();
+            return;
+        }
+        Init(2, !t.first_pass, t.first_pass != 0);
         Count();
         SyncAll();
         Scatter();
     }
 
 private:
-    __aicore__ inline void Init() {
-        pipe_.InitBuffer(qKeys_, 2, kTile * sizeof(TLane));
-        if (!t_.first_pass) pipe_.InitBuffer(qIdx_, 2, kTile * sizeof(TVal));
+    // Queues of `depth` buffers; the values' input queue when `withVals`,
+    // the positions buffer when `withIota`.
+    __aicore__ inline void Init(int32_t depth, bool withVals, bool withIota) {
+        pipe_.InitBuffer(qKeys_, depth, kTile * sizeof(TLane));
+        if (withVals) pipe_.InitBuffer(qIdx_, depth, kTile * sizeof(TVal));
         // Keys out: the lane groups, then (8-bit keys) the narrowed groups.
-        pipe_.InitBuffer(qKeysOut_, 2, kGroups * (sizeof(TLane) + (kNarrow ? 1 : 0)));
-        pipe_.InitBuffer(qIdxOut_, 2, kGroups * sizeof(TVal));
+        pipe_.InitBuffer(qKeysOut_, depth, kGroups * (sizeof(TLane) + (kNarrow ? 1 : 0)));
+        pipe_.InitBuffer(qIdxOut_, depth, kGroups * sizeof(TVal));
         // The code; then the low digit bits of the staged groups.
         pipe_.InitBuffer(bufCode_, kStage * sizeof(TLane));
         pipe_.InitBuffer(bufTmp_, 2 * kGroups * sizeof(TLane));
         pipe_.InitBuffer(bufDigit_, kTile * sizeof(half));
         if (t_.digit_bits == 4) pipe_.InitBuffer(bufStage_, kStage * (sizeof(TLane) + sizeof(TVal)));
         pipe_.InitBuffer(bufMask_, kMasks * kTile / 8);
-        if (kValsAreIndices && t_.first_pass) pipe_.InitBuffer(bufIota_, kTile * sizeof(int32_t));
+        if (kValsAreIndices && withIota) pipe_.InitBuffer(bufIota_, kTile * sizeof(int32_t));
         pipe_.InitBuffer(bufSmall_, kSmallBytes);
     }
 
@@ -194,20 +207,27 @@ private:
     // and, after the first pass, its indices. A partial tile is zero up to
     // the next multiple of 128 keys.
     __aicore__ inline void Load(uint64_t k, bool withIdx) {
-        uint32_t count = CountOf(k);
+        LoadKeys(gKeysIn_[OffsetOf(k)], CountOf(k));
+        if (withIdx && !t_.first_pass) LoadVals(gIdxIn_[OffsetOf(k)], CountOf(k));
+    }
+
+    // `count` keys from `src` into qKeys_ (zero up to the next multiple of
+    // 128 keys).
+    __aicore__ inline void LoadKeys(const GlobalTensor<TKey>& src, uint32_t count) {
         LocalTensor<TLane> keys = qKeys_.AllocTensor<TLane>();
         if (count % 128 != 0) ZeroBeforeLoad(keys, kTile);
         if constexpr (kNarrow) {
-            LoadAny(keys.template ReinterpretCast<TKey>()[kTile], gKeysIn_[OffsetOf(k)], count);
+            LoadAny(keys.template ReinterpretCast<TKey>()[kTile], src, count);
         } else {
-            LoadAny(keys.template ReinterpretCast<TKey>(), gKeysIn_[OffsetOf(k)], count);
+            LoadAny(keys.template ReinterpretCast<TKey>(), src, count);
         }
         qKeys_.EnQue(keys);
-        if (withIdx && !t_.first_pass) {
-            LocalTensor<TVal> idx = qIdx_.AllocTensor<TVal>();
-            LoadAny(idx, gIdxIn_[OffsetOf(k)], count);
-            qIdx_.EnQue(idx);
-        }
+    }
+
+    __aicore__ inline void LoadVals(const GlobalTensor<TVal>& src, uint32_t count) {
+        LocalTensor<TVal> idx = qIdx_.AllocTensor<TVal>();
+        LoadAny(idx, src, count);
+        qIdx_.EnQue(idx);
     }
 
     // Dequeues the next tile's keys and computes their sort code (code_)
@@ -292,7 +312,6 @@ private:
         LocalTensor<TLane> keys = Code(padded);
         LocalTensor<TLane> code = code_;
         LocalTensor<int16_t> tmp = bufTmp_.Get<int16_t>();
-        LocalTensor<int16_t> tmp2 = tmp[kGroups];
         const int32_t len = static_cast<int32_t>(padded);
         // The digit in the lanes of the code: for int32 lanes in the upper
         // half of bufTmp_ (clear of tmp and tmp2), then narrowed into tmp.
@@ -317,6 +336,33 @@ private:
             Cast(tmp, digit, RoundMode::CAST_NONE, padded);  // 0..15: exact
             PipeBarrier<PIPE_V>();
         }
+        SplitDigit(padded);
+        return keys;
+    }
+
+    // The row of every position (int32 lanes of `idx`, `count` of them) in
+    // a tile of whole rows, as the digit of the row pass: floor((p + 0.5) /
+    // n) in f32 is exact (p < 2^12, and (p + 0.5) / n is at least 0.5 / n
+    // from an integer, far above the rounding error).
+    __aicore__ inline void RowDigits(const LocalTensor<TVal>& idx, uint32_t count) {
+        LocalTensor<float> f = bufStage_.Get<float>();  // the staging is free until the split
+        const int32_t len = static_cast<int32_t>(count);
+        Cast(f, idx, RoundMode::CAST_NONE, count);
+        PipeBarrier<PIPE_V>();
+        Adds(f, f, 0.5f, len);
+        PipeBarrier<PIPE_V>();
+        Muls(f, f, 1.0f / static_cast<float>(t_.n), len);
+        PipeBarrier<PIPE_V>();
+        Cast(bufTmp_.Get<int16_t>(), f, RoundMode::CAST_FLOOR, count);
+        PipeBarrier<PIPE_V>();
+        SplitDigit(count);
+    }
+
+    // The digit (int16 in the first lanes of bufTmp_) as the splits take it.
+    __aicore__ inline void SplitDigit(uint32_t padded) {
+        LocalTensor<int16_t> tmp = bufTmp_.Get<int16_t>();
+        LocalTensor<int16_t> tmp2 = tmp[kGroups];
+        const int32_t len = static_cast<int32_t>(padded);
         if (t_.digit_bits == 4) {
             // Two-level split: the high 2 bits as halves (level 1), the low
             // 2 bits as int16 in tmp2 (moved along, compared in level 2).
@@ -331,7 +377,6 @@ private:
             Cast(bufDigit_.Get<half>(), tmp, RoundMode::CAST_NONE, padded);
         }
         PipeBarrier<PIPE_V>();
-        return keys;
     }
 
     // Bit masks of the lanes of bufDigit_ equal to 0, 1, .., values - 1
@@ -507,6 +552,116 @@ private:
         }
     }
 
+    // The stable split of a tile's `count` keys and values by the digit of
+    // bufDigit_ (and the low bits in bufTmp_): the lanes of digit value d go
+    // to out[at[d]..at[d] + got[d]), each group 32-element aligned. Returns
+    // the lanes used.
+    __aicore__ inline uint32_t SplitTile(uint32_t count, const LocalTensor<TLane>& keys, const LocalTensor<TVal>& idx,
+                                         const LocalTensor<TLane>& outKeys, const LocalTensor<TVal>& outIdx,
+                                         uint32_t* at, uint32_t* got) {
+        if (t_.digit_bits != 4) return SplitPairs(2, count, keys, idx, outKeys, outIdx, 0, at, got);
+        // Level 1: by the high 2 bits into the staging buffers (the low bits
+        // move along); level 2: each staged group by its low 2 bits into the
+        // 16 output groups.
+        LocalTensor<TLane> stageKeys = bufStage_.Get<TLane>();
+        LocalTensor<TVal> stageIdx = bufStage_.GetWithOffset<TVal>(kStage, kStage * sizeof(TLane));
+        LocalTensor<int16_t> low = bufTmp_.Get<int16_t>()[kGroups];
+        LocalTensor<int16_t> stageLow = bufCode_.Get<int16_t>();
+        uint32_t sat[4], sgot[4];
+        uint32_t next = 0;
+        SplitPairs(4, count, keys, idx, stageKeys, stageIdx, 0, sat, sgot, &low, &stageLow);
+        for (uint32_t g = 0; g < 4; ++g) {
+            if (sgot[g] == 0) {
+                for (uint32_t l = 0; l < 4; ++l) at[4 * g + l] = next, got[4 * g + l] = 0;
+                continue;
+            }
+            StagedLowBits(sat[g], sgot[g]);
+            next = SplitPairs(4, sgot[g], stageKeys[sat[g]], stageIdx[sat[g]], outKeys, outIdx, next, at + 4 * g,
+                              got + 4 * g);
+        }
+        return next;
+    }
+
+    // Rows of at most a tile, rows_per_tile of them per tile: every pass
+    // on chip. Each key pass splits the tile (the rows mixed) and puts the
+    // groups back in order through this core's GM scratch (L2); then a pass
+    // by the row of each position (its digit from the position: rows_per_tile
+    // <= 16) parts the rows again, stable, each group one output row.
+    __aicore__ inline void SortRows() {
+        if constexpr (!kValsAreIndices) return;  // such sorts make their indices
+        const uint32_t keyPasses = t_.key_bits / t_.digit_bits;
+        const uint64_t area = static_cast<uint64_t>(core_) * kTile;
+        for (uint64_t k = begin_; k < end_; ++k) {
+            const uint64_t row0 = k * t_.rows_per_tile;
+            const uint64_t rowsLeft = t_.rows - row0;
+            const uint32_t rowsHere = static_cast<uint32_t>(rowsLeft < t_.rows_per_tile ? rowsLeft : t_.rows_per_tile);
+            const uint32_t count = rowsHere * static_cast<uint32_t>(t_.n);
+            const uint32_t padded = Padded(count);
+            const uint32_t passes = keyPasses + (rowsHere > 1 ? 1 : 0);
+            LoadKeys(gKeysIn_[row0 * t_.n], count);
+            for (uint32_t pass = 0; pass < passes; ++pass) {
+                const bool rowPass = pass == keyPasses;
+                const bool last = pass + 1 == passes;
+                LocalTensor<TVal> idx;
+                if (pass == 0) {
+                    idx = bufIota_.Get<TVal>();
+                    CreateVecIndex(idx, static_cast<TVal>(0), count);
+                    PipeBarrier<PIPE_V>();
+                } else {
+                    idx = qIdx_.DeQue<TVal>();
+                }
+                LocalTensor<TLane> keys;
+                if (rowPass) {
+                    keys = Code(padded);  // widens 8-bit keys; the code goes unused
+                    RowDigits(idx, count);
+                } else {
+                    keys = Digits(padded, pass * t_.digit_bits);
+                }
+                LocalTensor<TLane> outKeys = qKeysOut_.AllocTensor<TLane>();
+                LocalTensor<TVal> outIdx = qIdxOut_.AllocTensor<TVal>();
+                uint32_t at[kMaxDigits], got[kMaxDigits];
+                uint32_t next = SplitTile(count, keys, idx, outKeys, outIdx, at, got);
+                qKeys_.FreeTensor(keys);
+                if (pass > 0) qIdx_.FreeTensor(idx);
+                if (rowPass) {
+                    // Positions in the tile -> positions in the row.
+                    for (uint32_t d = 1; d < rowsHere; ++d) {
+                        Adds(outIdx[at[d]], outIdx[at[d]], static_cast<TVal>(-static_cast<int32_t>(d * t_.n)),
+                             static_cast<int32_t>(got[d]));
+                    }
+                    PipeBarrier<PIPE_V>();
+                }
+                LocalTensor<TKey> keysOut =
+                    HandoffKeys<TKey>(qKeysOut_, outKeys, next, 2 * kGroups, bufTmp_.Get<half>());
+                outIdx = Handoff(qIdxOut_, outIdx);
+                // The groups in order: the sorted row (one row a tile), the
+                // rows (after the row pass), else the tile for the next pass
+                // (over the scratch the last pass wrote: MTE3 in order).
+                PipeBarrier<PIPE_MTE3>();
+                uint64_t off = 0;
+                for (uint32_t d = 0; d < digits_; ++d) {
+                    if (got[d] == 0) continue;
+                    if (last) {
+                        const uint64_t dst = rowPass ? (row0 + d) * t_.n : row0 * t_.n + off;
+                        if (t_.store_keys) StoreAny(gKeysOut_[dst], keysOut[at[d]], got[d]);
+                        StoreAny(gIdxOut_[dst], outIdx[at[d]], got[d]);
+                    } else {
+                        StoreAny(gScratchKeys_[area + off], keysOut[at[d]], got[d]);
+                        StoreAny(gScratchVals_[area + off], outIdx[at[d]], got[d]);
+                    }
+                    off += got[d];
+                }
+                qKeysOut_.FreeTensor(outKeys);
+                qIdxOut_.FreeTensor(outIdx);
+                if (!last) {
+                    PipeSync<HardEvent::MTE3_MTE2>();  // the scratch is read back
+                    LoadKeys(gScratchKeys_[area], count);
+                    LoadVals(gScratchVals_[area], count);
+                }
+            }
+        }
+    }
+
     // Phase 2: the counting sort of every tile into its digit groups.
     __aicore__ inline void Scatter() {
         if (begin_ >= end_) return;
@@ -530,29 +685,7 @@ private:
             LocalTensor<TLane> outKeys = qKeysOut_.AllocTensor<TLane>();
             LocalTensor<TVal> outIdx = qIdxOut_.AllocTensor<TVal>();
             uint32_t at[kMaxDigits], got[kMaxDigits];
-            uint32_t next = 0;
-            if (t_.digit_bits == 4) {
-                // Level 1: by the high 2 bits into the staging buffers (the
-                // low bits move along); level 2: each staged group by its
-                // low 2 bits into the 16 output groups.
-                LocalTensor<TLane> stageKeys = bufStage_.Get<TLane>();
-                LocalTensor<TVal> stageIdx = bufStage_.GetWithOffset<TVal>(kStage, kStage * sizeof(TLane));
-                LocalTensor<int16_t> low = bufTmp_.Get<int16_t>()[kGroups];
-                LocalTensor<int16_t> stageLow = bufCode_.Get<int16_t>();
-                uint32_t sat[4], sgot[4];
-                SplitPairs(4, count, keys, idx, stageKeys, stageIdx, 0, sat, sgot, &low, &stageLow);
-                for (uint32_t g = 0; g < 4; ++g) {
-                    if (sgot[g] == 0) {
-                        for (uint32_t l = 0; l < 4; ++l) at[4 * g + l] = next, got[4 * g + l] = 0;
-                        continue;
-                    }
-                    StagedLowBits(sat[g], sgot[g]);
-                    next = SplitPairs(4, sgot[g], stageKeys[sat[g]], stageIdx[sat[g]], outKeys, outIdx, next,
-                                      at + 4 * g, got + 4 * g);
-                }
-            } else {
-                next = SplitPairs(2, count, keys, idx, outKeys, outIdx, 0, at, got);
-            }
+            uint32_t next = SplitTile(count, keys, idx, outKeys, outIdx, at, got);
             qKeys_.FreeTensor(keys);
             if (!t_.first_pass) qIdx_.FreeTensor(idx);
             LocalTensor<TKey> keysOut = HandoffKeys<TKey>(qKeysOut_, outKeys, next, 2 * kGroups, bufTmp_.Get<half>());
@@ -571,8 +704,8 @@ private:
     TQue<TPosition::VECIN, 2> qKeys_, qIdx_;  // the next tile loads while this one sorts
     TQue<TPosition::VECOUT, 2> qKeysOut_, qIdxOut_;
     TBuf<TPosition::VECCALC> bufCode_, bufTmp_, bufDigit_, bufMask_, bufIota_, bufSmall_, bufStage_;
-    GlobalTensor<TKey> gKeysIn_, gKeysOut_;
-    GlobalTensor<TVal> gIdxIn_, gIdxOut_;
+    GlobalTensor<TKey> gKeysIn_, gKeysOut_, gScratchKeys_;
+    GlobalTensor<TVal> gIdxIn_, gIdxOut_, gScratchVals_;
     GlobalTensor<int32_t> gWork_;
     LocalTensor<TLane> code_;  // the sort code of the current tile
     RadixTiling t_;

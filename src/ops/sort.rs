@@ -397,30 +397,43 @@ impl SortPlan {
                 make_indices: !matches!(carry, Carry::Values(_)),
                 indices_only: carry == Carry::IndicesOnly,
             };
-            for pass in 0..algo.passes(bits) {
-                passes.push(algo.plan(
+            if bits == 4 && algo.fits_rows(n as u64, pass_options) {
+                // Rows that fit a tile: the whole sort in one launch.
+                passes.push(algo.plan_rows(
                     device.profile(),
                     rows as u64,
                     n as u64,
-                    bits,
-                    pass,
                     pass_options,
                 )?);
+            } else {
+                for pass in 0..algo.passes(bits) {
+                    passes.push(algo.plan(
+                        device.profile(),
+                        rows as u64,
+                        n as u64,
+                        bits,
+                        pass,
+                        pass_options,
+                    )?);
+                }
             }
         }
         // The passes alternate between the scratch copy and the outputs and
         // end in the outputs, so the first writes the scratch: an even count
-        // also lets a sort read its input from its outputs (topk's sort).
+        // also lets a sort read its input from its outputs (topk's sort,
+        // which carries values: never one launch).
+        let one = passes.len() == 1;
         assert!(
-            passes.len() % 2 == 0,
-            "radix sorts make an even number of passes"
+            passes.len() % 2 == 0 || (one && !matches!(carry, Carry::Values(_))),
+            "radix sorts make an even number of passes, or one launch"
         );
+        let copies = if one { 0 } else { total };
         let mut layout = Layout::default();
         let scratch =
             layout.add(passes.iter().map(|p| p.workspace_bytes).max().unwrap_or(0) as usize);
-        let keys = layout.add_of::<K>(total);
-        let indices = layout.add(total * carry.value_bytes());
-        let keys_end = (carry == Carry::IndicesOnly).then(|| layout.add_of::<K>(total));
+        let keys = layout.add_of::<K>(copies);
+        let indices = layout.add(copies * carry.value_bytes());
+        let keys_end = (carry == Carry::IndicesOnly).then(|| layout.add_of::<K>(copies));
         Ok(SortPlan {
             passes,
             layout,

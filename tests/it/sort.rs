@@ -694,3 +694,47 @@ fn sort_pairs_moves_each_value_with_its_key() {
         r => panic!("expected an error naming values, got {r:?}"),
     }
 }
+
+/// Rows of at most a tile are sorted in one launch on chip (whole rows to
+/// a tile, up to 16; a last pass by the row parts them again): row counts
+/// that leave a partial last tile, one key per row, a row of exactly a
+/// tile, rows of 17 to a tile's worth, every key width, both orders, the
+/// LLM shapes [96, 1000] and [4096, 256], and argsort.
+#[test]
+fn short_rows_sorted_on_chip() {
+    let desc = SortOptions {
+        descending: true,
+        ..Default::default()
+    };
+    for (rows, n) in [
+        (37, 256),
+        (100, 1),
+        (2, 4096),
+        (3, 2049),
+        (5, 17),
+        (96, 1000),
+    ] {
+        for o in [SortOptions::default(), desc] {
+            check::<f16>(&adversarial(rows * n, F16_SPECIALS)[5], rows, o);
+        }
+        check::<u8>(&random(rows * n, 5), rows, desc);
+        check::<i16>(
+            &adversarial(rows * n, I16_SPECIALS)[3],
+            rows,
+            SortOptions::default(),
+        );
+    }
+    for (rows, n) in [(33, 128), (3, 2048), (40, 7)] {
+        check::<f32>(&adversarial(rows * n, F32_SPECIALS)[5], rows, desc);
+        check::<u32>(&random(rows * n, 8), rows, SortOptions::default());
+    }
+    let keys: Vec<bf16> = adversarial(4096 * 256, BF16_SPECIALS)[5].clone();
+    check(&keys, 4096, SortOptions::default());
+    let dev = device();
+    let buf = dev.upload(&keys).unwrap();
+    let got = argsort(&dev, Batch::rows(&buf, 4096).unwrap(), desc)
+        .unwrap()
+        .download()
+        .unwrap();
+    assert_eq!(got, reference(&keys, 4096, true).1);
+}

@@ -55,6 +55,13 @@ pub struct RadixTiling {
     /// 1: write the sorted keys; 0: only the indices (the last pass of an
     /// argsort).
     pub store_keys: u32,
+    /// 0: one pass of the sort (the launch sorts by one digit). Else the
+    /// whole sort of rows of at most a tile, this many rows to a tile, in
+    /// one launch (`RadixSort::plan_rows`).
+    pub rows_per_tile: u64,
+    /// Byte offset in the workspace of the per-core scratch of the values
+    /// (rows mode; the keys' scratch is at 0).
+    pub scratch_vals_offset: u64,
 }
 
 /// Keys per tile of 8- and 16-bit keys (a multiple of 128: CompareScalar on
@@ -65,6 +72,9 @@ pub const RADIX_TILE: u64 = 4096;
 pub const RADIX_TILE_WIDE: u64 = 2048;
 /// Longest row: indices are i32.
 pub const MAX_SORT_LEN: u64 = i32::MAX as u64;
+/// Most rows in one tile of the on-chip sort: the row of a position is one
+/// 4-bit digit.
+pub const MAX_ROWS_PER_TILE: u64 = 16;
 /// Bytes of a digit-count slot (16 i32).
 const SLOT_BYTES: u64 = 64;
 
@@ -232,6 +242,67 @@ impl RadixSort {
                 store_keys: u32::from(
                     !(options.indices_only && pass + 1 == self.passes(digit_bits)),
                 ),
+                rows_per_tile: 0,
+                scratch_vals_offset: 0,
+            },
+        })
+    }
+
+    /// Whether [`Self::plan_rows`] takes rows of `n` keys.
+    pub fn fits_rows(&self, n: u64, options: RadixSortOptions) -> bool {
+        n >= 1 && n <= self.tile() && options.make_indices && self.value_bytes == 4
+    }
+
+    /// Plans the whole sort of `rows` rows of `1 <= n <= tile` keys in one
+    /// launch of 4-bit passes on chip: whole rows to a tile (at most
+    /// [`MAX_ROWS_PER_TILE`], so the row of a position is one 4-bit digit),
+    /// equal ranges of tiles over the vector cores. The workspace is each
+    /// core's scratch copy of one tile (keys, then values at
+    /// `scratch_vals_offset`), L2-resident. Only for sorts that make their
+    /// indices.
+    pub fn plan_rows(
+        &self,
+        soc: &SocProfile,
+        rows: u64,
+        n: u64,
+        options: RadixSortOptions,
+    ) -> Result<LaunchPlan<RadixTiling>, AlgoError> {
+        if !self.fits_rows(n, options) || rows == 0 {
+            return Err(AlgoError::InvalidArgument {
+                name: "n",
+                reason: format!(
+                    "{rows} rows of {n} keys: the on-chip sort takes rows of 1..={} keys, making the indices",
+                    self.tile()
+                ),
+            });
+        }
+        let rows_per_tile = (self.tile() / n).min(MAX_ROWS_PER_TILE);
+        let tiles = rows.div_ceil(rows_per_tile);
+        let cores = u64::from(soc.vector_cores.max(1));
+        let per_core = tiles.div_ceil(cores);
+        let block_dim = tiles.div_ceil(per_core);
+        let scratch_vals_offset =
+            (block_dim * self.tile() * self.key.size() as u64).div_ceil(512) * 512;
+        let set_bytes = scratch_vals_offset + (block_dim * self.tile() * 4).div_ceil(512) * 512;
+        Ok(LaunchPlan {
+            kernel: self.name(),
+            block_dim: block_dim as u32,
+            workspace_bytes: set_bytes,
+            tiling: RadixTiling {
+                n,
+                rows,
+                tiles_per_row: 1,
+                per_core,
+                row_totals_offset: 0,
+                set_bytes,
+                shift: 0,
+                digit_bits: 4,
+                key_bits: self.key_bits(),
+                descending: u32::from(options.descending),
+                first_pass: 1,
+                store_keys: u32::from(!options.indices_only),
+                rows_per_tile,
+                scratch_vals_offset,
             },
         })
     }

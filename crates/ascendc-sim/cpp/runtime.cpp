@@ -788,12 +788,23 @@ void check_and_stamp(Allocation& a, uintptr_t addr, uint64_t bytes, bool write, 
             r.mask &= ~mask;  // ordered before this write: later ones follow it
         }
         GmAccess* mine = nullptr;
+        GmAccess* ordered_mine = nullptr;
         for (GmAccess& w : s.w) {
             if (w.launch != serial) w.mask = 0;
             // Earlier writers of these bytes are ordered before this write
             // (or both atomic: then they stay, a reader must follow both).
             if (w.launch == serial && w.pipe_thread() != me && !(atomic && w.atomic())) w.mask &= ~mask;
-            if (w.launch == serial && w.pipe_thread() == me && w.mask != 0) mine = &w;
+            if (w.launch == serial && w.pipe_thread() == me && w.mask != 0) {
+                if (hz_ordered(w.pipe_thread(), w.epoch)) {
+                    // This pipe's earlier write, ordered before this one (a
+                    // PipeBarrier): its other bytes keep their own epoch, so
+                    // a later write of them is not charged to this one.
+                    w.mask &= ~mask;
+                    if (w.mask != 0) ordered_mine = &w;
+                } else {
+                    mine = &w;  // not ordered: merged under the later epoch (stricter)
+                }
+            }
         }
         if (!mine) {
             for (GmAccess& w : s.w)
@@ -802,6 +813,7 @@ void check_and_stamp(Allocation& a, uintptr_t addr, uint64_t bytes, bool write, 
                     break;
                 }
         }
+        if (!mine) mine = ordered_mine;
         if (!mine) {
             // Both slots hold other cores' live bytes: keep the one not
             // ordered before this write.

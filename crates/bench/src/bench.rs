@@ -106,6 +106,12 @@ enum Op {
     },
     /// RADIXSORT of random f32 keys with i32 indices, 4-bit digits.
     SortF32,
+    /// RADIXSORT of `rows` rows of `n` random f16 keys with i32 indices
+    /// (rows that fit a tile: one launch on chip).
+    SortRowsF16 {
+        rows: u32,
+        n: u32,
+    },
 
     /// MULTINOMIAL f16 weights, one draw per row: one row of n (a sweep)
     /// or `rows` rows of a vocabulary of VOCAB (a fixed shape).
@@ -284,6 +290,7 @@ impl Op {
                 format!("RADIXSORT {digit_bits}-bit f16 (+i32 indices)")
             }
             Op::SortF32 => "RADIXSORT 4-bit f32 (+i32 indices)".into(),
+            Op::SortRowsF16 { rows, n } => format!("RADIXSORT f16 {rows}x{n} (+i32 indices)"),
             Op::TopPF16 { rows, vocab } => format!("TOPP f16 {rows}x{vocab} (p=0.9)"),
             Op::TopKF16 { rows } => format!("TOPK f16 {rows}x{VOCAB} (k=50, sorted)"),
             Op::SegScanF16 { algo, ppm } => {
@@ -339,6 +346,7 @@ impl Op {
             // Read the keys, write keys and indices.
             Op::SortF16 { .. } => 8,
             Op::SortF32 => 12,
+            Op::SortRowsF16 { .. } => 8,
             // One read of the weights (the indices are 4 bytes per row; the
             // many-draws row's 8 MB of indices left out: a low floor).
             Op::MultinomialF16 { .. } | Op::MultinomialDrawsF16 => 2,
@@ -362,6 +370,7 @@ impl Op {
             Op::MultinomialDrawsF16 => Some(MANY_DRAWS_N),
             Op::TopPF16 { rows, vocab } => Some(rows as usize * vocab as usize),
             Op::TopKF16 { rows } => Some(rows as usize * VOCAB),
+            Op::SortRowsF16 { rows, n } => Some(rows as usize * n as usize),
             Op::SegScanF16 { .. } | Op::SegSumF16 { .. } | Op::SegOffsetsF16 { .. } => Some(SEG_N),
             // The nonzero count (about 65536 * (5 + r) * b: the first and
             // last block-rows have fewer window blocks).
@@ -382,6 +391,7 @@ impl Op {
             | Op::SplitF16 { .. }
             | Op::SortF16 { .. }
             | Op::SortF32
+            | Op::SortRowsF16 { .. }
             | Op::MultinomialF16 { .. }
             | Op::MultinomialDrawsF16
             | Op::TopPF16 { .. }
@@ -721,6 +731,19 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 drop(sorted);
             }
+            Op::SortRowsF16 { rows, .. } => {
+                let data: Vec<f16> = bits(n, 8).map(|v| f16::from_bits(v as u16)).collect();
+                let x = self.dev.upload(&data)?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let sorted = sort(
+                    &self.dev,
+                    Batch::rows(&x, rows as usize)?,
+                    SortOptions::default(),
+                )?;
+                wall = t.elapsed().as_secs_f64();
+                drop(sorted);
+            }
             Op::SortF32 => {
                 let data: Vec<f32> = bits(n, 8).map(|v| f32::from_bits(v as u32)).collect();
                 let x = self.dev.upload(&data)?;
@@ -857,6 +880,8 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::SortF16 { digit_bits: 4 },
         Op::SortF16 { digit_bits: 1 },
         Op::SortF32,
+        Op::SortRowsF16 { rows: 96, n: 1000 },
+        Op::SortRowsF16 { rows: 4096, n: 256 },
         Op::MultinomialF16 { rows: 0 },
         Op::MultinomialF16 { rows: 1 },
         Op::MultinomialF16 { rows: 96 },

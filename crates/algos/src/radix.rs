@@ -407,6 +407,34 @@ mod tests {
             .plan(&soc, 1, 5, 4, 0, opts(false, false, false))
             .is_ok());
         assert!(RadixSort::with_values(DType::F16, 8).is_err());
+        // Rows that fit a tile: whole rows to a tile, at most 16.
+        let make = opts(true, true, false);
+        for (rows, n, per_tile) in [(96, 1000, 4), (4096, 256, 16), (5, 1, 16), (3, 4096, 1)] {
+            let p = k.plan_rows(&soc, rows, n, make).unwrap();
+            let t = p.tiling;
+            assert_eq!(
+                (t.rows_per_tile, t.digit_bits, t.first_pass),
+                (per_tile, 4, 1)
+            );
+            let tiles = rows.div_ceil(per_tile);
+            assert!(u64::from(p.block_dim) * t.per_core >= tiles);
+            assert!(u64::from(p.block_dim - 1) * t.per_core < tiles);
+            assert!(t.scratch_vals_offset >= u64::from(p.block_dim) * 4096 * 2);
+            assert!(p.workspace_bytes >= t.scratch_vals_offset + u64::from(p.block_dim) * 4096 * 4);
+        }
+        assert_eq!(
+            wide.plan_rows(&soc, 7, 300, make)
+                .unwrap()
+                .tiling
+                .rows_per_tile,
+            6
+        );
+        // Not for rows past a tile, given values, or 2-byte values.
+        assert!(k.plan_rows(&soc, 1, 4097, make).is_err());
+        assert!(k
+            .plan_rows(&soc, 1, 100, opts(false, false, false))
+            .is_err());
+        assert!(v16.plan_rows(&soc, 1, 100, make).is_err());
         assert_eq!(
             wide.plan(&soc, 1, 4097, 4, 7, opts(false, true, false))
                 .unwrap()

@@ -124,9 +124,21 @@ pub fn sort_workspace_bytes<K: SortKey>(
     n: usize,
     options: SortOptions,
 ) -> Result<usize> {
+    plan_bytes::<K>(device, rows, n, options, Carry::Indices)
+}
+
+/// The workspace bytes of a sort plan.
+fn plan_bytes<K: SortKey>(
+    device: &Device,
+    rows: usize,
+    n: usize,
+    options: SortOptions,
+    carry: Carry,
+) -> Result<usize> {
     check_len_limit(n)?;
-    let plan = SortPlan::new::<K>(device, rows, n, options, Carry::Indices)?;
-    Ok(plan.layout.bytes())
+    Ok(SortPlan::new::<K>(device, rows, n, options, carry)?
+        .layout
+        .bytes())
 }
 
 /// The stream-ordered [`sort`]: enqueues the sort of every row of `keys`
@@ -178,9 +190,7 @@ pub fn argsort_workspace_bytes<K: SortKey>(
     n: usize,
     options: SortOptions,
 ) -> Result<usize> {
-    check_len_limit(n)?;
-    let plan = SortPlan::new::<K>(device, rows, n, options, Carry::IndicesOnly)?;
-    Ok(plan.layout.bytes())
+    plan_bytes::<K>(device, rows, n, options, Carry::IndicesOnly)
 }
 
 /// The stream-ordered [`argsort`]: enqueues it on `stream` and returns at
@@ -255,9 +265,7 @@ pub fn sort_pairs_workspace_bytes<K: SortKey, V: SortValue>(
     n: usize,
     options: SortOptions,
 ) -> Result<usize> {
-    check_len_limit(n)?;
-    let plan = SortPlan::new::<K>(device, rows, n, options, Carry::Values(V::DTYPE.size()))?;
-    Ok(plan.layout.bytes())
+    plan_bytes::<K>(device, rows, n, options, Carry::Values(V::DTYPE.size()))
 }
 
 /// The stream-ordered [`sort_pairs`]: enqueues it on `stream` and returns

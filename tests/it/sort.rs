@@ -58,6 +58,15 @@ key! {
     f32: f32::from_bits, f32::to_bits, |a: f32, b: f32| float_order(f64::from(a), f64::from(b));
 }
 
+/// The bit patterns of a device buffer's keys.
+fn bits<K: Key>(buf: &ascend_scan::DeviceBuffer<K>) -> Vec<u32> {
+    buf.download()
+        .unwrap()
+        .into_iter()
+        .map(K::to_bits)
+        .collect()
+}
+
 /// Stable CPU sort of each row: (keys, indices).
 fn reference<K: Key>(keys: &[K], rows: usize, descending: bool) -> (Vec<K>, Vec<i32>) {
     let n = keys.len() / rows.max(1);
@@ -85,13 +94,7 @@ fn check<K: Key>(keys: &[K], rows: usize, options: SortOptions) {
     let buf = dev.upload(keys).unwrap();
     let got = sort(&dev, Batch::rows(&buf, rows).unwrap(), options).unwrap();
     let (want_keys, want_idx) = reference(keys, rows, options.descending);
-    let got_keys: Vec<u32> = got
-        .values
-        .download()
-        .unwrap()
-        .into_iter()
-        .map(K::to_bits)
-        .collect();
+    let got_keys = bits(&got.values);
     let want_bits: Vec<u32> = want_keys.into_iter().map(K::to_bits).collect();
     let got_idx = got.indices.download().unwrap();
     let first_bad =
@@ -352,13 +355,7 @@ fn check_topk<K: Key + TopkKey>(keys: &[K], rows: usize, k: usize, options: Topk
             }
         }
     }
-    let got_keys: Vec<u32> = got
-        .values
-        .download()
-        .unwrap()
-        .into_iter()
-        .map(K::to_bits)
-        .collect();
+    let got_keys = bits(&got.values);
     let got_idx = got.indices.download().unwrap();
     assert_eq!(got_keys.len(), rows * k);
     let first_bad =
@@ -630,24 +627,14 @@ fn sort_pairs_moves_each_value_with_its_key() {
             .enumerate()
             .map(|(i, &p)| values[(i / n) * n + p as usize])
             .collect();
-        let got_keys: Vec<u32> = got
-            .keys
-            .download()
-            .unwrap()
-            .into_iter()
-            .map(K::to_bits)
-            .collect();
         let want_bits: Vec<u32> = want_keys.into_iter().map(K::to_bits).collect();
-        assert_eq!(got_keys, want_bits, "keys, {rows} rows, {options:?}");
-        let got_values: Vec<u32> = got
-            .values
-            .download()
-            .unwrap()
-            .into_iter()
-            .map(V::to_bits)
-            .collect();
+        assert_eq!(bits(&got.keys), want_bits, "keys, {rows} rows, {options:?}");
         let want_values: Vec<u32> = want_values.into_iter().map(V::to_bits).collect();
-        assert_eq!(got_values, want_values, "values, {rows} rows, {options:?}");
+        assert_eq!(
+            bits(&got.values),
+            want_values,
+            "values, {rows} rows, {options:?}"
+        );
     }
     for (rows, n) in [(1, 7), (1, 2 * 4096 + 9), (5, 3000)] {
         let len = rows * n;

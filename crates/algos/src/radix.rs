@@ -218,9 +218,7 @@ impl RadixSort {
                 name: "rows",
                 reason: format!("{rows} rows of {n} keys overflow"),
             })?;
-        let cores = u64::from(soc.vector_cores.max(1));
-        let per_core = tiles.div_ceil(cores);
-        let block_dim = tiles.div_ceil(per_core);
+        let (per_core, block_dim) = spread(soc, tiles);
         let row_totals_offset = (block_dim * 2 * SLOT_BYTES).div_ceil(512) * 512;
         let set_bytes = (row_totals_offset + rows * SLOT_BYTES).div_ceil(512) * 512;
         Ok(LaunchPlan {
@@ -278,9 +276,7 @@ impl RadixSort {
         }
         let rows_per_tile = (self.tile() / n).min(MAX_ROWS_PER_TILE);
         let tiles = rows.div_ceil(rows_per_tile);
-        let cores = u64::from(soc.vector_cores.max(1));
-        let per_core = tiles.div_ceil(cores);
-        let block_dim = tiles.div_ceil(per_core);
+        let (per_core, block_dim) = spread(soc, tiles);
         let scratch_vals_offset =
             (block_dim * self.tile() * self.key.size() as u64).div_ceil(512) * 512;
         let set_bytes = scratch_vals_offset + (block_dim * self.tile() * 4).div_ceil(512) * 512;
@@ -306,6 +302,13 @@ impl RadixSort {
             },
         })
     }
+}
+
+/// Equal ranges of `tiles >= 1` tiles over the vector cores: (tiles per
+/// core, cores used).
+fn spread(soc: &SocProfile, tiles: u64) -> (u64, u64) {
+    let per_core = tiles.div_ceil(u64::from(soc.vector_cores.max(1)));
+    (per_core, tiles.div_ceil(per_core))
 }
 
 impl Kernel for RadixSort {

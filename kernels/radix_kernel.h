@@ -32,6 +32,10 @@
 //    stable) and writes every group at its running offset (DataCopyPad,
 //    byte-exact, so cores may share 32-byte blocks of the outputs).
 // The next tile loads while the current one is sorted.
+//
+// Rows mode (rows_per_tile > 0, rows of at most a tile): the whole sort in
+// one launch, each tile of whole rows on one core, every pass on chip (see
+// SortRows).
 #pragma once
 
 #include "ascend_scan_tiling.h"

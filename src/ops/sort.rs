@@ -32,10 +32,11 @@ pub enum SortAlgorithm {
     #[default]
     Auto,
     /// The published split sort: one pass (one stable split) per key bit,
-    /// 16 passes for 16-bit keys.
+    /// 16 passes for 16-bit keys, 32 for 32-bit keys.
     OneBit,
-    /// 4-bit digits: one stable 16-way counting sort per pass, 4 passes for
-    /// 16-bit keys, 2 for 8-bit keys.
+    /// 4-bit digits: one stable 16-way counting sort per pass, 2 passes for
+    /// 8-bit keys, 4 for 16-bit keys, 8 for 32-bit keys; rows of at most a
+    /// tile (4096 keys, 2048 of 32 bits) are sorted in one launch on chip.
     MultiBit,
 }
 
@@ -82,8 +83,11 @@ pub struct Sorted<K: Element> {
 /// LSD radix sort, one launch per digit (see [`SortAlgorithm`]); each pass
 /// reads the keys twice (count, then sort) and the indices once, and writes
 /// both: about 14 bytes per 16-bit key and pass (the first pass makes the
-/// indices: 10). The input is not modified; the result and one scratch copy
-/// of keys and indices are allocated on the device.
+/// indices: 10). Rows of at most one tile (4096 keys, 2048 of 32 bits; 4-bit
+/// digits) take one launch instead, every pass on chip: one read of the
+/// keys, one write of keys and indices. The input is not modified; the
+/// result and the workspace (one scratch copy of keys and indices, or the
+/// on-chip sort's scratch tiles) are allocated on the device.
 ///
 /// Errors ([`Error::InvalidArgument`]): rows longer than [`MAX_SORT_LEN`]
 /// (indices are i32), `keys` on another device. An empty input gives empty

@@ -171,7 +171,7 @@ pub fn sort_on<'a, K: SortKey>(
 /// returning only each output position's index in its input row: the
 /// `indices` of [`sort`] (like `torch.argsort(stable=True)`), without the
 /// sorted keys (the last pass does not write them: 2-4 bytes less per key).
-/// Order, errors and workspace as for [`sort`].
+/// Order and errors as for [`sort`].
 pub fn argsort<'a, K: SortKey>(
     device: &Device,
     keys: impl Into<Batch<'a, K>>,

@@ -235,7 +235,9 @@ private:
 
     // Dequeues the next tile's keys and computes their sort code (code_)
     // over `padded` lanes.
-    __aicore__ inline LocalTensor<TLane> Code(uint32_t padded) {
+    // Without `withCode` only the dequeue and the widening (the row pass
+    // sorts by position, not by key).
+    __aicore__ inline LocalTensor<TLane> Code(uint32_t padded, bool withCode = true) {
         LocalTensor<TLane> keys = qKeys_.DeQue<TLane>();
         LocalTensor<TLane> tmp = bufTmp_.Get<TLane>();
         LocalTensor<TLane> tmp2 = tmp[kGroups];
@@ -248,6 +250,7 @@ private:
             Cast(keys, h, RoundMode::CAST_RINT, padded);
             PipeBarrier<PIPE_V>();
         }
+        if (!withCode) return keys;
         LocalTensor<TLane> code = bufCode_.Get<TLane>();
         LocalTensor<TULane> ucode = code.template ReinterpretCast<TULane>();
         if constexpr (kCode == 2) {
@@ -615,7 +618,7 @@ private:
                 }
                 LocalTensor<TLane> keys;
                 if (rowPass) {
-                    keys = Code(padded);  // widens 8-bit keys; the code goes unused
+                    keys = Code(padded, false);  // 8-bit keys widened, no code
                     RowDigits(idx, count);
                 } else {
                     keys = Digits(padded, pass * t_.digit_bits);

@@ -177,20 +177,38 @@ private:
 
     // Transpose table: element i of a `rows` x `cols` (row-major) destination reads
     // element (i % cols) * rows + i / cols of the source, as a byte offset.
+    // Row q is row 0 plus q elements, so after the first g rows (g * cols a
+    // multiple of 8: blocks stay 32-byte aligned) the rest is made by doubling
+    // (rows [k, 2k) = rows [0, k) + k), log2(rows / g) Adds instead of a
+    // division per element.
     __aicore__ static inline void TransposeTable(const LocalTensor<int32_t>& dst, const LocalTensor<float>& i,
-                                          const LocalTensor<float>& q, uint32_t rows, uint32_t cols) {
-        uint32_t count = rows * cols;
-        CreateVecIndex(i, 0.0f, count);
-        PipeBarrier<PIPE_V>();
-        DivMod(dst, i, q, count, cols);
-        Muls(i, i, static_cast<float>(rows), static_cast<int32_t>(count));
-        PipeBarrier<PIPE_V>();
-        Add(i, i, q, static_cast<int32_t>(count));
-        PipeBarrier<PIPE_V>();
-        Muls(i, i, static_cast<float>(sizeof(TAcc)), static_cast<int32_t>(count));
-        PipeBarrier<PIPE_V>();
-        Cast(dst, i, RoundMode::CAST_RINT, count);
-        PipeBarrier<PIPE_V>();
+                                                 const LocalTensor<float>& q, uint32_t rows, uint32_t cols) {
+        const uint32_t g = cols % 8 == 0 ? 1 : (cols % 4 == 0 ? 2 : (cols % 2 == 0 ? 4 : 8));
+        const uint32_t first = g < rows ? g : rows;
+        if (first == 1) {
+            CreateVecIndex(dst, static_cast<int32_t>(0), cols);
+            PipeBarrier<PIPE_V>();
+            Muls(dst, dst, static_cast<int32_t>(rows * sizeof(TAcc)), static_cast<int32_t>(cols));
+            PipeBarrier<PIPE_V>();
+        } else {
+            uint32_t count = first * cols;
+            CreateVecIndex(i, 0.0f, count);
+            PipeBarrier<PIPE_V>();
+            DivMod(dst, i, q, count, cols);
+            Muls(i, i, static_cast<float>(rows), static_cast<int32_t>(count));
+            PipeBarrier<PIPE_V>();
+            Add(i, i, q, static_cast<int32_t>(count));
+            PipeBarrier<PIPE_V>();
+            Muls(i, i, static_cast<float>(sizeof(TAcc)), static_cast<int32_t>(count));
+            PipeBarrier<PIPE_V>();
+            Cast(dst, i, RoundMode::CAST_RINT, count);
+            PipeBarrier<PIPE_V>();
+        }
+        for (uint32_t k = first; k < rows; k *= 2) {
+            uint32_t copy = k < rows - k ? k : rows - k;
+            Adds(dst[k * cols], dst, static_cast<int32_t>(k * sizeof(TAcc)), static_cast<int32_t>(copy * cols));
+            PipeBarrier<PIPE_V>();
+        }
     }
 
     // Indices mode: element k of a tile is position k % cols of its row

@@ -401,6 +401,83 @@ pub fn model_traces(
     Ok(engine.report(kernel, traces, params, elements))
 }
 
+/// Where one core's modeled time went: each event name with the cycles by
+/// which events of that name pushed the core's finish time out (an
+/// attribution of the critical path, for finding what to optimise; the
+/// entries add up to the core's run time).
+#[derive(Debug, Clone)]
+pub struct CoreProfile {
+    /// Index of the core in the launch's traces.
+    pub core: usize,
+    /// The core's run time, cycles.
+    pub cycles: f64,
+    /// Event names (API call, or the sync kind) and their cycles, largest first.
+    pub by_event: Vec<(String, f64)>,
+}
+
+/// Profiles one kernel launch: the slowest core of each core type (cube
+/// first), by event name.
+pub fn profile_launch(
+    report: &LaunchReport,
+    params: &CostParams,
+) -> Result<Vec<CoreProfile>, CostError> {
+    if report.status != 0 || report.task != Task::Kernel {
+        return Err(CostError::FailedLaunch {
+            kernel: report.kernel.clone(),
+            error: report.error.clone(),
+        });
+    }
+    let traces = &report.traces;
+    let mut engine = Engine::new(traces, params);
+    engine.profile = Some(vec![HashMap::new(); traces.len()]);
+    let mut op_name = |op: u16| LaunchReport::op_name(op);
+    engine
+        .run(traces, &mut op_name)
+        .map_err(|detail| CostError::Deadlock {
+            kernel: report.kernel.clone(),
+            detail,
+        })?;
+    let profile = engine.profile.take().unwrap_or_default();
+    let mut out = Vec::new();
+    for cube in [true, false] {
+        let slowest = (0..traces.len())
+            .filter(|&c| traces[c].is_cube == cube)
+            .max_by(|&a, &b| {
+                engine.cores[a]
+                    .all_done()
+                    .total_cmp(&engine.cores[b].all_done())
+            });
+        if let Some(c) = slowest {
+            let mut by_event: Vec<(String, f64)> = profile[c].clone().into_iter().collect();
+            by_event.sort_by(|a, b| b.1.total_cmp(&a.1));
+            out.push(CoreProfile {
+                core: c,
+                cycles: engine.cores[c].all_done(),
+                by_event,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// A trace event's name in a profile.
+fn event_name(e: &sys::ascsim_event, op_name: &mut dyn FnMut(u16) -> String) -> String {
+    match u32::from(e.kind) {
+        sys::ASCSIM_EV_INSTR => op_name(e.op),
+        sys::ASCSIM_EV_SET_FLAG => "SetFlag".into(),
+        sys::ASCSIM_EV_WAIT_FLAG => "WaitFlag".into(),
+        sys::ASCSIM_EV_PIPE_BARRIER => "PipeBarrier".into(),
+        sys::ASCSIM_EV_ENQUE => "EnQue".into(),
+        sys::ASCSIM_EV_DEQUE => "DeQue".into(),
+        sys::ASCSIM_EV_FREE => "FreeTensor".into(),
+        sys::ASCSIM_EV_ALLOC => "AllocTensor".into(),
+        sys::ASCSIM_EV_CROSS_SET => "CrossCoreSetFlag".into(),
+        sys::ASCSIM_EV_CROSS_WAIT => "CrossCoreWaitFlag".into(),
+        sys::ASCSIM_EV_SYNC_ALL => "SyncAll".into(),
+        k => format!("event kind {k}"),
+    }
+}
+
 // ---------------------------------------------------------------- engine
 
 const PIPES: usize = 7;
@@ -674,6 +751,9 @@ struct Engine {
     sync_arrivals: HashMap<u32, Vec<f64>>,
     classes: HashMap<u16, OpClass>,
     p: CostParams,
+    /// Per core: the cycles by which each event name pushed the core's
+    /// finish time out (filled only when profiling).
+    profile: Option<Vec<HashMap<String, f64>>>,
 }
 
 impl Engine {
@@ -705,6 +785,7 @@ impl Engine {
             sync_arrivals: HashMap::new(),
             classes: HashMap::new(),
             p: p.clone(),
+            profile: None,
         }
     }
 
@@ -790,6 +871,24 @@ impl Engine {
     }
 
     fn step(&mut self, c: usize, traces: &[CoreTrace], op_name: &mut dyn FnMut(u16) -> String) {
+        let before = self.cores[c].all_done();
+        self.step_event(c, traces, op_name);
+        if let Some(profile) = self.profile.as_mut() {
+            let after = self.cores[c].all_done();
+            if after > before {
+                let e = &traces[c].events[self.cores[c].pos.saturating_sub(1)];
+                let name = event_name(e, op_name);
+                *profile[c].entry(name).or_default() += after - before;
+            }
+        }
+    }
+
+    fn step_event(
+        &mut self,
+        c: usize,
+        traces: &[CoreTrace],
+        op_name: &mut dyn FnMut(u16) -> String,
+    ) {
         let e = traces[c].events[self.cores[c].pos];
         let pipe = Pipe::from_raw(e.pipe);
         let kind = u32::from(e.kind);

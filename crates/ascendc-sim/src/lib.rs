@@ -11,7 +11,10 @@ mod report;
 /// The SoC profiles (crate `soc`), as `crate::soc` for the cost model.
 use ::soc;
 
-pub use cost::{model_launch, model_launches, CostParams, ModelProfile, ModelReport};
+pub use cost::{
+    model_launch, model_launches, profile_launch, CoreProfile, CostParams, ModelProfile,
+    ModelReport,
+};
 pub use report::{CoreTrace, LaunchReport, Pipe, Task};
 pub use soc::{Soc, SocProfile};
 

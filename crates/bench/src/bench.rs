@@ -35,6 +35,9 @@ pub struct BenchArgs {
     /// Only the operations whose label contains this text (e.g. "RTSCAN s=128 f16"),
     /// or one of several texts separated by '|'.
     pub only: Option<String>,
+    /// Print where the slowest cores' modeled time goes, per launch
+    /// (conservative profile).
+    pub profile: bool,
 }
 
 /// The cost parameters of both model profiles of a SoC: every row is modeled
@@ -853,6 +856,41 @@ impl Runner {
     }
 }
 
+/// Prints, for each kernel launch of one row, where the modeled time of its
+/// slowest cores goes (the events that pushed their finish time out).
+fn print_profile(
+    label: &str,
+    n: usize,
+    reports: &[LaunchReport],
+    params: &CostParams,
+) -> anyhow::Result<()> {
+    const TOP: usize = 24;
+    println!("\n## {label}, n = {n} (conservative)");
+    for r in reports
+        .iter()
+        .filter(|r| r.task == ascendc_sim::Task::Kernel)
+    {
+        for core in ascendc_sim::profile_launch(r, params)? {
+            let us = |cycles: f64| cycles / params.clock_hz * 1e6;
+            let kind = if r.traces[core.core].is_cube {
+                "AIC"
+            } else {
+                "AIV"
+            };
+            println!(
+                "{} ({kind} {}): {:.2} us",
+                r.kernel,
+                r.traces[core.core].block_idx,
+                us(core.cycles)
+            );
+            for (name, cycles) in core.by_event.iter().take(TOP) {
+                println!("  {name:<28} {:>8.2} us", us(*cycles));
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     let Some(soc) = Soc::from_name(&args.soc) else {
         bail!(
@@ -992,6 +1030,9 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         bar.set_message(format!("{} n={n}", op.label()));
         let (reports, wall) = runner.run_op(op, n)?;
         let (m, nr, cr) = modeled_both(&reports, &runner.profiles, n as u64)?;
+        if args.profile {
+            bar.suspend(|| print_profile(&op.label(), n, &reports, &runner.profiles.conservative))?;
+        }
         drop(reports);
         let floor = op.floor_bytes_per_element();
         let copy_bytes = (floor * n as u64 / 2).div_ceil(32) * 32;

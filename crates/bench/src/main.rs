@@ -36,6 +36,10 @@ struct Cli {
     /// its picks differ from src/policy_table.rs (which is not rewritten).
     #[arg(long)]
     policy_check: bool,
+    /// Print where the slowest cores' modeled time goes in every launch of
+    /// the rows run (the events that pushed their finish time out).
+    #[arg(long)]
+    profile: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -57,6 +61,7 @@ fn main() -> anyhow::Result<()> {
             max_log2: cli.max_log2,
             soc: cli.soc,
             only: cli.only,
+            profile: cli.profile,
         },
     )
 }

@@ -67,6 +67,10 @@ struct OpScanTiling {
     uint32_t total_stride;
     // 1 when some core starts inside a row: phase 1 and SyncAll run.
     uint32_t sync;
+    // 1 (with `sync`, one row, at most [`OPSCAN_HOLD_TILES`] tiles per
+    // core): each core scans its tiles first and keeps them in UB across
+    // SyncAll, then adds its carry and stores them: one read of x, no phase 1.
+    uint32_t hold;
 };
 static_assert(sizeof(OpScanTiling) == 56, "OpScanTiling: size differs from the Rust definition");
 static_assert(offsetof(OpScanTiling, n) == 0, "OpScanTiling: offset of n differs from the Rust definition");
@@ -79,6 +83,7 @@ static_assert(offsetof(OpScanTiling, exclusive) == 36, "OpScanTiling: offset of 
 static_assert(offsetof(OpScanTiling, want_total) == 40, "OpScanTiling: offset of want_total differs from the Rust definition");
 static_assert(offsetof(OpScanTiling, total_stride) == 44, "OpScanTiling: offset of total_stride differs from the Rust definition");
 static_assert(offsetof(OpScanTiling, sync) == 48, "OpScanTiling: offset of sync differs from the Rust definition");
+static_assert(offsetof(OpScanTiling, hold) == 52, "OpScanTiling: offset of hold differs from the Rust definition");
 
 typedef struct SplitTiling SplitTiling;
 struct SplitTiling {

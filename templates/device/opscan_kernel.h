@@ -26,6 +26,10 @@
 // ranges instead: phase 1 takes the operator over each core's part of its
 // last row into a GM slot, SyncAll, and a core starting inside a row
 // combines the slots of the earlier cores of that row into its carry.
+// Hold mode (one row, at most two tiles per core): no phase 1; each core
+// scans its tiles from the identity and keeps them in the output queue's
+// buffers, publishes its part's total, SyncAll, then adds the carry to the
+// held tiles and stores them (x read once).
 //
 // NaN (max/min of f16, bf16 and f32) propagates as in torch.cummax: every
 // output from a row's first NaN on is NaN (exclusive: from the next
@@ -83,6 +87,9 @@ public:
     // Compares (indices mode, fp32 NaN masks) run in whole 256-byte repeats
     // over padded_ elements: the loads fill the tile up to there.
     static constexpr bool kWholeRepeats = kIndices || (kCheckNan && sizeof(TIn) == 4);
+    // Sums of f16/bf16: the tile is transposed before the cast (half the
+    // Gather's bytes) through the half scratch (which the NaN masks use).
+    static constexpr bool kGatherIn = !kIndices && !kCheckNan && sizeof(TIn) == 2;
     // The half scratch casts int8 to the accumulator; the indices mode also
     // keeps its two compare masks (kTile bits each) there.
     static constexpr uint32_t kHalfBytes =
@@ -127,11 +134,14 @@ public:
         if (begin_ > end_) begin_ = end_;
         next_ = begin_;
         checkedTo_ = end_;
-        if (t.segments) CarryIn();
+        carryIn_ = Op::template Identity<TAcc>();
+        hold_ = t.hold != 0;
+        if (t.segments && !hold_) CarryIn();
         // Software pipeline: the next kAhead tiles load while this one computes.
         TileDesc ring[kAhead + 1];
         uint32_t loaded = 0, done = 0;
         while (loaded < kAhead && Next(ring[loaded])) Load(ring[loaded++]);
+        BuildTables();
         while (done < loaded) {
             if (Next(ring[loaded % (kAhead + 1)])) {
                 Load(ring[loaded % (kAhead + 1)]);
@@ -145,9 +155,10 @@ public:
                 PipeBarrier<PIPE_V>();
             }
             Compute(cur);
-            if (t.want_total && t.segments && cur.endsRow) StoreTotals(cur.row, Carry(), 1);
+            if (t.want_total && t.segments && cur.endsRow && !hold_) StoreTotals(cur.row, Carry(), 1);
             if (t.want_total && !t.segments) StoreTotals(cur.row, TR()[width_ * lanes_], cur.rows);
         }
+        if (hold_) StoreHeld();
         if constexpr (kCheckNan) {
             // Tiles before checkedTo_ were masked by the scan, the rest by phase 1.
             if (carryNan_ || partNan_ || (checkedTo_ > begin_ && nan_.Seen())) FixNan();
@@ -182,13 +193,14 @@ private:
     // (rows [k, 2k) = rows [0, k) + k), log2(rows / g) Adds instead of a
     // division per element.
     __aicore__ static inline void TransposeTable(const LocalTensor<int32_t>& dst, const LocalTensor<float>& i,
-                                                 const LocalTensor<float>& q, uint32_t rows, uint32_t cols) {
+                                                 const LocalTensor<float>& q, uint32_t rows, uint32_t cols,
+                                                 uint32_t elem) {
         const uint32_t g = cols % 8 == 0 ? 1 : (cols % 4 == 0 ? 2 : (cols % 2 == 0 ? 4 : 8));
         const uint32_t first = g < rows ? g : rows;
         if (first == 1) {
             CreateVecIndex(dst, static_cast<int32_t>(0), cols);
             PipeBarrier<PIPE_V>();
-            Muls(dst, dst, static_cast<int32_t>(rows * sizeof(TAcc)), static_cast<int32_t>(cols));
+            Muls(dst, dst, static_cast<int32_t>(rows * elem), static_cast<int32_t>(cols));
             PipeBarrier<PIPE_V>();
         } else {
             uint32_t count = first * cols;
@@ -199,14 +211,14 @@ private:
             PipeBarrier<PIPE_V>();
             Add(i, i, q, static_cast<int32_t>(count));
             PipeBarrier<PIPE_V>();
-            Muls(i, i, static_cast<float>(sizeof(TAcc)), static_cast<int32_t>(count));
+            Muls(i, i, static_cast<float>(elem), static_cast<int32_t>(count));
             PipeBarrier<PIPE_V>();
             Cast(dst, i, RoundMode::CAST_RINT, count);
             PipeBarrier<PIPE_V>();
         }
         for (uint32_t k = first; k < rows; k *= 2) {
             uint32_t copy = k < rows - k ? k : rows - k;
-            Adds(dst[k * cols], dst, static_cast<int32_t>(k * sizeof(TAcc)), static_cast<int32_t>(copy * cols));
+            Adds(dst[k * cols], dst, static_cast<int32_t>(k * elem), static_cast<int32_t>(copy * cols));
             PipeBarrier<PIPE_V>();
         }
     }
@@ -284,14 +296,21 @@ private:
             pipe_.InitBuffer(bufNanMask_, kTile * sizeof(int16_t));
             nan_.Init(bufNan_.Get<int16_t>(), bufNanMask_.Get<int16_t>(), kTile);
         }
-        // Transpose tables: forward (lanes x width -> width rows of lanes) and back.
-        LocalTensor<float> scratch = bufTR_.Get<float>();
-        TransposeTable(bufIdxF_.Get<int32_t>(), scratch, scratch[kTile], width_, lanes_);
-        TransposeTable(bufIdxB_.Get<int32_t>(), scratch, scratch[kTile], lanes_, width_);
         if constexpr (kIndices) {
+            LocalTensor<float> scratch = bufTR_.Get<float>();
             PositionTable(bufPos_.Get<int32_t>(), scratch, scratch[kTile], padded_,
                           t_.segments ? padded_ : width_);
+            PipeBarrier<PIPE_V>();
         }
+    }
+
+    // The tables of the scan (built while the first tiles load).
+    __aicore__ inline void BuildTables() {
+        // Transpose tables: forward (lanes x width -> width rows of lanes) and back.
+        LocalTensor<float> scratch = bufTR_.Get<float>();
+        TransposeTable(bufIdxF_.Get<int32_t>(), scratch, scratch[kTile], width_, lanes_,
+                       kGatherIn ? sizeof(TIn) : sizeof(TAcc));
+        TransposeTable(bufIdxB_.Get<int32_t>(), scratch, scratch[kTile], lanes_, width_, sizeof(TAcc));
         if (t_.segments) {
             // Gather step s reads lane i - 2^s of P, whose front half is the
             // identity; the last table broadcasts the last lane.
@@ -373,6 +392,8 @@ private:
         LocalTensor<TAcc> a = qOut_.AllocTensor<TAcc>();
         if constexpr (kIndices) {
             Records(d, in, a);
+        } else if constexpr (kGatherIn) {
+            Gather(tmp.ReinterpretCast<TIn>(), in, bufIdxF_.Get<uint32_t>(), 0, tileElems_);
         } else {
             CastToAcc(a, in, tmp, tileElems_);
         }
@@ -382,7 +403,11 @@ private:
         PipeBarrier<PIPE_V>();
         qIn_.FreeTensor(in);
         LocalTensor<TAcc> tr = TR();
-        Gather(tr[lanes_], a, bufIdxF_.Get<uint32_t>(), 0, tileElems_);
+        if constexpr (kGatherIn) {
+            Cast(tr[lanes_], tmp.ReinterpretCast<TIn>(), RoundMode::CAST_NONE, tileElems_);
+        } else {
+            Gather(tr[lanes_], a, bufIdxF_.Get<uint32_t>(), 0, tileElems_);
+        }
         if constexpr (kCheckNan) {
             if (d.checkNan) nan_.Merge(tmp.ReinterpretCast<int16_t>(), kWholeRepeats ? padded_ : tileElems_);
         }
@@ -406,6 +431,11 @@ private:
         // Back to row-major: inclusive reads rows 1..width, exclusive rows 0..width-1.
         uint32_t from = t_.exclusive ? 0 : lanes_ * static_cast<uint32_t>(sizeof(TAcc));
         Gather(a, tr, bufIdxB_.Get<uint32_t>(), from, tileElems_);
+        if (hold_) {
+            held_[heldCount_] = d;
+            heldOut_[heldCount_++] = a;
+            return;
+        }
         qOut_.EnQue(a);
         a = qOut_.DeQue<TAcc>();
         StoreAny(gy_[d.base], a, d.count);
@@ -499,12 +529,10 @@ private:
     // core starting inside a row combines the slots of the earlier cores of
     // that row into carryIn_ (carryNan_ if one is a NaN).
     __aicore__ inline void CarryIn() {
-        const uint64_t len = t_.row_len;
-        carryIn_ = Op::template Identity<TAcc>();
         if (!t_.sync) return;
         TAcc part = Op::template Identity<TAcc>();
         if (begin_ < end_) {
-            uint64_t lastRow = (end_ - 1) / len * len;
+            uint64_t lastRow = (end_ - 1) / t_.row_len * t_.row_len;
             LocalTensor<TAcc> scratch = TR();
             checkedTo_ = begin_ > lastRow ? begin_ : lastRow;
             if constexpr (kIndices) {
@@ -515,6 +543,13 @@ private:
             }
             if constexpr (kCheckNan) partNan_ = nan_.Seen();
         }
+        Exchange(part);
+    }
+
+    // Publishes `part` (a NaN slot when partNan_), SyncAll, and combines the
+    // slots of the earlier cores of this core's first row into carryIn_.
+    __aicore__ inline void Exchange(TAcc part) {
+        const uint64_t len = t_.row_len;
         LocalTensor<TAcc> one = bufSmall_.GetWithOffset<TAcc>(32 / sizeof(TAcc), kOneAt);
         if (partNan_) {
             one.template ReinterpretCast<int32_t>().SetValue(0, kNanBits);
@@ -539,6 +574,45 @@ private:
                 carryIn_ = Op::Scalar(carryIn_, slots.GetValue(at));
                 if (static_cast<uint64_t>(j - 1) * t_.per_core <= rowStart) break;
             }
+            ScalarReadsDone();
+        }
+    }
+
+    // Hold mode (one row): the tiles are scanned from the identity and kept
+    // in UB; this core's part of the row is Carry() (its lanes all equal).
+    // Exchange, then the carry of the earlier cores goes onto every held
+    // output (and the row's total) before they are stored.
+    __aicore__ inline void StoreHeld() {
+        TAcc part = Op::template Identity<TAcc>();
+        if (heldCount_ > 0) {
+            PipeSync<HardEvent::V_S>();
+            part = Carry().GetValue(0);
+            ScalarReadsDone();
+        }
+        if constexpr (kCheckNan) partNan_ = nan_.Seen();
+        Exchange(part);
+        const bool carried = begin_ % t_.row_len != 0;
+        LocalTensor<TAcc> c = bufSmall_.GetWithOffset<TAcc>(kRepeatLanes, kSlotsAt);
+        if (carried && heldCount_ > 0) {
+            Duplicate(c, carryIn_, static_cast<int32_t>(kRepeatLanes));
+            PipeBarrier<PIPE_V>();
+            constexpr uint8_t kBlocks = 256 / 32;
+            for (uint32_t k = 0; k < heldCount_; ++k) {
+                uint32_t repeats = (held_[k].count + kRepeatLanes - 1) / kRepeatLanes;
+                Op::Rows(heldOut_[k], heldOut_[k], c, kRepeatLanes, static_cast<uint8_t>(repeats),
+                         BinaryRepeatParams(1, 1, 1, kBlocks, kBlocks, 0));
+            }
+            Op::Vec(Carry(), Carry(), c, kRepeatLanes);
+            PipeBarrier<PIPE_V>();
+        }
+        for (uint32_t k = 0; k < heldCount_; ++k) {
+            qOut_.EnQue(heldOut_[k]);
+            LocalTensor<TAcc> a = qOut_.DeQue<TAcc>();
+            StoreAny(gy_[held_[k].base], a, held_[k].count);
+            qOut_.FreeTensor(a);
+        }
+        if (t_.want_total && heldCount_ > 0 && held_[heldCount_ - 1].endsRow) {
+            StoreTotals(held_[heldCount_ - 1].row, Carry(), 1);
         }
     }
 
@@ -664,6 +738,11 @@ private:
     bool carryNan_ = false;   // an earlier core saw a NaN in this core's first row
     uint32_t lanePhase_ = 0, laneStep_ = 0, foldRows_ = 0;
     TAcc carryIn_ = 0;
+    // Hold mode (OpScanTiling::hold): the scanned tiles waiting for the carry.
+    bool hold_ = false;
+    TileDesc held_[2];
+    LocalTensor<TAcc> heldOut_[2];
+    uint32_t heldCount_ = 0;
 };
 
 }  // namespace opscan

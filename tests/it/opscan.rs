@@ -475,10 +475,14 @@ fn check_nans(n: usize, rows: usize, at: &[usize], seed: u64) {
 
 #[test]
 fn nan_propagates_in_one_row() {
-    // 300_000 elements: 37 cores of 8192 (tiles of 4096 from each core's
-    // start), phase 1 and carries across cores.
-    let core = 8192;
+    // 300_000 elements: 40 cores of 7680 (tiles of 4096 from each core's
+    // start), held in UB across SyncAll, carries across cores; 2^20 + 3: 40
+    // cores of 26368, phase 1 and the tiles read again.
+    let core = 7680;
+    let wide = 26_368;
     for (n, at) in [
+        ((1 << 20) + 3, vec![wide - 1, 7 * wide + 4096, 39 * wide]),
+        ((1 << 20) + 3, vec![(1 << 20) + 2]),
         (1, vec![0]),
         (100, vec![0]),
         (100, vec![99]),

@@ -426,6 +426,37 @@ fn allocation_past_hbm_is_a_runtime_error() {
     );
 }
 
+/// VectorScan of one row around its core splits: one core up to two tiles
+/// (8192 elements); then at least a tile per core, the tiles held in UB
+/// across SyncAll while no core gets more than two (up to 80 tiles on 40
+/// vector cores); then the reduce phase and the tiles read again.
+#[test]
+fn vector_scan_around_held_tiles() {
+    let a = Algorithm::VectorScan;
+    let depth = a.error_depth().unwrap();
+    for n in [
+        8191,
+        8192,
+        8193,
+        12_289,
+        40 * 4096 - 1,
+        40 * 4096 + 1,
+        80 * 4096,
+        80 * 4096 + 1,
+    ] {
+        for exclusive in [false, true] {
+            check_float_with(&testkit::data::f16_data(n, n as u64), a, depth, exclusive);
+            check_float_with(
+                &testkit::data::bf16_data(n, n as u64 + 1),
+                a,
+                depth,
+                exclusive,
+            );
+            check_i8_with(&testkit::data::i8_data(n, n as u64 + 2), a, exclusive);
+        }
+    }
+}
+
 /// bf16 -> f32 through every cube algorithm (and the vector baseline): the
 /// same f32 accumulation bound as f16.
 #[test]

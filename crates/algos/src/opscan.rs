@@ -81,6 +81,10 @@ pub struct OpScanTiling {
     pub total_stride: u32,
     /// 1 when some core starts inside a row: phase 1 and SyncAll run.
     pub sync: u32,
+    /// 1 (with `sync`, one row, at most [`OPSCAN_HOLD_TILES`] tiles per
+    /// core): each core scans its tiles first and keeps them in UB across
+    /// SyncAll, then adds its carry and stores them: one read of x, no phase 1.
+    pub hold: u32,
 }
 
 /// An OPSCAN kernel instance: input type and operator.
@@ -102,10 +106,12 @@ const SEG_LANES: u64 = 256;
 /// over 16+ rows per tile beat a 256-lane tile per row with its lane scan
 /// (modeled, 1000 rows of 160: 7.6 us vs 14.5 us).
 pub const OPSCAN_SHORT_ROW: u64 = 256;
-/// Fewest elements per core when long rows are split over cores: below two
-/// tiles, the reduce phase and SyncAll cost more than the split saves
-/// (modeled at n = 4096: about 3 us on one core, 6 us on 16).
+/// Fewest elements per core when several long rows are split over cores:
+/// below two tiles, the reduce phase and SyncAll cost more than the split
+/// saves (modeled at n = 4096: about 3 us on one core, 6 us on 16).
 const MIN_SPLIT: u64 = 2 * OPSCAN_TILE;
+/// Most tiles a core keeps in UB across SyncAll (the output queue's buffers).
+pub const OPSCAN_HOLD_TILES: u64 = 2;
 /// Cores split rows in groups of this many (8 f32/i32 = one 32-byte block).
 const ROW_GROUP: u64 = 8;
 
@@ -186,10 +192,19 @@ impl OpScan {
         } else {
             let stride = if rows > 1 { ROW_GROUP as u32 } else { 1 };
             let per_core = n.div_ceil(cores).div_ceil(SEG_LANES) * SEG_LANES;
-            (per_core.max(MIN_SPLIT), stride)
+            // One row: a core holds up to OPSCAN_HOLD_TILES tiles across
+            // SyncAll, so one tile per core is worth the split, but a row of
+            // at most that many tiles is faster on one core without SyncAll.
+            let min_split = match rows {
+                1 if n <= OPSCAN_HOLD_TILES * OPSCAN_TILE => n.div_ceil(SEG_LANES) * SEG_LANES,
+                1 => OPSCAN_TILE,
+                _ => MIN_SPLIT,
+            };
+            (per_core.max(min_split), stride)
         };
         let block_dim = n.div_ceil(per_core);
         let sync = !short && (1..block_dim).any(|k| (k * per_core) % row_len != 0);
+        let hold = sync && rows == 1 && per_core.div_ceil(lanes * width) <= OPSCAN_HOLD_TILES;
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: block_dim as u32,
@@ -206,6 +221,7 @@ impl OpScan {
                 want_total: u32::from(want_total),
                 total_stride,
                 sync: u32::from(sync),
+                hold: u32::from(hold),
             },
         })
     }
@@ -352,6 +368,21 @@ mod tests {
         assert_eq!(plan(1, 1 << 20).total_stride, 1);
         assert_eq!(plan(3, 100_001).total_stride, 8);
         assert_eq!(plan(400, 4097).sync, 0);
+    }
+
+    #[test]
+    fn one_row_holds_at_most_two_tiles_per_core() {
+        // Up to two tiles: one core, no SyncAll.
+        let t = plan(1, 8192);
+        assert_eq!((t.per_core, t.sync, t.hold), (8192, 0, 0));
+        // Then a tile per core at least, held while no core gets three.
+        let t = plan(1, 8193);
+        assert_eq!((t.per_core, t.sync, t.hold), (4096, 1, 1));
+        assert_eq!(plan(1, 1 << 18).hold, 1);
+        assert_eq!(plan(1, 80 * 4096).hold, 1);
+        assert_eq!(plan(1, 80 * 4096 + 1).hold, 0);
+        // Several rows keep the reduce phase.
+        assert_eq!(plan(3, 100_001).hold, 0);
     }
 
     #[test]

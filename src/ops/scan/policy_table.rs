@@ -16,10 +16,10 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ScanU { s: 64 }, 2.422403956876457e-5),
             (Algorithm::ScanU { s: 128 }, 2.5007729545454544e-5),
+            (Algorithm::VectorScan, 2.5178766666666636e-5),
             (Algorithm::ScanUL1 { s: 32 }, 2.653745844988345e-5),
             (Algorithm::McScan { s: 128 }, 2.6823902272727273e-5),
             (Algorithm::ScanUL1 { s: 64 }, 2.724443210955711e-5),
-            (Algorithm::VectorScan, 2.8596799999999895e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 2.9446353962703964e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 2.955517727272727e-5),
         ],
@@ -29,7 +29,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 10,
         times: &[
-            (Algorithm::VectorScan, 1.386973333333333e-5),
+            (Algorithm::VectorScan, 1.33224e-5),
             (Algorithm::ScanU { s: 64 }, 2.4462081993006992e-5),
             (Algorithm::ScanU { s: 128 }, 2.5238226515151516e-5),
             (Algorithm::ScanUL1 { s: 32 }, 2.6741791783216784e-5),
@@ -44,7 +44,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 12,
         times: &[
-            (Algorithm::VectorScan, 1.717986666666666e-5),
+            (Algorithm::VectorScan, 1.4548499999999998e-5),
             (Algorithm::ScanU { s: 64 }, 2.541151835664336e-5),
             (Algorithm::ScanU { s: 128 }, 2.5903314393939396e-5),
             (Algorithm::McScan { s: 128 }, 2.797101818181818e-5),
@@ -59,7 +59,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 14,
         times: &[
-            (Algorithm::VectorScan, 2.680934469696974e-5),
+            (Algorithm::VectorScan, 1.9062050757575756e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 3.0263681235431237e-5),
             (Algorithm::ScanU { s: 128 }, 3.0376884230769234e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 3.250021444055944e-5),
@@ -74,7 +74,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 16,
         times: &[
-            (Algorithm::VectorScan, 2.6930508333333375e-5),
+            (Algorithm::VectorScan, 1.9304378030303028e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 3.129504160839161e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 3.2742541713286715e-5),
             (Algorithm::McScan { s: 128 }, 3.280366590909091e-5),
@@ -89,7 +89,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 18,
         times: &[
-            (Algorithm::VectorScan, 2.7654711596736637e-5),
+            (Algorithm::VectorScan, 2.3426909498834493e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 3.4405455466200454e-5),
             (Algorithm::McScan { s: 128 }, 3.446657966200466e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 4.111041947552446e-5),
@@ -104,7 +104,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 20,
         times: &[
-            (Algorithm::VectorScan, 4.7189381060606163e-5),
+            (Algorithm::VectorScan, 4.240929924242435e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 5.211385723776221e-5),
             (Algorithm::McScan { s: 128 }, 5.247835402097904e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 6.515680814685313e-5),
@@ -120,8 +120,8 @@ pub(crate) const CELLS: &[Cell] = &[
         log2_n: 22,
         times: &[
             (Algorithm::ReduceThenScan { s: 128 }, 9.951227975524473e-5),
+            (Algorithm::VectorScan, 1.0756322744755111e-4),
             (Algorithm::McScan { s: 128 }, 1.1306350800699277e-4),
-            (Algorithm::VectorScan, 1.1815124772727134e-4),
             (Algorithm::ReduceThenScan { s: 64 }, 1.6636829994172515e-4),
         ],
     },
@@ -131,8 +131,8 @@ pub(crate) const CELLS: &[Cell] = &[
         log2_n: 24,
         times: &[
             (Algorithm::ReduceThenScan { s: 128 }, 2.8730606589743814e-4),
-            (Algorithm::McScan { s: 128 }, 3.9264592702797566e-4),
-            (Algorithm::VectorScan, 4.065173810606271e-4),
+            (Algorithm::VectorScan, 3.7142689924244446e-4),
+            (Algorithm::McScan { s: 128 }, 3.848274543007025e-4),
             (Algorithm::ReduceThenScan { s: 64 }, 5.793134980652659e-4),
         ],
     },
@@ -141,9 +141,9 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 26,
         times: &[
-            (Algorithm::ReduceThenScan { s: 128 }, 1.0529960720279678e-3),
-            (Algorithm::VectorScan, 1.5555842659087668e-3),
-            (Algorithm::McScan { s: 128 }, 1.5676865442284915e-3),
+            (Algorithm::ReduceThenScan { s: 128 }, 1.0530375823309941e-3),
+            (Algorithm::VectorScan, 1.4236336274472418e-3),
+            (Algorithm::McScan { s: 128 }, 1.56656276963642e-3),
             (Algorithm::ReduceThenScan { s: 64 }, 2.2500578150117267e-3),
         ],
     },
@@ -152,7 +152,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 4,
         log2_n: 4,
         times: &[
-            (Algorithm::VectorScan, 1.6663999999999995e-5),
+            (Algorithm::VectorScan, 1.3253966666666669e-5),
             (Algorithm::ScanU { s: 64 }, 2.497614730769231e-5),
             (Algorithm::ScanU { s: 128 }, 2.6294260081585082e-5),
             (Algorithm::ScanUL1 { s: 32 }, 2.649935769230769e-5),
@@ -168,10 +168,10 @@ pub(crate) const CELLS: &[Cell] = &[
         log2_n: 8,
         times: &[
             (Algorithm::ScanU { s: 64 }, 2.505383444055944e-5),
+            (Algorithm::VectorScan, 2.521076666666664e-5),
             (Algorithm::ScanU { s: 128 }, 2.6259554254079258e-5),
             (Algorithm::ScanUL1 { s: 32 }, 2.6486743298368297e-5),
             (Algorithm::ScanUL1 { s: 64 }, 2.769737942890443e-5),
-            (Algorithm::VectorScan, 2.8660799999999893e-5),
             (Algorithm::McScan { s: 128 }, 7.845560909090908e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 8.938070909090908e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 8.941803123543125e-5),
@@ -182,7 +182,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 4,
         log2_n: 12,
         times: &[
-            (Algorithm::VectorScan, 2.042319999999999e-5),
+            (Algorithm::VectorScan, 1.7476099999999993e-5),
             (Algorithm::ScanU { s: 64 }, 2.6514236305361303e-5),
             (Algorithm::ScanU { s: 128 }, 2.6923365675990674e-5),
             (Algorithm::ScanUL1 { s: 64 }, 2.796553817016317e-5),
@@ -197,7 +197,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 4,
         log2_n: 16,
         times: &[
-            (Algorithm::VectorScan, 2.7556557750582826e-5),
+            (Algorithm::VectorScan, 2.4729665675990723e-5),
             (Algorithm::ScanU { s: 128 }, 4.7488220128205076e-5),
             (Algorithm::ScanU { s: 64 }, 6.295946357808859e-5),
             (Algorithm::ScanUL1 { s: 64 }, 9.399359747086245e-5),
@@ -212,7 +212,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 32,
         log2_n: 4,
         times: &[
-            (Algorithm::VectorScan, 1.666933333333333e-5),
+            (Algorithm::VectorScan, 1.3256633333333335e-5),
             (Algorithm::ScanU { s: 64 }, 2.497614730769231e-5),
             (Algorithm::ScanU { s: 128 }, 2.6298297004662005e-5),
             (Algorithm::ScanUL1 { s: 32 }, 3.0624430221445224e-5),
@@ -228,8 +228,8 @@ pub(crate) const CELLS: &[Cell] = &[
         log2_n: 8,
         times: &[
             (Algorithm::ScanU { s: 64 }, 2.505383444055944e-5),
+            (Algorithm::VectorScan, 2.5253433333333304e-5),
             (Algorithm::ScanU { s: 128 }, 2.6294015792540794e-5),
-            (Algorithm::VectorScan, 2.874613333333323e-5),
             (Algorithm::ScanUL1 { s: 32 }, 3.05518412004662e-5),
             (Algorithm::ScanUL1 { s: 64 }, 3.18171432983683e-5),
             (Algorithm::McScan { s: 128 }, 5.603515393939393e-4),
@@ -242,7 +242,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 32,
         log2_n: 12,
         times: &[
-            (Algorithm::VectorScan, 2.0609969230769223e-5),
+            (Algorithm::VectorScan, 1.7662869230769226e-5),
             (Algorithm::ScanU { s: 64 }, 2.7001115559440565e-5),
             (Algorithm::ScanU { s: 128 }, 2.7047190384615388e-5),
             (Algorithm::ScanUL1 { s: 64 }, 3.276035029137529e-5),
@@ -259,7 +259,7 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ScanU { s: 128 }, 5.7396868473193626e-5),
             (Algorithm::ScanU { s: 64 }, 6.355158409090913e-5),
-            (Algorithm::VectorScan, 7.211233770396224e-5),
+            (Algorithm::VectorScan, 6.530442744755222e-5),
             (Algorithm::ScanUL1 { s: 64 }, 1.6477183299533815e-4),
             (Algorithm::ScanUL1 { s: 32 }, 5.526069360256448e-4),
             (Algorithm::ReduceThenScan { s: 64 }, 7.083116904428898e-4),
@@ -272,7 +272,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 256,
         log2_n: 4,
         times: &[
-            (Algorithm::VectorScan, 1.666933333333333e-5),
+            (Algorithm::VectorScan, 1.3256633333333335e-5),
             (Algorithm::ScanU { s: 64 }, 4.080145185314684e-5),
             (Algorithm::ScanU { s: 128 }, 4.223360294871792e-5),
             (Algorithm::ScanUL1 { s: 32 }, 7.600022804195804e-5),
@@ -284,7 +284,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 256,
         log2_n: 8,
         times: &[
-            (Algorithm::VectorScan, 2.9018235897435814e-5),
+            (Algorithm::VectorScan, 2.5525535897435887e-5),
             (Algorithm::ScanU { s: 64 }, 4.1787302622377595e-5),
             (Algorithm::ScanU { s: 128 }, 4.2731059731934705e-5),
             (Algorithm::ScanUL1 { s: 32 }, 7.525295196969694e-5),
@@ -296,7 +296,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 256,
         log2_n: 12,
         times: &[
-            (Algorithm::VectorScan, 4.710980437062949e-5),
+            (Algorithm::VectorScan, 4.1433288986014095e-5),
             (Algorithm::ScanU { s: 64 }, 4.8999771445221536e-5),
             (Algorithm::ScanU { s: 128 }, 4.930871456876467e-5),
             (Algorithm::ScanUL1 { s: 64 }, 8.128794824009325e-5),
@@ -308,7 +308,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 2048,
         log2_n: 4,
         times: &[
-            (Algorithm::VectorScan, 1.6839602797202798e-5),
+            (Algorithm::VectorScan, 1.3398684615384619e-5),
             (Algorithm::ScanU { s: 64 }, 1.594912359440567e-4),
             (Algorithm::ScanU { s: 128 }, 1.6173870522144608e-4),
             (Algorithm::ScanUL1 { s: 32 }, 4.472567556643369e-4),
@@ -320,7 +320,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 2048,
         log2_n: 8,
         times: &[
-            (Algorithm::VectorScan, 7.09966487179494e-5),
+            (Algorithm::VectorScan, 6.74180820512826e-5),
             (Algorithm::ScanU { s: 128 }, 1.659288892773902e-4),
             (Algorithm::ScanU { s: 64 }, 1.6728831398601482e-4),
             (Algorithm::ScanUL1 { s: 32 }, 4.4094339392773967e-4),
@@ -334,8 +334,8 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ScanU { s: 64 }, 2.4083116491841496e-5),
             (Algorithm::ScanU { s: 128 }, 2.4449370571095574e-5),
+            (Algorithm::VectorScan, 2.560236666666663e-5),
             (Algorithm::McScan { s: 128 }, 2.6821409965034962e-5),
-            (Algorithm::VectorScan, 2.869933333333323e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 2.952529755244755e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 2.955535163170163e-5),
         ],
@@ -345,7 +345,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 10,
         times: &[
-            (Algorithm::VectorScan, 1.393813333333333e-5),
+            (Algorithm::VectorScan, 1.3469733333333333e-5),
             (Algorithm::ScanU { s: 64 }, 2.432115891608392e-5),
             (Algorithm::ScanU { s: 128 }, 2.4679867540792543e-5),
             (Algorithm::McScan { s: 128 }, 2.7048028146853147e-5),
@@ -358,7 +358,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 12,
         times: &[
-            (Algorithm::VectorScan, 1.7307466666666663e-5),
+            (Algorithm::VectorScan, 1.499183333333333e-5),
             (Algorithm::ScanU { s: 64 }, 2.5182595279720283e-5),
             (Algorithm::ScanU { s: 128 }, 2.5318288752913755e-5),
             (Algorithm::McScan { s: 128 }, 2.7778500874125874e-5),
@@ -371,7 +371,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 14,
         times: &[
-            (Algorithm::VectorScan, 2.7294920454545496e-5),
+            (Algorithm::VectorScan, 1.9505384090909086e-5),
             (Algorithm::ScanU { s: 128 }, 2.9375858589743592e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 3.0302624825174824e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 3.1862243344988346e-5),
@@ -384,7 +384,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 16,
         times: &[
-            (Algorithm::VectorScan, 2.7416084090909132e-5),
+            (Algorithm::VectorScan, 1.9747711363636358e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 3.127193391608392e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 3.210457061771562e-5),
             (Algorithm::McScan { s: 128 }, 3.216569481351982e-5),
@@ -397,7 +397,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 18,
         times: &[
-            (Algorithm::VectorScan, 2.7900738636363682e-5),
+            (Algorithm::VectorScan, 2.4293842832167827e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 3.377522796037295e-5),
             (Algorithm::McScan { s: 128 }, 3.382968548951049e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 4.0903363811188794e-5),
@@ -410,7 +410,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 20,
         times: &[
-            (Algorithm::VectorScan, 4.7804908333333434e-5),
+            (Algorithm::VectorScan, 4.553137383449895e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 5.183899717948714e-5),
             (Algorithm::McScan { s: 128 }, 5.2196827296037306e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 6.512024889277388e-5),
@@ -425,7 +425,7 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ReduceThenScan { s: 128 }, 9.708171085081574e-5),
             (Algorithm::McScan { s: 128 }, 1.0825463924242414e-4),
-            (Algorithm::VectorScan, 1.2168695681818034e-4),
+            (Algorithm::VectorScan, 1.1939783257575612e-4),
             (Algorithm::ReduceThenScan { s: 64 }, 1.6692132837995354e-4),
         ],
     },
@@ -436,7 +436,7 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ReduceThenScan { s: 128 }, 3.29227087482515e-4),
             (Algorithm::McScan { s: 128 }, 3.553048665617757e-4),
-            (Algorithm::VectorScan, 4.2141130833335495e-4),
+            (Algorithm::VectorScan, 4.191377738345205e-4),
             (Algorithm::ReduceThenScan { s: 64 }, 6.853782236596728e-4),
         ],
     },
@@ -445,7 +445,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 4,
         log2_n: 4,
         times: &[
-            (Algorithm::VectorScan, 1.677053333333333e-5),
+            (Algorithm::VectorScan, 1.3677566666666668e-5),
             (Algorithm::ScanU { s: 64 }, 2.484767868298368e-5),
             (Algorithm::ScanU { s: 128 }, 2.5263428193473197e-5),
             (Algorithm::McScan { s: 128 }, 7.87282773892774e-5),
@@ -460,7 +460,7 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ScanU { s: 64 }, 2.4902942132867136e-5),
             (Algorithm::ScanU { s: 128 }, 2.5287862878787882e-5),
-            (Algorithm::VectorScan, 2.8747333333333227e-5),
+            (Algorithm::VectorScan, 2.5634366666666632e-5),
             (Algorithm::McScan { s: 128 }, 7.876071678321678e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 8.969648344988345e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 8.981257482517483e-5),
@@ -471,7 +471,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 4,
         log2_n: 12,
         times: &[
-            (Algorithm::VectorScan, 2.067839999999999e-5),
+            (Algorithm::VectorScan, 1.836276666666666e-5),
             (Algorithm::ScanU { s: 64 }, 2.6246749125874125e-5),
             (Algorithm::ScanU { s: 128 }, 2.62784425990676e-5),
             (Algorithm::McScan { s: 128 }, 8.258908041958042e-5),
@@ -484,7 +484,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 4,
         log2_n: 16,
         times: &[
-            (Algorithm::VectorScan, 2.7802584790209864e-5),
+            (Algorithm::VectorScan, 2.557551182983688e-5),
             (Algorithm::ScanU { s: 128 }, 4.6279112435897386e-5),
             (Algorithm::ScanU { s: 64 }, 6.269197639860142e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 9.679912027972027e-5),
@@ -497,7 +497,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 32,
         log2_n: 4,
         times: &[
-            (Algorithm::VectorScan, 1.677453333333333e-5),
+            (Algorithm::VectorScan, 1.3680233333333335e-5),
             (Algorithm::ScanU { s: 64 }, 2.484767868298368e-5),
             (Algorithm::ScanU { s: 128 }, 2.5263428193473197e-5),
             (Algorithm::McScan { s: 128 }, 5.632680652680654e-4),
@@ -512,7 +512,7 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ScanU { s: 64 }, 2.4902942132867136e-5),
             (Algorithm::ScanU { s: 128 }, 2.5287862878787882e-5),
-            (Algorithm::VectorScan, 2.8811333333333225e-5),
+            (Algorithm::VectorScan, 2.5677033333333298e-5),
             (Algorithm::McScan { s: 128 }, 5.635275804195804e-4),
             (Algorithm::ReduceThenScan { s: 128 }, 6.510137137529136e-4),
             (Algorithm::ReduceThenScan { s: 64 }, 6.524938293706292e-4),
@@ -523,7 +523,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 32,
         log2_n: 12,
         times: &[
-            (Algorithm::VectorScan, 2.086516923076922e-5),
+            (Algorithm::VectorScan, 1.8549535897435892e-5),
             (Algorithm::ScanU { s: 128 }, 2.664409854312355e-5),
             (Algorithm::ScanU { s: 64 }, 2.679393234265735e-5),
             (Algorithm::McScan { s: 128 }, 5.941544895104896e-4),
@@ -538,7 +538,7 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ScanU { s: 128 }, 5.4332108939394134e-5),
             (Algorithm::ScanU { s: 64 }, 6.323915961538465e-5),
-            (Algorithm::VectorScan, 7.398567756410208e-5),
+            (Algorithm::VectorScan, 7.16398260489507e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 7.083861930069926e-4),
             (Algorithm::ReduceThenScan { s: 128 }, 7.325887213053618e-4),
             (Algorithm::McScan { s: 128 }, 7.345446955710952e-4),
@@ -549,7 +549,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 256,
         log2_n: 4,
         times: &[
-            (Algorithm::VectorScan, 1.677453333333333e-5),
+            (Algorithm::VectorScan, 1.3680233333333335e-5),
             (Algorithm::ScanU { s: 64 }, 4.0672983228438215e-5),
             (Algorithm::ScanU { s: 128 }, 4.119744182983681e-5),
         ],
@@ -559,7 +559,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 256,
         log2_n: 8,
         times: &[
-            (Algorithm::VectorScan, 2.9083435897435808e-5),
+            (Algorithm::VectorScan, 2.594913589743588e-5),
             (Algorithm::ScanU { s: 64 }, 4.1636410314685283e-5),
             (Algorithm::ScanU { s: 128 }, 4.171424015151513e-5),
         ],
@@ -569,7 +569,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 256,
         log2_n: 12,
         times: &[
-            (Algorithm::VectorScan, 4.7992132575757695e-5),
+            (Algorithm::VectorScan, 4.495143257575769e-5),
             (Algorithm::ScanU { s: 128 }, 4.881127307692317e-5),
             (Algorithm::ScanU { s: 64 }, 4.9507757226107324e-5),
         ],
@@ -579,7 +579,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 2048,
         log2_n: 4,
         times: &[
-            (Algorithm::VectorScan, 1.6924584615384615e-5),
+            (Algorithm::VectorScan, 1.382228461538462e-5),
             (Algorithm::ScanU { s: 64 }, 1.593627673193481e-4),
             (Algorithm::ScanU { s: 128 }, 1.60702544102565e-4),
         ],
@@ -589,7 +589,7 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 2048,
         log2_n: 8,
         times: &[
-            (Algorithm::VectorScan, 7.14873153846161e-5),
+            (Algorithm::VectorScan, 6.917168205128262e-5),
             (Algorithm::ScanU { s: 128 }, 1.6491206969697063e-4),
             (Algorithm::ScanU { s: 64 }, 1.6713742167832253e-4),
         ],

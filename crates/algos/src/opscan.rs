@@ -102,6 +102,10 @@ const MAX_LANES: u64 = 1024;
 /// width - 1 dependent row ops against the log2(lanes) steps of the lane scan
 /// (modeled: about half the vector time of 64 x 64).
 const SEG_LANES: u64 = 256;
+/// What a tile of one row (lanes as segments) costs in dependent row ops of
+/// a tile of short rows: modeled, 4 rows of 256 take 16.6 us one tile each
+/// and 25.2 us as one tile's lanes; 2048 rows of 256, 84.1 us and 67.4 us.
+const SEG_ROUNDS: u64 = 24;
 /// Longest row whose lanes are whole rows: up to here the width - 1 row ops
 /// over 16+ rows per tile beat a 256-lane tile per row with its lane scan
 /// (modeled, 1000 rows of 160: 7.6 us vs 14.5 us).
@@ -176,7 +180,20 @@ impl OpScan {
                 reason: format!("{rows} rows of {row_len} elements overflow"),
             })?;
         let cores = u64::from(soc.vector_cores.max(1));
-        let short = row_len <= OPSCAN_SHORT_ROW;
+        let groups = rows.div_ceil(ROW_GROUP);
+        let short = row_len <= OPSCAN_SHORT_ROW && {
+            // Lanes as rows cost row_len - 1 dependent row ops per tile,
+            // however few rows fill it; a tile per row costs SEG_ROUNDS.
+            // Few rows are faster one tile each.
+            let lanes = (OPSCAN_TILE / row_len / ROW_GROUP * ROW_GROUP).min(MAX_LANES);
+            let short_rows = (groups.div_ceil(cores) * ROW_GROUP).min(rows);
+            let seg_rows = if groups >= cores {
+                groups.div_ceil(cores) * ROW_GROUP
+            } else {
+                n.div_ceil(cores).max(MIN_SPLIT).div_ceil(row_len)
+            };
+            (row_len - 1) * short_rows.div_ceil(lanes) <= SEG_ROUNDS * seg_rows.min(rows)
+        };
         let (lanes, width) = if short {
             let lanes = (OPSCAN_TILE / row_len / ROW_GROUP * ROW_GROUP).min(MAX_LANES);
             (lanes, row_len)
@@ -186,7 +203,6 @@ impl OpScan {
                 row_len.div_ceil(SEG_LANES).min(OPSCAN_TILE / SEG_LANES),
             )
         };
-        let groups = rows.div_ceil(ROW_GROUP);
         let (per_core, total_stride) = if short || groups >= cores {
             (groups.div_ceil(cores) * ROW_GROUP * row_len, 1)
         } else {

@@ -14,9 +14,9 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 8,
         times: &[
+            (Algorithm::VectorScan, 1.27248e-5),
             (Algorithm::ScanU { s: 64 }, 2.422403956876457e-5),
             (Algorithm::ScanU { s: 128 }, 2.5007729545454544e-5),
-            (Algorithm::VectorScan, 2.5178766666666636e-5),
             (Algorithm::ScanUL1 { s: 32 }, 2.653745844988345e-5),
             (Algorithm::McScan { s: 128 }, 2.6823902272727273e-5),
             (Algorithm::ScanUL1 { s: 64 }, 2.724443210955711e-5),
@@ -132,7 +132,7 @@ pub(crate) const CELLS: &[Cell] = &[
         times: &[
             (Algorithm::ReduceThenScan { s: 128 }, 2.8730606589743814e-4),
             (Algorithm::VectorScan, 3.7142689924244446e-4),
-            (Algorithm::McScan { s: 128 }, 3.848274543007025e-4),
+            (Algorithm::McScan { s: 128 }, 3.9261567248252113e-4),
             (Algorithm::ReduceThenScan { s: 64 }, 5.793134980652659e-4),
         ],
     },
@@ -141,10 +141,10 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 26,
         times: &[
-            (Algorithm::ReduceThenScan { s: 128 }, 1.0530375823309941e-3),
+            (Algorithm::ReduceThenScan { s: 128 }, 1.0523737558974277e-3),
             (Algorithm::VectorScan, 1.4236336274472418e-3),
             (Algorithm::McScan { s: 128 }, 1.56656276963642e-3),
-            (Algorithm::ReduceThenScan { s: 64 }, 2.2500578150117267e-3),
+            (Algorithm::ReduceThenScan { s: 64 }, 2.2495351842424936e-3),
         ],
     },
     Cell {
@@ -167,8 +167,8 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 4,
         log2_n: 8,
         times: &[
+            (Algorithm::VectorScan, 1.6620399999999998e-5),
             (Algorithm::ScanU { s: 64 }, 2.505383444055944e-5),
-            (Algorithm::VectorScan, 2.521076666666664e-5),
             (Algorithm::ScanU { s: 128 }, 2.6259554254079258e-5),
             (Algorithm::ScanUL1 { s: 32 }, 2.6486743298368297e-5),
             (Algorithm::ScanUL1 { s: 64 }, 2.769737942890443e-5),
@@ -332,9 +332,9 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 1,
         log2_n: 8,
         times: &[
+            (Algorithm::VectorScan, 1.2798133333333334e-5),
             (Algorithm::ScanU { s: 64 }, 2.4083116491841496e-5),
             (Algorithm::ScanU { s: 128 }, 2.4449370571095574e-5),
-            (Algorithm::VectorScan, 2.560236666666663e-5),
             (Algorithm::McScan { s: 128 }, 2.6821409965034962e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 2.952529755244755e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 2.955535163170163e-5),
@@ -458,9 +458,9 @@ pub(crate) const CELLS: &[Cell] = &[
         rows: 4,
         log2_n: 8,
         times: &[
+            (Algorithm::VectorScan, 1.6913733333333327e-5),
             (Algorithm::ScanU { s: 64 }, 2.4902942132867136e-5),
             (Algorithm::ScanU { s: 128 }, 2.5287862878787882e-5),
-            (Algorithm::VectorScan, 2.5634366666666632e-5),
             (Algorithm::McScan { s: 128 }, 7.876071678321678e-5),
             (Algorithm::ReduceThenScan { s: 128 }, 8.969648344988345e-5),
             (Algorithm::ReduceThenScan { s: 64 }, 8.981257482517483e-5),

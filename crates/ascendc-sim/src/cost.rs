@@ -427,14 +427,28 @@ pub fn profile_launch(
             error: report.error.clone(),
         });
     }
-    let traces = &report.traces;
+    profile_traces(
+        &report.kernel,
+        &report.traces,
+        &mut LaunchReport::op_name,
+        params,
+    )
+}
+
+/// [`profile_launch`] of a set of per-core traces (`op_name` as for
+/// [`model_traces`]).
+pub fn profile_traces(
+    kernel: &str,
+    traces: &[CoreTrace],
+    op_name: &mut dyn FnMut(u16) -> String,
+    params: &CostParams,
+) -> Result<Vec<CoreProfile>, CostError> {
     let mut engine = Engine::new(traces, params);
     engine.profile = Some(vec![HashMap::new(); traces.len()]);
-    let mut op_name = |op: u16| LaunchReport::op_name(op);
     engine
-        .run(traces, &mut op_name)
+        .run(traces, op_name)
         .map_err(|detail| CostError::Deadlock {
-            kernel: report.kernel.clone(),
+            kernel: kernel.to_string(),
             detail,
         })?;
     let profile = engine.profile.take().unwrap_or_default();

@@ -4,7 +4,9 @@
 //! (1 cycle = 1 ns), no fixed, latency, issue or launch costs unless a test
 //! sets them, HBM and L2 bandwidth effectively unlimited.
 use ascend_sys as sys;
-use ascendc_sim::cost::{assumptions, assumptions_markdown, model_traces, CoreKind, Resource};
+use ascendc_sim::cost::{
+    assumptions, assumptions_markdown, model_traces, profile_traces, CoreKind, Resource,
+};
 use ascendc_sim::{
     model_launch, model_launches, CoreTrace, CostParams, LaunchReport, ModelProfile, ModelReport,
     Pipe, Soc, Task,
@@ -161,6 +163,37 @@ fn serial_vs_overlapped_pipes() {
     for b in &r.busy {
         assert_near(b.fraction, 1.0);
     }
+
+    // The profile charges each event what it added to the finish time.
+    let profile = |t: CoreTrace| {
+        let prof = profile_traces("test", &[t], &mut name, &p).expect("profile");
+        assert_eq!(prof.len(), 1, "one vector core, no cube core");
+        let total: f64 = prof[0].by_event.iter().map(|(_, c)| c).sum();
+        assert_near(total, prof[0].cycles);
+        prof[0].by_event.clone()
+    };
+    let serial_profile = profile(aiv(vec![
+        read(MB, 1024),
+        sync(sys::ASCSIM_EV_SET_FLAG, P_MTE2, 0, 0),
+        sync(sys::ASCSIM_EV_WAIT_FLAG, P_V, 0, 0),
+        vec_op(OP_ADD, 10),
+        sync(sys::ASCSIM_EV_SET_FLAG, P_V, 1, 0),
+        sync(sys::ASCSIM_EV_WAIT_FLAG, P_MTE3, 1, 0),
+        write(2 * MB, 1024),
+    ]));
+    assert_eq!(serial_profile[0].0, "DataCopy");
+    assert_near(serial_profile[0].1, 20.0);
+    assert_eq!(serial_profile[1].0, "Add");
+    assert_near(serial_profile[1].1, 10.0);
+    // Overlapped, the Add and the write hide under the read.
+    let overlapped_profile = profile(aiv(vec![
+        read(MB, 1024),
+        vec_op(OP_ADD, 10),
+        write(2 * MB, 1024),
+    ]));
+    assert_eq!(overlapped_profile.len(), 1);
+    assert_eq!(overlapped_profile[0].0, "DataCopy");
+    assert_near(overlapped_profile[0].1, 10.0);
 
     // A reduction costs 2 cycles per repeat (the documented assumption).
     let r = run(&[aiv(vec![vec_op(OP_REDUCE, 10)])], &p, 0);

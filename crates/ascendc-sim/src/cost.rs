@@ -391,14 +391,30 @@ pub fn model_traces(
     params: &CostParams,
     elements: u64,
 ) -> Result<ModelReport, CostError> {
+    let engine = run_engine(kernel, traces, op_name, params, false)?;
+    Ok(engine.report(kernel, traces, params, elements))
+}
+
+/// Runs the engine over `traces` (recording the per-event profile when
+/// `profile`); a deadlock names the kernel.
+fn run_engine(
+    kernel: &str,
+    traces: &[CoreTrace],
+    op_name: &mut dyn FnMut(u16) -> String,
+    params: &CostParams,
+    profile: bool,
+) -> Result<Engine, CostError> {
     let mut engine = Engine::new(traces, params);
+    if profile {
+        engine.profile = Some(vec![HashMap::new(); traces.len()]);
+    }
     engine
         .run(traces, op_name)
         .map_err(|detail| CostError::Deadlock {
             kernel: kernel.to_string(),
             detail,
         })?;
-    Ok(engine.report(kernel, traces, params, elements))
+    Ok(engine)
 }
 
 /// Where one core's modeled time went: each event name with the cycles by
@@ -443,14 +459,7 @@ pub fn profile_traces(
     op_name: &mut dyn FnMut(u16) -> String,
     params: &CostParams,
 ) -> Result<Vec<CoreProfile>, CostError> {
-    let mut engine = Engine::new(traces, params);
-    engine.profile = Some(vec![HashMap::new(); traces.len()]);
-    engine
-        .run(traces, op_name)
-        .map_err(|detail| CostError::Deadlock {
-            kernel: kernel.to_string(),
-            detail,
-        })?;
+    let mut engine = run_engine(kernel, traces, op_name, params, true)?;
     let profile = engine.profile.take().unwrap_or_default();
     let mut out = Vec::new();
     for cube in [true, false] {

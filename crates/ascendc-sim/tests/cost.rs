@@ -147,7 +147,7 @@ fn serial_vs_overlapped_pipes() {
         sync(sys::ASCSIM_EV_WAIT_FLAG, P_MTE3, 1, 0),
         write(2 * MB, 1024),
     ]);
-    let r = run(&[serial], &p, 512);
+    let r = run(std::slice::from_ref(&serial), &p, 512);
     assert_near(cycles(&r), 30.0);
     assert_eq!(r.hbm_read_bytes, 1024);
     assert_eq!(r.hbm_write_bytes, 1024);
@@ -157,7 +157,7 @@ fn serial_vs_overlapped_pipes() {
         vec_op(OP_ADD, 10),
         write(2 * MB, 1024),
     ]);
-    let r = run(&[overlapped], &p, 512);
+    let r = run(std::slice::from_ref(&overlapped), &p, 512);
     assert_near(cycles(&r), 10.0);
     // Every pipe was busy all the time.
     for b in &r.busy {
@@ -172,25 +172,13 @@ fn serial_vs_overlapped_pipes() {
         assert_near(total, prof[0].cycles);
         prof[0].by_event.clone()
     };
-    let serial_profile = profile(aiv(vec![
-        read(MB, 1024),
-        sync(sys::ASCSIM_EV_SET_FLAG, P_MTE2, 0, 0),
-        sync(sys::ASCSIM_EV_WAIT_FLAG, P_V, 0, 0),
-        vec_op(OP_ADD, 10),
-        sync(sys::ASCSIM_EV_SET_FLAG, P_V, 1, 0),
-        sync(sys::ASCSIM_EV_WAIT_FLAG, P_MTE3, 1, 0),
-        write(2 * MB, 1024),
-    ]));
+    let serial_profile = profile(serial);
     assert_eq!(serial_profile[0].0, "DataCopy");
     assert_near(serial_profile[0].1, 20.0);
     assert_eq!(serial_profile[1].0, "Add");
     assert_near(serial_profile[1].1, 10.0);
     // Overlapped, the Add and the write hide under the read.
-    let overlapped_profile = profile(aiv(vec![
-        read(MB, 1024),
-        vec_op(OP_ADD, 10),
-        write(2 * MB, 1024),
-    ]));
+    let overlapped_profile = profile(overlapped);
     assert_eq!(overlapped_profile.len(), 1);
     assert_eq!(overlapped_profile[0].0, "DataCopy");
     assert_near(overlapped_profile[0].1, 10.0);

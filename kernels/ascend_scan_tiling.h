@@ -67,7 +67,7 @@ struct OpScanTiling {
     uint32_t total_stride;
     // 1 when some core starts inside a row: phase 1 and SyncAll run.
     uint32_t sync;
-    // 1 (with `sync`, one row, at most [`OPSCAN_HOLD_TILES`] tiles per
+    // 1 (with `sync`, one row, at most [`OpScan::hold_tiles`] tiles per
     // core): each core scans its tiles first and keeps them in UB across
     // SyncAll, then adds its carry and stores them: one read of x, no phase 1.
     uint32_t hold;

@@ -27,7 +27,7 @@
 // ranges instead: phase 1 takes the operator over each core's part of its
 // last row into a GM slot, SyncAll, and a core starting inside a row
 // combines the slots of the earlier cores of that row into its carry.
-// Hold mode (one row, at most two tiles per core): no phase 1; each core
+// Hold mode (one row, at most kHoldTiles tiles per core): no phase 1; each core
 // scans its tiles from the identity and keeps them in the output queue's
 // buffers, publishes its part's total, SyncAll, then adds the carry to the
 // held tiles and stores them (x read once).
@@ -91,6 +91,10 @@ public:
     // Sums of f16/bf16: the tile is transposed before the cast (half the
     // Gather's bytes) through the half scratch (which the NaN masks use).
     static constexpr bool kGatherIn = !kIndices && !kCheckNan && sizeof(TIn) == 2;
+    // Tiles a core can hold across SyncAll (OpScan::hold_tiles on the host):
+    // the output queue's buffers; UB has room for 4 only with 1- and 2-byte
+    // inputs of sums.
+    static constexpr uint32_t kHoldTiles = std::is_same<Op, OpSum>::value && sizeof(TIn) <= 2 ? 4 : 2;
     // The half scratch casts int8 to the accumulator; the indices mode also
     // keeps its two compare masks (kTile bits each) there.
     static constexpr uint32_t kHalfBytes =
@@ -280,7 +284,7 @@ private:
 
     __aicore__ inline void Init() {
         pipe_.InitBuffer(qIn_, kAhead + 1, kTile * sizeof(TIn));
-        pipe_.InitBuffer(qOut_, 2, kTile * sizeof(TAcc));
+        pipe_.InitBuffer(qOut_, kHoldTiles, kTile * sizeof(TAcc));
         if constexpr (kIndices) {
             pipe_.InitBuffer(qVal_, kAhead + 1, kTile * sizeof(TV));
             pipe_.InitBuffer(bufPos_, kTile * sizeof(int32_t));
@@ -741,8 +745,8 @@ private:
     TAcc carryIn_ = 0;
     // Hold mode (OpScanTiling::hold): the scanned tiles waiting for the carry.
     bool hold_ = false;
-    TileDesc held_[2];
-    LocalTensor<TAcc> heldOut_[2];
+    TileDesc held_[kHoldTiles];
+    LocalTensor<TAcc> heldOut_[kHoldTiles];
     uint32_t heldCount_ = 0;
 };
 

@@ -428,8 +428,9 @@ fn allocation_past_hbm_is_a_runtime_error() {
 
 /// VectorScan of one row around its core splits: one core up to two tiles
 /// (8192 elements); then at least a tile per core, the tiles held in UB
-/// across SyncAll while no core gets more than two (up to 80 tiles on 40
-/// vector cores); then the reduce phase and the tiles read again.
+/// across SyncAll while no core gets more than four (sums of 1- and 2-byte
+/// inputs: up to 160 tiles on 40 vector cores); then the reduce phase and
+/// the tiles read again.
 #[test]
 fn vector_scan_around_held_tiles() {
     let a = Algorithm::VectorScan;
@@ -441,8 +442,9 @@ fn vector_scan_around_held_tiles() {
         12_289,
         40 * 4096 - 1,
         40 * 4096 + 1,
-        80 * 4096,
         80 * 4096 + 1,
+        160 * 4096,
+        160 * 4096 + 1,
     ] {
         for exclusive in [false, true] {
             check_float_with(&testkit::data::f16_data(n, n as u64), a, depth, exclusive);

@@ -81,7 +81,7 @@ pub struct OpScanTiling {
     pub total_stride: u32,
     /// 1 when some core starts inside a row: phase 1 and SyncAll run.
     pub sync: u32,
-    /// 1 (with `sync`, one row, at most [`OPSCAN_HOLD_TILES`] tiles per
+    /// 1 (with `sync`, one row, at most [`OpScan::hold_tiles`] tiles per
     /// core): each core scans its tiles first and keeps them in UB across
     /// SyncAll, then adds its carry and stores them: one read of x, no phase 1.
     pub hold: u32,
@@ -114,8 +114,9 @@ pub const OPSCAN_SHORT_ROW: u64 = 256;
 /// below two tiles, the reduce phase and SyncAll cost more than the split
 /// saves (modeled at n = 4096: about 3 us on one core, 6 us on 16).
 const MIN_SPLIT: u64 = 2 * OPSCAN_TILE;
-/// Most tiles a core keeps in UB across SyncAll (the output queue's buffers).
-pub const OPSCAN_HOLD_TILES: u64 = 2;
+/// A row of at most this many tiles is scanned on one core (no SyncAll):
+/// modeled, 2 tiles take 17.4 us on one core, 19.4 us on two.
+const ONE_CORE_TILES: u64 = 2;
 /// Cores split rows in groups of this many (8 f32/i32 = one 32-byte block).
 const ROW_GROUP: u64 = 8;
 
@@ -149,6 +150,18 @@ impl OpScan {
             });
         }
         Ok(OpScan { dtype, op })
+    }
+
+    /// Most tiles a core keeps in UB across SyncAll (the output queue's
+    /// buffers, templates/device/opscan_kernel.h `kHoldTiles`): 4 for sums
+    /// of 1- and 2-byte inputs, 2 where the input tiles or the NaN masks
+    /// take the room.
+    pub fn hold_tiles(&self) -> u64 {
+        if self.op == VectorOp::Sum && self.dtype.size() <= 2 {
+            4
+        } else {
+            2
+        }
     }
 
     /// Plans the scans of `rows` rows of `row_len >= 1` elements each.
@@ -208,11 +221,11 @@ impl OpScan {
         } else {
             let stride = if rows > 1 { ROW_GROUP as u32 } else { 1 };
             let per_core = n.div_ceil(cores).div_ceil(SEG_LANES) * SEG_LANES;
-            // One row: a core holds up to OPSCAN_HOLD_TILES tiles across
-            // SyncAll, so one tile per core is worth the split, but a row of
-            // at most that many tiles is faster on one core without SyncAll.
+            // One row: a core holds its tiles across SyncAll, so one tile
+            // per core is worth the split, but a short row is faster on one
+            // core without SyncAll.
             let min_split = match rows {
-                1 if n <= OPSCAN_HOLD_TILES * OPSCAN_TILE => n.div_ceil(SEG_LANES) * SEG_LANES,
+                1 if n <= ONE_CORE_TILES * OPSCAN_TILE => n.div_ceil(SEG_LANES) * SEG_LANES,
                 1 => OPSCAN_TILE,
                 _ => MIN_SPLIT,
             };
@@ -220,7 +233,7 @@ impl OpScan {
         };
         let block_dim = n.div_ceil(per_core);
         let sync = !short && (1..block_dim).any(|k| (k * per_core) % row_len != 0);
-        let hold = sync && rows == 1 && per_core.div_ceil(lanes * width) <= OPSCAN_HOLD_TILES;
+        let hold = sync && rows == 1 && per_core.div_ceil(lanes * width) <= self.hold_tiles();
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: block_dim as u32,
@@ -399,6 +412,11 @@ mod tests {
         assert_eq!(plan(1, 80 * 4096 + 1).hold, 0);
         // Several rows keep the reduce phase.
         assert_eq!(plan(3, 100_001).hold, 0);
+        // Sums of 2-byte inputs hold up to four tiles.
+        let soc = soc::Soc::Ascend910B4.profile();
+        let sum = OpScan::new(DType::F16, VectorOp::Sum).unwrap();
+        let hold = |n| sum.plan(&soc, 1, n, false, true).unwrap().tiling.hold;
+        assert_eq!((hold(160 * 4096), hold(160 * 4096 + 1)), (1, 0));
     }
 
     #[test]

@@ -139,8 +139,7 @@ public:
         next_ = begin_;
         checkedTo_ = end_;
         carryIn_ = Op::template Identity<TAcc>();
-        hold_ = t.hold != 0;
-        if (t.segments && !hold_) CarryIn();
+        if (t.segments && !t.hold) CarryIn();
         // Software pipeline: the next kAhead tiles load while this one computes.
         TileDesc ring[kAhead + 1];
         uint32_t loaded = 0, done = 0;
@@ -159,10 +158,10 @@ public:
                 PipeBarrier<PIPE_V>();
             }
             Compute(cur);
-            if (t.want_total && t.segments && cur.endsRow && !hold_) StoreTotals(cur.row, Carry(), 1);
+            if (t.want_total && t.segments && cur.endsRow && !t.hold) StoreTotals(cur.row, Carry(), 1);
             if (t.want_total && !t.segments) StoreTotals(cur.row, TR()[width_ * lanes_], cur.rows);
         }
-        if (hold_) StoreHeld();
+        if (t.hold) StoreHeld();
         if constexpr (kCheckNan) {
             // Tiles before checkedTo_ were masked by the scan, the rest by phase 1.
             if (carryNan_ || partNan_ || (checkedTo_ > begin_ && nan_.Seen())) FixNan();
@@ -435,15 +434,12 @@ private:
         // Back to row-major: inclusive reads rows 1..width, exclusive rows 0..width-1.
         uint32_t from = t_.exclusive ? 0 : lanes_ * static_cast<uint32_t>(sizeof(TAcc));
         Gather(a, tr, bufIdxB_.Get<uint32_t>(), from, tileElems_);
-        if (hold_) {
+        if (t_.hold) {
             held_[heldCount_] = d;
             heldOut_[heldCount_++] = a;
             return;
         }
-        qOut_.EnQue(a);
-        a = qOut_.DeQue<TAcc>();
-        StoreAny(gy_[d.base], a, d.count);
-        qOut_.FreeTensor(a);
+        StoreQueued(qOut_, a, gy_[d.base], d.count);
     }
 
     // Rows of the lane-total tree (scratch after the transposed tile in TR).
@@ -609,12 +605,7 @@ private:
             Op::Vec(Carry(), Carry(), c, kRepeatLanes);
             PipeBarrier<PIPE_V>();
         }
-        for (uint32_t k = 0; k < heldCount_; ++k) {
-            qOut_.EnQue(heldOut_[k]);
-            LocalTensor<TAcc> a = qOut_.DeQue<TAcc>();
-            StoreAny(gy_[held_[k].base], a, held_[k].count);
-            qOut_.FreeTensor(a);
-        }
+        for (uint32_t k = 0; k < heldCount_; ++k) StoreQueued(qOut_, heldOut_[k], gy_[held_[k].base], held_[k].count);
         if (t_.want_total && heldCount_ > 0 && held_[heldCount_ - 1].endsRow) {
             StoreTotals(held_[heldCount_ - 1].row, Carry(), 1);
         }
@@ -743,7 +734,6 @@ private:
     uint32_t lanePhase_ = 0, laneStep_ = 0, foldRows_ = 0;
     TAcc carryIn_ = 0;
     // Hold mode (OpScanTiling::hold): the scanned tiles waiting for the carry.
-    bool hold_ = false;
     TileDesc held_[kHoldTiles];
     LocalTensor<TAcc> heldOut_[kHoldTiles];
     uint32_t heldCount_ = 0;

@@ -194,31 +194,12 @@ impl OpScan {
             })?;
         let cores = u64::from(soc.vector_cores.max(1));
         let groups = rows.div_ceil(ROW_GROUP);
-        let short = row_len <= OPSCAN_SHORT_ROW && {
-            // Lanes as rows cost row_len - 1 dependent row ops per tile,
-            // however few rows fill it; a tile per row costs SEG_ROUNDS.
-            // Few rows are faster one tile each.
-            let lanes = (OPSCAN_TILE / row_len / ROW_GROUP * ROW_GROUP).min(MAX_LANES);
-            let short_rows = (groups.div_ceil(cores) * ROW_GROUP).min(rows);
-            let seg_rows = if groups >= cores {
-                groups.div_ceil(cores) * ROW_GROUP
-            } else {
-                n.div_ceil(cores).max(MIN_SPLIT).div_ceil(row_len)
-            };
-            (row_len - 1) * short_rows.div_ceil(lanes) <= SEG_ROUNDS * seg_rows.min(rows)
-        };
-        let (lanes, width) = if short {
-            let lanes = (OPSCAN_TILE / row_len / ROW_GROUP * ROW_GROUP).min(MAX_LANES);
-            (lanes, row_len)
-        } else {
-            (
-                SEG_LANES,
-                row_len.div_ceil(SEG_LANES).min(OPSCAN_TILE / SEG_LANES),
-            )
-        };
-        let (per_core, total_stride) = if short || groups >= cores {
-            (groups.div_ceil(cores) * ROW_GROUP * row_len, 1)
-        } else {
+        // Elements per core and the totals' stride, with lanes as rows
+        // (short) or as segments of a row.
+        let split = |short: bool| {
+            if short || groups >= cores {
+                return (groups.div_ceil(cores) * ROW_GROUP * row_len, 1);
+            }
             let stride = if rows > 1 { ROW_GROUP as u32 } else { 1 };
             let per_core = n.div_ceil(cores).div_ceil(SEG_LANES) * SEG_LANES;
             // One row: a core holds its tiles across SyncAll, so one tile
@@ -231,6 +212,25 @@ impl OpScan {
             };
             (per_core.max(min_split), stride)
         };
+        let short_lanes =
+            (OPSCAN_TILE / row_len.min(OPSCAN_TILE) / ROW_GROUP * ROW_GROUP).min(MAX_LANES);
+        let short = row_len <= OPSCAN_SHORT_ROW && {
+            // Lanes as rows cost row_len - 1 dependent row ops per tile,
+            // however few rows fill it; a tile per row costs SEG_ROUNDS.
+            // Few rows are faster one tile each.
+            let rows_per_core = |short| split(short).0.div_ceil(row_len).min(rows);
+            (row_len - 1) * rows_per_core(true).div_ceil(short_lanes)
+                <= SEG_ROUNDS * rows_per_core(false)
+        };
+        let (lanes, width) = if short {
+            (short_lanes, row_len)
+        } else {
+            (
+                SEG_LANES,
+                row_len.div_ceil(SEG_LANES).min(OPSCAN_TILE / SEG_LANES),
+            )
+        };
+        let (per_core, total_stride) = split(short);
         let block_dim = n.div_ceil(per_core);
         let sync = !short && (1..block_dim).any(|k| (k * per_core) % row_len != 0);
         let hold = sync && rows == 1 && per_core.div_ceil(lanes * width) <= self.hold_tiles();

@@ -460,7 +460,7 @@ pub fn profile_traces(
     params: &CostParams,
 ) -> Result<Vec<CoreProfile>, CostError> {
     let mut engine = run_engine(kernel, traces, op_name, params, true)?;
-    let profile = engine.profile.take().unwrap_or_default();
+    let mut profile = engine.profile.take().unwrap_or_default();
     let mut out = Vec::new();
     for cube in [true, false] {
         let slowest = (0..traces.len())
@@ -471,7 +471,8 @@ pub fn profile_traces(
                     .total_cmp(&engine.cores[b].all_done())
             });
         if let Some(c) = slowest {
-            let mut by_event: Vec<(String, f64)> = profile[c].clone().into_iter().collect();
+            let mut by_event: Vec<(String, f64)> =
+                std::mem::take(&mut profile[c]).into_iter().collect();
             by_event.sort_by(|a, b| b.1.total_cmp(&a.1));
             out.push(CoreProfile {
                 core: c,
@@ -894,13 +895,17 @@ impl Engine {
     }
 
     fn step(&mut self, c: usize, traces: &[CoreTrace], op_name: &mut dyn FnMut(u16) -> String) {
+        if self.profile.is_none() {
+            self.step_event(c, traces, op_name);
+            return;
+        }
+        let e = traces[c].events[self.cores[c].pos];
         let before = self.cores[c].all_done();
         self.step_event(c, traces, op_name);
-        if let Some(profile) = self.profile.as_mut() {
-            let after = self.cores[c].all_done();
-            if after > before {
-                let e = &traces[c].events[self.cores[c].pos.saturating_sub(1)];
-                let name = event_name(e, op_name);
+        let after = self.cores[c].all_done();
+        if after > before {
+            let name = event_name(&e, op_name);
+            if let Some(profile) = self.profile.as_mut() {
                 *profile[c].entry(name).or_default() += after - before;
             }
         }

@@ -215,12 +215,66 @@ private:
 
     // The bound of row r: the k-th largest chunk maximum (its code), from
     // bufRes_ (`inUb`) or GM; Lo() when the row has fewer than k chunks.
+    // Sets topHi_, the code above the row's largest key, which bounds the
+    // selection among the candidates too.
     __aicore__ inline Pick BoundPick(uint64_t r, bool inUb) {
+        topHi_ = Hi() + 1;
         if (chunks_ < t_.k) return Pick{Lo(), 0};
-        if (inUb) return Narrow(static_cast<uint32_t>(chunks_), Lo());
+        if (inUb) return NarrowBracketed(static_cast<uint32_t>(chunks_));
         const uint64_t at[1] = {r * chunks_};
         const uint64_t len[1] = {chunks_};
-        return NarrowSegs(gMax_, at, len, 1, Lo());
+        if (ResidentLanes(chunks_) <= kTile) {
+            LoadResident(gMax_, at, len, 1, nullptr, nullptr);
+            return NarrowBracketed(static_cast<uint32_t>(chunks_));
+        }
+        return NarrowSegs(gMax_, at, len, 1, Lo(), topHi_);
+    }
+
+    // The k-th largest code among the first `lanes` order values of bufRes_
+    // (all of them defined), narrowed from [the code of their minimum, the
+    // code above their maximum) instead of the whole code range: one min and
+    // one max reduction save the binary rounds outside it (about half of
+    // them on rows of similar chunk maxima). Sets topHi_.
+    __aicore__ inline Pick NarrowBracketed(uint32_t lanes) {
+        LocalTensor<float> res = bufRes_.Get<float>(), tmp = bufTmp_.Get<float>();
+        ReduceMax(tmp, res, tmp[64], static_cast<int32_t>(lanes));
+        ReduceMin(tmp[8], res, tmp[64], static_cast<int32_t>(lanes));
+        PipeSync<HardEvent::V_S>();
+        const float top = tmp.GetValue(0), bottom = tmp.GetValue(8);
+        ScalarReadsDone();
+        // The chunk maxima of float keys on f16 see NaN as +inf (FLT_MAX as
+        // an order value), below a NaN key's order value: no bound there.
+        if (top < kMaxFloat) topHi_ = CodeAbove(top);
+        return Narrow(lanes, CodeAtOrBelow(bottom), topHi_);
+    }
+
+    // The lowest code whose order value exceeds v (Hi() + 1 if none);
+    // Value() increases with the code.
+    __aicore__ inline int32_t CodeAbove(float v) {
+        int32_t a = Lo(), b = Hi() + 1;
+        while (a < b) {
+            const int32_t m = a + (b - a) / 2;
+            if (Value(m) > v) {
+                b = m;
+            } else {
+                a = m + 1;
+            }
+        }
+        return a;
+    }
+    // The highest code whose order value is at most v (Lo() if none).
+    __aicore__ inline int32_t CodeAtOrBelow(float v) {
+        int32_t a = Lo(), b = Hi();
+        if (Value(a) > v) return Lo();
+        while (a < b) {
+            const int32_t m = a + (b - a + 1) / 2;
+            if (Value(m) <= v) {
+                a = m;
+            } else {
+                b = m - 1;
+            }
+        }
+        return a;
     }
 
     // ---- the keys ----
@@ -482,12 +536,12 @@ private:
     }
 
     // The k-th largest code among candidates whose order values are the
-    // first `lanes` of bufRes_ (-inf or NaN up to the next 64), starting from
-    // code `lo` (at least k of them at or above it).
-    __aicore__ inline Pick Narrow(uint32_t lanes, int32_t lo) {
+    // first `lanes` of bufRes_ (-inf or NaN up to the next 64), between code
+    // `lo` (at least k of them at or above it) and `hi` (none at or above it).
+    __aicore__ inline Pick Narrow(uint32_t lanes, int32_t lo, int32_t hi) {
         // Binary rounds: a threshold costs a pass over the values, a round
         // only a vector-to-scalar sync.
-        return NarrowWith(2, lo, [&](const float* tv, uint32_t nt, uint64_t* counts) {
+        return NarrowWith(2, lo, hi, [&](const float* tv, uint32_t nt, uint64_t* counts) {
             CountTile(bufRes_.Get<float>(), lanes, tv, nt, counts);
         });
     }
@@ -497,11 +551,11 @@ private:
     // (LoadResident), else streamed every round (wide rounds: each reads
     // them all again).
     __aicore__ inline Pick NarrowSegs(const GlobalTensor<float>& src, const uint64_t* at, const uint64_t* len,
-                                      uint32_t segs, int32_t lo) {
+                                      uint32_t segs, int32_t lo, int32_t hi) {
         uint64_t room = 0;
         for (uint32_t s = 0; s < segs; ++s) room += ResidentLanes(len[s]);
-        if (room <= kTile) return Narrow(LoadResident(src, at, len, segs, nullptr, nullptr), lo);
-        return NarrowWith(kWays, lo, [&](const float* tv, uint32_t nt, uint64_t* counts) {
+        if (room <= kTile) return Narrow(LoadResident(src, at, len, segs, nullptr, nullptr), lo, hi);
+        return NarrowWith(kWays, lo, hi, [&](const float* tv, uint32_t nt, uint64_t* counts) {
             for (uint32_t s = 0; s < segs; ++s) {
                 for (uint64_t off = 0; off < len[s]; off += kTile) {
                     const uint32_t count = static_cast<uint32_t>(len[s] - off < kTile ? len[s] - off : kTile);
@@ -557,14 +611,13 @@ private:
     }
 
     // The narrowing rounds: the interval [lo, hi) of codes holds the k-th
-    // largest (C(lo) >= k > C(hi), C(c) the count of order values >=
+    // largest (C(lo) >= k > C(hi) = 0, C(c) the count of order values >=
     // Value(c)); each round counts at `ways` - 1 thresholds inside it and
     // keeps the highest sub-interval whose start still has k. Thresholds lie
     // above Lo(), so their order values exceed -inf (the pads; NaN gaps pass
     // no compare).
     template <typename CountFn>
-    __aicore__ inline Pick NarrowWith(uint32_t ways, int32_t lo, CountFn count) {
-        int32_t hi = Hi() + 1;
+    __aicore__ inline Pick NarrowWith(uint32_t ways, int32_t lo, int32_t hi, CountFn count) {
         uint64_t chi = 0;
         const uint64_t k = t_.k;
         while (hi - lo > 1) {
@@ -614,9 +667,9 @@ private:
             idx = qCandI_.AllocTensor<int32_t>();
             bits = qRaw_.AllocTensor<int16_t>();
             lanes = LoadResident(gCandV_, at, counts, segs, &idx, &bits);
-            pick = Narrow(lanes, lo);
+            pick = Narrow(lanes, lo, topHi_);
         } else {
-            pick = NarrowSegs(gCandV_, at, counts, segs, lo);
+            pick = NarrowSegs(gCandV_, at, counts, segs, lo, topHi_);
         }
         const float v = Value(pick.v);
         Out out{r * t_.k, r * t_.k + pick.above, t_.k - pick.above, 0};
@@ -762,6 +815,7 @@ private:
     TopKTiling t_;
     uint32_t core_ = 0;
     uint64_t chunks_ = 0;  // chunks per row
+    int32_t topHi_ = 0;    // the code above the row's largest key (BoundPick)
     int32_t starts_[kTile / 64];  // row index of each chunk of a compaction batch
 };
 

@@ -451,6 +451,31 @@ fn topk_chunk_bounds_see_every_key() {
     );
 }
 
+/// The selection narrows between the codes of a row's smallest and largest
+/// chunk maxima (docs/algorithms.md, "Top-k"): rows of one value, of two
+/// adjacent values and of a narrow band, k at the edges, the largest and the
+/// smallest, whole rows per core and one row shared by cores.
+#[test]
+fn topk_narrows_within_the_row_range() {
+    let one = f16::from_f32(1.5);
+    for (rows, n) in [(48, 5000), (1, 100_003)] {
+        let constant = vec![one; rows * n];
+        let two: Vec<f16> = words(rows * n, 7)
+            .map(|w| f16::from_bits(one.to_bits() + u16::from(w % 3 == 0)))
+            .collect();
+        let band: Vec<f16> = words(rows * n, 8)
+            .map(|w| f16::from_bits(one.to_bits() + (w % 40) as u16))
+            .collect();
+        for keys in [constant, two, band] {
+            for k in [1, 50, n] {
+                for o in topk_options() {
+                    check_topk(&keys, rows, k, o);
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn topk_errors_name_k() {
     let dev = device();

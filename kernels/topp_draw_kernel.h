@@ -329,14 +329,44 @@ private:
         qRaw_.EnQue(raw);
     }
 
+    // The tiles of [next, end) of one source, each loaded while the one
+    // before it is worked on (the queues have two buffers).
+    struct Tiles {
+        uint64_t next, end;
+        uint32_t src;
+    };
+    // Starts reading [begin, end) of `src`: loads the first tile.
+    __aicore__ inline Tiles Prefetch(uint64_t begin, uint64_t end, uint32_t src) {
+        Tiles tiles{begin, end, src};
+        LoadNext(tiles);
+        return tiles;
+    }
+    // Loads the next tile, if any (its buffer is free once the tile before
+    // the one about to be taken was released).
+    __aicore__ inline void LoadNext(Tiles& tiles) {
+        if (tiles.next >= tiles.end) return;
+        const uint64_t left = tiles.end - tiles.next;
+        Load(tiles.next, static_cast<uint32_t>(left < kTile ? left : kTile), tiles.src);
+        tiles.next += kTile;
+    }
+    // Takes and frees the row tiles loaded past `used` (an early end).
+    __aicore__ inline void DropLoaded(const Tiles& tiles, uint64_t used) {
+        for (uint64_t off = used; off < tiles.next; off += kTile) {
+            LocalTensor<TProb> raw = qRaw_.DeQue<TProb>();
+            qRaw_.FreeTensor(raw);
+        }
+    }
+
     // The loaded tile as fp32 (zero past `count` up to whole 64-lane
     // repeats): the candidates' queue tensor, or the probabilities cast
-    // into bufX_ (the f16 tile stays for CompareTile). Release frees either.
-    __aicore__ inline LocalTensor<float> Take(uint32_t count, uint32_t padded, bool fromCand) {
+    // into bufX_ (the f16 tile stays for CompareTile; not cast unless
+    // `cast`, when only CompareTile reads it). Release frees either.
+    __aicore__ inline LocalTensor<float> Take(uint32_t count, uint32_t padded, bool fromCand, bool cast = true) {
         if (fromCand) return qCand_.DeQue<float>();
         raw_ = qRaw_.DeQue<TProb>();
         rawLanes_ = (count + 127) / 128 * 128;
         LocalTensor<float> x = bufX_.Get<float>();
+        if (!cast) return x;
         if (count < padded) {
             Duplicate(x, 0.0f, static_cast<int32_t>(padded));
             PipeBarrier<PIPE_V>();
@@ -428,14 +458,11 @@ private:
                 Duplicate(accSum, 0.0f, static_cast<int32_t>(2 * kAccLanes));
                 PipeBarrier<PIPE_V>();
             }
-            if (begin < end) Load(begin, static_cast<uint32_t>(end - begin < kTile ? end - begin : kTile), src);
+            Tiles tiles = Prefetch(begin, end, src);
             for (uint64_t off = begin; off < end; off += kTile) {
                 uint32_t count = static_cast<uint32_t>(end - off < kTile ? end - off : kTile);
                 uint32_t padded = (count + 63) / 64 * 64;  // CompareScalar on float takes whole 256-byte repeats
-                if (off + kTile < end) {
-                    uint64_t next = off + kTile;
-                    Load(next, static_cast<uint32_t>(end - next < kTile ? end - next : kTile), src);
-                }
+                LoadNext(tiles);
                 LocalTensor<float> x = Take(count, padded, fromCand);
                 const uint32_t lanes = CompareLanes(padded, fromCand);
                 if (total) {
@@ -775,13 +802,14 @@ private:
         LocalTensor<int32_t> iota = bufS_.Get<int32_t>(), hits = iota[kTile];
         const GatherMaskParams once(1, 1, 8, 0);
         uint64_t seen = 0;
+        CreateVecIndex(iota, 0, kTile);  // lanes; the tile's offset is added to the one read
+        Tiles tiles = Prefetch(begin, end, kFromRow);
         for (uint64_t off = begin; off < end; off += kTile) {
             uint32_t count = static_cast<uint32_t>(end - off < kTile ? end - off : kTile);
             uint32_t padded = (count + 63) / 64 * 64;
-            Load(off, count, kFromRow);
-            LocalTensor<float> x = Take(count, padded, false);
+            LoadNext(tiles);
+            LocalTensor<float> x = Take(count, padded, false, !std::is_same<TProb, half>::value);
             CompareTile(mask, x, v, CMPMODE::EQ, padded, false);
-            CreateVecIndex(iota, static_cast<int32_t>(off - rowStart), padded);
             PipeBarrier<PIPE_V>();
             uint64_t got = 0;
             GatherMask(hits, iota, mask.ReinterpretCast<uint32_t>(), true, count, once, got);
@@ -789,8 +817,9 @@ private:
             Release(x, false);
             PipeSync<HardEvent::V_S>();
             if (seen + got > need) {
-                int32_t index = hits.GetValue(static_cast<uint32_t>(need - seen));
+                const int32_t index = hits.GetValue(static_cast<uint32_t>(need - seen)) + static_cast<int32_t>(off - rowStart);
                 ScalarReadsDone();
+                DropLoaded(tiles, off + kTile);
                 return index;
             }
             seen += got;

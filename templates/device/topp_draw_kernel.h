@@ -41,7 +41,7 @@ namespace toppdraw {
 
 constexpr uint32_t kTile = 4096;      // elements per tile (a multiple of 64)
 constexpr uint32_t kMaxWays = 16;     // thresholds per round
-constexpr uint32_t kAccLanes = kTile / 2;  // lanes of round 0's running sum and maximum
+constexpr uint32_t kAccLanes = kTile / 4;  // lanes of round 0's running sum, maximum and minimum
 // A piece's slot: kMaxWays fp32 masses, then kMaxWays + 1 counts as fp32
 // (exact: rows have at most 2^24 entries), so that one vector Add sums slots.
 constexpr uint32_t kCountsAt = kMaxWays;
@@ -163,7 +163,7 @@ private:
         pipe_.InitBuffer(qCandOut_, 2, kTile * sizeof(float));
         pipe_.InitBuffer(bufX_, kTile * sizeof(float));
         pipe_.InitBuffer(bufS_, 2 * kTile * sizeof(float));
-        pipe_.InitBuffer(bufAcc_, 2 * kAccLanes * sizeof(float));
+        pipe_.InitBuffer(bufAcc_, 3 * kAccLanes * sizeof(float));
         ub_.Init(pipe_, kArenaBytes);
         state_ = ub_.At<uint32_t>(kStateAt, kMaxItems * kStateWords);
         // The rows' uniforms (the pieces of a core span consecutive rows).
@@ -452,9 +452,9 @@ private:
             if (idle) end = begin;
             uint64_t kept = 0;
             // Round 0: the row's running sum and maximum, lane-wise.
-            LocalTensor<float> accSum = bufAcc_.Get<float>(), accMax = accSum[kAccLanes];
+            LocalTensor<float> accSum = bufAcc_.Get<float>(), accMax = accSum[kAccLanes], accMin = accSum[2 * kAccLanes];
             if (total) {
-                Duplicate(accSum, 0.0f, static_cast<int32_t>(2 * kAccLanes));
+                Duplicate(accSum, 0.0f, static_cast<int32_t>(3 * kAccLanes));
                 PipeBarrier<PIPE_V>();
             }
             Tiles tiles = Prefetch(begin, end, src);
@@ -465,12 +465,13 @@ private:
                 LocalTensor<float> x = Take(count, padded, fromCand);
                 const uint32_t lanes = CompareLanes(padded, fromCand);
                 if (total) {
-                    bad_ += count - InRange(x, masks, count, padded);
-                    // Zero lanes past count add nothing and are no maximum (values are >= 0).
+                    // Zero lanes past count add nothing and are no maximum
+                    // (valid values are >= 0) and no negative minimum.
                     for (uint32_t h = 0; h < padded; h += kAccLanes) {
                         const uint32_t part = padded - h < kAccLanes ? padded - h : kAccLanes;
                         Add(accSum, accSum, x[h], static_cast<int32_t>(part));
                         Max(accMax, accMax, x[h], static_cast<int32_t>(part));
+                        Min(accMin, accMin, x[h], static_cast<int32_t>(part));
                         PipeBarrier<PIPE_V>();
                     }
                 }
@@ -535,10 +536,17 @@ private:
                 // The row's mass S(0) and its largest value.
                 ReduceSum(sums, accSum, tmp, static_cast<int32_t>(kAccLanes));
                 ReduceMax(sums[8], accMax, tmp[kTile / 64], static_cast<int32_t>(kAccLanes), false);
+                ReduceMin(sums[16], accMin, tmp[kTile / 128], static_cast<int32_t>(kAccLanes), false);
                 PipeSync<HardEvent::V_S>();
                 mass[0] = sums.GetValue(0);
-                Set(g, kTopCode, FloorCode(sums.GetValue(8)) + 1);
+                const float largest = sums.GetValue(8), smallest = sums.GetValue(16);
+                Set(g, kTopCode, FloorCode(largest) + 1);
                 ScalarReadsDone();
+                // Every entry in [0, 1] unless the sum is NaN (a NaN entry, or
+                // both infinities), the maximum above 1 or the minimum below
+                // 0; only then are the bad entries counted, by reading the
+                // piece again.
+                if (!(mass[0] == mass[0]) || largest > 1.0f || smallest < 0.0f) bad_ += OutOfRange(begin, end);
             }
             if (toA || toB || shrinkA) {
                 // Later rounds read the set back (with whole rows per core no
@@ -585,6 +593,22 @@ private:
         if (inPlace) PipeSync<HardEvent::MTE2_MTE3>();
         StoreQueued(qCandOut_, out, set[begin + kept], static_cast<uint32_t>(got));
         return kept + got;
+    }
+
+    // Count of the entries of [begin, end) of the row outside [0, 1].
+    __aicore__ inline uint64_t OutOfRange(uint64_t begin, uint64_t end) {
+        LocalTensor<uint8_t> masks = ub_.At<uint8_t>(kMasksAt, 2 * kTile / 8);
+        uint64_t bad = 0;
+        Tiles tiles = Prefetch(begin, end, kFromRow);
+        for (uint64_t off = begin; off < end; off += kTile) {
+            const uint32_t count = static_cast<uint32_t>(end - off < kTile ? end - off : kTile);
+            const uint32_t padded = (count + 63) / 64 * 64;
+            LoadNext(tiles);
+            LocalTensor<float> x = Take(count, padded, false);
+            bad += count - InRange(x, masks, count, padded);
+            Release(x, false);
+        }
+        return bad;
     }
 
     // Count of the tile's values in [0, 1] (a NaN fails both compares).

@@ -531,6 +531,70 @@ fn errors_name_the_argument() {
     }
 }
 
+/// The draw checks every probability on the row's first read by its sum,
+/// maximum and minimum, and counts the bad ones (read again) only when
+/// those say so: the count in the error is exact, in rows shared by cores
+/// and in whole rows, for f16 and bf16; -0.0 is a valid zero.
+#[test]
+fn bad_probabilities_are_counted_exactly() {
+    fn count_in_error<T: From16>(row_values: &[f32], rows: usize) -> Result<(), String> {
+        let dev = device();
+        let buf = dev.upload(&to16::<T>(row_values)).unwrap();
+        match top_p_sample(
+            &dev,
+            Batch::rows(&buf, rows).unwrap(),
+            TopPOptions::default(),
+        ) {
+            Err(Error::InvalidArgument { name, reason }) if name == "probs" => Err(reason),
+            Err(e) => panic!("expected an error naming probs, got {e:?}"),
+            Ok(_) => Ok(()),
+        }
+    }
+    let bad = [
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1.5,
+        -0.25,
+        2.0,
+    ];
+    for (rows, n) in [(1, 70_000), (96, 5000)] {
+        let mut all: Vec<f32> = vec![0.5 / n as f32; rows * n];
+        for r in 0..rows {
+            all[r * n] = 0.5;
+            all[r * n + n - 1] = -0.0;
+        }
+        assert_eq!(count_in_error::<f16>(&all, rows), Ok(()), "-0.0 is valid");
+        // One at a time: each of the three tests must see its kind alone.
+        for &v in &bad {
+            let mut one = all.clone();
+            one[rows * n / 2 + 3] = v;
+            let want = "1 probabilities outside [0, 1] (NaN included)".to_string();
+            assert_eq!(
+                count_in_error::<f16>(&one, rows),
+                Err(want),
+                "{v} in {rows} x {n}"
+            );
+        }
+        // Spread over the batch: different rows, pieces and tiles.
+        for (i, &v) in bad.iter().enumerate() {
+            all[(i * 7919 + 1) % (rows * n)] = v;
+        }
+        let want = format!("{} probabilities outside [0, 1] (NaN included)", bad.len());
+        assert_eq!(
+            count_in_error::<f16>(&all, rows),
+            Err(want.clone()),
+            "f16 {rows} x {n}"
+        );
+        assert_eq!(
+            count_in_error::<bf16>(&all, rows),
+            Err(want),
+            "bf16 {rows} x {n}"
+        );
+    }
+}
+
 /// Rows of `n` probabilities of one of three shapes: a clear nucleus
 /// (`peaked`), a language model's tail with ties and zeros (`probs`), or a
 /// handful of distinct values (runs of ties everywhere).

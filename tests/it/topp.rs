@@ -545,7 +545,10 @@ fn bad_probabilities_are_counted_exactly() {
             Batch::rows(&buf, rows).unwrap(),
             TopPOptions::default(),
         ) {
-            Err(Error::InvalidArgument { name, reason }) if name == "probs" => Err(reason),
+            Err(Error::InvalidArgument {
+                name: "probs",
+                reason,
+            }) => Err(reason),
             Err(e) => panic!("expected an error naming probs, got {e:?}"),
             Ok(_) => Ok(()),
         }

@@ -406,7 +406,10 @@ fn run_engine(
 ) -> Result<Engine, CostError> {
     let mut engine = Engine::new(traces, params);
     if profile {
-        engine.profile = Some(vec![HashMap::new(); traces.len()]);
+        engine.profile = Some(Profile {
+            finish: vec![HashMap::new(); traces.len()],
+            work: vec![vec![HashMap::new(); PIPES]; traces.len()],
+        });
     }
     engine
         .run(traces, op_name)
@@ -429,6 +432,13 @@ pub struct CoreProfile {
     pub cycles: f64,
     /// Event names (API call, or the sync kind) and their cycles, largest first.
     pub by_event: Vec<(String, f64)>,
+    /// The pipe with the most work on this core (AscendC's name: "V",
+    /// "MTE2", ...) and its work, cycles: when it is near `cycles`, that
+    /// pipe bounds the core, whatever `by_event` blames (a GM store that
+    /// finishes last is charged the vector work it waited for).
+    pub busiest_pipe: (&'static str, f64),
+    /// That pipe's work by event name, largest first.
+    pub busiest_by_event: Vec<(String, f64)>,
 }
 
 /// Profiles one kernel launch: the slowest core of each core type (cube
@@ -460,7 +470,15 @@ pub fn profile_traces(
     params: &CostParams,
 ) -> Result<Vec<CoreProfile>, CostError> {
     let mut engine = run_engine(kernel, traces, op_name, params, true)?;
-    let mut profile = engine.profile.take().unwrap_or_default();
+    let Profile {
+        mut finish,
+        mut work,
+    } = engine.profile.take().unwrap_or_default();
+    let sorted = |m: HashMap<String, f64>| {
+        let mut v: Vec<(String, f64)> = m.into_iter().collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        v
+    };
     let mut out = Vec::new();
     for cube in [true, false] {
         let slowest = (0..traces.len())
@@ -471,13 +489,16 @@ pub fn profile_traces(
                     .total_cmp(&engine.cores[b].all_done())
             });
         if let Some(c) = slowest {
-            let mut by_event: Vec<(String, f64)> =
-                std::mem::take(&mut profile[c]).into_iter().collect();
-            by_event.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let st = &engine.cores[c];
+            let i = (0..PIPES)
+                .max_by(|&a, &b| st.work[a].total_cmp(&st.work[b]))
+                .unwrap_or(0);
             out.push(CoreProfile {
                 core: c,
-                cycles: engine.cores[c].all_done(),
-                by_event,
+                cycles: st.all_done(),
+                by_event: sorted(std::mem::take(&mut finish[c])),
+                busiest_pipe: (pipe_name(PIPE_LIST[i]), st.work[i]),
+                busiest_by_event: sorted(std::mem::take(&mut work[c][i])),
             });
         }
     }
@@ -775,9 +796,16 @@ struct Engine {
     sync_arrivals: HashMap<u32, Vec<f64>>,
     classes: HashMap<u16, OpClass>,
     p: CostParams,
-    /// Per core: the cycles by which each event name pushed the core's
-    /// finish time out (filled only when profiling).
-    profile: Option<Vec<HashMap<String, f64>>>,
+    /// Filled only when profiling.
+    profile: Option<Profile>,
+}
+
+/// Per core: the cycles by which each event name pushed the core's finish
+/// time out, and each pipe's work by event name.
+#[derive(Debug, Default)]
+struct Profile {
+    finish: Vec<HashMap<String, f64>>,
+    work: Vec<Vec<HashMap<String, f64>>>,
 }
 
 impl Engine {
@@ -901,12 +929,23 @@ impl Engine {
         }
         let e = traces[c].events[self.cores[c].pos];
         let before = self.cores[c].all_done();
+        let work_before = self.cores[c].work;
         self.step_event(c, traces, op_name);
         let after = self.cores[c].all_done();
-        if after > before {
-            let name = event_name(&e, op_name);
-            if let Some(profile) = self.profile.as_mut() {
-                *profile[c].entry(name).or_default() += after - before;
+        let work_after = self.cores[c].work;
+        if after <= before && work_after == work_before {
+            return;
+        }
+        let name = event_name(&e, op_name);
+        if let Some(profile) = self.profile.as_mut() {
+            if after > before {
+                *profile.finish[c].entry(name.clone()).or_default() += after - before;
+            }
+            for i in 0..PIPES {
+                if work_after[i] > work_before[i] {
+                    *profile.work[c][i].entry(name.clone()).or_default() +=
+                        work_after[i] - work_before[i];
+                }
             }
         }
     }

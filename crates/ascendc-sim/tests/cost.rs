@@ -172,11 +172,21 @@ fn serial_vs_overlapped_pipes() {
         assert_near(total, prof[0].cycles);
         prof[0].by_event.clone()
     };
-    let serial_profile = profile(serial);
+    let serial_profile = profile(serial.clone());
     assert_eq!(serial_profile[0].0, "DataCopy");
     assert_near(serial_profile[0].1, 20.0);
     assert_eq!(serial_profile[1].0, "Add");
     assert_near(serial_profile[1].1, 10.0);
+    // The busiest pipe's work by event: a long Add after the serial chain
+    // makes V the busiest pipe, and its work is the two Adds'.
+    let mut vector_bound = serial;
+    vector_bound.events.push(vec_op(OP_ADD, 40));
+    let prof = profile_traces("test", &[vector_bound], &mut name, &p).expect("profile");
+    assert_eq!(prof[0].busiest_pipe.0, "V");
+    assert_near(prof[0].busiest_pipe.1, 50.0);
+    assert_eq!(prof[0].busiest_by_event.len(), 1);
+    assert_eq!(prof[0].busiest_by_event[0].0, "Add");
+    assert_near(prof[0].busiest_by_event[0].1, 50.0);
     // Overlapped, the Add and the write hide under the read.
     let overlapped_profile = profile(overlapped);
     assert_eq!(overlapped_profile.len(), 1);

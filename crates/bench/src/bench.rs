@@ -857,7 +857,8 @@ impl Runner {
 }
 
 /// Prints, for each kernel launch of one row, where the modeled time of its
-/// slowest cores goes (the events that pushed their finish time out).
+/// slowest cores goes (the events that pushed their finish time out), and
+/// the work of their busiest pipe by event.
 fn print_profile(
     label: &str,
     n: usize,
@@ -885,6 +886,11 @@ fn print_profile(
             );
             for (name, cycles) in core.by_event.iter().take(TOP) {
                 println!("  {name:<28} {:>8.2} us", us(*cycles));
+            }
+            let (pipe, work) = core.busiest_pipe;
+            println!("  busiest pipe {pipe}: {:.2} us of work", us(work));
+            for (name, cycles) in core.busiest_by_event.iter().take(TOP / 2) {
+                println!("    {name:<26} {:>8.2} us", us(*cycles));
             }
         }
     }

@@ -42,6 +42,9 @@ namespace toppdraw {
 constexpr uint32_t kTile = 4096;      // elements per tile (a multiple of 64)
 constexpr uint32_t kMaxWays = 16;     // thresholds per round
 constexpr uint32_t kAccLanes = kTile / 4;  // lanes of round 0's running sum, maximum and minimum
+// Tiles whose per-threshold sums wait in UB for one scalar read (each read
+// drains the vector pipe).
+constexpr uint32_t kSumTiles = 8;
 // A piece's slot: kMaxWays fp32 masses, then kMaxWays + 1 counts as fp32
 // (exact: rows have at most 2^24 entries), so that one vector Add sums slots.
 constexpr uint32_t kCountsAt = kMaxWays;
@@ -150,7 +153,7 @@ private:
     // UB arena (bytes): masks, ReduceSum results and scratch, slots, state.
     static constexpr uint32_t kMasksAt = 0;
     static constexpr uint32_t kSumsAt = kMasksAt + (kMaxWays + 1) * kTile / 8;
-    static constexpr uint32_t kReduceTmpAt = kSumsAt + kMaxWays * 32;
+    static constexpr uint32_t kReduceTmpAt = kSumsAt + kSumTiles * kMaxWays * 32;
     static constexpr uint32_t kOwnAt = kReduceTmpAt + kTile / 64 * 4 + 32;
     static constexpr uint32_t kSlotsAt = kOwnAt + kSlotWords * 4;
     static constexpr uint32_t kStateAt = kSlotsAt + kMaxPieces * kSlotWords * 4;
@@ -409,7 +412,7 @@ private:
     // round 0), B from A or B once the interval is narrower than that set.
     __aicore__ inline void Round(uint32_t set) {
         LocalTensor<uint8_t> masks = ub_.At<uint8_t>(kMasksAt, (kMaxWays + 1) * kTile / 8);
-        LocalTensor<float> sums = ub_.At<float>(kSumsAt, kMaxWays * 8);
+        LocalTensor<float> sums = ub_.At<float>(kSumsAt, kSumTiles * kMaxWays * 8);
         LocalTensor<float> tmp = ub_.At<float>(kReduceTmpAt, kTile / 64 + 8);
         LocalTensor<float> s = bufS_.Get<float>();
         const GatherMaskParams once(1, 1, 8, 0);
@@ -458,6 +461,7 @@ private:
                 PipeBarrier<PIPE_V>();
             }
             Tiles tiles = Prefetch(begin, end, src);
+            uint32_t pending = 0;  // tiles whose sums wait in UB
             for (uint64_t off = begin; off < end; off += kTile) {
                 uint32_t count = static_cast<uint32_t>(end - off < kTile ? end - off : kTile);
                 uint32_t padded = (count + 63) / 64 * 64;  // CompareScalar on float takes whole 256-byte repeats
@@ -514,7 +518,10 @@ private:
                         Select(s[(j % 2) * kTile], masks[j * (kTile / 8)], x, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE,
                                padded);
                     }
-                    if (j > 1) ReduceSum(sums[(j - 1) * 8], s[((j - 1) % 2) * kTile], tmp, static_cast<int32_t>(count));
+                    if (j > 1) {
+                        ReduceSum(sums[(pending * kMaxWays + j - 1) * 8], s[((j - 1) % 2) * kTile], tmp,
+                                  static_cast<int32_t>(count));
+                    }
                     PipeBarrier<PIPE_V>();
                 }
                 if (counting) {
@@ -528,9 +535,16 @@ private:
                     PipeBarrier<PIPE_V>();
                 }
                 Release(x, fromCand);
-                PipeSync<HardEvent::V_S>();
-                for (uint32_t j = 1; j < nt; ++j) mass[j] += sums.GetValue(j * 8);
-                ScalarReadsDone();
+                // The sums in tile order, so the masses are the same fp32
+                // sums as with a read per tile.
+                if (++pending == kSumTiles || off + kTile >= end) {
+                    PipeSync<HardEvent::V_S>();
+                    for (uint32_t q = 0; q < pending; ++q) {
+                        for (uint32_t j = 1; j < nt; ++j) mass[j] += sums.GetValue((q * kMaxWays + j) * 8);
+                    }
+                    ScalarReadsDone();
+                    pending = 0;
+                }
             }
             if (total) {
                 // The row's mass S(0) and its largest value.

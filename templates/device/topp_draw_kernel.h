@@ -361,8 +361,9 @@ private:
 
     // The loaded tile as fp32 (zero past `count` up to whole 64-lane
     // repeats): the candidates' queue tensor, or the probabilities cast
-    // into bufX_ (the f16 tile stays for CompareTile; not cast unless
-    // `cast`, when only CompareTile reads it). Release frees either.
+    // into bufX_ (the f16 tile stays for CompareTile; a caller that only
+    // compares passes `cast` = false and gets bufX_ as it was). Release
+    // frees either.
     __aicore__ inline LocalTensor<float> Take(uint32_t count, uint32_t padded, bool fromCand, bool cast = true) {
         if (fromCand) return qCand_.DeQue<float>();
         raw_ = qRaw_.DeQue<TProb>();
@@ -454,7 +455,7 @@ private:
             if (fromCand) end = begin + Get(g, kSrcCount);
             if (idle) end = begin;
             uint64_t kept = 0;
-            // Round 0: the row's running sum and maximum, lane-wise.
+            // Round 0: the row's running sum, maximum and minimum, lane-wise.
             LocalTensor<float> accSum = bufAcc_.Get<float>(), accMax = accSum[kAccLanes], accMin = accSum[2 * kAccLanes];
             if (total) {
                 Duplicate(accSum, 0.0f, static_cast<int32_t>(3 * kAccLanes));
@@ -547,7 +548,7 @@ private:
                 }
             }
             if (total) {
-                // The row's mass S(0) and its largest value.
+                // The row's mass S(0), its largest and its smallest value.
                 ReduceSum(sums, accSum, tmp, static_cast<int32_t>(kAccLanes));
                 ReduceMax(sums[8], accMax, tmp[kTile / 64], static_cast<int32_t>(kAccLanes), false);
                 ReduceMin(sums[16], accMin, tmp[kTile / 128], static_cast<int32_t>(kAccLanes), false);

@@ -220,14 +220,11 @@ private:
     __aicore__ inline Pick BoundPick(uint64_t r, bool inUb) {
         topHi_ = Hi() + 1;
         if (chunks_ < t_.k) return Pick{Lo(), 0};
-        if (inUb) return NarrowBracketed(static_cast<uint32_t>(chunks_));
         const uint64_t at[1] = {r * chunks_};
         const uint64_t len[1] = {chunks_};
-        if (ResidentLanes(chunks_) <= kTile) {
-            LoadResident(gMax_, at, len, 1, nullptr, nullptr);
-            return NarrowBracketed(static_cast<uint32_t>(chunks_));
-        }
-        return NarrowSegs(gMax_, at, len, 1, Lo(), topHi_);
+        if (!inUb && ResidentLanes(chunks_) > kTile) return NarrowSegs(gMax_, at, len, 1, Lo(), topHi_);
+        if (!inUb) LoadResident(gMax_, at, len, 1, nullptr, nullptr);
+        return NarrowBracketed(static_cast<uint32_t>(chunks_));
     }
 
     // The k-th largest code among the first `lanes` order values of bufRes_
@@ -245,11 +242,13 @@ private:
         // The chunk maxima of float keys on f16 see NaN as +inf (FLT_MAX as
         // an order value), below a NaN key's order value: no bound there.
         if (top < kMaxFloat) topHi_ = CodeAbove(top);
-        return Narrow(lanes, CodeAtOrBelow(bottom), topHi_);
+        // The highest code at or below the minimum (codes are consecutive).
+        const int32_t lo = CodeAbove(bottom) - 1;
+        return Narrow(lanes, lo > Lo() ? lo : Lo(), topHi_);
     }
 
     // The lowest code whose order value exceeds v (Hi() + 1 if none);
-    // Value() increases with the code.
+    // Value() strictly increases with the code.
     __aicore__ inline int32_t CodeAbove(float v) {
         int32_t a = Lo(), b = Hi() + 1;
         while (a < b) {
@@ -258,20 +257,6 @@ private:
                 b = m;
             } else {
                 a = m + 1;
-            }
-        }
-        return a;
-    }
-    // The highest code whose order value is at most v (Lo() if none).
-    __aicore__ inline int32_t CodeAtOrBelow(float v) {
-        int32_t a = Lo(), b = Hi();
-        if (Value(a) > v) return Lo();
-        while (a < b) {
-            const int32_t m = a + (b - a + 1) / 2;
-            if (Value(m) <= v) {
-                a = m;
-            } else {
-                b = m - 1;
             }
         }
         return a;

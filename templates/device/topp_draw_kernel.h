@@ -337,6 +337,28 @@ private:
         uint64_t next, end;
         uint32_t src;
     };
+    // What a piece reads in a round: [begin, end) of source src.
+    struct Read {
+        uint64_t begin, end;
+        uint32_t src;
+    };
+    // What piece g reads in round `set`; false when it takes no part (a
+    // whole row that is idle or settled). Depends on g's state alone, so the
+    // next piece's read is known while the one before it is worked on.
+    __aicore__ inline bool PlanRead(uint64_t g, uint32_t set, Read& read) {
+        const bool idle = set < rounds0_ && Get(g, kAll) != 0;
+        if (t_.pieces == 1 && (idle || Get(g, kSettled) != 0)) return false;
+        read.src = Get(g, kSrc);
+        Range(g, read.begin, read.end);
+        if (read.src != kFromRow) read.end = read.begin + Get(g, kSrcCount);
+        if (idle) read.end = read.begin;
+        return true;
+    }
+    // The first piece from g on that reads in round `set` (last_ if none).
+    __aicore__ inline uint64_t NextReader(uint64_t g, uint32_t set, Read& read) {
+        while (g < last_ && !PlanRead(g, set, read)) ++g;
+        return g;
+    }
     // Starts reading [begin, end) of `src`: loads the first tile.
     __aicore__ inline Tiles Prefetch(uint64_t begin, uint64_t end, uint32_t src) {
         Tiles tiles{begin, end, src};
@@ -418,7 +440,27 @@ private:
         LocalTensor<float> s = bufS_.Get<float>();
         const GatherMaskParams once(1, 1, 8, 0);
         const uint32_t top = Codes<TProb>::kOne + 1;
-        for (uint64_t g = first_; g < last_; ++g) {
+        // The next piece's first tile is loaded during this piece's last one
+        // (it need not wait for this piece's decision); after the round's
+        // last piece, the next round's first, if that one is already decided
+        // (an earlier piece of a whole row, in the same search).
+        Read read = carry_.read;
+        Tiles tiles = carry_.tiles;
+        bool loaded = carry_.loaded;
+        uint64_t g = loaded ? carry_.g : NextReader(first_, set, read);
+        carry_.loaded = false;
+        const bool sameSearch = set + 1 < rounds0_ || (set >= rounds0_ && set + 1 < rounds0_ + rounds1_);
+        while (g < last_) {
+            Read nextRead{0, 0, kFromRow};
+            uint64_t next = NextReader(g + 1, set, nextRead);
+            bool nextRound = false;
+            if (next == last_ && t_.pieces == 1 && sameSearch) {
+                next = NextReader(first_, set + 1, nextRead);
+                nextRound = next < g;
+                if (!nextRound) next = last_;
+            }
+            Tiles nextTiles{0, 0, kFromRow};
+            bool nextLoaded = false;
             float mass[kMaxWays];
             uint64_t counts[kMaxWays + 1];
             for (uint32_t j = 0; j < kMaxWays; ++j) mass[j] = 0.0f;
@@ -427,11 +469,11 @@ private:
             bool interp = false;
             const uint32_t nt = Grid(g, set, codes, interp);
             const uint32_t lo = codes[0], hi = codes[nt];
-            // A row whose mass is within p has no nucleus crossing to find;
-            // a whole row whose crossing is settled has nothing left to count.
+            // A row whose mass is within p has no nucleus crossing to find
+            // (in pieces it reads nothing; whole rows skip it in PlanRead, as
+            // those whose crossing is settled).
             const bool idle = set < rounds0_ && Get(g, kAll) != 0;
-            if (t_.pieces == 1 && (idle || Get(g, kSettled) != 0)) continue;
-            const uint32_t src = Get(g, kSrc), srcLo = Get(g, kSrcLo), srcHi = Get(g, kSrcHi);
+            const uint32_t src = read.src, srcLo = Get(g, kSrcLo), srcHi = Get(g, kSrcHi);
             const bool fromCand = src != kFromRow;
             Set(g, kReadBase, Get(g, kBase));
             const uint32_t cutA = fromCand ? 0 : lo > 0 ? lo : set == 0 ? guess_ : 0;
@@ -450,10 +492,7 @@ private:
             float tv[kMaxWays + 1];
             for (uint32_t j = 0; j <= nt; ++j) tv[j] = Codes<TProb>::Value(codes[j]);
             const float cut = Codes<TProb>::Value(toA ? cutA : lo);
-            uint64_t begin, end;
-            Range(g, begin, end);
-            if (fromCand) end = begin + Get(g, kSrcCount);
-            if (idle) end = begin;
+            const uint64_t begin = read.begin, end = read.end;
             uint64_t kept = 0;
             // Round 0: the row's running sum, maximum and minimum, lane-wise.
             LocalTensor<float> accSum = bufAcc_.Get<float>(), accMax = accSum[kAccLanes], accMin = accSum[2 * kAccLanes];
@@ -461,12 +500,17 @@ private:
                 Duplicate(accSum, 0.0f, static_cast<int32_t>(3 * kAccLanes));
                 PipeBarrier<PIPE_V>();
             }
-            Tiles tiles = Prefetch(begin, end, src);
+            if (!loaded) tiles = Prefetch(begin, end, src);
             uint32_t pending = 0;  // tiles whose sums wait in UB
             for (uint64_t off = begin; off < end; off += kTile) {
                 uint32_t count = static_cast<uint32_t>(end - off < kTile ? end - off : kTile);
                 uint32_t padded = (count + 63) / 64 * 64;  // CompareScalar on float takes whole 256-byte repeats
-                LoadNext(tiles);
+                if (tiles.next < tiles.end) {
+                    LoadNext(tiles);
+                } else if (!nextLoaded && next < last_) {
+                    nextTiles = Prefetch(nextRead.begin, nextRead.end, nextRead.src);
+                    nextLoaded = true;
+                }
                 LocalTensor<float> x = Take(count, padded, fromCand);
                 const uint32_t lanes = CompareLanes(padded, fromCand);
                 if (total) {
@@ -561,7 +605,15 @@ private:
                 // both infinities), the maximum above 1 or the minimum below
                 // 0; only then are the bad entries counted, by reading the
                 // piece again.
-                if (!(mass[0] == mass[0]) || largest > 1.0f || smallest < 0.0f) bad_ += OutOfRange(begin, end);
+                if (!(mass[0] == mass[0]) || largest > 1.0f || smallest < 0.0f) {
+                    // OutOfRange streams the row through the row queue: the
+                    // next piece's tile loaded there is dropped (read again).
+                    if (nextLoaded && nextRead.src == kFromRow) {
+                        DropLoaded(nextTiles, nextRead.begin);
+                        nextLoaded = false;
+                    }
+                    bad_ += OutOfRange(begin, end);
+                }
             }
             if (toA || toB || shrinkA) {
                 // Later rounds read the set back (with whole rows per core no
@@ -588,13 +640,21 @@ private:
                     Set(g, kCandLo, kNone);
                     FromRow(g);
                 }
-                continue;
+            } else {
+                LocalTensor<float> own = ub_.At<float>(kOwnAt, kSlotWords);
+                for (uint32_t j = 0; j < kMaxWays; ++j) own.SetValue(j, mass[j]);
+                for (uint32_t j = 0; j <= kMaxWays; ++j) own.SetValue(kCountsAt + j, static_cast<float>(counts[j]));
+                for (uint32_t j = kCountsAt + kMaxWays + 1; j < kSlotWords; ++j) own.SetValue(j, 0.0f);
+                StoreSlot(gWork_[(set * t_.rows * t_.pieces + g) * kSlotWords], own, kSlotWords);
             }
-            LocalTensor<float> own = ub_.At<float>(kOwnAt, kSlotWords);
-            for (uint32_t j = 0; j < kMaxWays; ++j) own.SetValue(j, mass[j]);
-            for (uint32_t j = 0; j <= kMaxWays; ++j) own.SetValue(kCountsAt + j, static_cast<float>(counts[j]));
-            for (uint32_t j = kCountsAt + kMaxWays + 1; j < kSlotWords; ++j) own.SetValue(j, 0.0f);
-            StoreSlot(gWork_[(set * t_.rows * t_.pieces + g) * kSlotWords], own, kSlotWords);
+            if (nextRound) {
+                carry_ = Carry{next, nextRead, nextTiles, nextLoaded};
+                break;
+            }
+            g = next;
+            read = nextRead;
+            tiles = nextTiles;
+            loaded = nextLoaded;
         }
     }
 
@@ -900,6 +960,14 @@ private:
     TopPDrawTiling t_;
     uint32_t core_ = 0, rounds0_ = 0, rounds1_ = 0, guess_ = 0;
     uint64_t first_ = 0, last_ = 0, bad_ = 0;
+    // The next round's first piece, when its first tile was loaded in the
+    // round before.
+    struct Carry {
+        uint64_t g;
+        Read read;
+        Tiles tiles;
+        bool loaded;
+    } carry_{0, {0, 0, kFromRow}, {0, 0, kFromRow}, false};
 };
 
 }  // namespace toppdraw

@@ -428,6 +428,9 @@ private:
         CompareScalar(mask, x, v, mode, padded);
     }
 
+    // Round 0's extrema of f16 rows are taken on the f16 tiles.
+    static constexpr bool kHalfExtrema = std::is_same<TProb, half>::value;
+
     // Round `set`: every piece's masses at its thresholds (and, when its
     // interval is at most `ways` codes, its counts at them and at hi) over
     // the set it reads (without that set's base), into its slot of the set.
@@ -520,9 +523,22 @@ private:
                     for (uint32_t h = 0; h < padded; h += kAccLanes) {
                         const uint32_t part = padded - h < kAccLanes ? padded - h : kAccLanes;
                         Add(accSum, accSum, x[h], static_cast<int32_t>(part));
-                        Max(accMax, accMax, x[h], static_cast<int32_t>(part));
-                        Min(accMin, accMin, x[h], static_cast<int32_t>(part));
+                        if constexpr (!kHalfExtrema) {
+                            Max(accMax, accMax, x[h], static_cast<int32_t>(part));
+                            Min(accMin, accMin, x[h], static_cast<int32_t>(part));
+                        }
                         PipeBarrier<PIPE_V>();
+                    }
+                    if constexpr (kHalfExtrema) {
+                        // f16 extrema on the row tile itself (exact; half the
+                        // repeats), its zero lanes up to whole 128-lane repeats.
+                        LocalTensor<half> hMax = accMax.ReinterpretCast<half>(), hMin = accMin.ReinterpretCast<half>();
+                        for (uint32_t h = 0; h < rawLanes_; h += 2 * kAccLanes) {
+                            const uint32_t part = rawLanes_ - h < 2 * kAccLanes ? rawLanes_ - h : 2 * kAccLanes;
+                            Max(hMax, hMax, raw_[h], static_cast<int32_t>(part));
+                            Min(hMin, hMin, raw_[h], static_cast<int32_t>(part));
+                            PipeBarrier<PIPE_V>();
+                        }
                     }
                 }
                 if (toA || toB) {
@@ -595,11 +611,22 @@ private:
             if (total) {
                 // The row's mass S(0), its largest and its smallest value.
                 ReduceSum(sums, accSum, tmp, static_cast<int32_t>(kAccLanes));
-                ReduceMax(sums[8], accMax, tmp[kTile / 64], static_cast<int32_t>(kAccLanes), false);
-                ReduceMin(sums[16], accMin, tmp[kTile / 128], static_cast<int32_t>(kAccLanes), false);
-                PipeSync<HardEvent::V_S>();
+                float largest = 0.0f, smallest = 0.0f;
+                if constexpr (kHalfExtrema) {
+                    LocalTensor<half> hs = sums.ReinterpretCast<half>(), ht = tmp.ReinterpretCast<half>();
+                    ReduceMax(hs[16], accMax.ReinterpretCast<half>(), ht[kTile / 32], static_cast<int32_t>(2 * kAccLanes), false);
+                    ReduceMin(hs[32], accMin.ReinterpretCast<half>(), ht[kTile / 64], static_cast<int32_t>(2 * kAccLanes), false);
+                    PipeSync<HardEvent::V_S>();
+                    largest = static_cast<float>(hs.GetValue(16));
+                    smallest = static_cast<float>(hs.GetValue(32));
+                } else {
+                    ReduceMax(sums[8], accMax, tmp[kTile / 64], static_cast<int32_t>(kAccLanes), false);
+                    ReduceMin(sums[16], accMin, tmp[kTile / 128], static_cast<int32_t>(kAccLanes), false);
+                    PipeSync<HardEvent::V_S>();
+                    largest = sums.GetValue(8);
+                    smallest = sums.GetValue(16);
+                }
                 mass[0] = sums.GetValue(0);
-                const float largest = sums.GetValue(8), smallest = sums.GetValue(16);
                 Set(g, kTopCode, FloorCode(largest) + 1);
                 ScalarReadsDone();
                 // Every entry in [0, 1] unless the sum is NaN (a NaN entry, or

@@ -10,7 +10,7 @@ use ascend_scan::{
     topk, uniform, uniforms, Algorithm, Batch, CompressOptions, CostError, CostParams, Csr, Device,
     Error, LaunchReport, RevSpec, SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm,
     SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions,
-    SplitOptions, TopPCheck, TopPOptions, TopkOptions, Workspace,
+    SplitOptions, TopPCheck, TopPOptions, TopPProb, TopkOptions, Workspace,
 };
 use half::f16;
 use std::cmp::Ordering;
@@ -726,7 +726,7 @@ fn tour_topk(dev: &Device, rows: usize, n: usize, k: usize) -> Result<Row, Error
 /// Rows of probabilities with a clear nucleus at p = 0.9 (partial sums
 /// step over p): 16 large entries (90% of the mass) among a tail of small
 /// equal ones.
-fn topp_probs(rows: usize, n: usize) -> Vec<f16> {
+fn topp_probs(rows: usize, n: usize) -> Vec<f32> {
     let mut probs = Vec::with_capacity(rows * n);
     for r in 0..rows {
         let big: Vec<usize> = pseudo_random(16, r as u64 + 41)
@@ -736,7 +736,7 @@ fn topp_probs(rows: usize, n: usize) -> Vec<f16> {
         for (j, &i) in big.iter().enumerate() {
             row[i] = 0.9 * (j as f32 + 1.0) / 136.0;
         }
-        probs.extend(row.into_iter().map(f16::from_f32));
+        probs.extend(row);
     }
     probs
 }
@@ -744,14 +744,16 @@ fn topp_probs(rows: usize, n: usize) -> Vec<f16> {
 /// The Llama 3 reference on the CPU: stable descending sort, f64
 /// cumulative mass, the inverse-transform draw in that order with
 /// `uniform(seed, r, 0)`.
-fn topp_reference(probs: &[f16], rows: usize, p: f32, seed: u64) -> Vec<i32> {
+fn topp_reference(probs: &[f32], rows: usize, p: f32, seed: u64) -> Vec<i32> {
     let n = probs.len() / rows;
-    let perm = stable_perm(probs, rows, true);
     (0..rows)
         .map(|r| {
+            let row = &probs[r * n..(r + 1) * n];
+            let mut perm: Vec<usize> = (0..n).collect();
+            perm.sort_by(|&a, &b| row[b].total_cmp(&row[a]));
             let (mut mass, mut kept) = (0.0f64, Vec::new());
-            for &i in &perm[r * n..(r + 1) * n] {
-                let w = probs[r * n + i as usize].to_f32();
+            for i in perm {
+                let w = row[i];
                 if mass <= f64::from(p) {
                     kept.push((i, w));
                 }
@@ -766,15 +768,23 @@ fn topp_reference(probs: &[f16], rows: usize, p: f32, seed: u64) -> Vec<i32> {
                     cum += f64::from(k.1);
                     cum > target
                 })
-                .map_or(last, |k| k.0)
+                .map_or(last, |k| k.0) as i32
         })
         .collect()
 }
 
-/// TOPP sampling (p = 0.9): the token of every row against the Llama 3
+/// TOPP sampling (p = 0.9) of probabilities of type `P` (`convert` rounds
+/// to it, `back` reads it): the token of every row against the Llama 3
 /// reference on the CPU. Floor: one read of the probabilities.
-fn tour_topp(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
-    let probs = topp_probs(rows, n);
+fn tour_topp<P: TopPProb>(
+    dev: &Device,
+    rows: usize,
+    n: usize,
+    convert: fn(f32) -> P,
+    back: fn(P) -> f32,
+) -> Result<Row, Error> {
+    let probs: Vec<P> = topp_probs(rows, n).into_iter().map(convert).collect();
+    let rounded: Vec<f32> = probs.iter().map(|&v| back(v)).collect();
     let x = dev.upload(&probs)?;
     dev.take_reports();
     let (p, seed) = (0.9f32, 7u64);
@@ -784,13 +794,13 @@ fn tour_topp(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
         seed,
     };
     let got = top_p_sample(dev, Batch::rows(&x, rows)?, o)?.download()?;
-    let ok = got == topp_reference(&probs, rows, p, seed);
+    let ok = got == topp_reference(&rounded, rows, p, seed);
     Ok(row(
         dev,
-        format!("top-p f16 {rows}x{n} (p={p})"),
+        format!("top-p {} {rows}x{n} (p={p})", P::DTYPE),
         rows * n,
         ok,
-        2.0,
+        std::mem::size_of::<P>() as f64,
     ))
 }
 
@@ -800,7 +810,8 @@ fn tour_topp(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
 /// device allocation in any step. The row's
 /// launches are the last step's.
 fn tour_topp_stream(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
-    let probs = topp_probs(rows, n);
+    let probs: Vec<f16> = topp_probs(rows, n).into_iter().map(f16::from_f32).collect();
+    let rounded: Vec<f32> = probs.iter().map(|v| v.to_f32()).collect();
     let x = dev.upload(&probs)?;
     let (p, seed) = (0.9f32, 7u64);
     let o = TopPOptions {
@@ -808,7 +819,7 @@ fn tour_topp_stream(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
         top_k: None,
         seed,
     };
-    let want = topp_reference(&probs, rows, p, seed);
+    let want = topp_reference(&rounded, rows, p, seed);
     let stream = dev.create_stream()?;
     let mut tokens = dev.alloc::<i32>(rows)?;
     let mut check = TopPCheck::new(dev, rows)?;
@@ -922,7 +933,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     rows.extend(tour_sort(&dev, 96, 1000)?);
     rows.extend(tour_wide_sort(&dev, n / 4 + 7)?);
     rows.push(tour_topk(&dev, 96, 128_256, 50)?);
-    rows.push(tour_topp(&dev, 8, 128_256)?);
+    rows.push(tour_topp(&dev, 8, 128_256, f16::from_f32, f16::to_f32)?);
+    rows.push(tour_topp(&dev, 8, 128_256, |v| v, |v| v)?);
     rows.push(tour_topp_stream(&dev, 8, 128_256)?);
     rows.extend(tour_segmented(&dev, n + 7, 1_000)?);
     rows.extend(tour_segmented(&dev, n + 7, 100_000)?);

@@ -300,8 +300,8 @@ struct TopPDrawTiling {
     float p;
     // Thresholds per round (the radix: 2..=16).
     uint32_t ways;
-    // Rounds per search (`ways^rounds` covers every code of [0, 1]); whole
-    // rows per core may take up to `2 * rounds + 1`, every other one an
+    // Rounds per search of rows in pieces (`ways^rounds` covers every code
+    // of [0, 1]); whole rows per core take `whole_rounds`, some of them an
     // interpolation.
     uint32_t rounds;
     // 0: each core writes its count of bad probabilities into its check
@@ -311,8 +311,11 @@ struct TopPDrawTiling {
     uint32_t accumulate;
     // 32-byte check slots (one per vector core of the device).
     uint32_t check_slots;
-    // Unused (keeps the size a multiple of 8).
-    uint32_t reserved;
+    // Rounds per search of whole rows per core: an interpolation may only
+    // halve the interval, or be followed by an even cut (a `ways` split
+    // in two rounds), so `max(log2(codes), 2 log_ways(codes)) + 1` (the
+    // last to count the final code's entries).
+    uint32_t whole_rounds;
 };
 static_assert(sizeof(TopPDrawTiling) == 64, "TopPDrawTiling: size differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, rows) == 0, "TopPDrawTiling: offset of rows differs from the Rust definition");
@@ -325,7 +328,7 @@ static_assert(offsetof(TopPDrawTiling, ways) == 44, "TopPDrawTiling: offset of w
 static_assert(offsetof(TopPDrawTiling, rounds) == 48, "TopPDrawTiling: offset of rounds differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, accumulate) == 52, "TopPDrawTiling: offset of accumulate differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, check_slots) == 56, "TopPDrawTiling: offset of check_slots differs from the Rust definition");
-static_assert(offsetof(TopPDrawTiling, reserved) == 60, "TopPDrawTiling: offset of reserved differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, whole_rounds) == 60, "TopPDrawTiling: offset of whole_rounds differs from the Rust definition");
 
 typedef struct SegScanTiling SegScanTiling;
 struct SegScanTiling {

@@ -481,6 +481,13 @@ extern "C" uint32_t aclrtlaunch_topp_draw_bf16(uint32_t blockDim, void* stream, 
     return ascsim::launch("topp_draw_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topp_draw_bf16(static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(check), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void topp_draw_f32(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR tokens, GM_ADDR kept, GM_ADDR check, GM_ADDR workspace, TopPDrawTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_topp_draw_f32(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling) {
+    TopPDrawTiling t = *tiling;
+    return ascsim::launch("topp_draw_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topp_draw_f32(static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(check), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void segscan_f16_s128_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_segscan_f16_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {

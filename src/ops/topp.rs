@@ -2,19 +2,67 @@
 //! over rows, by radix select (no sort).
 use super::sample::{check_row_totals, uniforms};
 use super::scan::Batch;
-use super::sort::{topk_on, topk_workspace_bytes, TopkKey, TopkOptions};
+use super::sort::{topk_on, topk_workspace_bytes, TopkOptions};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::runtime;
 use crate::stream::{check_len, Layout, Part, Stream, Workspace};
 
-/// Probability types of [`top_p_sample`]: f16 and bf16.
-pub trait TopPProb:
-    TopkKey + super::scan::ScanInput<Acc = f32> + super::sample::SampleWeight
-{
+/// Probability types of [`top_p_sample`]: f16, bf16 and f32 (`top_k` with
+/// f16 and bf16: [`topk`](crate::topk) takes no 32-bit keys yet).
+pub trait TopPProb: super::scan::ScanInput<Acc = f32> + super::sample::SampleWeight {
+    /// Workspace bytes of the top-k step (by default refused: no top-k
+    /// for the type).
+    #[doc(hidden)]
+    fn top_k_bytes(_device: &Device, _rows: usize, _n: usize, _k: usize) -> Result<usize> {
+        Err(no_top_k::<Self>())
+    }
+    /// Enqueues the top-k step: each row's `k` largest, in input order.
+    #[doc(hidden)]
+    fn top_k_on(
+        _stream: &Stream,
+        _probs: Batch<'_, Self>,
+        _k: usize,
+        _values: &mut DeviceBuffer<Self>,
+        _indices: &mut DeviceBuffer<i32>,
+        _scratch: &mut Workspace,
+    ) -> Result<()> {
+        Err(no_top_k::<Self>())
+    }
 }
-impl TopPProb for half::f16 {}
-impl TopPProb for half::bf16 {}
+/// The error of `top_k` with probabilities that [`topk`](crate::topk) does
+/// not take.
+fn no_top_k<P: TopPProb>() -> Error {
+    Error::InvalidArgument {
+        name: "top_k",
+        reason: format!(
+            "top_k with {} probabilities is not supported yet (topk takes 8- and 16-bit \
+             keys): pass f16 or bf16 probabilities with top_k",
+            P::DTYPE
+        ),
+    }
+}
+macro_rules! top_k_by_topk {
+    ($($t:ty),*) => {$(
+        impl TopPProb for $t {
+            fn top_k_bytes(device: &Device, rows: usize, n: usize, k: usize) -> Result<usize> {
+                topk_workspace_bytes::<$t>(device, rows, n, k, unsorted())
+            }
+            fn top_k_on(
+                stream: &Stream,
+                probs: Batch<'_, Self>,
+                k: usize,
+                values: &mut DeviceBuffer<Self>,
+                indices: &mut DeviceBuffer<i32>,
+                scratch: &mut Workspace,
+            ) -> Result<()> {
+                topk_on(stream, probs, k, unsorted(), values, indices, scratch)
+            }
+        }
+    )*};
+}
+top_k_by_topk!(half::f16, half::bf16);
+impl TopPProb for f32 {}
 
 /// Options of [`top_p_sample`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -228,7 +276,7 @@ impl TopPPlan {
                 count as u64,
                 m as u64,
                 options.p,
-                algos::TopPDraw::ways_for(profile, count as u64, m as u64),
+                draw.ways_for(profile, count as u64, m as u64),
             )?;
             slot_bytes = slot_bytes.max(plan.workspace_bytes as usize);
             chunks.push((first, plan));
@@ -239,8 +287,7 @@ impl TopPPlan {
                 let values = layout.add_of::<P>(rows * k);
                 let indices = layout.add_of::<i32>(rows * k);
                 let pos = layout.add_of::<i32>(rows);
-                let scratch =
-                    layout.add(topk_workspace_bytes::<P>(device, rows, n, k, unsorted())?);
+                let scratch = layout.add(P::top_k_bytes(device, rows, n, k)?);
                 let pick = algos::TopP.plan(profile, rows as u64, k as u64)?;
                 let parts = TopKParts {
                     k,
@@ -347,11 +394,10 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
             let mut values = workspace.buffer::<P>(parts.values);
             let mut indices = workspace.buffer::<i32>(parts.indices);
             let mut scratch = workspace.sub(parts.scratch);
-            topk_on(
+            P::top_k_on(
                 stream,
                 probs,
                 parts.k,
-                unsorted(),
                 &mut values,
                 &mut indices,
                 &mut scratch,

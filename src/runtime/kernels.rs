@@ -103,6 +103,7 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("topp_pick_i32", "aclrtlaunch_topp_pick_i32"),
     ("topp_draw_f16", "aclrtlaunch_topp_draw_f16"),
     ("topp_draw_bf16", "aclrtlaunch_topp_draw_bf16"),
+    ("topp_draw_f32", "aclrtlaunch_topp_draw_f32"),
     ("segscan_f16_s128_simple", "aclrtlaunch_segscan_f16_s128_simple"),
     ("segscan_f16_s64_vec", "aclrtlaunch_segscan_f16_s64_vec"),
     ("segscan_bf16_s128_simple", "aclrtlaunch_segscan_bf16_s128_simple"),
@@ -260,6 +261,7 @@ extern "C" {
     fn aclrtlaunch_topp_pick_i32(block_dim: u32, stream: *mut c_void, indices: Gm, pos: Gm, tokens: Gm, tiling: *mut algos::TopPTiling) -> u32;
     fn aclrtlaunch_topp_draw_f16(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
     fn aclrtlaunch_topp_draw_bf16(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
+    fn aclrtlaunch_topp_draw_f32(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
     fn aclrtlaunch_segscan_f16_s128_simple(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
     fn aclrtlaunch_segscan_f16_s64_vec(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
     fn aclrtlaunch_segscan_bf16_s128_simple(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
@@ -707,6 +709,7 @@ type TopPDrawFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, Gm,
 const TOPPDRAW: &[Entry<TopPDrawFn>] = &[
     Entry { name: "topp_draw_f16", symbol: "aclrtlaunch_topp_draw_f16", f: aclrtlaunch_topp_draw_f16 },
     Entry { name: "topp_draw_bf16", symbol: "aclrtlaunch_topp_draw_bf16", f: aclrtlaunch_topp_draw_bf16 },
+    Entry { name: "topp_draw_f32", symbol: "aclrtlaunch_topp_draw_f32", f: aclrtlaunch_topp_draw_f32 },
 ];
 
 /// The GM pointers of the TopPDraw kernels (TopPDrawTiling), by name.

@@ -101,6 +101,14 @@ struct Codes<bfloat16_t> {
     static constexpr uint32_t kOne = 0x3F80;
     __aicore__ static inline float Value(uint32_t c) { return Float16Value<bfloat16_t>(c); }
 };
+template <>
+struct Codes<float> {
+    static constexpr uint32_t kOne = 0x3F800000;
+    __aicore__ static inline float Value(uint32_t c) { return AsFloat(c); }
+};
+// f32 rows are compared and summed as they are loaded (no cast, no bufX_).
+template <typename TProb>
+constexpr bool kIsF32 = std::is_same<TProb, float>::value;
 
 template <typename TProb>
 class Draw {
@@ -121,10 +129,10 @@ public:
         // Whole rows per core spend round 0 on the row's total alone (its
         // bound then starts the search), so their first search takes one
         // round more.
-        // Whole rows may spend every other round on an interpolation that
-        // does not halve the interval, so they get twice the rounds (a
-        // settled row skips the rest).
-        rounds1_ = t.pieces == 1 ? 2 * t.rounds + 1 : t.rounds;
+        // Whole rows may spend a round on an interpolation that only halves
+        // the interval, or on one followed by an even cut, so they get the
+        // rounds the host counted for that (a settled row skips the rest).
+        rounds1_ = t.pieces == 1 ? t.whole_rounds : t.rounds;
         rounds0_ = t.pieces == 1 ? rounds1_ + 1 : t.rounds;
         const uint64_t slotWords = 2 * t.rounds * items * kSlotWords;
         gWork_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace), slotWords);
@@ -164,7 +172,7 @@ private:
         pipe_.InitBuffer(qRaw_, 2, kTile * sizeof(TProb));
         pipe_.InitBuffer(qCand_, 2, kTile * sizeof(float));
         pipe_.InitBuffer(qCandOut_, 2, kTile * sizeof(float));
-        pipe_.InitBuffer(bufX_, kTile * sizeof(float));
+        if constexpr (!kIsF32<TProb>) pipe_.InitBuffer(bufX_, kTile * sizeof(float));
         pipe_.InitBuffer(bufS_, 2 * kTile * sizeof(float));
         pipe_.InitBuffer(bufAcc_, 3 * kAccLanes * sizeof(float));
         ub_.Init(pipe_, kArenaBytes);
@@ -228,6 +236,9 @@ private:
     __aicore__ inline uint32_t FloorCode(float t) {
         uint32_t lo = 0, hi = Codes<TProb>::kOne + 1;  // Value(lo) <= t (or lo = 0), Value(hi) > t
         if (!(t < 1.0f)) return Codes<TProb>::kOne;
+        if (!(t > 0.0f)) return 0;
+        // A non-negative fp32 value is its own code.
+        if constexpr (kIsF32<TProb>) return AsBits(t);
         while (hi - lo > 1) {
             const uint32_t mid = (lo + hi) / 2;
             if (Codes<TProb>::Value(mid) <= t) {
@@ -390,6 +401,8 @@ private:
         if (fromCand) return qCand_.DeQue<float>();
         raw_ = qRaw_.DeQue<TProb>();
         rawLanes_ = (count + 127) / 128 * 128;
+        // f32 tiles are fp32 already (Load zeroed them past count).
+        if constexpr (kIsF32<TProb>) return raw_.template ReinterpretCast<float>();
         LocalTensor<float> x = bufX_.Get<float>();
         if (!cast) return x;
         if (count < padded) {

@@ -116,15 +116,26 @@ fn reference_within(
     None
 }
 
-fn to16<T: From16>(row: &[f32]) -> Vec<T> {
+fn to_prob<T: Prob>(row: &[f32]) -> Vec<T> {
     row.iter().map(|&v| T::from_f32(v)).collect()
 }
 
-trait From16: ascend_scan::TopPProb {
+trait Prob: ascend_scan::TopPProb {
+    /// Whether `top_k` takes probabilities of this type.
+    const TOP_K: bool = true;
     fn from_f32(v: f32) -> Self;
     fn back(self) -> f32;
 }
-impl From16 for f16 {
+impl Prob for f32 {
+    const TOP_K: bool = false;
+    fn from_f32(v: f32) -> Self {
+        v
+    }
+    fn back(self) -> f32 {
+        self
+    }
+}
+impl Prob for f16 {
     fn from_f32(v: f32) -> Self {
         f16::from_f32(v)
     }
@@ -132,7 +143,7 @@ impl From16 for f16 {
         self.to_f32()
     }
 }
-impl From16 for bf16 {
+impl Prob for bf16 {
     fn from_f32(v: f32) -> Self {
         bf16::from_f32(v)
     }
@@ -156,12 +167,12 @@ fn sample_rows<T: TopPProb>(
 
 /// Tokens of `rows` rows against the reference, for several p, top_k, seeds.
 /// The rows sum to about `scale` (p = 1 with scale 0.9 keeps every entry).
-fn exact<T: From16>(rows: usize, n: usize, scale: f32) {
+fn exact<T: Prob>(rows: usize, n: usize, scale: f32) {
     let dev = device();
     let data: Vec<T> = (0..rows)
         .flat_map(|r| {
             let row: Vec<f32> = peaked(n, r as u64 + 1).iter().map(|v| v * scale).collect();
-            to16::<T>(&row)
+            to_prob::<T>(&row)
         })
         .collect();
     let rounded: Vec<f32> = data.iter().map(|v| v.back()).collect();
@@ -174,6 +185,9 @@ fn exact<T: From16>(rows: usize, n: usize, scale: f32) {
         (1.0, None),
         (0.6, Some(n.div_ceil(4))),
     ] {
+        if top_k.is_some() && !T::TOP_K {
+            continue;
+        }
         for seed in [1u64, 77] {
             let o = TopPOptions { p, top_k, seed };
             let got = sample_rows(&dev, &buf, rows, o);
@@ -204,6 +218,11 @@ fn tokens_equal_the_reference() {
     // One long row: every vector core takes a piece of it.
     exact::<f16>(1, 129_280, 0.85);
     exact::<bf16>(3, 40_000, 0.85);
+    // f32: 2^30 codes below 1.0, every value exact (no rounding to 16 bits).
+    exact::<f32>(3, 1000, 0.85);
+    exact::<f32>(40, 97, 0.85);
+    exact::<f32>(1, 129_280, 0.85);
+    exact::<f32>(3, 40_000, 0.85);
 }
 
 /// Tokens of the rows of `probs` (f16 values given as f32) drawn with the
@@ -215,15 +234,26 @@ fn draw_with(
     top_k: Option<usize>,
     u: &[f32],
 ) -> (Vec<i32>, Vec<f32>) {
+    draw_as::<f16>(probs, rows, p, top_k, u)
+}
+
+/// [`draw_with`] for probabilities of type `T` (the values given as f32).
+fn draw_as<T: Prob>(
+    probs: &[f32],
+    rows: usize,
+    p: f32,
+    top_k: Option<usize>,
+    u: &[f32],
+) -> (Vec<i32>, Vec<f32>) {
     let dev = device();
     let n = probs.len() / rows;
-    let buf = dev.upload(&to16::<f16>(probs)).unwrap();
+    let buf = dev.upload(&to_prob::<T>(probs)).unwrap();
     let uniforms = dev.upload(u).unwrap();
     let o = TopPOptions { p, top_k, seed: 0 };
     let stream = dev.create_stream().unwrap();
     let mut tokens = dev.alloc::<i32>(rows).unwrap();
     let mut check = TopPCheck::new(&dev, rows).unwrap();
-    let bytes = top_p_sample_workspace_bytes::<f16>(&dev, rows, n, o).unwrap();
+    let bytes = top_p_sample_workspace_bytes::<T>(&dev, rows, n, o).unwrap();
     let mut ws = Workspace::new(&dev, bytes).unwrap();
     let batch = Batch::rows(&buf, rows).unwrap();
     top_p_sample_on(
@@ -261,6 +291,11 @@ fn spread(count: usize, steps: f64, gap: f64) -> Vec<f32> {
 /// threshold among larger and smaller entries, subnormal tails.
 #[test]
 fn hard_rows_follow_the_definition() {
+    hard_rows::<f16>();
+    hard_rows::<f32>();
+}
+
+fn hard_rows<T: Prob>() {
     // A uniform row of 4096 entries of 2^-12 (exact in f16): p = 0.3 keeps
     // the first floor(0.3 * 4096) + 1 = 1229 entries, and u draws entry
     // floor(u * 1229).
@@ -270,12 +305,13 @@ fn hard_rows_follow_the_definition() {
         let rows = u.len();
         let row = vec![1.0f32 / 4096.0; n];
         let all: Vec<f32> = (0..rows).flat_map(|_| row.iter().copied()).collect();
-        let (tokens, kept) = draw_with(&all, rows, p, None, &u);
+        let (tokens, kept) = draw_as::<T>(&all, rows, p, None, &u);
         for r in 0..rows {
             assert_eq!(
                 tokens[r] as usize,
                 (f64::from(u[r]) * keep as f64) as usize,
-                "p {p} u {}",
+                "{} p {p} u {}",
+                std::any::type_name::<T>(),
                 u[r]
             );
             assert_eq!(kept[r], keep as f32 / 4096.0);
@@ -286,7 +322,7 @@ fn hard_rows_follow_the_definition() {
     one[31_337] = 1.0;
     let u = [0.0f32, 0.5, 0.999_999];
     let all: Vec<f32> = (0..3).flat_map(|_| one.iter().copied()).collect();
-    let (tokens, _) = draw_with(&all, 3, 0.9, None, &u);
+    let (tokens, _) = draw_as::<T>(&all, 3, 0.9, None, &u);
     assert_eq!(tokens, vec![31_337; 3]);
     // Ties at the threshold: 0.25 at indices 9, 3 (twice more below), a run
     // of 0.125 ties across the threshold, and a subnormal tail.
@@ -301,7 +337,7 @@ fn hard_rows_follow_the_definition() {
     let u = spread(40, 1.0, 0.0);
     let rows = u.len();
     let all: Vec<f32> = (0..rows).flat_map(|_| row.iter().copied()).collect();
-    let (tokens, kept) = draw_with(&all, rows, 0.6, None, &u);
+    let (tokens, kept) = draw_as::<T>(&all, rows, 0.6, None, &u);
     for r in 0..rows {
         let want = match u[r] * 0.625 {
             t if t < 0.25 => 3,
@@ -313,10 +349,12 @@ fn hard_rows_follow_the_definition() {
         assert_eq!(kept[r], 0.625);
     }
     // top_k = n and top_k = 1.
-    let (tokens, _) = draw_with(&row, 1, 0.6, Some(1), &[0.9]);
-    assert_eq!(tokens, vec![3]);
-    let (tokens, _) = draw_with(&row, 1, 0.6, Some(3000), &[0.7]);
-    assert_eq!(tokens, vec![9]);
+    if T::TOP_K {
+        let (tokens, _) = draw_as::<T>(&row, 1, 0.6, Some(1), &[0.9]);
+        assert_eq!(tokens, vec![3]);
+        let (tokens, _) = draw_as::<T>(&row, 1, 0.6, Some(3000), &[0.7]);
+        assert_eq!(tokens, vec![9]);
+    }
 }
 
 /// Rows longer than the kernel's tile with a whole row per core: a flat
@@ -325,6 +363,13 @@ fn hard_rows_follow_the_definition() {
 /// 0 guessed are then dropped, or the whole row is kept).
 #[test]
 fn whole_long_rows_follow_the_reference() {
+    whole_long_rows::<f16>();
+    // f32: the flat rows' values are all distinct normal numbers, so the
+    // search runs through 2^30 codes on values no 16-bit type separates.
+    whole_long_rows::<f32>();
+}
+
+fn whole_long_rows<T: Prob>() {
     let dev = device();
     let rows = dev.profile().vector_cores as usize;
     // Not a multiple of 8: the rows' candidates start inside 32-byte blocks.
@@ -351,8 +396,8 @@ fn whole_long_rows_follow_the_reference() {
             row
         })
         .collect();
-    let rounded: Vec<f32> = to16::<f16>(&data).iter().map(|v| v.to_f32()).collect();
-    let buf = dev.upload(&to16::<f16>(&rounded)).unwrap();
+    let rounded: Vec<f32> = to_prob::<T>(&data).iter().map(|v| v.back()).collect();
+    let buf = dev.upload(&to_prob::<T>(&rounded)).unwrap();
     let (mut checked, mut skipped) = (0, 0);
     for p in [0.3f32, 0.9, 0.999] {
         for seed in [4u64, 5] {
@@ -406,7 +451,7 @@ fn large_batches_take_several_launches() {
     let all: Vec<f32> = (0..rows)
         .flat_map(|r| (0..n).map(move |i| if i == r % n { 0.5 } else { 0.5 / 7.0 }))
         .collect();
-    let rounded: Vec<f32> = to16::<f16>(&all).iter().map(|v| v.to_f32()).collect();
+    let rounded: Vec<f32> = to_prob::<f16>(&all).iter().map(|v| v.to_f32()).collect();
     let (tokens, _) = draw_with(&all, rows, 0.7, None, &u);
     let mut checked = 0;
     for r in 0..rows {
@@ -417,7 +462,7 @@ fn large_batches_take_several_launches() {
     }
     assert!(checked > rows / 2, "{checked} of {rows} rows checked");
     // Bad probabilities in the first and the last launch are both counted.
-    let mut bad = to16::<f16>(&all);
+    let mut bad = to_prob::<f16>(&all);
     bad[3] = f16::NAN;
     bad[(rows - 1) * n + 5] = f16::from_f32(-0.5);
     let buf = dev.upload(&bad).unwrap();
@@ -436,16 +481,16 @@ fn large_batches_take_several_launches() {
 
 /// Draws from `rows` copies of one row, then a chi-square test of the token
 /// counts against the exact truncated, renormalised distribution.
-fn goodness_of_fit(p: f32, top_k: Option<usize>, seed: u64) {
+fn goodness_of_fit<T: Prob>(p: f32, top_k: Option<usize>, seed: u64) {
     let dev = device();
     let n = 200;
     let rows = 3000;
-    let row: Vec<f16> = to16(&probs(n, 99));
-    let rounded: Vec<f32> = row.iter().map(|v| v.to_f32()).collect();
+    let row: Vec<T> = to_prob(&probs(n, 99));
+    let rounded: Vec<f32> = row.iter().map(|v| v.back()).collect();
     let Some((_, kept)) = reference(&rounded, p, top_k, 0.5) else {
         panic!("p = {p} is within rounding of a partial sum: pick another");
     };
-    let all: Vec<f16> = (0..rows).flat_map(|_| row.iter().copied()).collect();
+    let all: Vec<T> = (0..rows).flat_map(|_| row.iter().copied()).collect();
     let buf = dev.upload(&all).unwrap();
     let got = top_p_sample(
         &dev,
@@ -475,16 +520,17 @@ fn goodness_of_fit(p: f32, top_k: Option<usize>, seed: u64) {
 
 #[test]
 fn draws_follow_the_truncated_distribution() {
-    goodness_of_fit(0.9, None, 5);
-    goodness_of_fit(0.6, None, 6);
-    goodness_of_fit(0.97, None, 7);
-    goodness_of_fit(0.95, Some(20), 8);
+    goodness_of_fit::<f16>(0.9, None, 5);
+    goodness_of_fit::<f16>(0.6, None, 6);
+    goodness_of_fit::<f16>(0.97, None, 7);
+    goodness_of_fit::<f16>(0.95, Some(20), 8);
+    goodness_of_fit::<f32>(0.9, None, 9);
 }
 
 #[test]
 fn errors_name_the_argument() {
     let dev = device();
-    let ok = dev.upload(&to16::<f16>(&probs(10, 1))).unwrap();
+    let ok = dev.upload(&to_prob::<f16>(&probs(10, 1))).unwrap();
     for p in [0.0f32, -0.5, 1.5, f32::NAN] {
         let o = TopPOptions {
             p,
@@ -505,6 +551,17 @@ fn errors_name_the_argument() {
             r => panic!("top_k = {k}: expected an error naming top_k, got {r:?}"),
         }
     }
+    // topk takes no 32-bit keys yet: top_k with f32 probabilities is refused.
+    let ok32 = dev.upload(&probs(10, 1)).unwrap();
+    let o = TopPOptions {
+        top_k: Some(3),
+        ..Default::default()
+    };
+    match top_p_sample(&dev, &ok32, o) {
+        Err(Error::InvalidArgument { name, .. }) => assert_eq!(name, "top_k"),
+        r => panic!("f32 with top_k: expected an error naming top_k, got {r:?}"),
+    }
+    assert!(top_p_sample(&dev, &ok32, TopPOptions::default()).is_ok());
     // Long rows are split across the cores (the pieces' path).
     let mut long = vec![1.0f32 / 70_000.0; 70_000];
     long[69_999] = f32::INFINITY;
@@ -521,7 +578,7 @@ fn errors_name_the_argument() {
         &long_nan,
     ];
     for row in bad_rows {
-        let buf = dev.upload(&to16::<f16>(row)).unwrap();
+        let buf = dev.upload(&to_prob::<f16>(row)).unwrap();
         match top_p_sample(&dev, &buf, TopPOptions::default()) {
             Err(Error::InvalidArgument { name, .. }) => {
                 assert_eq!(name, "probs", "{:?}", &row[..3])
@@ -534,12 +591,12 @@ fn errors_name_the_argument() {
 /// The draw checks every probability on the row's first read by its sum,
 /// maximum and minimum, and counts the bad ones (read again) only when
 /// those say so: the count in the error is exact, in rows shared by cores
-/// and in whole rows, for f16 and bf16; -0.0 is a valid zero.
+/// and in whole rows, for f16, bf16 and f32; -0.0 is a valid zero.
 #[test]
 fn bad_probabilities_are_counted_exactly() {
-    fn count_in_error<T: From16>(row_values: &[f32], rows: usize) -> Result<(), String> {
+    fn count_in_error<T: Prob>(row_values: &[f32], rows: usize) -> Result<(), String> {
         let dev = device();
-        let buf = dev.upload(&to16::<T>(row_values)).unwrap();
+        let buf = dev.upload(&to_prob::<T>(row_values)).unwrap();
         match top_p_sample(
             &dev,
             Batch::rows(&buf, rows).unwrap(),
@@ -569,6 +626,7 @@ fn bad_probabilities_are_counted_exactly() {
             all[r * n + n - 1] = -0.0;
         }
         assert_eq!(count_in_error::<f16>(&all, rows), Ok(()), "-0.0 is valid");
+        assert_eq!(count_in_error::<f32>(&all, rows), Ok(()), "-0.0 is valid");
         // One at a time: each of the three tests must see its kind alone.
         for &v in &bad {
             let mut one = all.clone();
@@ -576,8 +634,24 @@ fn bad_probabilities_are_counted_exactly() {
             let want = "1 probabilities outside [0, 1] (NaN included)".to_string();
             assert_eq!(
                 count_in_error::<f16>(&one, rows),
-                Err(want),
+                Err(want.clone()),
                 "{v} in {rows} x {n}"
+            );
+            assert_eq!(
+                count_in_error::<f32>(&one, rows),
+                Err(want.clone()),
+                "f32 {v} in {rows} x {n}"
+            );
+        }
+        // f32 also holds values just outside [0, 1] that no 16-bit type has.
+        for w in [1.000_000_1f32, -1e-30] {
+            let mut one = all.clone();
+            one[rows * n / 2 + 3] = w;
+            let want = "1 probabilities outside [0, 1] (NaN included)".to_string();
+            assert_eq!(
+                count_in_error::<f32>(&one, rows),
+                Err(want),
+                "f32 {w} in {rows} x {n}"
             );
         }
         // Spread over the batch: different rows, pieces and tiles.
@@ -592,8 +666,13 @@ fn bad_probabilities_are_counted_exactly() {
         );
         assert_eq!(
             count_in_error::<bf16>(&all, rows),
-            Err(want),
+            Err(want.clone()),
             "bf16 {rows} x {n}"
+        );
+        assert_eq!(
+            count_in_error::<f32>(&all, rows),
+            Err(want),
+            "f32 {rows} x {n}"
         );
     }
 }
@@ -629,17 +708,28 @@ proptest! {
         k_part in proptest::option::of(0.0f64..1.0),
         shape in 0u8..3,
         seed in any::<u64>(),
+        f32_probs in any::<bool>(),
     ) {
+        // f32 probabilities without top_k (topk takes no 32-bit keys yet).
+        let k_part = if f32_probs { None } else { k_part };
         let top_k = k_part.map(|f| ((f * n as f64) as usize).clamp(1, n));
         let data: Vec<f32> = (0..rows)
             .flat_map(|r| shaped(shape, n, seed.wrapping_add(r as u64)))
             .collect();
-        let rounded: Vec<f32> = to16::<f16>(&data).iter().map(|v| v.to_f32()).collect();
+        let rounded: Vec<f32> = if f32_probs {
+            data
+        } else {
+            to_prob::<f16>(&data).iter().map(|v| v.to_f32()).collect()
+        };
         if rounded.chunks(n).any(|row| row.iter().all(|&v| v == 0.0)) {
             return Ok(()); // an all-zero row is refused (errors_name_the_argument)
         }
         let u: Vec<f32> = (0..rows).map(|r| uniform(seed, r as u64, 0)).collect();
-        let (tokens, _) = draw_with(&rounded, rows, p, top_k, &u);
+        let (tokens, _) = if f32_probs {
+            draw_as::<f32>(&rounded, rows, p, top_k, &u)
+        } else {
+            draw_with(&rounded, rows, p, top_k, &u)
+        };
         for r in 0..rows {
             let row = &rounded[r * n..(r + 1) * n];
             let t = tokens[r];

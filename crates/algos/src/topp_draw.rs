@@ -26,8 +26,8 @@ pub struct TopPDrawTiling {
     pub p: f32,
     /// Thresholds per round (the radix: 2..=16).
     pub ways: u32,
-    /// Rounds per search (`ways^rounds` covers every code of [0, 1]); whole
-    /// rows per core may take up to `2 * rounds + 1`, every other one an
+    /// Rounds per search of rows in pieces (`ways^rounds` covers every code
+    /// of [0, 1]); whole rows per core take `whole_rounds`, some of them an
     /// interpolation.
     pub rounds: u32,
     /// 0: each core writes its count of bad probabilities into its check
@@ -37,8 +37,11 @@ pub struct TopPDrawTiling {
     pub accumulate: u32,
     /// 32-byte check slots (one per vector core of the device).
     pub check_slots: u32,
-    /// Unused (keeps the size a multiple of 8).
-    pub reserved: u32,
+    /// Rounds per search of whole rows per core: an interpolation may only
+    /// halve the interval, or be followed by an even cut (a `ways` split
+    /// in two rounds), so `max(log2(codes), 2 log_ways(codes)) + 1` (the
+    /// last to count the final code's entries).
+    pub whole_rounds: u32,
 }
 
 /// Bytes of a piece's slot per round (16 fp32 masses, 17 i32 counts, padding).
@@ -59,9 +62,9 @@ pub struct TopPDraw {
 }
 
 impl TopPDraw {
-    /// Probability types (non-negative 16-bit floats, whose bit patterns
-    /// order like their values).
-    pub const DTYPES: [DType; 2] = [DType::F16, DType::Bf16];
+    /// Probability types (non-negative floats, whose bit patterns order
+    /// like their values).
+    pub const DTYPES: [DType; 3] = [DType::F16, DType::Bf16, DType::F32];
 
     /// The kernel for probabilities of `dtype`.
     pub fn new(dtype: DType) -> Result<TopPDraw, AlgoError> {
@@ -69,7 +72,7 @@ impl TopPDraw {
             return Err(AlgoError::UnsupportedDtype {
                 algorithm: "TopPDraw",
                 dtype,
-                reason: "probabilities must be f16 or bf16".into(),
+                reason: "probabilities must be f16, bf16 or f32".into(),
             });
         }
         Ok(TopPDraw { dtype })
@@ -84,14 +87,18 @@ impl TopPDraw {
     /// rows of `cargo xtask bench` favour, conservative profile): a row
     /// shared by several cores is latency-bound (every round is a SyncAll
     /// and a round trip of the slots through GM), so few wide rounds (8
-    /// ways); whole rows per core narrow without either and are
-    /// vector-bound, so their even cuts are binary (one threshold; most of
-    /// their rounds place two thresholds by interpolation instead).
-    pub fn ways_for(soc: &SocProfile, rows: u64, n: u64) -> u32 {
-        if Self::pieces(soc, rows, n) > 1 {
-            8
-        } else {
-            2
+    /// ways; 16 gains 3% on one f32 row and loses 29% on 8); whole rows per
+    /// core narrow without either and are vector-bound, so their even cuts
+    /// are narrower: 6 ways, 8 for f32, whose 2^30 codes below 1.0 take
+    /// more rounds (most of their rounds place two thresholds by
+    /// interpolation instead). At 96 x 129280, f16: 484.5 us with 2 ways,
+    /// 474.1 with 4 or 6, 490.1 with 8; f32: 610.7 with 2, 549.6 with 6,
+    /// 542.9 with 8, 539.3 with 12 (f16 525.4 there).
+    pub fn ways_for(&self, soc: &SocProfile, rows: u64, n: u64) -> u32 {
+        match (Self::pieces(soc, rows, n) > 1, self.dtype) {
+            (true, _) => 8,
+            (false, DType::F32) => 8,
+            (false, _) => 6,
         }
     }
 
@@ -112,6 +119,7 @@ impl TopPDraw {
     fn code_top(&self) -> u64 {
         match self.dtype {
             DType::Bf16 => 0x3F81,
+            DType::F32 => 0x3F80_0001,
             _ => 0x3C01,
         }
     }
@@ -171,12 +179,8 @@ impl TopPDraw {
         let items = rows * pieces;
         let items_per_core = items.div_ceil(cores);
         let block_dim = items.div_ceil(items_per_core);
-        let mut rounds = 0u32;
-        let mut span = 1u64;
-        while span < self.code_top() {
-            span *= u64::from(ways);
-            rounds += 1;
-        }
+        let rounds = cuts_to_cover(self.code_top(), u64::from(ways));
+        let whole_rounds = cuts_to_cover(self.code_top(), 2).max(2 * rounds) + 1;
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: block_dim as u32,
@@ -192,10 +196,21 @@ impl TopPDraw {
                 rounds,
                 accumulate: 0,
                 check_slots: cores as u32,
-                reserved: 0,
+                whole_rounds,
             },
         })
     }
+}
+
+/// The fewest cuts into `ways` parts that narrow `codes` codes to one.
+fn cuts_to_cover(codes: u64, ways: u64) -> u32 {
+    let mut cuts = 0u32;
+    let mut span = 1u64;
+    while span < codes {
+        span *= ways;
+        cuts += 1;
+    }
+    cuts
 }
 
 impl Kernel for TopPDraw {
@@ -248,6 +263,10 @@ mod tests {
                 assert!(u64::from(plan.block_dim) * t.items_per_core >= rows * t.pieces);
                 assert!(u64::from(ways).pow(t.rounds) >= 0x3C01);
                 assert!(u64::from(ways).pow(t.rounds - 1) < 0x3C01);
+                // Whole rows: every round may only halve, or two rounds cut
+                // into `ways`; one more counts the last code.
+                let r = t.whole_rounds - 1;
+                assert!(1u64 << r >= 0x3C01 && u64::from(ways).pow(r / 2) >= 0x3C01);
             }
         }
         assert_eq!(
@@ -256,6 +275,14 @@ mod tests {
         );
         assert!(k.plan(&soc, 1, 5, 0.9, 1).is_err());
         assert!(k.plan(&soc, 0, 5, 0.9, 8).is_err());
-        assert!(TopPDraw::new(DType::F32).is_err());
+        assert!(TopPDraw::new(DType::I32).is_err());
+        // f32: 2^30 codes below 1.0.
+        let k = TopPDraw::new(DType::F32).unwrap();
+        for ways in [2, 6, 8, 16] {
+            let t = k.plan(&soc, 96, 129280, 0.9, ways).unwrap().tiling;
+            let r = t.whole_rounds - 1;
+            assert!(1u64 << r >= 0x3F80_0001 && u64::from(ways).pow(r / 2) >= 0x3F80_0001);
+            assert!(u64::from(ways).pow(t.rounds) >= 0x3F80_0001);
+        }
     }
 }

@@ -129,6 +129,11 @@ enum Op {
         rows: u32,
         vocab: u32,
     },
+    /// TOPP sampling (p = 0.9) of `rows` rows of `vocab` f32 probabilities.
+    TopPF32 {
+        rows: u32,
+        vocab: u32,
+    },
     /// TOPK (k = 50, sorted) of `rows` rows of VOCAB f16 keys.
     TopKF16 {
         rows: u32,
@@ -216,6 +221,8 @@ fn spmv_matrix(block: u32, random: u32) -> HostCsr {
 /// Batch sizes and vocabularies of the TOPP rows (Llama 2, Llama 3,
 /// DeepSeek-V3, Qwen2).
 const TOPP_ROWS: [u32; 4] = [1, 8, 96, 256];
+/// Batch sizes of the f32 TOPP rows (vocabulary 129280).
+const TOPP_F32_ROWS: [u32; 3] = [1, 8, 96];
 const TOPP_VOCABS: [u32; 4] = [32_000, 128_256, 129_280, 151_936];
 
 /// Largest log2(n) of the radix sorts (the one-bit sort runs 16 passes:
@@ -295,6 +302,7 @@ impl Op {
             Op::SortF32 => "RADIXSORT 4-bit f32 (+i32 indices)".into(),
             Op::SortRowsF16 { rows, n } => format!("RADIXSORT f16 {rows}x{n} (+i32 indices)"),
             Op::TopPF16 { rows, vocab } => format!("TOPP f16 {rows}x{vocab} (p=0.9)"),
+            Op::TopPF32 { rows, vocab } => format!("TOPP f32 {rows}x{vocab} (p=0.9)"),
             Op::TopKF16 { rows } => format!("TOPK f16 {rows}x{VOCAB} (k=50, sorted)"),
             Op::SegScanF16 { algo, ppm } => {
                 format!(
@@ -355,6 +363,7 @@ impl Op {
             Op::MultinomialF16 { .. } | Op::MultinomialDrawsF16 => 2,
             // One read of the probabilities (the tokens are 4 bytes per row).
             Op::TopPF16 { .. } | Op::TopKF16 { .. } => 2,
+            Op::TopPF32 { .. } => 4,
             // Read values (2) and flags (1), write the f32 result (4).
             Op::SegScanF16 { .. } => 7,
             // Read values and flags (the sums are one per segment).
@@ -371,7 +380,9 @@ impl Op {
         match self {
             Op::MultinomialF16 { rows } if rows > 0 => Some(rows as usize * VOCAB),
             Op::MultinomialDrawsF16 => Some(MANY_DRAWS_N),
-            Op::TopPF16 { rows, vocab } => Some(rows as usize * vocab as usize),
+            Op::TopPF16 { rows, vocab } | Op::TopPF32 { rows, vocab } => {
+                Some(rows as usize * vocab as usize)
+            }
             Op::TopKF16 { rows } => Some(rows as usize * VOCAB),
             Op::SortRowsF16 { rows, n } => Some(rows as usize * n as usize),
             Op::SegScanF16 { .. } | Op::SegSumF16 { .. } | Op::SegOffsetsF16 { .. } => Some(SEG_N),
@@ -398,6 +409,7 @@ impl Op {
             | Op::MultinomialF16 { .. }
             | Op::MultinomialDrawsF16
             | Op::TopPF16 { .. }
+            | Op::TopPF32 { .. }
             | Op::TopKF16 { .. }
             | Op::SegScanF16 { .. }
             | Op::SegSumF16 { .. }
@@ -793,6 +805,20 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 debug_assert!(len >= rows);
             }
+            Op::TopPF32 { rows, .. } => {
+                let rows = rows as usize;
+                let x = self.dev.upload(&softmax_rows_f32(rows, n / rows))?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let o = TopPOptions {
+                    p: 0.9,
+                    top_k: None,
+                    seed: 1,
+                };
+                let len = top_p_sample(&self.dev, Batch::rows(&x, rows)?, o)?.len();
+                wall = t.elapsed().as_secs_f64();
+                debug_assert!(len >= rows);
+            }
             Op::SegScanF16 { ppm, .. }
             | Op::SegSumF16 { ppm, .. }
             | Op::SegOffsetsF16 { ppm, .. } => {
@@ -970,6 +996,12 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
             ops.push(Op::TopPF16 { rows, vocab });
         }
     }
+    for rows in TOPP_F32_ROWS {
+        ops.push(Op::TopPF32 {
+            rows,
+            vocab: 129_280,
+        });
+    }
     if let Some(only) = &args.only {
         // Several texts separated by '|': a label containing any of them.
         ops.retain(|op| {
@@ -1110,6 +1142,14 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
 /// `rows` rows of `vocab` f16 probabilities shaped like a language model's
 /// softmax (a few large entries, a long tail; each row sums to about 1).
 fn softmax_rows(rows: usize, vocab: usize) -> Vec<f16> {
+    softmax_rows_f32(rows, vocab)
+        .into_iter()
+        .map(f16::from_f32)
+        .collect()
+}
+
+/// [`softmax_rows`] in f32 (distinct values, none rounded to 16 bits).
+fn softmax_rows_f32(rows: usize, vocab: usize) -> Vec<f32> {
     let logits: Vec<f32> = bits(rows * vocab, 9)
         .map(|v| -((v % 4096) as f32) / 256.0)
         .collect();
@@ -1117,7 +1157,7 @@ fn softmax_rows(rows: usize, vocab: usize) -> Vec<f16> {
         .chunks(vocab)
         .flat_map(|row| {
             let total: f32 = row.iter().map(|l| l.exp()).sum();
-            row.iter().map(move |l| f16::from_f32(l.exp() / total))
+            row.iter().map(move |l| l.exp() / total)
         })
         .collect()
 }

@@ -342,37 +342,39 @@ private:
         qRaw_.EnQue(raw);
     }
 
-    // The tiles of [next, end) of one source, each loaded while the one
-    // before it is worked on (the queues have two buffers).
+    // A read of [begin, end) of one source; `next` is its first tile not
+    // loaded yet (each tile is loaded while the one before it is worked on:
+    // the queues have two buffers).
     struct Tiles {
-        uint64_t next, end;
+        uint64_t begin, next, end;
         uint32_t src;
     };
-    // What a piece reads in a round: [begin, end) of source src.
-    struct Read {
-        uint64_t begin, end;
-        uint32_t src;
-    };
-    // What piece g reads in round `set`; false when it takes no part (a
-    // whole row that is idle or settled). Depends on g's state alone, so the
-    // next piece's read is known while the one before it is worked on.
-    __aicore__ inline bool PlanRead(uint64_t g, uint32_t set, Read& read) {
-        const bool idle = set < rounds0_ && Get(g, kAll) != 0;
+    // A row whose mass is within p has no nucleus crossing to find (in
+    // pieces it reads nothing; whole rows skip it, as those whose crossing
+    // is settled).
+    __aicore__ inline bool Idle(uint64_t g, uint32_t set) { return set < rounds0_ && Get(g, kAll) != 0; }
+    // What piece g reads in round `set` (nothing loaded); false when it
+    // takes no part (a whole row that is idle or settled). Depends on g's
+    // state alone, so the next piece's read is known while the one before
+    // it is worked on.
+    __aicore__ inline bool PlanRead(uint64_t g, uint32_t set, Tiles& read) {
+        const bool idle = Idle(g, set);
         if (t_.pieces == 1 && (idle || Get(g, kSettled) != 0)) return false;
         read.src = Get(g, kSrc);
         Range(g, read.begin, read.end);
         if (read.src != kFromRow) read.end = read.begin + Get(g, kSrcCount);
         if (idle) read.end = read.begin;
+        read.next = read.begin;
         return true;
     }
     // The first piece from g on that reads in round `set` (last_ if none).
-    __aicore__ inline uint64_t NextReader(uint64_t g, uint32_t set, Read& read) {
+    __aicore__ inline uint64_t NextReader(uint64_t g, uint32_t set, Tiles& read) {
         while (g < last_ && !PlanRead(g, set, read)) ++g;
         return g;
     }
     // Starts reading [begin, end) of `src`: loads the first tile.
     __aicore__ inline Tiles Prefetch(uint64_t begin, uint64_t end, uint32_t src) {
-        Tiles tiles{begin, end, src};
+        Tiles tiles{begin, begin, end, src};
         LoadNext(tiles);
         return tiles;
     }
@@ -384,12 +386,14 @@ private:
         Load(tiles.next, static_cast<uint32_t>(left < kTile ? left : kTile), tiles.src);
         tiles.next += kTile;
     }
-    // Takes and frees the row tiles loaded past `used` (an early end).
-    __aicore__ inline void DropLoaded(const Tiles& tiles, uint64_t used) {
+    // Takes and frees the row tiles loaded past `used` (an early end); they
+    // are loaded again if the read goes on.
+    __aicore__ inline void DropLoaded(Tiles& tiles, uint64_t used) {
         for (uint64_t off = used; off < tiles.next; off += kTile) {
             LocalTensor<TProb> raw = qRaw_.DeQue<TProb>();
             qRaw_.FreeTensor(raw);
         }
+        if (used < tiles.next) tiles.next = used;
     }
 
     // The loaded tile as fp32 (zero past `count` up to whole 64-lane
@@ -460,22 +464,20 @@ private:
         // (it need not wait for this piece's decision); after the round's
         // last piece, the next round's first, if that one is already decided
         // (an earlier piece of a whole row, in the same search).
-        Read read = carry_.read;
         Tiles tiles = carry_.tiles;
         bool loaded = carry_.loaded;
-        uint64_t g = loaded ? carry_.g : NextReader(first_, set, read);
+        uint64_t g = loaded ? carry_.g : NextReader(first_, set, tiles);
         carry_.loaded = false;
         const bool sameSearch = set + 1 < rounds0_ || (set >= rounds0_ && set + 1 < rounds0_ + rounds1_);
         while (g < last_) {
-            Read nextRead{0, 0, kFromRow};
-            uint64_t next = NextReader(g + 1, set, nextRead);
+            Tiles nextTiles{0, 0, 0, kFromRow};
+            uint64_t next = NextReader(g + 1, set, nextTiles);
             bool nextRound = false;
             if (next == last_ && t_.pieces == 1 && sameSearch) {
-                next = NextReader(first_, set + 1, nextRead);
+                next = NextReader(first_, set + 1, nextTiles);
                 nextRound = next < g;
                 if (!nextRound) next = last_;
             }
-            Tiles nextTiles{0, 0, kFromRow};
             bool nextLoaded = false;
             float mass[kMaxWays];
             uint64_t counts[kMaxWays + 1];
@@ -485,11 +487,8 @@ private:
             bool interp = false;
             const uint32_t nt = Grid(g, set, codes, interp);
             const uint32_t lo = codes[0], hi = codes[nt];
-            // A row whose mass is within p has no nucleus crossing to find
-            // (in pieces it reads nothing; whole rows skip it in PlanRead, as
-            // those whose crossing is settled).
-            const bool idle = set < rounds0_ && Get(g, kAll) != 0;
-            const uint32_t src = read.src, srcLo = Get(g, kSrcLo), srcHi = Get(g, kSrcHi);
+            const bool idle = Idle(g, set);
+            const uint32_t src = tiles.src, srcLo = Get(g, kSrcLo), srcHi = Get(g, kSrcHi);
             const bool fromCand = src != kFromRow;
             Set(g, kReadBase, Get(g, kBase));
             const uint32_t cutA = fromCand ? 0 : lo > 0 ? lo : set == 0 ? guess_ : 0;
@@ -508,7 +507,7 @@ private:
             float tv[kMaxWays + 1];
             for (uint32_t j = 0; j <= nt; ++j) tv[j] = Codes<TProb>::Value(codes[j]);
             const float cut = Codes<TProb>::Value(toA ? cutA : lo);
-            const uint64_t begin = read.begin, end = read.end;
+            const uint64_t begin = tiles.begin, end = tiles.end;
             uint64_t kept = 0;
             // Round 0: the row's running sum, maximum and minimum, lane-wise.
             LocalTensor<float> accSum = bufAcc_.Get<float>(), accMax = accSum[kAccLanes], accMin = accSum[2 * kAccLanes];
@@ -516,7 +515,7 @@ private:
                 Duplicate(accSum, 0.0f, static_cast<int32_t>(3 * kAccLanes));
                 PipeBarrier<PIPE_V>();
             }
-            if (!loaded) tiles = Prefetch(begin, end, src);
+            if (!loaded) LoadNext(tiles);
             uint32_t pending = 0;  // tiles whose sums wait in UB
             for (uint64_t off = begin; off < end; off += kTile) {
                 uint32_t count = static_cast<uint32_t>(end - off < kTile ? end - off : kTile);
@@ -524,7 +523,7 @@ private:
                 if (tiles.next < tiles.end) {
                     LoadNext(tiles);
                 } else if (!nextLoaded && next < last_) {
-                    nextTiles = Prefetch(nextRead.begin, nextRead.end, nextRead.src);
+                    LoadNext(nextTiles);
                     nextLoaded = true;
                 }
                 LocalTensor<float> x = Take(count, padded, fromCand);
@@ -648,8 +647,8 @@ private:
                 if (!(mass[0] == mass[0]) || largest > 1.0f || smallest < 0.0f) {
                     // OutOfRange streams the row through the row queue: the
                     // next piece's tile loaded there is dropped (read again).
-                    if (nextLoaded && nextRead.src == kFromRow) {
-                        DropLoaded(nextTiles, nextRead.begin);
+                    if (nextLoaded && nextTiles.src == kFromRow) {
+                        DropLoaded(nextTiles, nextTiles.begin);
                         nextLoaded = false;
                     }
                     bad_ += OutOfRange(begin, end);
@@ -688,11 +687,10 @@ private:
                 StoreSlot(gWork_[(set * t_.rows * t_.pieces + g) * kSlotWords], own, kSlotWords);
             }
             if (nextRound) {
-                carry_ = Carry{next, nextRead, nextTiles, nextLoaded};
+                carry_ = Carry{next, nextTiles, nextLoaded};
                 break;
             }
             g = next;
-            read = nextRead;
             tiles = nextTiles;
             loaded = nextLoaded;
         }
@@ -768,7 +766,7 @@ private:
 
     // Narrows piece g's search from its row's slots of round `set`.
     __aicore__ inline void Advance(uint64_t g, uint32_t set) {
-        if (set < rounds0_ && Get(g, kAll) != 0) return;
+        if (Idle(g, set)) return;
         LocalTensor<float> slots = RowSlots(g, set);
         // The row's sums: the pieces' slots added by a fixed tree of vector
         // Adds (the same order on every core).
@@ -799,7 +797,7 @@ private:
     // at the round's thresholds (`codes`, `nt` and `interp` as Grid gave them).
     __aicore__ inline void Narrow(uint64_t g, uint32_t set, const uint32_t* codes, uint32_t nt, bool interp,
                                   const float* setMass, const uint64_t* counts) {
-        if (set < rounds0_ && Get(g, kAll) != 0) return;
+        if (Idle(g, set)) return;
         const uint32_t lo = codes[0], hi = codes[nt];
         const float above = AsFloat(Get(g, kAbove)), target = AsFloat(Get(g, kTarget));
         const float base = AsFloat(Get(g, kReadBase));
@@ -1004,10 +1002,9 @@ private:
     // round before.
     struct Carry {
         uint64_t g;
-        Read read;
         Tiles tiles;
         bool loaded;
-    } carry_{0, {0, 0, kFromRow}, {0, 0, kFromRow}, false};
+    } carry_{0, {0, 0, 0, kFromRow}, false};
 };
 
 }  // namespace toppdraw

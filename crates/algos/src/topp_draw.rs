@@ -168,13 +168,7 @@ impl TopPDraw {
                 ),
             });
         }
-        let pieces = if rows >= cores {
-            1
-        } else {
-            (cores / rows)
-                .min(n.div_ceil(MIN_PIECE))
-                .clamp(1, MAX_PIECES)
-        };
+        let pieces = Self::pieces(soc, rows, n);
         let piece_len = n.div_ceil(pieces);
         let items = rows * pieces;
         let items_per_core = items.div_ceil(cores);
@@ -248,6 +242,16 @@ impl Kernel for TopPDraw {
 mod tests {
     use super::*;
 
+    /// Rows in pieces: `ways^rounds` covers the codes. Whole rows: every
+    /// round may only halve, or two rounds cut into `ways`; one more counts
+    /// the last code.
+    fn assert_rounds_cover(t: &TopPDrawTiling, codes: u64) {
+        let ways = u64::from(t.ways);
+        assert!(ways.pow(t.rounds) >= codes);
+        let r = t.whole_rounds - 1;
+        assert!(1u64 << r >= codes && ways.pow(r / 2) >= codes);
+    }
+
     #[test]
     fn pieces_cover_the_rows_and_rounds_cover_the_codes() {
         let soc = soc::Soc::Ascend910B4.profile();
@@ -261,12 +265,8 @@ mod tests {
                 assert!(t.pieces <= MAX_PIECES && t.items_per_core <= MAX_ITEMS);
                 assert!(u64::from(plan.block_dim) <= cores);
                 assert!(u64::from(plan.block_dim) * t.items_per_core >= rows * t.pieces);
-                assert!(u64::from(ways).pow(t.rounds) >= 0x3C01);
                 assert!(u64::from(ways).pow(t.rounds - 1) < 0x3C01);
-                // Whole rows: every round may only halve, or two rounds cut
-                // into `ways`; one more counts the last code.
-                let r = t.whole_rounds - 1;
-                assert!(1u64 << r >= 0x3C01 && u64::from(ways).pow(r / 2) >= 0x3C01);
+                assert_rounds_cover(&t, 0x3C01);
             }
         }
         assert_eq!(
@@ -280,9 +280,7 @@ mod tests {
         let k = TopPDraw::new(DType::F32).unwrap();
         for ways in [2, 6, 8, 16] {
             let t = k.plan(&soc, 96, 129280, 0.9, ways).unwrap().tiling;
-            let r = t.whole_rounds - 1;
-            assert!(1u64 << r >= 0x3F80_0001 && u64::from(ways).pow(r / 2) >= 0x3F80_0001);
-            assert!(u64::from(ways).pow(t.rounds) >= 0x3F80_0001);
+            assert_rounds_cover(&t, 0x3F80_0001);
         }
     }
 }

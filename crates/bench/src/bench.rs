@@ -15,7 +15,7 @@ use ascend_scan::{
     segmented_sum, sort, split_with, spmv, top_p_sample, topk, Algorithm, Batch, Csr, Device,
     RevSpec, SampleOptions, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm,
     SegSumOptions, Segments, Soc, SocProfile, SortAlgorithm, SortOptions, SplitOptions,
-    TopPOptions, TopkOptions, MAX_I8_SCAN_LEN,
+    TopPOptions, TopPProb, TopkOptions, MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::{assumptions, assumptions_markdown, pipe_name, Assumption};
 use ascendc_sim::{model_launches, CostParams, LaunchReport, ModelProfile, ModelReport};
@@ -124,15 +124,12 @@ enum Op {
     /// MULTINOMIAL f16 weights, many draws from one row: MANY_DRAWS draws
     /// from a row of MANY_DRAWS_N weights (a fixed shape).
     MultinomialDrawsF16,
-    /// TOPP sampling (p = 0.9) of `rows` rows of `vocab` f16 probabilities.
-    TopPF16 {
+    /// TOPP sampling (p = 0.9) of `rows` rows of `vocab` probabilities,
+    /// f32 or f16.
+    TopP {
         rows: u32,
         vocab: u32,
-    },
-    /// TOPP sampling (p = 0.9) of `rows` rows of `vocab` f32 probabilities.
-    TopPF32 {
-        rows: u32,
-        vocab: u32,
+        f32: bool,
     },
     /// TOPK (k = 50, sorted) of `rows` rows of VOCAB f16 keys.
     TopKF16 {
@@ -301,8 +298,10 @@ impl Op {
             }
             Op::SortF32 => "RADIXSORT 4-bit f32 (+i32 indices)".into(),
             Op::SortRowsF16 { rows, n } => format!("RADIXSORT f16 {rows}x{n} (+i32 indices)"),
-            Op::TopPF16 { rows, vocab } => format!("TOPP f16 {rows}x{vocab} (p=0.9)"),
-            Op::TopPF32 { rows, vocab } => format!("TOPP f32 {rows}x{vocab} (p=0.9)"),
+            Op::TopP { rows, vocab, f32 } => {
+                let t = if f32 { "f32" } else { "f16" };
+                format!("TOPP {t} {rows}x{vocab} (p=0.9)")
+            }
             Op::TopKF16 { rows } => format!("TOPK f16 {rows}x{VOCAB} (k=50, sorted)"),
             Op::SegScanF16 { algo, ppm } => {
                 format!(
@@ -362,8 +361,8 @@ impl Op {
             // many-draws row's 8 MB of indices left out: a low floor).
             Op::MultinomialF16 { .. } | Op::MultinomialDrawsF16 => 2,
             // One read of the probabilities (the tokens are 4 bytes per row).
-            Op::TopPF16 { .. } | Op::TopKF16 { .. } => 2,
-            Op::TopPF32 { .. } => 4,
+            Op::TopP { f32: false, .. } | Op::TopKF16 { .. } => 2,
+            Op::TopP { f32: true, .. } => 4,
             // Read values (2) and flags (1), write the f32 result (4).
             Op::SegScanF16 { .. } => 7,
             // Read values and flags (the sums are one per segment).
@@ -380,9 +379,7 @@ impl Op {
         match self {
             Op::MultinomialF16 { rows } if rows > 0 => Some(rows as usize * VOCAB),
             Op::MultinomialDrawsF16 => Some(MANY_DRAWS_N),
-            Op::TopPF16 { rows, vocab } | Op::TopPF32 { rows, vocab } => {
-                Some(rows as usize * vocab as usize)
-            }
+            Op::TopP { rows, vocab, .. } => Some(rows as usize * vocab as usize),
             Op::TopKF16 { rows } => Some(rows as usize * VOCAB),
             Op::SortRowsF16 { rows, n } => Some(rows as usize * n as usize),
             Op::SegScanF16 { .. } | Op::SegSumF16 { .. } | Op::SegOffsetsF16 { .. } => Some(SEG_N),
@@ -408,8 +405,7 @@ impl Op {
             | Op::SortRowsF16 { .. }
             | Op::MultinomialF16 { .. }
             | Op::MultinomialDrawsF16
-            | Op::TopPF16 { .. }
-            | Op::TopPF32 { .. }
+            | Op::TopP { .. }
             | Op::TopKF16 { .. }
             | Op::SegScanF16 { .. }
             | Op::SegSumF16 { .. }
@@ -615,6 +611,23 @@ impl Runner {
     }
 
     /// Runs `op` on `n` elements: its launch reports and the simulator wall time.
+    /// Uploads `rows` rows of probabilities and returns the wall time of
+    /// one `top_p_sample` (p = 0.9) over them.
+    fn time_top_p<T: TopPProb>(&mut self, probs: &[T], rows: usize) -> anyhow::Result<f64> {
+        let x = self.dev.upload(probs)?;
+        self.dev.take_reports();
+        let t = Instant::now();
+        let o = TopPOptions {
+            p: 0.9,
+            top_k: None,
+            seed: 1,
+        };
+        let tokens = top_p_sample(&self.dev, Batch::rows(&x, rows)?, o)?;
+        let wall = t.elapsed().as_secs_f64();
+        debug_assert_eq!(tokens.len(), rows);
+        Ok(wall)
+    }
+
     fn run_op(&mut self, op: Op, n: usize) -> anyhow::Result<(Vec<LaunchReport>, f64)> {
         let scan_opts = |algo: ScanAlgo, s| ScanOptions {
             exclusive: false,
@@ -784,40 +797,27 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 debug_assert_eq!(drawn.len(), rows * draws);
             }
-            Op::TopPF16 { rows, .. } | Op::TopKF16 { rows } => {
+            Op::TopKF16 { rows } => {
                 let rows = rows as usize;
                 let x = self.dev.upload(&softmax_rows(rows, n / rows))?;
                 self.dev.take_reports();
                 let t = Instant::now();
-                let batch = Batch::rows(&x, rows)?;
-                let len = if let Op::TopKF16 { .. } = op {
-                    topk(&self.dev, batch, 50, TopkOptions::default())?
-                        .values
-                        .len()
-                } else {
-                    let o = TopPOptions {
-                        p: 0.9,
-                        top_k: None,
-                        seed: 1,
-                    };
-                    top_p_sample(&self.dev, batch, o)?.len()
-                };
+                let top = topk(
+                    &self.dev,
+                    Batch::rows(&x, rows)?,
+                    50,
+                    TopkOptions::default(),
+                )?;
                 wall = t.elapsed().as_secs_f64();
-                debug_assert!(len >= rows);
+                debug_assert!(top.values.len() >= rows);
             }
-            Op::TopPF32 { rows, .. } => {
+            Op::TopP { rows, f32, .. } => {
                 let rows = rows as usize;
-                let x = self.dev.upload(&softmax_rows_f32(rows, n / rows))?;
-                self.dev.take_reports();
-                let t = Instant::now();
-                let o = TopPOptions {
-                    p: 0.9,
-                    top_k: None,
-                    seed: 1,
+                wall = if f32 {
+                    self.time_top_p(&softmax_rows_f32(rows, n / rows), rows)?
+                } else {
+                    self.time_top_p(&softmax_rows(rows, n / rows), rows)?
                 };
-                let len = top_p_sample(&self.dev, Batch::rows(&x, rows)?, o)?.len();
-                wall = t.elapsed().as_secs_f64();
-                debug_assert!(len >= rows);
             }
             Op::SegScanF16 { ppm, .. }
             | Op::SegSumF16 { ppm, .. }
@@ -993,13 +993,18 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     for rows in TOPP_ROWS {
         for vocab in TOPP_VOCABS {
-            ops.push(Op::TopPF16 { rows, vocab });
+            ops.push(Op::TopP {
+                rows,
+                vocab,
+                f32: false,
+            });
         }
     }
     for rows in TOPP_F32_ROWS {
-        ops.push(Op::TopPF32 {
+        ops.push(Op::TopP {
             rows,
             vocab: 129_280,
+            f32: true,
         });
     }
     if let Some(only) = &args.only {
@@ -1350,9 +1355,10 @@ fn headlines() -> Vec<(Op, usize)> {
         ),
         (Op::SortF16 { digit_bits: 4 }, 1 << 24),
         (
-            Op::TopPF16 {
+            Op::TopP {
                 rows: 96,
                 vocab: 129_280,
+                f32: false,
             },
             96 * 129_280,
         ),

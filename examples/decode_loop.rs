@@ -9,7 +9,7 @@
 //! the step's launches, conservative profile).
 use ascend_scan::{
     model_launches, top_p_sample_on, top_p_sample_workspace_bytes, Batch, CostParams, Device, Soc,
-    TopPCheck, TopPOptions, Workspace,
+    TopPCheck, TopPOptions, TopPRows, Workspace,
 };
 use half::f16;
 
@@ -44,6 +44,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = TopPOptions {
         p: 0.9,
         top_k: Some(50),
+        min_p: 0.0,
         seed: 0,
     };
 
@@ -81,7 +82,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &stream,
             Batch::rows(&probs, rows)?,
             step_options,
-            None,
+            TopPRows::default(),
             &mut tokens,
             &mut check,
             &mut workspace,

@@ -10,7 +10,7 @@ use ascend_scan::{
     topk, uniform, uniforms, Algorithm, Batch, CompressOptions, CostError, CostParams, Csr, Device,
     Error, LaunchReport, RevSpec, SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm,
     SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions,
-    SplitOptions, TopPCheck, TopPOptions, TopPProb, TopkOptions, Workspace,
+    SplitOptions, TopPCheck, TopPOptions, TopPProb, TopPRows, TopkOptions, Workspace,
 };
 use half::f16;
 use std::cmp::Ordering;
@@ -791,6 +791,7 @@ fn tour_topp<P: TopPProb>(
     let o = TopPOptions {
         p,
         top_k: None,
+        min_p: 0.0,
         seed,
     };
     let got = top_p_sample(dev, Batch::rows(&x, rows)?, o)?.download()?;
@@ -817,6 +818,7 @@ fn tour_topp_stream(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
     let o = TopPOptions {
         p,
         top_k: None,
+        min_p: 0.0,
         seed,
     };
     let want = topp_reference(&rounded, rows, p, seed);
@@ -833,7 +835,7 @@ fn tour_topp_stream(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
             &stream,
             Batch::rows(&x, rows)?,
             o,
-            None, // uniform(seed, r, 0), computed on the device
+            TopPRows::default(), // uniform(seed, r, 0) on the device, p of options
             &mut tokens,
             &mut check,
             &mut ws,

@@ -316,8 +316,15 @@ struct TopPDrawTiling {
     // in two rounds), so `max(log2(codes), 2 log_ways(codes)) + 1` (the
     // last to count the final code's entries).
     uint32_t whole_rounds;
+    // 1: row r's nucleus mass is `top_p[r]` (a GM array; a value outside
+    // (0, 1] is counted into the check slot's second word and searched as
+    // 1); 0: every row's is `p`.
+    uint32_t row_p;
+    // Entries below `min_p` times the row's largest are dropped before
+    // the nucleus is taken (0: none is).
+    float min_p;
 };
-static_assert(sizeof(TopPDrawTiling) == 64, "TopPDrawTiling: size differs from the Rust definition");
+static_assert(sizeof(TopPDrawTiling) == 72, "TopPDrawTiling: size differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, rows) == 0, "TopPDrawTiling: offset of rows differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, n) == 8, "TopPDrawTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, pieces) == 16, "TopPDrawTiling: offset of pieces differs from the Rust definition");
@@ -329,6 +336,8 @@ static_assert(offsetof(TopPDrawTiling, rounds) == 48, "TopPDrawTiling: offset of
 static_assert(offsetof(TopPDrawTiling, accumulate) == 52, "TopPDrawTiling: offset of accumulate differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, check_slots) == 56, "TopPDrawTiling: offset of check_slots differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, whole_rounds) == 60, "TopPDrawTiling: offset of whole_rounds differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, row_p) == 64, "TopPDrawTiling: offset of row_p differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, min_p) == 68, "TopPDrawTiling: offset of min_p differs from the Rust definition");
 
 typedef struct SegScanTiling SegScanTiling;
 struct SegScanTiling {

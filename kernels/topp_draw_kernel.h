@@ -52,7 +52,9 @@ constexpr uint32_t kCountsAt = kMaxWays;
 constexpr uint32_t kSlotWords = 40;       // (160 bytes)
 constexpr uint32_t kMaxItems = 256;   // pieces per core
 constexpr uint32_t kMaxPieces = 64;   // pieces per row
-constexpr uint32_t kStateWords = 26;  // per piece (104 bytes; UB holds no more)
+constexpr uint32_t kStateWords = 27;  // per piece (108 bytes; UB holds little more)
+// Slot word of a piece's largest value (round 0; read before the slots are added).
+constexpr uint32_t kLargestAt = kCountsAt + kMaxWays + 1;
 
 // State words of a piece (its row's crossing search, the same on every core
 // that owns a piece of the row).
@@ -84,10 +86,13 @@ enum StateWord : uint32_t {
     kMassLo,     // fp32 bits: (about) the mass at or above lo (whole rows' interpolation)
     kInterp,     // 1: the next round may place its thresholds by interpolation
     kShrink,     // 1: no round of this search has rewritten A yet
+    kFloor,      // min_p's floor: the lowest code kept (0: none); | kOpen while the next round must test it
     kStateCount,
 };
 static_assert(kStateCount <= kStateWords, "a piece's state words overlap the next piece's");
 enum Source : uint32_t { kFromRow = 0, kFromA, kFromB };
+// kFloor's flag: the next round also sums the mass at lo (the floor).
+constexpr uint32_t kOpen = 0x80000000u;
 
 // The value of a non-negative code (bit pattern) as fp32, exactly.
 template <typename TProb>
@@ -114,8 +119,8 @@ constexpr bool kIsF32 = std::is_same<TProb, float>::value;
 template <typename TProb>
 class Draw {
 public:
-    __aicore__ inline void Run(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR tokens, GM_ADDR kept, GM_ADDR check,
-                               GM_ADDR workspace, const TopPDrawTiling& t) {
+    __aicore__ inline void Run(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR top_p, GM_ADDR tokens, GM_ADDR kept,
+                               GM_ADDR check, GM_ADDR workspace, const TopPDrawTiling& t) {
         t_ = t;
         core_ = static_cast<uint32_t>(GetBlockIdx());
         const uint64_t items = t.rows * t.pieces;
@@ -124,6 +129,7 @@ public:
         if (first_ > last_) first_ = last_;
         gx_.SetGlobalBuffer(reinterpret_cast<__gm__ TProb*>(probs), t.rows * t.n);
         gu_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(uniforms), t.rows);
+        if (t.row_p != 0) gp_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(top_p), t.rows);
         gTok_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(tokens), t.rows);
         gKept_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(kept), t.rows);
         gCheck_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(check), t.check_slots * 8);
@@ -139,9 +145,6 @@ public:
         gWork_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace), slotWords);
         gCandA_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace) + slotWords, t.rows * t.n);
         gCandB_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace) + slotWords + t.rows * t.n, t.rows * t.n);
-        // Round 0 copies the entries at or above the guess to A: the bound
-        // of a row whose mass is at least (1 + p) / 2 is at or above it.
-        guess_ = FloorCode((1.0f - t.p) / (4.0f * static_cast<float>(t.n)));
         Init();
         // Phase 0: the last kept entry (target p).
         for (uint32_t r = 0; r < rounds0_; ++r) {
@@ -178,23 +181,38 @@ private:
         pipe_.InitBuffer(bufAcc_, 3 * kAccLanes * sizeof(float));
         ub_.Init(pipe_, kArenaBytes);
         state_ = ub_.At<uint32_t>(kStateAt, kMaxItems * kStateWords);
-        // The rows' uniforms (the pieces of a core span consecutive rows).
+        guess_ = GuessFor(t_.p > 0.0f && t_.p <= 1.0f ? t_.p : 1.0f);
+        // The rows' uniforms, and p of each row when given per row (into
+        // the masks, unused until round 0). The pieces of a core span
+        // consecutive rows.
         if (first_ < last_) {
             uint64_t r0 = first_ / t_.pieces, r1 = (last_ - 1) / t_.pieces;
+            const uint32_t span = static_cast<uint32_t>(r1 - r0 + 1);
             LocalTensor<float> u = ub_.At<float>(kUniformsAt, kMaxItems + 16);
-            LoadAny(u, gu_[r0], static_cast<uint32_t>(r1 - r0 + 1));
+            LocalTensor<float> ps = ub_.At<float>(kMasksAt, kMaxItems + 16);
+            LoadAny(u, gu_[r0], span);
+            if (t_.row_p != 0) LoadAny(ps, gp_[r0], span);
             PipeSync<HardEvent::MTE2_S>();
             for (uint64_t g = first_; g < last_; ++g) {
-                Search(g, 0, t_.p, kNone);
+                float p = t_.row_p != 0 ? ps.GetValue(static_cast<uint32_t>(g / t_.pieces - r0)) : t_.p;
+                // A p outside (0, 1] (NaN included) is counted once per row
+                // (the host refuses the batch) and searched as 1.
+                if (!(p > 0.0f && p <= 1.0f)) {
+                    if (g % t_.pieces == 0) ++badP_;
+                    p = 1.0f;
+                }
+                Search(g, 0, p, kNone);
                 Set(g, kAll, 0);
                 Set(g, kTotal, 0);
                 Set(g, kKept, 0);
                 Set(g, kCand, kNone);
                 Set(g, kCandLo, kNone);
                 Set(g, kTopCode, Codes<TProb>::kOne + 1);
+                Set(g, kFloor, 0);
                 FromRow(g);
                 Set(g, kUniform, AsBits(u.GetValue(static_cast<uint32_t>(g / t_.pieces - r0))));
             }
+            ScalarReadsDone();  // the rounds' compares write the masks
         }
     }
 
@@ -249,6 +267,24 @@ private:
             }
         }
         return lo;
+    }
+
+    // Round 0 copies piece g's entries at or above this code to A: the
+    // bound of a row whose mass is at least (1 + p) / 2 is at or above it
+    // (the search's target is still the row's p then).
+    __aicore__ inline uint32_t Guess(uint64_t g) {
+        if (t_.row_p == 0) return guess_;  // the same p for every row: worked out once
+        return GuessFor(AsFloat(Get(g, kTarget)));
+    }
+    __aicore__ inline uint32_t GuessFor(float p) { return FloorCode((1.0f - p) / (4.0f * static_cast<float>(t_.n))); }
+
+    // min_p's floor for piece g after round 0: the lowest code whose value
+    // is at least min_p times the row's largest (kTopCode - 1), or 0.
+    __aicore__ inline uint32_t FloorCode0(uint64_t g) {
+        const float t = t_.min_p * Codes<TProb>::Value(Get(g, kTopCode) - 1);
+        if (!(t > 0.0f)) return 0;
+        const uint32_t c = FloorCode(t);
+        return Codes<TProb>::Value(c) < t ? c + 1 : c;
     }
 
     // The lowest code a crossing of `target` in entries of total `mass` can
@@ -492,7 +528,7 @@ private:
             const uint32_t src = tiles.src, srcLo = Get(g, kSrcLo), srcHi = Get(g, kSrcHi);
             const bool fromCand = src != kFromRow;
             Set(g, kReadBase, Get(g, kBase));
-            const uint32_t cutA = fromCand ? 0 : lo > 0 ? lo : set == 0 ? guess_ : 0;
+            const uint32_t cutA = fromCand ? 0 : lo > 0 ? lo : set == 0 ? Guess(g) : 0;
             const bool toA = !idle && cutA > 0;
             // A whole row's first interpolated round over A in a search
             // rewrites A in place with its entries at or above the first
@@ -505,6 +541,9 @@ private:
             const bool keepAbove = toA || (toB && lo > srcLo), keepBelow = toB && hi < srcHi;
             const bool counting = hi - lo <= t_.ways;
             const bool total = set == 0;  // S(0): the row's mass
+            // S(lo) too when lo is min_p's floor, not yet tested.
+            const uint32_t j0 = !total && (Get(g, kFloor) & kOpen) != 0 ? 0 : 1;
+            float largest = 0.0f;  // round 0: the piece's largest value
             float tv[kMaxWays + 1];
             for (uint32_t j = 0; j <= nt; ++j) tv[j] = Codes<TProb>::Value(codes[j]);
             const float cut = Codes<TProb>::Value(toA ? cutA : lo);
@@ -573,7 +612,7 @@ private:
                 }
                 // Masks: threshold j at slot j (j = 1..nt-1; with counts also
                 // 0 and nt, the interval's hi).
-                const uint32_t from = counting ? 0 : 1, to = counting ? nt : nt - 1;
+                const uint32_t from = counting ? 0 : j0, to = counting ? nt : nt - 1;
                 for (uint32_t j = from; j <= to && j <= kMaxWays; ++j) {
                     CompareTile(masks[j * (kTile / 8)], x, tv[j], CMPMODE::GE, padded, fromCand);
                 }
@@ -587,12 +626,12 @@ private:
                     kept = StoreCandidates(out, gCandA_, begin, kept, got, true);
                 }
                 // Select j and ReduceSum j - 1 use different halves of bufS_.
-                for (uint32_t j = 1; j <= nt; ++j) {
+                for (uint32_t j = j0; j <= nt; ++j) {
                     if (j < nt) {
                         Select(s[(j % 2) * kTile], masks[j * (kTile / 8)], x, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE,
                                padded);
                     }
-                    if (j > 1) {
+                    if (j > j0) {
                         ReduceSum(sums[(pending * kMaxWays + j - 1) * 8], s[((j - 1) % 2) * kTile], tmp,
                                   static_cast<int32_t>(count));
                     }
@@ -614,7 +653,7 @@ private:
                 if (++pending == kSumTiles || off + kTile >= end) {
                     PipeSync<HardEvent::V_S>();
                     for (uint32_t q = 0; q < pending; ++q) {
-                        for (uint32_t j = 1; j < nt; ++j) mass[j] += sums.GetValue((q * kMaxWays + j) * 8);
+                        for (uint32_t j = j0; j < nt; ++j) mass[j] += sums.GetValue((q * kMaxWays + j) * 8);
                     }
                     ScalarReadsDone();
                     pending = 0;
@@ -623,7 +662,7 @@ private:
             if (total) {
                 // The row's mass S(0), its largest and its smallest value.
                 ReduceSum(sums, accSum, tmp, static_cast<int32_t>(kAccLanes));
-                float largest = 0.0f, smallest = 0.0f;
+                float smallest = 0.0f;
                 if constexpr (kHalfExtrema) {
                     LocalTensor<half> hs = sums.ReinterpretCast<half>(), ht = tmp.ReinterpretCast<half>();
                     ReduceMax(hs[16], accMax.ReinterpretCast<half>(), ht[kTile / 32], static_cast<int32_t>(2 * kAccLanes), false);
@@ -684,7 +723,8 @@ private:
                 LocalTensor<float> own = ub_.At<float>(kOwnAt, kSlotWords);
                 for (uint32_t j = 0; j < kMaxWays; ++j) own.SetValue(j, mass[j]);
                 for (uint32_t j = 0; j <= kMaxWays; ++j) own.SetValue(kCountsAt + j, static_cast<float>(counts[j]));
-                for (uint32_t j = kCountsAt + kMaxWays + 1; j < kSlotWords; ++j) own.SetValue(j, 0.0f);
+                for (uint32_t j = kLargestAt; j < kSlotWords; ++j) own.SetValue(j, 0.0f);
+                own.SetValue(kLargestAt, largest);
                 StoreSlot(gWork_[(set * t_.rows * t_.pieces + g) * kSlotWords], own, kSlotWords);
             }
             if (nextRound) {
@@ -769,6 +809,16 @@ private:
     __aicore__ inline void Advance(uint64_t g, uint32_t set) {
         if (Idle(g, set)) return;
         LocalTensor<float> slots = RowSlots(g, set);
+        if (set == 0 && t_.min_p > 0.0f) {
+            // The row's largest value (min_p's floor is relative to it).
+            float largest = 0.0f;
+            for (uint64_t q = 0; q < t_.pieces; ++q) {
+                const float v = slots.GetValue(static_cast<uint32_t>(q * kSlotWords + kLargestAt));
+                if (v > largest) largest = v;
+            }
+            ScalarReadsDone();
+            Set(g, kTopCode, FloorCode(largest) + 1);
+        }
         // The row's sums: the pieces' slots added by a fixed tree of vector
         // Adds (the same order on every core).
         PipeSync<HardEvent::MTE2_V>();
@@ -804,10 +854,20 @@ private:
         const float base = AsFloat(Get(g, kReadBase));
         float mass[kMaxWays];
         for (uint32_t j = 0; j < nt && j < kMaxWays; ++j) mass[j] = setMass[j] + base;
+        const uint32_t floor = set == 0 ? FloorCode0(g) : Get(g, kFloor);
         if (set == 0) {
             Set(g, kTotal, AsBits(mass[0]));
-            if (mass[0] <= target) {
+            if (mass[0] <= target && floor == 0) {
                 Set(g, kAll, 1);  // the whole row's mass is within p
+                return;
+            }
+        } else if ((floor & kOpen) != 0) {
+            // This round summed S(floor): if the entries min_p keeps are all
+            // within p, they are the kept ones (the draw starts at the floor).
+            Set(g, kFloor, floor & ~kOpen);
+            if (mass[0] <= target) {
+                Set(g, kAll, 1);
+                Set(g, kTotal, AsBits(mass[0]));
                 return;
             }
         }
@@ -820,7 +880,7 @@ private:
                 break;
             }
         }
-        const float newAbove = b + 1 < nt ? mass[b + 1] : above;
+        float newAbove = b + 1 < nt ? mass[b + 1] : above;
         uint32_t newHi = codes[b + 1], newLo = codes[b];
         // The mass at or above the new lo (about: round 0's is the row's).
         float massLo = b > 0 ? mass[b] : AsFloat(Get(g, kMassLo));
@@ -831,6 +891,17 @@ private:
             const uint32_t bound = BoundCode(mass[0], target);
             if (bound > newLo && bound < newHi) newLo = bound;
             massLo = mass[0];
+            // min_p keeps the codes at or above its floor: a crossing below
+            // it is cut there, so the search goes on above it, and the next
+            // round tests whether S(floor) is still over the target.
+            if (floor > newLo) {
+                if (floor >= newHi) {
+                    newHi = t_.pieces == 1 ? Get(g, kTopCode) : Codes<TProb>::kOne + 1;
+                    newAbove = 0.0f;
+                }
+                newLo = floor;
+                Set(g, kFloor, floor | kOpen);
+            }
             // A holds the entries at or above the guess: of no use if that
             // is above the search's lo (a row of mass under (1 + p) / 2).
             if (Get(g, kSrc) == kFromA && Get(g, kCandLo) > newLo) {
@@ -873,6 +944,7 @@ private:
         uint32_t lo = 0, limit = kNone;
         if (Get(g, kAll) != 0) {
             keptMass = AsFloat(Get(g, kTotal));
+            lo = Get(g, kFloor);  // min_p's floor (0: none)
         } else {
             lo = Get(g, kLo);
             limit = Get(g, kTie);
@@ -965,23 +1037,25 @@ private:
         return static_cast<int32_t>(begin - rowStart);  // not reached on consistent counts
     }
 
-    // This core's count of probabilities outside [0, 1] into its check
-    // slot: written (core 0 also zeroes the slots of cores that do not
-    // run), or added to it after an earlier launch of the batch.
+    // This core's counts of probabilities outside [0, 1] and of rows whose
+    // p is outside (0, 1] into its check slot (words 0 and 1): written
+    // (core 0 also zeroes the slots of cores that do not run), or added to
+    // it after an earlier launch of the batch.
     __aicore__ inline void WriteCheck() {
         LocalTensor<int32_t> slot = ub_.At<int32_t>(kOwnAt, 8);
-        uint64_t total = bad_;
+        uint64_t total[2] = {bad_, badP_};
         if (t_.accumulate != 0) {
             PipeSync<HardEvent::S_MTE2>();
             DataCopy(slot, gCheck_[core_ * 8], 8);
             PipeSync<HardEvent::MTE2_S>();
-            total += static_cast<uint64_t>(slot.GetValue(0));
+            for (uint32_t i = 0; i < 2; ++i) total[i] += static_cast<uint64_t>(slot.GetValue(i));
         }
-        slot.SetValue(0, static_cast<int32_t>(total < 0x7FFFFFFF ? total : 0x7FFFFFFF));
-        for (uint32_t i = 1; i < 8; ++i) slot.SetValue(i, 0);
+        for (uint32_t i = 0; i < 2; ++i) slot.SetValue(i, static_cast<int32_t>(total[i] < 0x7FFFFFFF ? total[i] : 0x7FFFFFFF));
+        for (uint32_t i = 2; i < 8; ++i) slot.SetValue(i, 0);
         StoreSlot(gCheck_[core_ * 8], slot, 8);
         if (t_.accumulate != 0 || core_ != 0) return;
         slot.SetValue(0, 0);
+        slot.SetValue(1, 0);
         for (uint32_t c = static_cast<uint32_t>(GetBlockNum()); c < t_.check_slots; ++c) StoreSlot(gCheck_[c * 8], slot, 8);
     }
 
@@ -994,11 +1068,11 @@ private:
     UbArena ub_;
     LocalTensor<uint32_t> state_;
     GlobalTensor<TProb> gx_;
-    GlobalTensor<float> gu_, gKept_, gWork_, gCandA_, gCandB_;
+    GlobalTensor<float> gu_, gp_, gKept_, gWork_, gCandA_, gCandB_;
     GlobalTensor<int32_t> gTok_, gCheck_;
     TopPDrawTiling t_;
     uint32_t core_ = 0, rounds0_ = 0, rounds1_ = 0, guess_ = 0;
-    uint64_t first_ = 0, last_ = 0, bad_ = 0;
+    uint64_t first_ = 0, last_ = 0, bad_ = 0, badP_ = 0;
     // The next round's first piece, when its first tile was loaded in the
     // round before.
     struct Carry {
@@ -1011,10 +1085,10 @@ private:
 }  // namespace toppdraw
 
 template <typename TProb>
-__aicore__ inline void TopPDraw(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR tokens, GM_ADDR kept, GM_ADDR check,
-                                GM_ADDR workspace, const TopPDrawTiling& t) {
+__aicore__ inline void TopPDraw(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR top_p, GM_ADDR tokens, GM_ADDR kept,
+                                GM_ADDR check, GM_ADDR workspace, const TopPDrawTiling& t) {
     toppdraw::Draw<TProb> draw;
-    draw.Run(probs, uniforms, tokens, kept, check, workspace, t);
+    draw.Run(probs, uniforms, top_p, tokens, kept, check, workspace, t);
 }
 
 }  // namespace ascend_scan

@@ -71,6 +71,9 @@ pub struct TopPOptions {
     pub p: f32,
     /// Keep only the `top_k` most probable tokens first (Llama 3 has none).
     pub top_k: Option<usize>,
+    /// min-p filtering (as vLLM's `min_p`): drop the entries below `min_p`
+    /// times the row's largest first, in [0, 1] (0: off).
+    pub min_p: f32,
     /// Seed of the draws: row r draws with the uniform
     /// [`uniform(seed, r, 0)`](crate::uniform).
     pub seed: u64,
@@ -81,6 +84,7 @@ impl Default for TopPOptions {
         TopPOptions {
             p: 0.9,
             top_k: None,
+            min_p: 0.0,
             seed: 0,
         }
     }
@@ -90,7 +94,8 @@ impl Default for TopPOptions {
 /// reference sampler (`sample_top_p`) defines it:
 ///
 /// 1. order each row descending, ties in index order (with `top_k`, only
-///    its `top_k` largest, ties at the k-th by index);
+///    its `top_k` largest, ties at the k-th by index; with `min_p`, only
+///    the entries at or above `min_p * largest`, the product in f32);
 /// 2. keep every entry whose preceding mass in that order is at most `p`
 ///    (the first entry always stays);
 /// 3. draw from the kept entries with the uniform
@@ -107,7 +112,7 @@ impl Default for TopPOptions {
 /// (drawn or passed) as the kernel's fp32 sums say.
 ///
 /// Errors ([`Error::InvalidArgument`]): `p` outside (0, 1] or NaN; `top_k`
-/// of 0 or more than the row length; `probs` with an entry outside [0, 1]
+/// of 0 or more than the row length; `min_p` outside [0, 1] or NaN; `probs` with an entry outside [0, 1]
 /// (NaN included) or a row whose kept mass is 0 (all zero); rows longer
 /// than 2^24 entries; `probs` on another device.
 pub fn top_p_sample<'a, P: TopPProb>(
@@ -115,7 +120,47 @@ pub fn top_p_sample<'a, P: TopPProb>(
     probs: impl Into<Batch<'a, P>>,
     options: TopPOptions,
 ) -> Result<DeviceBuffer<i32>> {
+    sample_blocking(device, probs.into(), options, None)
+}
+
+/// [`top_p_sample`] with a nucleus mass per row: row r keeps the entries
+/// whose preceding mass is at most `p[r]` (`options.p` is not used; the
+/// rest of `options` as there). Requests of a serving batch each bring
+/// their own p, and one launch takes them all.
+///
+/// Errors: as [`top_p_sample`], and [`Error::InvalidArgument`] naming `p`
+/// when its length is not the row count or an entry is outside (0, 1] or
+/// NaN (the first such row is named).
+pub fn top_p_sample_per_row<'a, P: TopPProb>(
+    device: &Device,
+    probs: impl Into<Batch<'a, P>>,
+    p: &[f32],
+    options: TopPOptions,
+) -> Result<DeviceBuffer<i32>> {
     let probs = probs.into();
+    check_len(p.len(), probs.row_count(), "p")?;
+    if let Some((r, v)) = p.iter().enumerate().find(|(_, v)| !valid_p(**v)) {
+        return Err(Error::InvalidArgument {
+            name: "p",
+            reason: format!("p[{r}] = {v}: must be in (0, 1]"),
+        });
+    }
+    sample_blocking(device, probs, options, Some(p))
+}
+
+/// A nucleus mass in (0, 1] (NaN is not).
+fn valid_p(p: f32) -> bool {
+    p > 0.0 && p <= 1.0
+}
+
+/// The blocking forms: uploads the uniforms (and the per-row p), runs
+/// [`top_p_sample_on`] and checks the result.
+fn sample_blocking<P: TopPProb>(
+    device: &Device,
+    probs: Batch<'_, P>,
+    options: TopPOptions,
+    row_p: Option<&[f32]>,
+) -> Result<DeviceBuffer<i32>> {
     if !device.same(probs.data().device()) {
         return Err(Error::InvalidArgument {
             name: "probs",
@@ -125,15 +170,20 @@ pub fn top_p_sample<'a, P: TopPProb>(
     let rows = probs.row_count();
     let plan = TopPPlan::new::<P>(device, rows, probs.row_len(), options)?;
     let u = device.upload(&uniforms(options.seed, rows, 1))?;
+    let p = row_p.map(|p| device.upload(p)).transpose()?;
     let mut tokens = device.alloc_uninit::<i32>(rows)?;
     let mut check = TopPCheck::new(device, rows)?;
     let mut workspace = Workspace::new(device, plan.layout.bytes())?;
+    let row_inputs = TopPRows {
+        uniforms: Some(&u),
+        p: p.as_ref(),
+    };
     device.blocking(|stream| {
         top_p_sample_on(
             stream,
             probs,
             options,
-            Some(&u),
+            row_inputs,
             &mut tokens,
             &mut check,
             &mut workspace,
@@ -141,6 +191,20 @@ pub fn top_p_sample<'a, P: TopPProb>(
     })?;
     check.download()?;
     Ok(tokens)
+}
+
+/// Per-row inputs of [`top_p_sample_on`] already on the device, each one
+/// f32 per row (`None`: the default named below).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TopPRows<'a> {
+    /// Row r draws with `uniforms[r]` (default: the seeded
+    /// [`uniform(options.seed, r, 0)`](crate::uniform), computed on the
+    /// device).
+    pub uniforms: Option<&'a DeviceBuffer<f32>>,
+    /// Row r's nucleus mass is `p[r]` (default: `options.p` for every row).
+    /// Checked on the device: [`TopPCheck::download`] names `p` when an
+    /// entry is outside (0, 1] or NaN.
+    pub p: Option<&'a DeviceBuffer<f32>>,
 }
 
 /// What the host checks after a [`top_p_sample_on`]: the count of
@@ -177,14 +241,19 @@ impl TopPCheck {
 
     /// Downloads the check: [`Error::InvalidArgument`] naming `probs` when
     /// an entry was outside [0, 1] (NaN included) or a row kept no mass, as
-    /// [`top_p_sample`] reports them.
+    /// [`top_p_sample`] reports them, or naming `p` when a per-row p
+    /// ([`TopPRows::p`]) was outside (0, 1] or NaN.
     pub fn download(&self) -> Result<()> {
-        let outside: i64 = self
-            .slots
-            .download()?
-            .chunks_exact(8)
-            .map(|s| i64::from(s[0]))
-            .sum();
+        let slots = self.slots.download()?;
+        let count =
+            |word: usize| -> i64 { slots.chunks_exact(8).map(|s| i64::from(s[word])).sum() };
+        let (outside, bad_p) = (count(0), count(1));
+        if bad_p > 0 {
+            return Err(Error::InvalidArgument {
+                name: "p",
+                reason: format!("{bad_p} rows with p outside (0, 1] (NaN included)"),
+            });
+        }
         if outside > 0 {
             return Err(Error::InvalidArgument {
                 name: "probs",
@@ -234,12 +303,6 @@ impl TopPPlan {
         n: usize,
         options: TopPOptions,
     ) -> Result<TopPPlan> {
-        if !(options.p > 0.0 && options.p <= 1.0) {
-            return Err(Error::InvalidArgument {
-                name: "p",
-                reason: format!("p = {}: must be in (0, 1]", options.p),
-            });
-        }
         if n == 0 {
             return Err(Error::InvalidArgument {
                 name: "probs",
@@ -263,6 +326,12 @@ impl TopPPlan {
                 });
             }
         }
+        if !(0.0..=1.0).contains(&options.min_p) {
+            return Err(Error::InvalidArgument {
+                name: "min_p",
+                reason: format!("min_p = {}: must be in [0, 1]", options.min_p),
+            });
+        }
         let m = options.top_k.unwrap_or(n);
         let profile = device.profile();
         let draw = algos::TopPDraw::new(P::DTYPE)?;
@@ -271,7 +340,7 @@ impl TopPPlan {
         let mut slot_bytes = 0;
         for first in (0..rows).step_by(per_launch) {
             let count = per_launch.min(rows - first);
-            let plan = draw.plan(
+            let mut plan = draw.plan(
                 profile,
                 count as u64,
                 m as u64,
@@ -279,6 +348,7 @@ impl TopPPlan {
                 draw.ways_for(profile, count as u64, m as u64),
             )?;
             slot_bytes = slot_bytes.max(plan.workspace_bytes as usize);
+            plan.tiling.min_p = options.min_p;
             chunks.push((first, plan));
         }
         let mut layout = Layout::default();
@@ -335,25 +405,28 @@ pub fn top_p_sample_workspace_bytes<P: TopPProb>(
     Ok(TopPPlan::new::<P>(device, rows, n, options)?.layout.bytes())
 }
 
-/// The stream-ordered [`top_p_sample`]: enqueues the whole draw (the
-/// seeded uniforms unless given, the top-k with `top_k`, the draw kernel,
-/// the index lookup with `top_k`) on `stream` and returns
-/// at once, writing one token per row into `tokens` (caller-owned, `rows`
-/// long). Row r draws with `uniforms[r]` when given (caller-owned, `rows`
-/// long), else with [`uniform(options.seed, r, 0)`](crate::uniform)
-/// computed on the device (as the blocking form draws; no upload). No
-/// allocation, no host synchronisation.
+/// The stream-ordered [`top_p_sample`] and [`top_p_sample_per_row`]:
+/// enqueues the whole draw (the seeded uniforms unless given, the top-k
+/// with `top_k`, the draw kernel, the index lookup with `top_k`) on
+/// `stream` and returns at once, writing one token per row into `tokens`
+/// (caller-owned, `rows` long). `rows` may give each row's uniform and
+/// nucleus mass on the device (caller-owned, `rows` long each; see
+/// [`TopPRows`]); without them row r draws with
+/// [`uniform(options.seed, r, 0)`](crate::uniform) computed on the device
+/// (as the blocking form draws; no upload) and keeps the mass `options.p`.
+/// No allocation, no host synchronisation.
 ///
 /// The probabilities are not checked on the host: `check` receives what is
 /// needed, and [`TopPCheck::download`] (after synchronising) gives the
 /// blocking form's errors; a row it reports has an unspecified token.
-/// Errors now: as for [`top_p_sample`] (the arguments), plus `uniforms`,
-/// `tokens`, `check` or `workspace` of the wrong size or device.
+/// Errors now: as for [`top_p_sample`] (the arguments; `options.p` is
+/// checked only without per-row p), plus `uniforms`, `p`, `tokens`,
+/// `check` or `workspace` of the wrong size or device.
 pub fn top_p_sample_on<'a, P: TopPProb>(
     stream: &Stream,
     probs: impl Into<Batch<'a, P>>,
     options: TopPOptions,
-    uniforms: Option<&DeviceBuffer<f32>>,
+    rows_in: TopPRows<'_>,
     tokens: &mut DeviceBuffer<i32>,
     check: &mut TopPCheck,
     workspace: &mut Workspace,
@@ -361,9 +434,18 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
     let probs = probs.into();
     let (rows, n) = (probs.row_count(), probs.row_len());
     stream.check_device(probs.data(), "probs")?;
-    if let Some(u) = uniforms {
-        stream.check_device(u, "uniforms")?;
-        check_len(u.len(), rows, "uniforms")?;
+    for (buffer, name) in [(rows_in.uniforms, "uniforms"), (rows_in.p, "p")] {
+        if let Some(b) = buffer {
+            stream.check_device(b, name)?;
+            check_len(b.len(), rows, name)?;
+        }
+    }
+    // Each row's p, when given, is checked on the device.
+    if rows_in.p.is_none() && !valid_p(options.p) {
+        return Err(Error::InvalidArgument {
+            name: "p",
+            reason: format!("p = {}: must be in (0, 1]", options.p),
+        });
     }
     stream.check_device(tokens, "tokens")?;
     stream.check_device(&check.kept, "check")?;
@@ -378,7 +460,7 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
     }
     workspace.check(stream, &plan.layout)?;
     let seeded;
-    let uniforms = match uniforms {
+    let uniforms = match rows_in.uniforms {
         Some(u) => u,
         None => {
             seeded = workspace.buffer::<f32>(plan.uniforms);
@@ -411,15 +493,20 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
         None => (probs.data(), &*tokens, n),
     };
     let slots = workspace.buffer::<u8>(plan.slots);
-    let uses: [&dyn crate::stream::Uses; 5] =
-        [&*workspace, &check.slots, &check.kept, &*tokens, uniforms];
+    let mut uses: Vec<&dyn crate::stream::Uses> =
+        vec![&*workspace, &check.slots, &check.kept, &*tokens, uniforms];
+    if let Some(p) = rows_in.p {
+        uses.push(p);
+    }
     stream.with_queue(&uses, |s| {
         // The first launch writes every check slot, the others add to them.
         for (first, launch) in plan.chunks.iter_mut() {
             launch.tiling.accumulate = u32::from(*first > 0);
+            launch.tiling.row_p = u32::from(rows_in.p.is_some());
             let args = runtime::TopPDrawArgs {
                 probs: draw_in.ptr_at(*first * m),
                 uniforms: uniforms.ptr_at(*first),
+                top_p: rows_in.p.map_or(std::ptr::null_mut(), |p| p.ptr_at(*first)),
                 tokens: draw_out.ptr_at(*first),
                 kept: check.kept.ptr_at(*first),
                 check: check.slots.ptr(),

@@ -9,7 +9,7 @@ use ascend_scan::{
     sort_workspace_bytes, top_p_sample_on, top_p_sample_workspace_bytes, topk_on,
     topk_workspace_bytes, uniforms, Batch, Device, DeviceBuffer, Error, ScanOp, ScanOptions,
     SegScanAlgorithm, SegScanOptions, SegmentCheck, Segments, Soc, SortOptions, Task, TopPCheck,
-    TopPOptions, TopkOptions, Workspace,
+    TopPOptions, TopPRows, TopkOptions, Workspace,
 };
 use half::f16;
 use proptest::prelude::*;
@@ -239,7 +239,12 @@ fn multinomial_on_and_top_p_on_match_the_references() {
     let u_host = uniforms(3, rows, 1);
     let u = dev.upload(&u_host).unwrap();
     for top_k in [None, Some(40)] {
-        let options = TopPOptions { p, top_k, seed: 0 };
+        let options = TopPOptions {
+            p,
+            top_k,
+            min_p: 0.0,
+            seed: 0,
+        };
         let mut ws = workspace(
             &dev,
             top_p_sample_workspace_bytes::<f16>(&dev, rows, n, options).unwrap(),
@@ -250,7 +255,10 @@ fn multinomial_on_and_top_p_on_match_the_references() {
             &stream,
             Batch::rows(&x, rows).unwrap(),
             options,
-            Some(&u),
+            TopPRows {
+                uniforms: Some(&u),
+                p: None,
+            },
             &mut tokens,
             &mut check,
             &mut ws,
@@ -289,6 +297,7 @@ fn a_steady_state_loop_allocates_nothing() {
     let topp = TopPOptions {
         p: 0.9,
         top_k: Some(64),
+        min_p: 0.0,
         seed: 0,
     };
     let starts: Vec<i8> = (0..rows * n).map(|i| i8::from(i % 300 == 0)).collect();
@@ -384,7 +393,19 @@ fn a_steady_state_loop_allocates_nothing() {
         )
         .unwrap();
         multinomial_on(&stream, b, &u, &mut drawn, Some(&mut kept), &mut ws).unwrap();
-        top_p_sample_on(&stream, b, topp, Some(&u), &mut tokens, &mut check, &mut ws).unwrap();
+        top_p_sample_on(
+            &stream,
+            b,
+            topp,
+            TopPRows {
+                uniforms: Some(&u),
+                p: None,
+            },
+            &mut tokens,
+            &mut check,
+            &mut ws,
+        )
+        .unwrap();
         let opts = SegScanOptions::default();
         segmented_scan_on(
             &stream,
@@ -1208,6 +1229,7 @@ fn seeded_uniforms_on_the_device_match_the_host() {
     let options = TopPOptions {
         p: 0.9,
         top_k: Some(100),
+        min_p: 0.0,
         seed: 0,
     };
     let mut ws = workspace(
@@ -1223,7 +1245,16 @@ fn seeded_uniforms_on_the_device_match_the_host() {
         };
         let before = dev.allocation_count();
         let b = Batch::rows(&x, rows).unwrap();
-        top_p_sample_on(&s, b, seeded, None, &mut tokens, &mut check, &mut ws).unwrap();
+        top_p_sample_on(
+            &s,
+            b,
+            seeded,
+            TopPRows::default(),
+            &mut tokens,
+            &mut check,
+            &mut ws,
+        )
+        .unwrap();
         s.synchronize().unwrap();
         check.download().unwrap();
         assert_eq!(dev.allocation_count(), before, "step {step} allocated");

@@ -4,8 +4,8 @@
 //! exact truncated distribution, and the errors.
 
 use ascend_scan::{
-    top_p_sample, top_p_sample_on, top_p_sample_workspace_bytes, uniform, Batch, Device,
-    DeviceBuffer, Error, TopPCheck, TopPOptions, TopPProb, Workspace,
+    top_p_sample, top_p_sample_on, top_p_sample_per_row, top_p_sample_workspace_bytes, uniform,
+    Batch, Device, DeviceBuffer, Error, TopPCheck, TopPOptions, TopPProb, TopPRows, Workspace,
 };
 use half::{bf16, f16};
 use proptest::prelude::*;
@@ -84,11 +84,26 @@ fn reference_within(
     u: f32,
     tol: f64,
 ) -> Option<(i32, Vec<(usize, f32)>)> {
+    reference_min_p(row, p, top_k, 0.0, u, tol)
+}
+
+/// [`reference_within`] with min-p: entries below `min_p * largest` (an
+/// f32 product) are dropped after the sort.
+fn reference_min_p(
+    row: &[f32],
+    p: f32,
+    top_k: Option<usize>,
+    min_p: f32,
+    u: f32,
+    tol: f64,
+) -> Option<(i32, Vec<(usize, f32)>)> {
     let mut perm: Vec<usize> = (0..row.len()).collect();
     perm.sort_by(|&a, &b| row[b].partial_cmp(&row[a]).unwrap());
     if let Some(k) = top_k {
         perm.truncate(k);
     }
+    let floor = min_p * row[perm[0]];
+    perm.retain(|&i| row[i] >= floor);
     let near = |a: f64, b: f64| (a - b).abs() < tol;
     let mut cum = 0.0f64;
     let mut kept = Vec::new();
@@ -189,7 +204,12 @@ fn exact<T: Prob>(rows: usize, n: usize, scale: f32) {
             continue;
         }
         for seed in [1u64, 77] {
-            let o = TopPOptions { p, top_k, seed };
+            let o = TopPOptions {
+                p,
+                top_k,
+                min_p: 0.0,
+                seed,
+            };
             let got = sample_rows(&dev, &buf, rows, o);
             for r in 0..rows {
                 let row = &rounded[r * n..(r + 1) * n];
@@ -245,11 +265,28 @@ fn draw_as<T: Prob>(
     top_k: Option<usize>,
     u: &[f32],
 ) -> (Vec<i32>, Vec<f32>) {
+    draw_min_p::<T>(probs, rows, p, top_k, 0.0, u)
+}
+
+/// [`draw_as`] with min-p.
+fn draw_min_p<T: Prob>(
+    probs: &[f32],
+    rows: usize,
+    p: f32,
+    top_k: Option<usize>,
+    min_p: f32,
+    u: &[f32],
+) -> (Vec<i32>, Vec<f32>) {
     let dev = device();
     let n = probs.len() / rows;
     let buf = dev.upload(&to_prob::<T>(probs)).unwrap();
     let uniforms = dev.upload(u).unwrap();
-    let o = TopPOptions { p, top_k, seed: 0 };
+    let o = TopPOptions {
+        p,
+        top_k,
+        min_p,
+        seed: 0,
+    };
     let stream = dev.create_stream().unwrap();
     let mut tokens = dev.alloc::<i32>(rows).unwrap();
     let mut check = TopPCheck::new(&dev, rows).unwrap();
@@ -260,7 +297,10 @@ fn draw_as<T: Prob>(
         &stream,
         batch,
         o,
-        Some(&uniforms),
+        TopPRows {
+            uniforms: Some(&uniforms),
+            p: None,
+        },
         &mut tokens,
         &mut check,
         &mut ws,
@@ -284,6 +324,211 @@ fn spread(count: usize, steps: f64, gap: f64) -> Vec<f32> {
         })
         .map(|u| u as f32)
         .collect()
+}
+
+/// Each row with its own p, in one launch: the token of row r is the
+/// reference's with p[r] (whole rows per core, rows shared by cores, top_k;
+/// p from 0.05 to 1, repeating out of step with the row shapes).
+#[test]
+fn per_row_p_follows_the_reference() {
+    per_row_p::<f16>(48, 997, None);
+    per_row_p::<f16>(48, 997, Some(300));
+    per_row_p::<bf16>(3, 40_000, None);
+    per_row_p::<f32>(48, 997, None);
+    per_row_p::<f32>(2, 129_280, None);
+}
+
+fn per_row_p<T: Prob>(rows: usize, n: usize, top_k: Option<usize>) {
+    const PS: [f32; 7] = [0.05, 0.3, 0.5, 0.7, 0.9, 0.99, 1.0];
+    let dev = device();
+    let data: Vec<T> = (0..rows)
+        .flat_map(|r| {
+            // Rows of mass 0.95: p of 0.99 and 1 keep every entry, clear of rounding.
+            let row: Vec<f32> = peaked(n, r as u64 + 5).iter().map(|v| v * 0.95).collect();
+            to_prob::<T>(&row)
+        })
+        .collect();
+    let rounded: Vec<f32> = data.iter().map(|v| v.back()).collect();
+    let buf = dev.upload(&data).unwrap();
+    let p: Vec<f32> = (0..rows).map(|r| PS[(r * 3 + rows) % PS.len()]).collect();
+    let o = TopPOptions {
+        // Not used with per-row p.
+        p: f32::NAN,
+        top_k,
+        min_p: 0.0,
+        seed: 9,
+    };
+    let got = top_p_sample_per_row(&dev, Batch::rows(&buf, rows).unwrap(), &p, o)
+        .unwrap()
+        .download()
+        .unwrap();
+    let mut checked = 0;
+    for r in 0..rows {
+        let row = &rounded[r * n..(r + 1) * n];
+        if let Some((want, _)) = reference(row, p[r], top_k, uniform(9, r as u64, 0)) {
+            assert_eq!(got[r], want, "row {r} of {rows} x {n}, p = {}", p[r]);
+            checked += 1;
+        }
+    }
+    assert!(checked * 4 > rows * 3, "{checked} of {rows} rows checked");
+}
+
+/// min-p drops the entries below min_p times the row's largest before the
+/// nucleus: tokens equal the reference's for min_p from 0.001 to 1 (1 keeps
+/// the largest value's ties alone), with p below and above the survivors'
+/// mass, with top_k, in whole rows and in rows shared by cores.
+#[test]
+fn min_p_follows_the_reference() {
+    min_p_rows::<f16>(48, 997, None);
+    min_p_rows::<f16>(48, 997, Some(100));
+    min_p_rows::<f16>(1, 129_280, None);
+    min_p_rows::<bf16>(3, 40_000, None);
+    min_p_rows::<f32>(48, 997, None);
+    min_p_rows::<f32>(2, 70_000, None);
+}
+
+fn min_p_rows<T: Prob>(rows: usize, n: usize, top_k: Option<usize>) {
+    let dev = device();
+    // Peaked rows (the floor among a few large entries) and smooth ones
+    // (the floor inside a dense run of small values), alternately.
+    let data: Vec<T> = (0..rows)
+        .flat_map(|r| {
+            let seed = r as u64 + 11;
+            let row = if r % 2 == 0 {
+                peaked(n, seed)
+            } else {
+                probs(n, seed)
+            };
+            to_prob::<T>(&row)
+        })
+        .collect();
+    let rounded: Vec<f32> = data.iter().map(|v| v.back()).collect();
+    let buf = dev.upload(&data).unwrap();
+    // Long smooth rows hold entries of about 1e-5 everywhere: a 1e-4
+    // margin around p would skip every row, and their fp32 sums are within
+    // 2e-6 (as in whole_long_rows_follow_the_reference).
+    let tol = if n >= 20_000 { 2e-6 } else { 1e-4 };
+    let (mut checked, mut skipped) = (0, 0);
+    for (min_p, p) in [
+        (0.001f32, 0.9f32),
+        (0.05, 0.5),
+        (0.05, 1.0),
+        (0.3, 0.95),
+        (1.0, 0.9),
+    ] {
+        let o = TopPOptions {
+            p,
+            top_k,
+            min_p,
+            seed: 3,
+        };
+        let got = sample_rows(&dev, &buf, rows, o);
+        for r in 0..rows {
+            let row = &rounded[r * n..(r + 1) * n];
+            let u = uniform(3, r as u64, 0);
+            match reference_min_p(row, p, top_k, min_p, u, tol) {
+                Some((want, _)) => {
+                    assert_eq!(got[r], want, "row {r} of {rows} x {n}, {o:?}");
+                    checked += 1;
+                }
+                None => skipped += 1,
+            }
+        }
+    }
+    assert!(
+        checked > 3 * skipped,
+        "{checked} rows checked, {skipped} skipped"
+    );
+}
+
+/// Per-row p outside (0, 1]: refused on the host for a host slice (the
+/// first such row named), counted on the device for a device buffer (once
+/// per row, also when cores share the row), and named `p` either way.
+#[test]
+fn bad_per_row_p_is_refused() {
+    let dev = device();
+    let rows = 3;
+    let buf = dev
+        .upload(&to_prob::<f16>(&probs(70_000, 2)).repeat(rows))
+        .unwrap();
+    let batch = || Batch::rows(&buf, rows).unwrap();
+    let o = TopPOptions::default();
+    let expect_p = |r: ascend_scan::Result<DeviceBuffer<i32>>, has: &str| match r {
+        Err(Error::InvalidArgument { name, reason }) => {
+            assert_eq!(name, "p");
+            assert!(reason.contains(has), "{reason}");
+        }
+        r => panic!("expected an error naming p, got {r:?}"),
+    };
+    expect_p(top_p_sample_per_row(&dev, batch(), &[0.5, 0.5], o), "");
+    expect_p(
+        top_p_sample_per_row(&dev, batch(), &[0.5, 0.0, 2.0], o),
+        "p[1] = 0",
+    );
+    expect_p(
+        top_p_sample_per_row(&dev, batch(), &[0.5, 0.9, f32::NAN], o),
+        "p[2] = NaN",
+    );
+    // Device buffers: checked by the kernel (rows of 70000 are cut into
+    // pieces, the 48 rows of 997 are whole rows per core).
+    let mut whole = vec![0.5f32; 48];
+    whole[0] = 0.0;
+    whole[47] = f32::INFINITY;
+    for (rows, n, p) in [
+        (3, 70_000, vec![f32::NAN, 0.5, -1.0]),
+        (1, 70_000, vec![1.5]),
+        (3, 70_000, vec![0.5, 0.5, 0.5]),
+        (48, 997, whole),
+    ] {
+        let stream = dev.create_stream().unwrap();
+        let buf = dev
+            .upload(&to_prob::<f16>(&probs(n, 2)).repeat(rows))
+            .unwrap();
+        let pbuf = dev.upload(&p).unwrap();
+        let mut tokens = dev.alloc::<i32>(rows).unwrap();
+        let mut check = TopPCheck::new(&dev, rows).unwrap();
+        let bytes = top_p_sample_workspace_bytes::<f16>(&dev, rows, n, o).unwrap();
+        let mut ws = Workspace::new(&dev, bytes).unwrap();
+        let b = Batch::rows(&buf, rows).unwrap();
+        let inputs = TopPRows {
+            uniforms: None,
+            p: Some(&pbuf),
+        };
+        top_p_sample_on(&stream, b, o, inputs, &mut tokens, &mut check, &mut ws).unwrap();
+        stream.synchronize().unwrap();
+        let bad = p.iter().filter(|v| !(**v > 0.0 && **v <= 1.0)).count();
+        match check.download() {
+            Ok(()) => assert_eq!(bad, 0, "{p:?}"),
+            Err(Error::InvalidArgument { name, reason }) => {
+                assert_eq!(name, "p");
+                assert!(reason.starts_with(&format!("{bad} rows")), "{reason}");
+            }
+            Err(e) => panic!("{p:?}: {e}"),
+        }
+    }
+    // A device p of the wrong length is refused at once.
+    let stream = dev.create_stream().unwrap();
+    let short = dev.upload(&[0.5f32]).unwrap();
+    let mut tokens = dev.alloc::<i32>(rows).unwrap();
+    let mut check = TopPCheck::new(&dev, rows).unwrap();
+    let bytes = top_p_sample_workspace_bytes::<f16>(&dev, rows, 70_000, o).unwrap();
+    let mut ws = Workspace::new(&dev, bytes).unwrap();
+    let inputs = TopPRows {
+        uniforms: None,
+        p: Some(&short),
+    };
+    match top_p_sample_on(
+        &stream,
+        batch(),
+        o,
+        inputs,
+        &mut tokens,
+        &mut check,
+        &mut ws,
+    ) {
+        Err(Error::InvalidArgument { name, .. }) => assert_eq!(name, "p"),
+        r => panic!("expected an error naming p, got {r:?}"),
+    }
 }
 
 /// The rows where a selection is hardest: every entry equal (the nucleus is
@@ -404,6 +649,7 @@ fn whole_long_rows<T: Prob>() {
             let o = TopPOptions {
                 p,
                 top_k: None,
+                min_p: 0.0,
                 seed,
             };
             let got = sample_rows(&dev, &buf, rows, o);
@@ -495,7 +741,12 @@ fn goodness_of_fit<T: Prob>(p: f32, top_k: Option<usize>, seed: u64) {
     let got = top_p_sample(
         &dev,
         Batch::rows(&buf, rows).unwrap(),
-        TopPOptions { p, top_k, seed },
+        TopPOptions {
+            p,
+            top_k,
+            min_p: 0.0,
+            seed,
+        },
     )
     .unwrap()
     .download()
@@ -539,6 +790,16 @@ fn errors_name_the_argument() {
         match top_p_sample(&dev, &ok, o) {
             Err(Error::InvalidArgument { name, .. }) => assert_eq!(name, "p"),
             r => panic!("p = {p}: expected an error naming p, got {r:?}"),
+        }
+    }
+    for min_p in [-0.1f32, 1.5, f32::NAN] {
+        let o = TopPOptions {
+            min_p,
+            ..Default::default()
+        };
+        match top_p_sample(&dev, &ok, o) {
+            Err(Error::InvalidArgument { name, .. }) => assert_eq!(name, "min_p"),
+            r => panic!("min_p = {min_p}: expected an error naming min_p, got {r:?}"),
         }
     }
     for k in [0, 11] {
@@ -697,9 +958,9 @@ fn shaped(shape: u8, n: usize, seed: u64) -> Vec<f32> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
-    /// Random shapes, sizes, p and top_k: every token is a kept entry with
-    /// positive probability, and equals the reference's wherever p and the
-    /// draw are clear of fp32 rounding.
+    /// Random shapes, sizes, p, top_k and min_p: every token is a kept
+    /// entry with positive probability, and equals the reference's wherever
+    /// p and the draw are clear of fp32 rounding.
     #[test]
     fn random_rows_follow_the_reference(
         n in 1usize..3000,
@@ -709,6 +970,7 @@ proptest! {
         shape in 0u8..3,
         seed in any::<u64>(),
         f32_probs in any::<bool>(),
+        min_p in prop_oneof![Just(0.0f32), 0.0f32..=1.0],
     ) {
         // f32 probabilities without top_k (topk takes no 32-bit keys yet).
         let k_part = if f32_probs { None } else { k_part };
@@ -726,9 +988,9 @@ proptest! {
         }
         let u: Vec<f32> = (0..rows).map(|r| uniform(seed, r as u64, 0)).collect();
         let (tokens, _) = if f32_probs {
-            draw_as::<f32>(&rounded, rows, p, top_k, &u)
+            draw_min_p::<f32>(&rounded, rows, p, top_k, min_p, &u)
         } else {
-            draw_with(&rounded, rows, p, top_k, &u)
+            draw_min_p::<f16>(&rounded, rows, p, top_k, min_p, &u)
         };
         for r in 0..rows {
             let row = &rounded[r * n..(r + 1) * n];
@@ -747,7 +1009,9 @@ proptest! {
                 let above = row.iter().filter(|&&v| v > row[t as usize]).count();
                 prop_assert!(above < k, "row {}: token {} is not in the top {}", r, t, k);
             }
-            if let Some((want, _)) = reference(row, p, top_k, u[r]) {
+            let largest = row.iter().copied().fold(0.0f32, f32::max);
+            prop_assert!(row[t as usize] >= min_p * largest, "row {}: token {} is below min_p", r, t);
+            if let Some((want, _)) = reference_min_p(row, p, top_k, min_p, u[r], 1e-4) {
                 prop_assert_eq!(t, want, "row {} of {} x {}", r, rows, n);
             }
         }

@@ -42,6 +42,13 @@ pub struct TopPDrawTiling {
     /// in two rounds), so `max(log2(codes), 2 log_ways(codes)) + 1` (the
     /// last to count the final code's entries).
     pub whole_rounds: u32,
+    /// 1: row r's nucleus mass is `top_p[r]` (a GM array; a value outside
+    /// (0, 1] is counted into the check slot's second word and searched as
+    /// 1); 0: every row's is `p`.
+    pub row_p: u32,
+    /// Entries below `min_p` times the row's largest are dropped before
+    /// the nucleus is taken (0: none is).
+    pub min_p: f32,
 }
 
 /// Bytes of a piece's slot per round (16 fp32 masses, 17 i32 counts, padding).
@@ -191,6 +198,8 @@ impl TopPDraw {
                 accumulate: 0,
                 check_slots: cores as u32,
                 whole_rounds,
+                row_p: 0,
+                min_p: 0.0,
             },
         })
     }
@@ -216,7 +225,15 @@ impl Kernel for TopPDraw {
         KernelType::MixAiv1_0
     }
     fn gm_params(&self) -> &'static [&'static str] {
-        &["probs", "uniforms", "tokens", "kept", "check", "workspace"]
+        &[
+            "probs",
+            "uniforms",
+            "top_p",
+            "tokens",
+            "kept",
+            "check",
+            "workspace",
+        ]
     }
     fn tiling_type(&self) -> crate::TilingType {
         crate::TilingType::of::<TopPDrawTiling>()

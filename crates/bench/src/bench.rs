@@ -620,6 +620,7 @@ impl Runner {
         let o = TopPOptions {
             p: 0.9,
             top_k: None,
+            min_p: 0.0,
             seed: 1,
         };
         let tokens = top_p_sample(&self.dev, Batch::rows(&x, rows)?, o)?;

@@ -1187,7 +1187,12 @@ fn top_p_case<T: TopPProb + Num>(dev: &Device, g: &mut Gen<'_>) {
     } else {
         Want::Ok
     };
-    let options = TopPOptions { p, top_k, seed };
+    let options = TopPOptions {
+        p,
+        top_k,
+        min_p: 0.0,
+        seed,
+    };
     let what = format!(
         "top_p_sample {} rows={rows} n={n} {options:?}",
         dtype_name::<T>()

@@ -168,7 +168,7 @@ fn sample_blocking<P: TopPProb>(
         });
     }
     let rows = probs.row_count();
-    let plan = TopPPlan::new::<P>(device, rows, probs.row_len(), options)?;
+    let plan = TopPPlan::new::<P>(device, rows, probs.row_len(), options, row_p.is_some())?;
     let u = device.upload(&uniforms(options.seed, rows, 1))?;
     let p = row_p.map(|p| device.upload(p)).transpose()?;
     let mut tokens = device.alloc_uninit::<i32>(rows)?;
@@ -302,7 +302,15 @@ impl TopPPlan {
         rows: usize,
         n: usize,
         options: TopPOptions,
+        per_row_p: bool,
     ) -> Result<TopPPlan> {
+        // Each row's p, when given, is checked where it is (host or device).
+        if !per_row_p && !valid_p(options.p) {
+            return Err(Error::InvalidArgument {
+                name: "p",
+                reason: format!("p = {}: must be in (0, 1]", options.p),
+            });
+        }
         if n == 0 {
             return Err(Error::InvalidArgument {
                 name: "probs",
@@ -402,7 +410,9 @@ pub fn top_p_sample_workspace_bytes<P: TopPProb>(
     n: usize,
     options: TopPOptions,
 ) -> Result<usize> {
-    Ok(TopPPlan::new::<P>(device, rows, n, options)?.layout.bytes())
+    Ok(TopPPlan::new::<P>(device, rows, n, options, false)?
+        .layout
+        .bytes())
 }
 
 /// The stream-ordered [`top_p_sample`] and [`top_p_sample_per_row`]:
@@ -440,16 +450,9 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
             check_len(b.len(), rows, name)?;
         }
     }
-    // Each row's p, when given, is checked on the device.
-    if rows_in.p.is_none() && !valid_p(options.p) {
-        return Err(Error::InvalidArgument {
-            name: "p",
-            reason: format!("p = {}: must be in (0, 1]", options.p),
-        });
-    }
     stream.check_device(tokens, "tokens")?;
     stream.check_device(&check.kept, "check")?;
-    let mut plan = TopPPlan::new::<P>(stream.device(), rows, n, options)?;
+    let mut plan = TopPPlan::new::<P>(stream.device(), rows, n, options, rows_in.p.is_some())?;
     check_len(tokens.len(), rows, "tokens")?;
     check_len(check.kept.len(), rows, "check")?;
     if check.slots.len() < check_slot_ints(stream.device()) {

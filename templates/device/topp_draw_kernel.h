@@ -186,11 +186,11 @@ private:
         // consecutive rows.
         if (first_ < last_) {
             uint64_t r0 = first_ / t_.pieces, r1 = (last_ - 1) / t_.pieces;
-            const uint32_t span = static_cast<uint32_t>(r1 - r0 + 1);
+            const uint32_t rowsHere = static_cast<uint32_t>(r1 - r0 + 1);
             LocalTensor<float> u = ub_.At<float>(kUniformsAt, kMaxItems + 16);
             LocalTensor<float> ps = ub_.At<float>(kMasksAt, kMaxItems + 16);
-            LoadAny(u, gu_[r0], span);
-            if (t_.row_p != 0) LoadAny(ps, gp_[r0], span);
+            LoadAny(u, gu_[r0], rowsHere);
+            if (t_.row_p != 0) LoadAny(ps, gp_[r0], rowsHere);
             PipeSync<HardEvent::MTE2_S>();
             for (uint64_t g = first_; g < last_; ++g) {
                 float p = t_.row_p != 0 ? ps.GetValue(static_cast<uint32_t>(g / t_.pieces - r0)) : t_.p;

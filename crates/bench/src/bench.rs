@@ -125,11 +125,12 @@ enum Op {
     /// from a row of MANY_DRAWS_N weights (a fixed shape).
     MultinomialDrawsF16,
     /// TOPP sampling (p = 0.9) of `rows` rows of `vocab` probabilities,
-    /// f32 or f16.
+    /// f32 or f16, with min_p = MIN_P or without.
     TopP {
         rows: u32,
         vocab: u32,
         f32: bool,
+        min_p: bool,
     },
     /// TOPK (k = 50, sorted) of `rows` rows of VOCAB f16 keys.
     TopKF16 {
@@ -221,6 +222,8 @@ const TOPP_ROWS: [u32; 4] = [1, 8, 96, 256];
 /// Batch sizes of the f32 TOPP rows (vocabulary 129280).
 const TOPP_F32_ROWS: [u32; 3] = [1, 8, 96];
 const TOPP_VOCABS: [u32; 4] = [32_000, 128_256, 129_280, 151_936];
+/// min_p of the TOPP rows with min-p (vLLM's examples use 0.05..0.1).
+const MIN_P: f32 = 0.05;
 
 /// Largest log2(n) of the radix sorts (the one-bit sort runs 16 passes:
 /// its simulator wall time is 16 SPLITs).
@@ -298,9 +301,19 @@ impl Op {
             }
             Op::SortF32 => "RADIXSORT 4-bit f32 (+i32 indices)".into(),
             Op::SortRowsF16 { rows, n } => format!("RADIXSORT f16 {rows}x{n} (+i32 indices)"),
-            Op::TopP { rows, vocab, f32 } => {
+            Op::TopP {
+                rows,
+                vocab,
+                f32,
+                min_p,
+            } => {
                 let t = if f32 { "f32" } else { "f16" };
-                format!("TOPP {t} {rows}x{vocab} (p=0.9)")
+                let m = if min_p {
+                    format!(", min_p={MIN_P}")
+                } else {
+                    String::new()
+                };
+                format!("TOPP {t} {rows}x{vocab} (p=0.9{m})")
             }
             Op::TopKF16 { rows } => format!("TOPK f16 {rows}x{VOCAB} (k=50, sorted)"),
             Op::SegScanF16 { algo, ppm } => {
@@ -612,15 +625,20 @@ impl Runner {
 
     /// Runs `op` on `n` elements: its launch reports and the simulator wall time.
     /// Uploads `rows` rows of probabilities and returns the wall time of
-    /// one `top_p_sample` (p = 0.9) over them.
-    fn time_top_p<T: TopPProb>(&mut self, probs: &[T], rows: usize) -> anyhow::Result<f64> {
+    /// one `top_p_sample` (p = 0.9, `min_p`) over them.
+    fn time_top_p<T: TopPProb>(
+        &mut self,
+        probs: &[T],
+        rows: usize,
+        min_p: f32,
+    ) -> anyhow::Result<f64> {
         let x = self.dev.upload(probs)?;
         self.dev.take_reports();
         let t = Instant::now();
         let o = TopPOptions {
             p: 0.9,
             top_k: None,
-            min_p: 0.0,
+            min_p,
             seed: 1,
         };
         let tokens = top_p_sample(&self.dev, Batch::rows(&x, rows)?, o)?;
@@ -812,12 +830,15 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 debug_assert!(top.values.len() >= rows);
             }
-            Op::TopP { rows, f32, .. } => {
+            Op::TopP {
+                rows, f32, min_p, ..
+            } => {
                 let rows = rows as usize;
+                let min_p = if min_p { MIN_P } else { 0.0 };
                 wall = if f32 {
-                    self.time_top_p(&softmax_rows_f32(rows, n / rows), rows)?
+                    self.time_top_p(&softmax_rows_f32(rows, n / rows), rows, min_p)?
                 } else {
-                    self.time_top_p(&softmax_rows(rows, n / rows), rows)?
+                    self.time_top_p(&softmax_rows(rows, n / rows), rows, min_p)?
                 };
             }
             Op::SegScanF16 { ppm, .. }
@@ -998,14 +1019,25 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
                 rows,
                 vocab,
                 f32: false,
+                min_p: false,
             });
         }
+    }
+    // min_p's cost where it is felt: one long row (latency) and a full batch.
+    for rows in [1, 96] {
+        ops.push(Op::TopP {
+            rows,
+            vocab: 129_280,
+            f32: false,
+            min_p: true,
+        });
     }
     for rows in TOPP_F32_ROWS {
         ops.push(Op::TopP {
             rows,
             vocab: 129_280,
             f32: true,
+            min_p: false,
         });
     }
     if let Some(only) = &args.only {
@@ -1360,6 +1392,7 @@ fn headlines() -> Vec<(Op, usize)> {
                 rows: 96,
                 vocab: 129_280,
                 f32: false,
+                min_p: false,
             },
             96 * 129_280,
         ),

@@ -835,7 +835,7 @@ fn tour_topp_stream(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
             &stream,
             Batch::rows(&x, rows)?,
             o,
-            TopPRows::default(), // uniform(seed, r, 0) on the device, p of options
+            TopPRows::default(), // uniform(seed, r, 0) on the device, p, min_p of options
             &mut tokens,
             &mut check,
             &mut ws,

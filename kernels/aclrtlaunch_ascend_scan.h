@@ -79,9 +79,9 @@ uint32_t aclrtlaunch_sample_bf16(uint32_t blockDim, void* stream, void* weights,
 uint32_t aclrtlaunch_sample_f32(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling);
 uint32_t aclrtlaunch_seeded_uniforms(uint32_t blockDim, void* stream, void* u, UniformsTiling* tiling);
 uint32_t aclrtlaunch_topp_pick_i32(uint32_t blockDim, void* stream, void* indices, void* pos, void* tokens, TopPTiling* tiling);
-uint32_t aclrtlaunch_topp_draw_f16(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling);
-uint32_t aclrtlaunch_topp_draw_bf16(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling);
-uint32_t aclrtlaunch_topp_draw_f32(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling);
+uint32_t aclrtlaunch_topp_draw_f16(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling);
+uint32_t aclrtlaunch_topp_draw_bf16(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling);
+uint32_t aclrtlaunch_topp_draw_f32(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling);
 uint32_t aclrtlaunch_segscan_f16_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling);
 uint32_t aclrtlaunch_segscan_f16_s64_vec(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling);
 uint32_t aclrtlaunch_segscan_bf16_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling);

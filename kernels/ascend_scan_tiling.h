@@ -323,8 +323,14 @@ struct TopPDrawTiling {
     // Entries below `min_p` times the row's largest are dropped before
     // the nucleus is taken (0: none is).
     float min_p;
+    // 1: row r's min_p is `min_p[r]` (a GM array; a value outside [0, 1]
+    // is counted into the check slot's third word and taken as 0); 0:
+    // every row's is `min_p`.
+    uint32_t row_min_p;
+    // Unused (keeps the size a multiple of 8).
+    uint32_t reserved;
 };
-static_assert(sizeof(TopPDrawTiling) == 72, "TopPDrawTiling: size differs from the Rust definition");
+static_assert(sizeof(TopPDrawTiling) == 80, "TopPDrawTiling: size differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, rows) == 0, "TopPDrawTiling: offset of rows differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, n) == 8, "TopPDrawTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, pieces) == 16, "TopPDrawTiling: offset of pieces differs from the Rust definition");
@@ -338,6 +344,8 @@ static_assert(offsetof(TopPDrawTiling, check_slots) == 56, "TopPDrawTiling: offs
 static_assert(offsetof(TopPDrawTiling, whole_rounds) == 60, "TopPDrawTiling: offset of whole_rounds differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, row_p) == 64, "TopPDrawTiling: offset of row_p differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, min_p) == 68, "TopPDrawTiling: offset of min_p differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, row_min_p) == 72, "TopPDrawTiling: offset of row_min_p differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, reserved) == 76, "TopPDrawTiling: offset of reserved differs from the Rust definition");
 
 typedef struct SegScanTiling SegScanTiling;
 struct SegScanTiling {

@@ -87,7 +87,7 @@ pub use ops::split::{
 pub use ops::spmv::{spmv, spmv_on, spmv_workspace_bytes, Csr, SpmvCheck, SpmvValue, MAX_SPMV_DIM};
 pub use ops::topp::{
     top_p_sample, top_p_sample_on, top_p_sample_per_row, top_p_sample_workspace_bytes, TopPCheck,
-    TopPOptions, TopPProb, TopPRows,
+    TopPOptions, TopPPerRow, TopPProb, TopPRows,
 };
 pub use runtime::BackendKind;
 pub use stream::{Event, Stream, Workspace};

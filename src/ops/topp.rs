@@ -112,54 +112,83 @@ impl Default for TopPOptions {
 /// (drawn or passed) as the kernel's fp32 sums say.
 ///
 /// Errors ([`Error::InvalidArgument`]): `p` outside (0, 1] or NaN; `top_k`
-/// of 0 or more than the row length; `min_p` outside [0, 1] or NaN; `probs` with an entry outside [0, 1]
-/// (NaN included) or a row whose kept mass is 0 (all zero); rows longer
-/// than 2^24 entries; `probs` on another device.
+/// of 0 or more than the row length; `min_p` outside [0, 1] or NaN;
+/// `probs` with an entry outside [0, 1] (NaN included) or a row whose kept
+/// mass is 0 (all zero); rows longer than 2^24 entries; `probs` on another
+/// device.
 pub fn top_p_sample<'a, P: TopPProb>(
     device: &Device,
     probs: impl Into<Batch<'a, P>>,
     options: TopPOptions,
 ) -> Result<DeviceBuffer<i32>> {
-    sample_blocking(device, probs.into(), options, None)
+    sample_blocking(device, probs.into(), options, TopPPerRow::default())
 }
 
-/// [`top_p_sample`] with a nucleus mass per row: row r keeps the entries
-/// whose preceding mass is at most `p[r]` (`options.p` is not used; the
-/// rest of `options` as there). Requests of a serving batch each bring
-/// their own p, and one launch takes them all.
+/// Parameters of [`top_p_sample_per_row`] given per row: host slices of
+/// one f32 per row (`None`: the value of the options for every row).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TopPPerRow<'a> {
+    /// Row r keeps the entries whose preceding mass is at most `p[r]`, in
+    /// (0, 1] (in place of `options.p`).
+    pub p: Option<&'a [f32]>,
+    /// Row r drops the entries below `min_p[r]` times its largest, in
+    /// [0, 1] (in place of `options.min_p`).
+    pub min_p: Option<&'a [f32]>,
+}
+
+/// [`top_p_sample`] with the nucleus mass and the min-p filter given per
+/// row (`per_row`; the parameters it leaves `None`, and the rest of
+/// `options`, as there). Requests of a serving batch each bring their own
+/// parameters, and one launch takes them all.
 ///
 /// Errors: as [`top_p_sample`], and [`Error::InvalidArgument`] naming `p`
-/// when its length is not the row count or an entry is outside (0, 1] or
-/// NaN (the first such row is named).
+/// (or `min_p`) when its length is not the row count or an entry is
+/// outside (0, 1] (or [0, 1]) or NaN (the first such row is named).
 pub fn top_p_sample_per_row<'a, P: TopPProb>(
     device: &Device,
     probs: impl Into<Batch<'a, P>>,
-    p: &[f32],
+    per_row: TopPPerRow<'_>,
     options: TopPOptions,
 ) -> Result<DeviceBuffer<i32>> {
     let probs = probs.into();
-    check_len(p.len(), probs.row_count(), "p")?;
-    if let Some((r, v)) = p.iter().enumerate().find(|(_, v)| !valid_p(**v)) {
-        return Err(Error::InvalidArgument {
-            name: "p",
-            reason: format!("p[{r}] = {v}: must be in (0, 1]"),
-        });
+    for (values, name) in [(per_row.p, "p"), (per_row.min_p, "min_p")] {
+        let Some(values) = values else { continue };
+        check_len(values.len(), probs.row_count(), name)?;
+        if let Some((r, v)) = values.iter().enumerate().find(|(_, v)| !valid(name, **v)) {
+            return Err(Error::InvalidArgument {
+                name,
+                reason: format!("{name}[{r}] = {v}: must be in {}", range_of(name)),
+            });
+        }
     }
-    sample_blocking(device, probs, options, Some(p))
+    sample_blocking(device, probs, options, per_row)
 }
 
-/// A nucleus mass in (0, 1] (NaN is not).
-fn valid_p(p: f32) -> bool {
-    p > 0.0 && p <= 1.0
+/// Whether `v` is a valid `p` ((0, 1]) or `min_p` ([0, 1]); NaN is not.
+fn valid(name: &str, v: f32) -> bool {
+    if name == "p" {
+        v > 0.0 && v <= 1.0
+    } else {
+        (0.0..=1.0).contains(&v)
+    }
 }
 
-/// The blocking forms: uploads the uniforms (and the per-row p), runs
-/// [`top_p_sample_on`] and checks the result.
+/// The valid range of `p` or `min_p`, as the errors state it.
+fn range_of(name: &str) -> &'static str {
+    if name == "p" {
+        "(0, 1]"
+    } else {
+        "[0, 1]"
+    }
+}
+
+/// The blocking forms: uploads the uniforms (and the per-row parameters),
+/// runs [`top_p_sample_on`] and checks the result.
 fn sample_blocking<P: TopPProb>(
     device: &Device,
     probs: Batch<'_, P>,
     options: TopPOptions,
-    row_p: Option<&[f32]>,
+    per_row: TopPPerRow<'_>,
 ) -> Result<DeviceBuffer<i32>> {
     if !device.same(probs.data().device()) {
         return Err(Error::InvalidArgument {
@@ -168,15 +197,21 @@ fn sample_blocking<P: TopPProb>(
         });
     }
     let rows = probs.row_count();
-    let plan = TopPPlan::new::<P>(device, rows, probs.row_len(), options, row_p.is_some())?;
+    let given = Given {
+        p: per_row.p.is_some(),
+        min_p: per_row.min_p.is_some(),
+    };
+    let plan = TopPPlan::new::<P>(device, rows, probs.row_len(), options, given)?;
     let u = device.upload(&uniforms(options.seed, rows, 1))?;
-    let p = row_p.map(|p| device.upload(p)).transpose()?;
+    let p = per_row.p.map(|p| device.upload(p)).transpose()?;
+    let min_p = per_row.min_p.map(|m| device.upload(m)).transpose()?;
     let mut tokens = device.alloc_uninit::<i32>(rows)?;
     let mut check = TopPCheck::new(device, rows)?;
     let mut workspace = Workspace::new(device, plan.layout.bytes())?;
     let row_inputs = TopPRows {
         uniforms: Some(&u),
         p: p.as_ref(),
+        min_p: min_p.as_ref(),
     };
     device.blocking(|stream| {
         top_p_sample_on(
@@ -205,6 +240,29 @@ pub struct TopPRows<'a> {
     /// Checked on the device: [`TopPCheck::download`] names `p` when an
     /// entry is outside (0, 1] or NaN.
     pub p: Option<&'a DeviceBuffer<f32>>,
+    /// Row r drops the entries below `min_p[r]` times its largest (default:
+    /// `options.min_p` for every row). Checked on the device:
+    /// [`TopPCheck::download`] names `min_p` when an entry is outside
+    /// [0, 1] or NaN.
+    pub min_p: Option<&'a DeviceBuffer<f32>>,
+}
+
+impl<'a> TopPRows<'a> {
+    /// Row r draws with `uniforms[r]`; the parameters are the options'.
+    pub fn with_uniforms(uniforms: &'a DeviceBuffer<f32>) -> TopPRows<'a> {
+        TopPRows {
+            uniforms: Some(uniforms),
+            ..Default::default()
+        }
+    }
+}
+
+/// Which parameters a draw takes per row (checked where they are, host or
+/// device, instead of the options' value).
+#[derive(Debug, Clone, Copy, Default)]
+struct Given {
+    p: bool,
+    min_p: bool,
 }
 
 /// What the host checks after a [`top_p_sample_on`]: the count of
@@ -241,19 +299,26 @@ impl TopPCheck {
 
     /// Downloads the check: [`Error::InvalidArgument`] naming `probs` when
     /// an entry was outside [0, 1] (NaN included) or a row kept no mass, as
-    /// [`top_p_sample`] reports them, or naming `p` when a per-row p
-    /// ([`TopPRows::p`]) was outside (0, 1] or NaN.
+    /// [`top_p_sample`] reports them, or naming `p` (`min_p`) when a
+    /// per-row p ([`TopPRows::p`]) was outside (0, 1] (a per-row min_p
+    /// outside [0, 1]) or NaN.
     pub fn download(&self) -> Result<()> {
         let slots = self.slots.download()?;
         let count =
             |word: usize| -> i64 { slots.chunks_exact(8).map(|s| i64::from(s[word])).sum() };
-        let (outside, bad_p) = (count(0), count(1));
-        if bad_p > 0 {
-            return Err(Error::InvalidArgument {
-                name: "p",
-                reason: format!("{bad_p} rows with p outside (0, 1] (NaN included)"),
-            });
+        for (word, name) in [(1, "p"), (2, "min_p")] {
+            let bad = count(word);
+            if bad > 0 {
+                return Err(Error::InvalidArgument {
+                    name,
+                    reason: format!(
+                        "{bad} rows with {name} outside {} (NaN included)",
+                        range_of(name)
+                    ),
+                });
+            }
         }
+        let outside = count(0);
         if outside > 0 {
             return Err(Error::InvalidArgument {
                 name: "probs",
@@ -302,10 +367,10 @@ impl TopPPlan {
         rows: usize,
         n: usize,
         options: TopPOptions,
-        per_row_p: bool,
+        given: Given,
     ) -> Result<TopPPlan> {
-        // Each row's p, when given, is checked where it is (host or device).
-        if !per_row_p && !valid_p(options.p) {
+        // A parameter given per row is checked where it is (host or device).
+        if !given.p && !valid("p", options.p) {
             return Err(Error::InvalidArgument {
                 name: "p",
                 reason: format!("p = {}: must be in (0, 1]", options.p),
@@ -334,7 +399,7 @@ impl TopPPlan {
                 });
             }
         }
-        if !(0.0..=1.0).contains(&options.min_p) {
+        if !given.min_p && !valid("min_p", options.min_p) {
             return Err(Error::InvalidArgument {
                 name: "min_p",
                 reason: format!("min_p = {}: must be in [0, 1]", options.min_p),
@@ -356,7 +421,7 @@ impl TopPPlan {
                 draw.ways_for(profile, count as u64, m as u64),
             )?;
             slot_bytes = slot_bytes.max(plan.workspace_bytes as usize);
-            plan.tiling.min_p = options.min_p;
+            plan.tiling.min_p = if given.min_p { 0.0 } else { options.min_p };
             chunks.push((first, plan));
         }
         let mut layout = Layout::default();
@@ -403,14 +468,20 @@ fn unsorted() -> TopkOptions {
 /// Bytes of [`Workspace`] that [`top_p_sample_on`] needs for `rows` rows of
 /// `n` probabilities of type `P`: about 8 bytes per probability of one
 /// launch's rows (two fp32 candidate sets; docs/algorithms.md, "Top-p by
-/// radix select"), plus the top-k step's with `top_k`.
+/// radix select"), plus the top-k step's with `top_k`. `options.p` and
+/// `options.min_p` do not change the size and are not checked here (they
+/// may be given per row).
 pub fn top_p_sample_workspace_bytes<P: TopPProb>(
     device: &Device,
     rows: usize,
     n: usize,
     options: TopPOptions,
 ) -> Result<usize> {
-    Ok(TopPPlan::new::<P>(device, rows, n, options, false)?
+    let per_row = Given {
+        p: true,
+        min_p: true,
+    };
+    Ok(TopPPlan::new::<P>(device, rows, n, options, per_row)?
         .layout
         .bytes())
 }
@@ -419,19 +490,21 @@ pub fn top_p_sample_workspace_bytes<P: TopPProb>(
 /// enqueues the whole draw (the seeded uniforms unless given, the top-k
 /// with `top_k`, the draw kernel, the index lookup with `top_k`) on
 /// `stream` and returns at once, writing one token per row into `tokens`
-/// (caller-owned, `rows` long). `rows` may give each row's uniform and
-/// nucleus mass on the device (caller-owned, `rows` long each; see
+/// (caller-owned, `rows` long). `rows` may give each row's uniform, nucleus
+/// mass and min_p on the device (caller-owned, `rows` long each; see
 /// [`TopPRows`]); without them row r draws with
 /// [`uniform(options.seed, r, 0)`](crate::uniform) computed on the device
-/// (as the blocking form draws; no upload) and keeps the mass `options.p`.
+/// (as the blocking form draws; no upload) and takes `options.p` and
+/// `options.min_p`.
 /// No allocation, no host synchronisation.
 ///
 /// The probabilities are not checked on the host: `check` receives what is
 /// needed, and [`TopPCheck::download`] (after synchronising) gives the
 /// blocking form's errors; a row it reports has an unspecified token.
 /// Errors now: as for [`top_p_sample`] (the arguments; `options.p` is
-/// checked only without per-row p), plus `uniforms`, `p`, `tokens`,
-/// `check` or `workspace` of the wrong size or device.
+/// checked only without per-row p, `options.min_p` only without per-row
+/// min_p), plus `uniforms`, `p`, `min_p`, `tokens`, `check` or `workspace`
+/// of the wrong size or device.
 pub fn top_p_sample_on<'a, P: TopPProb>(
     stream: &Stream,
     probs: impl Into<Batch<'a, P>>,
@@ -444,7 +517,12 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
     let probs = probs.into();
     let (rows, n) = (probs.row_count(), probs.row_len());
     stream.check_device(probs.data(), "probs")?;
-    for (buffer, name) in [(rows_in.uniforms, "uniforms"), (rows_in.p, "p")] {
+    let row_buffers = [
+        (rows_in.uniforms, "uniforms"),
+        (rows_in.p, "p"),
+        (rows_in.min_p, "min_p"),
+    ];
+    for (buffer, name) in row_buffers {
         if let Some(b) = buffer {
             stream.check_device(b, name)?;
             check_len(b.len(), rows, name)?;
@@ -452,7 +530,11 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
     }
     stream.check_device(tokens, "tokens")?;
     stream.check_device(&check.kept, "check")?;
-    let mut plan = TopPPlan::new::<P>(stream.device(), rows, n, options, rows_in.p.is_some())?;
+    let given = Given {
+        p: rows_in.p.is_some(),
+        min_p: rows_in.min_p.is_some(),
+    };
+    let mut plan = TopPPlan::new::<P>(stream.device(), rows, n, options, given)?;
     check_len(tokens.len(), rows, "tokens")?;
     check_len(check.kept.len(), rows, "check")?;
     if check.slots.len() < check_slot_ints(stream.device()) {
@@ -498,18 +580,22 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
     let slots = workspace.buffer::<u8>(plan.slots);
     let mut uses: Vec<&dyn crate::stream::Uses> =
         vec![&*workspace, &check.slots, &check.kept, &*tokens, uniforms];
-    if let Some(p) = rows_in.p {
-        uses.push(p);
+    for b in [rows_in.p, rows_in.min_p].into_iter().flatten() {
+        uses.push(b);
     }
     stream.with_queue(&uses, |s| {
         // The first launch writes every check slot, the others add to them.
         for (first, launch) in plan.chunks.iter_mut() {
             launch.tiling.accumulate = u32::from(*first > 0);
-            launch.tiling.row_p = u32::from(rows_in.p.is_some());
+            launch.tiling.row_p = u32::from(given.p);
+            launch.tiling.row_min_p = u32::from(given.min_p);
             let args = runtime::TopPDrawArgs {
                 probs: draw_in.ptr_at(*first * m),
                 uniforms: uniforms.ptr_at(*first),
                 top_p: rows_in.p.map_or(std::ptr::null_mut(), |p| p.ptr_at(*first)),
+                min_p: rows_in
+                    .min_p
+                    .map_or(std::ptr::null_mut(), |m| m.ptr_at(*first)),
                 tokens: draw_out.ptr_at(*first),
                 kept: check.kept.ptr_at(*first),
                 check: check.slots.ptr(),

@@ -85,7 +85,8 @@ enum StateWord : uint32_t {
     kMassLo,     // fp32 bits: (about) the mass at or above lo (whole rows' interpolation)
     kInterp,     // 1: the next round may place its thresholds by interpolation
     kShrink,     // 1: no round of this search has rewritten A yet
-    kFloor,      // min_p's floor: the lowest code kept (0: none); | kOpen while the next round must test it
+    kFloor,      // until round 0 ends: the row's min_p (fp32 bits); then its floor, the lowest code
+                 // kept (0: none), | kOpen while the next round must test it
     kStateCount,
 };
 static_assert(kStateCount <= kStateWords, "a piece's state words overlap the next piece's");
@@ -118,8 +119,8 @@ constexpr bool kIsF32 = std::is_same<TProb, float>::value;
 template <typename TProb>
 class Draw {
 public:
-    __aicore__ inline void Run(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR top_p, GM_ADDR tokens, GM_ADDR kept,
-                               GM_ADDR check, GM_ADDR workspace, const TopPDrawTiling& t) {
+    __aicore__ inline void Run(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR tokens,
+                               GM_ADDR kept, GM_ADDR check, GM_ADDR workspace, const TopPDrawTiling& t) {
         t_ = t;
         core_ = static_cast<uint32_t>(GetBlockIdx());
         const uint64_t items = t.rows * t.pieces;
@@ -129,6 +130,8 @@ public:
         gx_.SetGlobalBuffer(reinterpret_cast<__gm__ TProb*>(probs), t.rows * t.n);
         gu_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(uniforms), t.rows);
         if (t.row_p != 0) gp_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(top_p), t.rows);
+        if (t.row_min_p != 0) gMinP_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(min_p), t.rows);
+        minP_ = t.min_p > 0.0f || t.row_min_p != 0;
         gTok_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(tokens), t.rows);
         gKept_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(kept), t.rows);
         gCheck_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(check), t.check_slots * 8);
@@ -164,6 +167,9 @@ private:
     // UB arena (bytes): masks, ReduceSum results and scratch, slots, state.
     static constexpr uint32_t kMasksAt = 0;
     static constexpr uint32_t kSumsAt = kMasksAt + (kMaxWays + 1) * kTile / 8;
+    // Init's per-row p and min_p wait in the masks (p first, then min_p).
+    static constexpr uint32_t kRowMinPAt = (kMaxItems + 16) * 4;
+    static_assert(2 * kRowMinPAt <= kSumsAt - kMasksAt, "per-row p and min_p overflow the masks");
     static constexpr uint32_t kReduceTmpAt = kSumsAt + kSumTiles * kMaxWays * 32;
     static constexpr uint32_t kOwnAt = kReduceTmpAt + kTile / 64 * 4 + 32;
     static constexpr uint32_t kSlotsAt = kOwnAt + kSlotWords * 4;
@@ -180,26 +186,31 @@ private:
         pipe_.InitBuffer(bufAcc_, 3 * kAccLanes * sizeof(float));
         ub_.Init(pipe_, kArenaBytes);
         state_ = ub_.At<uint32_t>(kStateAt, kMaxItems * kStateWords);
-        guess_ = GuessFor(t_.p > 0.0f && t_.p <= 1.0f ? t_.p : 1.0f);
-        // The rows' uniforms, and p of each row when given per row (into
-        // the masks, unused until round 0). The pieces of a core span
-        // consecutive rows.
+        bool bad = false;
+        guess_ = GuessFor(CheckedP(t_.p, bad));
+        // The rows' uniforms, and p and min_p of each row when given per
+        // row (into the masks, unused until round 0). The pieces of a core
+        // span consecutive rows.
         if (first_ < last_) {
             uint64_t r0 = first_ / t_.pieces, r1 = (last_ - 1) / t_.pieces;
             const uint32_t rowsHere = static_cast<uint32_t>(r1 - r0 + 1);
             LocalTensor<float> u = ub_.At<float>(kUniformsAt, kMaxItems + 16);
             LocalTensor<float> ps = ub_.At<float>(kMasksAt, kMaxItems + 16);
+            LocalTensor<float> ms = ub_.At<float>(kMasksAt + kRowMinPAt, kMaxItems + 16);
             LoadAny(u, gu_[r0], rowsHere);
             if (t_.row_p != 0) LoadAny(ps, gp_[r0], rowsHere);
+            if (t_.row_min_p != 0) LoadAny(ms, gMinP_[r0], rowsHere);
             PipeSync<HardEvent::MTE2_S>();
             for (uint64_t g = first_; g < last_; ++g) {
-                float p = t_.row_p != 0 ? ps.GetValue(static_cast<uint32_t>(g / t_.pieces - r0)) : t_.p;
-                // A p outside (0, 1] (NaN included) is counted once per row
-                // (the host refuses the batch) and searched as 1.
-                if (!(p > 0.0f && p <= 1.0f)) {
-                    if (g % t_.pieces == 0) ++badP_;
-                    p = 1.0f;
-                }
+                const uint32_t i = static_cast<uint32_t>(g / t_.pieces - r0);
+                // A p outside (0, 1] or a min_p outside [0, 1] (NaN
+                // included) is counted once per row (the host refuses the
+                // batch) and taken as 1 or 0.
+                const bool head = g % t_.pieces == 0;
+                const float p = CheckedP(t_.row_p != 0 ? ps.GetValue(i) : t_.p, bad);
+                if (bad && head && t_.row_p != 0) ++badP_;
+                const float minP = CheckedMinP(t_.row_min_p != 0 ? ms.GetValue(i) : t_.min_p, bad);
+                if (bad && head && t_.row_min_p != 0) ++badMinP_;
                 Search(g, 0, p, kNone);
                 Set(g, kAll, 0);
                 Set(g, kTotal, 0);
@@ -207,7 +218,7 @@ private:
                 Set(g, kCand, kNone);
                 Set(g, kCandLo, kNone);
                 Set(g, kTopCode, Codes<TProb>::kOne + 1);
-                Set(g, kFloor, 0);
+                Set(g, kFloor, AsBits(minP));
                 FromRow(g);
                 Set(g, kUniform, AsBits(u.GetValue(static_cast<uint32_t>(g / t_.pieces - r0))));
             }
@@ -277,10 +288,22 @@ private:
     }
     __aicore__ inline uint32_t GuessFor(float p) { return FloorCode((1.0f - p) / (4.0f * static_cast<float>(t_.n))); }
 
-    // min_p's floor for piece g after round 0: the lowest code whose value
-    // is at least min_p times the row's largest (kTopCode - 1), or 0.
-    __aicore__ inline uint32_t FloorCode0(uint64_t g) {
-        const float t = t_.min_p * Codes<TProb>::Value(Get(g, kTopCode) - 1);
+    // p if in (0, 1], else 1 with `bad` set (NaN is bad).
+    __aicore__ static inline float CheckedP(float p, bool& bad) {
+        bad = !(p > 0.0f && p <= 1.0f);
+        return bad ? 1.0f : p;
+    }
+    // min_p if in [0, 1], else 0 with `bad` set (NaN is bad).
+    __aicore__ static inline float CheckedMinP(float m, bool& bad) {
+        bad = !(m >= 0.0f && m <= 1.0f);
+        return bad ? 0.0f : m;
+    }
+
+    // min_p's floor for piece g at the end of round 0 (kFloor still holds
+    // min_p): the lowest code whose value is at least min_p times the
+    // row's largest (kTopCode - 1), or 0.
+    __aicore__ inline uint32_t MinPFloor(uint64_t g) {
+        const float t = AsFloat(Get(g, kFloor)) * Codes<TProb>::Value(Get(g, kTopCode) - 1);
         if (!(t > 0.0f)) return 0;
         const uint32_t c = FloorCode(t);
         return Codes<TProb>::Value(c) < t ? c + 1 : c;
@@ -529,19 +552,20 @@ private:
             Set(g, kReadBase, Get(g, kBase));
             const uint32_t cutA = fromCand ? 0 : lo > 0 ? lo : set == 0 ? Guess(g) : 0;
             const bool toA = !idle && cutA > 0;
+            const bool total = set == 0;  // S(0): the row's mass
+            // S(lo) too when lo is min_p's floor, not yet tested.
+            const uint32_t j0 = !total && minP_ && (Get(g, kFloor) & kOpen) != 0 ? 0 : 1;
             // A whole row's first interpolated round over A in a search
-            // rewrites A in place with its entries at or above the first
-            // threshold (for the draw after it): kept if the crossing lies
-            // there (as the interpolation expects), else dropped (the row is
-            // read again).
-            const bool shrinkA = !idle && src == kFromA && interp && codes[1] > srcLo && Get(g, kShrink) != 0;
+            // rewrites A in place with its entries at or above the lowest
+            // threshold it tests (for the draw after it; min_p's floor when
+            // the round tests it, so that A holds the survivors): kept if
+            // the crossing lies there (as the interpolation expects), else
+            // dropped (the row is read again).
+            const bool shrinkA = !idle && src == kFromA && interp && codes[j0] > srcLo && Get(g, kShrink) != 0;
             if (shrinkA) Set(g, kShrink, 0);
             const bool toB = !idle && fromCand && !shrinkA && (lo > srcLo || hi < srcHi);
             const bool keepAbove = toA || (toB && lo > srcLo), keepBelow = toB && hi < srcHi;
             const bool counting = hi - lo <= t_.ways;
-            const bool total = set == 0;  // S(0): the row's mass
-            // S(lo) too when lo is min_p's floor, not yet tested.
-            const uint32_t j0 = !total && (Get(g, kFloor) & kOpen) != 0 ? 0 : 1;
             float largest = 0.0f;  // round 0: the piece's largest value
             float tv[kMaxWays + 1];
             for (uint32_t j = 0; j <= nt; ++j) tv[j] = Codes<TProb>::Value(codes[j]);
@@ -619,7 +643,7 @@ private:
                 if (shrinkA) {
                     LocalTensor<float> out = qCandOut_.AllocTensor<float>();
                     uint64_t got = 0;
-                    GatherMask(out, x, masks[kTile / 8].ReinterpretCast<uint32_t>(), true, count, once, got);
+                    GatherMask(out, x, masks[j0 * (kTile / 8)].ReinterpretCast<uint32_t>(), true, count, once, got);
                     ResetMask();
                     PipeBarrier<PIPE_V>();
                     kept = StoreCandidates(out, gCandA_, begin, kept, got, true);
@@ -709,10 +733,10 @@ private:
             }
             if (t_.pieces == 1) {
                 Narrow(g, set, codes, nt, interp, mass, counts);
-                if (shrinkA && Get(g, kLo) >= codes[1]) {
+                if (shrinkA && Get(g, kLo) >= codes[j0]) {
                     Set(g, kCand, static_cast<uint32_t>(kept));
-                    Set(g, kCandLo, codes[1]);
-                    FromSet(g, kFromA, static_cast<uint32_t>(kept), codes[1], top, 0.0f);
+                    Set(g, kCandLo, codes[j0]);
+                    FromSet(g, kFromA, static_cast<uint32_t>(kept), codes[j0], top, 0.0f);
                 } else if (shrinkA) {
                     Set(g, kCand, kNone);
                     Set(g, kCandLo, kNone);
@@ -808,7 +832,7 @@ private:
     __aicore__ inline void Advance(uint64_t g, uint32_t set) {
         if (Idle(g, set)) return;
         LocalTensor<float> slots = RowSlots(g, set);
-        if (set == 0 && t_.min_p > 0.0f) {
+        if (set == 0 && minP_ && Get(g, kFloor) != 0) {
             // The row's largest value (min_p's floor is relative to it).
             float largest = 0.0f;
             for (uint64_t q = 0; q < t_.pieces; ++q) {
@@ -853,8 +877,9 @@ private:
         const float base = AsFloat(Get(g, kReadBase));
         float mass[kMaxWays];
         for (uint32_t j = 0; j < nt && j < kMaxWays; ++j) mass[j] = setMass[j] + base;
-        const uint32_t floor = set == 0 ? FloorCode0(g) : Get(g, kFloor);
+        const uint32_t floor = !minP_ ? 0 : set == 0 ? MinPFloor(g) : Get(g, kFloor);
         if (set == 0) {
+            if (minP_) Set(g, kFloor, floor);
             Set(g, kTotal, AsBits(mass[0]));
             if (mass[0] <= target && floor == 0) {
                 Set(g, kAll, 1);  // the whole row's mass is within p
@@ -881,8 +906,11 @@ private:
         }
         float newAbove = b + 1 < nt ? mass[b + 1] : above;
         uint32_t newHi = codes[b + 1], newLo = codes[b];
-        // The mass at or above the new lo (about: round 0's is the row's).
-        float massLo = b > 0 ? mass[b] : AsFloat(Get(g, kMassLo));
+        // The mass at or above the new lo (exact when this round summed
+        // it: a threshold above lo, or min_p's floor; else about, as round
+        // 0's is the row's).
+        const bool floorSummed = set > 0 && (floor & kOpen) != 0;
+        float massLo = b > 0 || floorSummed ? mass[b] : AsFloat(Get(g, kMassLo));
         if (set == 0) {
             // Whole rows start below their largest value (round 0 found it),
             // and both searches at the bound.
@@ -1036,25 +1064,25 @@ private:
         return static_cast<int32_t>(begin - rowStart);  // not reached on consistent counts
     }
 
-    // This core's counts of probabilities outside [0, 1] and of rows whose
-    // p is outside (0, 1] into its check slot (words 0 and 1): written
+    // This core's counts of probabilities outside [0, 1], of rows whose p
+    // is outside (0, 1] and of rows whose min_p is outside [0, 1] into its
+    // check slot (words 0, 1 and 2): written
     // (core 0 also zeroes the slots of cores that do not run), or added to
     // it after an earlier launch of the batch.
     __aicore__ inline void WriteCheck() {
         LocalTensor<int32_t> slot = ub_.At<int32_t>(kOwnAt, 8);
-        uint64_t total[2] = {bad_, badP_};
+        uint64_t total[3] = {bad_, badP_, badMinP_};
         if (t_.accumulate != 0) {
             PipeSync<HardEvent::S_MTE2>();
             DataCopy(slot, gCheck_[core_ * 8], 8);
             PipeSync<HardEvent::MTE2_S>();
-            for (uint32_t i = 0; i < 2; ++i) total[i] += static_cast<uint64_t>(slot.GetValue(i));
+            for (uint32_t i = 0; i < 3; ++i) total[i] += static_cast<uint64_t>(slot.GetValue(i));
         }
-        for (uint32_t i = 0; i < 2; ++i) slot.SetValue(i, static_cast<int32_t>(total[i] < 0x7FFFFFFF ? total[i] : 0x7FFFFFFF));
-        for (uint32_t i = 2; i < 8; ++i) slot.SetValue(i, 0);
+        for (uint32_t i = 0; i < 3; ++i) slot.SetValue(i, static_cast<int32_t>(total[i] < 0x7FFFFFFF ? total[i] : 0x7FFFFFFF));
+        for (uint32_t i = 3; i < 8; ++i) slot.SetValue(i, 0);
         StoreSlot(gCheck_[core_ * 8], slot, 8);
         if (t_.accumulate != 0 || core_ != 0) return;
-        slot.SetValue(0, 0);
-        slot.SetValue(1, 0);
+        for (uint32_t i = 0; i < 3; ++i) slot.SetValue(i, 0);
         for (uint32_t c = static_cast<uint32_t>(GetBlockNum()); c < t_.check_slots; ++c) StoreSlot(gCheck_[c * 8], slot, 8);
     }
 
@@ -1067,11 +1095,12 @@ private:
     UbArena ub_;
     LocalTensor<uint32_t> state_;
     GlobalTensor<TProb> gx_;
-    GlobalTensor<float> gu_, gp_, gKept_, gWork_, gCandA_, gCandB_;
+    GlobalTensor<float> gu_, gp_, gMinP_, gKept_, gWork_, gCandA_, gCandB_;
     GlobalTensor<int32_t> gTok_, gCheck_;
     TopPDrawTiling t_;
     uint32_t core_ = 0, rounds0_ = 0, rounds1_ = 0, guess_ = 0;
-    uint64_t first_ = 0, last_ = 0, bad_ = 0, badP_ = 0;
+    uint64_t first_ = 0, last_ = 0, bad_ = 0, badP_ = 0, badMinP_ = 0;
+    bool minP_ = false;  // min_p is on for some row (shared, or per row)
     // The next round's first piece, when its first tile was loaded in the
     // round before.
     struct Carry {
@@ -1084,10 +1113,10 @@ private:
 }  // namespace toppdraw
 
 template <typename TProb>
-__aicore__ inline void TopPDraw(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR top_p, GM_ADDR tokens, GM_ADDR kept,
+__aicore__ inline void TopPDraw(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR tokens, GM_ADDR kept,
                                 GM_ADDR check, GM_ADDR workspace, const TopPDrawTiling& t) {
     toppdraw::Draw<TProb> draw;
-    draw.Run(probs, uniforms, top_p, tokens, kept, check, workspace, t);
+    draw.Run(probs, uniforms, top_p, min_p, tokens, kept, check, workspace, t);
 }
 
 }  // namespace ascend_scan

@@ -255,10 +255,7 @@ fn multinomial_on_and_top_p_on_match_the_references() {
             &stream,
             Batch::rows(&x, rows).unwrap(),
             options,
-            TopPRows {
-                uniforms: Some(&u),
-                p: None,
-            },
+            TopPRows::with_uniforms(&u),
             &mut tokens,
             &mut check,
             &mut ws,
@@ -397,10 +394,7 @@ fn a_steady_state_loop_allocates_nothing() {
             &stream,
             b,
             topp,
-            TopPRows {
-                uniforms: Some(&u),
-                p: None,
-            },
+            TopPRows::with_uniforms(&u),
             &mut tokens,
             &mut check,
             &mut ws,

@@ -5,7 +5,8 @@
 
 use ascend_scan::{
     top_p_sample, top_p_sample_on, top_p_sample_per_row, top_p_sample_workspace_bytes, uniform,
-    Batch, Device, DeviceBuffer, Error, TopPCheck, TopPOptions, TopPProb, TopPRows, Workspace,
+    Batch, Device, DeviceBuffer, Error, TopPCheck, TopPOptions, TopPPerRow, TopPProb, TopPRows,
+    Workspace,
 };
 use half::{bf16, f16};
 use proptest::prelude::*;
@@ -278,7 +279,6 @@ fn draw_min_p<T: Prob>(
     u: &[f32],
 ) -> (Vec<i32>, Vec<f32>) {
     let dev = device();
-    let n = probs.len() / rows;
     let buf = dev.upload(&to_prob::<T>(probs)).unwrap();
     let uniforms = dev.upload(u).unwrap();
     let o = TopPOptions {
@@ -287,31 +287,33 @@ fn draw_min_p<T: Prob>(
         min_p,
         seed: 0,
     };
-    let stream = dev.create_stream().unwrap();
-    let mut tokens = dev.alloc::<i32>(rows).unwrap();
-    let mut check = TopPCheck::new(&dev, rows).unwrap();
-    let bytes = top_p_sample_workspace_bytes::<T>(&dev, rows, n, o).unwrap();
-    let mut ws = Workspace::new(&dev, bytes).unwrap();
-    let batch = Batch::rows(&buf, rows).unwrap();
-    top_p_sample_on(
-        &stream,
-        batch,
-        o,
-        TopPRows {
-            uniforms: Some(&uniforms),
-            p: None,
-        },
-        &mut tokens,
-        &mut check,
-        &mut ws,
-    )
-    .unwrap();
-    stream.synchronize().unwrap();
+    let (tokens, check) =
+        sample_on(&dev, &buf, rows, o, TopPRows::with_uniforms(&uniforms)).unwrap();
     check.download().unwrap();
     (
         tokens.download().unwrap(),
         check.kept_mass().download().unwrap(),
     )
+}
+
+/// `top_p_sample_on` over `rows` rows of `buf` with `rows_in`, on a stream
+/// of its own, synchronised: the tokens and the check (not downloaded).
+fn sample_on<T: TopPProb>(
+    dev: &Device,
+    buf: &DeviceBuffer<T>,
+    rows: usize,
+    o: TopPOptions,
+    rows_in: TopPRows<'_>,
+) -> ascend_scan::Result<(DeviceBuffer<i32>, TopPCheck)> {
+    let n = buf.len() / rows;
+    let stream = dev.create_stream()?;
+    let mut tokens = dev.alloc::<i32>(rows)?;
+    let mut check = TopPCheck::new(dev, rows)?;
+    let mut ws = Workspace::new(dev, top_p_sample_workspace_bytes::<T>(dev, rows, n, o)?)?;
+    let batch = Batch::rows(buf, rows)?;
+    top_p_sample_on(&stream, batch, o, rows_in, &mut tokens, &mut check, &mut ws)?;
+    stream.synchronize()?;
+    Ok((tokens, check))
 }
 
 /// Evenly spread uniforms, kept `gap` away from multiples of `1 / steps`.
@@ -358,7 +360,11 @@ fn per_row_p<T: Prob>(rows: usize, n: usize, top_k: Option<usize>) {
         min_p: 0.0,
         seed: 9,
     };
-    let got = top_p_sample_per_row(&dev, Batch::rows(&buf, rows).unwrap(), &p, o)
+    let per_row = TopPPerRow {
+        p: Some(&p),
+        min_p: None,
+    };
+    let got = top_p_sample_per_row(&dev, Batch::rows(&buf, rows).unwrap(), per_row, o)
         .unwrap()
         .download()
         .unwrap();
@@ -387,28 +393,87 @@ fn min_p_follows_the_reference() {
     min_p_rows::<f32>(2, 70_000, None);
 }
 
+/// Rows for min-p on the device: peaked rows (the floor among a few large
+/// entries) and smooth ones (the floor inside a dense run of small values),
+/// alternately; and the tally of the rows checked against the reference.
+struct MixedRows<T: Prob> {
+    buf: DeviceBuffer<T>,
+    /// The rows as the device holds them.
+    rounded: Vec<f32>,
+    rows: usize,
+    n: usize,
+    checked: usize,
+    skipped: usize,
+}
+
+impl<T: Prob> MixedRows<T> {
+    fn new(dev: &Device, rows: usize, n: usize, seed: u64) -> MixedRows<T> {
+        let data: Vec<T> = (0..rows)
+            .flat_map(|r| {
+                let seed = r as u64 + seed;
+                let row = if r % 2 == 0 {
+                    peaked(n, seed)
+                } else {
+                    probs(n, seed)
+                };
+                to_prob::<T>(&row)
+            })
+            .collect();
+        MixedRows {
+            buf: dev.upload(&data).unwrap(),
+            rounded: data.iter().map(|v| v.back()).collect(),
+            rows,
+            n,
+            checked: 0,
+            skipped: 0,
+        }
+    }
+
+    /// Checks the tokens `got` drawn with `seed` against the reference with
+    /// row r's (p, min_p) = `params(r)`: rows whose crossings are within
+    /// the tolerance of an fp32 rounding are skipped.
+    fn check(
+        &mut self,
+        got: &[i32],
+        top_k: Option<usize>,
+        seed: u64,
+        params: impl Fn(usize) -> (f32, f32),
+        what: &str,
+    ) {
+        let (rows, n) = (self.rows, self.n);
+        // Long smooth rows hold entries of about 1e-5 everywhere: a 1e-4
+        // margin around p would skip every row, and their fp32 sums are
+        // within 2e-6 (as in whole_long_rows_follow_the_reference).
+        let tol = if n >= 20_000 { 2e-6 } else { 1e-4 };
+        assert_eq!(got.len(), rows);
+        for (r, (row, &token)) in self.rounded.chunks(n).zip(got).enumerate() {
+            let (p, min_p) = params(r);
+            match reference_min_p(row, p, top_k, min_p, uniform(seed, r as u64, 0), tol) {
+                Some((want, _)) => {
+                    assert_eq!(
+                        token, want,
+                        "row {r} of {rows} x {n}, p {p}, min_p {min_p}, {what}"
+                    );
+                    self.checked += 1;
+                }
+                None => self.skipped += 1,
+            }
+        }
+    }
+
+    /// Most rows were checked (the tolerance skipped few).
+    fn assert_mostly_checked(&self) {
+        let (checked, skipped) = (self.checked, self.skipped);
+        assert!(
+            checked > 3 * skipped,
+            "{checked} rows checked, {skipped} skipped"
+        );
+    }
+}
+
 fn min_p_rows<T: Prob>(rows: usize, n: usize, top_k: Option<usize>) {
     let dev = device();
-    // Peaked rows (the floor among a few large entries) and smooth ones
-    // (the floor inside a dense run of small values), alternately.
-    let data: Vec<T> = (0..rows)
-        .flat_map(|r| {
-            let seed = r as u64 + 11;
-            let row = if r % 2 == 0 {
-                peaked(n, seed)
-            } else {
-                probs(n, seed)
-            };
-            to_prob::<T>(&row)
-        })
-        .collect();
-    let rounded: Vec<f32> = data.iter().map(|v| v.back()).collect();
-    let buf = dev.upload(&data).unwrap();
-    // Long smooth rows hold entries of about 1e-5 everywhere: a 1e-4
-    // margin around p would skip every row, and their fp32 sums are within
-    // 2e-6 (as in whole_long_rows_follow_the_reference).
-    let tol = if n >= 20_000 { 2e-6 } else { 1e-4 };
-    let (mut checked, mut skipped) = (0, 0);
+    let mut mixed = MixedRows::<T>::new(&dev, rows, n, 11);
     for (min_p, p) in [
         (0.001f32, 0.9f32),
         (0.05, 0.5),
@@ -422,30 +487,80 @@ fn min_p_rows<T: Prob>(rows: usize, n: usize, top_k: Option<usize>) {
             min_p,
             seed: 3,
         };
-        let got = sample_rows(&dev, &buf, rows, o);
-        for r in 0..rows {
-            let row = &rounded[r * n..(r + 1) * n];
-            let u = uniform(3, r as u64, 0);
-            match reference_min_p(row, p, top_k, min_p, u, tol) {
-                Some((want, _)) => {
-                    assert_eq!(got[r], want, "row {r} of {rows} x {n}, {o:?}");
-                    checked += 1;
-                }
-                None => skipped += 1,
-            }
-        }
+        let got = sample_rows(&dev, &mixed.buf, rows, o);
+        mixed.check(&got, top_k, 3, |_| (p, min_p), &format!("{o:?}"));
     }
-    assert!(
-        checked > 3 * skipped,
-        "{checked} rows checked, {skipped} skipped"
-    );
+    mixed.assert_mostly_checked();
 }
 
-/// Per-row p outside (0, 1]: refused on the host for a host slice (the
-/// first such row named), counted on the device for a device buffer (once
-/// per row, also when cores share the row), and named `p` either way.
+/// Each row with its own min_p (and p), in one launch: the token of row r
+/// is the reference's with min_p[r] and p[r], from a host slice and from
+/// device buffers, with a shared p too (whole rows per core, rows shared
+/// by cores, top_k).
+#[test]
+fn per_row_min_p_follows_the_reference() {
+    per_row_min_p::<f16>(48, 997, None);
+    per_row_min_p::<f16>(48, 997, Some(100));
+    per_row_min_p::<bf16>(3, 40_000, None);
+    per_row_min_p::<f32>(2, 70_000, None);
+    per_row_min_p::<f32>(40, 997, None);
+}
+
+fn per_row_min_p<T: Prob>(rows: usize, n: usize, top_k: Option<usize>) {
+    const MIN_PS: [f32; 5] = [0.0, 0.001, 0.05, 0.3, 1.0];
+    const PS: [f32; 4] = [0.5, 0.9, 0.95, 1.0];
+    let dev = device();
+    let mut mixed = MixedRows::<T>::new(&dev, rows, n, 17);
+    let min_p: Vec<f32> = (0..rows)
+        .map(|r| MIN_PS[(r + rows) % MIN_PS.len()])
+        .collect();
+    let p: Vec<f32> = (0..rows).map(|r| PS[(r * 3) % PS.len()]).collect();
+    let (min_p_dev, p_dev) = (dev.upload(&min_p).unwrap(), dev.upload(&p).unwrap());
+    for (shared_p, on_device) in [(false, false), (true, false), (false, true), (true, true)] {
+        let o = TopPOptions {
+            // Not used: the rows' own min_p (and p unless shared).
+            p: if shared_p { 0.9 } else { f32::NAN },
+            top_k,
+            min_p: f32::NAN,
+            seed: 4,
+        };
+        let row_p = |r: usize| if shared_p { 0.9 } else { p[r] };
+        let got = if on_device {
+            let rows_in = TopPRows {
+                uniforms: None,
+                p: (!shared_p).then_some(&p_dev),
+                min_p: Some(&min_p_dev),
+            };
+            let (tokens, check) = sample_on(&dev, &mixed.buf, rows, o, rows_in).unwrap();
+            check.download().unwrap();
+            tokens.download().unwrap()
+        } else {
+            let per_row = TopPPerRow {
+                p: (!shared_p).then_some(&p[..]),
+                min_p: Some(&min_p),
+            };
+            top_p_sample_per_row(&dev, Batch::rows(&mixed.buf, rows).unwrap(), per_row, o)
+                .unwrap()
+                .download()
+                .unwrap()
+        };
+        let what = format!("shared p {shared_p}, on the device {on_device}");
+        mixed.check(&got, top_k, 4, |r| (row_p(r), min_p[r]), &what);
+    }
+    mixed.assert_mostly_checked();
+}
+
+/// Per-row p outside (0, 1] and min_p outside [0, 1]: refused on the host
+/// for a host slice (the first such row named), counted on the device for a
+/// device buffer (once per row, also when cores share the row), and named
+/// either way.
 #[test]
 fn bad_per_row_p_is_refused() {
+    bad_per_row("p");
+    bad_per_row("min_p");
+}
+
+fn bad_per_row(name: &'static str) {
     let dev = device();
     let rows = 3;
     let buf = dev
@@ -453,81 +568,88 @@ fn bad_per_row_p_is_refused() {
         .unwrap();
     let batch = || Batch::rows(&buf, rows).unwrap();
     let o = TopPOptions::default();
-    let expect_p = |r: ascend_scan::Result<DeviceBuffer<i32>>, has: &str| match r {
-        Err(Error::InvalidArgument { name, reason }) => {
-            assert_eq!(name, "p");
+    let is_p = name == "p";
+    // The slices in the field `name` names.
+    let host = |v: &[f32]| -> ascend_scan::Result<DeviceBuffer<i32>> {
+        let per_row = if is_p {
+            TopPPerRow {
+                p: Some(v),
+                min_p: None,
+            }
+        } else {
+            TopPPerRow {
+                p: None,
+                min_p: Some(v),
+            }
+        };
+        top_p_sample_per_row(&dev, batch(), per_row, o)
+    };
+    let expect = |r: ascend_scan::Result<DeviceBuffer<i32>>, has: &str| match r {
+        Err(Error::InvalidArgument { name: got, reason }) => {
+            assert_eq!(got, name);
             assert!(reason.contains(has), "{reason}");
         }
-        r => panic!("expected an error naming p, got {r:?}"),
+        r => panic!("expected an error naming {name}, got {r:?}"),
     };
-    expect_p(top_p_sample_per_row(&dev, batch(), &[0.5, 0.5], o), "");
-    expect_p(
-        top_p_sample_per_row(&dev, batch(), &[0.5, 0.0, 2.0], o),
-        "p[1] = 0",
+    let valid = |v: f32| {
+        if is_p {
+            v > 0.0 && v <= 1.0
+        } else {
+            (0.0..=1.0).contains(&v)
+        }
+    };
+    // 0 is a valid min_p (off), not a valid p; -0.5 neither.
+    let first_bad = if is_p { 0.0 } else { -0.5 };
+    expect(host(&[0.5, 0.5]), "");
+    expect(
+        host(&[0.5, first_bad, 2.0]),
+        &format!("{name}[1] = {first_bad}"),
     );
-    expect_p(
-        top_p_sample_per_row(&dev, batch(), &[0.5, 0.9, f32::NAN], o),
-        "p[2] = NaN",
-    );
+    expect(host(&[0.5, 0.9, f32::NAN]), &format!("{name}[2] = NaN"));
     // Device buffers: checked by the kernel (rows of 70000 are cut into
     // pieces, the 48 rows of 997 are whole rows per core).
+    fn in_field(is_p: bool, b: &DeviceBuffer<f32>) -> TopPRows<'_> {
+        if is_p {
+            TopPRows {
+                p: Some(b),
+                ..Default::default()
+            }
+        } else {
+            TopPRows {
+                min_p: Some(b),
+                ..Default::default()
+            }
+        }
+    }
     let mut whole = vec![0.5f32; 48];
-    whole[0] = 0.0;
+    whole[0] = first_bad;
     whole[47] = f32::INFINITY;
-    for (rows, n, p) in [
+    for (rows, n, values) in [
         (3, 70_000, vec![f32::NAN, 0.5, -1.0]),
         (1, 70_000, vec![1.5]),
         (3, 70_000, vec![0.5, 0.5, 0.5]),
         (48, 997, whole),
     ] {
-        let stream = dev.create_stream().unwrap();
         let buf = dev
             .upload(&to_prob::<f16>(&probs(n, 2)).repeat(rows))
             .unwrap();
-        let pbuf = dev.upload(&p).unwrap();
-        let mut tokens = dev.alloc::<i32>(rows).unwrap();
-        let mut check = TopPCheck::new(&dev, rows).unwrap();
-        let bytes = top_p_sample_workspace_bytes::<f16>(&dev, rows, n, o).unwrap();
-        let mut ws = Workspace::new(&dev, bytes).unwrap();
-        let b = Batch::rows(&buf, rows).unwrap();
-        let inputs = TopPRows {
-            uniforms: None,
-            p: Some(&pbuf),
-        };
-        top_p_sample_on(&stream, b, o, inputs, &mut tokens, &mut check, &mut ws).unwrap();
-        stream.synchronize().unwrap();
-        let bad = p.iter().filter(|v| !(**v > 0.0 && **v <= 1.0)).count();
+        let values_dev = dev.upload(&values).unwrap();
+        let (_, check) = sample_on(&dev, &buf, rows, o, in_field(is_p, &values_dev)).unwrap();
+        let bad = values.iter().filter(|v| !valid(**v)).count();
         match check.download() {
-            Ok(()) => assert_eq!(bad, 0, "{p:?}"),
-            Err(Error::InvalidArgument { name, reason }) => {
-                assert_eq!(name, "p");
+            Ok(()) => assert_eq!(bad, 0, "{values:?}"),
+            Err(Error::InvalidArgument { name: got, reason }) => {
+                assert_eq!(got, name);
                 assert!(reason.starts_with(&format!("{bad} rows")), "{reason}");
             }
-            Err(e) => panic!("{p:?}: {e}"),
+            Err(e) => panic!("{values:?}: {e}"),
         }
     }
-    // A device p of the wrong length is refused at once.
-    let stream = dev.create_stream().unwrap();
+    // A device buffer of the wrong length is refused at once.
     let short = dev.upload(&[0.5f32]).unwrap();
-    let mut tokens = dev.alloc::<i32>(rows).unwrap();
-    let mut check = TopPCheck::new(&dev, rows).unwrap();
-    let bytes = top_p_sample_workspace_bytes::<f16>(&dev, rows, 70_000, o).unwrap();
-    let mut ws = Workspace::new(&dev, bytes).unwrap();
-    let inputs = TopPRows {
-        uniforms: None,
-        p: Some(&short),
-    };
-    match top_p_sample_on(
-        &stream,
-        batch(),
-        o,
-        inputs,
-        &mut tokens,
-        &mut check,
-        &mut ws,
-    ) {
-        Err(Error::InvalidArgument { name, .. }) => assert_eq!(name, "p"),
-        r => panic!("expected an error naming p, got {r:?}"),
+    match sample_on(&dev, &buf, rows, o, in_field(is_p, &short)) {
+        Err(Error::InvalidArgument { name: got, .. }) => assert_eq!(got, name),
+        r => panic!("expected an error naming {name}, got {:?}", r.map(|_| ())),
     }
 }
 

@@ -49,6 +49,12 @@ pub struct TopPDrawTiling {
     /// Entries below `min_p` times the row's largest are dropped before
     /// the nucleus is taken (0: none is).
     pub min_p: f32,
+    /// 1: row r's min_p is `min_p[r]` (a GM array; a value outside [0, 1]
+    /// is counted into the check slot's third word and taken as 0); 0:
+    /// every row's is `min_p`.
+    pub row_min_p: u32,
+    /// Unused (keeps the size a multiple of 8).
+    pub reserved: u32,
 }
 
 /// Bytes of a piece's slot per round (16 fp32 masses, 17 i32 counts, padding).
@@ -200,6 +206,8 @@ impl TopPDraw {
                 whole_rounds,
                 row_p: 0,
                 min_p: 0.0,
+                row_min_p: 0,
+                reserved: 0,
             },
         })
     }
@@ -229,6 +237,7 @@ impl Kernel for TopPDraw {
             "probs",
             "uniforms",
             "top_p",
+            "min_p",
             "tokens",
             "kept",
             "check",

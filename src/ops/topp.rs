@@ -151,34 +151,54 @@ pub fn top_p_sample_per_row<'a, P: TopPProb>(
     options: TopPOptions,
 ) -> Result<DeviceBuffer<i32>> {
     let probs = probs.into();
-    for (values, name) in [(per_row.p, "p"), (per_row.min_p, "min_p")] {
+    for (values, param) in [(per_row.p, Param::P), (per_row.min_p, Param::MinP)] {
         let Some(values) = values else { continue };
-        check_len(values.len(), probs.row_count(), name)?;
-        if let Some((r, v)) = values.iter().enumerate().find(|(_, v)| !valid(name, **v)) {
-            return Err(Error::InvalidArgument {
-                name,
-                reason: format!("{name}[{r}] = {v}: must be in {}", range_of(name)),
-            });
+        check_len(values.len(), probs.row_count(), param.name())?;
+        if let Some((r, v)) = values.iter().enumerate().find(|(_, v)| !param.valid(**v)) {
+            return Err(param.out_of_range(&format!("{}[{r}] = {v}", param.name())));
         }
     }
     sample_blocking(device, probs, options, per_row)
 }
 
-/// Whether `v` is a valid `p` ((0, 1]) or `min_p` ([0, 1]); NaN is not.
-fn valid(name: &str, v: f32) -> bool {
-    if name == "p" {
-        v > 0.0 && v <= 1.0
-    } else {
-        (0.0..=1.0).contains(&v)
-    }
+/// The parameters that may be given per row, with their ranges.
+#[derive(Debug, Clone, Copy)]
+enum Param {
+    /// The nucleus mass, in (0, 1].
+    P,
+    /// The min-p factor, in [0, 1].
+    MinP,
 }
 
-/// The valid range of `p` or `min_p`, as the errors state it.
-fn range_of(name: &str) -> &'static str {
-    if name == "p" {
-        "(0, 1]"
-    } else {
-        "[0, 1]"
+impl Param {
+    fn name(self) -> &'static str {
+        match self {
+            Param::P => "p",
+            Param::MinP => "min_p",
+        }
+    }
+
+    /// Whether `v` is in range (NaN is not).
+    fn valid(self, v: f32) -> bool {
+        match self {
+            Param::P => v > 0.0 && v <= 1.0,
+            Param::MinP => (0.0..=1.0).contains(&v),
+        }
+    }
+
+    fn range(self) -> &'static str {
+        match self {
+            Param::P => "(0, 1]",
+            Param::MinP => "[0, 1]",
+        }
+    }
+
+    /// The error for `what` (e.g. "p[3] = 2") out of range.
+    fn out_of_range(self, what: &str) -> Error {
+        Error::InvalidArgument {
+            name: self.name(),
+            reason: format!("{what}: must be in {}", self.range()),
+        }
     }
 }
 
@@ -306,14 +326,15 @@ impl TopPCheck {
         let slots = self.slots.download()?;
         let count =
             |word: usize| -> i64 { slots.chunks_exact(8).map(|s| i64::from(s[word])).sum() };
-        for (word, name) in [(1, "p"), (2, "min_p")] {
+        for (word, param) in [(1, Param::P), (2, Param::MinP)] {
             let bad = count(word);
             if bad > 0 {
                 return Err(Error::InvalidArgument {
-                    name,
+                    name: param.name(),
                     reason: format!(
-                        "{bad} rows with {name} outside {} (NaN included)",
-                        range_of(name)
+                        "{bad} rows with {} outside {} (NaN included)",
+                        param.name(),
+                        param.range()
                     ),
                 });
             }
@@ -370,11 +391,8 @@ impl TopPPlan {
         given: Given,
     ) -> Result<TopPPlan> {
         // A parameter given per row is checked where it is (host or device).
-        if !given.p && !valid("p", options.p) {
-            return Err(Error::InvalidArgument {
-                name: "p",
-                reason: format!("p = {}: must be in (0, 1]", options.p),
-            });
+        if !given.p && !Param::P.valid(options.p) {
+            return Err(Param::P.out_of_range(&format!("p = {}", options.p)));
         }
         if n == 0 {
             return Err(Error::InvalidArgument {
@@ -399,11 +417,8 @@ impl TopPPlan {
                 });
             }
         }
-        if !given.min_p && !valid("min_p", options.min_p) {
-            return Err(Error::InvalidArgument {
-                name: "min_p",
-                reason: format!("min_p = {}: must be in [0, 1]", options.min_p),
-            });
+        if !given.min_p && !Param::MinP.valid(options.min_p) {
+            return Err(Param::MinP.out_of_range(&format!("min_p = {}", options.min_p)));
         }
         let m = options.top_k.unwrap_or(n);
         let profile = device.profile();

@@ -10,7 +10,7 @@ use ascend_scan::{
     topk, uniform, uniforms, Algorithm, Batch, CompressOptions, CostError, CostParams, Csr, Device,
     Error, LaunchReport, RevSpec, SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm,
     SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions,
-    SplitOptions, TopPCheck, TopPOptions, TopPProb, TopPRows, TopkOptions, Workspace,
+    SplitOptions, TopPCheck, TopPOptions, TopPProb, TopPRows, TopkKey, TopkOptions, Workspace,
 };
 use half::f16;
 use std::cmp::Ordering;
@@ -583,25 +583,25 @@ fn tour_multinomial(dev: &Device, rows: usize, n: usize, draws: usize) -> Result
 }
 
 /// torch's order of f16 keys: NaN last (all equal), -0.0 equal to +0.0.
-fn f16_order(a: &f16, b: &f16) -> Ordering {
+fn float_order(a: f64, b: f64) -> Ordering {
     match (a.is_nan(), b.is_nan()) {
         (true, true) => Ordering::Equal,
         (true, false) => Ordering::Greater,
         (false, true) => Ordering::Less,
-        (false, false) => a.to_f32().partial_cmp(&b.to_f32()).expect("not NaN"),
+        (false, false) => a.partial_cmp(&b).expect("not NaN"),
     }
 }
 
 /// The stable CPU sort of each row of `keys` (descending: reversed order,
 /// ties still in input order): the permutation of every row.
-fn stable_perm(keys: &[f16], rows: usize, descending: bool) -> Vec<i32> {
+fn stable_perm<K: Copy + Into<f64>>(keys: &[K], rows: usize, descending: bool) -> Vec<i32> {
     let n = keys.len() / rows;
     (0..rows)
         .flat_map(|r| {
             let row = &keys[r * n..(r + 1) * n];
             let mut perm: Vec<usize> = (0..n).collect();
             perm.sort_by(|&a, &b| {
-                let o = f16_order(&row[a], &row[b]);
+                let o = float_order(row[a].into(), row[b].into());
                 if descending {
                     o.reverse()
                 } else {
@@ -666,16 +666,10 @@ fn tour_wide_sort(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
     let keys: Vec<f32> = pseudo_random(n, 43)
         .map(|v| f32::from_bits((v >> 16) as u32))
         .collect();
-    let mut perm: Vec<usize> = (0..n).collect();
-    perm.sort_by(|&a, &b| {
-        let (x, y) = (keys[a], keys[b]);
-        match (x.is_nan(), y.is_nan()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            (false, false) => x.partial_cmp(&y).expect("not NaN"),
-        }
-    });
+    let perm: Vec<usize> = stable_perm(&keys, 1, false)
+        .into_iter()
+        .map(|i| i as usize)
+        .collect();
     let x = dev.upload(&keys)?;
     dev.take_reports();
     let idx = argsort(dev, &x, SortOptions::default())?.download()?;
@@ -700,11 +694,18 @@ fn tour_wide_sort(dev: &Device, n: usize) -> Result<Vec<Row>, Error> {
     Ok(out)
 }
 
-/// TOPK (largest, sorted) of f16 rows: exactly the first k of the stable
-/// descending CPU sort. Floor: one read of the keys.
-fn tour_topk(dev: &Device, rows: usize, n: usize, k: usize) -> Result<Row, Error> {
-    let keys: Vec<f16> = pseudo_random(rows * n, 37)
-        .map(|v| f16::from_f32((v % 30000) as f32 / 1000.0 - 15.0))
+/// TOPK (largest, sorted) of rows of logit-like keys (f16 or f32):
+/// exactly the first k of the stable descending CPU sort. Floor: one read
+/// of the keys.
+fn tour_topk<K: TopkKey + Copy + Into<f64>>(
+    dev: &Device,
+    rows: usize,
+    n: usize,
+    k: usize,
+    key: fn(f32) -> K,
+) -> Result<Row, Error> {
+    let keys: Vec<K> = pseudo_random(rows * n, 37)
+        .map(|v| key((v % 30000) as f32 / 1000.0 - 15.0))
         .collect();
     let x = dev.upload(&keys)?;
     dev.take_reports();
@@ -716,10 +717,10 @@ fn tour_topk(dev: &Device, rows: usize, n: usize, k: usize) -> Result<Row, Error
     let ok = got.indices.download()? == want;
     Ok(row(
         dev,
-        format!("topk f16 {rows}x{n} (k={k}, sorted)"),
+        format!("topk {} {rows}x{n} (k={k}, sorted)", K::DTYPE),
         rows * n,
         ok,
-        2.0,
+        std::mem::size_of::<K>() as f64,
     ))
 }
 
@@ -934,7 +935,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     rows.extend(tour_sort(&dev, 1, n + 7)?);
     rows.extend(tour_sort(&dev, 96, 1000)?);
     rows.extend(tour_wide_sort(&dev, n / 4 + 7)?);
-    rows.push(tour_topk(&dev, 96, 128_256, 50)?);
+    rows.push(tour_topk(&dev, 96, 128_256, 50, f16::from_f32)?);
+    rows.push(tour_topk(&dev, 96, 128_256, 50, |v| v)?);
     rows.push(tour_topp(&dev, 8, 128_256, f16::from_f32, f16::to_f32)?);
     rows.push(tour_topp(&dev, 8, 128_256, |v| v, |v| v)?);
     rows.push(tour_topp_stream(&dev, 8, 128_256)?);

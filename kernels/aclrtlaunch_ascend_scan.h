@@ -74,6 +74,7 @@ uint32_t aclrtlaunch_topk_u16(uint32_t blockDim, void* stream, void* keys, void*
 uint32_t aclrtlaunch_topk_i16(uint32_t blockDim, void* stream, void* keys, void* values, void* indices, void* workspace, TopKTiling* tiling);
 uint32_t aclrtlaunch_topk_f16(uint32_t blockDim, void* stream, void* keys, void* values, void* indices, void* workspace, TopKTiling* tiling);
 uint32_t aclrtlaunch_topk_bf16(uint32_t blockDim, void* stream, void* keys, void* values, void* indices, void* workspace, TopKTiling* tiling);
+uint32_t aclrtlaunch_topk_f32(uint32_t blockDim, void* stream, void* keys, void* values, void* indices, void* workspace, TopKTiling* tiling);
 uint32_t aclrtlaunch_sample_f16(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling);
 uint32_t aclrtlaunch_sample_bf16(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling);
 uint32_t aclrtlaunch_sample_f32(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling);

@@ -4,9 +4,11 @@
 // that reads each row once, then only the chunks that can hold the k.
 //
 // Order values: every key maps to an fp32 whose order is the key order of
-// the sort (NaN above +inf, -0.0 equal to +0.0): floats are cast, +inf
-// becomes FLT_MAX and NaN +inf; integers are cast exactly; the k smallest
-// negate them. Codes are the integers [Lo, Hi] with a monotone map Value()
+// the sort (NaN above +inf, -0.0 equal to +0.0): 16-bit floats are cast,
+// +inf becomes FLT_MAX and NaN +inf; integers are cast exactly; f32 keys
+// are their own order values with NaN as +inf (fp32 has nothing above
+// +inf), so NaN and +inf tie there and the write tells them apart by their
+// bits (the top group, Finish); the k smallest negate them. Codes are the integers [Lo, Hi] with a monotone map Value()
 // to order values, so a radix select narrows over codes and compares order
 // values.
 // 1. Bound: one read of the row takes the maximum of every chunk of
@@ -58,7 +60,7 @@ template <typename TKey, int32_t kInf, uint16_t kMin, uint16_t kMax, bool kHalf>
 struct FloatKeys {
     // -inf, the finite values by their magnitude bits, FLT_MAX (+inf), +inf (NaN).
     static constexpr int32_t kLo = -kInf, kHi = kInf + 1;
-    static constexpr uint16_t kMinBits = kMin, kMaxBits = kMax;
+    static constexpr uint32_t kMinBits = kMin, kMaxBits = kMax;
     static constexpr bool kFloat = true, kHalfMax = kHalf;
     __aicore__ static inline float Value(int32_t c) {
         if (c > kInf) return AsFloat(0x7F800000u);
@@ -72,10 +74,23 @@ template <>
 struct Keys<half> : FloatKeys<half, 0x7C00, 0xFC00, 0x7E00, true> {};
 template <>
 struct Keys<bfloat16_t> : FloatKeys<bfloat16_t, 0x7F80, 0xFF80, 0x7FC0, false> {};
+// f32: -inf, the finite values by their magnitude bits, +inf (+inf and NaN).
+template <>
+struct Keys<float> {
+    static constexpr int32_t kInf = 0x7F800000;
+    static constexpr int32_t kLo = -kInf, kHi = kInf;
+    static constexpr uint32_t kMinBits = 0xFF800000u, kMaxBits = 0x7FC00000u;
+    static constexpr bool kFloat = true, kHalfMax = false;
+    __aicore__ static inline float Value(int32_t c) {
+        if (c > kInf) c = kInf;  // the code past the last (never a threshold)
+        if (c < -kInf) c = -kInf;
+        return c < 0 ? -AsFloat(static_cast<uint32_t>(-c)) : AsFloat(static_cast<uint32_t>(c));
+    }
+};
 template <int32_t kL, int32_t kH, uint16_t kMin, uint16_t kMax>
 struct IntKeys {
     static constexpr int32_t kLo = kL, kHi = kH;
-    static constexpr uint16_t kMinBits = kMin, kMaxBits = kMax;
+    static constexpr uint32_t kMinBits = kMin, kMaxBits = kMax;
     static constexpr bool kFloat = false, kHalfMax = kH <= 255;  // 8-bit keys are exact in f16
     __aicore__ static inline float Value(int32_t c) { return static_cast<float>(c); }
 };
@@ -98,7 +113,13 @@ template <typename TKey>
 class Selector {
 public:
     static constexpr bool kNarrow = sizeof(TKey) == 1;  // 8-bit keys move widened to int16
-    using TBits = typename std::conditional<kNarrow, int8_t, int16_t>::type;
+    static constexpr bool kWide = sizeof(TKey) == 4;    // f32 keys
+    using TBits = typename std::conditional<kNarrow, int8_t,
+                                            typename std::conditional<kWide, int32_t, int16_t>::type>::type;
+    // The bits the candidates and the write carry (8-bit keys widened), and
+    // the GatherMask pattern word of their width.
+    using TCand = typename std::conditional<kWide, int32_t, int16_t>::type;
+    using TPattern = typename std::conditional<kWide, uint32_t, uint16_t>::type;
     static constexpr bool kHalfMax = Keys<TKey>::kHalfMax;
     static constexpr uint32_t kChunk = kHalfMax ? 128 : 64;  // keys per chunk maximum (one repeat)
     static constexpr uint32_t kChunksPerTile = kTile / kChunk;
@@ -122,7 +143,7 @@ public:
         gMax_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(w + slots), t.rows * chunks_);
         gCandV_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(w + slots + maxima), t.rows * t.n);
         gCandI_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(w + slots + maxima + candV), t.rows * t.n);
-        gCandR_.SetGlobalBuffer(reinterpret_cast<__gm__ int16_t*>(w + slots + maxima + candV + candI), t.rows * t.n);
+        gCandR_.SetGlobalBuffer(reinterpret_cast<__gm__ TCand*>(w + slots + maxima + candV + candI), t.rows * t.n);
         Init();
         if (t.pieces == 1) {
             const uint64_t r0 = core_ * t.rows_per_core;
@@ -152,13 +173,14 @@ private:
     static constexpr uint32_t kChunkMask = 2;
 
     __aicore__ inline void Init() {
-        pipe_.InitBuffer(qRaw_, 2, kScanTile * sizeof(int16_t));  // keys, or the candidates' int16 bits
+        // Keys, or the candidates' bits (16 KB either way).
+        pipe_.InitBuffer(qRaw_, 2, kScanTile * (kWide ? sizeof(int32_t) : sizeof(int16_t)));
         pipe_.InitBuffer(qCandV_, 1, kTile * sizeof(float));
         pipe_.InitBuffer(qCandI_, 1, kTile * sizeof(int32_t));
         pipe_.InitBuffer(qOutV_, 1, kOutCap * sizeof(float));
         pipe_.InitBuffer(qOutI_, 1, kOutCap * sizeof(int32_t));
-        // The bits as int16, then (8-bit keys) the narrowed bits.
-        pipe_.InitBuffer(qOutR_, 1, kOutCap * (sizeof(int16_t) + 1));
+        // The bits as TCand, then (8-bit keys) the narrowed bits.
+        pipe_.InitBuffer(qOutR_, 1, kOutCap * (kWide ? sizeof(int32_t) : sizeof(int16_t) + 1));
         pipe_.InitBuffer(bufV_, kTile * sizeof(float));
         pipe_.InitBuffer(bufTmp_, kTile * sizeof(float));
         pipe_.InitBuffer(bufRes_, kTile * sizeof(float));
@@ -253,7 +275,8 @@ private:
     __aicore__ inline int32_t CodeAbove(float v) {
         int32_t a = Lo(), b = Hi() + 1;
         while (a < b) {
-            const int32_t m = a + (b - a) / 2;
+            // f32's codes span more than int32 differences hold.
+            const int32_t m = static_cast<int32_t>(a + (static_cast<int64_t>(b) - a) / 2);
             if (Value(m) > v) {
                 b = m;
             } else {
@@ -268,13 +291,18 @@ private:
     // Fills a tile of qRaw_ with the key of the lowest order value (the pad
     // of partial chunks), before a load into it.
     __aicore__ inline LocalTensor<TBits> PadTile(LocalTensor<TBits> raw) {
-        const int16_t word = static_cast<int16_t>(kNarrow ? (Pad() << 8) | Pad() : Pad());
-        Duplicate(raw.template ReinterpretCast<int16_t>(), word,
-                  static_cast<int32_t>(kScanTile * sizeof(TBits) / sizeof(int16_t)));
+        if constexpr (kWide) {
+            Duplicate(raw.template ReinterpretCast<int32_t>(), static_cast<int32_t>(Pad()),
+                      static_cast<int32_t>(kScanTile));
+        } else {
+            const int16_t word = static_cast<int16_t>(kNarrow ? (Pad() << 8) | Pad() : Pad());
+            Duplicate(raw.template ReinterpretCast<int16_t>(), word,
+                      static_cast<int32_t>(kScanTile * sizeof(TBits) / sizeof(int16_t)));
+        }
         PipeSync<HardEvent::V_MTE2>();
         return raw;
     }
-    __aicore__ inline uint16_t Pad() { return t_.largest ? Keys<TKey>::kMinBits : Keys<TKey>::kMaxBits; }
+    __aicore__ inline uint32_t Pad() { return t_.largest ? Keys<TKey>::kMinBits : Keys<TKey>::kMaxBits; }
     // Loads `count` keys at `off` into a new tile of qRaw_, padded to whole chunks.
     __aicore__ inline void LoadKeys(uint64_t off, uint32_t count) {
         LocalTensor<TBits> raw = qRaw_.AllocTensor<TBits>();
@@ -283,10 +311,10 @@ private:
         qRaw_.EnQue(raw);
     }
 
-    // The dequeued tile's order values into bufV_ and its bits as int16
+    // The dequeued tile's order values into bufV_ and its bits as TCand
     // (the tile itself, or 8-bit keys widened into bufTmp_), over `padded`
     // lanes. The caller frees `raw` once done with the bits.
-    __aicore__ inline LocalTensor<float> Order(LocalTensor<TBits>& raw, LocalTensor<int16_t>& bits, uint32_t padded) {
+    __aicore__ inline LocalTensor<float> Order(LocalTensor<TBits>& raw, LocalTensor<TCand>& bits, uint32_t padded) {
         raw = qRaw_.DeQue<TBits>();
         LocalTensor<float> v = bufV_.Get<float>();
         if constexpr (kNarrow) {
@@ -296,6 +324,13 @@ private:
             PipeBarrier<PIPE_V>();
             Cast(v, h, RoundMode::CAST_NONE, padded);
             Cast(bits, h, RoundMode::CAST_RINT, padded);  // exact
+        } else if constexpr (kWide) {
+            bits = raw.template ReinterpretCast<int32_t>();
+            LocalTensor<float> x = raw.template ReinterpretCast<float>();
+            LocalTensor<uint8_t> same = NanMask();
+            Compare(same, x, x, CMPMODE::EQ, padded);  // false only for NaN
+            PipeBarrier<PIPE_V>();
+            Select(v, same, x, AsFloat(0x7F800000u), SELMODE::VSEL_TENSOR_SCALAR_MODE, padded);  // NaN -> +inf
         } else if constexpr (Keys<TKey>::kFloat) {
             bits = raw.template ReinterpretCast<int16_t>();
             Cast(v, raw.template ReinterpretCast<TKey>(), RoundMode::CAST_NONE, padded);  // exact
@@ -355,7 +390,7 @@ private:
             qRaw_.FreeTensor(raw);
         } else {
             LocalTensor<TBits> raw;
-            LocalTensor<int16_t> bits;
+            LocalTensor<TCand> bits;
             LocalTensor<float> v = Order(raw, bits, padded);
             WholeReduceMax(dst, v, static_cast<int32_t>(kChunk), repeats, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
             PipeBarrier<PIPE_V>();
@@ -479,18 +514,18 @@ private:
         LocalTensor<int32_t> iota = bufIota_.Get<int32_t>();
         for (uint32_t j = 0; j < chunks; ++j) CreateVecIndex(iota[j * kChunk], starts_[j], kChunk);
         LocalTensor<TBits> raw;
-        LocalTensor<int16_t> bits;
+        LocalTensor<TCand> bits;
         LocalTensor<float> v = Order(raw, bits, padded);
         LocalTensor<uint8_t> keep = Mask(0);
         CompareScalar(keep, v, bound, CMPMODE::GE, padded);
         PipeBarrier<PIPE_V>();
         LocalTensor<float> outV = qOutV_.AllocTensor<float>();
         LocalTensor<int32_t> outI = qOutI_.AllocTensor<int32_t>();
-        LocalTensor<int16_t> outR = qOutR_.AllocTensor<int16_t>();
+        LocalTensor<TCand> outR = qOutR_.AllocTensor<TCand>();
         uint64_t got = 0, gotI = 0, gotR = 0;
         GatherMask(outV, v, keep.ReinterpretCast<uint32_t>(), true, lanes, once, got);
         GatherMask(outI, iota, keep.ReinterpretCast<uint32_t>(), true, lanes, once, gotI);
-        GatherMask(outR, bits, keep.ReinterpretCast<uint16_t>(), true, lanes, once, gotR);
+        GatherMask(outR, bits, keep.ReinterpretCast<TPattern>(), true, lanes, once, gotR);
         ResetMask();
         PipeBarrier<PIPE_V>();
         qRaw_.FreeTensor(raw);
@@ -558,13 +593,13 @@ private:
     // lanes), each segment kResAlign-aligned, NaN between and after them
     // (a NaN passes no compare); returns the lanes used.
     __aicore__ inline uint32_t LoadResident(const GlobalTensor<float>& src, const uint64_t* at, const uint64_t* len,
-                                            uint32_t segs, LocalTensor<int32_t>* idx, LocalTensor<int16_t>* bits) {
+                                            uint32_t segs, LocalTensor<int32_t>* idx, LocalTensor<TCand>* bits) {
         LocalTensor<float> res = bufRes_.Get<float>();
         const float gap = AsFloat(0x7FC00000u);
         Duplicate(res, gap, static_cast<int32_t>(kTile));
         if (idx != nullptr) {
             Duplicate(*idx, 0, static_cast<int32_t>(kTile));
-            Duplicate(*bits, static_cast<int16_t>(0), static_cast<int32_t>(kTile));
+            Duplicate(*bits, static_cast<TCand>(0), static_cast<int32_t>(kTile));
         }
         PipeSync<HardEvent::V_MTE2>();
         uint32_t off = 0;
@@ -606,13 +641,15 @@ private:
     __aicore__ inline Pick NarrowWith(uint32_t ways, int32_t lo, int32_t hi, CountFn count) {
         uint64_t chi = 0;
         const uint64_t k = t_.k;
-        while (hi - lo > 1) {
-            const int32_t w = (hi - lo + static_cast<int32_t>(ways) - 1) / static_cast<int32_t>(ways);
-            const uint32_t nt = static_cast<uint32_t>((hi - lo + w - 1) / w);
+        // Widths in int64: f32's codes span more than int32 differences hold.
+        while (static_cast<int64_t>(hi) - lo > 1) {
+            const int64_t codes = static_cast<int64_t>(hi) - lo;
+            const int64_t w = (codes + ways - 1) / ways;
+            const uint32_t nt = static_cast<uint32_t>((codes + w - 1) / w);
             float tv[kWays];
             uint64_t counts[kWays];
             for (uint32_t j = 0; j < nt; ++j) {
-                tv[j] = Value(lo + static_cast<int32_t>(j) * w);
+                tv[j] = Value(static_cast<int32_t>(lo + j * w));
                 counts[j] = 0;
             }
             count(tv, nt, counts);
@@ -624,10 +661,10 @@ private:
                 }
             }
             if (b + 1 < nt) {
-                hi = lo + static_cast<int32_t>(b + 1) * w;
+                hi = static_cast<int32_t>(lo + (b + 1) * w);
                 chi = counts[b + 1];
             }
-            lo += static_cast<int32_t>(b) * w;
+            lo = static_cast<int32_t>(lo + b * w);
         }
         return Pick{lo, chi};
     }
@@ -637,53 +674,100 @@ private:
     // Selects the k-th key of row r among its candidates (`segs` pieces
     // with `counts[i]` each, at or above code `lo`) and writes the k keys.
     __aicore__ inline void Finish(uint64_t r, int32_t lo, const uint64_t* counts, uint32_t segs) {
-        uint64_t at[kMaxPieces], room = 0;
+        Cands c;
+        c.segs = segs;
+        c.counts = counts;
         for (uint32_t s = 0; s < segs; ++s) {
-            at[s] = r * t_.n + s * t_.piece_len;
-            room += ResidentLanes(counts[s]);
+            c.at[s] = r * t_.n + s * t_.piece_len;
+            c.room += ResidentLanes(counts[s]);
         }
         // Candidates that fit a tile go into UB at once (one load per piece
         // and array, one compare and gather pass); else tile by tile.
-        const bool resident = room <= kTile;
-        LocalTensor<int32_t> idx;
-        LocalTensor<int16_t> bits;
-        uint32_t lanes = 0;
+        c.resident = c.room <= kTile;
         Pick pick;
-        if (resident) {
-            idx = qCandI_.AllocTensor<int32_t>();
-            bits = qRaw_.AllocTensor<int16_t>();
-            lanes = LoadResident(gCandV_, at, counts, segs, &idx, &bits);
-            pick = Narrow(lanes, lo, topHi_);
+        if (c.resident) {
+            c.idx = qCandI_.AllocTensor<int32_t>();
+            c.bits = qRaw_.AllocTensor<TCand>();
+            c.lanes = LoadResident(gCandV_, c.at, counts, segs, &c.idx, &c.bits);
+            pick = Narrow(c.lanes, lo, topHi_);
         } else {
-            pick = NarrowSegs(gCandV_, at, counts, segs, lo, topHi_);
+            pick = NarrowSegs(gCandV_, c.at, counts, segs, lo, topHi_);
         }
-        const float v = Value(pick.v);
-        Out out{r * t_.k, r * t_.k + pick.above, t_.k - pick.above, 0};
-        if (resident) {
-            WriteTile(bufRes_.Get<float>(), idx, bits, lanes, v, out);
-            qCandI_.FreeTensor(idx);
-            qRaw_.FreeTensor(bits);
-        } else {
-            for (uint32_t s = 0; s < segs; ++s) {
-                for (uint64_t off = 0; off < counts[s]; off += kTile) {
-                    const uint32_t count = static_cast<uint32_t>(counts[s] - off < kTile ? counts[s] - off : kTile);
-                    idx = qCandI_.AllocTensor<int32_t>();
-                    LoadAny(idx, gCandI_[at[s] + off], count);
-                    qCandI_.EnQue(idx);
-                    bits = qRaw_.AllocTensor<int16_t>();
-                    LoadAny(bits, gCandR_[at[s] + off], count);
-                    qRaw_.EnQue(bits);
-                    LocalTensor<float> x = LoadValues(gCandV_[at[s] + off], count);
-                    idx = qCandI_.DeQue<int32_t>();
-                    bits = qRaw_.DeQue<int16_t>();
-                    WriteTile(x, idx, bits, count, v, out);
-                    qCandV_.FreeTensor(x);
-                    qCandI_.FreeTensor(idx);
-                    qRaw_.FreeTensor(bits);
+        Split split{Value(pick.v), kAllTies};
+        uint64_t above = pick.above;
+        if constexpr (kWide) {
+            // The top group (f32 +inf and NaN, one order value): the k-th
+            // key is in its first class (NaN for the largest, +inf for the
+            // smallest) if that class has enough keys; else the whole first
+            // class lies beyond the k-th.
+            if (split.v == (t_.largest ? AsFloat(0x7F800000u) : AsFloat(0xFF800000u))) {
+                uint64_t first = 0;
+                EachTile(c, [&](const LocalTensor<float>& x, const LocalTensor<int32_t>&, const LocalTensor<TCand>& b,
+                                uint32_t lanes) { first += CountFirstClass(x, b, lanes, split.v); });
+                if (first >= t_.k - above) {
+                    split.mode = kFirstClassTies;
+                } else {
+                    split.mode = kSecondClassTies;
+                    above += first;
                 }
             }
         }
-        if (t_.sorted != 0 && pick.above > 1) SortBeyond(r, static_cast<uint32_t>(pick.above));
+        Out out{r * t_.k, r * t_.k + above, t_.k - above, 0};
+        EachTile(c, [&](const LocalTensor<float>& x, const LocalTensor<int32_t>& idx, const LocalTensor<TCand>& b,
+                        uint32_t lanes) { WriteTile(x, idx, b, lanes, split, out); });
+        if (c.resident) {
+            qCandI_.FreeTensor(c.idx);
+            qRaw_.FreeTensor(c.bits);
+        }
+        if (t_.sorted != 0 && above > 1) SortBeyond(r, static_cast<uint32_t>(above));
+    }
+
+    // A row's candidates: `segs` pieces of `counts[i]` at `at[i]`, in UB
+    // (`resident`: `lanes` order values in bufRes_, indices and bits in
+    // `idx` and `bits`) or in GM.
+    struct Cands {
+        uint64_t at[kMaxPieces];
+        const uint64_t* counts = nullptr;
+        uint32_t segs = 0;
+        uint64_t room = 0;
+        bool resident = false;
+        uint32_t lanes = 0;
+        LocalTensor<int32_t> idx;
+        LocalTensor<TCand> bits;
+    };
+
+    // fn(order values, indices, bits, lanes) for the resident candidates,
+    // or for each tile of them in GM (lanes past `lanes` defined up to the
+    // next 64).
+    template <typename Fn>
+    __aicore__ inline void EachTile(Cands& c, Fn fn) {
+        if (c.resident) {
+            fn(bufRes_.Get<float>(), c.idx, c.bits, c.lanes);
+            return;
+        }
+        for (uint32_t s = 0; s < c.segs; ++s) {
+            for (uint64_t off = 0; off < c.counts[s]; off += kTile) {
+                const uint32_t count = static_cast<uint32_t>(c.counts[s] - off < kTile ? c.counts[s] - off : kTile);
+                LocalTensor<int32_t> idx = qCandI_.AllocTensor<int32_t>();
+                LoadAny(idx, gCandI_[c.at[s] + off], count);
+                qCandI_.EnQue(idx);
+                LocalTensor<TCand> bits = qRaw_.AllocTensor<TCand>();
+                if (kWide && count % 64 != 0) {
+                    // The top group's class test reads the bits' whole repeats.
+                    Duplicate(bits, static_cast<TCand>(0), static_cast<int32_t>(Padded(count)));
+                    PipeSync<HardEvent::V_MTE2>();
+                }
+                LoadAny(bits, gCandR_[c.at[s] + off], count);
+                qRaw_.EnQue(bits);
+                LocalTensor<float> x = LoadValues(gCandV_[c.at[s] + off], count);
+                idx = qCandI_.DeQue<int32_t>();
+                bits = qRaw_.DeQue<TCand>();
+                fn(x, idx, bits, count);
+                qCandV_.FreeTensor(x);
+                qCandI_.FreeTensor(idx);
+                qRaw_.FreeTensor(bits);
+            }
+        }
     }
 
     // Where a row's output goes: keys beyond the k-th from `beyondAt`, its
@@ -691,25 +775,84 @@ private:
     struct Out {
         uint64_t beyondAt, tieAt, need, taken;
     };
+    // How the write splits the candidates at the k-th order value v: ties
+    // are the keys equal to v (kAllTies); in f32's top group, those of the
+    // group's first class (kFirstClassTies: the k-th is one of them), or of
+    // its second class with the first class counted beyond (kSecondClassTies).
+    enum SplitMode : uint32_t { kAllTies = 0, kFirstClassTies, kSecondClassTies };
+    struct Split {
+        float v;
+        uint32_t mode;
+    };
+
+    // The first class of f32's top group among the first `padded` lanes
+    // into mask `dst`: NaN keys for the largest, the others (+inf) for the
+    // smallest.
+    __aicore__ inline void FirstClass(const LocalTensor<uint8_t>& dst, const LocalTensor<TCand>& bits, uint32_t padded) {
+        LocalTensor<float> keys = bits.template ReinterpretCast<float>();
+        Compare(dst, keys, keys, CMPMODE::EQ, padded);  // false only for NaN
+        if (t_.largest) {
+            PipeBarrier<PIPE_V>();
+            LocalTensor<uint16_t> words = dst.template ReinterpretCast<uint16_t>();
+            Not(words, words, static_cast<int32_t>(padded / 16));
+        }
+    }
+    // The candidates among the first `lanes` of x equal to v (the top
+    // group) and in its first class.
+    __aicore__ inline uint64_t CountFirstClass(const LocalTensor<float>& x, const LocalTensor<TCand>& bits,
+                                               uint32_t lanes, float v) {
+        const uint32_t padded = Padded(lanes);
+        LocalTensor<uint8_t> eq = Mask(1), first = Mask(2);
+        CompareScalar(eq, x, v, CMPMODE::EQ, padded);
+        FirstClass(first, bits, padded);
+        PipeBarrier<PIPE_V>();
+        And(eq.ReinterpretCast<uint16_t>(), eq.ReinterpretCast<uint16_t>(), first.ReinterpretCast<uint16_t>(),
+            static_cast<int32_t>(padded / 16));
+        PipeBarrier<PIPE_V>();
+        const GatherMaskParams once(1, 1, 8, 0);
+        uint64_t got = 0;
+        GatherMask(bufTmp_.Get<float>(), x, eq.ReinterpretCast<uint32_t>(), true, lanes, once, got);  // the count only
+        ResetMask();
+        PipeBarrier<PIPE_V>();
+        return got;
+    }
 
     // Writes the candidates among the first `lanes` of x (order values;
-    // lanes past them defined) beyond v, and ties of v while `out` needs
-    // them, with their indices and bits.
+    // lanes past them defined) beyond the k-th key, and its ties while
+    // `out` needs them, with their indices and bits.
     __aicore__ inline void WriteTile(const LocalTensor<float>& x, const LocalTensor<int32_t>& idx,
-                                     const LocalTensor<int16_t>& bits, uint32_t lanes, float v, Out& out) {
+                                     const LocalTensor<TCand>& bits, uint32_t lanes, const Split& split, Out& out) {
         const GatherMaskParams once(1, 1, 8, 0);
         const uint32_t padded = Padded(lanes);
         LocalTensor<uint8_t> gt = Mask(0), eq = Mask(1);
-        CompareScalar(gt, x, v, CMPMODE::GT, padded);
-        CompareScalar(eq, x, v, CMPMODE::EQ, padded);
+        CompareScalar(gt, x, split.v, CMPMODE::GT, padded);
+        CompareScalar(eq, x, split.v, CMPMODE::EQ, padded);
+        if (split.mode != kAllTies) {
+            LocalTensor<uint8_t> first = Mask(2);
+            LocalTensor<uint16_t> gtW = gt.ReinterpretCast<uint16_t>(), eqW = eq.ReinterpretCast<uint16_t>(),
+                                  firstW = first.ReinterpretCast<uint16_t>(), tmpW = Mask(3).template ReinterpretCast<uint16_t>();
+            const int32_t words = static_cast<int32_t>(padded / 16);
+            FirstClass(first, bits, padded);
+            PipeBarrier<PIPE_V>();
+            if (split.mode == kFirstClassTies) {
+                And(eqW, eqW, firstW, words);  // ties: the first class
+            } else {
+                And(tmpW, eqW, firstW, words);  // the first class goes beyond
+                PipeBarrier<PIPE_V>();
+                Not(firstW, firstW, words);
+                PipeBarrier<PIPE_V>();
+                Or(gtW, gtW, tmpW, words);
+                And(eqW, eqW, firstW, words);  // ties: the second class
+            }
+        }
         PipeBarrier<PIPE_V>();
         LocalTensor<int32_t> outI = qOutI_.AllocTensor<int32_t>();
-        LocalTensor<int16_t> outR = qOutR_.AllocTensor<int16_t>();
+        LocalTensor<TCand> outR = qOutR_.AllocTensor<TCand>();
         uint64_t nGt = 0, nEq = 0, dummy = 0;
-        GatherMask(outR, bits, gt.ReinterpretCast<uint16_t>(), true, lanes, once, nGt);
+        GatherMask(outR, bits, gt.ReinterpretCast<TPattern>(), true, lanes, once, nGt);
         GatherMask(outI, idx, gt.ReinterpretCast<uint32_t>(), true, lanes, once, dummy);
         const uint32_t second = static_cast<uint32_t>((nGt + kGroupAlign - 1) / kGroupAlign * kGroupAlign);
-        GatherMask(outR[second], bits, eq.ReinterpretCast<uint16_t>(), true, lanes, once, nEq);
+        GatherMask(outR[second], bits, eq.ReinterpretCast<TPattern>(), true, lanes, once, nEq);
         GatherMask(outI[second], idx, eq.ReinterpretCast<uint32_t>(), true, lanes, once, dummy);
         ResetMask();
         PipeBarrier<PIPE_V>();
@@ -728,12 +871,16 @@ private:
         qOutI_.FreeTensor(outI);
     }
 
+    __aicore__ static inline bool IsNan(TBits b) { return (static_cast<uint32_t>(b) & 0x7FFFFFFFu) > 0x7F800000u; }
+
     // Orders the `above` keys beyond the k-th of row r (written in index
     // order at the start of its output) largest first, equal keys in index
     // order: each key's rank is the count of keys beyond it plus that of
     // the equal keys before it (two compares and two counts per key, so
     // only for k up to TopK::MAX_SORTED_K, crates/algos/src/topk.rs); the ties of the k-th key already
-    // follow in index order.
+    // follow in index order. f32's top group (+inf and NaN tie as order
+    // values) takes ranks 0.. in index order that way; its NaN keys go
+    // first.
     __aicore__ inline void SortBeyond(uint64_t r, uint32_t above) {
         PipeSync<HardEvent::MTE3_MTE2>();  // the row's output read back
         LocalTensor<TBits> raw = qRaw_.AllocTensor<TBits>();
@@ -744,7 +891,7 @@ private:
         LoadAny(idx, gIdx_[r * t_.k], above);
         qCandI_.EnQue(idx);
         const uint32_t padded = Padded(above);
-        LocalTensor<int16_t> bits;
+        LocalTensor<TCand> bits;
         LocalTensor<float> v = Order(raw, bits, padded);
         idx = qCandI_.DeQue<int32_t>();
         PipeSync<HardEvent::MTE2_S>();
@@ -753,6 +900,12 @@ private:
         const GatherMaskParams once(1, 1, 8, 0);
         LocalTensor<int32_t> outI = qOutI_.AllocTensor<int32_t>();
         LocalTensor<TBits> outR = qOutR_.AllocTensor<TBits>();
+        uint32_t nans = 0, nansSeen = 0, infsSeen = 0;
+        if constexpr (kWide) {
+            if (t_.largest) {
+                for (uint32_t i = 0; i < above; ++i) nans += IsNan(raw.GetValue(i)) ? 1 : 0;
+            }
+        }
         // Eight keys at a time (masks 2j and 2j + 1), so that the pipe
         // drains twice per eight keys rather than twice per key.
         constexpr uint32_t kGroup = 8;
@@ -770,7 +923,8 @@ private:
                 uint64_t beyond = 0, before = 0;
                 GatherMask(scratch, v, gt.ReinterpretCast<uint32_t>(), true, above, once, beyond);
                 if (i > 0) GatherMask(scratch, v, eq.ReinterpretCast<uint32_t>(), true, i, once, before);
-                const uint32_t rank = static_cast<uint32_t>(beyond + before);
+                uint32_t rank = static_cast<uint32_t>(beyond + before);
+                if (nans > 0 && beyond == 0) rank = IsNan(raw.GetValue(i)) ? nansSeen++ : nans + infsSeen++;
                 outI.SetValue(rank, idx.GetValue(i));
                 outR.SetValue(rank, raw.GetValue(i));
             }
@@ -797,7 +951,7 @@ private:
     GlobalTensor<TBits> gBits_, gVal_;
     GlobalTensor<int32_t> gIdx_, gSlots_, gCandI_;
     GlobalTensor<float> gMax_, gCandV_;
-    GlobalTensor<int16_t> gCandR_;
+    GlobalTensor<TCand> gCandR_;
     TopKTiling t_;
     uint32_t core_ = 0;
     uint64_t chunks_ = 0;  // chunks per row

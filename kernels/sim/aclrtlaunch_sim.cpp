@@ -432,6 +432,13 @@ extern "C" uint32_t aclrtlaunch_topk_bf16(uint32_t blockDim, void* stream, void*
     return ascsim::launch("topk_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topk_bf16(static_cast<GM_ADDR>(keys), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void topk_f32(GM_ADDR keys, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, TopKTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_topk_f32(uint32_t blockDim, void* stream, void* keys, void* values, void* indices, void* workspace, TopKTiling* tiling) {
+    TopKTiling t = *tiling;
+    return ascsim::launch("topk_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topk_f32(static_cast<GM_ADDR>(keys), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void sample_f16(GM_ADDR weights, GM_ADDR uniforms, GM_ADDR indices, GM_ADDR workspace, SampleTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_sample_f16(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling) {

@@ -10,14 +10,14 @@ pub use algos::radix::MAX_SORT_LEN;
 
 /// Key types of [`sort`]: u8, i8, u16, i16, u32, i32, f16, bf16, f32.
 pub trait SortKey: Element {}
-/// Key types of [`topk`]: the 8- and 16-bit [`SortKey`]s (u8, i8, u16, i16,
-/// f16, bf16).
+/// Key types of [`topk`]: the [`SortKey`]s but the 32-bit integers (u8, i8,
+/// u16, i16, f16, bf16, f32).
 pub trait TopkKey: SortKey {}
 macro_rules! keys {
     ($tr:ident: $($t:ty),*) => {$(impl $tr for $t {})*};
 }
 keys!(SortKey: u8, i8, u16, i16, u32, i32, half::f16, half::bf16, f32);
-keys!(TopkKey: u8, i8, u16, i16, half::f16, half::bf16);
+keys!(TopkKey: u8, i8, u16, i16, half::f16, half::bf16, f32);
 /// Value types [`sort_pairs`] carries with the keys: the 2- and 4-byte ones
 /// (i16, u16, f16, bf16, i32, u32, f32), moved as bit patterns (a NaN keeps
 /// its payload).
@@ -547,7 +547,8 @@ impl Default for TopkOptions {
 /// select among their keys finds the k. With `sorted` the kernel orders
 /// k <= 128 keys itself; larger k add a radix sort of the `rows x k` result.
 /// The workspace ([`topk_workspace_bytes`]) has room for every key as a
-/// candidate, 10 bytes per key, which constant rows (every key ties) use.
+/// candidate, 10 bytes per key (12 for f32), which constant rows (every key
+/// ties) use.
 ///
 /// Errors ([`Error::InvalidArgument`]): `k` is 0 or more than the row
 /// length, rows longer than [`MAX_SORT_LEN`], `keys` on another device.

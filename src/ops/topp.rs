@@ -2,66 +2,20 @@
 //! over rows, by radix select (no sort).
 use super::sample::{check_row_totals, uniforms};
 use super::scan::Batch;
-use super::sort::{topk_on, topk_workspace_bytes, TopkOptions};
+use super::sort::{topk_on, topk_workspace_bytes, TopkKey, TopkOptions};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::runtime;
 use crate::stream::{check_len, Layout, Part, Stream, Workspace};
 
-/// Probability types of [`top_p_sample`]: f16, bf16 and f32 (`top_k` with
-/// f16 and bf16: [`topk`](crate::topk) takes no 32-bit keys yet).
-pub trait TopPProb: super::scan::ScanInput<Acc = f32> + super::sample::SampleWeight {
-    /// Workspace bytes of the top-k step (by default refused: no top-k
-    /// for the type).
-    #[doc(hidden)]
-    fn top_k_bytes(_device: &Device, _rows: usize, _n: usize, _k: usize) -> Result<usize> {
-        Err(no_top_k::<Self>())
-    }
-    /// Enqueues the top-k step: each row's `k` largest, in input order.
-    #[doc(hidden)]
-    fn top_k_on(
-        _stream: &Stream,
-        _probs: Batch<'_, Self>,
-        _k: usize,
-        _values: &mut DeviceBuffer<Self>,
-        _indices: &mut DeviceBuffer<i32>,
-        _scratch: &mut Workspace,
-    ) -> Result<()> {
-        Err(no_top_k::<Self>())
-    }
+/// Probability types of [`top_p_sample`]: f16, bf16 and f32 (`top_k` runs
+/// [`topk`](crate::topk) on them).
+pub trait TopPProb:
+    super::scan::ScanInput<Acc = f32> + super::sample::SampleWeight + TopkKey
+{
 }
-/// The error of `top_k` with probabilities that [`topk`](crate::topk) does
-/// not take.
-fn no_top_k<P: TopPProb>() -> Error {
-    Error::InvalidArgument {
-        name: "top_k",
-        reason: format!(
-            "top_k with {} probabilities is not supported yet (topk takes 8- and 16-bit \
-             keys): pass f16 or bf16 probabilities with top_k",
-            P::DTYPE
-        ),
-    }
-}
-macro_rules! top_k_by_topk {
-    ($($t:ty),*) => {$(
-        impl TopPProb for $t {
-            fn top_k_bytes(device: &Device, rows: usize, n: usize, k: usize) -> Result<usize> {
-                topk_workspace_bytes::<$t>(device, rows, n, k, unsorted())
-            }
-            fn top_k_on(
-                stream: &Stream,
-                probs: Batch<'_, Self>,
-                k: usize,
-                values: &mut DeviceBuffer<Self>,
-                indices: &mut DeviceBuffer<i32>,
-                scratch: &mut Workspace,
-            ) -> Result<()> {
-                topk_on(stream, probs, k, unsorted(), values, indices, scratch)
-            }
-        }
-    )*};
-}
-top_k_by_topk!(half::f16, half::bf16);
+impl TopPProb for half::f16 {}
+impl TopPProb for half::bf16 {}
 impl TopPProb for f32 {}
 
 /// Options of [`top_p_sample`].
@@ -445,7 +399,8 @@ impl TopPPlan {
                 let values = layout.add_of::<P>(rows * k);
                 let indices = layout.add_of::<i32>(rows * k);
                 let pos = layout.add_of::<i32>(rows);
-                let scratch = layout.add(P::top_k_bytes(device, rows, n, k)?);
+                let scratch =
+                    layout.add(topk_workspace_bytes::<P>(device, rows, n, k, unsorted())?);
                 let pick = algos::TopP.plan(profile, rows as u64, k as u64)?;
                 let parts = TopKParts {
                     k,
@@ -576,10 +531,11 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
             let mut values = workspace.buffer::<P>(parts.values);
             let mut indices = workspace.buffer::<i32>(parts.indices);
             let mut scratch = workspace.sub(parts.scratch);
-            P::top_k_on(
+            topk_on(
                 stream,
                 probs,
                 parts.k,
+                unsorted(),
                 &mut values,
                 &mut indices,
                 &mut scratch,

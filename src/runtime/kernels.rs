@@ -96,6 +96,7 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("topk_i16", "aclrtlaunch_topk_i16"),
     ("topk_f16", "aclrtlaunch_topk_f16"),
     ("topk_bf16", "aclrtlaunch_topk_bf16"),
+    ("topk_f32", "aclrtlaunch_topk_f32"),
     ("sample_f16", "aclrtlaunch_sample_f16"),
     ("sample_bf16", "aclrtlaunch_sample_bf16"),
     ("sample_f32", "aclrtlaunch_sample_f32"),
@@ -254,6 +255,7 @@ extern "C" {
     fn aclrtlaunch_topk_i16(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
     fn aclrtlaunch_topk_f16(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
     fn aclrtlaunch_topk_bf16(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
+    fn aclrtlaunch_topk_f32(block_dim: u32, stream: *mut c_void, keys: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::TopKTiling) -> u32;
     fn aclrtlaunch_sample_f16(block_dim: u32, stream: *mut c_void, weights: Gm, uniforms: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SampleTiling) -> u32;
     fn aclrtlaunch_sample_bf16(block_dim: u32, stream: *mut c_void, weights: Gm, uniforms: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SampleTiling) -> u32;
     fn aclrtlaunch_sample_f32(block_dim: u32, stream: *mut c_void, weights: Gm, uniforms: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SampleTiling) -> u32;
@@ -582,6 +584,7 @@ const TOPK: &[Entry<TopKFn>] = &[
     Entry { name: "topk_i16", symbol: "aclrtlaunch_topk_i16", f: aclrtlaunch_topk_i16 },
     Entry { name: "topk_f16", symbol: "aclrtlaunch_topk_f16", f: aclrtlaunch_topk_f16 },
     Entry { name: "topk_bf16", symbol: "aclrtlaunch_topk_bf16", f: aclrtlaunch_topk_bf16 },
+    Entry { name: "topk_f32", symbol: "aclrtlaunch_topk_f32", f: aclrtlaunch_topk_f32 },
 ];
 
 /// The GM pointers of the TopK kernels (TopKTiling), by name.

@@ -391,6 +391,9 @@ fn topk_of_every_key_type_and_adversarial_keys() {
                 check_topk::<i16>(&adversarial(n, I16_SPECIALS)[5], 1, k, o);
                 check_topk::<u8>(&random(n, 4), 1, k, o);
                 check_topk::<i8>(&adversarial(n, I8_SPECIALS)[3], 1, k, o);
+                for keys in adversarial::<f32>(n, F32_SPECIALS) {
+                    check_topk(&keys, 1, k, o);
+                }
             }
         }
     }
@@ -410,6 +413,58 @@ fn topk_batches_rows_shared_between_cores() {
             // Few distinct keys: the k-th key has ties in every row and core.
             let keys: Vec<i16> = words(rows * n, 3).map(|w| (w % 5) as i16).collect();
             check_topk(&keys, rows, k, o);
+        }
+    }
+}
+
+/// f32 keys: +inf and NaN share one order value in the kernel (fp32 has
+/// nothing above +inf), and the write puts NaN above +inf by their bits.
+/// Rows where the k-th key falls inside that group, at either edge of it or
+/// below it, the group's NaN (both signs, payloads) and +inf interleaved by
+/// index, among finite keys with both zeros, FLT_MAX and -inf; the k
+/// smallest (the group is then the lowest); a group of more candidates than
+/// a tile (streamed from the workspace); whole rows and rows shared by cores.
+#[test]
+fn topk_of_f32_keys_orders_nan_above_infinity() {
+    const FINITE: [u32; 6] = [
+        0x0000_0000,
+        0x8000_0000,
+        0x7f7f_ffff,
+        0xff80_0000,
+        0x3f80_0000,
+        0x0000_0001,
+    ];
+    const NANS: [u32; 3] = [0x7fc0_0000, 0xffc0_0001, 0x7f80_0001];
+    for (rows, n, nan_every, inf_every) in [(48, 300, 37, 23), (1, 9000, 5, 3), (3, 20_011, 3, 2)] {
+        let keys: Vec<f32> = words(rows * n, n as u64)
+            .enumerate()
+            .map(|(j, w)| {
+                let i = j % n;
+                f32::from_bits(if i % nan_every == 1 {
+                    NANS[i % NANS.len()]
+                } else if i % inf_every == 1 {
+                    0x7f80_0000
+                } else if w % 4 == 0 {
+                    FINITE[(w >> 8) as usize % FINITE.len()]
+                } else {
+                    (w >> 20) as u32 & 0x7f7f_ffff | (w as u32 & 0x8000_0000)
+                })
+            })
+            .collect();
+        let row = &keys[..n];
+        let nans = row.iter().filter(|v| v.is_nan()).count();
+        let group = nans + row.iter().filter(|&&v| v == f32::INFINITY).count();
+        let mut ks: Vec<usize> = [1, nans - 1, nans, nans + 1, group, group + 1, 100]
+            .into_iter()
+            .flat_map(|k| [k, n - k])
+            .filter(|&k| (1..=n).contains(&k))
+            .collect();
+        ks.sort_unstable();
+        ks.dedup();
+        for k in ks {
+            for o in topk_options() {
+                check_topk(&keys, rows, k, o);
+            }
         }
     }
 }
@@ -546,7 +601,13 @@ proptest! {
             .collect();
         let options = SortOptions { descending, algorithm: SortAlgorithm::MultiBit };
         match kind {
-            0 => check(&bits.iter().map(|&b| f32::from_bits(b)).collect::<Vec<_>>(), rows, options),
+            0 => {
+                let keys: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
+                check(&keys, rows, options);
+                let k = 1 + (seed % n as u64) as usize;
+                let sorted = k <= 128 || seed % 2 == 0;
+                check_topk(&keys, rows, k, TopkOptions { largest: !descending, sorted });
+            }
             1 => check(&bits.iter().map(|&b| b as i32).collect::<Vec<_>>(), rows, options),
             _ => check(&bits, rows, options),
         }

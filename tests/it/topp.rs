@@ -137,13 +137,10 @@ fn to_prob<T: Prob>(row: &[f32]) -> Vec<T> {
 }
 
 trait Prob: ascend_scan::TopPProb {
-    /// Whether `top_k` takes probabilities of this type.
-    const TOP_K: bool = true;
     fn from_f32(v: f32) -> Self;
     fn back(self) -> f32;
 }
 impl Prob for f32 {
-    const TOP_K: bool = false;
     fn from_f32(v: f32) -> Self {
         v
     }
@@ -201,9 +198,6 @@ fn exact<T: Prob>(rows: usize, n: usize, scale: f32) {
         (1.0, None),
         (0.6, Some(n.div_ceil(4))),
     ] {
-        if top_k.is_some() && !T::TOP_K {
-            continue;
-        }
         for seed in [1u64, 77] {
             let o = TopPOptions {
                 p,
@@ -337,6 +331,7 @@ fn per_row_p_follows_the_reference() {
     per_row_p::<f16>(48, 997, Some(300));
     per_row_p::<bf16>(3, 40_000, None);
     per_row_p::<f32>(48, 997, None);
+    per_row_p::<f32>(48, 997, Some(300));
     per_row_p::<f32>(2, 129_280, None);
 }
 
@@ -390,6 +385,7 @@ fn min_p_follows_the_reference() {
     min_p_rows::<f16>(1, 129_280, None);
     min_p_rows::<bf16>(3, 40_000, None);
     min_p_rows::<f32>(48, 997, None);
+    min_p_rows::<f32>(48, 997, Some(100));
     min_p_rows::<f32>(2, 70_000, None);
 }
 
@@ -716,12 +712,10 @@ fn hard_rows<T: Prob>() {
         assert_eq!(kept[r], 0.625);
     }
     // top_k = n and top_k = 1.
-    if T::TOP_K {
-        let (tokens, _) = draw_as::<T>(&row, 1, 0.6, Some(1), &[0.9]);
-        assert_eq!(tokens, vec![3]);
-        let (tokens, _) = draw_as::<T>(&row, 1, 0.6, Some(3000), &[0.7]);
-        assert_eq!(tokens, vec![9]);
-    }
+    let (tokens, _) = draw_as::<T>(&row, 1, 0.6, Some(1), &[0.9]);
+    assert_eq!(tokens, vec![3]);
+    let (tokens, _) = draw_as::<T>(&row, 1, 0.6, Some(3000), &[0.7]);
+    assert_eq!(tokens, vec![9]);
 }
 
 /// Rows longer than the kernel's tile with a whole row per core: a flat
@@ -898,6 +892,7 @@ fn draws_follow_the_truncated_distribution() {
     goodness_of_fit::<f16>(0.97, None, 7);
     goodness_of_fit::<f16>(0.95, Some(20), 8);
     goodness_of_fit::<f32>(0.9, None, 9);
+    goodness_of_fit::<f32>(0.95, Some(20), 10);
 }
 
 #[test]
@@ -934,17 +929,16 @@ fn errors_name_the_argument() {
             r => panic!("top_k = {k}: expected an error naming top_k, got {r:?}"),
         }
     }
-    // topk takes no 32-bit keys yet: top_k with f32 probabilities is refused.
+    // f32 probabilities: top_k past the row is refused as for f16.
     let ok32 = dev.upload(&probs(10, 1)).unwrap();
     let o = TopPOptions {
-        top_k: Some(3),
+        top_k: Some(11),
         ..Default::default()
     };
     match top_p_sample(&dev, &ok32, o) {
         Err(Error::InvalidArgument { name, .. }) => assert_eq!(name, "top_k"),
-        r => panic!("f32 with top_k: expected an error naming top_k, got {r:?}"),
+        r => panic!("f32 with top_k = 11: expected an error naming top_k, got {r:?}"),
     }
-    assert!(top_p_sample(&dev, &ok32, TopPOptions::default()).is_ok());
     // Long rows are split across the cores (the pieces' path).
     let mut long = vec![1.0f32 / 70_000.0; 70_000];
     long[69_999] = f32::INFINITY;
@@ -1094,8 +1088,6 @@ proptest! {
         f32_probs in any::<bool>(),
         min_p in prop_oneof![Just(0.0f32), 0.0f32..=1.0],
     ) {
-        // f32 probabilities without top_k (topk takes no 32-bit keys yet).
-        let k_part = if f32_probs { None } else { k_part };
         let top_k = k_part.map(|f| ((f * n as f64) as usize).clamp(1, n));
         let data: Vec<f32> = (0..rows)
             .flat_map(|r| shaped(shape, n, seed.wrapping_add(r as u64)))

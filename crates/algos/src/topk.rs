@@ -48,14 +48,16 @@ pub struct TopK {
 }
 
 impl TopK {
-    /// Key types (those of the radix sort).
-    pub const DTYPES: [DType; 6] = [
+    /// Key types (those of the radix sort but the 32-bit integers, whose
+    /// values fp32 order values do not hold exactly).
+    pub const DTYPES: [DType; 7] = [
         DType::U8,
         DType::I8,
         DType::U16,
         DType::I16,
         DType::F16,
         DType::Bf16,
+        DType::F32,
     ];
 
     /// Largest k the kernel writes in order itself (`sorted`): it ranks each
@@ -69,7 +71,7 @@ impl TopK {
             return Err(AlgoError::UnsupportedDtype {
                 algorithm: "TopK",
                 dtype: key,
-                reason: "keys must be 8- or 16-bit integers, f16 or bf16".into(),
+                reason: "keys must be 8- or 16-bit integers, f16, bf16 or f32".into(),
             });
         }
         Ok(TopK { key })
@@ -83,7 +85,8 @@ impl TopK {
     /// rows` pieces of at least 4096 keys (one per core). The workspace
     /// holds a 32-byte count slot per piece, the rows' chunk maxima (4 bytes
     /// per 64 keys at most) and room for every key as a candidate (fp32 order
-    /// value, i32 index, 16-bit key: 10 bytes per key).
+    /// value, i32 index, the key's bits widened to at least 16: 10 bytes per
+    /// key, 12 for f32).
     pub fn plan(
         &self,
         soc: &SocProfile,
@@ -137,7 +140,7 @@ impl TopK {
             let per = rows.div_ceil(cores);
             (per, rows.div_ceil(per))
         };
-        let workspace_bytes = Self::layout(rows, n, pieces).iter().sum();
+        let workspace_bytes = self.layout(rows, n, pieces).iter().sum();
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: block_dim as u32,
@@ -158,14 +161,15 @@ impl TopK {
     /// Bytes of the workspace's parts, in order (each a multiple of 512,
     /// as the kernel computes them): slots, block maxima, candidates' order
     /// values, indices and keys.
-    fn layout(rows: u64, n: u64, pieces: u64) -> [u64; 5] {
+    fn layout(&self, rows: u64, n: u64, pieces: u64) -> [u64; 5] {
+        let bits = self.key.size().max(2) as u64;
         let up = |b: u64| b.div_ceil(512) * 512;
         [
             up(rows * pieces * SLOT_BYTES),
             up(rows * n.div_ceil(64) * 4),
             up(rows * n * 4),
             up(rows * n * 4),
-            up(rows * n * 2),
+            up(rows * n * bits),
         ]
     }
 }
@@ -242,6 +246,20 @@ mod tests {
         assert!(t.plan(&soc, 1, 5, 6, true, false).is_err());
         assert!(t.plan(&soc, 0, 5, 1, true, false).is_err());
         assert!(t.plan(&soc, 1, 500, 129, true, true).is_err());
-        assert!(TopK::new(DType::F32).is_err());
+        assert!(TopK::new(DType::I32).is_err());
+        let f32_bytes = TopK::new(DType::F32)
+            .unwrap()
+            .plan(&soc, 2, 1000, 5, true, true)
+            .unwrap()
+            .workspace_bytes;
+        let f16_bytes = t
+            .plan(&soc, 2, 1000, 5, true, true)
+            .unwrap()
+            .workspace_bytes;
+        assert_eq!(
+            f32_bytes - f16_bytes,
+            4096,
+            "f32 candidates carry 4-byte bits"
+        );
     }
 }

@@ -15,7 +15,7 @@ use ascend_scan::{
     segmented_sum, sort, split_with, spmv, top_p_sample, topk, Algorithm, Batch, Csr, Device,
     RevSpec, SampleOptions, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm,
     SegSumOptions, Segments, Soc, SocProfile, SortAlgorithm, SortOptions, SplitOptions,
-    TopPOptions, TopPProb, TopkOptions, MAX_I8_SCAN_LEN,
+    TopPOptions, TopPProb, TopkKey, TopkOptions, MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::{assumptions, assumptions_markdown, pipe_name, Assumption};
 use ascendc_sim::{model_launches, CostParams, LaunchReport, ModelProfile, ModelReport};
@@ -132,9 +132,10 @@ enum Op {
         f32: bool,
         min_p: bool,
     },
-    /// TOPK (k = 50, sorted) of `rows` rows of VOCAB f16 keys.
-    TopKF16 {
+    /// TOPK (k = 50, sorted) of `rows` rows of VOCAB f16 (or f32) keys.
+    TopK {
         rows: u32,
+        f32: bool,
     },
     /// Segmented scan (inclusive) of SEG_N f16 values, random flags with
     /// `ppm` ones per million.
@@ -315,7 +316,10 @@ impl Op {
                 };
                 format!("TOPP {t} {rows}x{vocab} (p=0.9{m})")
             }
-            Op::TopKF16 { rows } => format!("TOPK f16 {rows}x{VOCAB} (k=50, sorted)"),
+            Op::TopK { rows, f32 } => {
+                let key = if f32 { "f32" } else { "f16" };
+                format!("TOPK {key} {rows}x{VOCAB} (k=50, sorted)")
+            }
             Op::SegScanF16 { algo, ppm } => {
                 format!(
                     "{} f16->f32 incl (flags {})",
@@ -374,8 +378,8 @@ impl Op {
             // many-draws row's 8 MB of indices left out: a low floor).
             Op::MultinomialF16 { .. } | Op::MultinomialDrawsF16 => 2,
             // One read of the probabilities (the tokens are 4 bytes per row).
-            Op::TopP { f32: false, .. } | Op::TopKF16 { .. } => 2,
-            Op::TopP { f32: true, .. } => 4,
+            Op::TopP { f32: false, .. } | Op::TopK { f32: false, .. } => 2,
+            Op::TopP { f32: true, .. } | Op::TopK { f32: true, .. } => 4,
             // Read values (2) and flags (1), write the f32 result (4).
             Op::SegScanF16 { .. } => 7,
             // Read values and flags (the sums are one per segment).
@@ -393,7 +397,7 @@ impl Op {
             Op::MultinomialF16 { rows } if rows > 0 => Some(rows as usize * VOCAB),
             Op::MultinomialDrawsF16 => Some(MANY_DRAWS_N),
             Op::TopP { rows, vocab, .. } => Some(rows as usize * vocab as usize),
-            Op::TopKF16 { rows } => Some(rows as usize * VOCAB),
+            Op::TopK { rows, .. } => Some(rows as usize * VOCAB),
             Op::SortRowsF16 { rows, n } => Some(rows as usize * n as usize),
             Op::SegScanF16 { .. } | Op::SegSumF16 { .. } | Op::SegOffsetsF16 { .. } => Some(SEG_N),
             // The nonzero count (about 65536 * (5 + r) * b: the first and
@@ -419,7 +423,7 @@ impl Op {
             | Op::MultinomialF16 { .. }
             | Op::MultinomialDrawsF16
             | Op::TopP { .. }
-            | Op::TopKF16 { .. }
+            | Op::TopK { .. }
             | Op::SegScanF16 { .. }
             | Op::SegSumF16 { .. }
             | Op::SegOffsetsF16 { .. }
@@ -623,7 +627,6 @@ impl Runner {
         Ok((m, wall))
     }
 
-    /// Runs `op` on `n` elements: its launch reports and the simulator wall time.
     /// Uploads `rows` rows of probabilities and returns the wall time of
     /// one `top_p_sample` (p = 0.9, `min_p`) over them.
     fn time_top_p<T: TopPProb>(
@@ -647,6 +650,24 @@ impl Runner {
         Ok(wall)
     }
 
+    /// Uploads `rows` rows of keys and returns the wall time of one `topk`
+    /// (k = 50, sorted) over them.
+    fn time_topk<K: TopkKey>(&mut self, keys: &[K], rows: usize) -> anyhow::Result<f64> {
+        let x = self.dev.upload(keys)?;
+        self.dev.take_reports();
+        let t = Instant::now();
+        let top = topk(
+            &self.dev,
+            Batch::rows(&x, rows)?,
+            50,
+            TopkOptions::default(),
+        )?;
+        let wall = t.elapsed().as_secs_f64();
+        debug_assert_eq!(top.values.len(), rows * 50);
+        Ok(wall)
+    }
+
+    /// Runs `op` on `n` elements: its launch reports and the simulator wall time.
     fn run_op(&mut self, op: Op, n: usize) -> anyhow::Result<(Vec<LaunchReport>, f64)> {
         let scan_opts = |algo: ScanAlgo, s| ScanOptions {
             exclusive: false,
@@ -816,19 +837,13 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 debug_assert_eq!(drawn.len(), rows * draws);
             }
-            Op::TopKF16 { rows } => {
+            Op::TopK { rows, f32 } => {
                 let rows = rows as usize;
-                let x = self.dev.upload(&softmax_rows(rows, n / rows))?;
-                self.dev.take_reports();
-                let t = Instant::now();
-                let top = topk(
-                    &self.dev,
-                    Batch::rows(&x, rows)?,
-                    50,
-                    TopkOptions::default(),
-                )?;
-                wall = t.elapsed().as_secs_f64();
-                debug_assert!(top.values.len() >= rows);
+                wall = if f32 {
+                    self.time_topk(&softmax_rows_f32(rows, n / rows), rows)?
+                } else {
+                    self.time_topk(&softmax_rows(rows, n / rows), rows)?
+                };
             }
             Op::TopP {
                 rows, f32, min_p, ..
@@ -978,8 +993,19 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::MultinomialF16 { rows: 1 },
         Op::MultinomialF16 { rows: 96 },
         Op::MultinomialDrawsF16,
-        Op::TopKF16 { rows: 1 },
-        Op::TopKF16 { rows: 96 },
+        Op::TopK {
+            rows: 1,
+            f32: false,
+        },
+        Op::TopK {
+            rows: 96,
+            f32: false,
+        },
+        Op::TopK { rows: 1, f32: true },
+        Op::TopK {
+            rows: 96,
+            f32: true,
+        },
     ];
     for block in SPMV_BLOCKS {
         ops.push(Op::SpmvF32 { block, random: 4 });

@@ -812,7 +812,7 @@ pub fn sort_family(data: &[u8]) {
         3 => sort_or_topk::<i16>(dev, &mut g),
         4 => sort_or_topk::<u8>(dev, &mut g),
         5 => sort_or_topk::<i8>(dev, &mut g),
-        6 => sort_case::<f32>(dev, &mut g),
+        6 => sort_or_topk::<f32>(dev, &mut g),
         7 => sort_case::<i32>(dev, &mut g),
         _ => sort_case::<u32>(dev, &mut g),
     });

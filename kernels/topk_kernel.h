@@ -8,9 +8,9 @@
 // +inf becomes FLT_MAX and NaN +inf; integers are cast exactly; f32 keys
 // are their own order values with NaN as +inf (fp32 has nothing above
 // +inf), so NaN and +inf tie there and the write tells them apart by their
-// bits (the top group, Finish); the k smallest negate them. Codes are the integers [Lo, Hi] with a monotone map Value()
-// to order values, so a radix select narrows over codes and compares order
-// values.
+// bits (the top group, Finish); the k smallest negate them. Codes are the
+// integers [Lo, Hi] with a monotone map Value() to order values, so a radix
+// select narrows over codes and compares order values.
 // 1. Bound: one read of the row takes the maximum of every chunk of
 //    kChunk keys (WholeReduceMax; the k smallest: the minimum): on the f16
 //    keys themselves with NaN first replaced by +inf (so the maximum is

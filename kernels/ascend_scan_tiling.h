@@ -417,6 +417,36 @@ static_assert(sizeof(SegDiffTiling) == 16, "SegDiffTiling: size differs from the
 static_assert(offsetof(SegDiffTiling, n) == 0, "SegDiffTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(SegDiffTiling, per_core) == 8, "SegDiffTiling: offset of per_core differs from the Rust definition");
 
+typedef struct SoftmaxTiling SoftmaxTiling;
+struct SoftmaxTiling {
+    // Rows.
+    uint64_t rows;
+    // Entries per row.
+    uint64_t n;
+    // Pieces each row is cut into (1 when there are rows enough for the
+    // cores).
+    uint64_t pieces;
+    // Entries per piece (a multiple of 64; the last piece of a row takes
+    // the rest).
+    uint64_t piece_len;
+    // Pieces per vector core (pieces are numbered row by row).
+    uint64_t per_core;
+    // 1: row r is divided by `temperatures[r]`; 0: every row is multiplied
+    // by `scale`.
+    uint32_t per_row;
+    // The f32 reciprocal of the temperature of every row (without
+    // `per_row`).
+    float scale;
+};
+static_assert(sizeof(SoftmaxTiling) == 48, "SoftmaxTiling: size differs from the Rust definition");
+static_assert(offsetof(SoftmaxTiling, rows) == 0, "SoftmaxTiling: offset of rows differs from the Rust definition");
+static_assert(offsetof(SoftmaxTiling, n) == 8, "SoftmaxTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(SoftmaxTiling, pieces) == 16, "SoftmaxTiling: offset of pieces differs from the Rust definition");
+static_assert(offsetof(SoftmaxTiling, piece_len) == 24, "SoftmaxTiling: offset of piece_len differs from the Rust definition");
+static_assert(offsetof(SoftmaxTiling, per_core) == 32, "SoftmaxTiling: offset of per_core differs from the Rust definition");
+static_assert(offsetof(SoftmaxTiling, per_row) == 40, "SoftmaxTiling: offset of per_row differs from the Rust definition");
+static_assert(offsetof(SoftmaxTiling, scale) == 44, "SoftmaxTiling: offset of scale differs from the Rust definition");
+
 typedef struct SegFlagsTiling SegFlagsTiling;
 struct SegFlagsTiling {
     // Elements (flags to write).

@@ -24,7 +24,7 @@
 //! when the device is done; the `*_on` forms (`scan_on`, `reduce_on`,
 //! `copy_on`, `compress_on`, `split_on`, `sort_on`, `topk_on`,
 //! `multinomial_on`, `top_p_sample_on`, `segmented_scan_on`,
-//! `segmented_sum_on`, `spmv_on`)
+//! `segmented_sum_on`, `spmv_on`, `softmax_on`)
 //! only enqueue on a [`Stream`], writing caller-owned buffers and using a
 //! reusable [`Workspace`], so a loop allocates and waits only where it says
 //! so (see [`Stream`]).
@@ -73,6 +73,7 @@ pub use ops::segscan::{
     segmented_sum_on, segmented_sum_workspace_bytes, RevSpec, SegScanAlgorithm, SegScanOptions,
     SegSumAlgorithm, SegSumOptions, SegmentCheck, SegmentSums, SegmentedInput, Segments,
 };
+pub use ops::softmax::{softmax, softmax_on, softmax_workspace_bytes, SoftmaxInput, Temperature};
 pub use ops::sort::{
     argsort, argsort_on, argsort_workspace_bytes, sort, sort_on, sort_pairs, sort_pairs_on,
     sort_pairs_workspace_bytes, sort_workspace_bytes, topk, topk_on, topk_workspace_bytes,

@@ -116,6 +116,9 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("segrevert_i8", "aclrtlaunch_segrevert_i8"),
     ("segdiff_f32", "aclrtlaunch_segdiff_f32"),
     ("segdiff_i32", "aclrtlaunch_segdiff_i32"),
+    ("softmax_f16", "aclrtlaunch_softmax_f16"),
+    ("softmax_bf16", "aclrtlaunch_softmax_bf16"),
+    ("softmax_f32", "aclrtlaunch_softmax_f32"),
     ("segflags", "aclrtlaunch_segflags"),
     ("segends", "aclrtlaunch_segends"),
     ("spmv_products_f16", "aclrtlaunch_spmv_products_f16"),
@@ -275,6 +278,9 @@ extern "C" {
     fn aclrtlaunch_segrevert_i8(block_dim: u32, stream: *mut c_void, xe: Gm, x: Gm, fs: Gm, v: Gm, y: Gm, tiling: *mut algos::SegRevertTiling) -> u32;
     fn aclrtlaunch_segdiff_f32(block_dim: u32, stream: *mut c_void, z: Gm, y: Gm, workspace: Gm, tiling: *mut algos::SegDiffTiling) -> u32;
     fn aclrtlaunch_segdiff_i32(block_dim: u32, stream: *mut c_void, z: Gm, y: Gm, workspace: Gm, tiling: *mut algos::SegDiffTiling) -> u32;
+    fn aclrtlaunch_softmax_f16(block_dim: u32, stream: *mut c_void, logits: Gm, temperatures: Gm, probs: Gm, workspace: Gm, tiling: *mut algos::SoftmaxTiling) -> u32;
+    fn aclrtlaunch_softmax_bf16(block_dim: u32, stream: *mut c_void, logits: Gm, temperatures: Gm, probs: Gm, workspace: Gm, tiling: *mut algos::SoftmaxTiling) -> u32;
+    fn aclrtlaunch_softmax_f32(block_dim: u32, stream: *mut c_void, logits: Gm, temperatures: Gm, probs: Gm, workspace: Gm, tiling: *mut algos::SoftmaxTiling) -> u32;
     fn aclrtlaunch_segflags(block_dim: u32, stream: *mut c_void, offsets: Gm, flags: Gm, check: Gm, tiling: *mut algos::SegFlagsTiling) -> u32;
     fn aclrtlaunch_segends(block_dim: u32, stream: *mut c_void, offsets: Gm, y: Gm, sums: Gm, tiling: *mut algos::SegEndsTiling) -> u32;
     fn aclrtlaunch_spmv_products_f16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, src: Gm, out: Gm, check: Gm, tiling: *mut algos::SpmvTiling) -> u32;
@@ -844,6 +850,40 @@ impl Launch for SegDiffArgs {
         // launch stub copies the struct) and has the C layout of
         // SegDiffTiling (pinned by its derive on both sides).
         let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.z, self.y, self.workspace, &mut plan.tiling) };
+        stream.backend.launched(e.symbol, rc)
+    }
+}
+
+/// `aclrtlaunch_<kernel>` of the Softmax kernels.
+type SoftmaxFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, *mut algos::SoftmaxTiling) -> u32;
+
+/// The Softmax kernels: the simulator's entries.
+const SOFTMAX: &[Entry<SoftmaxFn>] = &[
+    Entry { name: "softmax_f16", symbol: "aclrtlaunch_softmax_f16", f: aclrtlaunch_softmax_f16 },
+    Entry { name: "softmax_bf16", symbol: "aclrtlaunch_softmax_bf16", f: aclrtlaunch_softmax_bf16 },
+    Entry { name: "softmax_f32", symbol: "aclrtlaunch_softmax_f32", f: aclrtlaunch_softmax_f32 },
+];
+
+/// The GM pointers of the Softmax kernels (SoftmaxTiling), by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SoftmaxArgs {
+    pub(crate) logits: Gm,
+    pub(crate) temperatures: Gm,
+    pub(crate) probs: Gm,
+    pub(crate) workspace: Gm,
+}
+
+impl Launch for SoftmaxArgs {
+    type Tiling = algos::SoftmaxTiling;
+    fn launch(self, stream: StreamRef, plan: &mut algos::LaunchPlan<Self::Tiling>) -> Result<()> {
+        let e = stream.backend.kernel(SOFTMAX, &plan.kernel)?;
+        // SAFETY: `e.f` has the kernel's C signature (the simulator's static
+        // entry, or the same symbol of a loaded kernel library built from the
+        // same kernels/ sources); the pointers are live device allocations
+        // sized for the plan; the tiling pointer is valid for the call (the
+        // launch stub copies the struct) and has the C layout of
+        // SoftmaxTiling (pinned by its derive on both sides).
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.logits, self.temperatures, self.probs, self.workspace, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

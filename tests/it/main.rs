@@ -21,6 +21,7 @@ mod reduce;
 mod sample;
 mod scan;
 mod segscan;
+mod softmax;
 mod sort;
 mod split;
 mod spmv;

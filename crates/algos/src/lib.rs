@@ -22,6 +22,7 @@ pub mod scanul1;
 pub mod segoffsets;
 pub mod segops;
 pub mod segscan;
+pub mod softmax;
 pub mod split;
 pub mod spmv;
 pub mod tiling;
@@ -43,6 +44,7 @@ pub use scanul1::{ScanUL1, ScanUL1Tiling};
 pub use segoffsets::{SegEnds, SegEndsTiling, SegFlags, SegFlagsTiling};
 pub use segops::{SegDiff, SegDiffTiling, SegRevert, SegRevertTiling};
 pub use segscan::{RevSpec, SegScan, SegScanTiling};
+pub use softmax::{Softmax, SoftmaxTiling, SOFTMAX_CHUNK};
 pub use split::{Compress, SplitInd, SplitKind, SplitTiling};
 pub use spmv::{Spmv, SpmvStage, SpmvTiling};
 pub use tiling::Tiling;
@@ -128,6 +130,11 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
     for dtype in SegDiff::DTYPES {
         out.push(Box::new(
             SegDiff::new(dtype).expect("catalogue entries are valid"),
+        ));
+    }
+    for dtype in Softmax::DTYPES {
+        out.push(Box::new(
+            Softmax::new(dtype).expect("catalogue entries are valid"),
         ));
     }
     out.push(Box::new(SegFlags));

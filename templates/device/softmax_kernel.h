@@ -1,0 +1,232 @@
+// Softmax (docs/algorithms.md, Softmax): y = exp(x * s - M) / S per row, s
+// the f32 reciprocal of the row's temperature, M the row's largest x * s and
+// S the sum of exp(x * s - M), in f32. Rows are cut into pieces spread over
+// the vector cores (several cores share a long row):
+// 1. each core reads its pieces once, chunk by chunk: the chunk maximum
+//    (ReduceMax), then the sum of exp(x * s - m) relative to the running
+//    maximum m (rescaled by exp(m_old - m) when it grows), and writes the
+//    piece's (m, sum) to its 32-byte slot. SyncAll.
+// 2. each core combines the slots of its pieces' rows (M, S) and reads its
+//    pieces again to write the probabilities.
+// Non-finite logits give PyTorch's results by the arithmetic itself: -inf
+// gives 0; a row with a NaN, a +inf or nothing but -inf gives NaN
+// everywhere (a NaN term, inf - inf, or -inf - -inf reaches S). A NaN the
+// chunk maximum reports makes the sum NaN; one it skips makes its own term
+// NaN. While the running maximum is -inf the terms are taken relative to 0
+// (they are 0, or NaN), so a later finite maximum rescales 0 (or NaN), never
+// -inf - -inf.
+#pragma once
+
+#include "ascend_scan_tiling.h"
+#include "blocks_ub_io.h"
+
+namespace ascend_scan {
+namespace softmax {
+constexpr uint32_t kMaxPieces = 64;  // slots combined per row (algos::softmax)
+constexpr uint32_t kWorkFloats = 1024;  // ReduceMax/ReduceSum scratch
+}  // namespace softmax
+
+template <typename TIn, uint32_t kChunk>
+class SoftmaxRows {
+public:
+    __aicore__ inline SoftmaxRows(GM_ADDR logits, GM_ADDR temperatures, GM_ADDR probs, GM_ADDR workspace,
+                                  const SoftmaxTiling& t)
+        : t_(t) {
+        const uint64_t all = t.rows * t.n;
+        gX_.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(logits), all);
+        gT_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(temperatures), t.per_row ? t.rows : 0);
+        gY_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(probs), all);
+        gSlots_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace), t.rows * t.pieces * 8);
+        pipe_.InitBuffer(qX_, 2, kChunk * sizeof(TIn));
+        pipe_.InitBuffer(qY_, 2, kChunk * sizeof(float));
+        pipe_.InitBuffer(bufXa_, kChunk * sizeof(float));
+        // Scratch: reduction result, one slot, a temperature (32 B each), the
+        // small Exp operand (kMaxPieces floats), a row's slots, the
+        // reductions' scratch.
+        constexpr uint32_t kSlots = 96 + softmax::kMaxPieces * 4;
+        constexpr uint32_t kWork = kSlots + softmax::kMaxPieces * 32;
+        arena_.Init(pipe_, kWork + softmax::kWorkFloats * 4);
+        red_ = arena_.At<float>(0, 8);
+        slot_ = arena_.At<float>(32, 8);
+        temp_ = arena_.At<float>(64, 8);
+        small_ = arena_.At<float>(96, softmax::kMaxPieces);
+        slots_ = arena_.At<float>(kSlots, softmax::kMaxPieces * 8);
+        work_ = arena_.At<float>(kWork, softmax::kWorkFloats);
+        const uint64_t total = t.rows * t.pieces;
+        begin_ = static_cast<uint64_t>(GetBlockIdx()) * t.per_core;
+        end_ = MinU64(begin_ + t.per_core, total);
+        if (begin_ > end_) begin_ = end_;
+    }
+
+    __aicore__ inline void Run() {
+        for (uint64_t q = begin_; q < end_; ++q) Measure(q);
+        SyncAll();
+        uint64_t row = ~0ull;
+        float scale = 0.0f, top = 0.0f, inv = 0.0f;
+        for (uint64_t q = begin_; q < end_; ++q) {
+            if (q / t_.pieces != row) {
+                row = q / t_.pieces;
+                scale = ScaleOf(row);
+                Combine(row, top, inv);
+            }
+            Write(q, scale, top, inv);
+        }
+    }
+
+private:
+    static __aicore__ inline float NegInf() { return AsFloat(0xFF800000u); }
+    static __aicore__ inline float Nan() { return AsFloat(0x7FC00000u); }
+
+    // First element (in the row) and length of piece `q`.
+    __aicore__ inline uint64_t PieceBegin(uint64_t q) { return (q % t_.pieces) * t_.piece_len; }
+    __aicore__ inline uint64_t PieceLen(uint64_t q) { return MinU64(t_.piece_len, t_.n - PieceBegin(q)); }
+
+    // The multiplier of row r: 1 / temperature (NaN for a temperature that
+    // is not a positive finite number: the row comes out NaN).
+    __aicore__ inline float ScaleOf(uint64_t r) {
+        if (!t_.per_row) return t_.scale;
+        LoadAny(temp_, gT_[r], 1);
+        PipeSync<HardEvent::MTE2_S>();
+        float temperature = temp_.GetValue(0);
+        ScalarReadsDone();
+        return temperature > 0.0f && temperature <= 3.40282347e38f ? 1.0f / temperature : Nan();
+    }
+
+    // Streams x[base, base + len) in chunks: the next chunk's load is issued
+    // before `use(x, offset, count)` works on the current one (which frees x).
+    template <typename F>
+    __aicore__ inline void Chunks(uint64_t base, uint64_t len, F use) {
+        Load(base, static_cast<uint32_t>(MinU64(len, kChunk)));
+        for (uint64_t off = 0; off < len; off += kChunk) {
+            const uint32_t count = static_cast<uint32_t>(MinU64(len - off, kChunk));
+            if (off + kChunk < len) Load(base + off + kChunk, static_cast<uint32_t>(MinU64(len - off - kChunk, kChunk)));
+            use(qX_.template DeQue<TIn>(), off, count);
+        }
+    }
+    __aicore__ inline void Load(uint64_t at, uint32_t count) {
+        LocalTensor<TIn> x = qX_.template AllocTensor<TIn>();
+        LoadAny(x, gX_[at], count);
+        qX_.EnQue(x);
+    }
+
+    // xa = x * scale in f32 (frees x).
+    __aicore__ inline void Scaled(const LocalTensor<float>& xa, LocalTensor<TIn>& x, float scale, uint32_t count) {
+        if constexpr (std::is_same<TIn, float>::value) {
+            Muls(xa, x, scale, static_cast<int32_t>(count));
+        } else {
+            Cast(xa, x, RoundMode::CAST_NONE, count);
+            PipeBarrier<PIPE_V>();
+            Muls(xa, xa, scale, static_cast<int32_t>(count));
+        }
+        qX_.FreeTensor(x);
+        PipeBarrier<PIPE_V>();
+    }
+
+    // The scalar result of the reduction just issued into red_.
+    __aicore__ inline float Reduced() {
+        PipeSync<HardEvent::V_S>();
+        float v = red_.GetValue(0);
+        ScalarReadsDone();
+        PipeBarrier<PIPE_V>();  // the reduction's operand is overwritten next
+        return v;
+    }
+
+    // exp(a) for a scalar (the vector unit's Exp, as the probabilities use).
+    __aicore__ inline float ScalarExp(float a) {
+        Duplicate(small_, a, 8);
+        PipeBarrier<PIPE_V>();
+        Exp(small_, small_, 8);
+        PipeSync<HardEvent::V_S>();
+        float v = small_.GetValue(0);
+        ScalarReadsDone();
+        return v;
+    }
+
+    // Phase 1: the maximum and the sum of exponentials of piece q -> its slot.
+    __aicore__ inline void Measure(uint64_t q) {
+        const uint64_t row = q / t_.pieces;
+        const float scale = ScaleOf(row);
+        LocalTensor<float> xa = bufXa_.Get<float>();
+        float m = NegInf(), s = 0.0f;
+        Chunks(row * t_.n + PieceBegin(q), PieceLen(q), [&](LocalTensor<TIn> x, uint64_t, uint32_t count) {
+            Scaled(xa, x, scale, count);
+            ReduceMax(red_, xa, work_, static_cast<int32_t>(count));
+            const float mc = Reduced();
+            if (!(mc <= m)) {
+                if (mc != mc) {
+                    s = Nan();
+                } else {
+                    if (s != 0.0f) s *= ScalarExp(m - mc);
+                    m = mc;
+                }
+            }
+            Adds(xa, xa, m == NegInf() ? 0.0f : -m, static_cast<int32_t>(count));
+            PipeBarrier<PIPE_V>();
+            Exp(xa, xa, static_cast<int32_t>(count));
+            PipeBarrier<PIPE_V>();
+            ReduceSum(red_, xa, work_, static_cast<int32_t>(count));
+            s += Reduced();
+        });
+        for (uint32_t i = 0; i < 8; ++i) slot_.SetValue(i, i == 0 ? m : (i == 1 ? s : 0.0f));
+        StoreSlot(gSlots_[q * 8], slot_, 8);
+    }
+
+    // The row's maximum `top` and the reciprocal `inv` of its sum, from the
+    // slots of its pieces.
+    __aicore__ inline void Combine(uint64_t row, float& top, float& inv) {
+        const uint32_t pieces = static_cast<uint32_t>(t_.pieces);
+        DataCopy(slots_, gSlots_[row * t_.pieces * 8], pieces * 8);
+        PipeSync<HardEvent::MTE2_S>();
+        top = NegInf();
+        for (uint32_t j = 0; j < pieces; ++j) {
+            float m = slots_.GetValue(j * 8);
+            if (m > top) top = m;
+        }
+        // exp(m_j - top) for every piece at once (NaN when top is -inf).
+        for (uint32_t j = 0; j < pieces; ++j) small_.SetValue(j, slots_.GetValue(j * 8) - top);
+        PipeSync<HardEvent::S_V>();
+        Exp(small_, small_, static_cast<int32_t>(pieces));
+        PipeSync<HardEvent::V_S>();
+        float sum = 0.0f;
+        for (uint32_t j = 0; j < pieces; ++j) sum += slots_.GetValue(j * 8 + 1) * small_.GetValue(j);
+        ScalarReadsDone();
+        inv = 1.0f / sum;
+    }
+
+    // Phase 2: the probabilities of piece q.
+    __aicore__ inline void Write(uint64_t q, float scale, float top, float inv) {
+        const uint64_t base = (q / t_.pieces) * t_.n + PieceBegin(q);
+        LocalTensor<float> xa = bufXa_.Get<float>();
+        Chunks(base, PieceLen(q), [&](LocalTensor<TIn> x, uint64_t off, uint32_t count) {
+            Scaled(xa, x, scale, count);
+            Adds(xa, xa, -top, static_cast<int32_t>(count));
+            PipeBarrier<PIPE_V>();
+            Exp(xa, xa, static_cast<int32_t>(count));
+            PipeBarrier<PIPE_V>();
+            LocalTensor<float> y = qY_.template AllocTensor<float>();
+            Muls(y, xa, inv, static_cast<int32_t>(count));
+            PipeBarrier<PIPE_V>();  // xa is the next chunk's
+            StoreQueued(qY_, y, gY_[base + off], count);
+        });
+    }
+
+    const SoftmaxTiling& t_;
+    TPipe pipe_;
+    TQue<TPosition::VECIN, 2> qX_;
+    TQue<TPosition::VECOUT, 2> qY_;
+    TBuf<TPosition::VECCALC> bufXa_;
+    UbArena arena_;
+    GlobalTensor<TIn> gX_;
+    GlobalTensor<float> gT_, gY_, gSlots_;
+    LocalTensor<float> red_, slot_, temp_, small_, slots_, work_;
+    uint64_t begin_ = 0, end_ = 0;
+};
+
+template <typename TIn, uint32_t kChunk>
+__aicore__ inline void Softmax(GM_ADDR logits, GM_ADDR temperatures, GM_ADDR probs, GM_ADDR workspace,
+                               const SoftmaxTiling& t) {
+    SoftmaxRows<TIn, kChunk> rows(logits, temperatures, probs, workspace, t);
+    rows.Run();
+}
+
+}  // namespace ascend_scan

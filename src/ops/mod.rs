@@ -4,6 +4,7 @@
 //! the simpler ones. `scan` holds the scan algorithms, the vector-unit scans
 //! and the policy of `Algorithm::Auto`.
 pub(crate) mod copy;
+pub(crate) mod logits;
 pub(crate) mod reduce;
 pub(crate) mod sample;
 pub(crate) mod scan;

@@ -577,12 +577,36 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
         Ok(())
     })?;
     if let (Some((_, _, indices, pos)), Some(pick)) = (&top, plan.pick.as_mut()) {
-        let args = runtime::TopPPickArgs {
-            indices: indices.ptr(),
-            pos: pos.ptr(),
-            tokens: tokens.ptr(),
-        };
-        stream.with_queue(&[&*workspace, &*tokens], |s| runtime::launch(s, pick, args))?;
+        pick_launch(stream, pick, indices, pos, tokens)?;
     }
     Ok(())
+}
+
+/// The pick after a draw over top-k rows: `tokens[r] = indices[r * k +
+/// pos[r]]` (`rows x k` indices, `rows` positions and tokens), enqueued on
+/// `stream`.
+pub(crate) fn pick_on(
+    stream: &Stream,
+    indices: &DeviceBuffer<i32>,
+    pos: &DeviceBuffer<i32>,
+    tokens: &mut DeviceBuffer<i32>,
+) -> Result<()> {
+    let (rows, k) = (tokens.len(), indices.len() / tokens.len().max(1));
+    let mut plan = algos::TopP.plan(stream.device().profile(), rows as u64, k as u64)?;
+    pick_launch(stream, &mut plan, indices, pos, tokens)
+}
+
+fn pick_launch(
+    stream: &Stream,
+    plan: &mut algos::LaunchPlan<algos::TopPTiling>,
+    indices: &DeviceBuffer<i32>,
+    pos: &DeviceBuffer<i32>,
+    tokens: &DeviceBuffer<i32>,
+) -> Result<()> {
+    let args = runtime::TopPPickArgs {
+        indices: indices.ptr(),
+        pos: pos.ptr(),
+        tokens: tokens.ptr(),
+    };
+    stream.with_queue(&[indices, pos, tokens], |s| runtime::launch(s, plan, args))
 }

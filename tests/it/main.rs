@@ -15,6 +15,7 @@ mod concurrency;
 mod fuzz_smoke;
 mod generated;
 mod limits;
+mod logits;
 mod nonfinite;
 mod opscan;
 mod reduce;

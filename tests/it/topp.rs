@@ -90,7 +90,7 @@ fn reference_within(
 
 /// [`reference_within`] with min-p: entries below `min_p * largest` (an
 /// f32 product) are dropped after the sort.
-fn reference_min_p(
+pub(crate) fn reference_min_p(
     row: &[f32],
     p: f32,
     top_k: Option<usize>,

@@ -12,10 +12,11 @@ use anyhow::{bail, Context as _};
 use ascend_scan::matrices::{sparse_attention, AttentionPattern, HostCsr};
 use ascend_scan::{
     compress, copy, cummax, multinomial, reduce_max, reduce_sum, scan, segmented_scan,
-    segmented_sum, sort, split_with, spmv, top_p_sample, topk, Algorithm, Batch, Csr, Device,
-    RevSpec, SampleOptions, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm,
-    SegSumOptions, Segments, Soc, SocProfile, SortAlgorithm, SortOptions, SplitOptions,
-    TopPOptions, TopPProb, TopkKey, TopkOptions, MAX_I8_SCAN_LEN,
+    segmented_sum, softmax, sort, split_with, spmv, top_p_sample, topk, Algorithm, Batch, Csr,
+    Device, RevSpec, SampleOptions, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
+    SegSumAlgorithm, SegSumOptions, Segments, Soc, SocProfile, SoftmaxInput, SortAlgorithm,
+    SortOptions, SplitOptions, Temperature, TopPOptions, TopPProb, TopkKey, TopkOptions,
+    MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::{assumptions, assumptions_markdown, pipe_name, Assumption};
 use ascendc_sim::{model_launches, CostParams, LaunchReport, ModelProfile, ModelReport};
@@ -132,6 +133,12 @@ enum Op {
         f32: bool,
         min_p: bool,
     },
+    /// SOFTMAX (temperature SOFTMAX_T) of `rows` rows of SOFTMAX_VOCAB
+    /// logits, f16 or f32, to f32 probabilities.
+    Softmax {
+        rows: u32,
+        f32: bool,
+    },
     /// TOPK (k = 50, sorted) of `rows` rows of VOCAB f16 (or f32) keys.
     TopK {
         rows: u32,
@@ -232,6 +239,10 @@ const SORT_MAX_LOG2: u32 = 24;
 
 /// Vocabulary of the fixed-shape MULTINOMIAL rows (Llama 3).
 const VOCAB: usize = 128_256;
+/// Logits per row of the SOFTMAX rows (DeepSeek-V3's vocabulary, as the TOPP
+/// rows) and their temperature.
+const SOFTMAX_VOCAB: usize = 129_280;
+const SOFTMAX_T: f32 = 0.7;
 /// The many-draws MULTINOMIAL shape: 2^24 + 7 categories (three block
 /// levels below the top), two million draws.
 const MANY_DRAWS_N: usize = (1 << 24) + 7;
@@ -320,6 +331,10 @@ impl Op {
                 let key = if f32 { "f32" } else { "f16" };
                 format!("TOPK {key} {rows}x{VOCAB} (k=50, sorted)")
             }
+            Op::Softmax { rows, f32 } => {
+                let t = if f32 { "f32" } else { "f16" };
+                format!("SOFTMAX {t} {rows}x{SOFTMAX_VOCAB} (T={SOFTMAX_T}, f32 out)")
+            }
             Op::SegScanF16 { algo, ppm } => {
                 format!(
                     "{} f16->f32 incl (flags {})",
@@ -380,6 +395,9 @@ impl Op {
             // One read of the probabilities (the tokens are 4 bytes per row).
             Op::TopP { f32: false, .. } | Op::TopK { f32: false, .. } => 2,
             Op::TopP { f32: true, .. } | Op::TopK { f32: true, .. } => 4,
+            // Read the logits once, write the f32 probabilities.
+            Op::Softmax { f32: false, .. } => 6,
+            Op::Softmax { f32: true, .. } => 8,
             // Read values (2) and flags (1), write the f32 result (4).
             Op::SegScanF16 { .. } => 7,
             // Read values and flags (the sums are one per segment).
@@ -398,6 +416,7 @@ impl Op {
             Op::MultinomialDrawsF16 => Some(MANY_DRAWS_N),
             Op::TopP { rows, vocab, .. } => Some(rows as usize * vocab as usize),
             Op::TopK { rows, .. } => Some(rows as usize * VOCAB),
+            Op::Softmax { rows, .. } => Some(rows as usize * SOFTMAX_VOCAB),
             Op::SortRowsF16 { rows, n } => Some(rows as usize * n as usize),
             Op::SegScanF16 { .. } | Op::SegSumF16 { .. } | Op::SegOffsetsF16 { .. } => Some(SEG_N),
             // The nonzero count (about 65536 * (5 + r) * b: the first and
@@ -424,6 +443,7 @@ impl Op {
             | Op::MultinomialDrawsF16
             | Op::TopP { .. }
             | Op::TopK { .. }
+            | Op::Softmax { .. }
             | Op::SegScanF16 { .. }
             | Op::SegSumF16 { .. }
             | Op::SegOffsetsF16 { .. }
@@ -667,6 +687,20 @@ impl Runner {
         Ok(wall)
     }
 
+    fn time_softmax<T: SoftmaxInput>(&mut self, logits: &[T], rows: usize) -> anyhow::Result<f64> {
+        let x = self.dev.upload(logits)?;
+        self.dev.take_reports();
+        let t = Instant::now();
+        let probs = softmax(
+            &self.dev,
+            Batch::rows(&x, rows)?,
+            Temperature::All(SOFTMAX_T),
+        )?;
+        let wall = t.elapsed().as_secs_f64();
+        debug_assert_eq!(probs.len(), logits.len());
+        Ok(wall)
+    }
+
     /// Runs `op` on `n` elements: its launch reports and the simulator wall time.
     fn run_op(&mut self, op: Op, n: usize) -> anyhow::Result<(Vec<LaunchReport>, f64)> {
         let scan_opts = |algo: ScanAlgo, s| ScanOptions {
@@ -845,6 +879,18 @@ impl Runner {
                     self.time_topk(&softmax_rows(rows, n / rows), rows)?
                 };
             }
+            Op::Softmax { rows, f32 } => {
+                let rows = rows as usize;
+                let logits: Vec<f32> = bits(n, 11)
+                    .map(|v| (v % 8192) as f32 / 256.0 - 16.0)
+                    .collect();
+                wall = if f32 {
+                    self.time_softmax(&logits, rows)?
+                } else {
+                    let h: Vec<f16> = logits.iter().map(|&v| f16::from_f32(v)).collect();
+                    self.time_softmax(&h, rows)?
+                };
+            }
             Op::TopP {
                 rows, f32, min_p, ..
             } => {
@@ -1003,6 +1049,19 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         },
         Op::TopK { rows: 1, f32: true },
         Op::TopK {
+            rows: 96,
+            f32: true,
+        },
+        Op::Softmax {
+            rows: 1,
+            f32: false,
+        },
+        Op::Softmax {
+            rows: 96,
+            f32: false,
+        },
+        Op::Softmax { rows: 1, f32: true },
+        Op::Softmax {
             rows: 96,
             f32: true,
         },

@@ -572,6 +572,8 @@ private:
             for (uint32_t j = 0; j <= nt; ++j) tv[j] = Codes<TProb>::Value(codes[j]);
             const float cut = Codes<TProb>::Value(toA ? cutA : lo);
             const uint64_t begin = tiles.begin, end = tiles.end;
+            uint64_t regionBegin, regionEnd;  // the piece's region of each set
+            Range(g, regionBegin, regionEnd);
             uint64_t kept = 0;
             // Round 0: the row's running sum, maximum and minimum, lane-wise.
             LocalTensor<float> accSum = bufAcc_.Get<float>(), accMax = accSum[kAccLanes], accMin = accSum[2 * kAccLanes];
@@ -632,7 +634,7 @@ private:
                     GatherMask(out, x, keep.ReinterpretCast<uint32_t>(), true, count, once, got);
                     ResetMask();
                     PipeBarrier<PIPE_V>();
-                    kept = StoreCandidates(out, toA ? gCandA_ : gCandB_, begin, kept, got, src == kFromB);
+                    kept = StoreCandidates(out, toA ? gCandA_ : gCandB_, begin, regionEnd, kept, got, src == kFromB);
                 }
                 // Masks: threshold j at slot j (j = 1..nt-1; with counts also
                 // 0 and nt, the interval's hi).
@@ -647,7 +649,7 @@ private:
                     GatherMask(out, x, masks[j0 * (kTile / 8)].ReinterpretCast<uint32_t>(), true, count, once, got);
                     ResetMask();
                     PipeBarrier<PIPE_V>();
-                    kept = StoreCandidates(out, gCandA_, begin, kept, got, true);
+                    kept = StoreCandidates(out, gCandA_, begin, regionEnd, kept, got, true);
                 }
                 // Select j and ReduceSum j - 1 use different halves of bufS_.
                 for (uint32_t j = j0; j <= nt; ++j) {
@@ -761,14 +763,19 @@ private:
         }
     }
 
-    // Appends `got` gathered candidates to a set at begin + kept; returns the
-    // new count. The last store may have ended inside the 32-byte block this
-    // one starts in; a set rewritten in place (`inPlace`) may share its last
-    // block with the tile prefetched after the one read here.
+    // Appends `got` gathered candidates to a set at begin + kept (the piece's
+    // region of the set ends at regionEnd); returns the new count. The last
+    // store may have ended inside the 32-byte block this one starts in; a set
+    // rewritten in place (`inPlace`) may share its last block with the tile
+    // prefetched after the one read here; a region that starts or ends inside
+    // a block shares it with the neighbouring piece's region, which this core
+    // may have read (rows shorter than a block, or not a multiple of one).
     __aicore__ inline uint64_t StoreCandidates(LocalTensor<float>& out, const GlobalTensor<float>& set, uint64_t begin,
-                                               uint64_t kept, uint64_t got, bool inPlace) {
+                                               uint64_t regionEnd, uint64_t kept, uint64_t got, bool inPlace) {
         if ((begin + kept) % 8 != 0) PipeBarrier<PIPE_MTE3>();
-        if (inPlace) PipeSync<HardEvent::MTE2_MTE3>();
+        const bool sharedHead = kept == 0 && begin % 8 != 0;
+        const bool sharedTail = regionEnd % 8 != 0 && begin + kept + got > regionEnd / 8 * 8;
+        if (inPlace || sharedHead || sharedTail) PipeSync<HardEvent::MTE2_MTE3>();
         StoreQueued(qCandOut_, out, set[begin + kept], static_cast<uint32_t>(got));
         return kept + got;
     }

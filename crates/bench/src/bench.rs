@@ -11,12 +11,12 @@ use std::time::Instant;
 use anyhow::{bail, Context as _};
 use ascend_scan::matrices::{sparse_attention, AttentionPattern, HostCsr};
 use ascend_scan::{
-    compress, copy, cummax, multinomial, reduce_max, reduce_sum, scan, segmented_scan,
-    segmented_sum, softmax, sort, split_with, spmv, top_p_sample, topk, Algorithm, Batch, Csr,
-    Device, RevSpec, SampleOptions, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
-    SegSumAlgorithm, SegSumOptions, Segments, Soc, SocProfile, SoftmaxInput, SortAlgorithm,
-    SortOptions, SplitOptions, Temperature, TopPOptions, TopPProb, TopkKey, TopkOptions,
-    MAX_I8_SCAN_LEN,
+    compress, copy, cummax, multinomial, reduce_max, reduce_sum, sample_logits, scan,
+    segmented_scan, segmented_sum, softmax, sort, split_with, spmv, top_p_sample, topk, Algorithm,
+    Batch, Csr, Device, LogitsSampling, RevSpec, SampleOptions, ScanOp, ScanOptions,
+    SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc, SocProfile,
+    SoftmaxInput, SortAlgorithm, SortOptions, SplitOptions, Temperature, TopPOptions, TopPProb,
+    TopkKey, TopkOptions, MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::{assumptions, assumptions_markdown, pipe_name, Assumption};
 use ascendc_sim::{model_launches, CostParams, LaunchReport, ModelProfile, ModelReport};
@@ -138,6 +138,12 @@ enum Op {
     Softmax {
         rows: u32,
         f32: bool,
+    },
+    /// sample_logits of `rows` rows of SOFTMAX_VOCAB f32 logits
+    /// (temperature SOFTMAX_T, top_p 0.9, with top_k 50 or without).
+    SampleLogits {
+        rows: u32,
+        top_k: bool,
     },
     /// TOPK (k = 50, sorted) of `rows` rows of VOCAB f16 (or f32) keys.
     TopK {
@@ -331,6 +337,10 @@ impl Op {
                 let key = if f32 { "f32" } else { "f16" };
                 format!("TOPK {key} {rows}x{VOCAB} (k=50, sorted)")
             }
+            Op::SampleLogits { rows, top_k } => {
+                let k = if top_k { ", top_k=50" } else { "" };
+                format!("SAMPLE_LOGITS f32 {rows}x{SOFTMAX_VOCAB} (T={SOFTMAX_T}{k}, top_p=0.9)")
+            }
             Op::Softmax { rows, f32 } => {
                 let t = if f32 { "f32" } else { "f16" };
                 format!("SOFTMAX {t} {rows}x{SOFTMAX_VOCAB} (T={SOFTMAX_T}, f32 out)")
@@ -398,6 +408,8 @@ impl Op {
             // Read the logits once, write the f32 probabilities.
             Op::Softmax { f32: false, .. } => 6,
             Op::Softmax { f32: true, .. } => 8,
+            // One read of the logits (the tokens are 4 bytes per row).
+            Op::SampleLogits { .. } => 4,
             // Read values (2) and flags (1), write the f32 result (4).
             Op::SegScanF16 { .. } => 7,
             // Read values and flags (the sums are one per segment).
@@ -416,7 +428,9 @@ impl Op {
             Op::MultinomialDrawsF16 => Some(MANY_DRAWS_N),
             Op::TopP { rows, vocab, .. } => Some(rows as usize * vocab as usize),
             Op::TopK { rows, .. } => Some(rows as usize * VOCAB),
-            Op::Softmax { rows, .. } => Some(rows as usize * SOFTMAX_VOCAB),
+            Op::Softmax { rows, .. } | Op::SampleLogits { rows, .. } => {
+                Some(rows as usize * SOFTMAX_VOCAB)
+            }
             Op::SortRowsF16 { rows, n } => Some(rows as usize * n as usize),
             Op::SegScanF16 { .. } | Op::SegSumF16 { .. } | Op::SegOffsetsF16 { .. } => Some(SEG_N),
             // The nonzero count (about 65536 * (5 + r) * b: the first and
@@ -444,6 +458,7 @@ impl Op {
             | Op::TopP { .. }
             | Op::TopK { .. }
             | Op::Softmax { .. }
+            | Op::SampleLogits { .. }
             | Op::SegScanF16 { .. }
             | Op::SegSumF16 { .. }
             | Op::SegOffsetsF16 { .. }
@@ -879,11 +894,24 @@ impl Runner {
                     self.time_topk(&softmax_rows(rows, n / rows), rows)?
                 };
             }
+            Op::SampleLogits { rows, top_k } => {
+                let x = self.dev.upload(&bench_logits(n))?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let options = LogitsSampling {
+                    temperature: SOFTMAX_T,
+                    top_k: top_k.then_some(50),
+                    top_p: 0.9,
+                    min_p: 0.0,
+                    seed: 1,
+                };
+                let tokens = sample_logits(&self.dev, Batch::rows(&x, rows as usize)?, options)?;
+                wall = t.elapsed().as_secs_f64();
+                debug_assert_eq!(tokens.len(), rows as usize);
+            }
             Op::Softmax { rows, f32 } => {
                 let rows = rows as usize;
-                let logits: Vec<f32> = bits(n, 11)
-                    .map(|v| (v % 8192) as f32 / 256.0 - 16.0)
-                    .collect();
+                let logits = bench_logits(n);
                 wall = if f32 {
                     self.time_softmax(&logits, rows)?
                 } else {
@@ -1061,6 +1089,18 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
             f32: false,
         },
         Op::Softmax { rows: 1, f32: true },
+        Op::SampleLogits {
+            rows: 1,
+            top_k: true,
+        },
+        Op::SampleLogits {
+            rows: 96,
+            top_k: true,
+        },
+        Op::SampleLogits {
+            rows: 96,
+            top_k: false,
+        },
         Op::Softmax {
             rows: 96,
             f32: true,
@@ -1268,6 +1308,13 @@ fn softmax_rows(rows: usize, vocab: usize) -> Vec<f16> {
     softmax_rows_f32(rows, vocab)
         .into_iter()
         .map(f16::from_f32)
+        .collect()
+}
+
+/// Logits in [-16, 16), steps of 1/256 (exact in f16).
+fn bench_logits(n: usize) -> Vec<f32> {
+    bits(n, 11)
+        .map(|v| (v % 8192) as f32 / 256.0 - 16.0)
         .collect()
 }
 

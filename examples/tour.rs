@@ -5,12 +5,13 @@
 use ascend_scan::matrices::{sparse_attention, AttentionPattern};
 use ascend_scan::{
     argsort, compress_with, copy, cummax, cummin, model_launches, multinomial,
-    multinomial_reference, reduce, reduce_sum, scan, segmented_scan, segmented_sum, sort,
-    sort_pairs, split_with, spmv, top_p_sample, top_p_sample_on, top_p_sample_workspace_bytes,
-    topk, uniform, uniforms, Algorithm, Batch, CompressOptions, CostError, CostParams, Csr, Device,
-    Error, LaunchReport, RevSpec, SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm,
-    SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions,
-    SplitOptions, TopPCheck, TopPOptions, TopPProb, TopPRows, TopkKey, TopkOptions, Workspace,
+    multinomial_reference, reduce, reduce_sum, sample_logits, scan, segmented_scan, segmented_sum,
+    softmax, sort, sort_pairs, split_with, spmv, top_p_sample, top_p_sample_on,
+    top_p_sample_workspace_bytes, topk, uniform, uniforms, Algorithm, Batch, CompressOptions,
+    CostError, CostParams, Csr, Device, Error, LaunchReport, LogitsSampling, RevSpec,
+    SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
+    SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions, SplitOptions,
+    Temperature, TopPCheck, TopPOptions, TopPProb, TopPRows, TopkKey, TopkOptions, Workspace,
 };
 use half::f16;
 use std::cmp::Ordering;
@@ -806,6 +807,94 @@ fn tour_topp<P: TopPProb>(
     ))
 }
 
+/// SOFTMAX of f32 logits at temperature 0.7 against the f64 softmax, each
+/// probability within the bound of docs/algorithms.md ("Softmax"). Floor:
+/// one read of the logits, one write of the probabilities.
+fn tour_softmax(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
+    let logits: Vec<f32> = pseudo_random(rows * n, 51)
+        .map(|v| (v % 8192) as f32 / 256.0 - 16.0)
+        .collect();
+    let x = dev.upload(&logits)?;
+    dev.take_reports();
+    let t = 0.7f32;
+    let got = softmax(dev, Batch::rows(&x, rows)?, Temperature::All(t))?.download()?;
+    let scale = f64::from(1.0 / t); // the kernel multiplies by the f32 reciprocal
+    let u = 2f64.powi(-24);
+    let chunks = (n as f64 / 4096.0).ceil();
+    let ok = (0..rows).all(|r| {
+        let z: Vec<f64> = logits[r * n..(r + 1) * n]
+            .iter()
+            .map(|&v| f64::from(v) * scale)
+            .collect();
+        let m = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let big = z.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        let sum: f64 = z.iter().map(|v| (v - m).exp()).sum();
+        let rel = u * ((6.0 + 2.0 * chunks) * (big + m.abs()) + 200.0 + 4.0 * chunks);
+        z.iter().zip(&got[r * n..(r + 1) * n]).all(|(v, &y)| {
+            let want = (v - m).exp() / sum;
+            (f64::from(y) - want).abs() <= rel * want + 2f64.powi(-126)
+        })
+    });
+    Ok(row(
+        dev,
+        format!("softmax f32 {rows}x{n} (T={t}, f32 out)"),
+        rows * n,
+        ok,
+        8.0,
+    ))
+}
+
+/// Sampling from f32 logits (temperature 0.7, top_k 50, top_p 0.9) against
+/// the definition on the CPU: the 50 largest logits (stable), their f64
+/// softmax at the temperature, the Llama 3 top-p draw over it. The logits
+/// are those of rows with a clear nucleus (`topp_probs`, its tail spread,
+/// ln(p) times the temperature). Floor: one read of the logits.
+fn tour_sample_logits(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
+    let (t, k, p, seed) = (0.7f32, 50usize, 0.9f32, 11u64);
+    // The tail entries of `topp_probs` are all equal: spread them by up to
+    // 10% (distinct logits, as a model's are; all-equal tails are TOPK's
+    // slowest case).
+    let jitter = pseudo_random(rows * n, 53).map(|v| 1.0 + (v % 1000) as f32 / 10_000.0);
+    let logits: Vec<f32> = topp_probs(rows, n)
+        .iter()
+        .zip(jitter)
+        .map(|(&q, j)| (q * j).ln() * t)
+        .collect();
+    let x = dev.upload(&logits)?;
+    dev.take_reports();
+    let o = LogitsSampling {
+        temperature: t,
+        top_k: Some(k),
+        top_p: p,
+        min_p: 0.0,
+        seed,
+    };
+    let got = sample_logits(dev, Batch::rows(&x, rows)?, o)?.download()?;
+    let perm = stable_perm(&logits, rows, true);
+    let mut kept_probs = Vec::with_capacity(rows * k);
+    for r in 0..rows {
+        let top = &perm[r * n..r * n + k];
+        let z: Vec<f64> = top
+            .iter()
+            .map(|&i| f64::from(logits[r * n + i as usize]) / f64::from(t))
+            .collect();
+        let m = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let sum: f64 = z.iter().map(|v| (v - m).exp()).sum();
+        kept_probs.extend(z.iter().map(|v| ((v - m).exp() / sum) as f32));
+    }
+    let positions = topp_reference(&kept_probs, rows, p, seed);
+    let want: Vec<i32> = (0..rows)
+        .map(|r| perm[r * n + positions[r] as usize])
+        .collect();
+    Ok(row(
+        dev,
+        format!("sample_logits f32 {rows}x{n} (T={t}, top_k={k}, top_p={p})"),
+        rows * n,
+        got == want,
+        4.0,
+    ))
+}
+
 /// TOPP sampling as a decode loop runs it: the stream-ordered form, outputs
 /// and workspace made once, the seeded uniforms made on the device, three
 /// steps on one stream; every step's tokens against the reference, and no
@@ -940,6 +1029,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     rows.push(tour_topp(&dev, 8, 128_256, f16::from_f32, f16::to_f32)?);
     rows.push(tour_topp(&dev, 8, 128_256, |v| v, |v| v)?);
     rows.push(tour_topp_stream(&dev, 8, 128_256)?);
+    rows.push(tour_softmax(&dev, 96, 129_280)?);
+    rows.push(tour_sample_logits(&dev, 96, 129_280)?);
     rows.extend(tour_segmented(&dev, n + 7, 1_000)?);
     rows.extend(tour_segmented(&dev, n + 7, 100_000)?);
     rows.push(tour_spmv(&dev, 4096, 16)?);

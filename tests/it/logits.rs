@@ -3,44 +3,13 @@
 //! run on the probabilities the device's softmax gives for the kept logits
 //! (checked against f64 in tests/it/softmax.rs), mapped back through the
 //! top-k order; the errors name their argument.
-use ascend_scan::{
-    sample_logits, softmax, uniform, Batch, Error, LogitsInput, LogitsSampling, Temperature,
-};
+use ascend_scan::{sample_logits, softmax, uniform, Batch, Error, LogitsSampling, Temperature};
 use half::{bf16, f16};
 use testkit::data::words;
 use testkit::device;
 
+use crate::softmax::Logit;
 use crate::topp::reference_min_p;
-
-/// Logit types, to and from f64.
-trait Logit: LogitsInput {
-    fn of(v: f64) -> Self;
-    fn f64(self) -> f64;
-}
-impl Logit for f16 {
-    fn of(v: f64) -> Self {
-        f16::from_f64(v)
-    }
-    fn f64(self) -> f64 {
-        self.to_f64()
-    }
-}
-impl Logit for bf16 {
-    fn of(v: f64) -> Self {
-        bf16::from_f64(v)
-    }
-    fn f64(self) -> f64 {
-        self.to_f64()
-    }
-}
-impl Logit for f32 {
-    fn of(v: f64) -> Self {
-        v as f32
-    }
-    fn f64(self) -> f64 {
-        f64::from(self)
-    }
-}
 
 /// Logits like a language model's: a few large, a long tail, repeated
 /// values (ties), some masked (-inf).

@@ -2,7 +2,7 @@
 //! rows cut into pieces over the cores), temperatures per batch and per
 //! row, PyTorch's non-finite results, the argument errors.
 use ascend_scan::{
-    softmax, softmax_on, softmax_workspace_bytes, Batch, Device, Error, SoftmaxInput, Temperature,
+    softmax, softmax_on, softmax_workspace_bytes, Batch, Device, Error, LogitsInput, Temperature,
     Workspace,
 };
 use half::{bf16, f16};
@@ -10,8 +10,9 @@ use proptest::prelude::*;
 use testkit::data::words;
 use testkit::device;
 
-/// The logit types, to and from f64 for the data and the reference.
-trait Logit: SoftmaxInput {
+/// The logit types, to and from f64 for the data and the reference (also
+/// of tests/it/logits.rs).
+pub(crate) trait Logit: LogitsInput {
     fn of(v: f64) -> Self;
     fn f64(self) -> f64;
 }

@@ -3,12 +3,12 @@
 //! run on the probabilities the device's softmax gives for the kept logits
 //! (checked against f64 in tests/it/softmax.rs), mapped back through the
 //! top-k order; the errors name their argument.
-use ascend_scan::{sample_logits, softmax, uniform, Batch, Error, LogitsSampling, Temperature};
+use ascend_scan::{sample_logits, softmax, uniform, Batch, LogitsSampling, Temperature};
 use half::{bf16, f16};
 use testkit::data::words;
 use testkit::device;
 
-use crate::softmax::Logit;
+use crate::softmax::{named, Logit};
 use crate::topp::reference_min_p;
 
 /// Logits like a language model's: a few large, a long tail, repeated
@@ -160,13 +160,6 @@ fn temperature_zero_is_the_first_largest_logit() {
         assert_eq!(got[r], want as i32, "row {r}");
     }
     assert_eq!((got[0], got[1], got[2]), (0, 17, 30));
-}
-
-fn named<T: std::fmt::Debug>(e: Result<T, Error>, name: &str) {
-    match e {
-        Err(Error::InvalidArgument { name: got, .. }) if got == name => {}
-        other => panic!("expected an error naming `{name}`, got {other:?}"),
-    }
 }
 
 #[test]

@@ -2,8 +2,8 @@
 //! rows cut into pieces over the cores), temperatures per batch and per
 //! row, PyTorch's non-finite results, the argument errors.
 use ascend_scan::{
-    softmax, softmax_on, softmax_workspace_bytes, Batch, Device, Error, LogitsInput, Temperature,
-    Workspace,
+    softmax, softmax_on, softmax_workspace_bytes, Batch, Device, DeviceBuffer, Error, LogitsInput,
+    Temperature, Workspace,
 };
 use half::{bf16, f16};
 use proptest::prelude::*;
@@ -103,6 +103,31 @@ fn check_all<T: Logit>(x: &[T], rows: usize, temps: &[f64], y: &[f32], what: &st
     }
 }
 
+/// The softmax of `rows` rows of `x` (uploaded as `buf`) at temperature
+/// `t`, checked row by row against the reference (the kernel divides by
+/// multiplying with the f32 reciprocal of t).
+fn softmax_checked<T: Logit>(
+    dev: &Device,
+    x: &[T],
+    buf: &DeviceBuffer<T>,
+    rows: usize,
+    t: f32,
+) -> Vec<f32> {
+    let y = softmax(dev, Batch::rows(buf, rows).unwrap(), Temperature::All(t))
+        .unwrap()
+        .download()
+        .unwrap();
+    let n = x.len() / rows;
+    check_all(
+        x,
+        rows,
+        &[f64::from(1.0 / t).recip()],
+        &y,
+        &format!("{rows}x{n} T={t}"),
+    );
+    y
+}
+
 fn shapes_follow_the_reference<T: Logit>() {
     let dev = device();
     let shapes = [
@@ -122,17 +147,7 @@ fn shapes_follow_the_reference<T: Logit>() {
         for (k, t) in [1.0f32, 0.7, 2.5].into_iter().enumerate() {
             let x = logits::<T>(rows * n, 12.0, (s * 7 + k) as u64 + 1);
             let buf = dev.upload(&x).unwrap();
-            let y = softmax(&dev, Batch::rows(&buf, rows).unwrap(), Temperature::All(t))
-                .unwrap()
-                .download()
-                .unwrap();
-            check_all(
-                &x,
-                rows,
-                &[f64::from(1.0 / t).recip()],
-                &y,
-                &format!("{rows}x{n} T={t}"),
-            );
+            softmax_checked(&dev, &x, &buf, rows, t);
         }
     }
 }
@@ -170,17 +185,7 @@ fn non_finite_logits_as_pytorch<T: Logit>() {
         x[6 * n - 1] = T::of(f64::NAN);
         let buf = dev.upload(&x).unwrap();
         for t in [1.0f32, 0.5] {
-            let y = softmax(&dev, Batch::rows(&buf, rows).unwrap(), Temperature::All(t))
-                .unwrap()
-                .download()
-                .unwrap();
-            check_all(
-                &x,
-                rows,
-                &[f64::from(1.0 / t).recip()],
-                &y,
-                &format!("{rows}x{n} T={t}"),
-            );
+            let y = softmax_checked(&dev, &x, &buf, rows, t);
             for i in row(0).step_by(3).chain(row(4).take(n * 3 / 5)) {
                 assert_eq!(y[i], 0.0, "{rows}x{n}: masked logit {i}");
             }
@@ -283,7 +288,9 @@ fn stream_form_reuses_its_workspace_and_matches() {
     }
 }
 
-fn named(e: Result<impl std::fmt::Debug, Error>, name: &str) {
+/// Asserts that `e` is an invalid-argument error naming `name` (also of
+/// tests/it/logits.rs).
+pub(crate) fn named<T: std::fmt::Debug>(e: Result<T, Error>, name: &str) {
     match e {
         Err(Error::InvalidArgument { name: got, .. }) if got == name => {}
         other => panic!("expected an error naming `{name}`, got {other:?}"),
@@ -359,10 +366,6 @@ proptest! {
             }
         }
         let buf = dev.upload(&x).unwrap();
-        let y = softmax(&dev, Batch::rows(&buf, rows).unwrap(), Temperature::All(t))
-            .unwrap()
-            .download()
-            .unwrap();
-        check_all(&x, rows, &[f64::from(1.0 / t).recip()], &y, &format!("{rows}x{n} T={t}"));
+        softmax_checked(&dev, &x, &buf, rows, t);
     }
 }

@@ -5,13 +5,14 @@
 use ascend_scan::matrices::{sparse_attention, AttentionPattern};
 use ascend_scan::{
     argsort, compress_with, copy, cummax, cummin, model_launches, multinomial,
-    multinomial_reference, reduce, reduce_sum, sample_logits, scan, segmented_scan, segmented_sum,
-    softmax, sort, sort_pairs, split_with, spmv, top_p_sample, top_p_sample_on,
-    top_p_sample_workspace_bytes, topk, uniform, uniforms, Algorithm, Batch, CompressOptions,
-    CostError, CostParams, Csr, Device, Error, LaunchReport, LogitsSampling, RevSpec,
-    SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
-    SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions, SplitOptions,
-    Temperature, TopPCheck, TopPOptions, TopPProb, TopPRows, TopkKey, TopkOptions, Workspace,
+    multinomial_reference, reduce, reduce_sum, sample_logits, sample_logits_per_row, scan,
+    segmented_scan, segmented_sum, softmax, sort, sort_pairs, split_with, spmv, top_p_sample,
+    top_p_sample_on, top_p_sample_workspace_bytes, topk, uniform, uniforms, Algorithm, Batch,
+    CompressOptions, CostError, CostParams, Csr, Device, Error, LaunchReport, LogitsPerRow,
+    LogitsSampling, RevSpec, SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm,
+    SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions,
+    SplitOptions, Temperature, TopPCheck, TopPOptions, TopPProb, TopPRows, TopkKey, TopkOptions,
+    Workspace,
 };
 use half::f16;
 use std::cmp::Ordering;
@@ -845,11 +846,14 @@ fn tour_softmax(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
 }
 
 /// Sampling from f32 logits (temperature 0.7, top_k 50, top_p 0.9) against
-/// the definition on the CPU: the 50 largest logits (stable), their f64
+/// the definition on the CPU: the k largest logits (stable), their f64
 /// softmax at the temperature, the Llama 3 top-p draw over it. The logits
 /// are those of rows with a clear nucleus (`topp_probs`, its tail spread,
-/// ln(p) times the temperature). Floor: one read of the logits.
-fn tour_sample_logits(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
+/// ln(p) times the temperature). `per_row`: parameters per row
+/// (`sample_logits_per_row`), row r greedy (temperature 0: the first
+/// largest logit) when r % 4 = 0, else top_k 20, 50 or 100. Floor: one read
+/// of the logits.
+fn tour_sample_logits(dev: &Device, rows: usize, n: usize, per_row: bool) -> Result<Row, Error> {
     let (t, k, p, seed) = (0.7f32, 50usize, 0.9f32, 11u64);
     // The tail entries of `topp_probs` are all equal: spread them by up to
     // 10% (distinct logits, as a model's are; all-equal tails are TOPK's
@@ -861,6 +865,16 @@ fn tour_sample_logits(dev: &Device, rows: usize, n: usize) -> Result<Row, Error>
         .map(|(&q, j)| (q * j).ln() * t)
         .collect();
     let x = dev.upload(&logits)?;
+    // Row r keeps ks[r] logits (1: greedy).
+    let ks: Vec<usize> = (0..rows)
+        .map(|r| match (per_row, r % 4) {
+            (false, _) => k,
+            (true, 0) => 1,
+            (true, _) => [20, 50, 100][r % 3],
+        })
+        .collect();
+    let temps: Vec<f32> = ks.iter().map(|&k| if k == 1 { 0.0 } else { t }).collect();
+    let top_ks: Vec<u32> = ks.iter().map(|&k| k as u32).collect();
     dev.take_reports();
     let o = LogitsSampling {
         temperature: t,
@@ -869,26 +883,49 @@ fn tour_sample_logits(dev: &Device, rows: usize, n: usize) -> Result<Row, Error>
         min_p: 0.0,
         seed,
     };
-    let got = sample_logits(dev, Batch::rows(&x, rows)?, o)?.download()?;
+    let got = if per_row {
+        let each = LogitsPerRow {
+            temperature: Some(&temps),
+            top_k: Some(&top_ks),
+            ..Default::default()
+        };
+        sample_logits_per_row(dev, Batch::rows(&x, rows)?, each, o)?
+    } else {
+        sample_logits(dev, Batch::rows(&x, rows)?, o)?
+    }
+    .download()?;
     let perm = stable_perm(&logits, rows, true);
-    let mut kept_probs = Vec::with_capacity(rows * k);
+    // The kept probabilities, rows padded with zeros to the widest k.
+    let widest = ks.iter().copied().max().unwrap_or(k);
+    let mut kept_probs = vec![0.0f32; rows * widest];
     for r in 0..rows {
-        let top = &perm[r * n..r * n + k];
-        let z: Vec<f64> = top
+        let z: Vec<f64> = perm[r * n..r * n + ks[r]]
             .iter()
             .map(|&i| f64::from(logits[r * n + i as usize]) / f64::from(t))
             .collect();
         let m = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         let sum: f64 = z.iter().map(|v| (v - m).exp()).sum();
-        kept_probs.extend(z.iter().map(|v| ((v - m).exp() / sum) as f32));
+        for (j, v) in z.iter().enumerate() {
+            kept_probs[r * widest + j] = ((v - m).exp() / sum) as f32;
+        }
     }
     let positions = topp_reference(&kept_probs, rows, p, seed);
     let want: Vec<i32> = (0..rows)
         .map(|r| perm[r * n + positions[r] as usize])
         .collect();
+    let what = if per_row {
+        "per row: 1/4 greedy, top_k 20/50/100".to_string()
+    } else {
+        format!("top_k={k}")
+    };
+    let name = if per_row {
+        "sample_logits_per_row"
+    } else {
+        "sample_logits"
+    };
     Ok(row(
         dev,
-        format!("sample_logits f32 {rows}x{n} (T={t}, top_k={k}, top_p={p})"),
+        format!("{name} f32 {rows}x{n} (T={t}, {what}, top_p={p})"),
         rows * n,
         got == want,
         4.0,
@@ -1030,7 +1067,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     rows.push(tour_topp(&dev, 8, 128_256, |v| v, |v| v)?);
     rows.push(tour_topp_stream(&dev, 8, 128_256)?);
     rows.push(tour_softmax(&dev, 96, 129_280)?);
-    rows.push(tour_sample_logits(&dev, 96, 129_280)?);
+    rows.push(tour_sample_logits(&dev, 96, 129_280, false)?);
+    rows.push(tour_sample_logits(&dev, 96, 129_280, true)?);
     rows.extend(tour_segmented(&dev, n + 7, 1_000)?);
     rows.extend(tour_segmented(&dev, n + 7, 100_000)?);
     rows.push(tour_spmv(&dev, 4096, 16)?);

@@ -94,9 +94,9 @@ uint32_t aclrtlaunch_segrevert_bf16(uint32_t blockDim, void* stream, void* xe, v
 uint32_t aclrtlaunch_segrevert_i8(uint32_t blockDim, void* stream, void* xe, void* x, void* fs, void* v, void* y, SegRevertTiling* tiling);
 uint32_t aclrtlaunch_segdiff_f32(uint32_t blockDim, void* stream, void* z, void* y, void* workspace, SegDiffTiling* tiling);
 uint32_t aclrtlaunch_segdiff_i32(uint32_t blockDim, void* stream, void* z, void* y, void* workspace, SegDiffTiling* tiling);
-uint32_t aclrtlaunch_softmax_f16(uint32_t blockDim, void* stream, void* logits, void* temperatures, void* probs, void* workspace, SoftmaxTiling* tiling);
-uint32_t aclrtlaunch_softmax_bf16(uint32_t blockDim, void* stream, void* logits, void* temperatures, void* probs, void* workspace, SoftmaxTiling* tiling);
-uint32_t aclrtlaunch_softmax_f32(uint32_t blockDim, void* stream, void* logits, void* temperatures, void* probs, void* workspace, SoftmaxTiling* tiling);
+uint32_t aclrtlaunch_softmax_f16(uint32_t blockDim, void* stream, void* logits, void* temperatures, void* keep_k, void* keep_values, void* keep_indices, void* probs, void* workspace, SoftmaxTiling* tiling);
+uint32_t aclrtlaunch_softmax_bf16(uint32_t blockDim, void* stream, void* logits, void* temperatures, void* keep_k, void* keep_values, void* keep_indices, void* probs, void* workspace, SoftmaxTiling* tiling);
+uint32_t aclrtlaunch_softmax_f32(uint32_t blockDim, void* stream, void* logits, void* temperatures, void* keep_k, void* keep_values, void* keep_indices, void* probs, void* workspace, SoftmaxTiling* tiling);
 uint32_t aclrtlaunch_segflags(uint32_t blockDim, void* stream, void* offsets, void* flags, void* check, SegFlagsTiling* tiling);
 uint32_t aclrtlaunch_segends(uint32_t blockDim, void* stream, void* offsets, void* y, void* sums, SegEndsTiling* tiling);
 uint32_t aclrtlaunch_spmv_products_f16(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling);

@@ -327,8 +327,11 @@ struct TopPDrawTiling {
     // is counted into the check slot's third word and taken as 0); 0:
     // every row's is `min_p`.
     uint32_t row_min_p;
-    // Unused (keeps the size a multiple of 8).
-    uint32_t reserved;
+    // 1: a nucleus mass of 1 keeps the whole row (searched as 2, above
+    // the fp32 sum of any row of probabilities that sums to 1 but for
+    // rounding: sample_logits's top_p = 1 is off); 0: 1 is compared with
+    // the row's masses like any p.
+    uint32_t one_keeps_all;
 };
 static_assert(sizeof(TopPDrawTiling) == 80, "TopPDrawTiling: size differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, rows) == 0, "TopPDrawTiling: offset of rows differs from the Rust definition");
@@ -345,7 +348,7 @@ static_assert(offsetof(TopPDrawTiling, whole_rounds) == 60, "TopPDrawTiling: off
 static_assert(offsetof(TopPDrawTiling, row_p) == 64, "TopPDrawTiling: offset of row_p differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, min_p) == 68, "TopPDrawTiling: offset of min_p differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, row_min_p) == 72, "TopPDrawTiling: offset of row_min_p differs from the Rust definition");
-static_assert(offsetof(TopPDrawTiling, reserved) == 76, "TopPDrawTiling: offset of reserved differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, one_keeps_all) == 76, "TopPDrawTiling: offset of one_keeps_all differs from the Rust definition");
 
 typedef struct SegScanTiling SegScanTiling;
 struct SegScanTiling {
@@ -431,21 +434,34 @@ struct SoftmaxTiling {
     uint64_t piece_len;
     // Pieces per vector core (pieces are numbered row by row).
     uint64_t per_core;
+    // Entries per row of the keep's values and indices (with `keep`).
+    uint64_t keep_width;
     // 1: row r is divided by `temperatures[r]`; 0: every row is multiplied
     // by `scale`.
     uint32_t per_row;
     // The f32 reciprocal of the temperature of every row (without
     // `per_row`).
     float scale;
+    // 1: row r keeps only its `keep_k[r]` largest logits (0: all), the
+    // last of them at `keep_values[r * keep_width + keep_k[r] - 1]`; 0:
+    // every entry counts.
+    uint32_t keep;
+    // 1: that last kept entry's position in the row is in `keep_indices`
+    // (at the same place); 0: it is `keep_k[r] - 1` (rows already in the
+    // top-k order).
+    uint32_t keep_by_index;
 };
-static_assert(sizeof(SoftmaxTiling) == 48, "SoftmaxTiling: size differs from the Rust definition");
+static_assert(sizeof(SoftmaxTiling) == 64, "SoftmaxTiling: size differs from the Rust definition");
 static_assert(offsetof(SoftmaxTiling, rows) == 0, "SoftmaxTiling: offset of rows differs from the Rust definition");
 static_assert(offsetof(SoftmaxTiling, n) == 8, "SoftmaxTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(SoftmaxTiling, pieces) == 16, "SoftmaxTiling: offset of pieces differs from the Rust definition");
 static_assert(offsetof(SoftmaxTiling, piece_len) == 24, "SoftmaxTiling: offset of piece_len differs from the Rust definition");
 static_assert(offsetof(SoftmaxTiling, per_core) == 32, "SoftmaxTiling: offset of per_core differs from the Rust definition");
-static_assert(offsetof(SoftmaxTiling, per_row) == 40, "SoftmaxTiling: offset of per_row differs from the Rust definition");
-static_assert(offsetof(SoftmaxTiling, scale) == 44, "SoftmaxTiling: offset of scale differs from the Rust definition");
+static_assert(offsetof(SoftmaxTiling, keep_width) == 40, "SoftmaxTiling: offset of keep_width differs from the Rust definition");
+static_assert(offsetof(SoftmaxTiling, per_row) == 48, "SoftmaxTiling: offset of per_row differs from the Rust definition");
+static_assert(offsetof(SoftmaxTiling, scale) == 52, "SoftmaxTiling: offset of scale differs from the Rust definition");
+static_assert(offsetof(SoftmaxTiling, keep) == 56, "SoftmaxTiling: offset of keep differs from the Rust definition");
+static_assert(offsetof(SoftmaxTiling, keep_by_index) == 60, "SoftmaxTiling: offset of keep_by_index differs from the Rust definition");
 
 typedef struct SegFlagsTiling SegFlagsTiling;
 struct SegFlagsTiling {

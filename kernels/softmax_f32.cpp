@@ -3,8 +3,10 @@
 // Softmax (docs/algorithms.md, Softmax): f32 logits to f32 probabilities, chunks of 4096.
 #include "softmax_kernel.h"
 
-extern "C" __global__ __aicore__ void softmax_f32(GM_ADDR logits, GM_ADDR temperatures, GM_ADDR probs,
+extern "C" __global__ __aicore__ void softmax_f32(GM_ADDR logits, GM_ADDR temperatures, GM_ADDR keep_k,
+                                                  GM_ADDR keep_values, GM_ADDR keep_indices, GM_ADDR probs,
                                                   GM_ADDR workspace, SoftmaxTiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
-    ascend_scan::Softmax<float, 4096>(logits, temperatures, probs, workspace, tiling);
+    ascend_scan::Softmax<float, 4096>(logits, temperatures, keep_k, keep_values, keep_indices, probs, workspace,
+                                      tiling);
 }

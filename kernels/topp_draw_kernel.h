@@ -212,7 +212,7 @@ private:
                 if (bad && head && t_.row_p != 0) ++badP_;
                 const float minP = CheckedMinP(t_.row_min_p != 0 ? ms.GetValue(i) : t_.min_p, bad);
                 if (bad && head && t_.row_min_p != 0) ++badMinP_;
-                Search(g, 0, p, kNone);
+                Search(g, 0, p >= 1.0f && t_.one_keeps_all != 0 ? 2.0f : p, kNone);
                 Set(g, kAll, 0);
                 Set(g, kTotal, 0);
                 Set(g, kKept, 0);

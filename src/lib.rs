@@ -55,7 +55,9 @@ pub use ascendc_sim::{
 pub use device::{BorrowedBuffer, Device, DeviceBuffer, Element};
 pub use error::{Error, Result};
 pub use ops::copy::{copy, copy_on};
-pub use ops::logits::{sample_logits, LogitsInput, LogitsSampling};
+pub use ops::logits::{
+    sample_logits, sample_logits_per_row, LogitsInput, LogitsPerRow, LogitsSampling,
+};
 pub use ops::reduce::{
     reduce, reduce_max, reduce_min, reduce_on, reduce_sum, reduce_workspace_bytes, ReduceResult,
 };

@@ -572,25 +572,25 @@ extern "C" uint32_t aclrtlaunch_segdiff_i32(uint32_t blockDim, void* stream, voi
     return ascsim::launch("segdiff_i32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { segdiff_i32(static_cast<GM_ADDR>(z), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void softmax_f16(GM_ADDR logits, GM_ADDR temperatures, GM_ADDR probs, GM_ADDR workspace, SoftmaxTiling tiling);
+extern "C" void softmax_f16(GM_ADDR logits, GM_ADDR temperatures, GM_ADDR keep_k, GM_ADDR keep_values, GM_ADDR keep_indices, GM_ADDR probs, GM_ADDR workspace, SoftmaxTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_softmax_f16(uint32_t blockDim, void* stream, void* logits, void* temperatures, void* probs, void* workspace, SoftmaxTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_softmax_f16(uint32_t blockDim, void* stream, void* logits, void* temperatures, void* keep_k, void* keep_values, void* keep_indices, void* probs, void* workspace, SoftmaxTiling* tiling) {
     SoftmaxTiling t = *tiling;
-    return ascsim::launch("softmax_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { softmax_f16(static_cast<GM_ADDR>(logits), static_cast<GM_ADDR>(temperatures), static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("softmax_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { softmax_f16(static_cast<GM_ADDR>(logits), static_cast<GM_ADDR>(temperatures), static_cast<GM_ADDR>(keep_k), static_cast<GM_ADDR>(keep_values), static_cast<GM_ADDR>(keep_indices), static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void softmax_bf16(GM_ADDR logits, GM_ADDR temperatures, GM_ADDR probs, GM_ADDR workspace, SoftmaxTiling tiling);
+extern "C" void softmax_bf16(GM_ADDR logits, GM_ADDR temperatures, GM_ADDR keep_k, GM_ADDR keep_values, GM_ADDR keep_indices, GM_ADDR probs, GM_ADDR workspace, SoftmaxTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_softmax_bf16(uint32_t blockDim, void* stream, void* logits, void* temperatures, void* probs, void* workspace, SoftmaxTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_softmax_bf16(uint32_t blockDim, void* stream, void* logits, void* temperatures, void* keep_k, void* keep_values, void* keep_indices, void* probs, void* workspace, SoftmaxTiling* tiling) {
     SoftmaxTiling t = *tiling;
-    return ascsim::launch("softmax_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { softmax_bf16(static_cast<GM_ADDR>(logits), static_cast<GM_ADDR>(temperatures), static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("softmax_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { softmax_bf16(static_cast<GM_ADDR>(logits), static_cast<GM_ADDR>(temperatures), static_cast<GM_ADDR>(keep_k), static_cast<GM_ADDR>(keep_values), static_cast<GM_ADDR>(keep_indices), static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void softmax_f32(GM_ADDR logits, GM_ADDR temperatures, GM_ADDR probs, GM_ADDR workspace, SoftmaxTiling tiling);
+extern "C" void softmax_f32(GM_ADDR logits, GM_ADDR temperatures, GM_ADDR keep_k, GM_ADDR keep_values, GM_ADDR keep_indices, GM_ADDR probs, GM_ADDR workspace, SoftmaxTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_softmax_f32(uint32_t blockDim, void* stream, void* logits, void* temperatures, void* probs, void* workspace, SoftmaxTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_softmax_f32(uint32_t blockDim, void* stream, void* logits, void* temperatures, void* keep_k, void* keep_values, void* keep_indices, void* probs, void* workspace, SoftmaxTiling* tiling) {
     SoftmaxTiling t = *tiling;
-    return ascsim::launch("softmax_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { softmax_f32(static_cast<GM_ADDR>(logits), static_cast<GM_ADDR>(temperatures), static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("softmax_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { softmax_f32(static_cast<GM_ADDR>(logits), static_cast<GM_ADDR>(temperatures), static_cast<GM_ADDR>(keep_k), static_cast<GM_ADDR>(keep_values), static_cast<GM_ADDR>(keep_indices), static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void segflags(GM_ADDR offsets, GM_ADDR flags, GM_ADDR check, SegFlagsTiling tiling);

@@ -3,11 +3,14 @@
 //! [`topk`](crate::topk), [`softmax`](crate::softmax) and
 //! [`top_p_sample`](crate::top_p_sample).
 use super::scan::Batch;
-use super::softmax::{softmax, SoftmaxInput, Temperature};
+use super::softmax::{
+    softmax, softmax_kept_on, softmax_workspace_bytes, Keep, SoftmaxInput, Temperature,
+};
 use super::sort::{topk, TopkKey, TopkOptions};
-use super::topp::{pick_on, top_p_sample, TopPOptions};
+use super::topp::{pick_on, top_p_sample_normalised, TopPOptions, TopPPerRow};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
+use crate::stream::{check_len, Workspace};
 
 /// Logit types of [`sample_logits`]: f16, bf16 and f32.
 pub trait LogitsInput: SoftmaxInput + TopkKey + PartialOrd {}
@@ -51,20 +54,26 @@ impl Default for LogitsSampling {
 /// 1. temperature 0: the token is the row's largest logit (the lowest index
 ///    among equals; a row holding a NaN is refused);
 /// 2. with `top_k`, only the `top_k` largest logits stay (ties at the k-th
-///    by index): [`topk`](crate::topk), sorted;
+///    by index): [`topk`](crate::topk), sorted (`top_k` = n keeps the whole
+///    row, as no `top_k`);
 /// 3. the probabilities are the softmax of the kept logits divided by the
 ///    temperature ([`softmax`](crate::softmax), f32): renormalised over
 ///    what top-k kept, as vLLM's;
 /// 4. min-p, top-p and the draw as [`top_p_sample`](crate::top_p_sample)
 ///    defines them on those probabilities (the order: descending
-///    probability, ties in the order of step 2, i.e. of the logits, then by
-///    index; without `top_k`, ties by index). Top-p compares `top_p` with
-///    the masses before min-p (vLLM renormalises after min-p: the two agree
-///    when either is off).
+///    probability; equal probabilities in the order of step 2, i.e. of the
+///    logits, then by index, or by index alone when some row keeps its
+///    whole row). Top-p compares `top_p` with the masses before min-p
+///    (vLLM renormalises after min-p: the two agree when either is off).
+///
+/// A row that keeps a single logit (`top_k` = 1, like temperature 0) gets
+/// it whatever its value (+inf, or -inf in a row of nothing else), a NaN
+/// being refused.
 ///
 /// Launches: greedy, one TOPK; else (TOPK,) SOFTMAX, the TOPPDRAW draw (and
 /// the pick of the token through the top-k indices). Deterministic for
-/// given (logits, options).
+/// given (logits, options). [`sample_logits_per_row`] takes the parameters
+/// per row.
 ///
 /// Errors ([`Error::InvalidArgument`]): `temperature` negative or not
 /// finite; `top_k` of 0 or more than the row length; `top_p` outside
@@ -75,6 +84,50 @@ impl Default for LogitsSampling {
 pub fn sample_logits<'a, T: LogitsInput>(
     device: &Device,
     logits: impl Into<Batch<'a, T>>,
+    options: LogitsSampling,
+) -> Result<DeviceBuffer<i32>> {
+    if options.top_k == Some(0) {
+        return Err(invalid(
+            "top_k",
+            "top_k = 0: must be at least 1 (None: off)".into(),
+        ));
+    }
+    sample_logits_per_row(device, logits, LogitsPerRow::default(), options)
+}
+
+/// Sampling parameters of [`sample_logits_per_row`] given per row: host
+/// slices of one value per row (`None`: the value of the options for every
+/// row). The requests of a serving batch each bring their own.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LogitsPerRow<'a> {
+    /// Row r's temperature, a finite number >= 0 (0: greedy).
+    pub temperature: Option<&'a [f32]>,
+    /// Row r keeps its `top_k[r]` largest logits, at most the row length
+    /// (0: off, the whole row).
+    pub top_k: Option<&'a [u32]>,
+    /// Row r's nucleus mass, in (0, 1] (1: off).
+    pub top_p: Option<&'a [f32]>,
+    /// Row r's min-p factor, in [0, 1] (0: off).
+    pub min_p: Option<&'a [f32]>,
+}
+
+/// [`sample_logits`] with parameters per row: row r samples as
+/// [`sample_logits`] with the options where `per_row` gives row r's
+/// temperature, top_k (0: off), top_p or min_p, and the draw's uniform
+/// [`uniform(seed, r, 0)`](crate::uniform). One pipeline for the batch,
+/// whatever the mix: greedy rows are those that keep one logit; the top-k
+/// runs once with the largest k, and the softmax keeps each row's own.
+/// When every row has a top-k (or is greedy) the softmax and the draw run
+/// on the top-k only; when some row keeps its whole row, they run on the
+/// whole rows (then equal probabilities go by index).
+///
+/// Errors: as [`sample_logits`], naming `temperature`, `top_k`, `top_p`
+/// or `min_p` when a slice's length is not the row count or an entry is
+/// out of its range (the first such row is named).
+pub fn sample_logits_per_row<'a, T: LogitsInput>(
+    device: &Device,
+    logits: impl Into<Batch<'a, T>>,
+    per_row: LogitsPerRow<'_>,
     options: LogitsSampling,
 ) -> Result<DeviceBuffer<i32>> {
     let logits = logits.into();
@@ -91,56 +144,117 @@ pub fn sample_logits<'a, T: LogitsInput>(
             "rows without tokens cannot be sampled".into(),
         ));
     }
-    let t = options.temperature;
-    if !(t >= 0.0 && t.is_finite()) {
-        return Err(invalid(
-            "temperature",
-            format!("temperature = {t}: must be a finite number >= 0"),
-        ));
+    let temperature = per_row_values(
+        per_row.temperature,
+        options.temperature,
+        rows,
+        "temperature",
+        "a finite number >= 0",
+        |t| t >= 0.0 && t.is_finite(),
+    )?;
+    let top_k = per_row_values(
+        per_row.top_k,
+        options
+            .top_k
+            .map_or(0, |k| u32::try_from(k).unwrap_or(u32::MAX)),
+        rows,
+        "top_k",
+        &format!("in 0..={n} (the row length; 0: off)"),
+        |k| k as usize <= n,
+    )?;
+    let top_p = per_row_values(
+        per_row.top_p,
+        options.top_p,
+        rows,
+        "top_p",
+        "in (0, 1]",
+        |p| p > 0.0 && p <= 1.0,
+    )?;
+    let min_p = per_row_values(
+        per_row.min_p,
+        options.min_p,
+        rows,
+        "min_p",
+        "in [0, 1]",
+        |m| (0.0..=1.0).contains(&m),
+    )?;
+    if rows == 0 {
+        return device.alloc::<i32>(0);
     }
-    if let Some(k) = options.top_k {
-        if k == 0 || k > n {
-            return Err(invalid(
-                "top_k",
-                format!("top_k = {k}: must be in 1..={n} (the row length)"),
-            ));
-        }
-    }
-    if !(options.top_p > 0.0 && options.top_p <= 1.0) {
-        return Err(invalid(
-            "top_p",
-            format!("top_p = {}: must be in (0, 1]", options.top_p),
-        ));
-    }
-    if !(0.0..=1.0).contains(&options.min_p) {
-        return Err(invalid(
-            "min_p",
-            format!("min_p = {}: must be in [0, 1]", options.min_p),
-        ));
-    }
-    if t == 0.0 {
+    if temperature.iter().all(|&t| t == 0.0) {
         return greedy(device, logits);
     }
+    // What each row keeps of its top-k order: 1 for greedy, 0 for all.
+    let keep: Vec<i32> = (0..rows)
+        .map(|r| {
+            if temperature[r] == 0.0 {
+                1
+            } else if top_k[r] as usize == n {
+                0
+            } else {
+                top_k[r] as i32
+            }
+        })
+        .collect();
+    let widest = keep.iter().copied().max().unwrap_or(0) as usize;
+    let whole_rows = keep.contains(&0);
     let draw = TopPOptions {
         p: options.top_p,
         top_k: None,
         min_p: options.min_p,
         seed: options.seed,
     };
-    let temperature = Temperature::All(t);
-    let drawn = match options.top_k {
-        None => {
-            let probs = softmax(device, logits, temperature)?;
-            top_p_sample(device, Batch::rows(&probs, rows)?, draw)
-        }
-        Some(k) => {
-            let top = topk(device, logits, k, TopkOptions::default())?;
-            let probs = softmax(device, Batch::rows(&top.values, rows)?, temperature)?;
-            top_p_sample(device, Batch::rows(&probs, rows)?, draw).and_then(|pos| {
-                let mut tokens = device.alloc::<i32>(rows)?;
-                device.blocking(|stream| pick_on(stream, &top.indices, &pos, &mut tokens))?;
-                Ok(tokens)
+    let draw_rows = TopPPerRow {
+        p: per_row.top_p.map(|_| top_p.as_slice()),
+        min_p: per_row.min_p.map(|_| min_p.as_slice()),
+    };
+    // Greedy rows keep one logit: their temperature does not matter.
+    let uploaded;
+    let temperature = if temperature.iter().all(|&t| t == temperature[0]) {
+        Temperature::All(temperature[0])
+    } else {
+        let t: Vec<f32> = temperature
+            .iter()
+            .map(|&t| if t == 0.0 { 1.0 } else { t })
+            .collect();
+        uploaded = device.upload(&t)?;
+        Temperature::OnDevice(&uploaded)
+    };
+    let drawn = if widest == 0 {
+        let probs = softmax(device, logits, temperature)?;
+        top_p_sample_normalised(device, Batch::rows(&probs, rows)?, draw_rows, draw)
+    } else {
+        let top = topk(device, logits, widest, TopkOptions::default())?;
+        // Rows that keep all of the top-k need no keep, unless it is one
+        // entry (one-hot).
+        let needs_keep = whole_rows || widest == 1 || keep.iter().any(|&k| k as usize != widest);
+        let count = needs_keep.then(|| device.upload(&keep)).transpose()?;
+        let kept = |values, indices| {
+            count.as_ref().map(|count| Keep {
+                count,
+                values,
+                indices,
+                width: widest,
             })
+        };
+        if whole_rows {
+            let probs = softmax_kept(
+                device,
+                logits,
+                temperature,
+                kept(&top.values, Some(&top.indices)),
+            )?;
+            top_p_sample_normalised(device, Batch::rows(&probs, rows)?, draw_rows, draw)
+        } else {
+            let values = Batch::rows(&top.values, rows)?;
+            let probs = softmax_kept(device, values, temperature, kept(&top.values, None))?;
+            top_p_sample_normalised(device, Batch::rows(&probs, rows)?, draw_rows, draw).and_then(
+                |pos| {
+                    let mut tokens = device.alloc::<i32>(rows)?;
+                    device.blocking(|stream| pick_on(stream, &top.indices, &pos, &mut tokens))?;
+                    Ok(tokens)
+                },
+            )
         }
     };
     // The draw names its input `probs`: here they come from the logits.
@@ -157,6 +271,56 @@ pub fn sample_logits<'a, T: LogitsInput>(
         ),
         e => e,
     })
+}
+
+/// The value of every row: `given[r]` (checked to be `rows` values in
+/// range) or `default` (checked too).
+fn per_row_values<V: Copy + std::fmt::Display>(
+    given: Option<&[V]>,
+    default: V,
+    rows: usize,
+    name: &'static str,
+    range: &str,
+    valid: impl Fn(V) -> bool,
+) -> Result<Vec<V>> {
+    match given {
+        Some(values) => {
+            check_len(values.len(), rows, name)?;
+            if let Some((r, v)) = values.iter().enumerate().find(|(_, v)| !valid(**v)) {
+                return Err(invalid(name, format!("{name}[{r}] = {v}: must be {range}")));
+            }
+            Ok(values.to_vec())
+        }
+        None if valid(default) => Ok(vec![default; rows]),
+        None => Err(invalid(
+            name,
+            format!("{name} = {default}: must be {range}"),
+        )),
+    }
+}
+
+/// The blocking softmax of what `keep` keeps of each row.
+fn softmax_kept<T: LogitsInput>(
+    device: &Device,
+    logits: Batch<'_, T>,
+    temperature: Temperature<'_>,
+    keep: Option<Keep<'_, T>>,
+) -> Result<DeviceBuffer<f32>> {
+    let (rows, n) = (logits.row_count(), logits.row_len());
+    let bytes = softmax_workspace_bytes::<T>(device, rows, n)?;
+    let mut probs = device.alloc_uninit::<f32>(rows * n)?;
+    let mut workspace = Workspace::new(device, bytes)?;
+    device.blocking(|stream| {
+        softmax_kept_on(
+            stream,
+            logits,
+            temperature,
+            keep,
+            &mut probs,
+            &mut workspace,
+        )
+    })?;
+    Ok(probs)
 }
 
 /// Temperature 0: the largest logit of every row, the lowest index among

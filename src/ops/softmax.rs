@@ -116,10 +116,11 @@ impl SoftmaxPlan {
         rows: usize,
         n: usize,
         scale: Option<f32>,
+        keep: Option<algos::SoftmaxKeep>,
     ) -> Result<SoftmaxPlan> {
         let algo = algos::Softmax::new(T::DTYPE)?;
         let launch = (rows > 0 && n > 0)
-            .then(|| algo.plan(device.profile(), rows as u64, n as u64, scale))
+            .then(|| algo.plan(device.profile(), rows as u64, n as u64, scale, keep))
             .transpose()?;
         let mut layout = Layout::default();
         let slots = layout.add(launch.as_ref().map_or(0, |l| l.workspace_bytes as usize));
@@ -138,7 +139,9 @@ pub fn softmax_workspace_bytes<T: SoftmaxInput>(
     rows: usize,
     n: usize,
 ) -> Result<usize> {
-    Ok(SoftmaxPlan::new::<T>(device, rows, n, None)?.layout.bytes())
+    Ok(SoftmaxPlan::new::<T>(device, rows, n, None, None)?
+        .layout
+        .bytes())
 }
 
 /// The stream-ordered [`softmax`]: enqueues the launch on `stream` and
@@ -154,7 +157,34 @@ pub fn softmax_on<'a, T: SoftmaxInput>(
     probs: &mut DeviceBuffer<f32>,
     workspace: &mut Workspace,
 ) -> Result<()> {
-    let logits = logits.into();
+    softmax_kept_on(stream, logits.into(), temperature, None, probs, workspace)
+}
+
+/// What each row of a [`softmax_kept_on`] keeps: its `count[r]` largest
+/// logits in the top-k order (descending, ties by index, NaN first), the
+/// others probability 0 (`count[r]` = 0: all of them). The last kept one
+/// is `values[r * width + count[r] - 1]`, at position
+/// `indices[r * width + count[r] - 1]` in the row (`indices` `None`: at
+/// `count[r] - 1`, the row being in that order): a [`topk`](crate::topk)'s
+/// sorted output. A row that keeps one entry is one-hot on it (NaN when it
+/// is a NaN).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Keep<'a, T: Element> {
+    pub(crate) count: &'a DeviceBuffer<i32>,
+    pub(crate) values: &'a DeviceBuffer<T>,
+    pub(crate) indices: Option<&'a DeviceBuffer<i32>>,
+    pub(crate) width: usize,
+}
+
+/// [`softmax_on`] over what `keep` keeps of each row (sampling's top-k).
+pub(crate) fn softmax_kept_on<T: SoftmaxInput>(
+    stream: &Stream,
+    logits: Batch<'_, T>,
+    temperature: Temperature<'_>,
+    keep: Option<Keep<'_, T>>,
+    probs: &mut DeviceBuffer<f32>,
+    workspace: &mut Workspace,
+) -> Result<()> {
     let (rows, n) = (logits.row_count(), logits.row_len());
     stream.check_device(logits.data(), "logits")?;
     stream.check_device(probs, "probs")?;
@@ -175,21 +205,46 @@ pub fn softmax_on<'a, T: SoftmaxInput>(
             (None, Some(b))
         }
     };
-    let plan = SoftmaxPlan::new::<T>(stream.device(), rows, n, scale)?;
+    if let Some(k) = &keep {
+        check_len(k.count.len(), rows, "top_k")?;
+        check_len(k.values.len(), rows * k.width, "top_k")?;
+        if let Some(i) = k.indices {
+            check_len(i.len(), rows * k.width, "top_k")?;
+        }
+    }
+    let shape = keep.as_ref().map(|k| algos::SoftmaxKeep {
+        width: k.width as u64,
+        by_index: k.indices.is_some(),
+    });
+    let plan = SoftmaxPlan::new::<T>(stream.device(), rows, n, scale, shape)?;
     check_len(probs.len(), rows * n, "probs")?;
     workspace.check(stream, &plan.layout)?;
     let Some(mut launch) = plan.launch else {
         return Ok(());
     };
+    let null = std::ptr::null_mut;
     let args = runtime::SoftmaxArgs {
         logits: logits.data().ptr(),
-        temperatures: per_row.map_or(std::ptr::null_mut(), |b| b.ptr()),
+        temperatures: per_row.map_or(null(), |b| b.ptr()),
+        keep_k: keep.as_ref().map_or(null(), |k| k.count.ptr()),
+        keep_values: keep.as_ref().map_or(null(), |k| k.values.ptr()),
+        keep_indices: keep
+            .as_ref()
+            .and_then(|k| k.indices)
+            .map_or(null(), |b| b.ptr()),
         probs: probs.ptr(),
         workspace: workspace.at(plan.slots),
     };
     let mut uses: Vec<&dyn crate::stream::Uses> = vec![logits.data(), &*probs, &*workspace];
     if let Some(b) = per_row {
         uses.push(b);
+    }
+    if let Some(k) = &keep {
+        uses.push(k.count);
+        uses.push(k.values);
+        if let Some(i) = k.indices {
+            uses.push(i);
+        }
     }
     stream.with_queue(&uses, |s| runtime::launch(s, &mut launch, args))
 }

@@ -75,7 +75,7 @@ pub fn top_p_sample<'a, P: TopPProb>(
     probs: impl Into<Batch<'a, P>>,
     options: TopPOptions,
 ) -> Result<DeviceBuffer<i32>> {
-    sample_blocking(device, probs.into(), options, TopPPerRow::default())
+    sample_blocking(device, probs.into(), options, TopPPerRow::default(), false)
 }
 
 /// Parameters of [`top_p_sample_per_row`] given per row: host slices of
@@ -104,7 +104,29 @@ pub fn top_p_sample_per_row<'a, P: TopPProb>(
     per_row: TopPPerRow<'_>,
     options: TopPOptions,
 ) -> Result<DeviceBuffer<i32>> {
-    let probs = probs.into();
+    per_row_blocking(device, probs.into(), per_row, options, false)
+}
+
+/// [`top_p_sample_per_row`] on rows of probabilities that sum to 1 (but
+/// for rounding; a softmax's): a p of 1 keeps every entry (sample_logits's
+/// top_p = 1 is off), instead of comparing 1 with the fp32 masses, which
+/// may drop a rounding-size tail after a search over it.
+pub(crate) fn top_p_sample_normalised<P: TopPProb>(
+    device: &Device,
+    probs: Batch<'_, P>,
+    per_row: TopPPerRow<'_>,
+    options: TopPOptions,
+) -> Result<DeviceBuffer<i32>> {
+    per_row_blocking(device, probs, per_row, options, true)
+}
+
+fn per_row_blocking<P: TopPProb>(
+    device: &Device,
+    probs: Batch<'_, P>,
+    per_row: TopPPerRow<'_>,
+    options: TopPOptions,
+    one_keeps_all: bool,
+) -> Result<DeviceBuffer<i32>> {
     for (values, param) in [(per_row.p, Param::P), (per_row.min_p, Param::MinP)] {
         let Some(values) = values else { continue };
         check_len(values.len(), probs.row_count(), param.name())?;
@@ -112,7 +134,7 @@ pub fn top_p_sample_per_row<'a, P: TopPProb>(
             return Err(param.out_of_range(&format!("{}[{r}] = {v}", param.name())));
         }
     }
-    sample_blocking(device, probs, options, per_row)
+    sample_blocking(device, probs, options, per_row, one_keeps_all)
 }
 
 /// The parameters that may be given per row, with their ranges.
@@ -163,6 +185,7 @@ fn sample_blocking<P: TopPProb>(
     probs: Batch<'_, P>,
     options: TopPOptions,
     per_row: TopPPerRow<'_>,
+    one_keeps_all: bool,
 ) -> Result<DeviceBuffer<i32>> {
     if !device.same(probs.data().device()) {
         return Err(Error::InvalidArgument {
@@ -174,6 +197,7 @@ fn sample_blocking<P: TopPProb>(
     let given = Given {
         p: per_row.p.is_some(),
         min_p: per_row.min_p.is_some(),
+        one_keeps_all,
     };
     let plan = TopPPlan::new::<P>(device, rows, probs.row_len(), options, given)?;
     let u = device.upload(&uniforms(options.seed, rows, 1))?;
@@ -188,11 +212,12 @@ fn sample_blocking<P: TopPProb>(
         min_p: min_p.as_ref(),
     };
     device.blocking(|stream| {
-        top_p_sample_on(
+        draw_on(
             stream,
             probs,
             options,
             row_inputs,
+            one_keeps_all,
             &mut tokens,
             &mut check,
             &mut workspace,
@@ -237,6 +262,8 @@ impl<'a> TopPRows<'a> {
 struct Given {
     p: bool,
     min_p: bool,
+    /// A p of 1 keeps the whole row (rows of probabilities summing to 1).
+    one_keeps_all: bool,
 }
 
 /// What the host checks after a [`top_p_sample_on`]: the count of
@@ -450,6 +477,7 @@ pub fn top_p_sample_workspace_bytes<P: TopPProb>(
     let per_row = Given {
         p: true,
         min_p: true,
+        one_keeps_all: false,
     };
     Ok(TopPPlan::new::<P>(device, rows, n, options, per_row)?
         .layout
@@ -484,7 +512,30 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
     check: &mut TopPCheck,
     workspace: &mut Workspace,
 ) -> Result<()> {
-    let probs = probs.into();
+    draw_on(
+        stream,
+        probs.into(),
+        options,
+        rows_in,
+        false,
+        tokens,
+        check,
+        workspace,
+    )
+}
+
+/// [`top_p_sample_on`], with `one_keeps_all` as [`Given`] says.
+#[allow(clippy::too_many_arguments)]
+fn draw_on<P: TopPProb>(
+    stream: &Stream,
+    probs: Batch<'_, P>,
+    options: TopPOptions,
+    rows_in: TopPRows<'_>,
+    one_keeps_all: bool,
+    tokens: &mut DeviceBuffer<i32>,
+    check: &mut TopPCheck,
+    workspace: &mut Workspace,
+) -> Result<()> {
     let (rows, n) = (probs.row_count(), probs.row_len());
     stream.check_device(probs.data(), "probs")?;
     let row_buffers = [
@@ -503,6 +554,7 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
     let given = Given {
         p: rows_in.p.is_some(),
         min_p: rows_in.min_p.is_some(),
+        one_keeps_all,
     };
     let mut plan = TopPPlan::new::<P>(stream.device(), rows, n, options, given)?;
     check_len(tokens.len(), rows, "tokens")?;
@@ -560,6 +612,7 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
             launch.tiling.accumulate = u32::from(*first > 0);
             launch.tiling.row_p = u32::from(given.p);
             launch.tiling.row_min_p = u32::from(given.min_p);
+            launch.tiling.one_keeps_all = u32::from(given.one_keeps_all);
             let args = runtime::TopPDrawArgs {
                 probs: draw_in.ptr_at(*first * m),
                 uniforms: uniforms.ptr_at(*first),

@@ -278,9 +278,9 @@ extern "C" {
     fn aclrtlaunch_segrevert_i8(block_dim: u32, stream: *mut c_void, xe: Gm, x: Gm, fs: Gm, v: Gm, y: Gm, tiling: *mut algos::SegRevertTiling) -> u32;
     fn aclrtlaunch_segdiff_f32(block_dim: u32, stream: *mut c_void, z: Gm, y: Gm, workspace: Gm, tiling: *mut algos::SegDiffTiling) -> u32;
     fn aclrtlaunch_segdiff_i32(block_dim: u32, stream: *mut c_void, z: Gm, y: Gm, workspace: Gm, tiling: *mut algos::SegDiffTiling) -> u32;
-    fn aclrtlaunch_softmax_f16(block_dim: u32, stream: *mut c_void, logits: Gm, temperatures: Gm, probs: Gm, workspace: Gm, tiling: *mut algos::SoftmaxTiling) -> u32;
-    fn aclrtlaunch_softmax_bf16(block_dim: u32, stream: *mut c_void, logits: Gm, temperatures: Gm, probs: Gm, workspace: Gm, tiling: *mut algos::SoftmaxTiling) -> u32;
-    fn aclrtlaunch_softmax_f32(block_dim: u32, stream: *mut c_void, logits: Gm, temperatures: Gm, probs: Gm, workspace: Gm, tiling: *mut algos::SoftmaxTiling) -> u32;
+    fn aclrtlaunch_softmax_f16(block_dim: u32, stream: *mut c_void, logits: Gm, temperatures: Gm, keep_k: Gm, keep_values: Gm, keep_indices: Gm, probs: Gm, workspace: Gm, tiling: *mut algos::SoftmaxTiling) -> u32;
+    fn aclrtlaunch_softmax_bf16(block_dim: u32, stream: *mut c_void, logits: Gm, temperatures: Gm, keep_k: Gm, keep_values: Gm, keep_indices: Gm, probs: Gm, workspace: Gm, tiling: *mut algos::SoftmaxTiling) -> u32;
+    fn aclrtlaunch_softmax_f32(block_dim: u32, stream: *mut c_void, logits: Gm, temperatures: Gm, keep_k: Gm, keep_values: Gm, keep_indices: Gm, probs: Gm, workspace: Gm, tiling: *mut algos::SoftmaxTiling) -> u32;
     fn aclrtlaunch_segflags(block_dim: u32, stream: *mut c_void, offsets: Gm, flags: Gm, check: Gm, tiling: *mut algos::SegFlagsTiling) -> u32;
     fn aclrtlaunch_segends(block_dim: u32, stream: *mut c_void, offsets: Gm, y: Gm, sums: Gm, tiling: *mut algos::SegEndsTiling) -> u32;
     fn aclrtlaunch_spmv_products_f16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, src: Gm, out: Gm, check: Gm, tiling: *mut algos::SpmvTiling) -> u32;
@@ -855,7 +855,7 @@ impl Launch for SegDiffArgs {
 }
 
 /// `aclrtlaunch_<kernel>` of the Softmax kernels.
-type SoftmaxFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, *mut algos::SoftmaxTiling) -> u32;
+type SoftmaxFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, Gm, Gm, *mut algos::SoftmaxTiling) -> u32;
 
 /// The Softmax kernels: the simulator's entries.
 const SOFTMAX: &[Entry<SoftmaxFn>] = &[
@@ -869,6 +869,9 @@ const SOFTMAX: &[Entry<SoftmaxFn>] = &[
 pub(crate) struct SoftmaxArgs {
     pub(crate) logits: Gm,
     pub(crate) temperatures: Gm,
+    pub(crate) keep_k: Gm,
+    pub(crate) keep_values: Gm,
+    pub(crate) keep_indices: Gm,
     pub(crate) probs: Gm,
     pub(crate) workspace: Gm,
 }
@@ -883,7 +886,7 @@ impl Launch for SoftmaxArgs {
         // sized for the plan; the tiling pointer is valid for the call (the
         // launch stub copies the struct) and has the C layout of
         // SoftmaxTiling (pinned by its derive on both sides).
-        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.logits, self.temperatures, self.probs, self.workspace, &mut plan.tiling) };
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.logits, self.temperatures, self.keep_k, self.keep_values, self.keep_indices, self.probs, self.workspace, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

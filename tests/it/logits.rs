@@ -3,7 +3,10 @@
 //! run on the probabilities the device's softmax gives for the kept logits
 //! (checked against f64 in tests/it/softmax.rs), mapped back through the
 //! top-k order; the errors name their argument.
-use ascend_scan::{sample_logits, softmax, uniform, Batch, LogitsSampling, Temperature};
+use ascend_scan::{
+    sample_logits, sample_logits_per_row, softmax, uniform, Batch, LogitsPerRow, LogitsSampling,
+    Temperature,
+};
 use half::{bf16, f16};
 use testkit::data::words;
 use testkit::device;
@@ -83,10 +86,8 @@ fn tokens_follow_the_definition<T: Logit>(rows: usize, n: usize) -> (usize, usiz
                 .unwrap()
                 .download()
                 .unwrap();
-            // p = 1 keeps the entries whose fp32 preceding mass is at most 1:
-            // all but a tail of rounding size (the masses sum to 1), whose
-            // effect on the draw target is far inside the reference's 1e-4
-            // guard; the reference keeps them all.
+            // top_p = 1 keeps every entry (the reference, given 1, would
+            // skip rows whose mass sums to within its guard of 1).
             let p_ref = if top_p == 1.0 { 1.001 } else { top_p };
             // Long rows' partial sums step finely: checked to within the
             // fp32 sums' rounding of their 10^5 terms.
@@ -118,11 +119,15 @@ fn tokens_follow_the_definition_for_every_type() {
         tokens_follow_the_definition::<f32>(48, 300),
         tokens_follow_the_definition::<f32>(1, 129_280),
     ];
+    most_rows_checked(&counts);
+}
+
+/// Rows whose p or target is within rounding of a partial sum are skipped
+/// (counts of rows checked and skipped): most are not.
+fn most_rows_checked(counts: &[(usize, usize)]) {
     let (checked, skipped) = counts
         .iter()
         .fold((0, 0), |(c, s), &(c1, s1)| (c + c1, s + s1));
-    // Rows whose p or target is within rounding of a partial sum are
-    // skipped: most are not.
     assert!(
         checked > 3 * skipped,
         "{checked} rows checked, {skipped} skipped"
@@ -235,4 +240,327 @@ fn errors_name_the_argument() {
         sample_logits(&dev, Batch::rows(&empty, 2).unwrap(), d),
         "logits",
     );
+}
+
+/// Row r's parameters in a mixed batch: greedy rows, top-k of several
+/// sizes (1, n and one whose k-th logit is tied with the next among them;
+/// `off` adds rows without), top-p and min-p on
+/// and off, several temperatures.
+struct RowParams {
+    temperature: Vec<f32>,
+    top_k: Vec<u32>,
+    top_p: Vec<f32>,
+    min_p: Vec<f32>,
+}
+
+fn row_params(rows: usize, n: usize, off: bool, seed: u64) -> RowParams {
+    // 15% of n lands among the many logits equal to 3.0: ties at the k-th.
+    let ks: Vec<u32> = [1, 5, 50, 3 * n / 20, n / 3, n]
+        .into_iter()
+        .map(|k| k.clamp(1, n) as u32)
+        .chain(off.then_some(0))
+        .collect();
+    let w: Vec<u64> = words(4 * rows, seed).collect();
+    RowParams {
+        temperature: (0..rows)
+            .map(|r| [0.0, 0.5, 0.7, 1.0, 1.3][(w[r] % 5) as usize])
+            .collect(),
+        top_k: (0..rows)
+            .map(|r| ks[(w[rows + r] % ks.len() as u64) as usize])
+            .collect(),
+        top_p: (0..rows)
+            .map(|r| [1.0, 0.9, 0.5][(w[2 * rows + r] % 3) as usize])
+            .collect(),
+        min_p: (0..rows)
+            .map(|r| [0.0, 0.05][(w[3 * rows + r] % 2) as usize])
+            .collect(),
+    }
+}
+
+/// The token of row r (`row`, its parameters in `pr`) by the definition,
+/// with host (f64) probabilities of the kept logits: `None` when p or the
+/// draw target is within `tol` of a partial sum. `whole` says the batch
+/// draws on whole rows (equal probabilities by index) rather than on the
+/// top-k order.
+fn reference_token(
+    row: &[f64],
+    pr: &RowParams,
+    r: usize,
+    u: f32,
+    whole: bool,
+    tol: f64,
+) -> Option<i32> {
+    let n = row.len();
+    let (t, k, top_p, min_p) = (
+        pr.temperature[r],
+        pr.top_k[r] as usize,
+        pr.top_p[r],
+        pr.min_p[r],
+    );
+    if t == 0.0 || k == 1 {
+        // One kept logit: the first largest (no NaN in these rows).
+        let best = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        return Some(row.iter().position(|&v| v == best).unwrap() as i32);
+    }
+    let mut kept = if k == 0 || k == n {
+        (0..n).collect()
+    } else {
+        top_k_of(row, k)
+    };
+    if whole {
+        kept.sort_unstable();
+    }
+    let s = 1.0 / f64::from(t);
+    let top = kept
+        .iter()
+        .map(|&i| row[i] * s)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = kept.iter().map(|&i| (row[i] * s - top).exp()).collect();
+    let sum: f64 = e.iter().sum();
+    let probs: Vec<f32> = e.iter().map(|v| (v / sum) as f32).collect();
+    let p_ref = if top_p == 1.0 { 1.001 } else { top_p };
+    reference_min_p(&probs, p_ref, None, min_p, u, tol).map(|(pos, _)| kept[pos as usize] as i32)
+}
+
+/// Every row's token against the definition with its own parameters;
+/// returns the rows checked and skipped.
+fn per_row_tokens_follow_the_definition<T: Logit>(
+    rows: usize,
+    n: usize,
+    off: bool,
+) -> (usize, usize) {
+    let dev = device();
+    let x = lm_logits::<T>(rows, n, 7 + n as u64);
+    let buf = dev.upload(&x).unwrap();
+    let pr = row_params(rows, n, off, n as u64);
+    let whole = pr
+        .top_k
+        .iter()
+        .zip(&pr.temperature)
+        .any(|(&k, &t)| t != 0.0 && (k == 0 || k as usize == n));
+    let (mut checked, mut skipped) = (0, 0);
+    for seed in [5u64, 77] {
+        let per_row = LogitsPerRow {
+            temperature: Some(&pr.temperature),
+            top_k: Some(&pr.top_k),
+            top_p: Some(&pr.top_p),
+            min_p: Some(&pr.min_p),
+        };
+        let o = LogitsSampling {
+            seed,
+            ..Default::default()
+        };
+        let got = sample_logits_per_row(&dev, Batch::rows(&buf, rows).unwrap(), per_row, o)
+            .unwrap()
+            .download()
+            .unwrap();
+        let tol = if n > 10_000 { 1e-5 } else { 1e-4 };
+        for r in 0..rows {
+            let row: Vec<f64> = x[r * n..(r + 1) * n].iter().map(|v| v.f64()).collect();
+            let u = uniform(seed, r as u64, 0);
+            let (t, k) = (pr.temperature[r], pr.top_k[r] as usize);
+            match reference_token(&row, &pr, r, u, whole, tol) {
+                Some(want) => {
+                    assert_eq!(
+                        got[r], want,
+                        "row {r} of {rows}x{n}: t {t}, k {k}, p {}, min_p {}, seed {seed}",
+                        pr.top_p[r], pr.min_p[r]
+                    );
+                    checked += 1;
+                }
+                None => skipped += 1,
+            }
+        }
+    }
+    (checked, skipped)
+}
+
+#[test]
+fn per_row_parameters_follow_the_definition() {
+    let counts = [
+        // Every row greedy or with a top-k below n: the draw on the top-k.
+        per_row_tokens_follow_the_definition::<f16>(24, 3000, false),
+        // Rows without top-k among them: the draw on whole rows.
+        per_row_tokens_follow_the_definition::<bf16>(12, 7000, true),
+        per_row_tokens_follow_the_definition::<f32>(40, 500, true),
+        per_row_tokens_follow_the_definition::<f32>(30, 200, false),
+        // Long rows: several cores per row, the kept entries in any piece.
+        per_row_tokens_follow_the_definition::<f32>(3, 100_000, true),
+    ];
+    most_rows_checked(&counts);
+}
+
+#[test]
+fn per_row_values_equal_to_the_options_change_nothing() {
+    let dev = device();
+    let (rows, n) = (16, 2500);
+    let x = lm_logits::<bf16>(rows, n, 3);
+    let buf = dev.upload(&x).unwrap();
+    for o in [
+        LogitsSampling {
+            temperature: 0.8,
+            top_k: Some(40),
+            top_p: 0.9,
+            min_p: 0.02,
+            seed: 11,
+        },
+        LogitsSampling {
+            temperature: 1.1,
+            top_k: None,
+            top_p: 0.7,
+            min_p: 0.0,
+            seed: 12,
+        },
+    ] {
+        let t = vec![o.temperature; rows];
+        let k = vec![o.top_k.unwrap_or(0) as u32; rows];
+        let p = vec![o.top_p; rows];
+        let m = vec![o.min_p; rows];
+        let per_row = LogitsPerRow {
+            temperature: Some(&t),
+            top_k: Some(&k),
+            top_p: Some(&p),
+            min_p: Some(&m),
+        };
+        let a = sample_logits(&dev, Batch::rows(&buf, rows).unwrap(), o)
+            .unwrap()
+            .download()
+            .unwrap();
+        let b = sample_logits_per_row(&dev, Batch::rows(&buf, rows).unwrap(), per_row, o)
+            .unwrap()
+            .download()
+            .unwrap();
+        assert_eq!(a, b, "{o:?}");
+    }
+}
+
+#[test]
+fn rows_that_keep_one_logit_take_it_in_a_mixed_batch() {
+    let dev = device();
+    let (rows, n) = (8, 5000);
+    let mut x = lm_logits::<f32>(rows, n, 21);
+    // Row 0: every logit -inf; row 1: two equal maxima; row 2: +inf twice;
+    // row 3: top_k 1 on +inf. Rows 4..8 sample (4, 5 on whole rows).
+    x[..n].fill(f32::NEG_INFINITY);
+    x[n + 17] = 100.0;
+    x[n + 4000] = 100.0;
+    x[2 * n + 30] = f32::INFINITY;
+    x[2 * n + 31] = f32::INFINITY;
+    x[3 * n + 2222] = f32::INFINITY;
+    let buf = dev.upload(&x).unwrap();
+    let t = [0.0, 0.0, 0.0, 0.9, 1.0, 0.6, 1.2, 0.8];
+    let k = [0, 7, 0, 1, 0, 0, 20, 3];
+    let per_row = LogitsPerRow {
+        temperature: Some(&t),
+        top_k: Some(&k),
+        ..Default::default()
+    };
+    let got = sample_logits_per_row(
+        &dev,
+        Batch::rows(&buf, rows).unwrap(),
+        per_row,
+        LogitsSampling::default(),
+    )
+    .unwrap()
+    .download()
+    .unwrap();
+    assert_eq!(&got[..4], &[0, 17, 30, 2222]);
+    for r in 4..rows {
+        let row = &x[r * n..(r + 1) * n];
+        assert!(
+            row[got[r] as usize].is_finite(),
+            "row {r}: token {}",
+            got[r]
+        );
+        if k[r] > 0 {
+            // Within the row's top-k.
+            let above = row.iter().filter(|&&v| v > row[got[r] as usize]).count();
+            assert!(
+                above < k[r] as usize,
+                "row {r}: token {} has {above} above",
+                got[r]
+            );
+        }
+    }
+    // A NaN in a greedy row is refused, also next to sampled rows.
+    x[n + 5] = f32::NAN;
+    let buf = dev.upload(&x).unwrap();
+    named(
+        sample_logits_per_row(
+            &dev,
+            Batch::rows(&buf, rows).unwrap(),
+            per_row,
+            LogitsSampling::default(),
+        ),
+        "logits",
+    );
+}
+
+#[test]
+fn per_row_errors_name_the_argument() {
+    let dev = device();
+    let (rows, n) = (4, 100);
+    let x = lm_logits::<f16>(rows, n, 4);
+    let buf = dev.upload(&x).unwrap();
+    let run = |per_row: LogitsPerRow<'_>| {
+        sample_logits_per_row(
+            &dev,
+            Batch::rows(&buf, rows).unwrap(),
+            per_row,
+            LogitsSampling::default(),
+        )
+    };
+    let d = LogitsPerRow::default();
+    for t in [
+        &[1.0f32, 1.0, 1.0][..],
+        &[1.0, -0.5, 1.0, 1.0],
+        &[1.0, 1.0, f32::NAN, 1.0],
+        &[f32::INFINITY; 4],
+    ] {
+        named(
+            run(LogitsPerRow {
+                temperature: Some(t),
+                ..d
+            }),
+            "temperature",
+        );
+    }
+    for k in [&[1u32; 5][..], &[1, 2, 101, 4]] {
+        named(
+            run(LogitsPerRow {
+                top_k: Some(k),
+                ..d
+            }),
+            "top_k",
+        );
+    }
+    for p in [
+        &[0.5f32; 3][..],
+        &[0.5, 0.0, 0.5, 0.5],
+        &[0.5, 0.5, 1.5, f32::NAN],
+    ] {
+        named(
+            run(LogitsPerRow {
+                top_p: Some(p),
+                ..d
+            }),
+            "top_p",
+        );
+    }
+    for m in [&[0.0f32; 2][..], &[0.0, -0.1, 0.0, 0.0], &[f32::NAN; 4]] {
+        named(
+            run(LogitsPerRow {
+                min_p: Some(m),
+                ..d
+            }),
+            "min_p",
+        );
+    }
+    // In range, every row off or full: no error.
+    let k = [0u32, n as u32, 1, 0];
+    run(LogitsPerRow {
+        top_k: Some(&k),
+        ..d
+    })
+    .unwrap();
 }

@@ -44,7 +44,7 @@ pub use scanul1::{ScanUL1, ScanUL1Tiling};
 pub use segoffsets::{SegEnds, SegEndsTiling, SegFlags, SegFlagsTiling};
 pub use segops::{SegDiff, SegDiffTiling, SegRevert, SegRevertTiling};
 pub use segscan::{RevSpec, SegScan, SegScanTiling};
-pub use softmax::{Softmax, SoftmaxTiling, SOFTMAX_CHUNK};
+pub use softmax::{Softmax, SoftmaxKeep, SoftmaxTiling, SOFTMAX_CHUNK};
 pub use split::{Compress, SplitInd, SplitKind, SplitTiling};
 pub use spmv::{Spmv, SpmvStage, SpmvTiling};
 pub use tiling::Tiling;

@@ -22,12 +22,34 @@ pub struct SoftmaxTiling {
     pub piece_len: u64,
     /// Pieces per vector core (pieces are numbered row by row).
     pub per_core: u64,
+    /// Entries per row of the keep's values and indices (with `keep`).
+    pub keep_width: u64,
     /// 1: row r is divided by `temperatures[r]`; 0: every row is multiplied
     /// by `scale`.
     pub per_row: u32,
     /// The f32 reciprocal of the temperature of every row (without
     /// `per_row`).
     pub scale: f32,
+    /// 1: row r keeps only its `keep_k[r]` largest logits (0: all), the
+    /// last of them at `keep_values[r * keep_width + keep_k[r] - 1]`; 0:
+    /// every entry counts.
+    pub keep: u32,
+    /// 1: that last kept entry's position in the row is in `keep_indices`
+    /// (at the same place); 0: it is `keep_k[r] - 1` (rows already in the
+    /// top-k order).
+    pub keep_by_index: u32,
+}
+
+/// What the rows of a SOFTMAX keep (sampling's top-k; docs/algorithms.md,
+/// "Softmax (SOFTMAX)"): each row's count and the values (and positions)
+/// of its largest logits in the top-k order, `width` per row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SoftmaxKeep {
+    /// Entries per row of the values (and positions).
+    pub width: u64,
+    /// Whether the positions come from an index array (else the row is
+    /// itself in the top-k order).
+    pub by_index: bool,
 }
 
 /// A SOFTMAX kernel instance for one logit type (the probabilities are f32).
@@ -63,7 +85,7 @@ impl Softmax {
 
     /// Plans `rows` rows of `n` logits, every row multiplied by `scale`
     /// (`None`: each row divided by its own temperature, given to the
-    /// launch). Each row is cut into the number of pieces (1..=64) that
+    /// launch), keeping every entry or what `keep` says. Each row is cut into the number of pieces (1..=64) that
     /// spreads the pieces most evenly over the vector cores; the workspace
     /// holds one 32-byte slot per piece (its maximum and sum).
     pub fn plan(
@@ -72,6 +94,7 @@ impl Softmax {
         rows: u64,
         n: u64,
         scale: Option<f32>,
+        keep: Option<SoftmaxKeep>,
     ) -> Result<LaunchPlan<SoftmaxTiling>, AlgoError> {
         if rows == 0 || n == 0 {
             return Err(AlgoError::InvalidArgument {
@@ -106,8 +129,11 @@ impl Softmax {
                 pieces,
                 piece_len,
                 per_core,
+                keep_width: keep.map_or(0, |k| k.width),
                 per_row: u32::from(scale.is_none()),
                 scale: scale.unwrap_or(1.0),
+                keep: u32::from(keep.is_some()),
+                keep_by_index: u32::from(keep.is_some_and(|k| k.by_index)),
             },
         })
     }
@@ -121,7 +147,15 @@ impl Kernel for Softmax {
         KernelType::MixAiv1_0
     }
     fn gm_params(&self) -> &'static [&'static str] {
-        &["logits", "temperatures", "probs", "workspace"]
+        &[
+            "logits",
+            "temperatures",
+            "keep_k",
+            "keep_values",
+            "keep_indices",
+            "probs",
+            "workspace",
+        ]
     }
     fn tiling_type(&self) -> crate::TilingType {
         crate::TilingType::of::<SoftmaxTiling>()
@@ -158,7 +192,7 @@ mod tests {
         ] {
             let p = Softmax::new(DType::F32)
                 .unwrap()
-                .plan(&soc, rows, n, Some(0.5))
+                .plan(&soc, rows, n, Some(0.5), None)
                 .unwrap();
             let t = p.tiling;
             assert_eq!(t.piece_len % 64, 0);
@@ -170,18 +204,19 @@ mod tests {
             assert!(u64::from(p.block_dim) <= cores);
             assert_eq!(p.workspace_bytes, total * 32);
             assert_eq!((t.per_row, t.scale), (0, 0.5));
+            assert_eq!((t.keep, t.keep_by_index, t.keep_width), (0, 0, 0));
         }
         // One long row runs on every core.
         let one = Softmax::new(DType::F16)
             .unwrap()
-            .plan(&soc, 1, 129280, None)
+            .plan(&soc, 1, 129280, None, None)
             .unwrap();
         assert!(u64::from(one.block_dim) >= cores / 2, "{one:?}");
         assert_eq!(one.tiling.per_row, 1);
         assert!(Softmax::new(DType::I8).is_err());
         assert!(Softmax::new(DType::F16)
             .unwrap()
-            .plan(&soc, 0, 5, None)
+            .plan(&soc, 0, 5, None, None)
             .is_err());
     }
 }

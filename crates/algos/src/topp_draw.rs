@@ -53,8 +53,11 @@ pub struct TopPDrawTiling {
     /// is counted into the check slot's third word and taken as 0); 0:
     /// every row's is `min_p`.
     pub row_min_p: u32,
-    /// Unused (keeps the size a multiple of 8).
-    pub reserved: u32,
+    /// 1: a nucleus mass of 1 keeps the whole row (searched as 2, above
+    /// the fp32 sum of any row of probabilities that sums to 1 but for
+    /// rounding: sample_logits's top_p = 1 is off); 0: 1 is compared with
+    /// the row's masses like any p.
+    pub one_keeps_all: u32,
 }
 
 /// Bytes of a piece's slot per round (16 fp32 masses, 17 i32 counts, padding).
@@ -207,7 +210,7 @@ impl TopPDraw {
                 row_p: 0,
                 min_p: 0.0,
                 row_min_p: 0,
-                reserved: 0,
+                one_keeps_all: 0,
             },
         })
     }

@@ -11,12 +11,12 @@ use std::time::Instant;
 use anyhow::{bail, Context as _};
 use ascend_scan::matrices::{sparse_attention, AttentionPattern, HostCsr};
 use ascend_scan::{
-    compress, copy, cummax, multinomial, reduce_max, reduce_sum, sample_logits, scan,
-    segmented_scan, segmented_sum, softmax, sort, split_with, spmv, top_p_sample, topk, Algorithm,
-    Batch, Csr, Device, LogitsSampling, RevSpec, SampleOptions, ScanOp, ScanOptions,
-    SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc, SocProfile,
-    SoftmaxInput, SortAlgorithm, SortOptions, SplitOptions, Temperature, TopPOptions, TopPProb,
-    TopkKey, TopkOptions, MAX_I8_SCAN_LEN,
+    compress, copy, cummax, multinomial, reduce_max, reduce_sum, sample_logits,
+    sample_logits_per_row, scan, segmented_scan, segmented_sum, softmax, sort, split_with, spmv,
+    top_p_sample, topk, Algorithm, Batch, Csr, Device, LogitsPerRow, LogitsSampling, RevSpec,
+    SampleOptions, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm,
+    SegSumOptions, Segments, Soc, SocProfile, SoftmaxInput, SortAlgorithm, SortOptions,
+    SplitOptions, Temperature, TopPOptions, TopPProb, TopkKey, TopkOptions, MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::{assumptions, assumptions_markdown, pipe_name, Assumption};
 use ascendc_sim::{model_launches, CostParams, LaunchReport, ModelProfile, ModelReport};
@@ -76,6 +76,20 @@ enum ScanAlgo {
     ReduceThenScan,
     VecCumSum,
     VectorScan,
+}
+
+/// The sampling parameters of a SAMPLE_LOGITS bench row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LogitsParams {
+    /// Every row: top_k 50, top_p 0.9.
+    TopK,
+    /// Every row: top_p 0.9.
+    TopP,
+    /// Per row: greedy rows and top_k 20, 50 or 100 (the draw on the top-k).
+    MixedTopK,
+    /// Per row: greedy rows, rows without top_k, the rest with (the draw on
+    /// whole rows).
+    MixedWhole,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -140,10 +154,11 @@ enum Op {
         f32: bool,
     },
     /// sample_logits of `rows` rows of SOFTMAX_VOCAB f32 logits
-    /// (temperature SOFTMAX_T, top_p 0.9, with top_k 50 or without).
+    /// (temperature SOFTMAX_T, top_p 0.9, with top_k 50 or without), or
+    /// sample_logits_per_row of a mixed batch.
     SampleLogits {
         rows: u32,
-        top_k: bool,
+        params: LogitsParams,
     },
     /// TOPK (k = 50, sorted) of `rows` rows of VOCAB f16 (or f32) keys.
     TopK {
@@ -337,9 +352,14 @@ impl Op {
                 let key = if f32 { "f32" } else { "f16" };
                 format!("TOPK {key} {rows}x{VOCAB} (k=50, sorted)")
             }
-            Op::SampleLogits { rows, top_k } => {
-                let k = if top_k { ", top_k=50" } else { "" };
-                format!("SAMPLE_LOGITS f32 {rows}x{SOFTMAX_VOCAB} (T={SOFTMAX_T}{k}, top_p=0.9)")
+            Op::SampleLogits { rows, params } => {
+                let p = match params {
+                    LogitsParams::TopK => format!("T={SOFTMAX_T}, top_k=50, top_p=0.9"),
+                    LogitsParams::TopP => format!("T={SOFTMAX_T}, top_p=0.9"),
+                    LogitsParams::MixedTopK => "per row: 1/4 greedy, top_k 20..100".into(),
+                    LogitsParams::MixedWhole => "per row: 1/4 greedy, 1/4 no top_k".into(),
+                };
+                format!("SAMPLE_LOGITS f32 {rows}x{SOFTMAX_VOCAB} ({p})")
             }
             Op::Softmax { rows, f32 } => {
                 let t = if f32 { "f32" } else { "f16" };
@@ -894,20 +914,58 @@ impl Runner {
                     self.time_topk(&softmax_rows(rows, n / rows), rows)?
                 };
             }
-            Op::SampleLogits { rows, top_k } => {
+            Op::SampleLogits { rows, params } => {
                 let x = self.dev.upload(&bench_logits(n))?;
-                self.dev.take_reports();
-                let t = Instant::now();
+                let rows = rows as usize;
+                let batch = Batch::rows(&x, rows)?;
                 let options = LogitsSampling {
                     temperature: SOFTMAX_T,
-                    top_k: top_k.then_some(50),
+                    top_k: (params == LogitsParams::TopK).then_some(50),
                     top_p: 0.9,
                     min_p: 0.0,
                     seed: 1,
                 };
-                let tokens = sample_logits(&self.dev, Batch::rows(&x, rows as usize)?, options)?;
+                // Mixed batches: row r greedy when r % 4 == 0; else top_k
+                // 20, 50 or 100 (or 0, off, for r % 4 == 1 in MixedWhole),
+                // temperatures 0.6..1.2, top_p 0.8..1.
+                let whole = params == LogitsParams::MixedWhole;
+                let t: Vec<f32> = (0..rows)
+                    .map(|r| {
+                        if r % 4 == 0 {
+                            0.0
+                        } else {
+                            0.6 + (r % 7) as f32 * 0.1
+                        }
+                    })
+                    .collect();
+                let k: Vec<u32> = (0..rows)
+                    .map(|r| {
+                        if whole && r % 4 == 1 {
+                            0
+                        } else {
+                            [20, 50, 100][r % 3]
+                        }
+                    })
+                    .collect();
+                let p: Vec<f32> = (0..rows).map(|r| 0.8 + (r % 5) as f32 * 0.05).collect();
+                let per_row = LogitsPerRow {
+                    temperature: Some(&t),
+                    top_k: Some(&k),
+                    top_p: Some(&p),
+                    min_p: None,
+                };
+                self.dev.take_reports();
+                let t = Instant::now();
+                let tokens = match params {
+                    LogitsParams::TopK | LogitsParams::TopP => {
+                        sample_logits(&self.dev, batch, options)?
+                    }
+                    LogitsParams::MixedTopK | LogitsParams::MixedWhole => {
+                        sample_logits_per_row(&self.dev, batch, per_row, options)?
+                    }
+                };
                 wall = t.elapsed().as_secs_f64();
-                debug_assert_eq!(tokens.len(), rows as usize);
+                debug_assert_eq!(tokens.len(), rows);
             }
             Op::Softmax { rows, f32 } => {
                 let rows = rows as usize;
@@ -1091,15 +1149,23 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::Softmax { rows: 1, f32: true },
         Op::SampleLogits {
             rows: 1,
-            top_k: true,
+            params: LogitsParams::TopK,
         },
         Op::SampleLogits {
             rows: 96,
-            top_k: true,
+            params: LogitsParams::TopK,
         },
         Op::SampleLogits {
             rows: 96,
-            top_k: false,
+            params: LogitsParams::TopP,
+        },
+        Op::SampleLogits {
+            rows: 96,
+            params: LogitsParams::MixedTopK,
+        },
+        Op::SampleLogits {
+            rows: 96,
+            params: LogitsParams::MixedWhole,
         },
         Op::Softmax {
             rows: 96,

@@ -8,6 +8,7 @@ use ascend_scan::{
     Temperature,
 };
 use half::{bf16, f16};
+use proptest::prelude::*;
 use testkit::data::words;
 use testkit::device;
 
@@ -563,4 +564,59 @@ fn per_row_errors_name_the_argument() {
         ..d
     })
     .unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Random shapes and random parameters per row: every row's token as
+    /// the definition says.
+    #[test]
+    fn random_per_row_parameters_follow_the_definition(
+        rows in 1usize..9,
+        n in 1usize..20000,
+        seed in any::<u64>(),
+    ) {
+        let dev = device();
+        let mut x = lm_logits::<f32>(rows, n, seed);
+        // Every row has something to sample.
+        for r in 0..rows {
+            x[r * n] = 1.0;
+        }
+        let w: Vec<u64> = words(4 * rows, seed ^ 0x5eed).collect();
+        let unit = |v: u64| (v >> 11) as f32 / (1u64 << 53) as f32;
+        let pr = RowParams {
+            temperature: (0..rows)
+                .map(|r| if w[r].is_multiple_of(5) { 0.0 } else { 0.2 + 2.0 * unit(w[r]) })
+                .collect(),
+            top_k: (0..rows).map(|r| (w[rows + r] % (n as u64 + 1)) as u32).collect(),
+            top_p: (0..rows)
+                .map(|r| if w[2 * rows + r].is_multiple_of(3) { 1.0 } else { 0.05 + 0.95 * unit(w[2 * rows + r]) })
+                .collect(),
+            min_p: (0..rows)
+                .map(|r| if w[3 * rows + r].is_multiple_of(2) { 0.0 } else { 0.3 * unit(w[3 * rows + r]) })
+                .collect(),
+        };
+        let whole = (0..rows)
+            .any(|r| pr.temperature[r] != 0.0 && (pr.top_k[r] == 0 || pr.top_k[r] as usize == n));
+        let buf = dev.upload(&x).unwrap();
+        let per_row = LogitsPerRow {
+            temperature: Some(&pr.temperature),
+            top_k: Some(&pr.top_k),
+            top_p: Some(&pr.top_p),
+            min_p: Some(&pr.min_p),
+        };
+        let o = LogitsSampling { seed, ..Default::default() };
+        let got = sample_logits_per_row(&dev, Batch::rows(&buf, rows).unwrap(), per_row, o)
+            .unwrap()
+            .download()
+            .unwrap();
+        for r in 0..rows {
+            let row: Vec<f64> = x[r * n..(r + 1) * n].iter().map(|&v| f64::from(v)).collect();
+            let u = uniform(seed, r as u64, 0);
+            if let Some(want) = reference_token(&row, &pr, r, u, whole, 1e-4) {
+                prop_assert_eq!(got[r], want, "row {} of {}x{}", r, rows, n);
+            }
+        }
+    }
 }

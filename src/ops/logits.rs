@@ -3,14 +3,12 @@
 //! [`topk`](crate::topk), [`softmax`](crate::softmax) and
 //! [`top_p_sample`](crate::top_p_sample).
 use super::scan::Batch;
-use super::softmax::{
-    softmax, softmax_kept_on, softmax_workspace_bytes, Keep, SoftmaxInput, Temperature,
-};
+use super::softmax::{softmax, softmax_kept, Keep, SoftmaxInput, Temperature};
 use super::sort::{topk, TopkKey, TopkOptions};
 use super::topp::{pick_on, top_p_sample_normalised, TopPOptions, TopPPerRow};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
-use crate::stream::{check_len, Workspace};
+use crate::stream::check_len;
 
 /// Logit types of [`sample_logits`]: f16, bf16 and f32.
 pub trait LogitsInput: SoftmaxInput + TopkKey + PartialOrd {}
@@ -209,16 +207,14 @@ pub fn sample_logits_per_row<'a, T: LogitsInput>(
         min_p: per_row.min_p.map(|_| min_p.as_slice()),
     };
     // Greedy rows keep one logit: their temperature does not matter.
-    let uploaded;
+    let positive: Vec<f32> = temperature
+        .iter()
+        .map(|&t| if t == 0.0 { 1.0 } else { t })
+        .collect();
     let temperature = if temperature.iter().all(|&t| t == temperature[0]) {
         Temperature::All(temperature[0])
     } else {
-        let t: Vec<f32> = temperature
-            .iter()
-            .map(|&t| if t == 0.0 { 1.0 } else { t })
-            .collect();
-        uploaded = device.upload(&t)?;
-        Temperature::OnDevice(&uploaded)
+        Temperature::PerRow(&positive)
     };
     let drawn = if widest == 0 {
         let probs = softmax(device, logits, temperature)?;
@@ -297,30 +293,6 @@ fn per_row_values<V: Copy + std::fmt::Display>(
             format!("{name} = {default}: must be {range}"),
         )),
     }
-}
-
-/// The blocking softmax of what `keep` keeps of each row.
-fn softmax_kept<T: LogitsInput>(
-    device: &Device,
-    logits: Batch<'_, T>,
-    temperature: Temperature<'_>,
-    keep: Option<Keep<'_, T>>,
-) -> Result<DeviceBuffer<f32>> {
-    let (rows, n) = (logits.row_count(), logits.row_len());
-    let bytes = softmax_workspace_bytes::<T>(device, rows, n)?;
-    let mut probs = device.alloc_uninit::<f32>(rows * n)?;
-    let mut workspace = Workspace::new(device, bytes)?;
-    device.blocking(|stream| {
-        softmax_kept_on(
-            stream,
-            logits,
-            temperature,
-            keep,
-            &mut probs,
-            &mut workspace,
-        )
-    })?;
-    Ok(probs)
 }
 
 /// Temperature 0: the largest logit of every row, the lowest index among

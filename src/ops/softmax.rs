@@ -63,7 +63,17 @@ pub fn softmax<'a, T: SoftmaxInput>(
     logits: impl Into<Batch<'a, T>>,
     temperature: Temperature<'_>,
 ) -> Result<DeviceBuffer<f32>> {
-    let logits = logits.into();
+    softmax_kept(device, logits.into(), temperature, None)
+}
+
+/// The blocking [`softmax`] of what `keep` keeps of each row (sampling's
+/// top-k; `None`: every entry).
+pub(crate) fn softmax_kept<T: SoftmaxInput>(
+    device: &Device,
+    logits: Batch<'_, T>,
+    temperature: Temperature<'_>,
+    keep: Option<Keep<'_, T>>,
+) -> Result<DeviceBuffer<f32>> {
     if !device.same(logits.data().device()) {
         return Err(Error::InvalidArgument {
             name: "logits",
@@ -86,8 +96,16 @@ pub fn softmax<'a, T: SoftmaxInput>(
     let bytes = softmax_workspace_bytes::<T>(device, rows, n)?;
     let mut probs = device.alloc_uninit::<f32>(rows * n)?;
     let mut workspace = Workspace::new(device, bytes)?;
-    device
-        .blocking(|stream| softmax_on(stream, logits, temperature, &mut probs, &mut workspace))?;
+    device.blocking(|stream| {
+        softmax_kept_on(
+            stream,
+            logits,
+            temperature,
+            keep,
+            &mut probs,
+            &mut workspace,
+        )
+    })?;
     Ok(probs)
 }
 

@@ -5,14 +5,15 @@
 use ascend_scan::matrices::{sparse_attention, AttentionPattern};
 use ascend_scan::{
     argsort, compress_with, copy, cummax, cummin, model_launches, multinomial,
-    multinomial_reference, reduce, reduce_sum, sample_logits, sample_logits_per_row, scan,
-    segmented_scan, segmented_sum, softmax, sort, sort_pairs, split_with, spmv, top_p_sample,
-    top_p_sample_on, top_p_sample_workspace_bytes, topk, uniform, uniforms, Algorithm, Batch,
-    CompressOptions, CostError, CostParams, Csr, Device, Error, LaunchReport, LogitsPerRow,
-    LogitsSampling, RevSpec, SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm,
-    SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions,
-    SplitOptions, Temperature, TopPCheck, TopPOptions, TopPProb, TopPRows, TopkKey, TopkOptions,
-    Workspace,
+    multinomial_reference, reduce, reduce_sum, sample_logits, sample_logits_on,
+    sample_logits_per_row, sample_logits_workspace_bytes, scan, segmented_scan, segmented_sum,
+    softmax, sort, sort_pairs, split_with, spmv, top_p_sample, top_p_sample_on,
+    top_p_sample_workspace_bytes, topk, uniform, uniforms, Algorithm, Batch, CompressOptions,
+    CostError, CostParams, Csr, Device, Error, LaunchReport, LogitsCheck, LogitsPerRow, LogitsRows,
+    LogitsSampling, RevSpec, RowTopK, SampleOptions, ScanInput, ScanOp, ScanOptions,
+    SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm,
+    SortOptions, SplitOptions, Temperature, TopPCheck, TopPOptions, TopPProb, TopPRows, TopkKey,
+    TopkOptions, Workspace,
 };
 use half::f16;
 use std::cmp::Ordering;
@@ -845,15 +846,29 @@ fn tour_softmax(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
     ))
 }
 
+/// How a sampling row of the tour gives its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// The options, the same for every row.
+    Options,
+    /// Host slices per row.
+    PerRow,
+    /// Device buffers per row, through the stream form.
+    OnDevice,
+}
+
 /// Sampling from f32 logits (temperature 0.7, top_k 50, top_p 0.9) against
 /// the definition on the CPU: the k largest logits (stable), their f64
 /// softmax at the temperature, the Llama 3 top-p draw over it. The logits
 /// are those of rows with a clear nucleus (`topp_probs`, its tail spread,
 /// ln(p) times the temperature). `per_row`: parameters per row
 /// (`sample_logits_per_row`), row r greedy (temperature 0: the first
-/// largest logit) when r % 4 = 0, else top_k 20, 50 or 100. Floor: one read
-/// of the logits.
-fn tour_sample_logits(dev: &Device, rows: usize, n: usize, per_row: bool) -> Result<Row, Error> {
+/// largest logit) when r % 4 = 0, else top_k 20, 50 or 100. `Form::OnDevice`:
+/// those parameters on the device, through the stream form
+/// (`sample_logits_on`, the uniforms made on the device; the launches of the
+/// call alone). Floor: one read of the logits.
+fn tour_sample_logits(dev: &Device, rows: usize, n: usize, form: Form) -> Result<Row, Error> {
+    let per_row = form != Form::Options;
     let (t, k, p, seed) = (0.7f32, 50usize, 0.9f32, 11u64);
     // The tail entries of `topp_probs` are all equal: spread them by up to
     // 10% (distinct logits, as a model's are; all-equal tails are TOPK's
@@ -883,17 +898,49 @@ fn tour_sample_logits(dev: &Device, rows: usize, n: usize, per_row: bool) -> Res
         min_p: 0.0,
         seed,
     };
-    let got = if per_row {
-        let each = LogitsPerRow {
-            temperature: Some(&temps),
-            top_k: Some(&top_ks),
-            ..Default::default()
-        };
-        sample_logits_per_row(dev, Batch::rows(&x, rows)?, each, o)?
-    } else {
-        sample_logits(dev, Batch::rows(&x, rows)?, o)?
-    }
-    .download()?;
+    let got = match form {
+        Form::Options => sample_logits(dev, Batch::rows(&x, rows)?, o)?.download()?,
+        Form::PerRow => {
+            let each = LogitsPerRow {
+                temperature: Some(&temps),
+                top_k: Some(&top_ks),
+                ..Default::default()
+            };
+            sample_logits_per_row(dev, Batch::rows(&x, rows)?, each, o)?.download()?
+        }
+        Form::OnDevice => {
+            let k: Vec<i32> = ks.iter().map(|&k| k as i32).collect();
+            let (t_dev, k_dev) = (dev.upload(&temps)?, dev.upload(&k)?);
+            let each = LogitsRows {
+                temperature: Some(&t_dev),
+                top_k: Some(RowTopK {
+                    k: &k_dev,
+                    max: ks.iter().copied().max().unwrap_or(1),
+                    some_off: false,
+                }),
+                ..Default::default()
+            };
+            let stream = dev.create_stream()?;
+            let bytes = sample_logits_workspace_bytes::<f32>(dev, rows, n, &each, o)?;
+            let mut workspace = Workspace::new(dev, bytes)?;
+            let mut check = LogitsCheck::new(dev, rows)?;
+            let mut tokens = dev.alloc::<i32>(rows)?;
+            dev.take_reports();
+            let batch = Batch::rows(&x, rows)?;
+            sample_logits_on(
+                &stream,
+                batch,
+                each,
+                o,
+                &mut tokens,
+                &mut check,
+                &mut workspace,
+            )?;
+            stream.synchronize()?;
+            check.download()?;
+            tokens.download()?
+        }
+    };
     let perm = stable_perm(&logits, rows, true);
     // The kept probabilities, rows padded with zeros to the widest k.
     let widest = ks.iter().copied().max().unwrap_or(k);
@@ -918,10 +965,10 @@ fn tour_sample_logits(dev: &Device, rows: usize, n: usize, per_row: bool) -> Res
     } else {
         format!("top_k={k}")
     };
-    let name = if per_row {
-        "sample_logits_per_row"
-    } else {
-        "sample_logits"
+    let name = match form {
+        Form::Options => "sample_logits",
+        Form::PerRow => "sample_logits_per_row",
+        Form::OnDevice => "sample_logits_on",
     };
     Ok(row(
         dev,
@@ -1067,8 +1114,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     rows.push(tour_topp(&dev, 8, 128_256, |v| v, |v| v)?);
     rows.push(tour_topp_stream(&dev, 8, 128_256)?);
     rows.push(tour_softmax(&dev, 96, 129_280)?);
-    rows.push(tour_sample_logits(&dev, 96, 129_280, false)?);
-    rows.push(tour_sample_logits(&dev, 96, 129_280, true)?);
+    rows.push(tour_sample_logits(&dev, 96, 129_280, Form::Options)?);
+    rows.push(tour_sample_logits(&dev, 96, 129_280, Form::PerRow)?);
+    rows.push(tour_sample_logits(&dev, 96, 129_280, Form::OnDevice)?);
     rows.extend(tour_segmented(&dev, n + 7, 1_000)?);
     rows.extend(tour_segmented(&dev, n + 7, 100_000)?);
     rows.push(tour_spmv(&dev, 4096, 16)?);

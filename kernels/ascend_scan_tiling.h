@@ -296,6 +296,11 @@ struct TopPDrawTiling {
     uint64_t piece_len;
     // Consecutive pieces per vector core.
     uint64_t items_per_core;
+    // With `seeded`: the seed of the draws' uniforms.
+    uint64_t seed;
+    // With `seeded`: the batch row of this launch's first row (a batch may
+    // take several launches).
+    uint64_t first_row;
     // The nucleus mass p.
     float p;
     // Thresholds per round (the radix: 2..=16).
@@ -332,23 +337,32 @@ struct TopPDrawTiling {
     // rounding: sample_logits's top_p = 1 is off); 0: 1 is compared with
     // the row's masses like any p.
     uint32_t one_keeps_all;
+    // 1: row r draws with `uniform(seed, first_row + r, 0)`, computed in
+    // the kernel (`uniforms` unused); 0: with `uniforms[r]`.
+    uint32_t seeded;
+    // Unused (keeps the size a multiple of 8).
+    uint32_t reserved;
 };
-static_assert(sizeof(TopPDrawTiling) == 80, "TopPDrawTiling: size differs from the Rust definition");
+static_assert(sizeof(TopPDrawTiling) == 104, "TopPDrawTiling: size differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, rows) == 0, "TopPDrawTiling: offset of rows differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, n) == 8, "TopPDrawTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, pieces) == 16, "TopPDrawTiling: offset of pieces differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, piece_len) == 24, "TopPDrawTiling: offset of piece_len differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, items_per_core) == 32, "TopPDrawTiling: offset of items_per_core differs from the Rust definition");
-static_assert(offsetof(TopPDrawTiling, p) == 40, "TopPDrawTiling: offset of p differs from the Rust definition");
-static_assert(offsetof(TopPDrawTiling, ways) == 44, "TopPDrawTiling: offset of ways differs from the Rust definition");
-static_assert(offsetof(TopPDrawTiling, rounds) == 48, "TopPDrawTiling: offset of rounds differs from the Rust definition");
-static_assert(offsetof(TopPDrawTiling, accumulate) == 52, "TopPDrawTiling: offset of accumulate differs from the Rust definition");
-static_assert(offsetof(TopPDrawTiling, check_slots) == 56, "TopPDrawTiling: offset of check_slots differs from the Rust definition");
-static_assert(offsetof(TopPDrawTiling, whole_rounds) == 60, "TopPDrawTiling: offset of whole_rounds differs from the Rust definition");
-static_assert(offsetof(TopPDrawTiling, row_p) == 64, "TopPDrawTiling: offset of row_p differs from the Rust definition");
-static_assert(offsetof(TopPDrawTiling, min_p) == 68, "TopPDrawTiling: offset of min_p differs from the Rust definition");
-static_assert(offsetof(TopPDrawTiling, row_min_p) == 72, "TopPDrawTiling: offset of row_min_p differs from the Rust definition");
-static_assert(offsetof(TopPDrawTiling, one_keeps_all) == 76, "TopPDrawTiling: offset of one_keeps_all differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, seed) == 40, "TopPDrawTiling: offset of seed differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, first_row) == 48, "TopPDrawTiling: offset of first_row differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, p) == 56, "TopPDrawTiling: offset of p differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, ways) == 60, "TopPDrawTiling: offset of ways differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, rounds) == 64, "TopPDrawTiling: offset of rounds differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, accumulate) == 68, "TopPDrawTiling: offset of accumulate differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, check_slots) == 72, "TopPDrawTiling: offset of check_slots differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, whole_rounds) == 76, "TopPDrawTiling: offset of whole_rounds differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, row_p) == 80, "TopPDrawTiling: offset of row_p differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, min_p) == 84, "TopPDrawTiling: offset of min_p differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, row_min_p) == 88, "TopPDrawTiling: offset of row_min_p differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, one_keeps_all) == 92, "TopPDrawTiling: offset of one_keeps_all differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, seeded) == 96, "TopPDrawTiling: offset of seeded differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, reserved) == 100, "TopPDrawTiling: offset of reserved differs from the Rust definition");
 
 typedef struct SegScanTiling SegScanTiling;
 struct SegScanTiling {
@@ -450,8 +464,13 @@ struct SoftmaxTiling {
     // (at the same place); 0: it is `keep_k[r] - 1` (rows already in the
     // top-k order).
     uint32_t keep_by_index;
+    // With `keep`: every row keeps this many (`keep_k` unused); 0: row r
+    // keeps `keep_k[r]`.
+    uint32_t keep_count;
+    // Unused (keeps the size a multiple of 8).
+    uint32_t reserved;
 };
-static_assert(sizeof(SoftmaxTiling) == 64, "SoftmaxTiling: size differs from the Rust definition");
+static_assert(sizeof(SoftmaxTiling) == 72, "SoftmaxTiling: size differs from the Rust definition");
 static_assert(offsetof(SoftmaxTiling, rows) == 0, "SoftmaxTiling: offset of rows differs from the Rust definition");
 static_assert(offsetof(SoftmaxTiling, n) == 8, "SoftmaxTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(SoftmaxTiling, pieces) == 16, "SoftmaxTiling: offset of pieces differs from the Rust definition");
@@ -462,6 +481,8 @@ static_assert(offsetof(SoftmaxTiling, per_row) == 48, "SoftmaxTiling: offset of 
 static_assert(offsetof(SoftmaxTiling, scale) == 52, "SoftmaxTiling: offset of scale differs from the Rust definition");
 static_assert(offsetof(SoftmaxTiling, keep) == 56, "SoftmaxTiling: offset of keep differs from the Rust definition");
 static_assert(offsetof(SoftmaxTiling, keep_by_index) == 60, "SoftmaxTiling: offset of keep_by_index differs from the Rust definition");
+static_assert(offsetof(SoftmaxTiling, keep_count) == 64, "SoftmaxTiling: offset of keep_count differs from the Rust definition");
+static_assert(offsetof(SoftmaxTiling, reserved) == 68, "SoftmaxTiling: offset of reserved differs from the Rust definition");
 
 typedef struct SegFlagsTiling SegFlagsTiling;
 struct SegFlagsTiling {

@@ -23,6 +23,7 @@
 
 #include "ascend_scan_tiling.h"
 #include "blocks_ops.h"
+#include "blocks_random.h"
 #include "blocks_ub_io.h"
 
 namespace ascend_scan {
@@ -502,26 +503,6 @@ __aicore__ inline void Sample(GM_ADDR weights, GM_ADDR uniforms, GM_ADDR indices
     sampler.Run(weights, uniforms, indices, workspace, t);
 }
 
-namespace sample {
-constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ull;
-
-// SplitMix64's output mixer (a bijection of 64-bit integers).
-__aicore__ inline uint64_t Mix64(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-// The uniform of draw `draw` of row `row` under `seed`: the top 24 bits of
-// Mix64(Mix64(seed + (row + 1) * golden) + (draw + 1) * golden), times
-// 2^-24 (exact in float). Wrapping unsigned arithmetic, as on the host.
-__aicore__ inline float Uniform(uint64_t seed, uint64_t row, uint64_t draw) {
-    uint64_t key = Mix64(seed + kGolden * (row + 1));
-    uint64_t bits = Mix64(key + kGolden * (draw + 1));
-    return static_cast<float>(bits >> 40) * (1.0f / 16777216.0f);
-}
-}  // namespace sample
-
 // The seeded draws' uniforms: u[r * draws + j] = Uniform(seed, r, j). Each
 // vector core computes its range on the scalar unit into UB tiles of kTile
 // and writes them.
@@ -541,7 +522,7 @@ __aicore__ inline void Uniforms(GM_ADDR u, const UniformsTiling& t) {
         PipeSync<HardEvent::MTE3_S>();  // the previous tile is written out
         for (uint32_t i = 0; i < count; ++i) {
             uint64_t at = off + i;
-            tile.SetValue(i, sample::Uniform(t.seed, at / t.draws, at % t.draws));
+            tile.SetValue(i, rng::Uniform(t.seed, at / t.draws, at % t.draws));
         }
         PipeSync<HardEvent::S_MTE3>();
         StoreAny(gU[off], tile, count);

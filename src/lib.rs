@@ -56,7 +56,8 @@ pub use device::{BorrowedBuffer, Device, DeviceBuffer, Element};
 pub use error::{Error, Result};
 pub use ops::copy::{copy, copy_on};
 pub use ops::logits::{
-    sample_logits, sample_logits_per_row, LogitsInput, LogitsPerRow, LogitsSampling,
+    sample_logits, sample_logits_on, sample_logits_per_row, sample_logits_workspace_bytes,
+    LogitsCheck, LogitsInput, LogitsPerRow, LogitsRows, LogitsSampling, RowTopK,
 };
 pub use ops::reduce::{
     reduce, reduce_max, reduce_min, reduce_on, reduce_sum, reduce_workspace_bytes, ReduceResult,

@@ -3,12 +3,16 @@
 //! [`topk`](crate::topk), [`softmax`](crate::softmax) and
 //! [`top_p_sample`](crate::top_p_sample).
 use super::scan::Batch;
-use super::softmax::{softmax, softmax_kept, Keep, SoftmaxInput, Temperature};
-use super::sort::{topk, TopkKey, TopkOptions};
-use super::topp::{pick_on, top_p_sample_normalised, TopPOptions, TopPPerRow};
+use super::softmax::{
+    softmax_kept_on, softmax_workspace_bytes, Keep, KeepCount, SoftmaxInput, Temperature,
+};
+use super::sort::{topk, topk_on, topk_workspace_bytes, TopkKey, TopkOptions};
+use super::topp::{
+    draw_on, pick_on, top_p_sample_workspace_bytes, TopPCheck, TopPOptions, TopPRows,
+};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
-use crate::stream::check_len;
+use crate::stream::{check_len, Layout, Part, Stream, Workspace};
 
 /// Logit types of [`sample_logits`]: f16, bf16 and f32.
 pub trait LogitsInput: SoftmaxInput + TopkKey + PartialOrd {}
@@ -113,11 +117,12 @@ pub struct LogitsPerRow<'a> {
 /// [`sample_logits`] with the options where `per_row` gives row r's
 /// temperature, top_k (0: off), top_p or min_p, and the draw's uniform
 /// [`uniform(seed, r, 0)`](crate::uniform). One pipeline for the batch,
-/// whatever the mix: greedy rows are those that keep one logit; the top-k
-/// runs once with the largest k, and the softmax keeps each row's own.
-/// When every row has a top-k (or is greedy) the softmax and the draw run
-/// on the top-k only; when some row keeps its whole row, they run on the
-/// whole rows (then equal probabilities go by index).
+/// whatever the mix ([`sample_logits_on`] with the values uploaded): greedy
+/// rows are those that keep one logit; the top-k runs once with the largest
+/// k, and the softmax keeps each row's own. When every row has a top-k (or
+/// is greedy) the softmax and the draw run on the top-k only; when some row
+/// keeps its whole row, they run on the whole rows (then equal
+/// probabilities go by index).
 ///
 /// Errors: as [`sample_logits`], naming `temperature`, `top_k`, `top_p`
 /// or `min_p` when a slice's length is not the row count or an entry is
@@ -160,7 +165,7 @@ pub fn sample_logits_per_row<'a, T: LogitsInput>(
         &format!("in 0..={n} (the row length; 0: off)"),
         |k| k as usize <= n,
     )?;
-    let top_p = per_row_values(
+    per_row_values(
         per_row.top_p,
         options.top_p,
         rows,
@@ -168,7 +173,7 @@ pub fn sample_logits_per_row<'a, T: LogitsInput>(
         "in (0, 1]",
         |p| p > 0.0 && p <= 1.0,
     )?;
-    let min_p = per_row_values(
+    per_row_values(
         per_row.min_p,
         options.min_p,
         rows,
@@ -195,78 +200,465 @@ pub fn sample_logits_per_row<'a, T: LogitsInput>(
         })
         .collect();
     let widest = keep.iter().copied().max().unwrap_or(0) as usize;
-    let whole_rows = keep.contains(&0);
-    let draw = TopPOptions {
+    let some_off = keep.contains(&0);
+    // Rows that all keep the whole top-k need no counts (one entry is
+    // one-hot: the options' top_k of 1 says so).
+    let counts = (widest > 0 && (some_off || keep.iter().any(|&k| k as usize != widest)))
+        .then(|| device.upload(&keep))
+        .transpose()?;
+    let uniform = |v: &[f32]| v.iter().all(|&x| x == v[0]);
+    let temperatures = (!uniform(&temperature))
+        .then(|| device.upload(&temperature))
+        .transpose()?;
+    let top_p_rows = per_row.top_p.map(|p| device.upload(p)).transpose()?;
+    let min_p_rows = per_row.min_p.map(|m| device.upload(m)).transpose()?;
+    let rows_in = LogitsRows {
+        temperature: temperatures.as_ref(),
+        top_k: counts.as_ref().map(|k| RowTopK {
+            k,
+            max: widest,
+            some_off,
+        }),
+        top_p: top_p_rows.as_ref(),
+        min_p: min_p_rows.as_ref(),
+        uniforms: None,
+    };
+    let options = LogitsSampling {
+        temperature: temperature[0],
+        top_k: (widest > 0).then_some(widest),
+        ..options
+    };
+    let bytes = sample_logits_workspace_bytes::<T>(device, rows, n, &rows_in, options)?;
+    let mut tokens = device.alloc_uninit::<i32>(rows)?;
+    let mut check = LogitsCheck::new(device, rows)?;
+    let mut workspace = Workspace::new(device, bytes)?;
+    device.blocking(|stream| {
+        sample_logits_on(
+            stream,
+            logits,
+            rows_in,
+            options,
+            &mut tokens,
+            &mut check,
+            &mut workspace,
+        )
+    })?;
+    check.download()?;
+    Ok(tokens)
+}
+
+/// The top-k of each row of [`sample_logits_on`], on the device.
+#[derive(Debug, Clone, Copy)]
+pub struct RowTopK<'a> {
+    /// Row r keeps its `k[r]` largest logits (ties at the k-th by index):
+    /// 1..=`max`, or 0 (off: the whole row) when `some_off`. Checked on the
+    /// device: another value makes [`LogitsCheck::download`] report the row.
+    pub k: &'a DeviceBuffer<i32>,
+    /// The largest entry, 1..= the row length: the top-k runs once with it
+    /// (sorted), and each row keeps its own count of that.
+    pub max: usize,
+    /// Whether some rows may be 0 (off). Then the softmax and the draw run
+    /// over the whole rows, keeping each row's top-k there; else over the
+    /// `max` top-k entries of each row alone (faster).
+    pub some_off: bool,
+}
+
+/// Per-row inputs of [`sample_logits_on`], on the device: one entry per
+/// row (`None`: the value of the options for every row).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LogitsRows<'a> {
+    /// Row r's temperature: a positive finite number, or 0 (greedy) when the
+    /// call has a top-k (`top_k`, or `options.top_k` below the row length;
+    /// greedy rows may take any k there, e.g. 1). Checked on the device:
+    /// another value (a 0 without a top-k) makes [`LogitsCheck::download`]
+    /// report the row.
+    pub temperature: Option<&'a DeviceBuffer<f32>>,
+    /// Row r's top-k (in place of `options.top_k`).
+    pub top_k: Option<RowTopK<'a>>,
+    /// Row r's nucleus mass, in (0, 1] (checked on the device: the check
+    /// names `top_p`).
+    pub top_p: Option<&'a DeviceBuffer<f32>>,
+    /// Row r's min-p factor, in [0, 1] (checked on the device: the check
+    /// names `min_p`).
+    pub min_p: Option<&'a DeviceBuffer<f32>>,
+    /// Row r draws with `uniforms[r]`, in [0, 1) (default: the seeded
+    /// [`uniform(options.seed, r, 0)`](crate::uniform), computed by the
+    /// draw kernel).
+    pub uniforms: Option<&'a DeviceBuffer<f32>>,
+}
+
+/// What the host checks after a [`sample_logits_on`]: the draw's count of
+/// rows with no probabilities to sample, the per-row parameters' checks and
+/// every row's kept mass (a few bytes per row). Made once and reused;
+/// `download` after the stream is synchronised.
+#[derive(Debug)]
+pub struct LogitsCheck {
+    draw: TopPCheck,
+}
+
+impl LogitsCheck {
+    /// A check for batches of `rows` rows on `device`.
+    pub fn new(device: &Device, rows: usize) -> Result<LogitsCheck> {
+        Ok(LogitsCheck {
+            draw: TopPCheck::new(device, rows)?,
+        })
+    }
+
+    /// The kept mass of every row: the f32 sum of the probabilities that
+    /// min-p and top-p kept (after the temperature and the top-k), which the
+    /// draw was relative to (1 for a greedy row).
+    pub fn kept_mass(&self) -> &DeviceBuffer<f32> {
+        self.draw.kept_mass()
+    }
+
+    /// Downloads the check: [`Error::InvalidArgument`] naming `top_p` or
+    /// `min_p` for a per-row value out of range, or `logits` for a row
+    /// with no probabilities to sample (a NaN or +inf logit, nothing but
+    /// -inf among the kept ones, or a per-row temperature or top_k out of
+    /// its range: each makes the row's probabilities NaN).
+    pub fn download(&self) -> Result<()> {
+        self.draw.download().map_err(|e| match e {
+            Error::InvalidArgument { name: "p", reason } => invalid("top_p", reason),
+            Error::InvalidArgument {
+                name: "probs",
+                reason,
+            } => invalid(
+                "logits",
+                format!(
+                    "their probabilities (a NaN or +inf logit, nothing but -inf among the kept \
+                     ones, or a per-row temperature or top_k out of its range, makes a row NaN): \
+                     {reason}"
+                ),
+            ),
+            e => e,
+        })
+    }
+}
+
+/// The launches of a [`sample_logits_on`] and its workspace.
+struct LogitsPlan {
+    layout: Layout,
+    /// The top-k step, if any: its width, whether the softmax runs over the
+    /// whole rows, what each row keeps, and its parts.
+    top: Option<TopStep>,
+    probs: Part,
+    softmax: Part,
+    draw: Part,
+    /// The drawn positions in the top-k rows (the softmax over them alone).
+    pos: Part,
+    /// Entries per row of the probabilities.
+    m: usize,
+}
+
+struct TopStep {
+    width: usize,
+    whole: bool,
+    keep: StepKeep,
+    values: Part,
+    indices: Part,
+    scratch: Part,
+}
+
+/// What the softmax after the top-k keeps of each row.
+#[derive(Debug, Clone, Copy)]
+enum StepKeep {
+    /// The whole top-k of every row.
+    Width,
+    /// This many entries of every row.
+    All(u32),
+    /// Each row's count ([`RowTopK::k`]).
+    PerRow,
+}
+
+impl LogitsPlan {
+    fn new<T: LogitsInput>(
+        device: &Device,
+        rows: usize,
+        n: usize,
+        rows_in: &LogitsRows<'_>,
+        options: LogitsSampling,
+    ) -> Result<LogitsPlan> {
+        if n == 0 {
+            return Err(invalid(
+                "logits",
+                "rows without tokens cannot be sampled".into(),
+            ));
+        }
+        let t = options.temperature;
+        if rows_in.temperature.is_none() && !(t >= 0.0 && t.is_finite()) {
+            return Err(invalid(
+                "temperature",
+                format!("temperature = {t}: must be a finite number >= 0"),
+            ));
+        }
+        let (p, min_p) = (options.top_p, options.min_p);
+        if rows_in.top_p.is_none() && !(p > 0.0 && p <= 1.0) {
+            return Err(invalid("top_p", format!("top_p = {p}: must be in (0, 1]")));
+        }
+        if rows_in.min_p.is_none() && !(0.0..=1.0).contains(&min_p) {
+            return Err(invalid(
+                "min_p",
+                format!("min_p = {min_p}: must be in [0, 1]"),
+            ));
+        }
+        let greedy = rows_in.temperature.is_none() && t == 0.0;
+        // (width, over whole rows, what the softmax keeps)
+        let shape = if greedy {
+            Some((1, false, StepKeep::All(1)))
+        } else if let Some(k) = &rows_in.top_k {
+            if k.max == 0 || k.max > n {
+                return Err(invalid(
+                    "top_k",
+                    format!("max = {}: must be in 1..={n} (the row length)", k.max),
+                ));
+            }
+            Some((k.max, k.some_off, StepKeep::PerRow))
+        } else {
+            match options.top_k {
+                Some(0) => {
+                    return Err(invalid(
+                        "top_k",
+                        "top_k = 0: must be at least 1 (None: off)".into(),
+                    ))
+                }
+                Some(k) if k > n => {
+                    return Err(invalid(
+                        "top_k",
+                        format!("top_k = {k}: must be in 1..={n} (the row length)"),
+                    ))
+                }
+                // Rows that keep all of the top-k need no keep, unless it is
+                // one entry (one-hot) or a per-row temperature may be 0.
+                Some(k) if k < n => {
+                    let all = k == 1 || rows_in.temperature.is_some();
+                    let keep = if all {
+                        StepKeep::All(k as u32)
+                    } else {
+                        StepKeep::Width
+                    };
+                    Some((k, false, keep))
+                }
+                _ => None,
+            }
+        };
+        let mut layout = Layout::default();
+        let top = match shape {
+            Some((width, whole, keep)) => Some(TopStep {
+                width,
+                whole,
+                keep,
+                values: layout.add_of::<T>(rows * width),
+                indices: layout.add_of::<i32>(rows * width),
+                scratch: layout.add(topk_workspace_bytes::<T>(
+                    device,
+                    rows,
+                    n,
+                    width,
+                    TopkOptions::default(),
+                )?),
+            }),
+            None => None,
+        };
+        let m = match &top {
+            Some(s) if !s.whole => s.width,
+            _ => n,
+        };
+        let probs = layout.add_of::<f32>(rows * m);
+        let softmax = layout.add(softmax_workspace_bytes::<T>(device, rows, m)?);
+        let draw_options = TopPOptions {
+            p: options.top_p,
+            top_k: None,
+            min_p: options.min_p,
+            seed: options.seed,
+        };
+        let draw = layout.add(top_p_sample_workspace_bytes::<f32>(
+            device,
+            rows,
+            m,
+            draw_options,
+        )?);
+        let pos = layout.add_of::<i32>(rows);
+        Ok(LogitsPlan {
+            layout,
+            top,
+            probs,
+            softmax,
+            draw,
+            pos,
+            m,
+        })
+    }
+}
+
+/// Bytes of [`Workspace`] that [`sample_logits_on`] needs for `rows` rows
+/// of `n` logits of type `T` with these inputs: the top-k's values, indices
+/// and scratch, the f32 probabilities (of the top-k, or of the whole rows),
+/// and the softmax's and the draw's own.
+pub fn sample_logits_workspace_bytes<T: LogitsInput>(
+    device: &Device,
+    rows: usize,
+    n: usize,
+    rows_in: &LogitsRows<'_>,
+    options: LogitsSampling,
+) -> Result<usize> {
+    // An empty batch runs nothing (as [`sample_logits_on`]).
+    if rows == 0 {
+        return Ok(0);
+    }
+    Ok(LogitsPlan::new::<T>(device, rows, n, rows_in, options)?
+        .layout
+        .bytes())
+}
+
+/// The stream-ordered [`sample_logits`] with per-row inputs on the device
+/// (a serving loop's decode step): enqueues the whole pipeline on `stream`
+/// and returns at once, writing one token per row into `tokens`
+/// (caller-owned, `rows` long). No allocation, no host synchronisation.
+///
+/// Row r samples as [`sample_logits`] defines it, with `rows_in`'s entry
+/// for row r in place of the options' value where one is given (see
+/// [`LogitsRows`]) and the uniform `rows_in.uniforms[r]` or
+/// [`uniform(options.seed, r, 0)`](crate::uniform). The launches: a TOPK
+/// with the widest k (none without a top-k), a SOFTMAX keeping each row's
+/// top-k, the TOPPDRAW draw, and the pick of the token through the top-k
+/// indices when the softmax ran on them alone. `options.temperature` = 0
+/// (no per-row temperatures) is greedy for every row: a TOPK of 1 and its
+/// one-hot rows, drawn.
+///
+/// The logits and the per-row inputs are checked on the device: `check`
+/// receives what is needed, and [`LogitsCheck::download`] (after
+/// synchronising) gives the errors; a row it reports has an unspecified
+/// token. Errors now: as for [`sample_logits`] on the arguments the host
+/// sees (`options`' values where no per-row input replaces them,
+/// [`RowTopK::max`]), plus `temperature`, `top_k`, `top_p`, `min_p`,
+/// `uniforms`, `tokens`, `check` or `workspace` of the wrong size or
+/// device.
+pub fn sample_logits_on<'a, T: LogitsInput>(
+    stream: &Stream,
+    logits: impl Into<Batch<'a, T>>,
+    rows_in: LogitsRows<'_>,
+    options: LogitsSampling,
+    tokens: &mut DeviceBuffer<i32>,
+    check: &mut LogitsCheck,
+    workspace: &mut Workspace,
+) -> Result<()> {
+    let logits = logits.into();
+    let (rows, n) = (logits.row_count(), logits.row_len());
+    stream.check_device(logits.data(), "logits")?;
+    stream.check_device(tokens, "tokens")?;
+    check_len(tokens.len(), rows, "tokens")?;
+    if let Some(k) = &rows_in.top_k {
+        stream.check_device(k.k, "top_k")?;
+        check_len(k.k.len(), rows, "top_k")?;
+    }
+    let row_floats = [
+        (rows_in.temperature, "temperature"),
+        (rows_in.top_p, "top_p"),
+        (rows_in.min_p, "min_p"),
+        (rows_in.uniforms, "uniforms"),
+    ];
+    for (buffer, name) in row_floats {
+        if let Some(b) = buffer {
+            stream.check_device(b, name)?;
+            check_len(b.len(), rows, name)?;
+        }
+    }
+    check_len(check.kept_mass().len(), rows, "check")?;
+    if rows == 0 {
+        return Ok(());
+    }
+    let plan = LogitsPlan::new::<T>(stream.device(), rows, n, &rows_in, options)?;
+    workspace.check(stream, &plan.layout)?;
+    let mut probs = workspace.buffer::<f32>(plan.probs);
+    let temperature = match rows_in.temperature {
+        Some(t) => Temperature::OnDevice(t),
+        // Greedy: every row one-hot on its top-1, whatever the scale.
+        None if options.temperature == 0.0 => Temperature::All(1.0),
+        None => Temperature::All(options.temperature),
+    };
+    let mut softmax_ws = workspace.sub(plan.softmax);
+    // The top-k values and indices of every row, sorted.
+    let top = match &plan.top {
+        Some(step) => {
+            let mut values = workspace.buffer::<T>(step.values);
+            let mut indices = workspace.buffer::<i32>(step.indices);
+            topk_on(
+                stream,
+                logits,
+                step.width,
+                TopkOptions::default(),
+                &mut values,
+                &mut indices,
+                &mut workspace.sub(step.scratch),
+            )?;
+            Some((step, values, indices))
+        }
+        None => None,
+    };
+    match &top {
+        None => softmax_kept_on(
+            stream,
+            logits,
+            temperature,
+            None,
+            &mut probs,
+            &mut softmax_ws,
+        )?,
+        Some((step, values, indices)) => {
+            let count = match (step.keep, &rows_in.top_k) {
+                (StepKeep::All(c), _) => Some(KeepCount::All(c)),
+                (StepKeep::PerRow, Some(k)) => Some(KeepCount::PerRow(k.k)),
+                _ => None,
+            };
+            let keep = count.map(|count| Keep {
+                count,
+                values,
+                indices: step.whole.then_some(indices),
+                width: step.width,
+            });
+            let input = if step.whole {
+                logits
+            } else {
+                Batch::rows(values, rows)?
+            };
+            softmax_kept_on(
+                stream,
+                input,
+                temperature,
+                keep,
+                &mut probs,
+                &mut softmax_ws,
+            )?;
+        }
+    }
+    let draw_options = TopPOptions {
         p: options.top_p,
         top_k: None,
         min_p: options.min_p,
         seed: options.seed,
     };
-    let draw_rows = TopPPerRow {
-        p: per_row.top_p.map(|_| top_p.as_slice()),
-        min_p: per_row.min_p.map(|_| min_p.as_slice()),
+    let draw_rows = TopPRows {
+        uniforms: rows_in.uniforms,
+        p: rows_in.top_p,
+        min_p: rows_in.min_p,
     };
-    // Greedy rows keep one logit: their temperature does not matter.
-    let positive: Vec<f32> = temperature
-        .iter()
-        .map(|&t| if t == 0.0 { 1.0 } else { t })
-        .collect();
-    let temperature = if temperature.iter().all(|&t| t == temperature[0]) {
-        Temperature::All(temperature[0])
-    } else {
-        Temperature::PerRow(&positive)
-    };
-    let drawn = if widest == 0 {
-        let probs = softmax(device, logits, temperature)?;
-        top_p_sample_normalised(device, Batch::rows(&probs, rows)?, draw_rows, draw)
-    } else {
-        let top = topk(device, logits, widest, TopkOptions::default())?;
-        // Rows that keep all of the top-k need no keep, unless it is one
-        // entry (one-hot).
-        let needs_keep = whole_rows || widest == 1 || keep.iter().any(|&k| k as usize != widest);
-        let count = needs_keep.then(|| device.upload(&keep)).transpose()?;
-        let kept = |values, indices| {
-            count.as_ref().map(|count| Keep {
-                count,
-                values,
-                indices,
-                width: widest,
-            })
-        };
-        if whole_rows {
-            let probs = softmax_kept(
-                device,
-                logits,
-                temperature,
-                kept(&top.values, Some(&top.indices)),
-            )?;
-            top_p_sample_normalised(device, Batch::rows(&probs, rows)?, draw_rows, draw)
-        } else {
-            let values = Batch::rows(&top.values, rows)?;
-            let probs = softmax_kept(device, values, temperature, kept(&top.values, None))?;
-            top_p_sample_normalised(device, Batch::rows(&probs, rows)?, draw_rows, draw).and_then(
-                |pos| {
-                    let mut tokens = device.alloc::<i32>(rows)?;
-                    device.blocking(|stream| pick_on(stream, &top.indices, &pos, &mut tokens))?;
-                    Ok(tokens)
-                },
-            )
-        }
-    };
-    // The draw names its input `probs`: here they come from the logits.
-    drawn.map_err(|e| match e {
-        Error::InvalidArgument {
-            name: "probs",
-            reason,
-        } => invalid(
-            "logits",
-            format!(
-                "their probabilities (a NaN or +inf logit, or nothing but -inf, makes a row \
-                 NaN): {reason}"
-            ),
-        ),
-        e => e,
-    })
+    let compact = top.as_ref().filter(|(s, _, _)| !s.whole);
+    let mut pos = workspace.buffer::<i32>(plan.pos);
+    draw_on(
+        stream,
+        Batch::rows(&probs, rows)?,
+        draw_options,
+        draw_rows,
+        true,
+        if compact.is_some() { &mut pos } else { tokens },
+        &mut check.draw,
+        &mut workspace.sub(plan.draw),
+    )?;
+    if let Some((_, _, indices)) = compact {
+        pick_on(stream, indices, &pos, tokens)?;
+    }
+    debug_assert_eq!(probs.len(), rows * plan.m);
+    Ok(())
 }
 
 /// The value of every row: `given[r]` (checked to be `rows` values in

@@ -188,13 +188,24 @@ pub fn softmax_on<'a, T: SoftmaxInput>(
 /// is a NaN).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Keep<'a, T: Element> {
-    pub(crate) count: &'a DeviceBuffer<i32>,
+    pub(crate) count: KeepCount<'a>,
     pub(crate) values: &'a DeviceBuffer<T>,
     pub(crate) indices: Option<&'a DeviceBuffer<i32>>,
     pub(crate) width: usize,
 }
 
+/// How many entries each row of a [`Keep`] keeps.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum KeepCount<'a> {
+    /// Row r keeps `counts[r]` (0: all; a count past the width, negative,
+    /// or 0 in rows of the top-k order alone makes the row NaN).
+    PerRow(&'a DeviceBuffer<i32>),
+    /// Every row keeps this many, 1..=width.
+    All(u32),
+}
+
 /// [`softmax_on`] over what `keep` keeps of each row (sampling's top-k).
+/// With a keep, a per-row temperature of 0 keeps one entry (greedy).
 pub(crate) fn softmax_kept_on<T: SoftmaxInput>(
     stream: &Stream,
     logits: Batch<'_, T>,
@@ -224,7 +235,10 @@ pub(crate) fn softmax_kept_on<T: SoftmaxInput>(
         }
     };
     if let Some(k) = &keep {
-        check_len(k.count.len(), rows, "top_k")?;
+        if let KeepCount::PerRow(count) = k.count {
+            stream.check_device(count, "top_k")?;
+            check_len(count.len(), rows, "top_k")?;
+        }
         check_len(k.values.len(), rows * k.width, "top_k")?;
         if let Some(i) = k.indices {
             check_len(i.len(), rows * k.width, "top_k")?;
@@ -233,6 +247,10 @@ pub(crate) fn softmax_kept_on<T: SoftmaxInput>(
     let shape = keep.as_ref().map(|k| algos::SoftmaxKeep {
         width: k.width as u64,
         by_index: k.indices.is_some(),
+        count: match k.count {
+            KeepCount::PerRow(_) => None,
+            KeepCount::All(c) => Some(c),
+        },
     });
     let plan = SoftmaxPlan::new::<T>(stream.device(), rows, n, scale, shape)?;
     check_len(probs.len(), rows * n, "probs")?;
@@ -244,7 +262,10 @@ pub(crate) fn softmax_kept_on<T: SoftmaxInput>(
     let args = runtime::SoftmaxArgs {
         logits: logits.data().ptr(),
         temperatures: per_row.map_or(null(), |b| b.ptr()),
-        keep_k: keep.as_ref().map_or(null(), |k| k.count.ptr()),
+        keep_k: match keep.as_ref().map(|k| k.count) {
+            Some(KeepCount::PerRow(count)) => count.ptr(),
+            _ => null(),
+        },
         keep_values: keep.as_ref().map_or(null(), |k| k.values.ptr()),
         keep_indices: keep
             .as_ref()
@@ -258,7 +279,9 @@ pub(crate) fn softmax_kept_on<T: SoftmaxInput>(
         uses.push(b);
     }
     if let Some(k) = &keep {
-        uses.push(k.count);
+        if let KeepCount::PerRow(count) = k.count {
+            uses.push(count);
+        }
         uses.push(k.values);
         if let Some(i) = k.indices {
             uses.push(i);

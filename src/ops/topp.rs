@@ -1,6 +1,6 @@
 //! TOPP (nucleus) sampling with the Llama 3 reference semantics, batched
 //! over rows, by radix select (no sort).
-use super::sample::{check_row_totals, uniforms};
+use super::sample::check_row_totals;
 use super::scan::Batch;
 use super::sort::{topk_on, topk_workspace_bytes, TopkKey, TopkOptions};
 use crate::device::{Device, DeviceBuffer};
@@ -75,7 +75,7 @@ pub fn top_p_sample<'a, P: TopPProb>(
     probs: impl Into<Batch<'a, P>>,
     options: TopPOptions,
 ) -> Result<DeviceBuffer<i32>> {
-    sample_blocking(device, probs.into(), options, TopPPerRow::default(), false)
+    sample_blocking(device, probs.into(), options, TopPPerRow::default())
 }
 
 /// Parameters of [`top_p_sample_per_row`] given per row: host slices of
@@ -104,20 +104,7 @@ pub fn top_p_sample_per_row<'a, P: TopPProb>(
     per_row: TopPPerRow<'_>,
     options: TopPOptions,
 ) -> Result<DeviceBuffer<i32>> {
-    per_row_blocking(device, probs.into(), per_row, options, false)
-}
-
-/// [`top_p_sample_per_row`] on rows of probabilities that sum to 1 (but
-/// for rounding; a softmax's): a p of 1 keeps every entry (sample_logits's
-/// top_p = 1 is off), instead of comparing 1 with the fp32 masses, which
-/// may drop a rounding-size tail after a search over it.
-pub(crate) fn top_p_sample_normalised<P: TopPProb>(
-    device: &Device,
-    probs: Batch<'_, P>,
-    per_row: TopPPerRow<'_>,
-    options: TopPOptions,
-) -> Result<DeviceBuffer<i32>> {
-    per_row_blocking(device, probs, per_row, options, true)
+    per_row_blocking(device, probs.into(), per_row, options)
 }
 
 fn per_row_blocking<P: TopPProb>(
@@ -125,7 +112,6 @@ fn per_row_blocking<P: TopPProb>(
     probs: Batch<'_, P>,
     per_row: TopPPerRow<'_>,
     options: TopPOptions,
-    one_keeps_all: bool,
 ) -> Result<DeviceBuffer<i32>> {
     for (values, param) in [(per_row.p, Param::P), (per_row.min_p, Param::MinP)] {
         let Some(values) = values else { continue };
@@ -134,7 +120,7 @@ fn per_row_blocking<P: TopPProb>(
             return Err(param.out_of_range(&format!("{}[{r}] = {v}", param.name())));
         }
     }
-    sample_blocking(device, probs, options, per_row, one_keeps_all)
+    sample_blocking(device, probs, options, per_row)
 }
 
 /// The parameters that may be given per row, with their ranges.
@@ -178,14 +164,14 @@ impl Param {
     }
 }
 
-/// The blocking forms: uploads the uniforms (and the per-row parameters),
-/// runs [`top_p_sample_on`] and checks the result.
+/// The blocking forms: uploads the per-row parameters, runs
+/// [`top_p_sample_on`] (the uniforms made in the draw) and checks the
+/// result.
 fn sample_blocking<P: TopPProb>(
     device: &Device,
     probs: Batch<'_, P>,
     options: TopPOptions,
     per_row: TopPPerRow<'_>,
-    one_keeps_all: bool,
 ) -> Result<DeviceBuffer<i32>> {
     if !device.same(probs.data().device()) {
         return Err(Error::InvalidArgument {
@@ -197,17 +183,16 @@ fn sample_blocking<P: TopPProb>(
     let given = Given {
         p: per_row.p.is_some(),
         min_p: per_row.min_p.is_some(),
-        one_keeps_all,
+        one_keeps_all: false,
     };
     let plan = TopPPlan::new::<P>(device, rows, probs.row_len(), options, given)?;
-    let u = device.upload(&uniforms(options.seed, rows, 1))?;
     let p = per_row.p.map(|p| device.upload(p)).transpose()?;
     let min_p = per_row.min_p.map(|m| device.upload(m)).transpose()?;
     let mut tokens = device.alloc_uninit::<i32>(rows)?;
     let mut check = TopPCheck::new(device, rows)?;
     let mut workspace = Workspace::new(device, plan.layout.bytes())?;
     let row_inputs = TopPRows {
-        uniforms: Some(&u),
+        uniforms: None,
         p: p.as_ref(),
         min_p: min_p.as_ref(),
     };
@@ -217,7 +202,7 @@ fn sample_blocking<P: TopPProb>(
             probs,
             options,
             row_inputs,
-            one_keeps_all,
+            false,
             &mut tokens,
             &mut check,
             &mut workspace,
@@ -232,8 +217,8 @@ fn sample_blocking<P: TopPProb>(
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TopPRows<'a> {
     /// Row r draws with `uniforms[r]` (default: the seeded
-    /// [`uniform(options.seed, r, 0)`](crate::uniform), computed on the
-    /// device).
+    /// [`uniform(options.seed, r, 0)`](crate::uniform), computed by the
+    /// draw kernel).
     pub uniforms: Option<&'a DeviceBuffer<f32>>,
     /// Row r's nucleus mass is `p[r]` (default: `options.p` for every row).
     /// Checked on the device: [`TopPCheck::download`] names `p` when an
@@ -340,13 +325,12 @@ impl TopPCheck {
 
 /// The pieces of a top-p draw and its workspace: with `top_k`, the top-k
 /// values and indices of every row, their scratch and the drawn positions;
-/// the seeded uniforms; the draw kernel's slots. The draw writes the bad
+/// the draw kernel's slots. The draw writes the bad
 /// probabilities' count and the kept masses straight into the caller's
 /// [`TopPCheck`].
 struct TopPPlan {
     layout: Layout,
     top: Option<TopKParts>,
-    uniforms: Part,
     slots: Part,
     /// One launch per chunk of rows (the kernel keeps per-row state on
     /// chip), with the chunk's first row.
@@ -440,12 +424,10 @@ impl TopPPlan {
             }
             None => (None, None),
         };
-        let uniforms = layout.add_of::<f32>(rows);
         let slots = layout.add(slot_bytes);
         Ok(TopPPlan {
             layout,
             top,
-            uniforms,
             slots,
             chunks,
             pick,
@@ -485,14 +467,14 @@ pub fn top_p_sample_workspace_bytes<P: TopPProb>(
 }
 
 /// The stream-ordered [`top_p_sample`] and [`top_p_sample_per_row`]:
-/// enqueues the whole draw (the seeded uniforms unless given, the top-k
-/// with `top_k`, the draw kernel, the index lookup with `top_k`) on
+/// enqueues the whole draw (the top-k with `top_k`, the draw kernel, the
+/// index lookup with `top_k`) on
 /// `stream` and returns at once, writing one token per row into `tokens`
 /// (caller-owned, `rows` long). `rows` may give each row's uniform, nucleus
 /// mass and min_p on the device (caller-owned, `rows` long each; see
 /// [`TopPRows`]); without them row r draws with
-/// [`uniform(options.seed, r, 0)`](crate::uniform) computed on the device
-/// (as the blocking form draws; no upload) and takes `options.p` and
+/// [`uniform(options.seed, r, 0)`](crate::uniform), computed by the draw
+/// kernel (as the blocking form draws; no upload, no launch of its own) and takes `options.p` and
 /// `options.min_p`.
 /// No allocation, no host synchronisation.
 ///
@@ -526,7 +508,7 @@ pub fn top_p_sample_on<'a, P: TopPProb>(
 
 /// [`top_p_sample_on`], with `one_keeps_all` as [`Given`] says.
 #[allow(clippy::too_many_arguments)]
-fn draw_on<P: TopPProb>(
+pub(crate) fn draw_on<P: TopPProb>(
     stream: &Stream,
     probs: Batch<'_, P>,
     options: TopPOptions,
@@ -566,15 +548,6 @@ fn draw_on<P: TopPProb>(
         });
     }
     workspace.check(stream, &plan.layout)?;
-    let seeded;
-    let uniforms = match rows_in.uniforms {
-        Some(u) => u,
-        None => {
-            seeded = workspace.buffer::<f32>(plan.uniforms);
-            crate::ops::sample::uniforms_into(stream, options.seed, rows, &seeded)?;
-            &seeded
-        }
-    };
     // With top_k, the draw runs over the top-k values of each row (in input
     // order, so ties still go by index) and its positions map back through
     // the top-k indices.
@@ -602,8 +575,11 @@ fn draw_on<P: TopPProb>(
     };
     let slots = workspace.buffer::<u8>(plan.slots);
     let mut uses: Vec<&dyn crate::stream::Uses> =
-        vec![&*workspace, &check.slots, &check.kept, &*tokens, uniforms];
-    for b in [rows_in.p, rows_in.min_p].into_iter().flatten() {
+        vec![&*workspace, &check.slots, &check.kept, &*tokens];
+    for b in [rows_in.uniforms, rows_in.p, rows_in.min_p]
+        .into_iter()
+        .flatten()
+    {
         uses.push(b);
     }
     stream.with_queue(&uses, |s| {
@@ -613,9 +589,15 @@ fn draw_on<P: TopPProb>(
             launch.tiling.row_p = u32::from(given.p);
             launch.tiling.row_min_p = u32::from(given.min_p);
             launch.tiling.one_keeps_all = u32::from(given.one_keeps_all);
+            // Without given uniforms the kernel makes row r's from the seed.
+            launch.tiling.seeded = u32::from(rows_in.uniforms.is_none());
+            launch.tiling.seed = options.seed;
+            launch.tiling.first_row = *first as u64;
             let args = runtime::TopPDrawArgs {
                 probs: draw_in.ptr_at(*first * m),
-                uniforms: uniforms.ptr_at(*first),
+                uniforms: rows_in
+                    .uniforms
+                    .map_or(std::ptr::null_mut(), |u| u.ptr_at(*first)),
                 top_p: rows_in.p.map_or(std::ptr::null_mut(), |p| p.ptr_at(*first)),
                 min_p: rows_in
                     .min_p

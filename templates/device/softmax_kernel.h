@@ -23,6 +23,10 @@
 // a NaN is never dropped, so its row still comes out NaN. keep_k[r] = 0
 // keeps the whole row; a row that keeps one entry is one-hot on it (1, or
 // NaN everywhere when it is a NaN), whatever its value and temperature.
+// With a keep, a per-row temperature of 0 keeps one entry (greedy), and
+// every row may keep the same count (tiling keep_count) instead of keep_k.
+// A count that is negative, past keep_width, or 0 in rows that hold only the
+// kept entries (keep_by_index 0) makes the row NaN, as a bad temperature does.
 #pragma once
 
 #include "ascend_scan_tiling.h"
@@ -128,15 +132,23 @@ private:
         params_.scale = t_.scale;
         params_.keep = 0;
         if (!t_.per_row && !t_.keep) return params_;
+        const bool counts = t_.keep && t_.keep_count == 0;  // a count per row in keep_k
         if (t_.per_row) LoadAny(temp_, gT_[r], 1);
-        if (t_.keep) LoadAny(keepK_, gK_[r], 1);
+        if (counts) LoadAny(keepK_, gK_[r], 1);
         PipeSync<HardEvent::MTE2_S>();
+        int32_t k = !t_.keep ? 0 : counts ? keepK_.GetValue(0) : static_cast<int32_t>(t_.keep_count);
         if (t_.per_row) {
             const float temperature = temp_.GetValue(0);
             params_.scale = temperature > 0.0f && temperature <= 3.40282347e38f ? 1.0f / temperature : Nan();
+            if (t_.keep && temperature == 0.0f) k = 1, params_.scale = 1.0f;  // greedy: the top-1 alone
         }
-        const int32_t k = t_.keep ? keepK_.GetValue(0) : 0;
-        if (k > 0 && static_cast<uint64_t>(k) <= t_.keep_width) {
+        // A count past the keep's width, negative, or 0 (all) in rows that
+        // hold only the kept ones, has no meaning: the row comes out NaN.
+        if (k < 0 || static_cast<uint64_t>(k) > t_.keep_width || (t_.keep && k == 0 && !t_.keep_by_index)) {
+            params_.scale = Nan();
+            k = 0;
+        }
+        if (k > 0) {
             params_.keep = static_cast<uint32_t>(k);
             const uint64_t at = r * t_.keep_width + static_cast<uint64_t>(k - 1);
             ScalarReadsDone();

@@ -34,6 +34,7 @@
 #pragma once
 
 #include "ascend_scan_tiling.h"
+#include "blocks_random.h"
 #include "blocks_ub_io.h"
 
 namespace ascend_scan {
@@ -188,8 +189,9 @@ private:
         state_ = ub_.At<uint32_t>(kStateAt, kMaxItems * kStateWords);
         bool bad = false;
         guess_ = GuessFor(CheckedP(t_.p, bad));
-        // The rows' uniforms, and p and min_p of each row when given per
-        // row (into the masks, unused until round 0). The pieces of a core
+        // The rows' uniforms (seeded: computed here, as the host's
+        // `uniform(seed, row, 0)`), and p and min_p of each row when given
+        // per row (into the masks, unused until round 0). The pieces of a core
         // span consecutive rows.
         if (first_ < last_) {
             uint64_t r0 = first_ / t_.pieces, r1 = (last_ - 1) / t_.pieces;
@@ -197,7 +199,7 @@ private:
             LocalTensor<float> u = ub_.At<float>(kUniformsAt, kMaxItems + 16);
             LocalTensor<float> ps = ub_.At<float>(kMasksAt, kMaxItems + 16);
             LocalTensor<float> ms = ub_.At<float>(kMasksAt + kRowMinPAt, kMaxItems + 16);
-            LoadAny(u, gu_[r0], rowsHere);
+            if (t_.seeded == 0) LoadAny(u, gu_[r0], rowsHere);
             if (t_.row_p != 0) LoadAny(ps, gp_[r0], rowsHere);
             if (t_.row_min_p != 0) LoadAny(ms, gMinP_[r0], rowsHere);
             PipeSync<HardEvent::MTE2_S>();
@@ -220,7 +222,10 @@ private:
                 Set(g, kTopCode, Codes<TProb>::kOne + 1);
                 Set(g, kFloor, AsBits(minP));
                 FromRow(g);
-                Set(g, kUniform, AsBits(u.GetValue(static_cast<uint32_t>(g / t_.pieces - r0))));
+                const uint64_t row = g / t_.pieces;
+                const float uniform = t_.seeded != 0 ? rng::Uniform(t_.seed, t_.first_row + row, 0)
+                                                     : u.GetValue(static_cast<uint32_t>(row - r0));
+                Set(g, kUniform, AsBits(uniform));
             }
             ScalarReadsDone();  // the rounds' compares write the masks
         }

@@ -4,8 +4,9 @@
 //! (checked against f64 in tests/it/softmax.rs), mapped back through the
 //! top-k order; the errors name their argument.
 use ascend_scan::{
-    sample_logits, sample_logits_per_row, softmax, uniform, Batch, LogitsPerRow, LogitsSampling,
-    Temperature,
+    sample_logits, sample_logits_on, sample_logits_per_row, sample_logits_workspace_bytes, softmax,
+    uniform, Batch, Error, LogitsCheck, LogitsPerRow, LogitsRows, LogitsSampling, RowTopK,
+    Temperature, Workspace,
 };
 use half::{bf16, f16};
 use proptest::prelude::*;
@@ -291,6 +292,19 @@ fn reference_token(
     whole: bool,
     tol: f64,
 ) -> Option<i32> {
+    reference_draw(row, pr, r, u, whole, tol).map(|(token, _)| token)
+}
+
+/// [`reference_token`] with the kept mass (the sum of the probabilities
+/// min-p and top-p kept; 1 for one kept logit).
+fn reference_draw(
+    row: &[f64],
+    pr: &RowParams,
+    r: usize,
+    u: f32,
+    whole: bool,
+    tol: f64,
+) -> Option<(i32, f64)> {
     let n = row.len();
     let (t, k, top_p, min_p) = (
         pr.temperature[r],
@@ -301,7 +315,7 @@ fn reference_token(
     if t == 0.0 || k == 1 {
         // One kept logit: the first largest (no NaN in these rows).
         let best = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        return Some(row.iter().position(|&v| v == best).unwrap() as i32);
+        return Some((row.iter().position(|&v| v == best).unwrap() as i32, 1.0));
     }
     let mut kept = if k == 0 || k == n {
         (0..n).collect()
@@ -320,7 +334,10 @@ fn reference_token(
     let sum: f64 = e.iter().sum();
     let probs: Vec<f32> = e.iter().map(|v| (v / sum) as f32).collect();
     let p_ref = if top_p == 1.0 { 1.001 } else { top_p };
-    reference_min_p(&probs, p_ref, None, min_p, u, tol).map(|(pos, _)| kept[pos as usize] as i32)
+    reference_min_p(&probs, p_ref, None, min_p, u, tol).map(|(pos, nucleus)| {
+        let mass = nucleus.iter().map(|&(_, w)| f64::from(w)).sum();
+        (kept[pos as usize] as i32, mass)
+    })
 }
 
 /// Every row's token against the definition with its own parameters;
@@ -339,7 +356,7 @@ fn per_row_tokens_follow_the_definition<T: Logit>(
         .iter()
         .zip(&pr.temperature)
         .any(|(&k, &t)| t != 0.0 && (k == 0 || k as usize == n));
-    let (mut checked, mut skipped) = (0, 0);
+    let mut counts = (0, 0);
     for seed in [5u64, 77] {
         let per_row = LogitsPerRow {
             temperature: Some(&pr.temperature),
@@ -355,25 +372,52 @@ fn per_row_tokens_follow_the_definition<T: Logit>(
             .unwrap()
             .download()
             .unwrap();
-        let tol = if n > 10_000 { 1e-5 } else { 1e-4 };
-        for r in 0..rows {
-            let row: Vec<f64> = x[r * n..(r + 1) * n].iter().map(|v| v.f64()).collect();
-            let u = uniform(seed, r as u64, 0);
-            let (t, k) = (pr.temperature[r], pr.top_k[r] as usize);
-            match reference_token(&row, &pr, r, u, whole, tol) {
-                Some(want) => {
-                    assert_eq!(
-                        got[r], want,
-                        "row {r} of {rows}x{n}: t {t}, k {k}, p {}, min_p {}, seed {seed}",
-                        pr.top_p[r], pr.min_p[r]
+        compare_rows(&x, n, &pr, whole, seed, &got, None, &mut counts);
+    }
+    counts
+}
+
+/// Compares each row's token (and kept mass, when given) of a batch drawn
+/// with the uniforms `uniform(seed, r, 0)` with the definition, counting the
+/// rows checked and skipped in `counts`.
+#[allow(clippy::too_many_arguments)]
+fn compare_rows<T: Logit>(
+    x: &[T],
+    n: usize,
+    pr: &RowParams,
+    whole: bool,
+    seed: u64,
+    got: &[i32],
+    kept: Option<&[f32]>,
+    counts: &mut (usize, usize),
+) {
+    let tol = if n > 10_000 { 1e-5 } else { 1e-4 };
+    for (r, &token) in got.iter().enumerate() {
+        let row: Vec<f64> = x[r * n..(r + 1) * n].iter().map(|v| v.f64()).collect();
+        let what = format!(
+            "row {r} of {}x{n}: t {}, k {}, p {}, min_p {}, seed {seed}",
+            got.len(),
+            pr.temperature[r],
+            pr.top_k[r],
+            pr.top_p[r],
+            pr.min_p[r]
+        );
+        match reference_draw(&row, pr, r, uniform(seed, r as u64, 0), whole, tol) {
+            Some((want, mass)) => {
+                assert_eq!(token, want, "{what}");
+                if let Some(kept) = kept {
+                    let err = (f64::from(kept[r]) - mass).abs();
+                    assert!(
+                        err <= 1e-4 * mass.max(1e-3),
+                        "{what}: kept {} vs {mass}",
+                        kept[r]
                     );
-                    checked += 1;
                 }
-                None => skipped += 1,
+                counts.0 += 1;
             }
+            None => counts.1 += 1,
         }
     }
-    (checked, skipped)
 }
 
 #[test]
@@ -564,6 +608,334 @@ fn per_row_errors_name_the_argument() {
         ..d
     })
     .unwrap();
+}
+
+/// sample_logits_on with every per-row input on the device: temperatures
+/// (0: greedy, whatever the row's top_k), top_k (0: off, also for the
+/// rows whose k is n; `RowTopK::some_off` when there are such rows), top_p,
+/// min_p and the caller's uniforms (not the options' seed), against the
+/// definition, with the kept mass; one workspace and one check serve two
+/// batches. Returns the rows checked and skipped.
+fn stream_tokens_follow_the_definition<T: Logit>(
+    rows: usize,
+    n: usize,
+    off: bool,
+) -> (usize, usize) {
+    let dev = device();
+    let stream = dev.create_stream().unwrap();
+    let x = lm_logits::<T>(rows, n, 19 + n as u64);
+    let buf = dev.upload(&x).unwrap();
+    let pr = row_params(rows, n, off, 3 + n as u64);
+    let k: Vec<i32> = pr
+        .top_k
+        .iter()
+        .map(|&k| if k as usize == n { 0 } else { k as i32 })
+        .collect();
+    let some_off = k.contains(&0);
+    let max = k.iter().copied().max().unwrap().max(1) as usize;
+    let (t_dev, k_dev, p_dev, m_dev) = (
+        dev.upload(&pr.temperature).unwrap(),
+        dev.upload(&k).unwrap(),
+        dev.upload(&pr.top_p).unwrap(),
+        dev.upload(&pr.min_p).unwrap(),
+    );
+    let mut tokens = dev.alloc::<i32>(rows).unwrap();
+    let mut check = LogitsCheck::new(&dev, rows).unwrap();
+    let mut counts = (0, 0);
+    let mut workspace = None;
+    for seed in [8u64, 1234] {
+        let u: Vec<f32> = (0..rows).map(|r| uniform(seed, r as u64, 0)).collect();
+        let u_dev = dev.upload(&u).unwrap();
+        let rows_in = LogitsRows {
+            temperature: Some(&t_dev),
+            top_k: Some(RowTopK {
+                k: &k_dev,
+                max,
+                some_off,
+            }),
+            top_p: Some(&p_dev),
+            min_p: Some(&m_dev),
+            uniforms: Some(&u_dev),
+        };
+        // The options' seed is not the uniforms': they must not be used.
+        let o = LogitsSampling {
+            seed: seed + 1,
+            ..Default::default()
+        };
+        let ws = workspace.get_or_insert_with(|| {
+            let bytes = sample_logits_workspace_bytes::<T>(&dev, rows, n, &rows_in, o).unwrap();
+            Workspace::new(&dev, bytes).unwrap()
+        });
+        let logits = Batch::rows(&buf, rows).unwrap();
+        sample_logits_on(&stream, logits, rows_in, o, &mut tokens, &mut check, ws).unwrap();
+        stream.synchronize().unwrap();
+        check.download().unwrap();
+        let got = tokens.download().unwrap();
+        let kept = check.kept_mass().download().unwrap();
+        compare_rows(&x, n, &pr, some_off, seed, &got, Some(&kept), &mut counts);
+    }
+    counts
+}
+
+#[test]
+fn stream_form_with_device_inputs_follows_the_definition() {
+    let counts = [
+        // Every row greedy or with a top-k below n: softmax and draw on the top-k.
+        stream_tokens_follow_the_definition::<f16>(24, 3000, false),
+        stream_tokens_follow_the_definition::<f32>(30, 200, false),
+        // Rows off among them: the whole rows.
+        stream_tokens_follow_the_definition::<bf16>(12, 7000, true),
+        stream_tokens_follow_the_definition::<f32>(3, 100_000, true),
+    ];
+    most_rows_checked(&counts);
+}
+
+/// The stream form with the options alone (no per-row input) gives the
+/// blocking form's tokens, for every shape of the pipeline: greedy, top-k
+/// of 1, a top-k with device temperatures, no top-k.
+#[test]
+fn stream_form_with_the_options_matches_the_blocking_form() {
+    let dev = device();
+    let stream = dev.create_stream().unwrap();
+    let (rows, n) = (20, 1500);
+    let x = lm_logits::<f32>(rows, n, 21);
+    let buf = dev.upload(&x).unwrap();
+    let temps: Vec<f32> = (0..rows).map(|r| [0.0, 0.6, 1.2][r % 3]).collect();
+    let t_dev = dev.upload(&temps).unwrap();
+    let base = LogitsSampling {
+        temperature: 0.9,
+        top_k: None,
+        top_p: 0.85,
+        min_p: 0.01,
+        seed: 5,
+    };
+    let cases = [
+        (
+            LogitsSampling {
+                temperature: 0.0,
+                ..base
+            },
+            false,
+        ),
+        (
+            LogitsSampling {
+                top_k: Some(1),
+                ..base
+            },
+            false,
+        ),
+        (
+            LogitsSampling {
+                top_k: Some(30),
+                ..base
+            },
+            false,
+        ),
+        (
+            LogitsSampling {
+                top_k: Some(30),
+                ..base
+            },
+            true,
+        ),
+        (
+            LogitsSampling {
+                top_k: Some(n),
+                ..base
+            },
+            false,
+        ),
+        (base, false),
+    ];
+    for (o, device_temps) in cases {
+        let rows_in = LogitsRows {
+            temperature: device_temps.then_some(&t_dev),
+            ..Default::default()
+        };
+        let bytes = sample_logits_workspace_bytes::<f32>(&dev, rows, n, &rows_in, o).unwrap();
+        let mut ws = Workspace::new(&dev, bytes).unwrap();
+        let mut tokens = dev.alloc::<i32>(rows).unwrap();
+        let mut check = LogitsCheck::new(&dev, rows).unwrap();
+        let logits = Batch::rows(&buf, rows).unwrap();
+        sample_logits_on(
+            &stream,
+            logits,
+            rows_in,
+            o,
+            &mut tokens,
+            &mut check,
+            &mut ws,
+        )
+        .unwrap();
+        stream.synchronize().unwrap();
+        check.download().unwrap();
+        let got = tokens.download().unwrap();
+        let want = if device_temps {
+            let per_row = LogitsPerRow {
+                temperature: Some(&temps),
+                ..Default::default()
+            };
+            sample_logits_per_row(&dev, Batch::rows(&buf, rows).unwrap(), per_row, o)
+        } else {
+            sample_logits(&dev, Batch::rows(&buf, rows).unwrap(), o)
+        };
+        assert_eq!(
+            got,
+            want.unwrap().download().unwrap(),
+            "{o:?}, device temperatures {device_temps}"
+        );
+    }
+}
+
+/// What the host cannot see is reported by the check, naming the input;
+/// what it can see is refused at once.
+#[test]
+fn stream_form_errors_name_the_argument() {
+    let dev = device();
+    let stream = dev.create_stream().unwrap();
+    let (rows, n) = (4, 300);
+    let x = lm_logits::<f16>(rows, n, 9);
+    let buf = dev.upload(&x).unwrap();
+    let o = LogitsSampling {
+        top_k: Some(20),
+        ..Default::default()
+    };
+    let run = |rows_in: LogitsRows<'_>, o: LogitsSampling, out: usize| -> Result<(), Error> {
+        let bytes = sample_logits_workspace_bytes::<f16>(&dev, rows, n, &rows_in, o)?;
+        let mut ws = Workspace::new(&dev, bytes)?;
+        let mut tokens = dev.alloc::<i32>(out)?;
+        let mut check = LogitsCheck::new(&dev, rows)?;
+        let logits = Batch::rows(&buf, rows)?;
+        sample_logits_on(
+            &stream,
+            logits,
+            rows_in,
+            o,
+            &mut tokens,
+            &mut check,
+            &mut ws,
+        )?;
+        stream.synchronize()?;
+        check.download()
+    };
+    let f = |v: &[f32]| dev.upload(v).unwrap();
+    let i = |v: &[i32]| dev.upload(v).unwrap();
+    let top_k = |k, max, some_off| RowTopK { k, max, some_off };
+    let (k_past, k_zero, k_neg) = (i(&[3, 21, 5, 1]), i(&[3, 0, 5, 1]), i(&[3, -2, 5, 1]));
+    let k_short = i(&[1; 3]);
+    let t0 = f(&[1.0, 0.0, 1.0, 1.0]);
+    let (t_neg, t_nan, t_inf) = (
+        f(&[1.0, -1.0, 1.0, 1.0]),
+        f(&[1.0, f32::NAN, 1.0, 1.0]),
+        f(&[f32::INFINITY; 4]),
+    );
+    let (p_bad, m_bad, short) = (
+        f(&[0.5, 0.0, 0.5, 0.5]),
+        f(&[0.0, 0.0, 1.5, 0.0]),
+        f(&[1.0; 3]),
+    );
+    let d = LogitsRows::default();
+    let with_k = |k| LogitsRows {
+        top_k: Some(k),
+        ..d
+    };
+    let with_t = |t| LogitsRows {
+        temperature: Some(t),
+        ..d
+    };
+    let no_top_k = LogitsSampling { top_k: None, ..o };
+    // (inputs, options, tokens, the argument named; None: no error)
+    let cases: Vec<(LogitsRows<'_>, LogitsSampling, usize, Option<&str>)> = vec![
+        // On the device: a row whose temperature or top_k is out of range
+        // comes out NaN, which the check reports.
+        (with_k(top_k(&k_past, 20, true)), o, rows, Some("logits")),
+        (with_k(top_k(&k_zero, 20, false)), o, rows, Some("logits")),
+        (with_k(top_k(&k_neg, 20, true)), o, rows, Some("logits")),
+        (with_k(top_k(&k_zero, 20, true)), o, rows, None),
+        (with_t(&t_neg), o, rows, Some("logits")),
+        (with_t(&t_nan), o, rows, Some("logits")),
+        (with_t(&t_inf), o, rows, Some("logits")),
+        // A temperature of 0 is greedy with a top-k, an error without.
+        (with_t(&t0), o, rows, None),
+        (with_t(&t0), no_top_k, rows, Some("logits")),
+        (
+            LogitsRows {
+                top_p: Some(&p_bad),
+                ..d
+            },
+            o,
+            rows,
+            Some("top_p"),
+        ),
+        (
+            LogitsRows {
+                min_p: Some(&m_bad),
+                ..d
+            },
+            o,
+            rows,
+            Some("min_p"),
+        ),
+        // On the host: lengths, bounds and the options' values.
+        (with_t(&short), o, rows, Some("temperature")),
+        (
+            LogitsRows {
+                top_p: Some(&short),
+                ..d
+            },
+            o,
+            rows,
+            Some("top_p"),
+        ),
+        (
+            LogitsRows {
+                uniforms: Some(&short),
+                ..d
+            },
+            o,
+            rows,
+            Some("uniforms"),
+        ),
+        (with_k(top_k(&k_short, 5, false)), o, rows, Some("top_k")),
+        (with_k(top_k(&k_zero, 0, true)), o, rows, Some("top_k")),
+        (with_k(top_k(&k_zero, n + 1, true)), o, rows, Some("top_k")),
+        (d, o, rows + 1, Some("tokens")),
+        (
+            d,
+            LogitsSampling {
+                temperature: -1.0,
+                ..o
+            },
+            rows,
+            Some("temperature"),
+        ),
+        (
+            d,
+            LogitsSampling {
+                top_k: Some(0),
+                ..o
+            },
+            rows,
+            Some("top_k"),
+        ),
+        (d, LogitsSampling { top_p: 0.0, ..o }, rows, Some("top_p")),
+        (d, LogitsSampling { min_p: 2.0, ..o }, rows, Some("min_p")),
+    ];
+    for (rows_in, o, out, name) in cases {
+        match name {
+            Some(name) => named(run(rows_in, o, out), name),
+            None => run(rows_in, o, out).unwrap(),
+        }
+    }
+    // A workspace too small for the call.
+    let mut ws = Workspace::new(&dev, 64).unwrap();
+    let mut tokens = dev.alloc::<i32>(rows).unwrap();
+    let mut check = LogitsCheck::new(&dev, rows).unwrap();
+    let logits = Batch::rows(&buf, rows).unwrap();
+    named(
+        sample_logits_on(&stream, logits, d, o, &mut tokens, &mut check, &mut ws),
+        "workspace",
+    );
 }
 
 proptest! {

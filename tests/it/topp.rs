@@ -869,6 +869,16 @@ fn large_batches_take_several_launches() {
         }
     }
     assert!(checked > rows / 2, "{checked} of {rows} rows checked");
+    // Seeded: the kernel makes row r's uniform(3, r, 0) itself, every launch
+    // from its own first row of the batch: the same tokens.
+    let buf = dev.upload(&to_prob::<f16>(&all)).unwrap();
+    let seeded = TopPOptions {
+        p: 0.7,
+        seed: 3,
+        ..Default::default()
+    };
+    let got = top_p_sample(&dev, Batch::rows(&buf, rows).unwrap(), seeded).unwrap();
+    assert_eq!(got.download().unwrap(), tokens);
     // Bad probabilities in the first and the last launch are both counted.
     let mut bad = to_prob::<f16>(&all);
     bad[3] = f16::NAN;

@@ -38,6 +38,11 @@ pub struct SoftmaxTiling {
     /// (at the same place); 0: it is `keep_k[r] - 1` (rows already in the
     /// top-k order).
     pub keep_by_index: u32,
+    /// With `keep`: every row keeps this many (`keep_k` unused); 0: row r
+    /// keeps `keep_k[r]`.
+    pub keep_count: u32,
+    /// Unused (keeps the size a multiple of 8).
+    pub reserved: u32,
 }
 
 /// What the rows of a SOFTMAX keep (sampling's top-k; docs/algorithms.md,
@@ -50,6 +55,9 @@ pub struct SoftmaxKeep {
     /// Whether the positions come from an index array (else the row is
     /// itself in the top-k order).
     pub by_index: bool,
+    /// Every row keeps this many (1..=width); `None`: each row's count
+    /// comes from the launch's `keep_k`.
+    pub count: Option<u32>,
 }
 
 /// A SOFTMAX kernel instance for one logit type (the probabilities are f32).
@@ -102,6 +110,14 @@ impl Softmax {
                 reason: "an empty input needs no launch".into(),
             });
         }
+        if let Some(c) = keep.and_then(|k| k.count) {
+            if c == 0 || u64::from(c) > keep.map_or(0, |k| k.width) {
+                return Err(AlgoError::InvalidArgument {
+                    name: "keep",
+                    reason: format!("every row keeps {c}: must be in 1..= the keep's width"),
+                });
+            }
+        }
         let cores = u64::from(soc.vector_cores.max(1));
         let chunks = n.div_ceil(SOFTMAX_CHUNK);
         // The most loaded core's chunks (plus the pieces' own cost) for each
@@ -134,6 +150,8 @@ impl Softmax {
                 scale: scale.unwrap_or(1.0),
                 keep: u32::from(keep.is_some()),
                 keep_by_index: u32::from(keep.is_some_and(|k| k.by_index)),
+                keep_count: keep.and_then(|k| k.count).unwrap_or(0),
+                reserved: 0,
             },
         })
     }

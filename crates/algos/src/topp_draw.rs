@@ -22,6 +22,11 @@ pub struct TopPDrawTiling {
     pub piece_len: u64,
     /// Consecutive pieces per vector core.
     pub items_per_core: u64,
+    /// With `seeded`: the seed of the draws' uniforms.
+    pub seed: u64,
+    /// With `seeded`: the batch row of this launch's first row (a batch may
+    /// take several launches).
+    pub first_row: u64,
     /// The nucleus mass p.
     pub p: f32,
     /// Thresholds per round (the radix: 2..=16).
@@ -58,6 +63,11 @@ pub struct TopPDrawTiling {
     /// rounding: sample_logits's top_p = 1 is off); 0: 1 is compared with
     /// the row's masses like any p.
     pub one_keeps_all: u32,
+    /// 1: row r draws with `uniform(seed, first_row + r, 0)`, computed in
+    /// the kernel (`uniforms` unused); 0: with `uniforms[r]`.
+    pub seeded: u32,
+    /// Unused (keeps the size a multiple of 8).
+    pub reserved: u32,
 }
 
 /// Bytes of a piece's slot per round (16 fp32 masses, 17 i32 counts, padding).
@@ -201,6 +211,8 @@ impl TopPDraw {
                 pieces,
                 piece_len,
                 items_per_core,
+                seed: 0,
+                first_row: 0,
                 p,
                 ways,
                 rounds,
@@ -211,6 +223,8 @@ impl TopPDraw {
                 min_p: 0.0,
                 row_min_p: 0,
                 one_keeps_all: 0,
+                seeded: 0,
+                reserved: 0,
             },
         })
     }

@@ -11,12 +11,13 @@ use std::time::Instant;
 use anyhow::{bail, Context as _};
 use ascend_scan::matrices::{sparse_attention, AttentionPattern, HostCsr};
 use ascend_scan::{
-    compress, copy, cummax, multinomial, reduce_max, reduce_sum, sample_logits,
-    sample_logits_per_row, scan, segmented_scan, segmented_sum, softmax, sort, split_with, spmv,
-    top_p_sample, topk, Algorithm, Batch, Csr, Device, LogitsPerRow, LogitsSampling, RevSpec,
-    SampleOptions, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm,
-    SegSumOptions, Segments, Soc, SocProfile, SoftmaxInput, SortAlgorithm, SortOptions,
-    SplitOptions, Temperature, TopPOptions, TopPProb, TopkKey, TopkOptions, MAX_I8_SCAN_LEN,
+    compress, copy, cummax, multinomial, reduce_max, reduce_sum, sample_logits, sample_logits_on,
+    sample_logits_per_row, sample_logits_workspace_bytes, scan, segmented_scan, segmented_sum,
+    softmax, sort, split_with, spmv, top_p_sample, topk, Algorithm, Batch, Csr, Device,
+    LogitsCheck, LogitsPerRow, LogitsRows, LogitsSampling, RevSpec, RowTopK, SampleOptions, ScanOp,
+    ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc,
+    SocProfile, SoftmaxInput, SortAlgorithm, SortOptions, SplitOptions, Temperature, TopPOptions,
+    TopPProb, TopkKey, TopkOptions, Workspace, MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::{assumptions, assumptions_markdown, pipe_name, Assumption};
 use ascendc_sim::{model_launches, CostParams, LaunchReport, ModelProfile, ModelReport};
@@ -90,6 +91,10 @@ pub enum LogitsParams {
     /// Per row: greedy rows, rows without top_k, the rest with (the draw on
     /// whole rows).
     MixedWhole,
+    /// MixedTopK's parameters on the device, through the stream form
+    /// (`sample_logits_on`, the uniforms computed on the device): a serving
+    /// loop's decode step.
+    MixedOnDevice,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -358,6 +363,9 @@ impl Op {
                     LogitsParams::TopP => format!("T={SOFTMAX_T}, top_p=0.9"),
                     LogitsParams::MixedTopK => "per row: 1/4 greedy, top_k 20..100".into(),
                     LogitsParams::MixedWhole => "per row: 1/4 greedy, 1/4 no top_k".into(),
+                    LogitsParams::MixedOnDevice => {
+                        "per row on the device: 1/4 greedy, top_k 20..100, stream form".into()
+                    }
                 };
                 format!("SAMPLE_LOGITS f32 {rows}x{SOFTMAX_VOCAB} ({p})")
             }
@@ -954,16 +962,59 @@ impl Runner {
                     top_p: Some(&p),
                     min_p: None,
                 };
+                // The stream form's inputs, made before the timed call.
+                let k_i32: Vec<i32> = k.iter().map(|&k| k as i32).collect();
+                let (t_dev, k_dev, p_dev) = (
+                    self.dev.upload(&t)?,
+                    self.dev.upload(&k_i32)?,
+                    self.dev.upload(&p)?,
+                );
+                let rows_in = LogitsRows {
+                    temperature: Some(&t_dev),
+                    top_k: Some(RowTopK {
+                        k: &k_dev,
+                        max: 100,
+                        some_off: false,
+                    }),
+                    top_p: Some(&p_dev),
+                    ..Default::default()
+                };
+                let on_device = params == LogitsParams::MixedOnDevice;
+                let (stream, mut workspace) = if on_device {
+                    let len = n / rows;
+                    let bytes = sample_logits_workspace_bytes::<f32>(
+                        &self.dev, rows, len, &rows_in, options,
+                    )?;
+                    (
+                        Some(self.dev.create_stream()?),
+                        Some(Workspace::new(&self.dev, bytes)?),
+                    )
+                } else {
+                    (None, None)
+                };
+                let mut check = LogitsCheck::new(&self.dev, rows)?;
+                let mut tokens = self.dev.alloc::<i32>(rows)?;
                 self.dev.take_reports();
                 let t = Instant::now();
-                let tokens = match params {
-                    LogitsParams::TopK | LogitsParams::TopP => {
-                        sample_logits(&self.dev, batch, options)?
+                match (params, &stream, &mut workspace) {
+                    (LogitsParams::TopK | LogitsParams::TopP, _, _) => {
+                        tokens = sample_logits(&self.dev, batch, options)?;
                     }
-                    LogitsParams::MixedTopK | LogitsParams::MixedWhole => {
-                        sample_logits_per_row(&self.dev, batch, per_row, options)?
+                    (LogitsParams::MixedOnDevice, Some(stream), Some(workspace)) => {
+                        sample_logits_on(
+                            stream,
+                            batch,
+                            rows_in,
+                            options,
+                            &mut tokens,
+                            &mut check,
+                            workspace,
+                        )?;
+                        stream.synchronize()?;
+                        check.download()?;
                     }
-                };
+                    _ => tokens = sample_logits_per_row(&self.dev, batch, per_row, options)?,
+                }
                 wall = t.elapsed().as_secs_f64();
                 debug_assert_eq!(tokens.len(), rows);
             }
@@ -1166,6 +1217,10 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::SampleLogits {
             rows: 96,
             params: LogitsParams::MixedWhole,
+        },
+        Op::SampleLogits {
+            rows: 96,
+            params: LogitsParams::MixedOnDevice,
         },
         Op::Softmax {
             rows: 96,

@@ -1,88 +1,124 @@
-//! An LLM decode loop's sampling step, stream-ordered: one stream, outputs
-//! and workspace made once, and per step only the enqueues, one
-//! synchronisation and the download of the tokens. The simulator counts
-//! every device allocation: no step allocates (the workspace query also
-//! uploads the scan's constant matrices, once per device).
+//! An LLM decode loop's sampling step, stream-ordered: the model's f32
+//! logits and each request's own temperature, top-k and top-p on the
+//! device, one stream, outputs and workspace made once, and per step only
+//! the enqueues, one synchronisation and the download of the tokens. The
+//! simulator counts every device allocation: no step allocates.
 //!
 //! `cargo run --release --example decode_loop` (on the simulated
 //! Ascend910B4; the modeled time per step is the cost model's replay of
 //! the step's launches, conservative profile).
 use ascend_scan::{
-    model_launches, top_p_sample_on, top_p_sample_workspace_bytes, Batch, CostParams, Device, Soc,
-    TopPCheck, TopPOptions, TopPRows, Workspace,
+    model_launches, sample_logits_on, sample_logits_workspace_bytes, Batch, CostParams, Device,
+    DeviceBuffer, LogitsCheck, LogitsRows, LogitsSampling, RowTopK, Soc, Workspace,
 };
-use half::f16;
 
-/// A batch of next-token distributions (stand-in for a model's softmax):
-/// a few likely tokens and a long tail, different every step.
-fn next_probs(rows: usize, vocab: usize, step: u64) -> Vec<f16> {
+/// A batch of next-token logits (stand-in for a model's output): a few
+/// likely tokens and a long tail, different every step.
+fn next_logits(rows: usize, vocab: usize, step: u64) -> Vec<f32> {
     let mut s = (step + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut out = Vec::with_capacity(rows * vocab);
-    for _ in 0..rows {
-        let raw: Vec<f64> = (0..vocab)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                if s.is_multiple_of(500) {
-                    1.0 + (s >> 44) as f64 / (1u64 << 20) as f64
-                } else {
-                    1e-4 * ((s >> 40) % 8) as f64
-                }
-            })
-            .collect();
-        let total: f64 = raw.iter().sum();
-        out.extend(raw.iter().map(|v| f16::from_f64(v / total)));
+    (0..rows * vocab)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            if s.is_multiple_of(500) {
+                8.0 + (s >> 44) as f32 / (1u32 << 20) as f32
+            } else {
+                ((s >> 40) % 64) as f32 / 16.0 - 2.0
+            }
+        })
+        .collect()
+}
+
+/// Each request's parameters: greedy ones (temperature 0), top-k of
+/// 20..50 or off (0), top-p of 0.8..1.
+struct Requests {
+    temperature: Vec<f32>,
+    top_k: Vec<i32>,
+    top_p: Vec<f32>,
+}
+
+fn requests(rows: usize) -> Requests {
+    Requests {
+        temperature: (0..rows).map(|r| [0.0, 0.7, 1.0, 0.8][r % 4]).collect(),
+        top_k: (0..rows).map(|r| [1, 50, 0, 20][r % 4]).collect(),
+        top_p: (0..rows).map(|r| [1.0, 0.9, 0.95, 0.8][r % 4]).collect(),
     }
-    out
+}
+
+/// The per-row inputs: every k at most 50, some rows off (the whole-row
+/// path).
+fn per_row<'a>(
+    temperature: &'a DeviceBuffer<f32>,
+    k: &'a DeviceBuffer<i32>,
+    top_p: &'a DeviceBuffer<f32>,
+) -> LogitsRows<'a> {
+    LogitsRows {
+        temperature: Some(temperature),
+        top_k: Some(RowTopK {
+            k,
+            max: 50,
+            some_off: true,
+        }),
+        top_p: Some(top_p),
+        ..Default::default()
+    }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (rows, vocab, steps) = (8, 32000, 6);
     let dev = Device::simulated(Soc::Ascend910B4)?;
     let stream = dev.create_stream()?;
-    let options = TopPOptions {
-        p: 0.9,
-        top_k: Some(50),
-        min_p: 0.0,
-        seed: 0,
-    };
+    let options = LogitsSampling::default();
 
-    // Made once: the probabilities' buffer (a model would write its own
-    // output here; with a framework's allocation, wrap it with
-    // DeviceBuffer::from_raw_parts), the tokens, the check
-    // and the workspace.
-    let mut probs = dev.alloc::<f16>(rows * vocab)?;
+    // Made once: the logits' buffer (a model would write its own output
+    // here; with a framework's allocation, wrap it with
+    // DeviceBuffer::from_raw_parts), the parameters' buffers, the tokens,
+    // the check and the workspace.
+    let mut logits = dev.alloc::<f32>(rows * vocab)?;
+    let mut temperature = dev.alloc::<f32>(rows)?;
+    let mut top_k = dev.alloc::<i32>(rows)?;
+    let mut top_p = dev.alloc::<f32>(rows)?;
     let mut tokens = dev.alloc::<i32>(rows)?;
-    let mut check = TopPCheck::new(&dev, rows)?;
-    let mut workspace = Workspace::new(
+    let mut check = LogitsCheck::new(&dev, rows)?;
+    let bytes = sample_logits_workspace_bytes::<f32>(
         &dev,
-        top_p_sample_workspace_bytes::<f16>(&dev, rows, vocab, options)?,
+        rows,
+        vocab,
+        &per_row(&temperature, &top_k, &top_p),
+        options,
     )?;
+    let mut workspace = Workspace::new(&dev, bytes)?;
     let params = CostParams::conservative(dev.profile());
+    let req = requests(rows);
 
     println!(
-        "top-p sampling (p = {}, top_k = {:?}) of {rows} rows x {vocab} f16 on the simulated {}",
-        options.p,
-        options.top_k,
+        "logits sampling (per request: temperature {:?}, top_k {:?}, top_p {:?}) of {rows} rows \
+         x {vocab} f32 on the simulated {}",
+        req.temperature,
+        req.top_k,
+        req.top_p,
         dev.soc()
     );
     println!("step  allocations  modeled us (conservative)  tokens");
     for step in 0..steps {
         let before = dev.allocation_count();
         // The host writes only after the previous step's synchronisation.
-        probs.write_from_host(0, &next_probs(rows, vocab, step))?;
-        // One uniform per row from the step's seed, made on the device
-        // (Some(buffer) takes uniforms from any other source).
-        let step_options = TopPOptions {
+        logits.write_from_host(0, &next_logits(rows, vocab, step))?;
+        temperature.write_from_host(0, &req.temperature)?;
+        top_k.write_from_host(0, &req.top_k)?;
+        top_p.write_from_host(0, &req.top_p)?;
+        // One uniform per row from the step's seed, made by the draw
+        // (`uniforms: Some(buffer)` takes them from any other source).
+        let step_options = LogitsSampling {
             seed: step,
             ..options
         };
-        top_p_sample_on(
+        sample_logits_on(
             &stream,
-            Batch::rows(&probs, rows)?,
+            Batch::rows(&logits, rows)?,
+            per_row(&temperature, &top_k, &top_p),
             step_options,
-            TopPRows::default(),
             &mut tokens,
             &mut check,
             &mut workspace,

@@ -147,14 +147,7 @@ pub fn sample_logits_per_row<'a, T: LogitsInput>(
             "rows without tokens cannot be sampled".into(),
         ));
     }
-    let temperature = per_row_values(
-        per_row.temperature,
-        options.temperature,
-        rows,
-        "temperature",
-        "a finite number >= 0",
-        |t| t >= 0.0 && t.is_finite(),
-    )?;
+    let temperature = TEMPERATURE.values(per_row.temperature, options.temperature, rows)?;
     let top_k = per_row_values(
         per_row.top_k,
         options
@@ -165,22 +158,8 @@ pub fn sample_logits_per_row<'a, T: LogitsInput>(
         &format!("in 0..={n} (the row length; 0: off)"),
         |k| k as usize <= n,
     )?;
-    per_row_values(
-        per_row.top_p,
-        options.top_p,
-        rows,
-        "top_p",
-        "in (0, 1]",
-        |p| p > 0.0 && p <= 1.0,
-    )?;
-    per_row_values(
-        per_row.min_p,
-        options.min_p,
-        rows,
-        "min_p",
-        "in [0, 1]",
-        |m| (0.0..=1.0).contains(&m),
-    )?;
+    TOP_P.values(per_row.top_p, options.top_p, rows)?;
+    MIN_P.values(per_row.min_p, options.min_p, rows)?;
     if rows == 0 {
         return device.alloc::<i32>(0);
     }
@@ -382,22 +361,16 @@ impl LogitsPlan {
                 "rows without tokens cannot be sampled".into(),
             ));
         }
+        // The options' values that no per-row input replaces.
         let t = options.temperature;
-        if rows_in.temperature.is_none() && !(t >= 0.0 && t.is_finite()) {
-            return Err(invalid(
-                "temperature",
-                format!("temperature = {t}: must be a finite number >= 0"),
-            ));
+        if rows_in.temperature.is_none() {
+            TEMPERATURE.values(None, t, 0)?;
         }
-        let (p, min_p) = (options.top_p, options.min_p);
-        if rows_in.top_p.is_none() && !(p > 0.0 && p <= 1.0) {
-            return Err(invalid("top_p", format!("top_p = {p}: must be in (0, 1]")));
+        if rows_in.top_p.is_none() {
+            TOP_P.values(None, options.top_p, 0)?;
         }
-        if rows_in.min_p.is_none() && !(0.0..=1.0).contains(&min_p) {
-            return Err(invalid(
-                "min_p",
-                format!("min_p = {min_p}: must be in [0, 1]"),
-            ));
+        if rows_in.min_p.is_none() {
+            MIN_P.values(None, options.min_p, 0)?;
         }
         let greedy = rows_in.temperature.is_none() && t == 0.0;
         // (width, over whole rows, what the softmax keeps)
@@ -655,6 +628,37 @@ pub fn sample_logits_on<'a, T: LogitsInput>(
         pick_on(stream, indices, &pos, tokens)?;
     }
     Ok(())
+}
+
+/// A sampling parameter of f32 values: its name, its range as the errors
+/// state it, and the test of it.
+struct Param {
+    name: &'static str,
+    range: &'static str,
+    valid: fn(f32) -> bool,
+}
+
+const TEMPERATURE: Param = Param {
+    name: "temperature",
+    range: "a finite number >= 0",
+    valid: |t| t >= 0.0 && t.is_finite(),
+};
+const TOP_P: Param = Param {
+    name: "top_p",
+    range: "in (0, 1]",
+    valid: |p| p > 0.0 && p <= 1.0,
+};
+const MIN_P: Param = Param {
+    name: "min_p",
+    range: "in [0, 1]",
+    valid: |m| (0.0..=1.0).contains(&m),
+};
+
+impl Param {
+    /// [`per_row_values`] of this parameter.
+    fn values(&self, given: Option<&[f32]>, default: f32, rows: usize) -> Result<Vec<f32>> {
+        per_row_values(given, default, rows, self.name, self.range, self.valid)
+    }
 }
 
 /// The value of every row: `given[r]` (checked to be `rows` values in

@@ -99,6 +99,12 @@ uint32_t aclrtlaunch_softmax_bf16(uint32_t blockDim, void* stream, void* logits,
 uint32_t aclrtlaunch_softmax_f32(uint32_t blockDim, void* stream, void* logits, void* temperatures, void* keep_k, void* keep_values, void* keep_indices, void* probs, void* workspace, SoftmaxTiling* tiling);
 uint32_t aclrtlaunch_segflags(uint32_t blockDim, void* stream, void* offsets, void* flags, void* check, SegFlagsTiling* tiling);
 uint32_t aclrtlaunch_segends(uint32_t blockDim, void* stream, void* offsets, void* y, void* sums, SegEndsTiling* tiling);
+uint32_t aclrtlaunch_segextrema_max_f16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling);
+uint32_t aclrtlaunch_segextrema_min_f16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling);
+uint32_t aclrtlaunch_segextrema_max_bf16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling);
+uint32_t aclrtlaunch_segextrema_min_bf16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling);
+uint32_t aclrtlaunch_segextrema_max_f32(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling);
+uint32_t aclrtlaunch_segextrema_min_f32(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling);
 uint32_t aclrtlaunch_spmv_products_f16(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling);
 uint32_t aclrtlaunch_spmv_products_f32(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling);
 uint32_t aclrtlaunch_spmv_rows_f32(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling);

@@ -516,6 +516,20 @@ static_assert(offsetof(SegEndsTiling, segments) == 0, "SegEndsTiling: offset of 
 static_assert(offsetof(SegEndsTiling, n) == 8, "SegEndsTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(SegEndsTiling, per_core) == 16, "SegEndsTiling: offset of per_core differs from the Rust definition");
 
+typedef struct SegExtremaTiling SegExtremaTiling;
+struct SegExtremaTiling {
+    // Elements (values).
+    uint64_t n;
+    // Segments (entries of the offsets minus one).
+    uint64_t segments;
+    // Elements per vector core (a multiple of [`SEGEXTREMA_TILE`]).
+    uint64_t per_core;
+};
+static_assert(sizeof(SegExtremaTiling) == 24, "SegExtremaTiling: size differs from the Rust definition");
+static_assert(offsetof(SegExtremaTiling, n) == 0, "SegExtremaTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(SegExtremaTiling, segments) == 8, "SegExtremaTiling: offset of segments differs from the Rust definition");
+static_assert(offsetof(SegExtremaTiling, per_core) == 16, "SegExtremaTiling: offset of per_core differs from the Rust definition");
+
 typedef struct SpmvTiling SpmvTiling;
 struct SpmvTiling {
     // Products: nonzeros; rows: rows (m).

@@ -72,6 +72,10 @@ pub use ops::scan::{
     scan_workspace_bytes, Accumulator, Algorithm, Batch, CumExtremes, ScanInput, ScanOp,
     ScanOptions, ScanOutput, MAX_BATCH_ROWS, MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
 };
+pub use ops::segextrema::{
+    segmented_extrema_on, segmented_extrema_workspace_bytes, segmented_max, segmented_min,
+    ExtremaValue, Extreme, SegmentExtrema, MAX_EXTREMA_LEN,
+};
 pub use ops::segscan::{
     segmented_scan, segmented_scan_on, segmented_scan_workspace_bytes, segmented_sum,
     segmented_sum_on, segmented_sum_workspace_bytes, RevSpec, SegScanAlgorithm, SegScanOptions,

@@ -607,6 +607,48 @@ extern "C" uint32_t aclrtlaunch_segends(uint32_t blockDim, void* stream, void* o
     return ascsim::launch("segends", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { segends(static_cast<GM_ADDR>(offsets), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(sums), t); });
 }
 
+extern "C" void segextrema_max_f16(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, SegExtremaTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segextrema_max_f16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling) {
+    SegExtremaTiling t = *tiling;
+    return ascsim::launch("segextrema_max_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { segextrema_max_f16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(offsets), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void segextrema_min_f16(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, SegExtremaTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segextrema_min_f16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling) {
+    SegExtremaTiling t = *tiling;
+    return ascsim::launch("segextrema_min_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { segextrema_min_f16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(offsets), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void segextrema_max_bf16(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, SegExtremaTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segextrema_max_bf16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling) {
+    SegExtremaTiling t = *tiling;
+    return ascsim::launch("segextrema_max_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { segextrema_max_bf16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(offsets), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void segextrema_min_bf16(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, SegExtremaTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segextrema_min_bf16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling) {
+    SegExtremaTiling t = *tiling;
+    return ascsim::launch("segextrema_min_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { segextrema_min_bf16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(offsets), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void segextrema_max_f32(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, SegExtremaTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segextrema_max_f32(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling) {
+    SegExtremaTiling t = *tiling;
+    return ascsim::launch("segextrema_max_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { segextrema_max_f32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(offsets), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
+extern "C" void segextrema_min_f32(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, SegExtremaTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segextrema_min_f32(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling) {
+    SegExtremaTiling t = *tiling;
+    return ascsim::launch("segextrema_min_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { segextrema_min_f32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(offsets), static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void spmv_products_f16(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM_ADDR out, GM_ADDR check, SpmvTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_spmv_products_f16(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling) {

@@ -8,6 +8,7 @@ pub(crate) mod logits;
 pub(crate) mod reduce;
 pub(crate) mod sample;
 pub(crate) mod scan;
+pub(crate) mod segextrema;
 pub(crate) mod segscan;
 pub(crate) mod softmax;
 pub(crate) mod sort;

@@ -267,19 +267,30 @@ fn check_segments<T: ScanInput>(
     x: &DeviceBuffer<T>,
     segments: Segments<'_>,
 ) -> Result<()> {
-    if !device.same(x.device()) {
-        return Err(other_device("x"));
-    }
-    let n = x.len();
     let max = if T::DTYPE == algos::DType::I8 {
         MAX_I8_SCAN_LEN
     } else {
         MAX_SCAN_LEN
     };
+    check_segments_of(device, x, segments, max)
+}
+
+/// [`check_segments`] for any segmented operation taking at most `max`
+/// values.
+pub(crate) fn check_segments_of<T: Element>(
+    device: &Device,
+    x: &DeviceBuffer<T>,
+    segments: Segments<'_>,
+    max: usize,
+) -> Result<()> {
+    if !device.same(x.device()) {
+        return Err(other_device("x"));
+    }
+    let n = x.len();
     if n > max {
         return Err(Error::InvalidArgument {
             name: "x",
-            reason: format!("{n} elements: a segmented scan of this type takes at most {max}"),
+            reason: format!("{n} elements: this segmented operation takes at most {max}"),
         });
     }
     match segments {
@@ -511,7 +522,7 @@ impl SegmentCheck {
     }
 
     /// Zeroes the slots on `stream`, before the launches that fill them.
-    fn reset(&self, stream: &Stream) -> Result<()> {
+    pub(crate) fn reset(&self, stream: &Stream) -> Result<()> {
         stream.with_queue(&[&self.slots], |s| {
             s.zero(self.slots.ptr(), self.slots.bytes())
         })
@@ -520,6 +531,24 @@ impl SegmentCheck {
     /// The device address of the offsets' slots.
     fn offsets_slots(&self) -> *mut std::ffi::c_void {
         self.slots.ptr_at(self.scan_words)
+    }
+
+    /// Enqueues the check of `offsets` alone (a SegFlags plan without flags,
+    /// [`algos::SegFlags::plan_check`]), after [`SegmentCheck::reset`].
+    pub(crate) fn enqueue_offsets(
+        &self,
+        stream: &Stream,
+        offsets: &DeviceBuffer<i32>,
+        mut plan: algos::LaunchPlan<algos::SegFlagsTiling>,
+    ) -> Result<()> {
+        let args = runtime::SegFlagsArgs {
+            offsets: offsets.ptr(),
+            flags: offsets.ptr(), // never written: no element range
+            check: self.offsets_slots(),
+        };
+        stream.with_queue(&[offsets, &self.slots], |s| {
+            runtime::launch(s, &mut plan, args)
+        })
     }
 
     /// Downloads the check: [`Error::InvalidArgument`] naming `segments`

@@ -121,6 +121,12 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("softmax_f32", "aclrtlaunch_softmax_f32"),
     ("segflags", "aclrtlaunch_segflags"),
     ("segends", "aclrtlaunch_segends"),
+    ("segextrema_max_f16", "aclrtlaunch_segextrema_max_f16"),
+    ("segextrema_min_f16", "aclrtlaunch_segextrema_min_f16"),
+    ("segextrema_max_bf16", "aclrtlaunch_segextrema_max_bf16"),
+    ("segextrema_min_bf16", "aclrtlaunch_segextrema_min_bf16"),
+    ("segextrema_max_f32", "aclrtlaunch_segextrema_max_f32"),
+    ("segextrema_min_f32", "aclrtlaunch_segextrema_min_f32"),
     ("spmv_products_f16", "aclrtlaunch_spmv_products_f16"),
     ("spmv_products_f32", "aclrtlaunch_spmv_products_f32"),
     ("spmv_rows_f32", "aclrtlaunch_spmv_rows_f32"),
@@ -283,6 +289,12 @@ extern "C" {
     fn aclrtlaunch_softmax_f32(block_dim: u32, stream: *mut c_void, logits: Gm, temperatures: Gm, keep_k: Gm, keep_values: Gm, keep_indices: Gm, probs: Gm, workspace: Gm, tiling: *mut algos::SoftmaxTiling) -> u32;
     fn aclrtlaunch_segflags(block_dim: u32, stream: *mut c_void, offsets: Gm, flags: Gm, check: Gm, tiling: *mut algos::SegFlagsTiling) -> u32;
     fn aclrtlaunch_segends(block_dim: u32, stream: *mut c_void, offsets: Gm, y: Gm, sums: Gm, tiling: *mut algos::SegEndsTiling) -> u32;
+    fn aclrtlaunch_segextrema_max_f16(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
+    fn aclrtlaunch_segextrema_min_f16(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
+    fn aclrtlaunch_segextrema_max_bf16(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
+    fn aclrtlaunch_segextrema_min_bf16(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
+    fn aclrtlaunch_segextrema_max_f32(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
+    fn aclrtlaunch_segextrema_min_f32(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
     fn aclrtlaunch_spmv_products_f16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, src: Gm, out: Gm, check: Gm, tiling: *mut algos::SpmvTiling) -> u32;
     fn aclrtlaunch_spmv_products_f32(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, src: Gm, out: Gm, check: Gm, tiling: *mut algos::SpmvTiling) -> u32;
     fn aclrtlaunch_spmv_rows_f32(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, src: Gm, out: Gm, check: Gm, tiling: *mut algos::SpmvTiling) -> u32;
@@ -949,6 +961,44 @@ impl Launch for SegEndsArgs {
         // launch stub copies the struct) and has the C layout of
         // SegEndsTiling (pinned by its derive on both sides).
         let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.offsets, self.y, self.sums, &mut plan.tiling) };
+        stream.backend.launched(e.symbol, rc)
+    }
+}
+
+/// `aclrtlaunch_<kernel>` of the SegExtrema kernels.
+type SegExtremaFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, *mut algos::SegExtremaTiling) -> u32;
+
+/// The SegExtrema kernels: the simulator's entries.
+const SEGEXTREMA: &[Entry<SegExtremaFn>] = &[
+    Entry { name: "segextrema_max_f16", symbol: "aclrtlaunch_segextrema_max_f16", f: aclrtlaunch_segextrema_max_f16 },
+    Entry { name: "segextrema_min_f16", symbol: "aclrtlaunch_segextrema_min_f16", f: aclrtlaunch_segextrema_min_f16 },
+    Entry { name: "segextrema_max_bf16", symbol: "aclrtlaunch_segextrema_max_bf16", f: aclrtlaunch_segextrema_max_bf16 },
+    Entry { name: "segextrema_min_bf16", symbol: "aclrtlaunch_segextrema_min_bf16", f: aclrtlaunch_segextrema_min_bf16 },
+    Entry { name: "segextrema_max_f32", symbol: "aclrtlaunch_segextrema_max_f32", f: aclrtlaunch_segextrema_max_f32 },
+    Entry { name: "segextrema_min_f32", symbol: "aclrtlaunch_segextrema_min_f32", f: aclrtlaunch_segextrema_min_f32 },
+];
+
+/// The GM pointers of the SegExtrema kernels (SegExtremaTiling), by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SegExtremaArgs {
+    pub(crate) x: Gm,
+    pub(crate) offsets: Gm,
+    pub(crate) values: Gm,
+    pub(crate) indices: Gm,
+    pub(crate) workspace: Gm,
+}
+
+impl Launch for SegExtremaArgs {
+    type Tiling = algos::SegExtremaTiling;
+    fn launch(self, stream: StreamRef, plan: &mut algos::LaunchPlan<Self::Tiling>) -> Result<()> {
+        let e = stream.backend.kernel(SEGEXTREMA, &plan.kernel)?;
+        // SAFETY: `e.f` has the kernel's C signature (the simulator's static
+        // entry, or the same symbol of a loaded kernel library built from the
+        // same kernels/ sources); the pointers are live device allocations
+        // sized for the plan; the tiling pointer is valid for the call (the
+        // launch stub copies the struct) and has the C layout of
+        // SegExtremaTiling (pinned by its derive on both sides).
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.offsets, self.values, self.indices, self.workspace, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

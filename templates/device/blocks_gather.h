@@ -185,4 +185,21 @@ __aicore__ inline int32_t FirstDecrease(const LocalTensor<int32_t>& rp, const Lo
     return first;
 }
 
+// The first entry k of the sorted offsets with offsets[k] >= x (entries if
+// none), by binary search with scalar GM reads (about log2(entries) of them,
+// each a data-cache miss). Unsorted offsets give some k; the caller's
+// bounds keep every write inside its range, and the check reports them.
+__aicore__ inline uint64_t OffsetsLowerBound(const GlobalTensor<int32_t>& off, uint64_t entries, int64_t x) {
+    uint64_t lo = 0, hi = entries;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (static_cast<int64_t>(off.GetValue(mid)) < x) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
 }  // namespace ascend_scan

@@ -9,23 +9,6 @@
 namespace ascend_scan {
 namespace segoffsets {
 
-// The first entry k of the sorted offsets with offsets[k] >= x (entries if
-// none), by binary search with scalar GM reads (about log2(entries) of them,
-// each a data-cache miss). Unsorted offsets give some k; the caller's
-// bounds keep every write inside its range, and the check reports them.
-__aicore__ inline uint64_t LowerBound(const GlobalTensor<int32_t>& off, uint64_t entries, int64_t x) {
-    uint64_t lo = 0, hi = entries;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (static_cast<int64_t>(off.GetValue(mid)) < x) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
 // Marks the entries of a dense stretch of sorted offsets in a float tile of
 // kTile flags (1.0 at every position p = entry - t0 in [0, kTile)) on the
 // vector unit, without a scatter (A2 has none). For every lane i in the
@@ -127,8 +110,8 @@ private:
 // predecessor; core 0: word 3 = 1 (ran), words 4 and 5 the first and the last
 // entry, words 6 and 7 n and the index of the last entry.
 //
-// The flags: each vector core owns a range of elements (whole tiles of
-// kTile); it finds the first entry at or after its range's start by a binary
+// The flags (none when per_core is 0: the check alone): each vector core
+// owns a range of elements (whole tiles of kTile); it finds the first entry at or after its range's start by a binary
 // search in GM, then per tile finds the stretch of entries inside the tile
 // (entries streamed through UB in chunks; a binary search in UB) and marks
 // them in a float tile: with the scalar unit when they are few (under
@@ -200,7 +183,7 @@ __aicore__ inline void SegFlags(GM_ADDR offsets, GM_ADDR flags, GM_ADDR check, c
         LocalTensor<int8_t> zeros = marks.At<int8_t>(kZeros, kTile);
         Duplicate(zeros.ReinterpretCast<int16_t>(), static_cast<int16_t>(0), static_cast<int32_t>(kTile / 2));
         PipeSync<HardEvent::V_MTE3>();
-        uint64_t k = a0 == 0 ? 0 : segoffsets::LowerBound(gOff, t.entries, static_cast<int64_t>(a0));
+        uint64_t k = a0 == 0 ? 0 : OffsetsLowerBound(gOff, t.entries, static_cast<int64_t>(a0));
         uint64_t base = k;  // entry index of rp[0]
         uint32_t have = 0;  // entries in rp
         for (uint64_t t0 = a0; t0 < a1; t0 += kTile) {

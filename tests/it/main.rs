@@ -21,6 +21,7 @@ mod opscan;
 mod reduce;
 mod sample;
 mod scan;
+mod segextrema;
 mod segscan;
 mod softmax;
 mod sort;

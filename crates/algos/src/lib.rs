@@ -19,6 +19,7 @@ pub mod rtscan;
 pub mod sample;
 pub mod scanu;
 pub mod scanul1;
+pub mod segextrema;
 pub mod segoffsets;
 pub mod segops;
 pub mod segscan;
@@ -41,6 +42,7 @@ pub use rtscan::{ReduceThenScan, RtScanTiling};
 pub use sample::{Sample, SampleTiling, Uniforms, UniformsTiling};
 pub use scanu::{ScanU, ScanUTiling};
 pub use scanul1::{ScanUL1, ScanUL1Tiling};
+pub use segextrema::{SegExtrema, SegExtremaTiling, SEGEXTREMA_RECORD_WORDS};
 pub use segoffsets::{SegEnds, SegEndsTiling, SegFlags, SegFlagsTiling};
 pub use segops::{SegDiff, SegDiffTiling, SegRevert, SegRevertTiling};
 pub use segscan::{RevSpec, SegScan, SegScanTiling};
@@ -139,6 +141,13 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
     }
     out.push(Box::new(SegFlags));
     out.push(Box::new(SegEnds));
+    for dtype in SegExtrema::DTYPES {
+        for op in VectorOp::MAX_MIN {
+            out.push(Box::new(
+                SegExtrema::new(dtype, op).expect("catalogue entries are valid"),
+            ));
+        }
+    }
     for dtype in Spmv::DTYPES {
         out.push(Box::new(
             Spmv::new(SpmvStage::Products(dtype)).expect("catalogue entries are valid"),

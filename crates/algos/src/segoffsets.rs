@@ -138,6 +138,25 @@ impl SegFlags {
     }
 }
 
+impl SegFlags {
+    /// Plans the check of `entries >= 1` offsets for `n` elements without
+    /// the flags (for the operations that read the offsets themselves): the
+    /// same slots, no element range per core.
+    pub fn plan_check(
+        &self,
+        soc: &SocProfile,
+        n: u64,
+        entries: u64,
+    ) -> Result<LaunchPlan<SegFlagsTiling>, AlgoError> {
+        let mut plan = self.plan(soc, n, entries)?;
+        let (_, check_cores) = split(soc, entries - 1, SEGOFFSETS_ROWS);
+        plan.block_dim = check_cores.max(1) as u32;
+        plan.workspace_bytes = u64::from(plan.block_dim) * Self::SLOT_WORDS as u64 * 4;
+        plan.tiling.per_core = 0;
+        Ok(plan)
+    }
+}
+
 impl SegEnds {
     /// Plans `segments >= 1` sums from `n >= 1` scanned elements.
     pub fn plan(
@@ -250,6 +269,13 @@ mod tests {
             assert_eq!(p.workspace_bytes, cores * 32);
         }
         assert!(SegFlags.plan(&soc, 1, 0).is_err());
+        let p = SegFlags.plan_check(&soc, 1 << 24, 3).unwrap();
+        assert_eq!(
+            (p.block_dim, p.tiling.per_core, p.tiling.n),
+            (1, 0, 1 << 24)
+        );
+        let p = SegFlags.plan_check(&soc, 10, 1 << 20).unwrap();
+        assert!(u64::from(p.block_dim) * p.tiling.checks_per_core >= (1 << 20) - 1);
         assert!(SegFlags.plan(&soc, 1 << 31, 2).is_err());
         for segments in [1, 4032, 4033, 1 << 22] {
             let p = SegEnds.plan(&soc, segments, 7).unwrap();

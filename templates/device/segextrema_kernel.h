@@ -1,0 +1,511 @@
+// Segmented max and min with their indices (docs/algorithms.md, "Segmented
+// max and min (SEGEXTREMA)"), vector cores only, one read of the values.
+//
+// Every value becomes an int32 order key: the float's magnitude bits, negated
+// for the values below the extreme's side of zero (so -0 and +0 meet at 0),
+// NaN at INT32_MAX; for min the signs are swapped, so the table always takes
+// the larger key, and the first index among equal keys.
+//
+// Per tile of kTile elements a sparse table holds, for each level k and lane
+// i, the best key of x[i, i + 2^k) and its first index; a segment's piece
+// [a, e) of the tile is the better of the lanes a and e - 2^k at level
+// k = floor(log2(e - a)) (the two ranges overlap; the left one wins ties, so
+// the first index wins). Levels are built only as far as the tile's longest
+// piece needs. Pieces are answered kPieces at a time, on the vector unit
+// (two Gathers per lookup); the scalar unit combines the piece that continues
+// a segment from the previous tile (the carry) and keeps the one that goes
+// on past the tile.
+//
+// A segment that started on an earlier core is written with this core's part
+// only, and the core also publishes that part (the head) and the part of the
+// segment still open at its end (the tail) in its GM record. After SyncAll,
+// core 0 folds the records in core order (earlier parts win ties) and
+// rewrites those segments.
+#pragma once
+
+#include "ascend_scan_tiling.h"
+#include "blocks_gather.h"
+#include "blocks_ub_io.h"
+
+namespace ascend_scan {
+namespace segextrema {
+
+// The best key of a range and where it is.
+struct Best {
+    int32_t key;
+    int32_t index;
+    float value;
+};
+
+// `later` replaces `first` only with a strictly larger key (first index wins).
+__aicore__ inline Best Combine(const Best& first, const Best& later) { return later.key > first.key ? later : first; }
+
+// Words of a core's record (SEGEXTREMA_RECORD_WORDS): the head and the tail.
+constexpr uint32_t kRecordWords = 16;
+enum RecordWord : uint32_t {
+    kHeadValid = 0,
+    kHeadSeg,
+    kHeadKey,
+    kHeadIndex,
+    kHeadValue,
+    kHeadEnds,
+    kTailValid,
+    kTailSeg,
+    kTailKey,
+    kTailIndex,
+    kTailValue,
+};
+
+template <typename T, bool kMax, uint32_t kTile, uint32_t kPieces>
+class Table {
+public:
+    static constexpr uint32_t kLevels = Log2Const(kTile) + 1;
+    // Lanes per level: a level's lookups stay below kTile, its build reads up
+    // to 63 lanes past the last 64-lane block it writes.
+    static constexpr uint32_t kStride = kTile + 64;
+    static constexpr uint32_t kKeys = 0;
+    static constexpr uint32_t kIdx = kKeys + kLevels * kStride * 4;
+    static constexpr uint32_t kXf = kIdx + kLevels * kStride * 4;
+    static constexpr uint32_t kXt = kXf + kTile * 4;
+    static constexpr uint32_t kIota = kXt + kTile * 4;
+    static constexpr uint32_t kNanKey = kIota + kTile * 4;
+    static constexpr uint32_t kMinusOne = kNanKey + kTile * 4;
+    static constexpr uint32_t kShift = kMinusOne + kPieces * 4;  // byte offsets of lane i + 1, i + 2, i + 4
+    static constexpr uint32_t kTmpA = kShift + 3 * kTile * 4;
+    static constexpr uint32_t kTmpB = kTmpA + kTile * 4;
+    static constexpr uint32_t kMask = kTmpB + kTile * 4;
+    static constexpr uint32_t kPiece = kMask + kTile / 8;
+    enum PieceArray : uint32_t { kOffA = 0, kOffB, kA, kE, kLen, kExp, kAddrL, kAddrR, kKeyL, kKeyR, kIdxL, kIdxR, kOut, kArrays };
+    static constexpr uint32_t kBytes = kPiece + kArrays * kPieces * 4 + 64;
+    static_assert(kTile % 64 == 0 && kPieces % 64 == 0, "whole compare repeats");
+    static_assert(kBytes <= 196608, "fits the unified buffer");
+
+    __aicore__ inline void Init(TPipe& pipe) {
+        ub_.Init(pipe, kBytes);
+        // Every lane of every level is defined once: the builds read past
+        // what they write.
+        Duplicate(ub_.At<int32_t>(kKeys, 2 * kLevels * kStride), static_cast<int32_t>(0),
+                  static_cast<int32_t>(2 * kLevels * kStride));
+        Duplicate(NanKey(), static_cast<int32_t>(0x7fffffff), static_cast<int32_t>(kTile));
+        Duplicate(ub_.At<int32_t>(kMinusOne, kPieces), static_cast<int32_t>(-1), static_cast<int32_t>(kPieces));
+        CreateVecIndex(Iota(), static_cast<int32_t>(0), kTile);
+        for (uint32_t s = 0; s < 3; ++s) {
+            LocalTensor<int32_t> sh = ub_.At<int32_t>(kShift + s * kTile * 4, kTile);
+            CreateVecIndex(sh, static_cast<int32_t>(1u << s), kTile);
+        }
+        PipeBarrier<PIPE_V>();
+        for (uint32_t s = 0; s < 3; ++s) {
+            LocalTensor<int32_t> sh = ub_.At<int32_t>(kShift + s * kTile * 4, kTile);
+            Muls(sh, sh, static_cast<int32_t>(4), static_cast<int32_t>(kTile));
+        }
+        PipeBarrier<PIPE_V>();
+    }
+
+    __aicore__ inline LocalTensor<float> Xf() { return ub_.At<float>(kXf, kTile); }
+    __aicore__ inline LocalTensor<T> Xt() { return ub_.At<T>(kXt, kTile); }
+    __aicore__ inline LocalTensor<int32_t> Piece(PieceArray a) { return ub_.At<int32_t>(kPiece + a * kPieces * 4, kPieces); }
+    // `count` int32 lanes from piece array `a` on (spanning the next ones).
+    __aicore__ inline LocalTensor<int32_t> Scratch(PieceArray a, uint32_t count) {
+        return ub_.At<int32_t>(kPiece + a * kPieces * 4, count);
+    }
+
+    // Level 0 of the tile starting at element t0 from the loaded values
+    // (all kTile lanes defined): keys and indices. Resets the built levels.
+    __aicore__ inline void Start(int32_t t0) {
+        LocalTensor<float> xf = Xf();
+        if constexpr (!std::is_same<T, float>::value) {
+            Cast(xf, Xt(), RoundMode::CAST_NONE, kTile);
+            PipeBarrier<PIPE_V>();
+        }
+        const int32_t n = static_cast<int32_t>(kTile);
+        LocalTensor<int32_t> mag = ub_.At<int32_t>(kTmpA, kTile), neg = ub_.At<int32_t>(kTmpB, kTile);
+        LocalTensor<int32_t> key = Keys(0);
+        LocalTensor<uint8_t> mask = ub_.At<uint8_t>(kMask, kTile / 8);
+        // The magnitude's bits (the sign shifted out; -0 gives 0).
+        ShiftLeft(mag, xf.template ReinterpretCast<int32_t>(), static_cast<int32_t>(1), n);
+        // The side of zero whose values rank below it: negative for max,
+        // positive for min.
+        CompareScalar(mask, xf, 0.0f, kMax ? CMPMODE::LT : CMPMODE::GT, kTile);
+        Adds(Idx(0), Iota(), t0, n);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<uint32_t> magBits = mag.template ReinterpretCast<uint32_t>();
+        ShiftRight(magBits, magBits, static_cast<uint32_t>(1), n);
+        PipeBarrier<PIPE_V>();
+        Muls(neg, mag, static_cast<int32_t>(-1), n);
+        PipeBarrier<PIPE_V>();
+        Select(key.template ReinterpretCast<float>(), mask, neg.template ReinterpretCast<float>(), mag.template ReinterpretCast<float>(),
+               SELMODE::VSEL_TENSOR_TENSOR_MODE, kTile);
+        PipeBarrier<PIPE_V>();
+        Compare(mask, xf, xf, CMPMODE::EQ, kTile);  // false for NaN only
+        PipeBarrier<PIPE_V>();
+        Select(key.template ReinterpretCast<float>(), mask, key.template ReinterpretCast<float>(), NanKey().template ReinterpretCast<float>(),
+               SELMODE::VSEL_TENSOR_TENSOR_MODE, kTile);
+        PipeBarrier<PIPE_V>();
+        built_ = 0;
+    }
+
+    // Builds the levels up to `level`.
+    __aicore__ inline void Build(uint32_t level) {
+        LocalTensor<uint8_t> mask = ub_.At<uint8_t>(kMask, kTile / 8);
+        for (uint32_t k = built_ + 1; k <= level && k < kLevels; ++k) {
+            const uint32_t half = 1u << (k - 1);
+            // Lanes i with i + 2^k <= kTile, in whole 64-lane blocks.
+            const uint32_t lanes = Pad64(kTile - (1u << k) + 1);
+            LocalTensor<int32_t> prevKey = Keys(k - 1), prevIdx = Idx(k - 1);
+            LocalTensor<int32_t> rightKey, rightIdx;
+            if (half < 8) {
+                // Not a 32-byte aligned view: gather the shifted lanes.
+                const uint32_t table = half == 1 ? 0 : (half == 2 ? 1 : 2);
+                LocalTensor<uint32_t> sh = ub_.At<uint32_t>(kShift + table * kTile * 4, kTile);
+                rightKey = ub_.At<int32_t>(kTmpA, kTile);
+                rightIdx = ub_.At<int32_t>(kTmpB, kTile);
+                Gather(rightKey, prevKey, sh, 0, lanes);
+                Gather(rightIdx, prevIdx, sh, 0, lanes);
+                PipeBarrier<PIPE_V>();
+            } else {
+                rightKey = prevKey[half];
+                rightIdx = prevIdx[half];
+            }
+            LocalTensor<int32_t> key = Keys(k);
+            Max(key, prevKey, rightKey, static_cast<int32_t>(lanes));
+            PipeBarrier<PIPE_V>();
+            Compare(mask, prevKey, key, CMPMODE::EQ, lanes);
+            PipeBarrier<PIPE_V>();
+            Select(Idx(k).template ReinterpretCast<float>(), mask, prevIdx.template ReinterpretCast<float>(),
+                   rightIdx.template ReinterpretCast<float>(), SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
+            PipeBarrier<PIPE_V>();
+            built_ = k;
+        }
+    }
+
+    // The pieces [a, e) of `lanes` (a multiple of 64) segments whose entries
+    // are in kOffA and kOffB (offsets[s] and offsets[s + 1], after the
+    // caller's MTE2 -> V sync), clamped into the tile [t0, t0 + len): their
+    // best keys in kKeyR, indices in kIdxR, values in kOut (-1 and the
+    // identity for an empty piece). Ends with V -> S.
+    __aicore__ inline void Answer(uint32_t lanes, int32_t t0, int32_t len) {
+        const int32_t n = static_cast<int32_t>(lanes);
+        LocalTensor<int32_t> a = Piece(kA), e = Piece(kE), extent = Piece(kLen);
+        LocalTensor<uint8_t> nonEmpty = ub_.At<uint8_t>(kMask, kTile / 8);
+        Adds(a, Piece(kOffA), -t0, n);
+        Adds(e, Piece(kOffB), -t0, n);
+        PipeBarrier<PIPE_V>();
+        ClampTo(a, len, n);
+        ClampTo(e, len, n);
+        Sub(extent, e, a, n);
+        PipeBarrier<PIPE_V>();
+        Maxs(extent, extent, static_cast<int32_t>(0), n);  // unsorted offsets only
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> lenF = Piece(kExp).template ReinterpretCast<float>();
+        Cast(lenF, extent, RoundMode::CAST_NONE, lanes);  // exact: at most kTile
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> most = Piece(kAddrL).template ReinterpretCast<float>();
+        ReduceMax(most, lenF, Piece(kAddrR).template ReinterpretCast<float>(), n);
+        PipeSync<HardEvent::V_S>();
+        const uint32_t longest = static_cast<uint32_t>(most.GetValue(0));
+        ScalarReadsDone();
+        uint32_t level = 0;
+        while ((2u << level) <= longest) ++level;
+        Build(level);  // uses the tile mask: before nonEmpty
+        CompareScalar(nonEmpty, lenF, 0.5f, CMPMODE::GT, lanes);
+        Maxs(lenF, lenF, 1.0f, n);
+        PipeBarrier<PIPE_V>();
+        // k = floor(log2(len)) from the float's exponent; 2^k the float with
+        // the exponent only.
+        LocalTensor<int32_t> lenBits = Piece(kExp), ex = extent;
+        ShiftRight(ex, lenBits, static_cast<int32_t>(23), n);
+        PipeBarrier<PIPE_V>();
+        ShiftLeft(lenBits, ex, static_cast<int32_t>(23), n);
+        Adds(ex, ex, static_cast<int32_t>(-127), n);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<int32_t> pow2 = Piece(kKeyL);
+        Cast(pow2, lenBits.template ReinterpretCast<float>(), RoundMode::CAST_RINT, lanes);
+        Muls(ex, ex, static_cast<int32_t>(kStride), n);  // the level's first lane
+        PipeBarrier<PIPE_V>();
+        LocalTensor<int32_t> addrL = Piece(kAddrL), addrR = Piece(kAddrR);
+        Add(addrL, ex, a, n);
+        Sub(addrR, e, pow2, n);
+        PipeBarrier<PIPE_V>();
+        Maxs(addrR, addrR, static_cast<int32_t>(0), n);  // empty pieces
+        ShiftLeft(addrL, addrL, static_cast<int32_t>(2), n);
+        PipeBarrier<PIPE_V>();
+        Add(addrR, addrR, ex, n);
+        PipeBarrier<PIPE_V>();
+        ShiftLeft(addrR, addrR, static_cast<int32_t>(2), n);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<int32_t> keyL = Piece(kKeyL), keyR = Piece(kKeyR), idxL = Piece(kIdxL), idxR = Piece(kIdxR);
+        LocalTensor<int32_t> keys = ub_.At<int32_t>(kKeys, kLevels * kStride);
+        LocalTensor<int32_t> idx = ub_.At<int32_t>(kIdx, kLevels * kStride);
+        Gather(keyL, keys, addrL.template ReinterpretCast<uint32_t>(), 0, lanes);
+        Gather(keyR, keys, addrR.template ReinterpretCast<uint32_t>(), 0, lanes);
+        Gather(idxL, idx, addrL.template ReinterpretCast<uint32_t>(), 0, lanes);
+        Gather(idxR, idx, addrR.template ReinterpretCast<uint32_t>(), 0, lanes);
+        PipeBarrier<PIPE_V>();
+        Max(keyR, keyL, keyR, n);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<uint8_t> left = nonEmpty[kPieces / 8];
+        Compare(left, keyL, keyR, CMPMODE::EQ, lanes);
+        PipeBarrier<PIPE_V>();
+        Select(idxR.template ReinterpretCast<float>(), left, idxL.template ReinterpretCast<float>(), idxR.template ReinterpretCast<float>(),
+               SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
+        PipeBarrier<PIPE_V>();
+        // The value at the index, from this tile's values.
+        LocalTensor<int32_t> local = addrL;
+        Adds(local, idxR, -t0, n);
+        PipeBarrier<PIPE_V>();
+        ClampTo(local, static_cast<int32_t>(kTile) - 1, n);
+        ShiftLeft(local, local, static_cast<int32_t>(2), n);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> out = Piece(kOut).template ReinterpretCast<float>();
+        Gather(out, Xf(), local.template ReinterpretCast<uint32_t>(), 0, lanes);
+        PipeBarrier<PIPE_V>();
+        const float identity = AsFloat(kMax ? 0xff800000u : 0x7f800000u);  // -inf, +inf
+        Select(out, nonEmpty, out, identity, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+        Select(idxR.template ReinterpretCast<float>(), nonEmpty, idxR.template ReinterpretCast<float>(),
+               ub_.At<float>(kMinusOne, kPieces), SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
+        PipeSync<HardEvent::V_S>();
+    }
+
+    __aicore__ inline Best At(uint32_t lane) {
+        return Best{Piece(kKeyR).GetValue(lane), Piece(kIdxR).GetValue(lane),
+                    Piece(kOut).template ReinterpretCast<float>().GetValue(lane)};
+    }
+    __aicore__ inline void Put(uint32_t lane, const Best& b) {
+        Piece(kKeyR).SetValue(lane, b.key);
+        Piece(kIdxR).SetValue(lane, b.index);
+        Piece(kOut).template ReinterpretCast<float>().SetValue(lane, b.value);
+    }
+
+private:
+    __aicore__ inline LocalTensor<int32_t> Keys(uint32_t k) { return ub_.At<int32_t>(kKeys + k * kStride * 4, kStride); }
+    __aicore__ inline LocalTensor<int32_t> Idx(uint32_t k) { return ub_.At<int32_t>(kIdx + k * kStride * 4, kStride); }
+    __aicore__ inline LocalTensor<int32_t> Iota() { return ub_.At<int32_t>(kIota, kTile); }
+    __aicore__ inline LocalTensor<int32_t> NanKey() { return ub_.At<int32_t>(kNanKey, kTile); }
+
+    // x = min(max(x, 0), hi), then a V barrier.
+    __aicore__ inline void ClampTo(const LocalTensor<int32_t>& x, int32_t hi, int32_t n) {
+        Maxs(x, x, static_cast<int32_t>(0), n);
+        PipeBarrier<PIPE_V>();
+        Mins(x, x, hi, n);
+        PipeBarrier<PIPE_V>();
+    }
+
+    UbArena ub_;
+    uint32_t built_ = 0;
+};
+
+}  // namespace segextrema
+
+// x: n values; offsets: segments + 1 entries (checked by SegFlags before);
+// values, indices: one per segment; workspace: a record per core.
+template <typename T, uint32_t kMaxOp, uint32_t kTile, uint32_t kPieces>
+__aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace,
+                                  const SegExtremaTiling& t) {
+    using segextrema::Best;
+    using segextrema::Combine;
+    using Tab = segextrema::Table<T, kMaxOp != 0, kTile, kPieces>;
+    constexpr uint32_t kWords = segextrema::kRecordWords;
+    const uint32_t core = static_cast<uint32_t>(GetBlockIdx());
+    const uint32_t cores = static_cast<uint32_t>(GetBlockNum());
+    GlobalTensor<T> gx, gVal;
+    GlobalTensor<int32_t> gOff, gIdx, gRec;
+    gx.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x), t.n);
+    gOff.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(offsets), t.segments + 1);
+    gVal.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(values), t.segments);
+    gIdx.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices), t.segments);
+    gRec.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace), static_cast<uint64_t>(cores) * kWords);
+    TPipe pipe;
+    Tab tab;
+    tab.Init(pipe);
+    TBuf<TPosition::VECCALC> bufRec;
+    pipe.InitBuffer(bufRec, kWords * 4);
+    LocalTensor<int32_t> record = bufRec.Get<int32_t>();
+
+    const uint64_t cs = static_cast<uint64_t>(core) * t.per_core;
+    const uint64_t ce = MinU64(cs + t.per_core, t.n);
+    const uint64_t segs = t.segments;
+    // The first segment ending after cs (segment 0 for core 0, so that the
+    // empty segments at position 0 are written).
+    uint64_t k = cs == 0 ? 0 : OffsetsLowerBound(gOff, segs + 1, static_cast<int64_t>(cs) + 1) - 1;
+    const uint64_t headSeg = k;
+    // The head: the part of a segment that began on an earlier core.
+    bool headPending = cs > 0 && k < segs && gOff.GetValue(k) < static_cast<int32_t>(cs);
+    bool headRecorded = false, headEnds = false, carryValid = false;
+    Best head{0, 0, 0.0f}, carry{0, 0, 0.0f};
+    uint64_t carrySeg = 0;
+    uint32_t lastPieces = 0;
+    LocalTensor<int32_t> offA = tab.Piece(Tab::kOffA), offB = tab.Piece(Tab::kOffB);
+    LocalTensor<int32_t> outIdx = tab.Piece(Tab::kIdxR);
+    LocalTensor<float> outF = tab.Piece(Tab::kOut).template ReinterpretCast<float>();
+    LocalTensor<T> outT = tab.Piece(Tab::kKeyL).template ReinterpretCast<T>();  // free after Answer
+
+    // No element (every segment empty): one empty tile on core 0.
+    for (uint64_t t0 = cs; (t0 < ce || (t.n == 0 && t0 == 0)) && k < segs; t0 += kTile) {
+        const uint32_t len = static_cast<uint32_t>(MinU64(ce - t0, kTile));
+        const int64_t t1 = static_cast<int64_t>(t0) + len;
+        // The tile's values (after the previous tile's vector reads).
+        PipeSync<HardEvent::V_MTE2>();
+        if constexpr (std::is_same<T, float>::value) {
+            if (len < kTile) ZeroBeforeLoad(tab.Xf(), kTile);
+            if (len > 0) LoadAny(tab.Xf(), gx[t0], len);
+        } else {
+            if (len < kTile) ZeroBeforeLoad(tab.Xt(), kTile);
+            if (len > 0) LoadAny(tab.Xt(), gx[t0], len);
+        }
+        PipeSync<HardEvent::MTE2_V>();
+        tab.Start(static_cast<int32_t>(t0));
+        // The tile's segments, in steps of at most kPieces entries (fewer
+        // while the tiles hold few segments).
+        while (k < segs) {
+            const uint32_t want = lastPieces * 2 <= 64 ? 64 : (lastPieces * 2 >= kPieces ? kPieces : Pad64(lastPieces * 2));
+            const uint32_t have = static_cast<uint32_t>(MinU64(segs - k, want));
+            PipeBarrier<PIPE_V>();
+            if (have % 64 != 0) {
+                Duplicate(offA, static_cast<int32_t>(0), static_cast<int32_t>(kPieces));
+                Duplicate(offB, static_cast<int32_t>(0), static_cast<int32_t>(kPieces));
+            }
+            PipeSync<HardEvent::V_MTE2>();
+            LoadAny(offA, gOff[k], have);
+            LoadAny(offB, gOff[k + 1], have);
+            PipeSync<HardEvent::MTE2_S>();
+            PipeSync<HardEvent::MTE2_V>();
+            // h: the loaded segments that end in the tile.
+            uint32_t h = 0;
+            for (uint32_t hi = have; h < hi;) {
+                uint32_t mid = h + (hi - h) / 2;
+                if (static_cast<int64_t>(offB.GetValue(mid)) <= t1) {
+                    h = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            // Segment k + h goes on past the tile; its piece here is open.
+            const bool open = h < have && static_cast<int64_t>(offA.GetValue(h)) < t1;
+            const uint32_t pieces = h + (open ? 1 : 0);
+            if (pieces == 0) {  // the next segment starts at the tile's end
+                ScalarReadsDone();
+                break;
+            }
+            tab.Answer(Pad64(pieces), static_cast<int32_t>(t0), static_cast<int32_t>(len));
+            if (carryValid) {
+                tab.Put(0, Combine(carry, tab.At(0)));
+                carryValid = false;
+            }
+            if (headPending && h > 0) {
+                head = tab.At(0);
+                headRecorded = headEnds = true;
+                headPending = false;
+            }
+            if (open) {
+                carry = tab.At(h);
+                carrySeg = k + h;
+                carryValid = true;
+            }
+            ScalarReadsDone();
+            if (h > 0) {
+                if constexpr (std::is_same<T, float>::value) {
+                    PipeSync<HardEvent::S_MTE3>();
+                    PipeSync<HardEvent::V_MTE3>();
+                    StoreAny(gVal[k], outF, h);
+                } else {
+                    Cast(outT, outF, RoundMode::CAST_RINT, Pad64(h));  // exact: the values came from T
+                    PipeSync<HardEvent::S_MTE3>();
+                    PipeSync<HardEvent::V_MTE3>();
+                    StoreAny(gVal[k], outT, h);
+                }
+                StoreAny(gIdx[k], outIdx, h);
+                PipeSync<HardEvent::MTE3_V>();
+                PipeSync<HardEvent::MTE3_S>();
+            }
+            lastPieces = pieces;
+            k += h;
+            if (h < have) break;  // the next segment goes on past the tile
+        }
+    }
+    if (headPending && carryValid && carrySeg == headSeg) {
+        // The head spans this core's whole range.
+        head = carry;
+        headRecorded = true;
+        carryValid = false;
+    }
+    PipeSync<HardEvent::V_S>();
+    for (uint32_t w = 0; w < kWords; ++w) record.SetValue(w, 0);
+    if (headRecorded) {
+        record.SetValue(segextrema::kHeadValid, 1);
+        record.SetValue(segextrema::kHeadSeg, static_cast<int32_t>(headSeg));
+        record.SetValue(segextrema::kHeadKey, head.key);
+        record.SetValue(segextrema::kHeadIndex, head.index);
+        record.SetValue(segextrema::kHeadValue, static_cast<int32_t>(AsBits(head.value)));
+        record.SetValue(segextrema::kHeadEnds, headEnds ? 1 : 0);
+    }
+    if (carryValid) {
+        record.SetValue(segextrema::kTailValid, 1);
+        record.SetValue(segextrema::kTailSeg, static_cast<int32_t>(carrySeg));
+        record.SetValue(segextrema::kTailKey, carry.key);
+        record.SetValue(segextrema::kTailIndex, carry.index);
+        record.SetValue(segextrema::kTailValue, static_cast<int32_t>(AsBits(carry.value)));
+    }
+    StoreSlot(gRec[static_cast<uint64_t>(core) * kWords], record, kWords);
+    SyncAll();
+    if (core != 0) return;
+
+    // Core 0 folds the records in core order and writes the segments that
+    // crossed a core boundary again, whole.
+    constexpr uint32_t kMaxFixes = 64;
+    LocalTensor<int32_t> recs = tab.Scratch(Tab::kA, 2 * kPieces);
+    LocalTensor<float> fixF = tab.Xf();                 // value j at lane 16 j
+    LocalTensor<int32_t> fixIdx = tab.Piece(Tab::kLen);  // index j at lane 8 j
+    LocalTensor<T> fixT = tab.Xt();
+    const uint32_t used = cores < kMaxFixes && cores * kWords <= 2 * kPieces ? cores : 0;
+    PipeBarrier<PIPE_V>();
+    Duplicate(fixF, 0.0f, static_cast<int32_t>(kTile));
+    PipeSync<HardEvent::V_S>();
+    PipeSync<HardEvent::V_MTE2>();
+    PipeSync<HardEvent::MTE3_MTE2>();
+    DataCopy(recs, gRec, used * kWords);
+    PipeSync<HardEvent::MTE2_S>();
+    uint32_t fixes = 0;
+    uint64_t fixSeg[kMaxFixes];
+    Best run{0, 0, 0.0f};
+    bool runValid = false;
+    uint64_t runSeg = 0;
+    for (uint32_t c = 0; c < used; ++c) {
+        const uint32_t r = c * kWords;
+        if (recs.GetValue(r + segextrema::kHeadValid) != 0) {
+            const uint64_t seg = static_cast<uint64_t>(recs.GetValue(r + segextrema::kHeadSeg));
+            Best part{recs.GetValue(r + segextrema::kHeadKey), recs.GetValue(r + segextrema::kHeadIndex),
+                      AsFloat(static_cast<uint32_t>(recs.GetValue(r + segextrema::kHeadValue)))};
+            if (runValid && runSeg == seg) part = Combine(run, part);
+            runValid = false;
+            if (recs.GetValue(r + segextrema::kHeadEnds) == 0) {
+                run = part;
+                runSeg = seg;
+                runValid = true;
+            } else if (seg < segs && fixes * 16 < kTile && fixes * 8 < kPieces) {
+                fixF.SetValue(fixes * 16, part.value);
+                fixIdx.SetValue(fixes * 8, part.index);
+                fixSeg[fixes++] = seg;
+            }
+        }
+        if (recs.GetValue(r + segextrema::kTailValid) != 0) {
+            run = Best{recs.GetValue(r + segextrema::kTailKey), recs.GetValue(r + segextrema::kTailIndex),
+                       AsFloat(static_cast<uint32_t>(recs.GetValue(r + segextrema::kTailValue)))};
+            runSeg = static_cast<uint64_t>(recs.GetValue(r + segextrema::kTailSeg));
+            runValid = true;
+        }
+    }
+    if (fixes == 0) return;
+    PipeSync<HardEvent::S_V>();
+    PipeSync<HardEvent::S_MTE3>();
+    if constexpr (std::is_same<T, float>::value) {
+        PipeSync<HardEvent::V_MTE3>();
+        for (uint32_t j = 0; j < fixes; ++j) StoreAny(gVal[fixSeg[j]], fixF[j * 16], 1);
+    } else {
+        Cast(fixT, fixF, RoundMode::CAST_RINT, Pad64(fixes * 16));
+        PipeSync<HardEvent::V_MTE3>();
+        for (uint32_t j = 0; j < fixes; ++j) StoreAny(gVal[fixSeg[j]], fixT[j * 16], 1);
+    }
+    for (uint32_t j = 0; j < fixes; ++j) StoreAny(gIdx[fixSeg[j]], fixIdx[j * 8], 1);
+}
+
+}  // namespace ascend_scan

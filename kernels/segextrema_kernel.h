@@ -67,14 +67,15 @@ public:
     static constexpr uint32_t kKeys = 0;
     static constexpr uint32_t kIdx = kKeys + kLevels * kStride * 4;
     static constexpr uint32_t kXf = kIdx + kLevels * kStride * 4;
-    static constexpr uint32_t kXt = kXf + kTile * 4;
-    static constexpr uint32_t kIota = kXt + kTile * 4;
+    static constexpr uint32_t kXt = kXf + kTile * 4;  // two: the next tile loads while one is used
+    static constexpr uint32_t kIota = kXt + 2 * kTile * 4;
     static constexpr uint32_t kNanKey = kIota + kTile * 4;
     static constexpr uint32_t kMinusOne = kNanKey + kTile * 4;
     static constexpr uint32_t kShift = kMinusOne + kPieces * 4;  // byte offsets of lane i + 1, i + 2, i + 4
     static constexpr uint32_t kTmpA = kShift + 3 * kTile * 4;
     static constexpr uint32_t kTmpB = kTmpA + kTile * 4;
-    static constexpr uint32_t kMask = kTmpB + kTile * 4;
+    static constexpr uint32_t kAcc = kTmpB + kTile * 4;  // keys, indices, values
+    static constexpr uint32_t kMask = kAcc + 3 * kTile * 4;
     static constexpr uint32_t kPiece = kMask + kTile / 8;
     enum PieceArray : uint32_t { kOffA = 0, kOffB, kA, kE, kLen, kExp, kAddrL, kAddrR, kKeyL, kKeyR, kIdxL, kIdxR, kOut, kArrays };
     static constexpr uint32_t kBytes = kPiece + kArrays * kPieces * 4 + 64;
@@ -103,21 +104,33 @@ public:
     }
 
     __aicore__ inline LocalTensor<float> Xf() { return ub_.At<float>(kXf, kTile); }
-    __aicore__ inline LocalTensor<T> Xt() { return ub_.At<T>(kXt, kTile); }
+    __aicore__ inline LocalTensor<T> Xt(uint32_t b) { return ub_.At<T>(kXt + b * kTile * 4, kTile); }
+
+    // Starts loading the `len` values of the tile at element t0 into Xt(b)
+    // (zero past them); the caller syncs MTE2 -> V before Start(.., b).
+    __aicore__ inline void Load(const GlobalTensor<T>& gx, uint64_t t0, uint32_t len, uint32_t b) {
+        PipeSync<HardEvent::V_MTE2>();  // Xt(b)'s last reader
+        if (len < kTile) ZeroBeforeLoad(Xt(b), kTile);
+        if (len > 0) LoadAny(Xt(b), gx[t0], len);
+    }
     __aicore__ inline LocalTensor<int32_t> Piece(PieceArray a) { return ub_.At<int32_t>(kPiece + a * kPieces * 4, kPieces); }
     // `count` int32 lanes from piece array `a` on (spanning the next ones).
     __aicore__ inline LocalTensor<int32_t> Scratch(PieceArray a, uint32_t count) {
         return ub_.At<int32_t>(kPiece + a * kPieces * 4, count);
     }
 
-    // Level 0 of the tile starting at element t0 from the loaded values
-    // (all kTile lanes defined): keys and indices. Resets the built levels.
-    __aicore__ inline void Start(int32_t t0) {
+    // Level 0 of the tile starting at element t0 from the values loaded
+    // into Xt(b) (all kTile lanes defined): keys and indices. Resets the
+    // built levels.
+    __aicore__ inline void Start(int32_t t0, uint32_t b) {
         LocalTensor<float> xf = Xf();
-        if constexpr (!std::is_same<T, float>::value) {
-            Cast(xf, Xt(), RoundMode::CAST_NONE, kTile);
-            PipeBarrier<PIPE_V>();
+        if constexpr (std::is_same<T, float>::value) {
+            Adds(xf.template ReinterpretCast<int32_t>(), Xt(b).template ReinterpretCast<int32_t>(),
+                 static_cast<int32_t>(0), static_cast<int32_t>(kTile));  // a bit-exact copy
+        } else {
+            Cast(xf, Xt(b), RoundMode::CAST_NONE, kTile);
         }
+        PipeBarrier<PIPE_V>();
         const int32_t n = static_cast<int32_t>(kTile);
         LocalTensor<int32_t> mag = ub_.At<int32_t>(kTmpA, kTile), neg = ub_.At<int32_t>(kTmpB, kTile);
         LocalTensor<int32_t> key = Keys(0);
@@ -277,7 +290,78 @@ public:
         Piece(kOut).template ReinterpretCast<float>().SetValue(lane, b.value);
     }
 
+    // Folds the loaded tile (level 0, all kTile lanes inside one segment)
+    // into the lane-wise accumulator (lane j: the best of the lanes j of the
+    // tiles so far, the earlier one among equals); `first` starts it.
+    __aicore__ inline void Accumulate(bool first) {
+        const int32_t n = static_cast<int32_t>(kTile);
+        LocalTensor<int32_t> key = Keys(0), accKey = AccKey(), best = ub_.At<int32_t>(kTmpA, kTile);
+        LocalTensor<float> accIdx = AccIdx().template ReinterpretCast<float>(), accVal = AccVal();
+        if (first) {
+            Adds(accKey, key, static_cast<int32_t>(0), n);
+            Adds(AccIdx(), Idx(0), static_cast<int32_t>(0), n);
+            Muls(accVal, Xf(), 1.0f, n);
+            PipeBarrier<PIPE_V>();
+            return;
+        }
+        LocalTensor<uint8_t> keep = ub_.At<uint8_t>(kMask, kTile / 8);
+        Max(best, accKey, key, n);
+        PipeBarrier<PIPE_V>();
+        Compare(keep, accKey, best, CMPMODE::EQ, kTile);
+        PipeBarrier<PIPE_V>();
+        Select(accIdx, keep, accIdx, Idx(0).template ReinterpretCast<float>(), SELMODE::VSEL_TENSOR_TENSOR_MODE, kTile);
+        Select(accVal, keep, accVal, Xf(), SELMODE::VSEL_TENSOR_TENSOR_MODE, kTile);
+        Adds(accKey, best, static_cast<int32_t>(0), n);
+        PipeBarrier<PIPE_V>();
+    }
+
+    // The accumulator's best: the largest key (a halving tree of Max, the
+    // last 64 lanes on the scalar unit), then the smallest index among the
+    // lanes holding it (a halving tree of Min), and that lane's value (lane =
+    // index mod kTile: every core's range starts on a tile).
+    __aicore__ inline Best Fold() {
+        LocalTensor<int32_t> accKey = AccKey(), top = ub_.At<int32_t>(kTmpA, kTile);
+        LocalTensor<int32_t> first = ub_.At<int32_t>(kTmpB, kTile);
+        Max(top, accKey, accKey[kTile / 2], static_cast<int32_t>(kTile / 2));
+        PipeBarrier<PIPE_V>();
+        for (uint32_t w = kTile / 4; w >= 64; w /= 2) {
+            Max(top, top, top[w], static_cast<int32_t>(w));
+            PipeBarrier<PIPE_V>();
+        }
+        PipeSync<HardEvent::V_S>();
+        int32_t key = top.GetValue(0);
+        for (uint32_t j = 1; j < 64; ++j) {
+            int32_t v = top.GetValue(j);
+            key = v > key ? v : key;
+        }
+        ScalarReadsDone();
+        LocalTensor<uint8_t> at = ub_.At<uint8_t>(kMask, kTile / 8);
+        Duplicate(top, key, static_cast<int32_t>(kTile));
+        PipeBarrier<PIPE_V>();
+        Compare(at, accKey, top, CMPMODE::EQ, kTile);
+        PipeBarrier<PIPE_V>();
+        Select(first.template ReinterpretCast<float>(), at, AccIdx().template ReinterpretCast<float>(),
+               NanKey().template ReinterpretCast<float>(), SELMODE::VSEL_TENSOR_TENSOR_MODE, kTile);
+        PipeBarrier<PIPE_V>();
+        for (uint32_t w = kTile / 2; w >= 64; w /= 2) {
+            Min(first, first, first[w], static_cast<int32_t>(w));
+            PipeBarrier<PIPE_V>();
+        }
+        PipeSync<HardEvent::V_S>();
+        int32_t index = first.GetValue(0);
+        for (uint32_t j = 1; j < 64; ++j) {
+            int32_t v = first.GetValue(j);
+            index = v < index ? v : index;
+        }
+        const float value = AccVal().GetValue(static_cast<uint32_t>(index) % kTile);
+        ScalarReadsDone();
+        return Best{key, index, value};
+    }
+
 private:
+    __aicore__ inline LocalTensor<int32_t> AccKey() { return ub_.At<int32_t>(kAcc, kTile); }
+    __aicore__ inline LocalTensor<int32_t> AccIdx() { return ub_.At<int32_t>(kAcc + kTile * 4, kTile); }
+    __aicore__ inline LocalTensor<float> AccVal() { return ub_.At<float>(kAcc + 2 * kTile * 4, kTile); }
     __aicore__ inline LocalTensor<int32_t> Keys(uint32_t k) { return ub_.At<int32_t>(kKeys + k * kStride * 4, kStride); }
     __aicore__ inline LocalTensor<int32_t> Idx(uint32_t k) { return ub_.At<int32_t>(kIdx + k * kStride * 4, kStride); }
     __aicore__ inline LocalTensor<int32_t> Iota() { return ub_.At<int32_t>(kIota, kTile); }
@@ -331,7 +415,7 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
     const uint64_t headSeg = k;
     // The head: the part of a segment that began on an earlier core.
     bool headPending = cs > 0 && k < segs && gOff.GetValue(k) < static_cast<int32_t>(cs);
-    bool headRecorded = false, headEnds = false, carryValid = false;
+    bool headRecorded = false, headEnds = false, carryValid = false, accActive = false;
     Best head{0, 0, 0.0f}, carry{0, 0, 0.0f};
     uint64_t carrySeg = 0;
     uint32_t lastPieces = 0;
@@ -340,36 +424,40 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
     LocalTensor<float> outF = tab.Piece(Tab::kOut).template ReinterpretCast<float>();
     LocalTensor<T> outT = tab.Piece(Tab::kKeyL).template ReinterpretCast<T>();  // free after Answer
 
+    // The offsets in offA/offB: entries from loadedK, loadedHave of them
+    // (a segment over many tiles needs them loaded once).
+    uint64_t loadedK = ~0ull;
+    uint32_t loadedHave = 0, buf = 0;
+    if (cs < ce) tab.Load(gx, cs, static_cast<uint32_t>(MinU64(ce - cs, kTile)), 0);
     // No element (every segment empty): one empty tile on core 0.
-    for (uint64_t t0 = cs; (t0 < ce || (t.n == 0 && t0 == 0)) && k < segs; t0 += kTile) {
+    for (uint64_t t0 = cs; (t0 < ce || (t.n == 0 && t0 == 0)) && k < segs; t0 += kTile, buf ^= 1) {
         const uint32_t len = static_cast<uint32_t>(MinU64(ce - t0, kTile));
         const int64_t t1 = static_cast<int64_t>(t0) + len;
-        // The tile's values (after the previous tile's vector reads).
-        PipeSync<HardEvent::V_MTE2>();
-        if constexpr (std::is_same<T, float>::value) {
-            if (len < kTile) ZeroBeforeLoad(tab.Xf(), kTile);
-            if (len > 0) LoadAny(tab.Xf(), gx[t0], len);
-        } else {
-            if (len < kTile) ZeroBeforeLoad(tab.Xt(), kTile);
-            if (len > 0) LoadAny(tab.Xt(), gx[t0], len);
-        }
+        if (len < kTile && t.n == 0) tab.Load(gx, t0, 0, buf);
         PipeSync<HardEvent::MTE2_V>();
-        tab.Start(static_cast<int32_t>(t0));
+        tab.Start(static_cast<int32_t>(t0), buf);
+        if (t1 < static_cast<int64_t>(ce)) {
+            tab.Load(gx, static_cast<uint64_t>(t1), static_cast<uint32_t>(MinU64(ce - t1, kTile)), buf ^ 1);
+        }
         // The tile's segments, in steps of at most kPieces entries (fewer
         // while the tiles hold few segments).
         while (k < segs) {
             const uint32_t want = lastPieces * 2 <= 64 ? 64 : (lastPieces * 2 >= kPieces ? kPieces : Pad64(lastPieces * 2));
             const uint32_t have = static_cast<uint32_t>(MinU64(segs - k, want));
-            PipeBarrier<PIPE_V>();
-            if (have % 64 != 0) {
-                Duplicate(offA, static_cast<int32_t>(0), static_cast<int32_t>(kPieces));
-                Duplicate(offB, static_cast<int32_t>(0), static_cast<int32_t>(kPieces));
+            if (k != loadedK || have != loadedHave) {
+                PipeBarrier<PIPE_V>();
+                if (have % 64 != 0) {
+                    Duplicate(offA, static_cast<int32_t>(0), static_cast<int32_t>(kPieces));
+                    Duplicate(offB, static_cast<int32_t>(0), static_cast<int32_t>(kPieces));
+                }
+                PipeSync<HardEvent::V_MTE2>();
+                LoadAny(offA, gOff[k], have);
+                LoadAny(offB, gOff[k + 1], have);
+                PipeSync<HardEvent::MTE2_S>();
+                PipeSync<HardEvent::MTE2_V>();
+                loadedK = k;
+                loadedHave = have;
             }
-            PipeSync<HardEvent::V_MTE2>();
-            LoadAny(offA, gOff[k], have);
-            LoadAny(offB, gOff[k + 1], have);
-            PipeSync<HardEvent::MTE2_S>();
-            PipeSync<HardEvent::MTE2_V>();
             // h: the loaded segments that end in the tile.
             uint32_t h = 0;
             for (uint32_t hi = have; h < hi;) {
@@ -383,9 +471,26 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
             // Segment k + h goes on past the tile; its piece here is open.
             const bool open = h < have && static_cast<int64_t>(offA.GetValue(h)) < t1;
             const uint32_t pieces = h + (open ? 1 : 0);
+            if (h == 0 && open && len == kTile && static_cast<int64_t>(offA.GetValue(0)) <= static_cast<int64_t>(t0)) {
+                // The whole tile lies inside segment k: lane by lane into the
+                // accumulator, no table.
+                ScalarReadsDone();
+                tab.Accumulate(!accActive);
+                accActive = true;
+                lastPieces = 1;
+                break;
+            }
             if (pieces == 0) {  // the next segment starts at the tile's end
                 ScalarReadsDone();
                 break;
+            }
+            if (accActive) {
+                // Segment k ends or goes on in this tile: its accumulated
+                // tiles join the carry (they follow it).
+                const Best folded = tab.Fold();
+                carry = carryValid ? Combine(carry, folded) : folded;
+                carryValid = true;
+                accActive = false;
             }
             tab.Answer(Pad64(pieces), static_cast<int32_t>(t0), static_cast<int32_t>(len));
             if (carryValid) {
@@ -423,6 +528,12 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
             if (h < have) break;  // the next segment goes on past the tile
         }
     }
+    if (accActive) {
+        const Best folded = tab.Fold();
+        carry = carryValid ? Combine(carry, folded) : folded;
+        carrySeg = k;
+        carryValid = true;
+    }
     if (headPending && carryValid && carrySeg == headSeg) {
         // The head spans this core's whole range.
         head = carry;
@@ -456,9 +567,10 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
     LocalTensor<int32_t> recs = tab.Scratch(Tab::kA, 2 * kPieces);
     LocalTensor<float> fixF = tab.Xf();                 // value j at lane 16 j
     LocalTensor<int32_t> fixIdx = tab.Piece(Tab::kLen);  // index j at lane 8 j
-    LocalTensor<T> fixT = tab.Xt();
+    LocalTensor<T> fixT = tab.Xt(0);
     const uint32_t used = cores < kMaxFixes && cores * kWords <= 2 * kPieces ? cores : 0;
     PipeBarrier<PIPE_V>();
+    PipeSync<HardEvent::MTE2_V>();  // a tile loaded ahead and not used
     Duplicate(fixF, 0.0f, static_cast<int32_t>(kTile));
     PipeSync<HardEvent::V_S>();
     PipeSync<HardEvent::V_MTE2>();

@@ -12,12 +12,12 @@ use anyhow::{bail, Context as _};
 use ascend_scan::matrices::{sparse_attention, AttentionPattern, HostCsr};
 use ascend_scan::{
     compress, copy, cummax, multinomial, reduce_max, reduce_sum, sample_logits, sample_logits_on,
-    sample_logits_per_row, sample_logits_workspace_bytes, scan, segmented_scan, segmented_sum,
-    softmax, sort, split_with, spmv, top_p_sample, topk, Algorithm, Batch, Csr, Device,
-    LogitsCheck, LogitsPerRow, LogitsRows, LogitsSampling, RevSpec, RowTopK, SampleOptions, ScanOp,
-    ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc,
-    SocProfile, SoftmaxInput, SortAlgorithm, SortOptions, SplitOptions, Temperature, TopPOptions,
-    TopPProb, TopkKey, TopkOptions, Workspace, MAX_I8_SCAN_LEN,
+    sample_logits_per_row, sample_logits_workspace_bytes, scan, segmented_max, segmented_scan,
+    segmented_sum, softmax, sort, split_with, spmv, top_p_sample, topk, Algorithm, Batch, Csr,
+    Device, LogitsCheck, LogitsPerRow, LogitsRows, LogitsSampling, RevSpec, RowTopK, SampleOptions,
+    ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions,
+    Segments, Soc, SocProfile, SoftmaxInput, SortAlgorithm, SortOptions, SplitOptions, Temperature,
+    TopPOptions, TopPProb, TopkKey, TopkOptions, Workspace, MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::{assumptions, assumptions_markdown, pipe_name, Assumption};
 use ascendc_sim::{model_launches, CostParams, LaunchReport, ModelProfile, ModelReport};
@@ -186,6 +186,12 @@ enum Op {
     /// offsets (checked and turned into flags on the device).
     SegOffsetsF16 {
         scan: bool,
+        ppm: u32,
+    },
+    /// Segmented max (SEGEXTREMA: values and indices) of SEG_N f16 values
+    /// with the segments of random flags at `ppm` ones per million given as
+    /// offsets.
+    SegMaxF16 {
         ppm: u32,
     },
     /// CSR SpMV (f32 values, i32 columns) of the blocked sparse-attention
@@ -395,6 +401,9 @@ impl Op {
                 };
                 format!("{name} (offsets {})", density_label(ppm))
             }
+            Op::SegMaxF16 { ppm } => {
+                format!("SEGMAX f16 with indices (offsets {})", density_label(ppm))
+            }
             Op::SpmvF32 { block, random } => {
                 format!("SPMV f32 sparse-attention 65536 rows b={block} r={random} (n = nnz)")
             }
@@ -445,6 +454,9 @@ impl Op {
             // As with flags (the offsets, 4 B per segment, stand for them).
             Op::SegOffsetsF16 { scan: true, .. } => 7,
             Op::SegOffsetsF16 { scan: false, .. } => 3,
+            // Read the values; the offsets and the results (10 B per
+            // segment) counted as flags, as for the sums.
+            Op::SegMaxF16 { .. } => 3,
             // Per nonzero: the f32 value and i32 column once, one f32 read of x.
             Op::SpmvF32 { .. } => 12,
         }
@@ -460,7 +472,10 @@ impl Op {
                 Some(rows as usize * SOFTMAX_VOCAB)
             }
             Op::SortRowsF16 { rows, n } => Some(rows as usize * n as usize),
-            Op::SegScanF16 { .. } | Op::SegSumF16 { .. } | Op::SegOffsetsF16 { .. } => Some(SEG_N),
+            Op::SegScanF16 { .. }
+            | Op::SegSumF16 { .. }
+            | Op::SegOffsetsF16 { .. }
+            | Op::SegMaxF16 { .. } => Some(SEG_N),
             // The nonzero count (about 65536 * (5 + r) * b: the first and
             // last block-rows have fewer window blocks).
             Op::SpmvF32 { block, random } => Some(spmv_matrix(block, random).nnz()),
@@ -490,6 +505,7 @@ impl Op {
             | Op::SegScanF16 { .. }
             | Op::SegSumF16 { .. }
             | Op::SegOffsetsF16 { .. }
+            | Op::SegMaxF16 { .. }
             | Op::SpmvF32 { .. } => false,
             Op::ScanF16 { algo, .. } | Op::ScanI8 { algo, .. } => algo.single_core(),
         }
@@ -1041,7 +1057,8 @@ impl Runner {
             }
             Op::SegScanF16 { ppm, .. }
             | Op::SegSumF16 { ppm, .. }
-            | Op::SegOffsetsF16 { ppm, .. } => {
+            | Op::SegOffsetsF16 { ppm, .. }
+            | Op::SegMaxF16 { ppm } => {
                 let data = tenths_f16(n, 9);
                 let cut = u64::from(ppm);
                 let flags: Vec<i8> = bits(n, 10).map(|v| i8::from(v % 1_000_000 < cut)).collect();
@@ -1057,7 +1074,7 @@ impl Runner {
                 self.dev.take_reports();
                 let t = Instant::now();
                 let segments = match op {
-                    Op::SegOffsetsF16 { .. } => Segments::Offsets(&o),
+                    Op::SegOffsetsF16 { .. } | Op::SegMaxF16 { .. } => Segments::Offsets(&o),
                     _ => Segments::Flags(&f),
                 };
                 let len = match op {
@@ -1078,6 +1095,7 @@ impl Runner {
                         segmented_sum(&self.dev, &x, segments, SegSumOptions { algorithm: algo })?
                             .count
                     }
+                    Op::SegMaxF16 { .. } => segmented_max(&self.dev, &x, segments)?.values.len(),
                     _ => unreachable!("a segmented op"),
                 };
                 wall = t.elapsed().as_secs_f64();
@@ -1258,6 +1276,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         for scan in [true, false] {
             ops.push(Op::SegOffsetsF16 { scan, ppm });
         }
+        ops.push(Op::SegMaxF16 { ppm });
     }
     for rows in TOPP_ROWS {
         for vocab in TOPP_VOCABS {

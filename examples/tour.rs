@@ -6,14 +6,14 @@ use ascend_scan::matrices::{sparse_attention, AttentionPattern};
 use ascend_scan::{
     argsort, compress_with, copy, cummax, cummin, model_launches, multinomial,
     multinomial_reference, reduce, reduce_sum, sample_logits, sample_logits_on,
-    sample_logits_per_row, sample_logits_workspace_bytes, scan, segmented_scan, segmented_sum,
-    softmax, sort, sort_pairs, split_with, spmv, top_p_sample, top_p_sample_on,
-    top_p_sample_workspace_bytes, topk, uniform, uniforms, Algorithm, Batch, CompressOptions,
-    CostError, CostParams, Csr, Device, Error, LaunchReport, LogitsCheck, LogitsPerRow, LogitsRows,
-    LogitsSampling, RevSpec, RowTopK, SampleOptions, ScanInput, ScanOp, ScanOptions,
-    SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm,
-    SortOptions, SplitOptions, Temperature, TopPCheck, TopPOptions, TopPProb, TopPRows, TopkKey,
-    TopkOptions, Workspace,
+    sample_logits_per_row, sample_logits_workspace_bytes, scan, segmented_max, segmented_min,
+    segmented_scan, segmented_sum, softmax, sort, sort_pairs, split_with, spmv, top_p_sample,
+    top_p_sample_on, top_p_sample_workspace_bytes, topk, uniform, uniforms, Algorithm, Batch,
+    CompressOptions, CostError, CostParams, Csr, Device, Error, LaunchReport, LogitsCheck,
+    LogitsPerRow, LogitsRows, LogitsSampling, RevSpec, RowTopK, SampleOptions, ScanInput, ScanOp,
+    ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc,
+    SortAlgorithm, SortOptions, SplitOptions, Temperature, TopPCheck, TopPOptions, TopPProb,
+    TopPRows, TopkKey, TopkOptions, Workspace,
 };
 use half::f16;
 use std::cmp::Ordering;
@@ -559,6 +559,39 @@ fn tour_segmented(dev: &Device, n: usize, ppm: u64) -> Result<Vec<Row>, Error> {
         ok,
         3.0,
     ));
+    // Max and min with their first index over the same offsets (SEGEXTREMA),
+    // exact: the empty last segment gives -inf / +inf and index -1.
+    for max in [true, false] {
+        dev.take_reports();
+        let got = if max {
+            segmented_max(dev, &x, Segments::Offsets(&o))?
+        } else {
+            segmented_min(dev, &x, Segments::Offsets(&o))?
+        };
+        let (values, indices) = (got.values.download()?, got.indices.download()?);
+        let ok = offsets.windows(2).enumerate().all(|(s, w)| {
+            let seg = &xs[w[0] as usize..w[1] as usize];
+            let mut best: Option<usize> = None;
+            for (i, v) in seg.iter().enumerate() {
+                let better = |b: f16| if max { *v > b } else { *v < b };
+                if best.is_none_or(|b| better(seg[b])) {
+                    best = Some(i);
+                }
+            }
+            match best {
+                Some(i) => indices[s] == w[0] + i as i32 && values[s] == seg[i],
+                None => indices[s] == -1 && values[s].is_infinite(),
+            }
+        });
+        let name = if max { "segmax" } else { "segmin" };
+        rows.push(row(
+            dev,
+            format!("{name} offsets f16 with index (f={density})"),
+            n,
+            ok,
+            3.0,
+        ));
+    }
     Ok(rows)
 }
 

@@ -19,28 +19,22 @@ trait Value: ExtremaValue + Copy + PartialEq + std::fmt::Debug {
     fn f64(self) -> f64;
     fn bits(self) -> u32;
 }
-impl Value for f16 {
-    fn from_f32(v: f32) -> Self {
-        f16::from_f32(v)
-    }
-    fn f64(self) -> f64 {
-        self.to_f64()
-    }
-    fn bits(self) -> u32 {
-        u32::from(self.to_bits())
-    }
+macro_rules! half_value {
+    ($($t:ident),*) => {$(
+        impl Value for $t {
+            fn from_f32(v: f32) -> Self {
+                $t::from_f32(v)
+            }
+            fn f64(self) -> f64 {
+                self.to_f64()
+            }
+            fn bits(self) -> u32 {
+                u32::from(self.to_bits())
+            }
+        }
+    )*};
 }
-impl Value for bf16 {
-    fn from_f32(v: f32) -> Self {
-        bf16::from_f32(v)
-    }
-    fn f64(self) -> f64 {
-        self.to_f64()
-    }
-    fn bits(self) -> u32 {
-        u32::from(self.to_bits())
-    }
-}
+half_value!(f16, bf16);
 impl Value for f32 {
     fn from_f32(v: f32) -> Self {
         v

@@ -8,6 +8,7 @@ use ascend_scan::{
     DeviceBuffer, Error, ExtremaValue, Extreme, SegmentCheck, SegmentExtrema, Segments, Workspace,
 };
 use half::{bf16, f16};
+use testkit::check::first_extreme;
 use testkit::data::words;
 use testkit::device;
 
@@ -93,27 +94,8 @@ fn reference<T: Value>(x: &[T], offsets: &[i32], max: bool) -> Vec<Option<usize>
     offsets
         .windows(2)
         .map(|w| {
-            let mut best: Option<usize> = None;
-            for i in w[0] as usize..w[1] as usize {
-                let v = x[i].f64();
-                best = match best {
-                    None => Some(i),
-                    Some(b) => {
-                        let bv = x[b].f64();
-                        let better = if bv.is_nan() {
-                            false
-                        } else if v.is_nan() {
-                            true
-                        } else if max {
-                            v > bv
-                        } else {
-                            v < bv
-                        };
-                        Some(if better { i } else { b })
-                    }
-                };
-            }
-            best
+            let seg = &x[w[0] as usize..w[1] as usize];
+            first_extreme(seg.iter().map(|v| v.f64()), max).map(|i| w[0] as usize + i)
         })
         .collect()
 }

@@ -121,3 +121,22 @@ pub fn check_scan_row(xs: &[f64], y: &[f32], total: f32, exclusive: bool, d: f64
         xs.len()
     );
 }
+
+/// The index of the first extreme of `values` (the maximum when `max`, else
+/// the minimum; a NaN beats every number, -0 equals +0), None for no value:
+/// the index `torch.argmax` / `torch.argmin` gives.
+pub fn first_extreme(values: impl IntoIterator<Item = f64>, max: bool) -> Option<usize> {
+    let mut best: Option<(usize, f64)> = None;
+    for (i, v) in values.into_iter().enumerate() {
+        let better = match best {
+            None => true,
+            Some((_, w)) if w.is_nan() => false,
+            Some(_) if v.is_nan() => true,
+            Some((_, w)) => (max && v > w) || (!max && v < w),
+        };
+        if better {
+            best = Some((i, v));
+        }
+    }
+    best.map(|(i, _)| i)
+}

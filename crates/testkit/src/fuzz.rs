@@ -17,16 +17,16 @@ use arbitrary::Unstructured;
 use ascend_scan::matrices::HostCsr;
 use ascend_scan::{
     argsort, compress_with, copy, cummax, cummin, multinomial, multinomial_reference,
-    multinomial_with_uniforms, reduce, scan, segmented_scan, segmented_sum, sort, sort_pairs,
-    split_with, spmv, top_p_sample, topk, uniforms, Algorithm, Batch, CompressOptions, Csr, Device,
-    Element, Error, RevSpec, SampleOptions, SampleWeight, ScanInput, ScanOp, ScanOptions,
-    SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions, SegmentedInput, Segments,
-    Soc, SortAlgorithm, SortKey, SortOptions, SplitOptions, SplitValue, SpmvValue, TopPOptions,
-    TopPProb, TopkKey, TopkOptions,
+    multinomial_with_uniforms, reduce, scan, segmented_max, segmented_min, segmented_scan,
+    segmented_sum, sort, sort_pairs, split_with, spmv, top_p_sample, topk, uniforms, Algorithm,
+    Batch, CompressOptions, Csr, Device, DeviceBuffer, Element, Error, ExtremaValue, RevSpec,
+    SampleOptions, SampleWeight, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
+    SegSumAlgorithm, SegSumOptions, SegmentedInput, Segments, Soc, SortAlgorithm, SortKey,
+    SortOptions, SplitOptions, SplitValue, SpmvValue, TopPOptions, TopPProb, TopkKey, TopkOptions,
 };
 use half::{bf16, f16};
 
-use crate::check::{abs_finite, agree, cum_positions, nan_max, nan_min, same};
+use crate::check::{abs_finite, agree, cum_positions, first_extreme, nan_max, nan_min, same};
 
 /// A family: one fuzz input in, one checked case run.
 pub type Family = fn(&[u8]);
@@ -1274,10 +1274,28 @@ pub const MAX_SEG_ELEMS: usize = 3 * SEG_TILE + 5;
 pub fn segmented(data: &[u8]) {
     let mut g = Gen::new(data);
     leak_checked(|dev| match g.below(5) {
-        0 | 1 => segmented_case::<f16>(dev, &mut g),
-        2 => segmented_case::<bf16>(dev, &mut g),
-        _ => segmented_case::<i8>(dev, &mut g),
+        0 | 1 => segmented_case::<f16>(dev, &mut g, Some(extrema::<f16>)),
+        2 => segmented_case::<bf16>(dev, &mut g, Some(extrema::<bf16>)),
+        _ => segmented_case::<i8>(dev, &mut g, None),
     });
+}
+
+/// The segmented max (or min) of a float type: values and indices.
+type Extrema<T> =
+    fn(&Device, &DeviceBuffer<T>, Segments<'_>, bool) -> Result<(Vec<T>, Vec<i32>), Error>;
+
+fn extrema<T: ExtremaValue>(
+    dev: &Device,
+    x: &DeviceBuffer<T>,
+    seg: Segments<'_>,
+    max: bool,
+) -> Result<(Vec<T>, Vec<i32>), Error> {
+    let out = if max {
+        segmented_max(dev, x, seg)
+    } else {
+        segmented_min(dev, x, seg)
+    }?;
+    Ok((out.values.download()?, out.indices.download()?))
 }
 
 /// Start flags of `n` elements at some density, from none (one segment)
@@ -1338,7 +1356,7 @@ fn large<T: Num>(x: T) -> T {
     })
 }
 
-fn segmented_case<T>(dev: &Device, g: &mut Gen<'_>)
+fn segmented_case<T>(dev: &Device, g: &mut Gen<'_>, extrema: Option<Extrema<T>>)
 where
     T: SegmentedInput + Num,
     T::Acc: Acc,
@@ -1449,6 +1467,37 @@ where
         dtype_name::<T>(),
         segments.len()
     );
+    if let Some(run) = extrema.filter(|_| g.chance(1, 3)) {
+        // Exact: the first index of the extreme (NaN wins, -0 equals +0),
+        // its value bit for bit; an empty segment gives -1 and -inf/+inf.
+        let max = g.chance(1, 2);
+        let what = format!("segmented extrema {what} max={max}");
+        let Some((values, indices)) = outcome(&what, want, run(dev, &x, seg, max)) else {
+            return;
+        };
+        assert_eq!(indices.len(), segments.len(), "{what}: count");
+        for (k, &(a, b)) in segments.iter().enumerate() {
+            let got = values[k];
+            match first_extreme(xs[a..b].iter().map(|x| x.to_f64()), max).map(|i| a + i) {
+                Some(i) => {
+                    assert_eq!(indices[k], i as i32, "{what}: segment {k} ({a}..{b}) index");
+                    let same = got.to_bits() == xs[i].to_bits()
+                        || (got.to_f64().is_nan() && xs[i].to_f64().is_nan());
+                    assert!(same, "{what}: segment {k} ({a}..{b}) value");
+                }
+                None => {
+                    assert_eq!(indices[k], -1, "{what}: empty segment {k} index");
+                    let inf = if max {
+                        f64::NEG_INFINITY
+                    } else {
+                        f64::INFINITY
+                    };
+                    assert_eq!(got.to_f64(), inf, "{what}: empty segment {k} value");
+                }
+            }
+        }
+        return;
+    }
     // |x| summed over 0..i, and over i's tile up to i, both inclusive.
     let (mut all_abs, mut tile_abs) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut all, mut tile) = (0f64, 0f64);

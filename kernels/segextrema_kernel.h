@@ -43,19 +43,24 @@ __aicore__ inline Best Combine(const Best& first, const Best& later) { return la
 
 // Words of a core's record (SEGEXTREMA_RECORD_WORDS): the head and the tail.
 constexpr uint32_t kRecordWords = 16;
-enum RecordWord : uint32_t {
-    kHeadValid = 0,
-    kHeadSeg,
-    kHeadKey,
-    kHeadIndex,
-    kHeadValue,
-    kHeadEnds,
-    kTailValid,
-    kTailSeg,
-    kTailKey,
-    kTailIndex,
-    kTailValue,
-};
+// A record holds two parts, the head at word kHead and the tail at kTail,
+// each: valid, segment, key, index, value bits, ends (the head's only).
+enum PartWord : uint32_t { kValid = 0, kSeg, kKey, kIndex, kValue, kEnds };
+constexpr uint32_t kHead = 0, kTail = 8;
+
+__aicore__ inline void PutPart(const LocalTensor<int32_t>& rec, uint32_t at, uint64_t seg, const Best& b, bool ends) {
+    rec.SetValue(at + kValid, 1);
+    rec.SetValue(at + kSeg, static_cast<int32_t>(seg));
+    rec.SetValue(at + kKey, b.key);
+    rec.SetValue(at + kIndex, b.index);
+    rec.SetValue(at + kValue, static_cast<int32_t>(AsBits(b.value)));
+    rec.SetValue(at + kEnds, ends ? 1 : 0);
+}
+
+__aicore__ inline Best GetPart(const LocalTensor<int32_t>& rec, uint32_t at) {
+    return Best{rec.GetValue(at + kKey), rec.GetValue(at + kIndex),
+                AsFloat(static_cast<uint32_t>(rec.GetValue(at + kValue)))};
+}
 
 template <typename T, bool kMax, uint32_t kTile, uint32_t kPieces>
 class Table {
@@ -542,21 +547,8 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
     }
     PipeSync<HardEvent::V_S>();
     for (uint32_t w = 0; w < kWords; ++w) record.SetValue(w, 0);
-    if (headRecorded) {
-        record.SetValue(segextrema::kHeadValid, 1);
-        record.SetValue(segextrema::kHeadSeg, static_cast<int32_t>(headSeg));
-        record.SetValue(segextrema::kHeadKey, head.key);
-        record.SetValue(segextrema::kHeadIndex, head.index);
-        record.SetValue(segextrema::kHeadValue, static_cast<int32_t>(AsBits(head.value)));
-        record.SetValue(segextrema::kHeadEnds, headEnds ? 1 : 0);
-    }
-    if (carryValid) {
-        record.SetValue(segextrema::kTailValid, 1);
-        record.SetValue(segextrema::kTailSeg, static_cast<int32_t>(carrySeg));
-        record.SetValue(segextrema::kTailKey, carry.key);
-        record.SetValue(segextrema::kTailIndex, carry.index);
-        record.SetValue(segextrema::kTailValue, static_cast<int32_t>(AsBits(carry.value)));
-    }
+    if (headRecorded) segextrema::PutPart(record, segextrema::kHead, headSeg, head, headEnds);
+    if (carryValid) segextrema::PutPart(record, segextrema::kTail, carrySeg, carry, false);
     StoreSlot(gRec[static_cast<uint64_t>(core) * kWords], record, kWords);
     SyncAll();
     if (core != 0) return;
@@ -584,13 +576,13 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
     uint64_t runSeg = 0;
     for (uint32_t c = 0; c < used; ++c) {
         const uint32_t r = c * kWords;
-        if (recs.GetValue(r + segextrema::kHeadValid) != 0) {
-            const uint64_t seg = static_cast<uint64_t>(recs.GetValue(r + segextrema::kHeadSeg));
-            Best part{recs.GetValue(r + segextrema::kHeadKey), recs.GetValue(r + segextrema::kHeadIndex),
-                      AsFloat(static_cast<uint32_t>(recs.GetValue(r + segextrema::kHeadValue)))};
+        const uint32_t h = r + segextrema::kHead, tl = r + segextrema::kTail;
+        if (recs.GetValue(h + segextrema::kValid) != 0) {
+            const uint64_t seg = static_cast<uint64_t>(recs.GetValue(h + segextrema::kSeg));
+            Best part = segextrema::GetPart(recs, h);
             if (runValid && runSeg == seg) part = Combine(run, part);
             runValid = false;
-            if (recs.GetValue(r + segextrema::kHeadEnds) == 0) {
+            if (recs.GetValue(h + segextrema::kEnds) == 0) {
                 run = part;
                 runSeg = seg;
                 runValid = true;
@@ -600,10 +592,9 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
                 fixSeg[fixes++] = seg;
             }
         }
-        if (recs.GetValue(r + segextrema::kTailValid) != 0) {
-            run = Best{recs.GetValue(r + segextrema::kTailKey), recs.GetValue(r + segextrema::kTailIndex),
-                       AsFloat(static_cast<uint32_t>(recs.GetValue(r + segextrema::kTailValue)))};
-            runSeg = static_cast<uint64_t>(recs.GetValue(r + segextrema::kTailSeg));
+        if (recs.GetValue(tl + segextrema::kValid) != 0) {
+            run = segextrema::GetPart(recs, tl);
+            runSeg = static_cast<uint64_t>(recs.GetValue(tl + segextrema::kSeg));
             runValid = true;
         }
     }

@@ -378,19 +378,22 @@ fn errors_name_the_argument() {
     let mut check = SegmentCheck::new(&dev).unwrap();
     let mut workspace = Workspace::new(&dev, 0).unwrap();
     let o = off(&[0, 1000, 3000]);
+    let mut call = |out: &mut SegmentExtrema<f32>| {
+        segmented_extrema_on(
+            &stream,
+            &x,
+            &o,
+            Extreme::Max,
+            out,
+            &mut check,
+            &mut workspace,
+        )
+    };
     let mut wrong = SegmentExtrema {
         values: dev.alloc::<f32>(3).unwrap(),
         indices: dev.alloc::<i32>(2).unwrap(),
     };
-    let r = segmented_extrema_on(
-        &stream,
-        &x,
-        &o,
-        Extreme::Max,
-        &mut wrong,
-        &mut check,
-        &mut workspace,
-    );
+    let r = call(&mut wrong);
     assert!(
         matches!(
             r,
@@ -405,15 +408,7 @@ fn errors_name_the_argument() {
         values: dev.alloc::<f32>(2).unwrap(),
         indices: dev.alloc::<i32>(2).unwrap(),
     };
-    let r = segmented_extrema_on(
-        &stream,
-        &x,
-        &o,
-        Extreme::Max,
-        &mut out,
-        &mut check,
-        &mut workspace,
-    );
+    let r = call(&mut out);
     assert!(
         matches!(
             r,

@@ -61,6 +61,31 @@ __aicore__ inline void StoreSlot(const GlobalTensor<T>& dst, const LocalTensor<T
     PipeSync<HardEvent::MTE3_S>();
 }
 
+// A core's `n` (<= 8) counts into its 32-byte slot of `check` (word i:
+// counts[i], saturated to int32; the rest 0), or added to the slot's counts
+// when `accumulate` (a later launch of the same batch). Core 0 of a first
+// launch also zeroes the slots of the cores that do not run (`slots` in all),
+// so the host may sum every slot.
+__aicore__ inline void WriteCheckSlot(const LocalTensor<int32_t>& slot, const GlobalTensor<int32_t>& check,
+                                      uint64_t* counts, uint32_t n, bool accumulate, uint32_t slots) {
+    const uint32_t core = static_cast<uint32_t>(GetBlockIdx());
+    if (accumulate) {
+        PipeSync<HardEvent::S_MTE2>();
+        DataCopy(slot, check[core * 8], 8);
+        PipeSync<HardEvent::MTE2_S>();
+        for (uint32_t i = 0; i < n; ++i) counts[i] += static_cast<uint64_t>(slot.GetValue(i));
+    }
+    for (uint32_t i = 0; i < 8; ++i) {
+        slot.SetValue(i, i < n ? static_cast<int32_t>(counts[i] < 0x7FFFFFFF ? counts[i] : 0x7FFFFFFF) : 0);
+    }
+    StoreSlot(check[core * 8], slot, 8);
+    if (accumulate || core != 0) return;
+    for (uint32_t i = 0; i < n; ++i) slot.SetValue(i, 0);
+    PipeSync<HardEvent::S_MTE3>();
+    for (uint32_t c = static_cast<uint32_t>(GetBlockNum()); c < slots; ++c) DataCopy(check[c * 8], slot, 8);
+    PipeSync<HardEvent::MTE3_S>();
+}
+
 // Writes one scalar to GM through UB (scalar write, then MTE3).
 template <typename T>
 __aicore__ inline void StoreScalar(const GlobalTensor<T>& dst, const LocalTensor<T>& scratch, T value) {

@@ -1082,24 +1082,9 @@ private:
     // (core 0 also zeroes the slots of cores that do not run), or added to
     // it after an earlier launch of the batch.
     __aicore__ inline void WriteCheck() {
-        LocalTensor<int32_t> slot = ub_.At<int32_t>(kOwnAt, 8);
         // The slot's counts: bad probabilities, p and min_p (TopPCheck, src/ops/topp.rs).
-        constexpr uint32_t kCheckWords = 3;
-        uint64_t total[kCheckWords] = {bad_, badP_, badMinP_};
-        if (t_.accumulate != 0) {
-            PipeSync<HardEvent::S_MTE2>();
-            DataCopy(slot, gCheck_[core_ * 8], 8);
-            PipeSync<HardEvent::MTE2_S>();
-            for (uint32_t i = 0; i < kCheckWords; ++i) total[i] += static_cast<uint64_t>(slot.GetValue(i));
-        }
-        for (uint32_t i = 0; i < kCheckWords; ++i) {
-            slot.SetValue(i, static_cast<int32_t>(total[i] < 0x7FFFFFFF ? total[i] : 0x7FFFFFFF));
-        }
-        for (uint32_t i = kCheckWords; i < 8; ++i) slot.SetValue(i, 0);
-        StoreSlot(gCheck_[core_ * 8], slot, 8);
-        if (t_.accumulate != 0 || core_ != 0) return;
-        for (uint32_t i = 0; i < kCheckWords; ++i) slot.SetValue(i, 0);
-        for (uint32_t c = static_cast<uint32_t>(GetBlockNum()); c < t_.check_slots; ++c) StoreSlot(gCheck_[c * 8], slot, 8);
+        uint64_t counts[3] = {bad_, badP_, badMinP_};
+        WriteCheckSlot(ub_.At<int32_t>(kOwnAt, 8), gCheck_, counts, 3, t_.accumulate != 0, t_.check_slots);
     }
 
     TPipe pipe_;

@@ -83,6 +83,9 @@ uint32_t aclrtlaunch_topp_pick_i32(uint32_t blockDim, void* stream, void* indice
 uint32_t aclrtlaunch_topp_draw_f16(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling);
 uint32_t aclrtlaunch_topp_draw_bf16(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling);
 uint32_t aclrtlaunch_topp_draw_f32(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling);
+uint32_t aclrtlaunch_topk_draw_f16(uint32_t blockDim, void* stream, void* values, void* indices, void* temperatures, void* keep_k, void* top_p, void* min_p, void* uniforms, void* tokens, void* kept, void* check, TopKDrawTiling* tiling);
+uint32_t aclrtlaunch_topk_draw_bf16(uint32_t blockDim, void* stream, void* values, void* indices, void* temperatures, void* keep_k, void* top_p, void* min_p, void* uniforms, void* tokens, void* kept, void* check, TopKDrawTiling* tiling);
+uint32_t aclrtlaunch_topk_draw_f32(uint32_t blockDim, void* stream, void* values, void* indices, void* temperatures, void* keep_k, void* top_p, void* min_p, void* uniforms, void* tokens, void* kept, void* check, TopKDrawTiling* tiling);
 uint32_t aclrtlaunch_segscan_f16_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling);
 uint32_t aclrtlaunch_segscan_f16_s64_vec(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling);
 uint32_t aclrtlaunch_segscan_bf16_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling);

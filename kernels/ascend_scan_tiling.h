@@ -364,6 +364,59 @@ static_assert(offsetof(TopPDrawTiling, one_keeps_all) == 92, "TopPDrawTiling: of
 static_assert(offsetof(TopPDrawTiling, seeded) == 96, "TopPDrawTiling: offset of seeded differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, reserved) == 100, "TopPDrawTiling: offset of reserved differs from the Rust definition");
 
+typedef struct TopKDrawTiling TopKDrawTiling;
+struct TopKDrawTiling {
+    // Rows.
+    uint64_t rows;
+    // Top-k entries per row (sorted logits and their indices).
+    uint64_t width;
+    // Rows per vector core.
+    uint64_t per_core;
+    // With `seeded`: the seed of the draws' uniforms.
+    uint64_t seed;
+    // 1 / temperature of every row (without `row_t`).
+    float scale;
+    // The nucleus mass of every row (without `row_p`); 1 keeps all.
+    float p;
+    // The min-p factor of every row (without `row_min_p`); 0: off.
+    float min_p;
+    // Entries every row keeps, 1..=width; 0: row r keeps `keep_k[r]` (a
+    // GM array; a count outside 1..=width makes the row bad).
+    uint32_t keep_count;
+    // 1: row r's temperature is `temperatures[r]` (0: greedy, one entry;
+    // not a positive finite number: the row is bad).
+    uint32_t row_t;
+    // 1: row r's nucleus mass is `top_p[r]` (outside (0, 1]: counted into
+    // the check slot's second word and taken as 1).
+    uint32_t row_p;
+    // 1: row r's min-p is `min_p[r]` (outside [0, 1]: counted into the
+    // third word and taken as 0).
+    uint32_t row_min_p;
+    // 1: row r draws with `uniform(seed, r, 0)`, computed in the kernel;
+    // 0: with `uniforms[r]`.
+    uint32_t seeded;
+    // 32-byte check slots (one per vector core of the device; TOPPDRAW's
+    // format: bad probabilities, bad p, bad min_p).
+    uint32_t check_slots;
+    // Unused (keeps the size a multiple of 8).
+    uint32_t reserved;
+};
+static_assert(sizeof(TopKDrawTiling) == 72, "TopKDrawTiling: size differs from the Rust definition");
+static_assert(offsetof(TopKDrawTiling, rows) == 0, "TopKDrawTiling: offset of rows differs from the Rust definition");
+static_assert(offsetof(TopKDrawTiling, width) == 8, "TopKDrawTiling: offset of width differs from the Rust definition");
+static_assert(offsetof(TopKDrawTiling, per_core) == 16, "TopKDrawTiling: offset of per_core differs from the Rust definition");
+static_assert(offsetof(TopKDrawTiling, seed) == 24, "TopKDrawTiling: offset of seed differs from the Rust definition");
+static_assert(offsetof(TopKDrawTiling, scale) == 32, "TopKDrawTiling: offset of scale differs from the Rust definition");
+static_assert(offsetof(TopKDrawTiling, p) == 36, "TopKDrawTiling: offset of p differs from the Rust definition");
+static_assert(offsetof(TopKDrawTiling, min_p) == 40, "TopKDrawTiling: offset of min_p differs from the Rust definition");
+static_assert(offsetof(TopKDrawTiling, keep_count) == 44, "TopKDrawTiling: offset of keep_count differs from the Rust definition");
+static_assert(offsetof(TopKDrawTiling, row_t) == 48, "TopKDrawTiling: offset of row_t differs from the Rust definition");
+static_assert(offsetof(TopKDrawTiling, row_p) == 52, "TopKDrawTiling: offset of row_p differs from the Rust definition");
+static_assert(offsetof(TopKDrawTiling, row_min_p) == 56, "TopKDrawTiling: offset of row_min_p differs from the Rust definition");
+static_assert(offsetof(TopKDrawTiling, seeded) == 60, "TopKDrawTiling: offset of seeded differs from the Rust definition");
+static_assert(offsetof(TopKDrawTiling, check_slots) == 64, "TopKDrawTiling: offset of check_slots differs from the Rust definition");
+static_assert(offsetof(TopKDrawTiling, reserved) == 68, "TopKDrawTiling: offset of reserved differs from the Rust definition");
+
 typedef struct SegScanTiling SegScanTiling;
 struct SegScanTiling {
     // Elements to scan.

@@ -12,6 +12,7 @@ use super::topp::{
 };
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
+use crate::runtime;
 use crate::stream::{check_len, Layout, Part, Stream, Workspace};
 
 /// Logit types of [`sample_logits`]: f16, bf16 and f32.
@@ -72,9 +73,11 @@ impl Default for LogitsSampling {
 /// it whatever its value (+inf, or -inf in a row of nothing else), a NaN
 /// being refused.
 ///
-/// Launches: greedy, one TOPK; else (TOPK,) SOFTMAX, the TOPPDRAW draw (and
-/// the pick of the token through the top-k indices). Deterministic for
-/// given (logits, options). [`sample_logits_per_row`] takes the parameters
+/// Launches: greedy, one TOPK; with a top-k of at most 4096, TOPK and
+/// TOPKDRAW (the softmax of the kept logits, min-p, top-p, the draw and the
+/// token in one launch); else (TOPK,) SOFTMAX, the TOPPDRAW draw (and the
+/// pick of the token through the top-k indices). Deterministic for given
+/// (logits, options). [`sample_logits_per_row`] takes the parameters
 /// per row.
 ///
 /// Errors ([`Error::InvalidArgument`]): `temperature` negative or not
@@ -317,14 +320,29 @@ impl LogitsCheck {
 /// The launches of a [`sample_logits_on`] and its workspace.
 struct LogitsPlan {
     layout: Layout,
-    /// The top-k step, if any: its width, whether the softmax runs over the
-    /// whole rows, what each row keeps, and its parts.
-    top: Option<TopStep>,
-    probs: Part,
-    softmax: Part,
-    draw: Part,
-    /// The drawn positions in the top-k rows (the softmax over them alone).
-    pos: Part,
+    tail: Tail,
+}
+
+/// The launches: the top-k step, if any (its width, whether the softmax
+/// runs over the whole rows, what each row keeps, and its parts), and what
+/// runs after it.
+enum Tail {
+    /// TOPKDRAW over the sorted top-k alone (at most
+    /// [`algos::TOPKDRAW_MAX_WIDTH`] wide): softmax, min-p, top-p, the draw
+    /// and the token in one launch.
+    Fused {
+        top: TopStep,
+        draw: algos::LaunchPlan<algos::TopKDrawTiling>,
+    },
+    /// SOFTMAX, the TOPPDRAW draw and, after a top-k alone, the pick.
+    Separate {
+        top: Option<TopStep>,
+        probs: Part,
+        softmax: Part,
+        draw: Part,
+        /// The drawn positions in the top-k rows (the softmax over them alone).
+        pos: Part,
+    },
 }
 
 struct TopStep {
@@ -430,33 +448,45 @@ impl LogitsPlan {
             }),
             None => None,
         };
-        let m = match &top {
-            Some(s) if !s.whole => s.width,
-            _ => n,
+        let tail = match top {
+            Some(top) if !top.whole && top.width as u64 <= algos::TOPKDRAW_MAX_WIDTH => {
+                let draw = algos::TopKDraw::new(T::DTYPE)?.plan(
+                    device.profile(),
+                    rows as u64,
+                    top.width as u64,
+                )?;
+                Tail::Fused { top, draw }
+            }
+            top => {
+                let m = match &top {
+                    Some(s) if !s.whole => s.width,
+                    _ => n,
+                };
+                let probs = layout.add_of::<f32>(rows * m);
+                let softmax = layout.add(softmax_workspace_bytes::<T>(device, rows, m)?);
+                let draw_options = TopPOptions {
+                    p: options.top_p,
+                    top_k: None,
+                    min_p: options.min_p,
+                    seed: options.seed,
+                };
+                let draw = layout.add(top_p_sample_workspace_bytes::<f32>(
+                    device,
+                    rows,
+                    m,
+                    draw_options,
+                )?);
+                let pos = layout.add_of::<i32>(rows);
+                Tail::Separate {
+                    top,
+                    probs,
+                    softmax,
+                    draw,
+                    pos,
+                }
+            }
         };
-        let probs = layout.add_of::<f32>(rows * m);
-        let softmax = layout.add(softmax_workspace_bytes::<T>(device, rows, m)?);
-        let draw_options = TopPOptions {
-            p: options.top_p,
-            top_k: None,
-            min_p: options.min_p,
-            seed: options.seed,
-        };
-        let draw = layout.add(top_p_sample_workspace_bytes::<f32>(
-            device,
-            rows,
-            m,
-            draw_options,
-        )?);
-        let pos = layout.add_of::<i32>(rows);
-        Ok(LogitsPlan {
-            layout,
-            top,
-            probs,
-            softmax,
-            draw,
-            pos,
-        })
+        Ok(LogitsPlan { layout, tail })
     }
 }
 
@@ -489,11 +519,13 @@ pub fn sample_logits_workspace_bytes<T: LogitsInput>(
 /// for row r in place of the options' value where one is given (see
 /// [`LogitsRows`]) and the uniform `rows_in.uniforms[r]` or
 /// [`uniform(options.seed, r, 0)`](crate::uniform). The launches: a TOPK
-/// with the widest k (none without a top-k), a SOFTMAX keeping each row's
-/// top-k, the TOPPDRAW draw, and the pick of the token through the top-k
-/// indices when the softmax ran on them alone. `options.temperature` = 0
-/// (no per-row temperatures) is greedy for every row: a TOPK of 1 and its
-/// one-hot rows, drawn.
+/// with the widest k (none without a top-k); when every row draws from its
+/// top-k alone and the widest is at most 4096, TOPKDRAW (each row's
+/// softmax, min-p, top-p, draw and token in one launch); else a SOFTMAX
+/// keeping each row's top-k, the TOPPDRAW draw, and the pick of the token
+/// through the top-k indices when the softmax ran on them alone.
+/// `options.temperature` = 0 (no per-row temperatures) is greedy for every
+/// row: a TOPK of 1 and its first entry.
 ///
 /// The logits and the per-row inputs are checked on the device: `check`
 /// receives what is needed, and [`LogitsCheck::download`] (after
@@ -537,30 +569,34 @@ pub fn sample_logits_on<'a, T: LogitsInput>(
     if rows == 0 {
         return Ok(());
     }
-    let plan = LogitsPlan::new::<T>(stream.device(), rows, n, &rows_in, options)?;
+    let mut plan = LogitsPlan::new::<T>(stream.device(), rows, n, &rows_in, options)?;
     workspace.check(stream, &plan.layout)?;
-    let mut probs = workspace.buffer::<f32>(plan.probs);
+    let (top, probs, softmax, draw, pos) = match &mut plan.tail {
+        Tail::Fused { top, draw } => {
+            let (values, indices) = top_k_step(stream, logits, top, workspace)?;
+            return draw_top_k_on(
+                stream, draw, top, &values, &indices, &rows_in, options, tokens, check,
+            );
+        }
+        Tail::Separate {
+            top,
+            probs,
+            softmax,
+            draw,
+            pos,
+        } => (top.as_ref(), *probs, *softmax, *draw, *pos),
+    };
+    let mut probs = workspace.buffer::<f32>(probs);
     let temperature = match rows_in.temperature {
         Some(t) => Temperature::OnDevice(t),
         // Greedy: every row one-hot on its top-1, whatever the scale.
         None if options.temperature == 0.0 => Temperature::All(1.0),
         None => Temperature::All(options.temperature),
     };
-    let mut softmax_ws = workspace.sub(plan.softmax);
-    // The top-k values and indices of every row, sorted.
-    let top = match &plan.top {
+    let mut softmax_ws = workspace.sub(softmax);
+    let top = match top {
         Some(step) => {
-            let mut values = workspace.buffer::<T>(step.values);
-            let mut indices = workspace.buffer::<i32>(step.indices);
-            topk_on(
-                stream,
-                logits,
-                step.width,
-                TopkOptions::default(),
-                &mut values,
-                &mut indices,
-                &mut workspace.sub(step.scratch),
-            )?;
+            let (values, indices) = top_k_step(stream, logits, step, workspace)?;
             Some((step, values, indices))
         }
         None => None,
@@ -613,7 +649,7 @@ pub fn sample_logits_on<'a, T: LogitsInput>(
         min_p: rows_in.min_p,
     };
     let compact = top.as_ref().filter(|(s, _, _)| !s.whole);
-    let mut pos = workspace.buffer::<i32>(plan.pos);
+    let mut pos = workspace.buffer::<i32>(pos);
     draw_on(
         stream,
         Batch::rows(&probs, rows)?,
@@ -622,12 +658,103 @@ pub fn sample_logits_on<'a, T: LogitsInput>(
         true,
         if compact.is_some() { &mut pos } else { tokens },
         &mut check.draw,
-        &mut workspace.sub(plan.draw),
+        &mut workspace.sub(draw),
     )?;
     if let Some((_, _, indices)) = compact {
         pick_on(stream, indices, &pos, tokens)?;
     }
     Ok(())
+}
+
+/// The top-k step: the `step.width` largest logits of every row and their
+/// indices, sorted (descending, ties by index, NaN first), in the workspace.
+fn top_k_step<T: LogitsInput>(
+    stream: &Stream,
+    logits: Batch<'_, T>,
+    step: &TopStep,
+    workspace: &mut Workspace,
+) -> Result<(DeviceBuffer<T>, DeviceBuffer<i32>)> {
+    let mut values = workspace.buffer::<T>(step.values);
+    let mut indices = workspace.buffer::<i32>(step.indices);
+    topk_on(
+        stream,
+        logits,
+        step.width,
+        TopkOptions::default(),
+        &mut values,
+        &mut indices,
+        &mut workspace.sub(step.scratch),
+    )?;
+    Ok((values, indices))
+}
+
+/// TOPKDRAW after the top-k step: every row's token from its sorted top-k
+/// (`values`, `indices`) with the call's temperature, keep, top-p, min-p and
+/// uniforms, its kept mass and the check slots into `check`.
+#[allow(clippy::too_many_arguments)]
+fn draw_top_k_on<T: LogitsInput>(
+    stream: &Stream,
+    plan: &mut algos::LaunchPlan<algos::TopKDrawTiling>,
+    step: &TopStep,
+    values: &DeviceBuffer<T>,
+    indices: &DeviceBuffer<i32>,
+    rows_in: &LogitsRows<'_>,
+    options: LogitsSampling,
+    tokens: &DeviceBuffer<i32>,
+    check: &LogitsCheck,
+) -> Result<()> {
+    let t = &mut plan.tiling;
+    // Greedy (no per-row temperature): one entry, whatever the scale.
+    t.scale = match options.temperature {
+        0.0 => 1.0,
+        temperature => 1.0 / temperature,
+    };
+    t.keep_count = match step.keep {
+        StepKeep::Width => step.width as u32,
+        StepKeep::All(c) => c,
+        StepKeep::PerRow => 0,
+    };
+    t.p = options.top_p;
+    t.min_p = options.min_p;
+    t.seed = options.seed;
+    t.row_t = u32::from(rows_in.temperature.is_some());
+    t.row_p = u32::from(rows_in.top_p.is_some());
+    t.row_min_p = u32::from(rows_in.min_p.is_some());
+    t.seeded = u32::from(rows_in.uniforms.is_none());
+    let null = std::ptr::null_mut;
+    let keep_k = match (step.keep, &rows_in.top_k) {
+        (StepKeep::PerRow, Some(k)) => Some(k.k),
+        _ => None,
+    };
+    let args = runtime::TopKDrawArgs {
+        values: values.ptr(),
+        indices: indices.ptr(),
+        temperatures: rows_in.temperature.map_or(null(), |b| b.ptr()),
+        keep_k: keep_k.map_or(null(), |b| b.ptr()),
+        top_p: rows_in.top_p.map_or(null(), |b| b.ptr()),
+        min_p: rows_in.min_p.map_or(null(), |b| b.ptr()),
+        uniforms: rows_in.uniforms.map_or(null(), |b| b.ptr()),
+        tokens: tokens.ptr(),
+        kept: check.draw.kept.ptr(),
+        check: check.draw.slots.ptr(),
+    };
+    let mut uses: Vec<&dyn crate::stream::Uses> =
+        vec![values, indices, tokens, &check.draw.kept, &check.draw.slots];
+    for b in [
+        rows_in.temperature,
+        rows_in.top_p,
+        rows_in.min_p,
+        rows_in.uniforms,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        uses.push(b);
+    }
+    if let Some(k) = keep_k {
+        uses.push(k);
+    }
+    stream.with_queue(&uses, |s| runtime::launch(s, plan, args))
 }
 
 /// A sampling parameter of f32 values: its name, its range as the errors

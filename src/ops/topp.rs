@@ -258,9 +258,9 @@ struct Given {
 #[derive(Debug)]
 pub struct TopPCheck {
     /// The draw kernel's per-core slots (the count of bad probabilities first).
-    slots: DeviceBuffer<i32>,
+    pub(crate) slots: DeviceBuffer<i32>,
     /// The kept mass of every row (the draw's total).
-    kept: DeviceBuffer<f32>,
+    pub(crate) kept: DeviceBuffer<f32>,
 }
 
 /// Ints of the draw kernel's check slots: one 32-byte slot per vector core.

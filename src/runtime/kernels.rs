@@ -105,6 +105,9 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("topp_draw_f16", "aclrtlaunch_topp_draw_f16"),
     ("topp_draw_bf16", "aclrtlaunch_topp_draw_bf16"),
     ("topp_draw_f32", "aclrtlaunch_topp_draw_f32"),
+    ("topk_draw_f16", "aclrtlaunch_topk_draw_f16"),
+    ("topk_draw_bf16", "aclrtlaunch_topk_draw_bf16"),
+    ("topk_draw_f32", "aclrtlaunch_topk_draw_f32"),
     ("segscan_f16_s128_simple", "aclrtlaunch_segscan_f16_s128_simple"),
     ("segscan_f16_s64_vec", "aclrtlaunch_segscan_f16_s64_vec"),
     ("segscan_bf16_s128_simple", "aclrtlaunch_segscan_bf16_s128_simple"),
@@ -273,6 +276,9 @@ extern "C" {
     fn aclrtlaunch_topp_draw_f16(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, top_p: Gm, min_p: Gm, tokens: Gm, kept: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
     fn aclrtlaunch_topp_draw_bf16(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, top_p: Gm, min_p: Gm, tokens: Gm, kept: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
     fn aclrtlaunch_topp_draw_f32(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, top_p: Gm, min_p: Gm, tokens: Gm, kept: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
+    fn aclrtlaunch_topk_draw_f16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, temperatures: Gm, keep_k: Gm, top_p: Gm, min_p: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, tiling: *mut algos::TopKDrawTiling) -> u32;
+    fn aclrtlaunch_topk_draw_bf16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, temperatures: Gm, keep_k: Gm, top_p: Gm, min_p: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, tiling: *mut algos::TopKDrawTiling) -> u32;
+    fn aclrtlaunch_topk_draw_f32(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, temperatures: Gm, keep_k: Gm, top_p: Gm, min_p: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, tiling: *mut algos::TopKDrawTiling) -> u32;
     fn aclrtlaunch_segscan_f16_s128_simple(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
     fn aclrtlaunch_segscan_f16_s64_vec(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
     fn aclrtlaunch_segscan_bf16_s128_simple(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
@@ -757,6 +763,46 @@ impl Launch for TopPDrawArgs {
         // launch stub copies the struct) and has the C layout of
         // TopPDrawTiling (pinned by its derive on both sides).
         let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.probs, self.uniforms, self.top_p, self.min_p, self.tokens, self.kept, self.check, self.workspace, &mut plan.tiling) };
+        stream.backend.launched(e.symbol, rc)
+    }
+}
+
+/// `aclrtlaunch_<kernel>` of the TopKDraw kernels.
+type TopKDrawFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, Gm, Gm, Gm, Gm, Gm, *mut algos::TopKDrawTiling) -> u32;
+
+/// The TopKDraw kernels: the simulator's entries.
+const TOPKDRAW: &[Entry<TopKDrawFn>] = &[
+    Entry { name: "topk_draw_f16", symbol: "aclrtlaunch_topk_draw_f16", f: aclrtlaunch_topk_draw_f16 },
+    Entry { name: "topk_draw_bf16", symbol: "aclrtlaunch_topk_draw_bf16", f: aclrtlaunch_topk_draw_bf16 },
+    Entry { name: "topk_draw_f32", symbol: "aclrtlaunch_topk_draw_f32", f: aclrtlaunch_topk_draw_f32 },
+];
+
+/// The GM pointers of the TopKDraw kernels (TopKDrawTiling), by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TopKDrawArgs {
+    pub(crate) values: Gm,
+    pub(crate) indices: Gm,
+    pub(crate) temperatures: Gm,
+    pub(crate) keep_k: Gm,
+    pub(crate) top_p: Gm,
+    pub(crate) min_p: Gm,
+    pub(crate) uniforms: Gm,
+    pub(crate) tokens: Gm,
+    pub(crate) kept: Gm,
+    pub(crate) check: Gm,
+}
+
+impl Launch for TopKDrawArgs {
+    type Tiling = algos::TopKDrawTiling;
+    fn launch(self, stream: StreamRef, plan: &mut algos::LaunchPlan<Self::Tiling>) -> Result<()> {
+        let e = stream.backend.kernel(TOPKDRAW, &plan.kernel)?;
+        // SAFETY: `e.f` has the kernel's C signature (the simulator's static
+        // entry, or the same symbol of a loaded kernel library built from the
+        // same kernels/ sources); the pointers are live device allocations
+        // sized for the plan; the tiling pointer is valid for the call (the
+        // launch stub copies the struct) and has the C layout of
+        // TopKDrawTiling (pinned by its derive on both sides).
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.values, self.indices, self.temperatures, self.keep_k, self.top_p, self.min_p, self.uniforms, self.tokens, self.kept, self.check, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

@@ -207,6 +207,7 @@ fn errors_name_the_argument() {
         (f32::NAN, None),
         (f32::INFINITY, None),
         (f32::INFINITY, Some(5)),
+        (f32::NAN, Some(5)),
     ] {
         let mut y = lm_logits::<f32>(3, n, 2);
         y[n + 9] = bad;
@@ -223,10 +224,16 @@ fn errors_name_the_argument() {
     let mut y = lm_logits::<f32>(3, n, 2);
     y[n..2 * n].fill(f32::NEG_INFINITY);
     let b = dev.upload(&y).unwrap();
-    named(
-        sample_logits(&dev, Batch::rows(&b, 3).unwrap(), d),
-        "logits",
-    );
+    for top_k in [None, Some(5)] {
+        named(
+            sample_logits(
+                &dev,
+                Batch::rows(&b, 3).unwrap(),
+                LogitsSampling { top_k, ..d },
+            ),
+            "logits",
+        );
+    }
     y[n + 3] = f32::NAN;
     let b = dev.upload(&y).unwrap();
     let greedy = LogitsSampling {
@@ -690,6 +697,99 @@ fn stream_form_with_device_inputs_follows_the_definition() {
     most_rows_checked(&counts);
 }
 
+/// One [`sample_logits_on`] of the `rows` rows of `logits` with a
+/// workspace, tokens and check of its own, synchronised and checked: the
+/// tokens and the kept masses.
+fn sample_on_stream<T: ascend_scan::LogitsInput>(
+    stream: &ascend_scan::Stream,
+    logits: &ascend_scan::DeviceBuffer<T>,
+    rows: usize,
+    rows_in: LogitsRows<'_>,
+    o: LogitsSampling,
+) -> (Vec<i32>, Vec<f32>) {
+    let dev = stream.device();
+    let n = logits.len() / rows;
+    let bytes = sample_logits_workspace_bytes::<T>(dev, rows, n, &rows_in, o).unwrap();
+    let mut ws = Workspace::new(dev, bytes).unwrap();
+    let mut tokens = dev.alloc::<i32>(rows).unwrap();
+    let mut check = LogitsCheck::new(dev, rows).unwrap();
+    let batch = Batch::rows(logits, rows).unwrap();
+    sample_logits_on(stream, batch, rows_in, o, &mut tokens, &mut check, &mut ws).unwrap();
+    stream.synchronize().unwrap();
+    check.download().unwrap();
+    (
+        tokens.download().unwrap(),
+        check.kept_mass().download().unwrap(),
+    )
+}
+
+/// Flat rows (logits within 0.5 of each other) put the top-p, min-p and
+/// draw crossings deep in the kept entries, past the groups of 64 whose
+/// masses the fused draw (TOPKDRAW) sums by vector: top-k widths around a
+/// group, up to the widest the fused draw takes (4096), then one wider batch
+/// (4097: SOFTMAX and TOPPDRAW) on the same rows. Tokens and kept masses
+/// against the f64 definition, the uniforms made on the device from the
+/// seed.
+#[test]
+fn flat_rows_cross_deep_in_wide_top_k() {
+    let dev = device();
+    let stream = dev.create_stream().unwrap();
+    let (rows, n) = (24, 5000);
+    let x: Vec<f32> = words(rows * n, 41)
+        .map(|w| -((w >> 40) as f32) / (1u64 << 25) as f32)
+        .collect();
+    let buf = dev.upload(&x).unwrap();
+    let mut counts = (0, 0);
+    for widths in [&[63u32, 64, 65, 128, 1000, 4096][..], &[4097, 300]] {
+        let pr = RowParams {
+            temperature: (0..rows).map(|r| [0.8, 1.0, 1.7][r % 3]).collect(),
+            top_k: (0..rows).map(|r| widths[r % widths.len()]).collect(),
+            top_p: (0..rows).map(|r| [0.3, 0.97][(r / 6) % 2]).collect(),
+            min_p: (0..rows).map(|r| [0.0, 0.8][(r / 12) % 2]).collect(),
+        };
+        let k: Vec<i32> = pr.top_k.iter().map(|&k| k as i32).collect();
+        let (t_dev, k_dev, p_dev, m_dev) = (
+            dev.upload(&pr.temperature).unwrap(),
+            dev.upload(&k).unwrap(),
+            dev.upload(&pr.top_p).unwrap(),
+            dev.upload(&pr.min_p).unwrap(),
+        );
+        let rows_in = LogitsRows {
+            temperature: Some(&t_dev),
+            top_k: Some(RowTopK {
+                k: &k_dev,
+                max: *widths.iter().max().unwrap() as usize,
+                some_off: false,
+            }),
+            top_p: Some(&p_dev),
+            min_p: Some(&m_dev),
+            uniforms: None,
+        };
+        let seed = 2027;
+        let o = LogitsSampling {
+            seed,
+            ..Default::default()
+        };
+        let (got, kept) = sample_on_stream(&stream, &buf, rows, rows_in, o);
+        for r in 0..rows {
+            let row: Vec<f64> = x[r * n..(r + 1) * n].iter().map(|&v| v.into()).collect();
+            // fp32 sums of at most 4097 terms of mass <= 1: well within 2e-5.
+            let Some((want, mass)) =
+                reference_draw(&row, &pr, r, uniform(seed, r as u64, 0), false, 2e-5)
+            else {
+                counts.1 += 1;
+                continue;
+            };
+            let what = format!("row {r}: k {}, widths {widths:?}", pr.top_k[r]);
+            assert_eq!(got[r], want, "{what}");
+            let err = (f64::from(kept[r]) - mass).abs();
+            assert!(err <= 2e-5, "{what}: kept {} vs {mass}", kept[r]);
+            counts.0 += 1;
+        }
+    }
+    most_rows_checked(&[counts]);
+}
+
 /// The stream form with the options alone (no per-row input) gives the
 /// blocking form's tokens, for every shape of the pipeline: greedy, top-k
 /// of 1, a top-k with device temperatures, no top-k.
@@ -752,24 +852,7 @@ fn stream_form_with_the_options_matches_the_blocking_form() {
             temperature: device_temps.then_some(&t_dev),
             ..Default::default()
         };
-        let bytes = sample_logits_workspace_bytes::<f32>(&dev, rows, n, &rows_in, o).unwrap();
-        let mut ws = Workspace::new(&dev, bytes).unwrap();
-        let mut tokens = dev.alloc::<i32>(rows).unwrap();
-        let mut check = LogitsCheck::new(&dev, rows).unwrap();
-        let logits = Batch::rows(&buf, rows).unwrap();
-        sample_logits_on(
-            &stream,
-            logits,
-            rows_in,
-            o,
-            &mut tokens,
-            &mut check,
-            &mut ws,
-        )
-        .unwrap();
-        stream.synchronize().unwrap();
-        check.download().unwrap();
-        let got = tokens.download().unwrap();
+        let (got, _) = sample_on_stream(&stream, &buf, rows, rows_in, o);
         let want = if device_temps {
             let per_row = LogitsPerRow {
                 temperature: Some(&temps),
@@ -851,6 +934,9 @@ fn stream_form_errors_name_the_argument() {
         (with_k(top_k(&k_past, 20, true)), o, rows, Some("logits")),
         (with_k(top_k(&k_zero, 20, false)), o, rows, Some("logits")),
         (with_k(top_k(&k_neg, 20, true)), o, rows, Some("logits")),
+        // The same through the fused draw (every row on its top-k alone).
+        (with_k(top_k(&k_past, 20, false)), o, rows, Some("logits")),
+        (with_k(top_k(&k_neg, 20, false)), o, rows, Some("logits")),
         (with_k(top_k(&k_zero, 20, true)), o, rows, None),
         (with_t(&t_neg), o, rows, Some("logits")),
         (with_t(&t_nan), o, rows, Some("logits")),

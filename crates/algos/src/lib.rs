@@ -28,6 +28,7 @@ pub mod split;
 pub mod spmv;
 pub mod tiling;
 pub mod topk;
+pub mod topk_draw;
 pub mod topp;
 pub mod topp_draw;
 pub mod veccumsum;
@@ -51,6 +52,7 @@ pub use split::{Compress, SplitInd, SplitKind, SplitTiling};
 pub use spmv::{Spmv, SpmvStage, SpmvTiling};
 pub use tiling::Tiling;
 pub use topk::{TopK, TopKTiling};
+pub use topk_draw::{TopKDraw, TopKDrawTiling, TOPKDRAW_MAX_WIDTH};
 pub use topp::{TopP, TopPTiling};
 pub use topp_draw::{TopPDraw, TopPDrawTiling, MAX_ROW_LEN as TOPP_MAX_ROW_LEN};
 pub use veccumsum::{VecCumSum, VecCumSumTiling};
@@ -114,6 +116,11 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
     for dtype in TopPDraw::DTYPES {
         out.push(Box::new(
             TopPDraw::new(dtype).expect("catalogue entries are valid"),
+        ));
+    }
+    for dtype in TopKDraw::DTYPES {
+        out.push(Box::new(
+            TopKDraw::new(dtype).expect("catalogue entries are valid"),
         ));
     }
     for dtype in SegScan::DTYPES {

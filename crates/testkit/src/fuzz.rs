@@ -17,12 +17,13 @@ use arbitrary::Unstructured;
 use ascend_scan::matrices::HostCsr;
 use ascend_scan::{
     argsort, compress_with, copy, cummax, cummin, multinomial, multinomial_reference,
-    multinomial_with_uniforms, reduce, scan, segmented_max, segmented_min, segmented_scan,
-    segmented_sum, sort, sort_pairs, split_with, spmv, top_p_sample, topk, uniforms, Algorithm,
-    Batch, CompressOptions, Csr, Device, DeviceBuffer, Element, Error, ExtremaValue, RevSpec,
-    SampleOptions, SampleWeight, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
-    SegSumAlgorithm, SegSumOptions, SegmentedInput, Segments, Soc, SortAlgorithm, SortKey,
-    SortOptions, SplitOptions, SplitValue, SpmvValue, TopPOptions, TopPProb, TopkKey, TopkOptions,
+    multinomial_with_uniforms, reduce, sample_logits, scan, segmented_max, segmented_min,
+    segmented_scan, segmented_sum, sort, sort_pairs, split_with, spmv, top_p_sample, topk,
+    uniforms, Algorithm, Batch, CompressOptions, Csr, Device, DeviceBuffer, Element, Error,
+    ExtremaValue, LogitsInput, LogitsSampling, RevSpec, SampleOptions, SampleWeight, ScanInput,
+    ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions,
+    SegmentedInput, Segments, Soc, SortAlgorithm, SortKey, SortOptions, SplitOptions, SplitValue,
+    SpmvValue, TopPOptions, TopPProb, TopkKey, TopkOptions,
 };
 use half::{bf16, f16};
 
@@ -994,17 +995,20 @@ fn topk_case<T: TopkKey + Num>(dev: &Device, g: &mut Gen<'_>) {
 
 // --------------------------------------------------------------- sampling
 
-/// multinomial, multinomial_with_uniforms and top_p_sample.
+/// multinomial, multinomial_with_uniforms, top_p_sample and sample_logits.
 pub fn sampling(data: &[u8]) {
     let mut g = Gen::new(data);
-    leak_checked(|dev| match g.below(8) {
+    leak_checked(|dev| match g.below(11) {
         0 => multinomial_case::<f16>(dev, &mut g),
         1 => multinomial_case::<bf16>(dev, &mut g),
         2 => multinomial_case::<f32>(dev, &mut g),
         3 => uniforms_case::<f16>(dev, &mut g),
         4 => uniforms_case::<f32>(dev, &mut g),
         5 | 6 => top_p_case::<f16>(dev, &mut g),
-        _ => top_p_case::<bf16>(dev, &mut g),
+        7 => top_p_case::<bf16>(dev, &mut g),
+        8 => logits_case::<f16>(dev, &mut g),
+        9 => logits_case::<bf16>(dev, &mut g),
+        _ => logits_case::<f32>(dev, &mut g),
     });
 }
 
@@ -1246,6 +1250,122 @@ fn top_p_case<T: TopPProb + Num>(dev: &Device, g: &mut Gen<'_>) {
             assert_eq!(
                 token, order[want_pos] as i32,
                 "{what}: row {r}: token (kept {keep_sure}, u = {u})"
+            );
+        }
+    }
+}
+
+/// `sample_logits` on adversarial logits (NaN, infinities, ties, huge and
+/// tiny values) with random and out-of-range parameters: the error names
+/// the argument the documentation says; a greedy token is the first
+/// largest logit; any other token lies in the kept set with a probability
+/// above 0 and at or above the min-p floor, and, after a top-k alone (the
+/// top-k order is then the draw's order), inside the top-p nucleus.
+fn logits_case<T: LogitsInput + Num>(dev: &Device, g: &mut Gen<'_>) {
+    let (rows, n) = g.shape();
+    let wild = g.chance(1, 4);
+    let x = values::<T>(g, rows * n, |x| if wild { x } else { finite(x, 4) });
+    // Each parameter out of its range about one time in twelve.
+    let mut param = |good: &[f32], bad: &[f32]| {
+        if g.chance(1, 12) {
+            g.pick(bad)
+        } else {
+            g.pick(good)
+        }
+    };
+    let temperature = param(
+        &[1.0, 0.7, 1.3, 0.0, 0.05],
+        &[-1.0, f32::NAN, f32::INFINITY],
+    );
+    let top_p = param(&[0.9, 0.5, 0.3, 1.0, 0.999], &[0.0, 1.5, f32::NAN]);
+    let min_p = param(&[0.0, 0.0, 0.1, 0.6, 1.0], &[-0.1, f32::NAN]);
+    let top_k = match g.below(4) {
+        0 => None,
+        1 => Some(g.below(n as u64 + 2) as usize),
+        _ => Some(1 + g.below(n.clamp(1, 80) as u64) as usize),
+    };
+    let o = LogitsSampling {
+        temperature,
+        top_k,
+        top_p,
+        min_p,
+        seed: g.bits(),
+    };
+    // What each row keeps: its top-k in the top-k order (value descending,
+    // NaN first, ties by index), or all of it.
+    let k = top_k.filter(|&k| k < n).unwrap_or(n);
+    let kept: Vec<Vec<usize>> = (0..rows)
+        .map(|r| {
+            let mut order = stable_order(&x[r * n..(r + 1) * n], true);
+            order.truncate(k);
+            order
+        })
+        .collect();
+    let scale = 1.0f32 / temperature;
+    // x * s in f32 as the kernels take it, the row's largest first.
+    let scaled = |r: usize, i: usize| f64::from(x[r * n + i].to_f64() as f32 * scale);
+    let one = k == 1 && k < n;
+    let bad_row = |r: usize| {
+        let has_nan = kept[r].iter().any(|&i| x[r * n + i].to_f64().is_nan());
+        if temperature == 0.0 || one {
+            return has_nan;
+        }
+        let top = scaled(r, kept[r][0]);
+        has_nan || !top.is_finite()
+    };
+    let want = if top_k == Some(0) {
+        Want::Arg("top_k")
+    } else if n == 0 {
+        Want::Arg("logits")
+    } else if !(temperature >= 0.0 && temperature.is_finite()) {
+        Want::Arg("temperature")
+    } else if top_k.is_some_and(|k| k > n) {
+        Want::Arg("top_k")
+    } else if !(top_p > 0.0 && top_p <= 1.0) {
+        Want::Arg("top_p")
+    } else if !(0.0..=1.0).contains(&min_p) {
+        Want::Arg("min_p")
+    } else if (0..rows).any(bad_row) {
+        Want::Arg("logits")
+    } else {
+        Want::Ok
+    };
+    let buf = dev.upload(&x).expect("upload");
+    let batch = Batch::rows(&buf, rows).expect("rows divide the buffer");
+    let what = format!(
+        "sample_logits {} rows={rows} n={n} {o:?}",
+        dtype_name::<T>()
+    );
+    let Some(out) = outcome(&what, want, sample_logits(dev, batch, o)) else {
+        return;
+    };
+    let tokens = out.download().expect("download");
+    assert_eq!(tokens.len(), rows, "{what}: one token per row");
+    for (r, &token) in tokens.iter().enumerate() {
+        let what = format!("{what}: row {r}: token {token}");
+        let pos = kept[r].iter().position(|&i| i as i32 == token);
+        let pos = pos.unwrap_or_else(|| panic!("{what} is not among the kept logits"));
+        if temperature == 0.0 || one {
+            assert_eq!(pos, 0, "{what}: not the first largest logit");
+            continue;
+        }
+        // The probabilities relative to the largest: exp(x s - M).
+        let top = scaled(r, kept[r][0]);
+        let rel: Vec<f64> = kept[r]
+            .iter()
+            .map(|&i| (scaled(r, i) - top).exp())
+            .collect();
+        let total: f64 = rel.iter().sum();
+        assert!(
+            rel[pos] > 0.0 && rel[pos] >= f64::from(min_p) * (1.0 - 1e-5),
+            "{what}: probability {} of the largest, min_p {min_p}",
+            rel[pos]
+        );
+        if k < n && top_p < 1.0 {
+            let before: f64 = rel[..pos].iter().sum::<f64>() / total;
+            assert!(
+                before <= f64::from(top_p) + 1e-4,
+                "{what}: the mass before it, {before}, is past top_p"
             );
         }
     }

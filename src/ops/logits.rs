@@ -709,10 +709,16 @@ fn draw_top_k_on<T: LogitsInput>(
         0.0 => 1.0,
         temperature => 1.0 / temperature,
     };
-    t.keep_count = match step.keep {
-        StepKeep::Width => step.width as u32,
-        StepKeep::All(c) => c,
-        StepKeep::PerRow => 0,
+    // Row r's own count from the device, or one count for every row (0
+    // tells the kernel to read keep_k).
+    let keep_k = match (step.keep, &rows_in.top_k) {
+        (StepKeep::PerRow, Some(k)) => Some(k.k),
+        _ => None,
+    };
+    t.keep_count = match (keep_k, step.keep) {
+        (Some(_), _) => 0,
+        (None, StepKeep::All(c)) => c,
+        (None, _) => step.width as u32,
     };
     t.p = options.top_p;
     t.min_p = options.min_p;
@@ -722,10 +728,6 @@ fn draw_top_k_on<T: LogitsInput>(
     t.row_min_p = u32::from(rows_in.min_p.is_some());
     t.seeded = u32::from(rows_in.uniforms.is_none());
     let null = std::ptr::null_mut;
-    let keep_k = match (step.keep, &rows_in.top_k) {
-        (StepKeep::PerRow, Some(k)) => Some(k.k),
-        _ => None,
-    };
     let args = runtime::TopKDrawArgs {
         values: values.ptr(),
         indices: indices.ptr(),

@@ -203,6 +203,14 @@ fn errors_name_the_argument() {
     }
     // Rows with nothing to sample: a NaN, a +inf, nothing but -inf (also
     // among the kept top-k only); greedy refuses the NaN.
+    let refused = |y: &[f32], top_k| {
+        let b = dev.upload(y).unwrap();
+        let o = LogitsSampling { top_k, ..d };
+        named(
+            sample_logits(&dev, Batch::rows(&b, 3).unwrap(), o),
+            "logits",
+        );
+    };
     for (bad, top_k) in [
         (f32::NAN, None),
         (f32::INFINITY, None),
@@ -211,28 +219,12 @@ fn errors_name_the_argument() {
     ] {
         let mut y = lm_logits::<f32>(3, n, 2);
         y[n + 9] = bad;
-        let b = dev.upload(&y).unwrap();
-        named(
-            sample_logits(
-                &dev,
-                Batch::rows(&b, 3).unwrap(),
-                LogitsSampling { top_k, ..d },
-            ),
-            "logits",
-        );
+        refused(&y, top_k);
     }
     let mut y = lm_logits::<f32>(3, n, 2);
     y[n..2 * n].fill(f32::NEG_INFINITY);
-    let b = dev.upload(&y).unwrap();
     for top_k in [None, Some(5)] {
-        named(
-            sample_logits(
-                &dev,
-                Batch::rows(&b, 3).unwrap(),
-                LogitsSampling { top_k, ..d },
-            ),
-            "logits",
-        );
+        refused(&y, top_k);
     }
     y[n + 3] = f32::NAN;
     let b = dev.upload(&y).unwrap();

@@ -409,6 +409,7 @@ fn run_engine(
         engine.profile = Some(Profile {
             finish: vec![HashMap::new(); traces.len()],
             work: vec![vec![HashMap::new(); PIPES]; traces.len()],
+            timeline: vec![Vec::new(); traces.len()],
         });
     }
     engine
@@ -439,6 +440,9 @@ pub struct CoreProfile {
     pub busiest_pipe: (&'static str, f64),
     /// That pipe's work by event name, largest first.
     pub busiest_by_event: Vec<(String, f64)>,
+    /// The events that pushed the finish time out, in model order, each
+    /// with the finish time after it (cycles): the core's phases in time.
+    pub timeline: Vec<(String, f64)>,
 }
 
 /// Profiles one kernel launch: the slowest core of each core type (cube
@@ -473,6 +477,7 @@ pub fn profile_traces(
     let Profile {
         mut finish,
         mut work,
+        mut timeline,
     } = engine.profile.take().unwrap_or_default();
     let sorted = |m: HashMap<String, f64>| {
         let mut v: Vec<(String, f64)> = m.into_iter().collect();
@@ -499,6 +504,7 @@ pub fn profile_traces(
                 by_event: sorted(std::mem::take(&mut finish[c])),
                 busiest_pipe: (pipe_name(PIPE_LIST[i]), st.work[i]),
                 busiest_by_event: sorted(std::mem::take(&mut work[c][i])),
+                timeline: std::mem::take(&mut timeline[c]),
             });
         }
     }
@@ -806,6 +812,7 @@ struct Engine {
 struct Profile {
     finish: Vec<HashMap<String, f64>>,
     work: Vec<Vec<HashMap<String, f64>>>,
+    timeline: Vec<Vec<(String, f64)>>,
 }
 
 impl Engine {
@@ -940,6 +947,7 @@ impl Engine {
         if let Some(profile) = self.profile.as_mut() {
             if after > before {
                 *profile.finish[c].entry(name.clone()).or_default() += after - before;
+                profile.timeline[c].push((name.clone(), after));
             }
             for i in 0..PIPES {
                 if work_after[i] > work_before[i] {

@@ -40,6 +40,11 @@ struct Cli {
     /// the rows run (the events that pushed their finish time out).
     #[arg(long)]
     profile: bool,
+    /// With --profile: write each slowest core's timeline (the events that
+    /// pushed its finish time out, in order, with the time) to
+    /// target/bench/timeline/<kernel>-<core>.txt.
+    #[arg(long, requires = "profile")]
+    timeline: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -62,6 +67,7 @@ fn main() -> anyhow::Result<()> {
             soc: cli.soc,
             only: cli.only,
             profile: cli.profile,
+            timeline: cli.timeline,
         },
     )
 }

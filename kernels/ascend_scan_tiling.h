@@ -175,27 +175,30 @@ struct TopKTiling {
     uint64_t n;
     // Keys selected per row (1..=n).
     uint64_t k;
-    // Pieces per row: 1 (whole rows per core), or one piece per core when
-    // the batch has fewer rows than vector cores.
+    // Pieces per row of the rows from `shared_from` on: 1 (every row whole
+    // on one core), or one piece per core.
     uint64_t pieces;
-    // Keys per piece (a multiple of 64; the last piece takes the rest).
+    // Keys per piece (a multiple of 128; the last piece takes the rest).
     uint64_t piece_len;
-    // Consecutive rows per core (whole-row mode; 1 with pieces).
+    // Consecutive whole rows per core, below `shared_from`.
     uint64_t rows_per_core;
+    // The first row cut into pieces (`rows` when none is).
+    uint64_t shared_from;
     // 1: the k largest keys; 0: the k smallest.
     uint32_t largest;
     // 1: the kernel writes each row's k keys in order (k <= [`TopK::MAX_SORTED_K`]).
     uint32_t sorted;
 };
-static_assert(sizeof(TopKTiling) == 56, "TopKTiling: size differs from the Rust definition");
+static_assert(sizeof(TopKTiling) == 64, "TopKTiling: size differs from the Rust definition");
 static_assert(offsetof(TopKTiling, rows) == 0, "TopKTiling: offset of rows differs from the Rust definition");
 static_assert(offsetof(TopKTiling, n) == 8, "TopKTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(TopKTiling, k) == 16, "TopKTiling: offset of k differs from the Rust definition");
 static_assert(offsetof(TopKTiling, pieces) == 24, "TopKTiling: offset of pieces differs from the Rust definition");
 static_assert(offsetof(TopKTiling, piece_len) == 32, "TopKTiling: offset of piece_len differs from the Rust definition");
 static_assert(offsetof(TopKTiling, rows_per_core) == 40, "TopKTiling: offset of rows_per_core differs from the Rust definition");
-static_assert(offsetof(TopKTiling, largest) == 48, "TopKTiling: offset of largest differs from the Rust definition");
-static_assert(offsetof(TopKTiling, sorted) == 52, "TopKTiling: offset of sorted differs from the Rust definition");
+static_assert(offsetof(TopKTiling, shared_from) == 48, "TopKTiling: offset of shared_from differs from the Rust definition");
+static_assert(offsetof(TopKTiling, largest) == 56, "TopKTiling: offset of largest differs from the Rust definition");
+static_assert(offsetof(TopKTiling, sorted) == 60, "TopKTiling: offset of sorted differs from the Rust definition");
 
 typedef struct SampleTiling SampleTiling;
 struct SampleTiling {

@@ -28,11 +28,11 @@
 //    code v; `above` keys lie beyond it, and the first k - above of its ties
 //    (in index order) complete the k.
 // 4. Write: the keys beyond v in index order, then those ties.
-// A core owns whole rows when the batch has at least as many rows as vector
-// cores; else every row is cut into pieces, one per core: the pieces'
-// chunk maxima go to GM, SyncAll, every piece selects T over its row's
-// maxima, compacts, writes its candidate count to a slot, SyncAll, and the
-// row's first piece selects and writes.
+// Every core owns the same number of whole rows; the rows left over (all of
+// them when the batch has fewer rows than vector cores) are cut into
+// pieces, one per core: the pieces' chunk maxima go to GM, SyncAll, every
+// piece selects T over its row's maxima, compacts, writes its candidate
+// count to a slot, SyncAll, and the row's first piece selects and writes.
 #pragma once
 
 #include "ascend_scan_tiling.h"
@@ -145,12 +145,18 @@ public:
         gCandI_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(w + slots + maxima + candV), t.rows * t.n);
         gCandR_.SetGlobalBuffer(reinterpret_cast<__gm__ TCand*>(w + slots + maxima + candV + candI), t.rows * t.n);
         Init();
-        if (t.pieces == 1) {
-            const uint64_t r0 = core_ * t.rows_per_core;
-            const uint64_t r1 = r0 + t.rows_per_core < t.rows ? r0 + t.rows_per_core : t.rows;
-            for (uint64_t r = r0; r < r1; ++r) WholeRow(r);
-        } else {
-            SharedRow(core_ / t.pieces, core_ % t.pieces);
+        const uint64_t r0 = core_ * t.rows_per_core;
+        const uint64_t r1 = r0 + t.rows_per_core < t.shared_from ? r0 + t.rows_per_core : t.shared_from;
+        for (uint64_t r = r0; r < r1; ++r) WholeRow(r);
+        if (t.pieces > 1) {
+            const uint64_t r = t.shared_from + core_ / t.pieces;
+            if (r < t.rows) {
+                SharedRow(r, core_ % t.pieces);
+            } else {
+                // No piece left for this core: it still joins both rounds.
+                SyncAll();
+                SyncAll();
+            }
         }
     }
 
@@ -291,16 +297,20 @@ private:
     // Fills a tile of qRaw_ with the key of the lowest order value (the pad
     // of partial chunks), before a load into it.
     __aicore__ inline LocalTensor<TBits> PadTile(LocalTensor<TBits> raw) {
+        PadKeys(raw, kScanTile);
+        return raw;
+    }
+    // The same over the first `count` keys of `dst` (an even byte count).
+    __aicore__ inline void PadKeys(const LocalTensor<TBits>& dst, uint32_t count) {
         if constexpr (kWide) {
-            Duplicate(raw.template ReinterpretCast<int32_t>(), static_cast<int32_t>(Pad()),
-                      static_cast<int32_t>(kScanTile));
+            Duplicate(dst.template ReinterpretCast<int32_t>(), static_cast<int32_t>(Pad()),
+                      static_cast<int32_t>(count));
         } else {
             const int16_t word = static_cast<int16_t>(kNarrow ? (Pad() << 8) | Pad() : Pad());
-            Duplicate(raw.template ReinterpretCast<int16_t>(), word,
-                      static_cast<int32_t>(kScanTile * sizeof(TBits) / sizeof(int16_t)));
+            Duplicate(dst.template ReinterpretCast<int16_t>(), word,
+                      static_cast<int32_t>(count * sizeof(TBits) / sizeof(int16_t)));
         }
         PipeSync<HardEvent::V_MTE2>();
-        return raw;
     }
     __aicore__ inline uint32_t Pad() { return t_.largest ? Keys<TKey>::kMinBits : Keys<TKey>::kMaxBits; }
     // Loads `count` keys at `off` into a new tile of qRaw_, padded to whole chunks.
@@ -459,16 +469,15 @@ private:
     // `bound` are read again, a batch of up to a tile at a time, and their
     // keys with order value >= `bound` copied to the candidates at `begin`
     // (order value, index in the row (row start `rowStart`), int16 bits).
-    // Returns the candidates' count.
+    // A full batch is compacted only once the next one's reads are issued,
+    // so those reads overlap its vector work. Returns the candidates' count.
     __aicore__ inline uint64_t Compact(uint64_t begin, uint64_t rowStart, uint64_t len, uint64_t at, bool inUb,
                                        float bound) {
         const uint64_t chunks = (len + kChunk - 1) / kChunk;
         LocalTensor<float> res = bufRes_.Get<float>();
         LocalTensor<uint8_t> hotBytes = Mask(kChunkMask);
         LocalTensor<uint32_t> hot = hotBytes.ReinterpretCast<uint32_t>();
-        uint64_t kept = 0;
-        uint32_t staged = 0;  // chunks in the batch
-        LocalTensor<TBits> batch;
+        Batches b;
         for (uint64_t w0 = 0; w0 < chunks; w0 += kTile) {
             const uint32_t inWindow = static_cast<uint32_t>(chunks - w0 < kTile ? chunks - w0 : kTile);
             if (!inUb) {
@@ -481,38 +490,60 @@ private:
             PipeSync<HardEvent::V_S>();
             for (uint32_t word = 0; word < (inWindow + 31) / 32; ++word) {
                 uint32_t bits = hot.GetValue(word);
-                for (uint32_t b = 0; bits != 0 && b < 32; ++b, bits >>= 1) {
-                    const uint64_t c = w0 + word * 32 + b;
+                for (uint32_t bit = 0; bits != 0 && bit < 32; ++bit, bits >>= 1) {
+                    const uint64_t c = w0 + word * 32 + bit;
                     if ((bits & 1u) == 0 || c >= chunks) continue;
-                    if (staged == 0) batch = PadTile(qRaw_.AllocTensor<TBits>());
+                    if (b.staged == 0) b.tile[b.cur] = qRaw_.AllocTensor<TBits>();
                     const uint64_t first = c * kChunk;
                     const uint32_t count = static_cast<uint32_t>(len - first < kChunk ? len - first : kChunk);
-                    LoadPadded(batch[staged * kChunk], gBits_[begin + first], count, static_cast<TBits>(Pad()));
-                    starts_[staged] = static_cast<int32_t>(begin + first - rowStart);
-                    ++staged;
+                    LocalTensor<TBits> slot = b.tile[b.cur][b.staged * kChunk];
+                    if (count < kChunk) PadKeys(slot, kChunk);  // its lanes past the keys
+                    LoadPadded(slot, gBits_[begin + first], count, static_cast<TBits>(Pad()));
+                    b.starts[b.cur][b.staged] = static_cast<int32_t>(begin + first - rowStart);
+                    ++b.staged;
                     // Only the piece's last chunk can be short: it ends the batch.
-                    if (staged == kChunksPerTile || count < kChunk) {
-                        kept = CompactBatch(batch, staged, (staged - 1) * kChunk + count, begin, kept, bound);
-                        staged = 0;
+                    if (b.staged == kChunksPerTile || count < kChunk) {
+                        CloseBatch(b, (b.staged - 1) * kChunk + count, begin, bound);
                     }
                 }
             }
             ScalarReadsDone();
         }
-        if (staged > 0) kept = CompactBatch(batch, staged, staged * kChunk, begin, kept, bound);
-        return kept;
+        if (b.staged > 0) CloseBatch(b, b.staged * kChunk, begin, bound);
+        if (b.pending) b.kept = CompactBatch(b, 1 - b.cur, begin, bound);
+        return b.kept;
     }
 
-    // Compacts a batch of `chunks` chunks (`lanes` keys; chunk j starts at
-    // row index starts_[j]) into the candidates at begin + kept; returns the
-    // new count.
-    __aicore__ inline uint64_t CompactBatch(LocalTensor<TBits>& batch, uint32_t chunks, uint32_t lanes, uint64_t begin,
-                                            uint64_t kept, float bound) {
-        qRaw_.EnQue(batch);
+    // The compaction's batches: two tiles of qRaw_, one being filled
+    // (`cur`) while the other (`pending`) waits for its vector work.
+    struct Batches {
+        LocalTensor<TBits> tile[2];
+        int32_t starts[2][kChunksPerTile];  // row index of each chunk
+        uint32_t chunks[2] = {0, 0}, lanes[2] = {0, 0};
+        uint32_t cur = 0, staged = 0;
+        bool pending = false;
+        uint64_t kept = 0;
+    };
+
+    // Closes the batch being filled (`lanes` keys) and compacts the one
+    // before it, whose reads were issued first.
+    __aicore__ inline void CloseBatch(Batches& b, uint32_t lanes, uint64_t begin, float bound) {
+        qRaw_.EnQue(b.tile[b.cur]);
+        b.chunks[b.cur] = b.staged;
+        b.lanes[b.cur] = lanes;
+        if (b.pending) b.kept = CompactBatch(b, 1 - b.cur, begin, bound);
+        b.pending = true;
+        b.cur = 1 - b.cur;
+        b.staged = 0;
+    }
+
+    // Compacts batch `j` (its tile the oldest in qRaw_) into the candidates
+    // at begin + b.kept; returns the new count.
+    __aicore__ inline uint64_t CompactBatch(Batches& b, uint32_t j, uint64_t begin, float bound) {
         const GatherMaskParams once(1, 1, 8, 0);
-        const uint32_t padded = Padded(lanes);
+        const uint32_t lanes = b.lanes[j], padded = Padded(lanes);
         LocalTensor<int32_t> iota = bufIota_.Get<int32_t>();
-        for (uint32_t j = 0; j < chunks; ++j) CreateVecIndex(iota[j * kChunk], starts_[j], kChunk);
+        for (uint32_t c = 0; c < b.chunks[j]; ++c) CreateVecIndex(iota[c * kChunk], b.starts[j][c], kChunk);
         LocalTensor<TBits> raw;
         LocalTensor<TCand> bits;
         LocalTensor<float> v = Order(raw, bits, padded);
@@ -529,10 +560,10 @@ private:
         ResetMask();
         PipeBarrier<PIPE_V>();
         qRaw_.FreeTensor(raw);
-        StoreQueued(qOutV_, outV, gCandV_[begin + kept], static_cast<uint32_t>(got));
-        StoreQueued(qOutI_, outI, gCandI_[begin + kept], static_cast<uint32_t>(got));
-        StoreQueued(qOutR_, outR, gCandR_[begin + kept], static_cast<uint32_t>(got));
-        return kept + got;
+        StoreQueued(qOutV_, outV, gCandV_[begin + b.kept], static_cast<uint32_t>(got));
+        StoreQueued(qOutI_, outI, gCandI_[begin + b.kept], static_cast<uint32_t>(got));
+        StoreQueued(qOutR_, outR, gCandR_[begin + b.kept], static_cast<uint32_t>(got));
+        return b.kept + got;
     }
 
     // ---- the radix select ----
@@ -956,7 +987,6 @@ private:
     uint32_t core_ = 0;
     uint64_t chunks_ = 0;  // chunks per row
     int32_t topHi_ = 0;    // the code above the row's largest key (BoundPick)
-    int32_t starts_[kTile / 64];  // row index of each chunk of a compaction batch
 };
 
 }  // namespace topk

@@ -406,6 +406,8 @@ fn topk_batches_rows_shared_between_cores() {
         (7, 9000, 4000),
         (300, 33, 2),
         (1, 48 * 4096 + 77, 1000),
+        // 40 whole rows, then one row in 3 pieces: 37 cores join the SyncAll rounds idle.
+        (41, 9000, 50),
     ] {
         for o in topk_options() {
             let keys: Vec<f16> = random(rows * n, rows as u64 + k as u64);
@@ -435,7 +437,8 @@ fn topk_of_f32_keys_orders_nan_above_infinity() {
         0x0000_0001,
     ];
     const NANS: [u32; 3] = [0x7fc0_0000, 0xffc0_0001, 0x7f80_0001];
-    for (rows, n, nan_every, inf_every) in [(48, 300, 37, 23), (1, 9000, 5, 3), (3, 20_011, 3, 2)] {
+    for (rows, n, nan_every, inf_every) in [(48, 300, 37, 23), (41, 9000, 5, 3), (3, 20_011, 3, 2)]
+    {
         let keys: Vec<f32> = words(rows * n, n as u64)
             .enumerate()
             .map(|(j, w)| {

@@ -19,13 +19,15 @@ pub struct TopKTiling {
     pub n: u64,
     /// Keys selected per row (1..=n).
     pub k: u64,
-    /// Pieces per row: 1 (whole rows per core), or one piece per core when
-    /// the batch has fewer rows than vector cores.
+    /// Pieces per row of the rows from `shared_from` on: 1 (every row whole
+    /// on one core), or one piece per core.
     pub pieces: u64,
-    /// Keys per piece (a multiple of 64; the last piece takes the rest).
+    /// Keys per piece (a multiple of 128; the last piece takes the rest).
     pub piece_len: u64,
-    /// Consecutive rows per core (whole-row mode; 1 with pieces).
+    /// Consecutive whole rows per core, below `shared_from`.
     pub rows_per_core: u64,
+    /// The first row cut into pieces (`rows` when none is).
+    pub shared_from: u64,
     /// 1: the k largest keys; 0: the k smallest.
     pub largest: u32,
     /// 1: the kernel writes each row's k keys in order (k <= [`TopK::MAX_SORTED_K`]).
@@ -81,8 +83,11 @@ impl TopK {
     /// `rows` rows of `n` (in order when `sorted`, k at most
     /// [`TopK::MAX_SORTED_K`]; else beyond the k-th in index order, then
     /// its ties in index order): whole rows per core when there are at least as
-    /// many rows as vector cores, else each row cut into up to `cores /
-    /// rows` pieces of at least 4096 keys (one per core). The workspace
+    /// many rows as vector cores; the rows past the last whole multiple of
+    /// the core count (all rows when there are fewer) are each cut into up
+    /// to `cores / those rows` pieces of at least 4096 keys, one per core,
+    /// when that makes at least 3 pieces a row (48 rows on 40 cores: one
+    /// whole row each, then 8 rows in 5 pieces). The workspace
     /// holds a 32-byte count slot per piece, the rows' chunk maxima (4 bytes
     /// per 64 keys at most) and room for every key as a candidate (fp32 order
     /// value, i32 index, the key's bits widened to at least 16: 10 bytes per
@@ -124,21 +129,27 @@ impl TopK {
             });
         }
         let cores = u64::from(soc.vector_cores.max(1));
-        let pieces = if rows >= cores {
-            1
-        } else {
-            (cores / rows)
-                .min(n.div_ceil(MIN_PIECE))
-                .clamp(1, MAX_PIECES)
-        };
+        // Every core takes `whole` rows; the `rest` rows left are cut into pieces.
+        let (whole, rest) = (rows / cores, rows % cores);
+        let pieces = cores
+            .checked_div(rest)
+            .map_or(1, |p| p.min(n.div_ceil(MIN_PIECE)).clamp(1, MAX_PIECES));
         let piece_len = n.div_ceil(pieces).div_ceil(BLOCK) * BLOCK;
-        // Pieces past the row's end would be empty: drop them.
-        let pieces = n.div_ceil(piece_len);
-        let (rows_per_core, block_dim) = if pieces > 1 {
-            (1, rows * pieces)
+        // Pieces past the row's end would be empty: drop them. A piece still
+        // costs a whole row's selection and two SyncAll rounds, so halving
+        // the rows left after whole ones saves nothing (modeled: TOPK f16
+        // [96, 128256] 132.45 us in halves, 131.54 whole): those stay whole.
+        let (pieces, piece_len) = match n.div_ceil(piece_len) {
+            2 if whole > 0 => (1, n.div_ceil(BLOCK) * BLOCK),
+            p => (p, piece_len),
+        };
+        let (rows_per_core, shared_from, block_dim) = if pieces > 1 {
+            // Every launched core joins the pieces' two SyncAll rounds.
+            let dim = if whole == 0 { rest * pieces } else { cores };
+            (whole, whole * cores, dim)
         } else {
             let per = rows.div_ceil(cores);
-            (per, rows.div_ceil(per))
+            (per, rows, rows.div_ceil(per))
         };
         let workspace_bytes = self.layout(rows, n, pieces).iter().sum();
         Ok(LaunchPlan {
@@ -152,6 +163,7 @@ impl TopK {
                 pieces,
                 piece_len,
                 rows_per_core,
+                shared_from,
                 largest: u32::from(largest),
                 sorted: u32::from(sorted),
             },
@@ -219,6 +231,9 @@ mod tests {
             (1, 129280, 50),
             (3, 5000, 7),
             (96, 128256, 50),
+            (41, 128256, 50),
+            (79, 128256, 50),
+            (80, 128256, 50),
             (4096, 256, 256),
             (1, 4097, 3),
         ] {
@@ -228,13 +243,22 @@ mod tests {
             assert!(tt.pieces * tt.piece_len >= n);
             assert!((tt.pieces - 1) * tt.piece_len < n, "no empty piece");
             assert!(tt.pieces <= MAX_PIECES);
-            assert!(u64::from(plan.block_dim) <= cores);
-            if tt.pieces > 1 {
-                assert_eq!(u64::from(plan.block_dim), rows * tt.pieces);
-            } else {
-                assert!(u64::from(plan.block_dim) * tt.rows_per_core >= rows);
-            }
+            let dim = u64::from(plan.block_dim);
+            assert!(dim <= cores);
+            // Whole rows below shared_from, one piece per core after it.
+            assert!(dim * tt.rows_per_core >= tt.shared_from);
+            assert!(tt.shared_from <= rows);
+            assert!(dim >= (rows - tt.shared_from) * tt.pieces);
+            assert_eq!(tt.pieces > 1, tt.shared_from < rows);
         }
+        // 48 rows on 40 cores: a whole row each, then 8 rows in 5 pieces;
+        // 96 rows would leave 16 rows in halves: 3 whole rows on 32 cores.
+        let shape = |rows| {
+            let t = t.plan(&soc, rows, 128256, 50, true, true).unwrap().tiling;
+            (t.rows_per_core, t.shared_from, t.pieces)
+        };
+        assert_eq!(shape(48), (1, 40, 5));
+        assert_eq!(shape(96), (3, 96, 1));
         assert_eq!(
             t.plan(&soc, 1, 129280, 50, true, true)
                 .unwrap()

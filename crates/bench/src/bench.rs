@@ -40,6 +40,9 @@ pub struct BenchArgs {
     /// Print where the slowest cores' modeled time goes, per launch
     /// (conservative profile).
     pub profile: bool,
+    /// With `profile`: also write each slowest core's timeline to
+    /// target/bench/timeline/<kernel>-<core>.txt.
+    pub timeline: bool,
 }
 
 /// The cost parameters of both model profiles of a SoC: every row is modeled
@@ -1128,6 +1131,7 @@ fn print_profile(
     n: usize,
     reports: &[LaunchReport],
     params: &CostParams,
+    timeline: Option<&Path>,
 ) -> anyhow::Result<()> {
     const TOP: usize = 24;
     println!("\n## {label}, n = {n} (conservative)");
@@ -1156,9 +1160,35 @@ fn print_profile(
             for (name, cycles) in core.busiest_by_event.iter().take(TOP / 2) {
                 println!("    {name:<26} {:>8.2} us", us(*cycles));
             }
+            if let Some(dir) = timeline {
+                let block = r.traces[core.core].block_idx;
+                let path = dir.join(format!("{}-{kind}{block}.txt", r.kernel));
+                std::fs::create_dir_all(dir)?;
+                std::fs::write(&path, timeline_text(&core.timeline, us))?;
+                println!("  timeline: {}", path.display());
+            }
         }
     }
     Ok(())
+}
+
+/// A core's timeline as text: one line per run of equal consecutive events
+/// (their count, name and the finish time after the last, us), so that
+/// phases (a tile loop, a scalar loop) read as a few lines.
+fn timeline_text(events: &[(String, f64)], us: impl Fn(f64) -> f64) -> String {
+    let mut out =
+        String::from("# events that pushed the finish time out: count, name, finish (us)\n");
+    let mut i = 0;
+    while i < events.len() {
+        let run = events[i..]
+            .iter()
+            .take_while(|(name, _)| *name == events[i].0)
+            .count();
+        let (name, end) = &events[i + run - 1];
+        out += &format!("{run:>5} {name:<28} {:>10.2}\n", us(*end));
+        i += run;
+    }
+    out
 }
 
 pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
@@ -1200,6 +1230,10 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         },
         Op::TopK {
             rows: 96,
+            f32: false,
+        },
+        Op::TopK {
+            rows: 48,
             f32: false,
         },
         Op::TopK { rows: 1, f32: true },
@@ -1339,7 +1373,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
     }
     let notes = vec![
         format!(
-            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN, CUMMAX, COMPRESS, SPLIT and MULTINOMIAL (one row) up to 2^{max}; RADIXSORT up to 2^{} (G elem/s is its GKeys/s); MULTINOMIAL also at the fixed shapes 1 and 96 rows of a 128256 vocabulary; TOPP at {{1, 8, 96, 256}} rows x {{32000, 128256, 129280, 151936}} (% of COPY: of its one-read floor, 2 B per probability); TOPK at 1 and 96 x 128256; the segmented operations at 2^24 elements and flag densities 0.01%, 0.1%, 1%, 10%, 100%.",
+            "SCANU and SCANUL1 (one AI core) and VECCUMSUM (one vector core) are single-core algorithms and their simulator wall time grows with n, so they are swept up to 2^{} (2^{} with --quick); COPY, REDUCE, MCSCAN, RTSCAN, OPSCAN, CUMMAX, COMPRESS, SPLIT and MULTINOMIAL (one row) up to 2^{max}; RADIXSORT up to 2^{} (G elem/s is its GKeys/s); MULTINOMIAL also at the fixed shapes 1 and 96 rows of a 128256 vocabulary; TOPP at {{1, 8, 96, 256}} rows x {{32000, 128256, 129280, 151936}} (% of COPY: of its one-read floor, 2 B per probability); TOPK at 1, 48 (f16) and 96 x 128256; the segmented operations at 2^24 elements and flag densities 0.01%, 0.1%, 1%, 10%, 100%.",
             SINGLE_CORE_MAX_LOG2.min(max),
             SINGLE_CORE_MAX_LOG2_QUICK.min(max),
             SORT_MAX_LOG2.min(max),
@@ -1372,7 +1406,16 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         let (reports, wall) = runner.run_op(op, n)?;
         let (m, nr, cr) = modeled_both(&reports, &runner.profiles, n as u64)?;
         if args.profile {
-            bar.suspend(|| print_profile(&op.label(), n, &reports, &runner.profiles.conservative))?;
+            let timeline = args.timeline.then(|| root.join("target/bench/timeline"));
+            bar.suspend(|| {
+                print_profile(
+                    &op.label(),
+                    n,
+                    &reports,
+                    &runner.profiles.conservative,
+                    timeline.as_deref(),
+                )
+            })?;
         }
         drop(reports);
         let floor = op.floor_bytes_per_element();

@@ -1,5 +1,8 @@
 // Vector unit: reductions (ascendc-api.md 5.5), Gather and GatherMask (5.7).
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "vector_util.h"
 
@@ -342,4 +345,68 @@ SIMTEST(vector_block_max_and_pair_sum) {
     }
     CHECK_EQ(bn[0], -5.0f);
     for (int j = 1; j < 8; ++j) CHECK_EQ(bn[j], 0.0f);  // no selected element in the block
+}
+
+// A NaN in vector max/min: the answer of ASCSIM_NAN_MAXMIN (propagate, the
+// default: a NaN wins, a reduction gives the first; ignore: a number wins),
+// the same for the element-wise, scalar and reducing forms.
+SIMTEST(vector_max_min_nan_mode) {
+    const char* env = std::getenv("ASCSIM_NAN_MAXMIN");
+    const bool ignore = env != nullptr && std::strcmp(env, "ignore") == 0;
+    std::vector<float> mx, mn, ms;
+    float rmax = 0, wmax = 0, bmin = 0;
+    uint32_t rimax = 99, wimax = 99;
+    vt::run("vector_max_min_nan_mode", [&](vt::Ub& ub) {
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        auto a = ub.at<float>(0, 64); auto b = ub.at<float>(256, 64); auto d = ub.at<float>(512, 64);
+        auto t = ub.at<float>(768, 64);
+        vt::fill(a, std::vector<float>{nan, 1, nan, 5, 2, 2, 2, 2});
+        vt::fill(b, std::vector<float>{1, nan, nan, 3, 2, 2, 2, 2});
+        Max(d, a, b, 8);
+        mx = vt::read(d, 4);
+        Min(d, a, b, 8);
+        mn = vt::read(d, 4);
+        Maxs(d, a, 0.0f, 8);
+        ms = vt::read(d, 2);
+        // [2, NaN, 5, NaN, 2, 2, 2, 2]: the first NaN at 1, the largest number 5 at 2.
+        vt::fill(a, std::vector<float>{2, nan, 5, nan, 2, 2, 2, 2});
+        ReduceMax(d, a, t, 8, true);
+        simtest::fence<HardEvent::V_S>();
+        rmax = d.GetValue(0);
+        rimax = d.ReinterpretCast<uint32_t>().GetValue(1);
+        simtest::fence<HardEvent::S_V>();
+        WholeReduceMax(d, a, 8, 1, 1, 1, 8);
+        simtest::fence<HardEvent::V_S>();
+        wmax = d.GetValue(0);
+        wimax = d.ReinterpretCast<uint32_t>().GetValue(1);
+        simtest::fence<HardEvent::S_V>();
+        BlockReduceMin(d, a, 1, 8, 1, 1, 8);
+        simtest::fence<HardEvent::V_S>();
+        bmin = d.GetValue(0);
+    });
+    if (ignore) {
+        CHECK_EQ(mx[0], 1.0f);
+        CHECK_EQ(mx[1], 1.0f);
+        CHECK(std::isnan(mx[2]));  // nothing but NaN
+        CHECK_EQ(mn[0], 1.0f);
+        CHECK_EQ(mn[1], 1.0f);
+        CHECK_EQ(ms[0], 0.0f);
+        CHECK_EQ(rmax, 5.0f);
+        CHECK_EQ(rimax, 2u);
+        CHECK_EQ(wmax, 5.0f);
+        CHECK_EQ(wimax, 2u);
+        CHECK_EQ(bmin, 2.0f);
+    } else {
+        CHECK(std::isnan(mx[0]) && std::isnan(mx[1]) && std::isnan(mx[2]));
+        CHECK(std::isnan(mn[0]) && std::isnan(mn[1]));
+        CHECK(std::isnan(ms[0]));
+        CHECK(std::isnan(rmax));
+        CHECK_EQ(rimax, 1u);
+        CHECK(std::isnan(wmax));
+        CHECK_EQ(wimax, 1u);
+        CHECK(std::isnan(bmin));
+    }
+    CHECK_EQ(mx[3], 5.0f);
+    CHECK_EQ(mn[3], 3.0f);
+    CHECK_EQ(ms[1], 1.0f);
 }

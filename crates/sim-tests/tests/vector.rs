@@ -27,6 +27,7 @@ sim_tests::sim_test!(
     vector_reduce_max_min_index,
     vector_whole_reduce_sum_strides,
     vector_whole_reduce_max_min_orders,
+    vector_max_min_nan_mode,
     vector_block_reduce_sum_strides,
     vector_block_max_and_pair_sum,
     vector_pair_sum_rounding_and_partial_mask,

@@ -27,6 +27,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cfloat>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
 
 #include "ascendc_sim/tensor.h"
 
@@ -116,6 +119,30 @@ using AscendC::LocalTensor;
     ASCSIM_API(name);                                                     \
     if (::ascsim::core().kind == ::ascsim::CoreKind::AIC) return;         \
     ASCSIM_INSTR(ASCSIM_PIPE_V)
+
+// What vector max and min (Max, Min, Maxs, Mins, ReduceMax/Min,
+// WholeReduceMax/Min, BlockReduceMax/Min) make of a NaN: no A2 document says. The simulator
+// takes one of two answers, ASCSIM_NAN_MAXMIN=propagate (the default: a NaN
+// wins, a reduction gives the first NaN) or =ignore (a NaN loses to any
+// number; all NaN gives the first), and the kernels' tests pass under both
+// (docs/simulator.md): a kernel must not rely on either.
+enum class NanMaxMin : uint8_t { Propagate, Ignore };
+inline NanMaxMin nan_maxmin() {
+    static const NanMaxMin mode = [] {
+        const char* v = std::getenv("ASCSIM_NAN_MAXMIN");
+        return v != nullptr && std::string(v) == "ignore" ? NanMaxMin::Ignore : NanMaxMin::Propagate;
+    }();
+    return mode;
+}
+// Whether `a` takes the place of `b` as the maximum (`is_max`) or minimum.
+template <class W>
+inline bool beats(W a, W b, bool is_max) {
+    if constexpr (std::is_floating_point_v<W>) {
+        const bool na = std::isnan(a), nb = std::isnan(b);
+        if (na || nb) return nan_maxmin() == NanMaxMin::Propagate ? na && !nb : nb && !na;
+    }
+    return is_max ? a > b : a < b;
+}
 
 template <class T, class... Ok>
 inline void need(const char* op) {
@@ -694,8 +721,7 @@ inline void reduce_maxmin(const LocalTensor<T>& dst, const LocalTensor<T>& src, 
     const T* s = src.span(0, static_cast<uint64_t>(count), Acc::Read);
     uint32_t best = 0;
     for (uint32_t i = 1; i < static_cast<uint32_t>(count); ++i) {
-        float a = static_cast<float>(s[i]), b = static_cast<float>(s[best]);
-        if (is_max ? a > b : a < b) best = i;
+        if (beats(static_cast<float>(s[i]), static_cast<float>(s[best]), is_max)) best = i;
     }
     T v = s[best];
     *dst.span(0, 1, Acc::Write) = v;
@@ -914,8 +940,8 @@ namespace sim_fn {
 inline constexpr auto add = [](auto a, auto b) { return a + b; };
 inline constexpr auto sub = [](auto a, auto b) { return a - b; };
 inline constexpr auto mul = [](auto a, auto b) { return a * b; };
-inline constexpr auto max = [](auto a, auto b) { return a > b ? a : b; };
-inline constexpr auto min = [](auto a, auto b) { return a < b ? a : b; };
+inline constexpr auto max = [](auto a, auto b) { return ascsim::vec::beats(b, a, true) ? b : a; };
+inline constexpr auto min = [](auto a, auto b) { return ascsim::vec::beats(b, a, false) ? b : a; };
 inline constexpr auto band = [](auto a, auto b) {
     if constexpr (std::is_integral_v<decltype(a)>) return a & b;
     else return a;
@@ -1382,8 +1408,8 @@ inline void group_reduce(const LocalTensor<T>& dst, const LocalTensor<T>& src, c
                     for (uint32_t e = 0; e < group; ++e) {
                         if (!(x.counter ? r * x.n + k * group + e < x.lo : x.bit(k * group + e))) continue;
                         const T& a = v[e];
-                        if (first || (op == GroupOp::Max ? static_cast<float>(a) > static_cast<float>(out)
-                                                        : static_cast<float>(a) < static_cast<float>(out)))
+                        if (first || ascsim::vec::beats(static_cast<float>(a), static_cast<float>(out),
+                                                        op == GroupOp::Max))
                             out = a;
                         first = false;
                     }
@@ -1413,8 +1439,10 @@ inline void whole_reduce_maxmin(const LocalTensor<T>& dst, const LocalTensor<T>&
             best[r] = e;
             return;
         }
-        float v = static_cast<float>(S(r, e)), b = static_cast<float>(S(r, static_cast<uint32_t>(best[r])));
-        if (is_max ? v > b : v < b) best[r] = e;
+        if (ascsim::vec::beats(static_cast<float>(S(r, e)), static_cast<float>(S(r, static_cast<uint32_t>(best[r]))),
+                               is_max)) {
+            best[r] = e;
+        }
     });
     if (x.repeats > 0) {
         uint64_t bytes = (x.repeats - 1) * static_cast<uint64_t>(dstRepStride) * unit + unit;

@@ -294,13 +294,9 @@ private:
 
     // ---- the keys ----
 
-    // Fills a tile of qRaw_ with the key of the lowest order value (the pad
-    // of partial chunks), before a load into it.
-    __aicore__ inline LocalTensor<TBits> PadTile(LocalTensor<TBits> raw) {
-        PadKeys(raw, kScanTile);
-        return raw;
-    }
-    // The same over the first `count` keys of `dst` (an even byte count).
+    // Fills the first `count` keys of `dst` (an even byte count) with the key
+    // of the lowest order value (the pad of partial chunks), before a load
+    // into it.
     __aicore__ inline void PadKeys(const LocalTensor<TBits>& dst, uint32_t count) {
         if constexpr (kWide) {
             Duplicate(dst.template ReinterpretCast<int32_t>(), static_cast<int32_t>(Pad()),
@@ -316,7 +312,7 @@ private:
     // Loads `count` keys at `off` into a new tile of qRaw_, padded to whole chunks.
     __aicore__ inline void LoadKeys(uint64_t off, uint32_t count) {
         LocalTensor<TBits> raw = qRaw_.AllocTensor<TBits>();
-        if (count % kChunk != 0) PadTile(raw);
+        if (count % kChunk != 0) PadKeys(raw, kScanTile);
         LoadPadded(raw, gBits_[off], count, static_cast<TBits>(Pad()));
         qRaw_.EnQue(raw);
     }
@@ -915,7 +911,7 @@ private:
     __aicore__ inline void SortBeyond(uint64_t r, uint32_t above) {
         PipeSync<HardEvent::MTE3_MTE2>();  // the row's output read back
         LocalTensor<TBits> raw = qRaw_.AllocTensor<TBits>();
-        PadTile(raw);
+        PadKeys(raw, kScanTile);
         LoadPadded(raw, gVal_[r * t_.k], above, static_cast<TBits>(Pad()));
         qRaw_.EnQue(raw);
         LocalTensor<int32_t> idx = qCandI_.AllocTensor<int32_t>();

@@ -131,18 +131,18 @@ impl TopK {
         let cores = u64::from(soc.vector_cores.max(1));
         // Every core takes `whole` rows; the `rest` rows left are cut into pieces.
         let (whole, rest) = (rows / cores, rows % cores);
+        // A piece still costs a whole row's selection and two SyncAll rounds,
+        // so halving the rows left after whole ones saves nothing (modeled:
+        // TOPK f16 [96, 128256] 132.45 us in halves, 131.54 whole): they are
+        // cut only into 3 or more pieces.
         let pieces = cores
             .checked_div(rest)
             .map_or(1, |p| p.min(n.div_ceil(MIN_PIECE)).clamp(1, MAX_PIECES));
+        let pieces = if whole > 0 && pieces < 3 { 1 } else { pieces };
         let piece_len = n.div_ceil(pieces).div_ceil(BLOCK) * BLOCK;
-        // Pieces past the row's end would be empty: drop them. A piece still
-        // costs a whole row's selection and two SyncAll rounds, so halving
-        // the rows left after whole ones saves nothing (modeled: TOPK f16
-        // [96, 128256] 132.45 us in halves, 131.54 whole): those stay whole.
-        let (pieces, piece_len) = match n.div_ceil(piece_len) {
-            2 if whole > 0 => (1, n.div_ceil(BLOCK) * BLOCK),
-            p => (p, piece_len),
-        };
+        // Pieces past the row's end would be empty: drop them (3 or more
+        // pieces of at least 4096 keys stay 3 or more).
+        let pieces = n.div_ceil(piece_len);
         let (rows_per_core, shared_from, block_dim) = if pieces > 1 {
             // Every launched core joins the pieces' two SyncAll rounds.
             let dim = if whole == 0 { rest * pieces } else { cores };

@@ -1399,6 +1399,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         copies: HashMap::new(),
     };
     let started = Instant::now();
+    let timeline = args.timeline.then(|| root.join("target/bench/timeline"));
     let mut rows = Vec::new();
     for (op, log2) in jobs {
         let n = op.fixed_n().unwrap_or(1usize << log2);
@@ -1406,7 +1407,6 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         let (reports, wall) = runner.run_op(op, n)?;
         let (m, nr, cr) = modeled_both(&reports, &runner.profiles, n as u64)?;
         if args.profile {
-            let timeline = args.timeline.then(|| root.join("target/bench/timeline"));
             bar.suspend(|| {
                 print_profile(
                     &op.label(),

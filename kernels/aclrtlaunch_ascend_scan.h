@@ -102,6 +102,11 @@ uint32_t aclrtlaunch_softmax_bf16(uint32_t blockDim, void* stream, void* logits,
 uint32_t aclrtlaunch_softmax_f32(uint32_t blockDim, void* stream, void* logits, void* temperatures, void* keep_k, void* keep_values, void* keep_indices, void* probs, void* workspace, SoftmaxTiling* tiling);
 uint32_t aclrtlaunch_segflags(uint32_t blockDim, void* stream, void* offsets, void* flags, void* check, SegFlagsTiling* tiling);
 uint32_t aclrtlaunch_segends(uint32_t blockDim, void* stream, void* offsets, void* y, void* sums, SegEndsTiling* tiling);
+uint32_t aclrtlaunch_runheads_f16(uint32_t blockDim, void* stream, void* keys, void* flags, RunHeadsTiling* tiling);
+uint32_t aclrtlaunch_runheads_bf16(uint32_t blockDim, void* stream, void* keys, void* flags, RunHeadsTiling* tiling);
+uint32_t aclrtlaunch_runheads_f32(uint32_t blockDim, void* stream, void* keys, void* flags, RunHeadsTiling* tiling);
+uint32_t aclrtlaunch_runheads_i16(uint32_t blockDim, void* stream, void* keys, void* flags, RunHeadsTiling* tiling);
+uint32_t aclrtlaunch_runheads_i32(uint32_t blockDim, void* stream, void* keys, void* flags, RunHeadsTiling* tiling);
 uint32_t aclrtlaunch_segextrema_max_f16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling);
 uint32_t aclrtlaunch_segextrema_min_f16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling);
 uint32_t aclrtlaunch_segextrema_max_bf16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling);

@@ -572,6 +572,18 @@ static_assert(offsetof(SegEndsTiling, segments) == 0, "SegEndsTiling: offset of 
 static_assert(offsetof(SegEndsTiling, n) == 8, "SegEndsTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(SegEndsTiling, per_core) == 16, "SegEndsTiling: offset of per_core differs from the Rust definition");
 
+typedef struct RunHeadsTiling RunHeadsTiling;
+struct RunHeadsTiling {
+    // Keys.
+    uint64_t n;
+    // Keys per vector core (a multiple of [`RUNHEADS_ALIGN`]; the last core
+    // takes the rest).
+    uint64_t per_core;
+};
+static_assert(sizeof(RunHeadsTiling) == 16, "RunHeadsTiling: size differs from the Rust definition");
+static_assert(offsetof(RunHeadsTiling, n) == 0, "RunHeadsTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(RunHeadsTiling, per_core) == 8, "RunHeadsTiling: offset of per_core differs from the Rust definition");
+
 typedef struct SegExtremaTiling SegExtremaTiling;
 struct SegExtremaTiling {
     // Elements (values).

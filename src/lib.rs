@@ -22,7 +22,7 @@
 //!
 //! Blocking and stream-ordered forms: every operation returns its results
 //! when the device is done; the `*_on` forms (`scan_on`, `reduce_on`,
-//! `copy_on`, `compress_on`, `split_on`, `sort_on`, `topk_on`,
+//! `copy_on`, `compress_on`, `run_heads_on`, `split_on`, `sort_on`, `topk_on`,
 //! `multinomial_on`, `top_p_sample_on`, `segmented_scan_on`,
 //! `segmented_sum_on`, `spmv_on`, `softmax_on`)
 //! only enqueue on a [`Stream`], writing caller-owned buffers and using a
@@ -71,6 +71,10 @@ pub use ops::scan::{
     auto_policy_soc, cum_extreme_on, cum_extreme_workspace_bytes, cummax, cummin, scan, scan_on,
     scan_workspace_bytes, Accumulator, Algorithm, Batch, CumExtremes, ScanInput, ScanOp,
     ScanOptions, ScanOutput, MAX_BATCH_ROWS, MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
+};
+pub use ops::runs::{
+    max_by_key, min_by_key, run_heads, run_heads_on, sum_by_key, unique_consecutive, ByKey,
+    RunKey, Runs,
 };
 pub use ops::segextrema::{
     segmented_extrema_on, segmented_extrema_workspace_bytes, segmented_max, segmented_min,

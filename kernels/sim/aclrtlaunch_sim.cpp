@@ -628,6 +628,41 @@ extern "C" uint32_t aclrtlaunch_segends(uint32_t blockDim, void* stream, void* o
     return ascsim::launch("segends", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { segends(static_cast<GM_ADDR>(offsets), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(sums), t); });
 }
 
+extern "C" void runheads_f16(GM_ADDR keys, GM_ADDR flags, RunHeadsTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_runheads_f16(uint32_t blockDim, void* stream, void* keys, void* flags, RunHeadsTiling* tiling) {
+    RunHeadsTiling t = *tiling;
+    return ascsim::launch("runheads_f16", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { runheads_f16(static_cast<GM_ADDR>(keys), static_cast<GM_ADDR>(flags), t); });
+}
+
+extern "C" void runheads_bf16(GM_ADDR keys, GM_ADDR flags, RunHeadsTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_runheads_bf16(uint32_t blockDim, void* stream, void* keys, void* flags, RunHeadsTiling* tiling) {
+    RunHeadsTiling t = *tiling;
+    return ascsim::launch("runheads_bf16", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { runheads_bf16(static_cast<GM_ADDR>(keys), static_cast<GM_ADDR>(flags), t); });
+}
+
+extern "C" void runheads_f32(GM_ADDR keys, GM_ADDR flags, RunHeadsTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_runheads_f32(uint32_t blockDim, void* stream, void* keys, void* flags, RunHeadsTiling* tiling) {
+    RunHeadsTiling t = *tiling;
+    return ascsim::launch("runheads_f32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { runheads_f32(static_cast<GM_ADDR>(keys), static_cast<GM_ADDR>(flags), t); });
+}
+
+extern "C" void runheads_i16(GM_ADDR keys, GM_ADDR flags, RunHeadsTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_runheads_i16(uint32_t blockDim, void* stream, void* keys, void* flags, RunHeadsTiling* tiling) {
+    RunHeadsTiling t = *tiling;
+    return ascsim::launch("runheads_i16", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { runheads_i16(static_cast<GM_ADDR>(keys), static_cast<GM_ADDR>(flags), t); });
+}
+
+extern "C" void runheads_i32(GM_ADDR keys, GM_ADDR flags, RunHeadsTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_runheads_i32(uint32_t blockDim, void* stream, void* keys, void* flags, RunHeadsTiling* tiling) {
+    RunHeadsTiling t = *tiling;
+    return ascsim::launch("runheads_i32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { runheads_i32(static_cast<GM_ADDR>(keys), static_cast<GM_ADDR>(flags), t); });
+}
+
 extern "C" void segextrema_max_f16(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, SegExtremaTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_segextrema_max_f16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling) {

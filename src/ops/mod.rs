@@ -6,6 +6,7 @@
 pub(crate) mod copy;
 pub(crate) mod logits;
 pub(crate) mod reduce;
+pub(crate) mod runs;
 pub(crate) mod sample;
 pub(crate) mod scan;
 pub(crate) mod segextrema;

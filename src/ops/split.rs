@@ -8,7 +8,7 @@ use crate::stream::{check_len, Layout, Part, Stream, Uses, Workspace};
 pub use algos::split::MAX_SPLIT_LEN;
 
 /// Value types of [`compress`] and [`split`]: every 16- and 32-bit element
-/// type (f16, bf16, i16, u16, i32, f32). Values are moved as bit patterns,
+/// type (f16, bf16, i16, u16, i32, u32, f32). Values are moved as bit patterns,
 /// so NaN payloads, -0.0 and subnormals come back unchanged.
 pub trait SplitValue: Element {}
 impl SplitValue for half::f16 {}
@@ -16,6 +16,7 @@ impl SplitValue for half::bf16 {}
 impl SplitValue for i16 {}
 impl SplitValue for u16 {}
 impl SplitValue for i32 {}
+impl SplitValue for u32 {}
 impl SplitValue for f32 {}
 
 /// Options of [`compress_with`].

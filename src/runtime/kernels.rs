@@ -124,6 +124,11 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("softmax_f32", "aclrtlaunch_softmax_f32"),
     ("segflags", "aclrtlaunch_segflags"),
     ("segends", "aclrtlaunch_segends"),
+    ("runheads_f16", "aclrtlaunch_runheads_f16"),
+    ("runheads_bf16", "aclrtlaunch_runheads_bf16"),
+    ("runheads_f32", "aclrtlaunch_runheads_f32"),
+    ("runheads_i16", "aclrtlaunch_runheads_i16"),
+    ("runheads_i32", "aclrtlaunch_runheads_i32"),
     ("segextrema_max_f16", "aclrtlaunch_segextrema_max_f16"),
     ("segextrema_min_f16", "aclrtlaunch_segextrema_min_f16"),
     ("segextrema_max_bf16", "aclrtlaunch_segextrema_max_bf16"),
@@ -295,6 +300,11 @@ extern "C" {
     fn aclrtlaunch_softmax_f32(block_dim: u32, stream: *mut c_void, logits: Gm, temperatures: Gm, keep_k: Gm, keep_values: Gm, keep_indices: Gm, probs: Gm, workspace: Gm, tiling: *mut algos::SoftmaxTiling) -> u32;
     fn aclrtlaunch_segflags(block_dim: u32, stream: *mut c_void, offsets: Gm, flags: Gm, check: Gm, tiling: *mut algos::SegFlagsTiling) -> u32;
     fn aclrtlaunch_segends(block_dim: u32, stream: *mut c_void, offsets: Gm, y: Gm, sums: Gm, tiling: *mut algos::SegEndsTiling) -> u32;
+    fn aclrtlaunch_runheads_f16(block_dim: u32, stream: *mut c_void, keys: Gm, flags: Gm, tiling: *mut algos::RunHeadsTiling) -> u32;
+    fn aclrtlaunch_runheads_bf16(block_dim: u32, stream: *mut c_void, keys: Gm, flags: Gm, tiling: *mut algos::RunHeadsTiling) -> u32;
+    fn aclrtlaunch_runheads_f32(block_dim: u32, stream: *mut c_void, keys: Gm, flags: Gm, tiling: *mut algos::RunHeadsTiling) -> u32;
+    fn aclrtlaunch_runheads_i16(block_dim: u32, stream: *mut c_void, keys: Gm, flags: Gm, tiling: *mut algos::RunHeadsTiling) -> u32;
+    fn aclrtlaunch_runheads_i32(block_dim: u32, stream: *mut c_void, keys: Gm, flags: Gm, tiling: *mut algos::RunHeadsTiling) -> u32;
     fn aclrtlaunch_segextrema_max_f16(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
     fn aclrtlaunch_segextrema_min_f16(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
     fn aclrtlaunch_segextrema_max_bf16(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
@@ -1007,6 +1017,40 @@ impl Launch for SegEndsArgs {
         // launch stub copies the struct) and has the C layout of
         // SegEndsTiling (pinned by its derive on both sides).
         let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.offsets, self.y, self.sums, &mut plan.tiling) };
+        stream.backend.launched(e.symbol, rc)
+    }
+}
+
+/// `aclrtlaunch_<kernel>` of the RunHeads kernels.
+type RunHeadsFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, *mut algos::RunHeadsTiling) -> u32;
+
+/// The RunHeads kernels: the simulator's entries.
+const RUNHEADS: &[Entry<RunHeadsFn>] = &[
+    Entry { name: "runheads_f16", symbol: "aclrtlaunch_runheads_f16", f: aclrtlaunch_runheads_f16 },
+    Entry { name: "runheads_bf16", symbol: "aclrtlaunch_runheads_bf16", f: aclrtlaunch_runheads_bf16 },
+    Entry { name: "runheads_f32", symbol: "aclrtlaunch_runheads_f32", f: aclrtlaunch_runheads_f32 },
+    Entry { name: "runheads_i16", symbol: "aclrtlaunch_runheads_i16", f: aclrtlaunch_runheads_i16 },
+    Entry { name: "runheads_i32", symbol: "aclrtlaunch_runheads_i32", f: aclrtlaunch_runheads_i32 },
+];
+
+/// The GM pointers of the RunHeads kernels (RunHeadsTiling), by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunHeadsArgs {
+    pub(crate) keys: Gm,
+    pub(crate) flags: Gm,
+}
+
+impl Launch for RunHeadsArgs {
+    type Tiling = algos::RunHeadsTiling;
+    fn launch(self, stream: StreamRef, plan: &mut algos::LaunchPlan<Self::Tiling>) -> Result<()> {
+        let e = stream.backend.kernel(RUNHEADS, &plan.kernel)?;
+        // SAFETY: `e.f` has the kernel's C signature (the simulator's static
+        // entry, or the same symbol of a loaded kernel library built from the
+        // same kernels/ sources); the pointers are live device allocations
+        // sized for the plan; the tiling pointer is valid for the call (the
+        // launch stub copies the struct) and has the C layout of
+        // RunHeadsTiling (pinned by its derive on both sides).
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.keys, self.flags, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

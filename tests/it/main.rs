@@ -19,6 +19,7 @@ mod logits;
 mod nonfinite;
 mod opscan;
 mod reduce;
+mod runs;
 mod sample;
 mod scan;
 mod segextrema;

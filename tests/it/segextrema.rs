@@ -15,7 +15,7 @@ use testkit::device;
 /// Elements of a SEGEXTREMA tile.
 const TILE: usize = 1024;
 
-trait Value: ExtremaValue + Copy + PartialEq + std::fmt::Debug {
+pub(crate) trait Value: ExtremaValue + Copy + PartialEq + std::fmt::Debug {
     fn from_f32(v: f32) -> Self;
     fn f64(self) -> f64;
     fn bits(self) -> u32;
@@ -50,7 +50,7 @@ impl Value for f32 {
 
 /// Values with ties (few distinct magnitudes), both zeros, and, when
 /// `special`, infinities and NaNs.
-fn values<T: Value>(n: usize, seed: u64, special: bool) -> Vec<T> {
+pub(crate) fn values<T: Value>(n: usize, seed: u64, special: bool) -> Vec<T> {
     words(n, seed)
         .map(|w| {
             let pick = w % 1000;
@@ -100,7 +100,7 @@ fn reference<T: Value>(x: &[T], offsets: &[i32], max: bool) -> Vec<Option<usize>
         .collect()
 }
 
-fn compare<T: Value>(x: &[T], offsets: &[i32], max: bool, got: &SegmentExtrema<T>, what: &str) {
+pub(crate) fn compare<T: Value>(x: &[T], offsets: &[i32], max: bool, got: &SegmentExtrema<T>, what: &str) {
     let want = reference(x, offsets, max);
     let values = got.values.download().unwrap();
     let indices = got.indices.download().unwrap();

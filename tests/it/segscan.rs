@@ -41,7 +41,7 @@ fn starts(f: &[i8]) -> Vec<usize> {
     (0..f.len()).filter(|&i| i == 0 || f[i] == 1).collect()
 }
 
-trait Value: SegmentedInput + Copy {
+pub(crate) trait Value: SegmentedInput + Copy {
     fn f64(self) -> f64;
     fn acc_f64(a: Self::Acc) -> f64;
     const EXACT: bool;
@@ -281,7 +281,7 @@ fn check_sums<T: Value>(dev: &Device, x: &[T], f: &[i8], algo: SegSumAlgorithm) 
 
 /// Checks the sums of the segments that `f` starts against the f64
 /// reference with the documented bound of `algo` (exact for i8).
-fn check_sum_values<T: Value>(x: &[T], f: &[i8], got: &[T::Acc], algo: SegSumAlgorithm) {
+pub(crate) fn check_sum_values<T: Value>(x: &[T], f: &[i8], got: &[T::Acc], algo: SegSumAlgorithm) {
     let want = ref_sums(x, f);
     assert_eq!(got.len(), want.len(), "{algo:?}: one sum per segment");
     let n = x.len();

@@ -16,6 +16,7 @@ pub mod radix;
 pub mod reduce;
 pub mod render;
 pub mod rtscan;
+pub mod runheads;
 pub mod sample;
 pub mod scanu;
 pub mod scanul1;
@@ -44,6 +45,7 @@ pub use sample::{Sample, SampleTiling, Uniforms, UniformsTiling};
 pub use scanu::{ScanU, ScanUTiling};
 pub use scanul1::{ScanUL1, ScanUL1Tiling};
 pub use segextrema::{SegExtrema, SegExtremaTiling, SEGEXTREMA_RECORD_WORDS};
+pub use runheads::{RunHeads, RunHeadsTiling};
 pub use segoffsets::{SegEnds, SegEndsTiling, SegFlags, SegFlagsTiling};
 pub use segops::{SegDiff, SegDiffTiling, SegRevert, SegRevertTiling};
 pub use segscan::{RevSpec, SegScan, SegScanTiling};
@@ -148,6 +150,11 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
     }
     out.push(Box::new(SegFlags));
     out.push(Box::new(SegEnds));
+    for dtype in RunHeads::DTYPES {
+        out.push(Box::new(
+            RunHeads::new(dtype).expect("catalogue entries are valid"),
+        ));
+    }
     for dtype in SegExtrema::DTYPES {
         for op in VectorOp::MAX_MIN {
             out.push(Box::new(

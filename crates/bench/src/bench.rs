@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{bail, Context as _};
 use ascend_scan::matrices::{sparse_attention, AttentionPattern, HostCsr};
 use ascend_scan::{
-    compress, copy, cummax, multinomial, reduce_max, reduce_sum, sample_logits, sample_logits_on,
+    compress, copy, cummax, run_heads, sum_by_key, multinomial, reduce_max, reduce_sum, sample_logits, sample_logits_on,
     sample_logits_per_row, sample_logits_workspace_bytes, scan, segmented_max, segmented_scan,
     segmented_sum, softmax, sort, split_with, spmv, top_p_sample, topk, Algorithm, Batch, Csr,
     Device, LogitsCheck, LogitsPerRow, LogitsRows, LogitsSampling, RevSpec, RowTopK, SampleOptions,
@@ -204,7 +204,16 @@ enum Op {
         block: u32,
         random: u32,
     },
+    /// The run-start flags (RUNHEADS) of SEG_N i32 keys in runs that start
+    /// at random flags (RUNS_PPM per million).
+    RunHeadsI32,
+    /// The sums of SEG_N f16 values by the same i32 keys (`sum_by_key`:
+    /// RUNHEADS, COMPRESS of the keys, the segmented sum).
+    SumByKeyI32,
 }
+
+/// Run starts per million keys of the RUNHEADS and SUM_BY_KEY rows (1%).
+const RUNS_PPM: u32 = 10_000;
 
 /// The segmented scans of the bench.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -410,6 +419,10 @@ impl Op {
             Op::SpmvF32 { block, random } => {
                 format!("SPMV f32 sparse-attention 65536 rows b={block} r={random} (n = nnz)")
             }
+            Op::RunHeadsI32 => format!("RUNHEADS i32 keys (runs {})", density_label(RUNS_PPM)),
+            Op::SumByKeyI32 => {
+                format!("SUM_BY_KEY i32 keys f16->f32 values (runs {})", density_label(RUNS_PPM))
+            }
             Op::MultinomialF16 { rows: 0 } => "MULTINOMIAL f16 1 row (1 draw)".into(),
             Op::MultinomialF16 { rows } => {
                 format!("MULTINOMIAL f16 {rows}x{VOCAB} (1 draw/row)")
@@ -462,6 +475,10 @@ impl Op {
             Op::SegMaxF16 { .. } => 3,
             // Per nonzero: the f32 value and i32 column once, one f32 read of x.
             Op::SpmvF32 { .. } => 12,
+            // Read the keys, write the int8 flags.
+            Op::RunHeadsI32 => 5,
+            // Read the keys and the values (the results are per run).
+            Op::SumByKeyI32 => 6,
         }
     }
     /// The element count of a fixed-shape operation (swept ones: None).
@@ -478,7 +495,9 @@ impl Op {
             Op::SegScanF16 { .. }
             | Op::SegSumF16 { .. }
             | Op::SegOffsetsF16 { .. }
-            | Op::SegMaxF16 { .. } => Some(SEG_N),
+            | Op::SegMaxF16 { .. }
+            | Op::RunHeadsI32
+            | Op::SumByKeyI32 => Some(SEG_N),
             // The nonzero count (about 65536 * (5 + r) * b: the first and
             // last block-rows have fewer window blocks).
             Op::SpmvF32 { block, random } => Some(spmv_matrix(block, random).nnz()),
@@ -509,7 +528,9 @@ impl Op {
             | Op::SegSumF16 { .. }
             | Op::SegOffsetsF16 { .. }
             | Op::SegMaxF16 { .. }
-            | Op::SpmvF32 { .. } => false,
+            | Op::SpmvF32 { .. }
+            | Op::RunHeadsI32
+            | Op::SumByKeyI32 => false,
             Op::ScanF16 { algo, .. } | Op::ScanI8 { algo, .. } => algo.single_core(),
         }
     }
@@ -1104,6 +1125,27 @@ impl Runner {
                 wall = t.elapsed().as_secs_f64();
                 debug_assert!(len <= n);
             }
+            Op::RunHeadsI32 | Op::SumByKeyI32 => {
+                // Keys: the number of run starts so far (a new key per run).
+                let cut = u64::from(RUNS_PPM);
+                let keys: Vec<i32> = bits(n, 10)
+                    .scan(0i32, |k, v| {
+                        *k += i32::from(v % 1_000_000 < cut);
+                        Some(*k)
+                    })
+                    .collect();
+                let k = self.dev.upload(&keys)?;
+                let x = self.dev.upload(&tenths_f16(n, 9))?;
+                self.dev.take_reports();
+                let t = Instant::now();
+                let len = if op == Op::RunHeadsI32 {
+                    run_heads(&self.dev, &k)?.len()
+                } else {
+                    sum_by_key(&self.dev, &k, &x, SegSumOptions::default())?.runs.count
+                };
+                wall = t.elapsed().as_secs_f64();
+                debug_assert!(len <= n);
+            }
             Op::SpmvF32 { block, random } => {
                 let a = spmv_matrix(block, random);
                 debug_assert_eq!(a.nnz(), n);
@@ -1312,6 +1354,8 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         }
         ops.push(Op::SegMaxF16 { ppm });
     }
+    ops.push(Op::RunHeadsI32);
+    ops.push(Op::SumByKeyI32);
     for rows in TOPP_ROWS {
         for vocab in TOPP_VOCABS {
             ops.push(Op::TopP {

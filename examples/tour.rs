@@ -4,16 +4,16 @@
 //! modeled COPY that moves the operation's minimal traffic.
 use ascend_scan::matrices::{sparse_attention, AttentionPattern};
 use ascend_scan::{
-    argsort, compress_with, copy, cummax, cummin, model_launches, multinomial,
-    multinomial_reference, reduce, reduce_sum, sample_logits, sample_logits_on,
+    argsort, compress_with, copy, cummax, cummin, max_by_key, model_launches, multinomial,
+    multinomial_reference, reduce, reduce_sum, run_heads, sample_logits, sample_logits_on,
     sample_logits_per_row, sample_logits_workspace_bytes, scan, segmented_max, segmented_min,
-    segmented_scan, segmented_sum, softmax, sort, sort_pairs, split_with, spmv, top_p_sample,
-    top_p_sample_on, top_p_sample_workspace_bytes, topk, uniform, uniforms, Algorithm, Batch,
-    CompressOptions, CostError, CostParams, Csr, Device, Error, LaunchReport, LogitsCheck,
-    LogitsPerRow, LogitsRows, LogitsSampling, RevSpec, RowTopK, SampleOptions, ScanInput, ScanOp,
-    ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc,
-    SortAlgorithm, SortOptions, SplitOptions, Temperature, TopPCheck, TopPOptions, TopPProb,
-    TopPRows, TopkKey, TopkOptions, Workspace,
+    segmented_scan, segmented_sum, softmax, sort, sort_pairs, split_with, spmv, sum_by_key,
+    top_p_sample, top_p_sample_on, top_p_sample_workspace_bytes, topk, uniform, uniforms,
+    unique_consecutive, Algorithm, Batch, CompressOptions, CostError, CostParams, Csr, Device,
+    Error, LaunchReport, LogitsCheck, LogitsPerRow, LogitsRows, LogitsSampling, RevSpec, RowTopK,
+    SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
+    SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions, SplitOptions,
+    Temperature, TopPCheck, TopPOptions, TopPProb, TopPRows, TopkKey, TopkOptions, Workspace,
 };
 use half::f16;
 use std::cmp::Ordering;
@@ -595,6 +595,87 @@ fn tour_segmented(dev: &Device, n: usize, ppm: u64) -> Result<Vec<Row>, Error> {
     Ok(rows)
 }
 
+/// Runs of equal i32 keys (a new key at about one key in `mean`): their
+/// start flags (RUNHEADS), the runs (`unique_consecutive`), and the sums of
+/// i8 values and the maxima of f16 values by key, checked exactly against
+/// a CPU walk over the keys.
+fn tour_runs(dev: &Device, n: usize, mean: u64) -> Result<Vec<Row>, Error> {
+    let keys: Vec<i32> = pseudo_random(n, 31)
+        .scan(0i32, |k, v| {
+            *k += i32::from(v % mean == 0);
+            Some(*k)
+        })
+        .collect();
+    let starts: Vec<usize> = (0..n)
+        .filter(|&i| i == 0 || keys[i] != keys[i - 1])
+        .collect();
+    let bounds = |j: usize| (starts[j], starts.get(j + 1).copied().unwrap_or(n));
+    let k = dev.upload(&keys)?;
+    let mut rows = Vec::new();
+    dev.take_reports();
+    let flags = run_heads(dev, &k)?.download()?;
+    let ok = flags
+        .iter()
+        .enumerate()
+        .all(|(i, &f)| (f == 1) == starts.binary_search(&i).is_ok());
+    rows.push(row(
+        dev,
+        format!("run_heads i32 (runs ~1/{mean})"),
+        n,
+        ok,
+        5.0,
+    ));
+    let runs = unique_consecutive(dev, &k)?;
+    let ok = runs.count == starts.len()
+        && runs.download_keys()? == starts.iter().map(|&s| keys[s]).collect::<Vec<_>>();
+    rows.push(row(
+        dev,
+        format!("unique_consecutive i32 (runs ~1/{mean})"),
+        n,
+        ok,
+        4.0,
+    ));
+    let xs: Vec<i8> = pseudo_random(n, 32).map(|v| (v % 255) as i8).collect();
+    let x = dev.upload(&xs)?;
+    dev.take_reports();
+    let sums = sum_by_key(dev, &k, &x, SegSumOptions::default())?
+        .reduced
+        .download()?;
+    let ok = sums.len() == starts.len()
+        && sums.iter().enumerate().all(|(j, &s)| {
+            let (a, b) = bounds(j);
+            s == xs[a..b].iter().map(|&v| i32::from(v)).sum::<i32>()
+        });
+    rows.push(row(
+        dev,
+        format!("sum_by_key i32 keys, i8->i32 (runs ~1/{mean})"),
+        n,
+        ok,
+        5.0,
+    ));
+    let hs: Vec<f16> = pseudo_random(n, 33)
+        .map(|v| f16::from_f32((v % 2001) as f32 - 1000.0))
+        .collect();
+    let h = dev.upload(&hs)?;
+    dev.take_reports();
+    let max = max_by_key(dev, &k, &h)?.reduced;
+    let (values, indices) = (max.values.download()?, max.indices.download()?);
+    let ok = values.len() == starts.len()
+        && (0..starts.len()).all(|j| {
+            let (a, b) = bounds(j);
+            let first = (a..b).fold(a, |best, i| if hs[i] > hs[best] { i } else { best });
+            indices[j] == first as i32 && values[j] == hs[first]
+        });
+    rows.push(row(
+        dev,
+        format!("max_by_key i32 keys, f16 with index (runs ~1/{mean})"),
+        n,
+        ok,
+        6.0,
+    ));
+    Ok(rows)
+}
+
 /// MULTINOMIAL: `draws` seeded draws from each of `rows` rows of `n` f16
 /// weights (a quarter of them zero), checked index for index against the
 /// CPU definition (`multinomial_reference`, same fp32 pair-sum tree, same
@@ -1152,6 +1233,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     rows.push(tour_sample_logits(&dev, 96, 129_280, Form::OnDevice)?);
     rows.extend(tour_segmented(&dev, n + 7, 1_000)?);
     rows.extend(tour_segmented(&dev, n + 7, 100_000)?);
+    rows.extend(tour_runs(&dev, n + 7, 100)?);
     rows.push(tour_spmv(&dev, 4096, 16)?);
     for op in [ScanOp::Max, ScanOp::Min] {
         for half in [true, false] {

@@ -62,6 +62,10 @@ pub use ops::logits::{
 pub use ops::reduce::{
     reduce, reduce_max, reduce_min, reduce_on, reduce_sum, reduce_workspace_bytes, ReduceResult,
 };
+pub use ops::runs::{
+    max_by_key, min_by_key, run_heads, run_heads_on, sum_by_key, unique_consecutive, ByKey, RunKey,
+    Runs,
+};
 pub use ops::sample::{
     check_row_totals, multinomial, multinomial_on, multinomial_reference,
     multinomial_with_uniforms, multinomial_workspace_bytes, uniform, uniforms, uniforms_on,
@@ -71,10 +75,6 @@ pub use ops::scan::{
     auto_policy_soc, cum_extreme_on, cum_extreme_workspace_bytes, cummax, cummin, scan, scan_on,
     scan_workspace_bytes, Accumulator, Algorithm, Batch, CumExtremes, ScanInput, ScanOp,
     ScanOptions, ScanOutput, MAX_BATCH_ROWS, MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
-};
-pub use ops::runs::{
-    max_by_key, min_by_key, run_heads, run_heads_on, sum_by_key, unique_consecutive, ByKey,
-    RunKey, Runs,
 };
 pub use ops::segextrema::{
     segmented_extrema_on, segmented_extrema_workspace_bytes, segmented_max, segmented_min,

@@ -62,7 +62,8 @@ pub fn run_heads_on<K: RunKey>(
     if keys.is_empty() {
         return Ok(());
     }
-    let mut plan = algos::RunHeads::new(K::DTYPE)?.plan(stream.device().profile(), keys.len() as u64)?;
+    let mut plan =
+        algos::RunHeads::new(K::DTYPE)?.plan(stream.device().profile(), keys.len() as u64)?;
     let args = runtime::RunHeadsArgs {
         keys: keys.ptr(),
         flags: flags.ptr(),
@@ -122,15 +123,8 @@ impl<K: Element> Runs<K> {
 /// than [`MAX_SPLIT_LEN`].
 pub fn unique_consecutive<K: RunKey>(device: &Device, keys: &DeviceBuffer<K>) -> Result<Runs<K>> {
     let flags = run_heads(device, keys)?;
-    let kept = compress_with(
-        device,
-        keys,
-        &flags,
-        CompressOptions { want_indices: true },
-    )?;
-    let starts = kept
-        .indices
-        .expect("COMPRESS was asked for the indices");
+    let kept = compress_with(device, keys, &flags, CompressOptions { want_indices: true })?;
+    let starts = kept.indices.expect("COMPRESS was asked for the indices");
     Ok(Runs {
         keys: kept.values,
         starts,

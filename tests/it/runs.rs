@@ -3,8 +3,8 @@
 //! core boundaries, keys with NaN payloads, both zeros and infinities.
 
 use ascend_scan::{
-    max_by_key, min_by_key, run_heads, run_heads_on, sum_by_key, unique_consecutive, Device,
-    Error, RunKey, SegSumAlgorithm, SegSumOptions,
+    max_by_key, min_by_key, run_heads, run_heads_on, sum_by_key, unique_consecutive, Device, Error,
+    RunKey, SegSumAlgorithm, SegSumOptions,
 };
 use half::{bf16, f16};
 use testkit::data::{i8_data, words};
@@ -107,11 +107,22 @@ fn ref_flags<K: Key>(k: &[K]) -> Vec<i8> {
 fn check_runs<K: Key>(dev: &Device, k: &[K], what: &str) -> Vec<i8> {
     let want = ref_flags(k);
     let kd = dev.upload(k).unwrap();
-    assert_eq!(run_heads(dev, &kd).unwrap().download().unwrap(), want, "{what}: flags");
+    assert_eq!(
+        run_heads(dev, &kd).unwrap().download().unwrap(),
+        want,
+        "{what}: flags"
+    );
     let runs = unique_consecutive(dev, &kd).unwrap();
-    let starts: Vec<i32> = (0..k.len()).filter(|&i| want[i] == 1).map(|i| i as i32).collect();
+    let starts: Vec<i32> = (0..k.len())
+        .filter(|&i| want[i] == 1)
+        .map(|i| i as i32)
+        .collect();
     assert_eq!(runs.count, starts.len(), "{what}: count");
-    assert_eq!(runs.flags.download().unwrap(), want, "{what}: the runs' flags");
+    assert_eq!(
+        runs.flags.download().unwrap(),
+        want,
+        "{what}: the runs' flags"
+    );
     let mut offsets = starts.clone();
     offsets.push(k.len() as i32);
     assert_eq!(runs.download_offsets().unwrap(), offsets, "{what}: offsets");
@@ -119,14 +130,31 @@ fn check_runs<K: Key>(dev: &Device, k: &[K], what: &str) -> Vec<i8> {
     assert_eq!(runs.download_lengths().unwrap(), lengths, "{what}: lengths");
     let got = runs.download_keys().unwrap();
     for (j, &s) in starts.iter().enumerate() {
-        assert_eq!(got[j].bits(), k[s as usize].bits(), "{what}: key of run {j} (bits of its first key)");
+        assert_eq!(
+            got[j].bits(),
+            k[s as usize].bits(),
+            "{what}: key of run {j} (bits of its first key)"
+        );
     }
     want
 }
 
 /// Lengths around a tile of 16-bit keys (8192) and of 32-bit keys (4096),
 /// the compare repeat (128) and the cores' shares (40 cores).
-const LENGTHS: [usize; 12] = [1, 2, 127, 129, 4095, 4097, 8191, 8193, 40 * 128 + 1, 40 * 4096 + 77, 40 * 8192 * 2 + 3, 333_333];
+const LENGTHS: [usize; 12] = [
+    1,
+    2,
+    127,
+    129,
+    4095,
+    4097,
+    8191,
+    8193,
+    40 * 128 + 1,
+    40 * 4096 + 77,
+    40 * 8192 * 2 + 3,
+    333_333,
+];
 
 fn every_length<K: Key>(name: &str) {
     let dev = device();
@@ -169,14 +197,30 @@ fn constant_distinct_and_special_rows() {
     // -0 and +0 one run.
     check_runs(&dev, &vec![7i32; n], "constant");
     check_runs(&dev, &(0..n as i32).collect::<Vec<_>>(), "distinct");
-    check_runs(&dev, &(0..n).map(|i| (i % 2) as u16).collect::<Vec<_>>(), "alternating");
+    check_runs(
+        &dev,
+        &(0..n).map(|i| (i % 2) as u16).collect::<Vec<_>>(),
+        "alternating",
+    );
     check_runs(&dev, &vec![f32::NAN; n], "NaN");
-    let zeros: Vec<f16> = (0..n).map(|i| f16::from_f32(if i % 3 == 0 { -0.0 } else { 0.0 })).collect();
-    assert_eq!(check_runs(&dev, &zeros, "zeros").iter().filter(|&&f| f == 1).count(), 1);
+    let zeros: Vec<f16> = (0..n)
+        .map(|i| f16::from_f32(if i % 3 == 0 { -0.0 } else { 0.0 }))
+        .collect();
+    assert_eq!(
+        check_runs(&dev, &zeros, "zeros")
+            .iter()
+            .filter(|&&f| f == 1)
+            .count(),
+        1
+    );
     // Bits that differ only past f16/bf16 precision in f32 are different keys.
-    let close: Vec<f32> = (0..n).map(|i| 1.0 + (i / 5) as f32 * f32::EPSILON).collect();
+    let close: Vec<f32> = (0..n)
+        .map(|i| 1.0 + (i / 5) as f32 * f32::EPSILON)
+        .collect();
     check_runs(&dev, &close, "f32 neighbours");
-    let ints: Vec<i16> = (0..n).map(|i| if (i / 7) % 2 == 0 { -1 } else { i16::MAX }).collect();
+    let ints: Vec<i16> = (0..n)
+        .map(|i| if (i / 7) % 2 == 0 { -1 } else { i16::MAX })
+        .collect();
     check_runs(&dev, &ints, "i16 extremes");
 }
 
@@ -201,13 +245,25 @@ fn sums_by_key_match_the_reference() {
         let f = ref_flags(&k);
         let kd = dev.upload(&k).unwrap();
         let x8 = i8_data(n, 7 + i as u64);
-        let by = sum_by_key(&dev, &kd, &dev.upload(&x8).unwrap(), SegSumOptions::default()).unwrap();
+        let by = sum_by_key(
+            &dev,
+            &kd,
+            &dev.upload(&x8).unwrap(),
+            SegSumOptions::default(),
+        )
+        .unwrap();
         assert_eq!(by.runs.count, f.iter().filter(|&&v| v == 1).count());
         let got = by.reduced.download().unwrap();
         crate::segscan::check_sum_values(&x8, &f, &got, SegSumAlgorithm::SegScan);
         let xh = testkit::data::f16_data(n, 70 + i as u64);
         for algorithm in [SegSumAlgorithm::SegScan, SegSumAlgorithm::Scd] {
-            let by = sum_by_key(&dev, &kd, &dev.upload(&xh).unwrap(), SegSumOptions { algorithm }).unwrap();
+            let by = sum_by_key(
+                &dev,
+                &kd,
+                &dev.upload(&xh).unwrap(),
+                SegSumOptions { algorithm },
+            )
+            .unwrap();
             crate::segscan::check_sum_values(&xh, &f, &by.reduced.download().unwrap(), algorithm);
         }
     }
@@ -268,4 +324,30 @@ fn errors_name_the_argument() {
     let stream = dev.create_stream().unwrap();
     let mut flags = dev.upload(&[0i8; 2]).unwrap();
     assert_eq!(invalid(run_heads_on(&stream, &kd, &mut flags)).0, "flags");
+}
+
+fn any_key(ty: usize, n: usize, mean: u64, seed: u64) {
+    let dev = device();
+    let what = format!("type {ty} n={n} mean run {mean} seed {seed}");
+    let _flags = match ty {
+        0 => check_runs(&dev, &keys::<f16>(n, mean, seed, true), &what),
+        1 => check_runs(&dev, &keys::<bf16>(n, mean, seed, true), &what),
+        2 => check_runs(&dev, &keys::<f32>(n, mean, seed, true), &what),
+        3 => check_runs(&dev, &keys::<i16>(n, mean, seed, false), &what),
+        4 => check_runs(&dev, &keys::<u16>(n, mean, seed, false), &what),
+        5 => check_runs(&dev, &keys::<i32>(n, mean, seed, false), &what),
+        _ => check_runs(&dev, &keys::<u32>(n, mean, seed, false), &what),
+    };
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+
+    /// Random lengths up to 2^19, run lengths from 1 to thousands, every
+    /// key type.
+    #[test]
+    fn random_keys(ty in 0usize..7, log in 0u32..=19, frac in 0.0f64..1.0, mean in 1u64..2000, seed in 0u64..u64::MAX) {
+        let n = ((1u64 << log) as f64 * (0.5 + frac / 2.0)).max(1.0) as usize;
+        any_key(ty, n, mean, seed);
+    }
 }

@@ -100,7 +100,13 @@ fn reference<T: Value>(x: &[T], offsets: &[i32], max: bool) -> Vec<Option<usize>
         .collect()
 }
 
-pub(crate) fn compare<T: Value>(x: &[T], offsets: &[i32], max: bool, got: &SegmentExtrema<T>, what: &str) {
+pub(crate) fn compare<T: Value>(
+    x: &[T],
+    offsets: &[i32],
+    max: bool,
+    got: &SegmentExtrema<T>,
+    what: &str,
+) {
     let want = reference(x, offsets, max);
     let values = got.values.download().unwrap();
     let indices = got.indices.download().unwrap();

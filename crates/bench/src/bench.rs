@@ -11,13 +11,14 @@ use std::time::Instant;
 use anyhow::{bail, Context as _};
 use ascend_scan::matrices::{sparse_attention, AttentionPattern, HostCsr};
 use ascend_scan::{
-    compress, copy, cummax, run_heads, sum_by_key, multinomial, reduce_max, reduce_sum, sample_logits, sample_logits_on,
-    sample_logits_per_row, sample_logits_workspace_bytes, scan, segmented_max, segmented_scan,
-    segmented_sum, softmax, sort, split_with, spmv, top_p_sample, topk, Algorithm, Batch, Csr,
-    Device, LogitsCheck, LogitsPerRow, LogitsRows, LogitsSampling, RevSpec, RowTopK, SampleOptions,
-    ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions,
-    Segments, Soc, SocProfile, SoftmaxInput, SortAlgorithm, SortOptions, SplitOptions, Temperature,
-    TopPOptions, TopPProb, TopkKey, TopkOptions, Workspace, MAX_I8_SCAN_LEN,
+    compress, copy, cummax, multinomial, reduce_max, reduce_sum, run_heads, sample_logits,
+    sample_logits_on, sample_logits_per_row, sample_logits_workspace_bytes, scan, segmented_max,
+    segmented_scan, segmented_sum, softmax, sort, split_with, spmv, sum_by_key, top_p_sample, topk,
+    Algorithm, Batch, Csr, Device, LogitsCheck, LogitsPerRow, LogitsRows, LogitsSampling, RevSpec,
+    RowTopK, SampleOptions, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm,
+    SegSumOptions, Segments, Soc, SocProfile, SoftmaxInput, SortAlgorithm, SortOptions,
+    SplitOptions, Temperature, TopPOptions, TopPProb, TopkKey, TopkOptions, Workspace,
+    MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::{assumptions, assumptions_markdown, pipe_name, Assumption};
 use ascendc_sim::{model_launches, CostParams, LaunchReport, ModelProfile, ModelReport};
@@ -421,7 +422,10 @@ impl Op {
             }
             Op::RunHeadsI32 => format!("RUNHEADS i32 keys (runs {})", density_label(RUNS_PPM)),
             Op::SumByKeyI32 => {
-                format!("SUM_BY_KEY i32 keys f16->f32 values (runs {})", density_label(RUNS_PPM))
+                format!(
+                    "SUM_BY_KEY i32 keys f16->f32 values (runs {})",
+                    density_label(RUNS_PPM)
+                )
             }
             Op::MultinomialF16 { rows: 0 } => "MULTINOMIAL f16 1 row (1 draw)".into(),
             Op::MultinomialF16 { rows } => {
@@ -1141,7 +1145,9 @@ impl Runner {
                 let len = if op == Op::RunHeadsI32 {
                     run_heads(&self.dev, &k)?.len()
                 } else {
-                    sum_by_key(&self.dev, &k, &x, SegSumOptions::default())?.runs.count
+                    sum_by_key(&self.dev, &k, &x, SegSumOptions::default())?
+                        .runs
+                        .count
                 };
                 wall = t.elapsed().as_secs_f64();
                 debug_assert!(len <= n);

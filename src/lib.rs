@@ -73,12 +73,12 @@ pub use ops::sample::{
 };
 pub use ops::scan::{
     auto_policy_soc, cum_extreme_on, cum_extreme_workspace_bytes, cummax, cummin, scan, scan_on,
-    scan_workspace_bytes, Accumulator, Algorithm, Batch, CumExtremes, ScanInput, ScanOp,
+    scan_workspace_bytes, Accumulator, Algorithm, Batch, CumExtremes, Extreme, ScanInput, ScanOp,
     ScanOptions, ScanOutput, MAX_BATCH_ROWS, MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
 };
 pub use ops::segextrema::{
     segmented_extrema_on, segmented_extrema_workspace_bytes, segmented_max, segmented_min,
-    ExtremaValue, Extreme, SegmentExtrema, MAX_EXTREMA_LEN,
+    ExtremaValue, SegmentExtrema, MAX_EXTREMA_LEN,
 };
 pub use ops::segscan::{
     segmented_scan, segmented_scan_on, segmented_scan_workspace_bytes, segmented_sum,

@@ -1,5 +1,6 @@
 //! Segmented max and min with their indices (docs/algorithms.md, section
 //! "Segmented max and min (SEGEXTREMA)").
+use super::scan::{vector_op, Extreme};
 use super::segscan::{check_segments_of, SegmentCheck, Segments};
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
@@ -12,24 +13,6 @@ pub trait ExtremaValue: Element {}
 impl ExtremaValue for half::f16 {}
 impl ExtremaValue for half::bf16 {}
 impl ExtremaValue for f32 {}
-
-/// Which extreme of each segment [`segmented_extrema_on`] finds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Extreme {
-    /// The largest value (NaN above every number).
-    Max,
-    /// The smallest value (NaN below every number).
-    Min,
-}
-
-impl Extreme {
-    fn op(self) -> algos::VectorOp {
-        match self {
-            Extreme::Max => algos::VectorOp::Max,
-            Extreme::Min => algos::VectorOp::Min,
-        }
-    }
-}
 
 /// One extreme per segment: its value and its index in x.
 #[derive(Debug)]
@@ -157,11 +140,13 @@ impl ExtremaPlan {
         let check = algos::SegFlags.plan_check(soc, n as u64, segments as u64 + 1)?;
         let extrema = match segments {
             0 => None,
-            _ => Some(algos::SegExtrema::new(T::DTYPE, extreme.op())?.plan(
-                soc,
-                n as u64,
-                segments as u64,
-            )?),
+            _ => Some(
+                algos::SegExtrema::new(T::DTYPE, vector_op(extreme.op()))?.plan(
+                    soc,
+                    n as u64,
+                    segments as u64,
+                )?,
+            ),
         };
         let mut layout = Layout::default();
         let records = layout.add(extrema.as_ref().map_or(0, |p| p.workspace_bytes as usize));

@@ -2,7 +2,7 @@
 //! position it came from, as `torch.cummax` / `torch.cummin` define them.
 //! Two launches on the vector cores: the value scan (OPSCAN), then its
 //! positions (OPSCAN's indices mode, `algos::OpScanIndices`).
-use super::input::{check_row_len, Batch, ScanInput, ScanOp, ScanOptions};
+use super::input::{check_row_len, Batch, Extreme, ScanInput, ScanOptions};
 use super::vector;
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
@@ -39,7 +39,7 @@ pub fn cummax<'a, T: ScanInput>(
     device: &Device,
     x: impl Into<Batch<'a, T>>,
 ) -> Result<CumExtremes<T::Acc>> {
-    blocking(device, x.into(), ScanOp::Max)
+    blocking(device, x.into(), Extreme::Max)
 }
 
 /// The running minimum of every row of `x` and where it came from, as
@@ -49,14 +49,14 @@ pub fn cummin<'a, T: ScanInput>(
     device: &Device,
     x: impl Into<Batch<'a, T>>,
 ) -> Result<CumExtremes<T::Acc>> {
-    blocking(device, x.into(), ScanOp::Min)
+    blocking(device, x.into(), Extreme::Min)
 }
 
 /// [`cummax`] and [`cummin`]: [`cum_extreme_on`] on the device's own stream.
 fn blocking<T: ScanInput>(
     device: &Device,
     x: Batch<'_, T>,
-    op: ScanOp,
+    extreme: Extreme,
 ) -> Result<CumExtremes<T::Acc>> {
     if !device.same(x.data.device()) {
         return Err(Error::InvalidArgument {
@@ -65,12 +65,19 @@ fn blocking<T: ScanInput>(
         });
     }
     let (rows, n) = (x.row_count(), x.row_len());
-    let plan = CumPlan::new::<T>(device, rows, n, op)?;
+    let plan = CumPlan::new::<T>(device, rows, n, extreme)?;
     let mut values = device.alloc_uninit::<T::Acc>(rows * n)?;
     let mut indices = device.alloc_uninit::<i32>(rows * n)?;
     let mut workspace = Workspace::new(device, plan.layout.bytes())?;
     device.blocking(|stream| {
-        cum_extreme_on(stream, x, op, &mut values, &mut indices, &mut workspace)
+        cum_extreme_on(
+            stream,
+            x,
+            extreme,
+            &mut values,
+            &mut indices,
+            &mut workspace,
+        )
     })?;
     Ok(CumExtremes { values, indices })
 }
@@ -82,21 +89,20 @@ pub fn cum_extreme_workspace_bytes<T: ScanInput>(
     device: &Device,
     rows: usize,
     n: usize,
-    op: ScanOp,
+    extreme: Extreme,
 ) -> Result<usize> {
-    Ok(CumPlan::new::<T>(device, rows, n, op)?.layout.bytes())
+    Ok(CumPlan::new::<T>(device, rows, n, extreme)?.layout.bytes())
 }
 
-/// The stream-ordered [`cummax`] (`op` [`ScanOp::Max`]) and [`cummin`]
-/// ([`ScanOp::Min`]): enqueues both launches on `stream` and returns at
+/// The stream-ordered [`cummax`] ([`Extreme::Max`]) and [`cummin`]
+/// ([`Extreme::Min`]): enqueues both launches on `stream` and returns at
 /// once, writing into `values` and `indices` (caller-owned, `x.len()` each).
 /// No allocation, no host synchronisation. Errors as for [`cummax`], plus
-/// `op` [`ScanOp::Sum`], and `values`, `indices` or `workspace` of the
-/// wrong size or device.
+/// `values`, `indices` or `workspace` of the wrong size or device.
 pub fn cum_extreme_on<'a, T: ScanInput>(
     stream: &Stream,
     x: impl Into<Batch<'a, T>>,
-    op: ScanOp,
+    extreme: Extreme,
     values: &mut DeviceBuffer<T::Acc>,
     indices: &mut DeviceBuffer<i32>,
     workspace: &mut Workspace,
@@ -106,7 +112,7 @@ pub fn cum_extreme_on<'a, T: ScanInput>(
     stream.check_device(x.data, "x")?;
     stream.check_device(values, "values")?;
     stream.check_device(indices, "indices")?;
-    let mut plan = CumPlan::new::<T>(stream.device(), rows, n, op)?;
+    let mut plan = CumPlan::new::<T>(stream.device(), rows, n, extreme)?;
     check_len(values.len(), rows * n, "values")?;
     check_len(indices.len(), rows * n, "indices")?;
     workspace.check(stream, &plan.layout)?;
@@ -152,17 +158,15 @@ struct CumPlan {
 }
 
 impl CumPlan {
-    fn new<T: ScanInput>(device: &Device, rows: usize, n: usize, op: ScanOp) -> Result<CumPlan> {
-        if op == ScanOp::Sum {
-            return Err(Error::InvalidArgument {
-                name: "op",
-                reason: "cummax/cummin take ScanOp::Max or ScanOp::Min (a sum has no position)"
-                    .into(),
-            });
-        }
+    fn new<T: ScanInput>(
+        device: &Device,
+        rows: usize,
+        n: usize,
+        extreme: Extreme,
+    ) -> Result<CumPlan> {
         check_row_len(n)?;
         let options = ScanOptions {
-            op,
+            op: extreme.op(),
             ..ScanOptions::default()
         };
         let indices = algos::OpScanIndices::new(T::DTYPE)?;

@@ -86,6 +86,27 @@ pub enum ScanOp {
     Min,
 }
 
+/// Which extreme an operation finds: the running one of [`cum_extreme_on`]
+/// (cummax / cummin), or the one of each segment of
+/// [`crate::segmented_extrema_on`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Extreme {
+    /// The largest value (a NaN counts as above every number).
+    Max,
+    /// The smallest value (a NaN counts as below every number).
+    Min,
+}
+
+impl Extreme {
+    /// The scan operator of this extreme.
+    pub fn op(self) -> ScanOp {
+        match self {
+            Extreme::Max => ScanOp::Max,
+            Extreme::Min => ScanOp::Min,
+        }
+    }
+}
+
 /// How to scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ScanOptions {

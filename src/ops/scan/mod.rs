@@ -16,9 +16,10 @@ pub use algorithm::Algorithm;
 pub use cummax::{cum_extreme_on, cum_extreme_workspace_bytes, cummax, cummin, CumExtremes};
 use input::check_row_len;
 pub use input::{
-    Accumulator, Batch, ScanInput, ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS,
+    Accumulator, Batch, Extreme, ScanInput, ScanOp, ScanOptions, ScanOutput, MAX_BATCH_ROWS,
     MAX_I8_SCAN_LEN, MAX_SCAN_LEN,
 };
+pub(crate) use vector::vector_op;
 
 use crate::device::{as_bytes, Device, DeviceBuffer};
 use crate::error::{Error, Result};

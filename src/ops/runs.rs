@@ -2,7 +2,9 @@
 //! (`unique_consecutive`) and reductions by key, i.e. over each run of equal
 //! keys (docs/algorithms.md, section "Runs of equal keys (RUNHEADS)").
 use super::segextrema::{segmented_max, segmented_min, ExtremaValue, SegmentExtrema};
-use super::segscan::{segmented_sum, SegSumOptions, SegmentSums, SegmentedInput, Segments};
+use super::segscan::{
+    max_segmented_len, segmented_sum, SegSumOptions, SegmentSums, SegmentedInput, Segments,
+};
 use super::split::{compress_with, CompressOptions, SplitValue, MAX_SPLIT_LEN};
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
@@ -119,6 +121,9 @@ impl<K: Element> Runs<K> {
 /// bit patterns. Traffic: read the keys twice and the flags once, write the
 /// flags, the runs' keys and their starts.
 ///
+/// Stream-ordered, the same is [`run_heads_on`] then [`crate::compress_on`]
+/// with indices.
+///
 /// Errors ([`Error::InvalidArgument`]): `keys` on another device, or longer
 /// than [`MAX_SPLIT_LEN`].
 pub fn unique_consecutive<K: RunKey>(device: &Device, keys: &DeviceBuffer<K>) -> Result<Runs<K>> {
@@ -151,9 +156,13 @@ pub struct ByKey<K: Element, R> {
 /// as [`Segments::Flags`] (f16/bf16 values summed in f32, i8 in i32,
 /// exact). Launches: [`unique_consecutive`], then the segmented sum.
 ///
+/// Stream-ordered, the same is [`run_heads_on`], then
+/// [`crate::compress_on`] of the keys with indices and
+/// [`crate::segmented_sum_on`] with the flags.
+///
 /// Errors ([`Error::InvalidArgument`] naming the argument): a buffer on
-/// another device, `values` not as long as `keys`, inputs longer than the
-/// segmented sum takes.
+/// another device, `values` not as long as `keys`, `values` longer than the
+/// segmented sum takes ([`crate::MAX_I8_SCAN_LEN`] i8 values).
 pub fn sum_by_key<K: RunKey, T: SegmentedInput>(
     device: &Device,
     keys: &DeviceBuffer<K>,
@@ -161,8 +170,19 @@ pub fn sum_by_key<K: RunKey, T: SegmentedInput>(
     options: SegSumOptions,
 ) -> Result<ByKey<K, SegmentSums<T::Acc>>> {
     check_values(device, keys, values)?;
+    let max = max_segmented_len::<T>();
+    if values.len() > max {
+        return Err(Error::InvalidArgument {
+            name: "values",
+            reason: format!(
+                "{} values: the segmented sum takes at most {max}",
+                values.len()
+            ),
+        });
+    }
     let runs = unique_consecutive(device, keys)?;
-    let reduced = segmented_sum(device, values, Segments::Flags(&runs.flags), options)?;
+    let reduced =
+        segmented_sum(device, values, Segments::Flags(&runs.flags), options).map_err(as_values)?;
     Ok(ByKey { runs, reduced })
 }
 
@@ -205,8 +225,21 @@ fn extrema_by_key<K: RunKey, T: ExtremaValue>(
     check_values(device, keys, values)?;
     let runs = unique_consecutive(device, keys)?;
     let offsets = device.upload(&runs.download_offsets()?)?;
-    let reduced = extreme(device, values, Segments::Offsets(&offsets))?;
+    let reduced = extreme(device, values, Segments::Offsets(&offsets)).map_err(as_values)?;
     Ok(ByKey { runs, reduced })
+}
+
+/// An error of the segmented operation a reduction by key runs, named as
+/// the reduction's arguments: its `x` is our `values` (its segments come
+/// from the keys and are valid by construction).
+fn as_values(e: Error) -> Error {
+    match e {
+        Error::InvalidArgument { name: "x", reason } => Error::InvalidArgument {
+            name: "values",
+            reason,
+        },
+        e => e,
+    }
 }
 
 fn check_keys<K: Element>(device: &Device, keys: &DeviceBuffer<K>) -> Result<()> {

@@ -267,12 +267,16 @@ fn check_segments<T: ScanInput>(
     x: &DeviceBuffer<T>,
     segments: Segments<'_>,
 ) -> Result<()> {
-    let max = if T::DTYPE == algos::DType::I8 {
+    check_segments_of(device, x, segments, max_segmented_len::<T>())
+}
+
+/// The most values a segmented scan or sum of `T` takes (i8 sums in i32).
+pub(crate) fn max_segmented_len<T: ScanInput>() -> usize {
+    if T::DTYPE == algos::DType::I8 {
         MAX_I8_SCAN_LEN
     } else {
         MAX_SCAN_LEN
-    };
-    check_segments_of(device, x, segments, max)
+    }
 }
 
 /// [`check_segments`] for any segmented operation taking at most `max`

@@ -6,8 +6,9 @@
 //! limit of sort and topk (u8 keys, one byte per key).
 use ascend_scan::{
     compress, copy, multinomial, multinomial_with_uniforms, reduce, reduce_sum, scan, sort, split,
-    top_p_sample, topk, Batch, Device, Error, SampleOptions, ScanOp, ScanOptions, SortOptions,
-    TopPOptions, TopkOptions, MAX_BATCH_ROWS, MAX_I8_SCAN_LEN, MAX_SAMPLE_DRAWS, MAX_SORT_LEN,
+    sum_by_key, top_p_sample, topk, Batch, Device, Error, SampleOptions, ScanOp, ScanOptions,
+    SegSumOptions, SortOptions, TopPOptions, TopkOptions, MAX_BATCH_ROWS, MAX_I8_SCAN_LEN,
+    MAX_SAMPLE_DRAWS, MAX_SORT_LEN,
 };
 use half::f16;
 
@@ -197,6 +198,13 @@ fn i8_sums_past_the_int32_bound_are_refused() {
     let x = dev.alloc_zeroed::<i8>(MAX_I8_SCAN_LEN + 1).unwrap();
     assert_eq!(refused(scan(&dev, &x, ScanOptions::default())), "x");
     assert_eq!(refused(reduce_sum(&dev, &x)), "x");
+    // By key: refused before any launch (the keys are never looked at).
+    let keys = dev.alloc_zeroed::<i16>(MAX_I8_SCAN_LEN + 1).unwrap();
+    let launches = dev.take_reports().len();
+    let r = sum_by_key(&dev, &keys, &x, SegSumOptions::default());
+    assert_eq!(refused(r), "values");
+    let after: Vec<String> = dev.take_reports().into_iter().map(|r| r.kernel).collect();
+    assert!(after.is_empty(), "{launches} before, then {after:?}");
 }
 
 #[test]

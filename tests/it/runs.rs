@@ -235,6 +235,9 @@ fn empty_keys_have_no_run() {
     let vd = dev.upload::<i8>(&[]).unwrap();
     let by = sum_by_key(&dev, &kd, &vd, SegSumOptions::default()).unwrap();
     assert_eq!(by.reduced.count, 0);
+    let hd = dev.upload::<f16>(&[]).unwrap();
+    let by = max_by_key(&dev, &kd, &hd).unwrap();
+    assert_eq!((by.runs.count, by.reduced.values.len()), (0, 0));
 }
 
 #[test]

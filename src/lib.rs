@@ -63,8 +63,8 @@ pub use ops::reduce::{
     reduce, reduce_max, reduce_min, reduce_on, reduce_sum, reduce_workspace_bytes, ReduceResult,
 };
 pub use ops::runs::{
-    max_by_key, min_by_key, run_heads, run_heads_on, sum_by_key, unique_consecutive, ByKey, RunKey,
-    Runs,
+    max_by_key, min_by_key, run_heads, run_heads_on, sum_by_key, unique, unique_consecutive, ByKey,
+    RunKey, Runs, Unique,
 };
 pub use ops::sample::{
     check_row_totals, multinomial, multinomial_on, multinomial_reference,

@@ -5,6 +5,7 @@ use super::segextrema::{segmented_max, segmented_min, ExtremaValue, SegmentExtre
 use super::segscan::{
     max_segmented_len, segmented_sum, SegSumOptions, SegmentSums, SegmentedInput, Segments,
 };
+use super::sort::{sort, SortKey, SortOptions};
 use super::split::{compress_with, CompressOptions, SplitValue, MAX_SPLIT_LEN};
 use crate::device::{Device, DeviceBuffer, Element};
 use crate::error::{Error, Result};
@@ -15,7 +16,7 @@ use crate::stream::{check_len, Stream};
 /// Floats are equal by value (`==`): -0.0 equals +0.0, and a NaN equals
 /// nothing, so every NaN is a run of its own (the array API standard's rule
 /// for unique values). Integers are equal when their bits are.
-pub trait RunKey: SplitValue {}
+pub trait RunKey: SplitValue + SortKey {}
 impl RunKey for half::f16 {}
 impl RunKey for half::bf16 {}
 impl RunKey for f32 {}
@@ -135,6 +136,44 @@ pub fn unique_consecutive<K: RunKey>(device: &Device, keys: &DeviceBuffer<K>) ->
         starts,
         flags,
         count: kept.count,
+    })
+}
+
+/// The distinct keys of an array in ascending order ([`unique`]).
+#[derive(Debug)]
+pub struct Unique<K: Element> {
+    /// The runs of the sorted keys: `runs.keys` the distinct keys in
+    /// ascending order, [`Runs::download_lengths`] how often each occurs;
+    /// `runs.starts` and `runs.flags` are positions in the sorted order.
+    pub runs: Runs<K>,
+    /// The stable sorting order: sorted key `i` is `keys[order[i]]` (so the
+    /// keys of run `j` are `keys[order[starts[j]..starts[j + 1]]]`).
+    pub order: DeviceBuffer<i32>,
+}
+
+/// The distinct keys of `keys` in ascending order, with how often each
+/// occurs and the sorting order (PyTorch's `torch.unique(sorted=True,
+/// return_counts=True)`, the sort's permutation in place of
+/// `return_inverse`).
+///
+/// The order is [`sort`]'s (-0.0 and +0.0 sort together, the first zero
+/// in input order names the run; NaNs sort last) and the equality is
+/// [`RunKey`]'s: every NaN is a distinct key of its own.
+///
+/// Launches: the stable [`sort`], then [`unique_consecutive`] of the sorted
+/// keys. For a reduction by key over unsorted keys, sort the keys with
+/// their values ([`crate::sort_pairs`]) and reduce the sorted pairs
+/// ([`sum_by_key`], [`max_by_key`], [`min_by_key`]).
+///
+/// Errors ([`Error::InvalidArgument`]): `keys` on another device, or longer
+/// than [`MAX_SPLIT_LEN`].
+pub fn unique<K: RunKey>(device: &Device, keys: &DeviceBuffer<K>) -> Result<Unique<K>> {
+    check_keys(device, keys)?;
+    let sorted = sort(device, keys, SortOptions::default())?;
+    let runs = unique_consecutive(device, &sorted.values)?;
+    Ok(Unique {
+        runs,
+        order: sorted.indices,
     })
 }
 

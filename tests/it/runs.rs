@@ -1,10 +1,10 @@
-//! Runs of equal keys (RUNHEADS, `unique_consecutive`, reductions by key)
+//! Runs of equal keys (RUNHEADS, `unique_consecutive`, `unique`, reductions by key)
 //! against CPU references: every key type, lengths around the tile and
 //! core boundaries, keys with NaN payloads, both zeros and infinities.
 
 use ascend_scan::{
-    max_by_key, min_by_key, run_heads, run_heads_on, sum_by_key, unique_consecutive, Device, Error,
-    RunKey, SegSumAlgorithm, SegSumOptions,
+    max_by_key, min_by_key, run_heads, run_heads_on, sort_pairs, sum_by_key, unique,
+    unique_consecutive, Device, Error, RunKey, SegSumAlgorithm, SegSumOptions, SortOptions,
 };
 use half::{bf16, f16};
 use testkit::data::{i8_data, words};
@@ -17,6 +17,8 @@ trait Key: RunKey + Copy + std::fmt::Debug {
     /// Equal as runs count it: floats by value, integers by bits.
     fn same(a: Self, b: Self) -> bool;
     fn bits(self) -> u64;
+    /// The value (integers exactly), for the sort order.
+    fn f64(self) -> f64;
 }
 macro_rules! float_key {
     ($($t:ident: $nan:expr),*) => {$(
@@ -36,6 +38,9 @@ macro_rules! float_key {
             }
             fn bits(self) -> u64 {
                 u64::from(self.to_bits())
+            }
+            fn f64(self) -> f64 {
+                self.to_f64()
             }
         }
     )*};
@@ -58,6 +63,9 @@ impl Key for f32 {
     fn bits(self) -> u64 {
         u64::from(self.to_bits())
     }
+    fn f64(self) -> f64 {
+        f64::from(self)
+    }
 }
 macro_rules! int_key {
     ($($t:ty),*) => {$(
@@ -76,6 +84,9 @@ macro_rules! int_key {
             }
             fn bits(self) -> u64 {
                 self as u64
+            }
+            fn f64(self) -> f64 {
+                self as f64
             }
         }
     )*};
@@ -222,6 +233,92 @@ fn constant_distinct_and_special_rows() {
         .map(|i| if (i / 7) % 2 == 0 { -1 } else { i16::MAX })
         .collect();
     check_runs(&dev, &ints, "i16 extremes");
+}
+
+/// The CPU reference of `unique`: the keys in sort order (floats: -inf <
+/// ... < -0 = +0 < ... < +inf < NaN, stable), then the runs of
+/// [`Key::same`].
+fn check_unique<K: Key>(dev: &Device, k: &[K], what: &str) {
+    let rank = |v: K| {
+        let f = v.f64();
+        if f.is_nan() {
+            (1u8, 0.0)
+        } else {
+            (0, f)
+        }
+    };
+    let mut order: Vec<usize> = (0..k.len()).collect();
+    order.sort_by(|&a, &b| rank(k[a]).partial_cmp(&rank(k[b])).unwrap()); // stable
+    let sorted: Vec<K> = order.iter().map(|&i| k[i]).collect();
+    let f = ref_flags(&sorted);
+    let got = unique(dev, &dev.upload(k).unwrap()).unwrap();
+    let got_order = got.order.download().unwrap();
+    assert_eq!(
+        got_order,
+        order.iter().map(|&i| i as i32).collect::<Vec<_>>(),
+        "{what}: order"
+    );
+    let starts: Vec<usize> = (0..k.len()).filter(|&i| f[i] == 1).collect();
+    assert_eq!(got.runs.count, starts.len(), "{what}: distinct keys");
+    let keys = got.runs.download_keys().unwrap();
+    for (j, &s) in starts.iter().enumerate() {
+        assert_eq!(keys[j].bits(), sorted[s].bits(), "{what}: key {j}");
+    }
+    let lengths: Vec<usize> = starts
+        .iter()
+        .enumerate()
+        .map(|(j, &s)| starts.get(j + 1).copied().unwrap_or(k.len()) - s)
+        .collect();
+    assert_eq!(
+        got.runs.download_lengths().unwrap(),
+        lengths,
+        "{what}: counts"
+    );
+}
+
+#[test]
+fn unique_sorts_and_counts() {
+    let dev = device();
+    for (i, &n) in [1usize, 2049, 70_001].iter().enumerate() {
+        let seed = 60 + i as u64;
+        check_unique(&dev, &keys::<f32>(n, 2, seed, true), &format!("f32 n={n}"));
+        check_unique(&dev, &keys::<f16>(n, 2, seed, true), &format!("f16 n={n}"));
+        check_unique(&dev, &keys::<i32>(n, 2, seed, false), &format!("i32 n={n}"));
+        check_unique(&dev, &keys::<u16>(n, 2, seed, false), &format!("u16 n={n}"));
+    }
+}
+
+/// Group-by over unsorted keys, as the docs of `unique` describe it:
+/// sort_pairs, then sum_by_key of the sorted pairs.
+#[test]
+fn sums_over_unsorted_keys_by_sorting_the_pairs() {
+    let dev = device();
+    let n = 50_003;
+    let k: Vec<i32> = words(n, 4).map(|w| (w % 97) as i32 - 48).collect();
+    let x: Vec<f16> = words(n, 5)
+        .map(|w| f16::from_f32((w % 17) as f32 - 8.0))
+        .collect();
+    let sorted = sort_pairs(
+        &dev,
+        &dev.upload(&k).unwrap(),
+        &dev.upload(&x).unwrap(),
+        SortOptions::default(),
+    )
+    .unwrap();
+    let by = sum_by_key(&dev, &sorted.keys, &sorted.values, SegSumOptions::default()).unwrap();
+    let keys = by.runs.download_keys().unwrap();
+    let sums = by.reduced.download().unwrap();
+    assert_eq!(keys, (-48..=48).collect::<Vec<i32>>());
+    for (key, sum) in keys.iter().zip(&sums) {
+        // Small integers: every partial sum is exact in f32.
+        let want: f32 = k
+            .iter()
+            .zip(&x)
+            .filter(|(a, _)| *a == key)
+            .map(|(_, v)| v.to_f32())
+            .sum();
+        assert_eq!(*sum, want, "key {key}");
+    }
 }
 
 #[test]

@@ -86,7 +86,7 @@ pub enum ScanOp {
     Min,
 }
 
-/// Which extreme an operation finds: the running one of [`cum_extreme_on`]
+/// Which extreme an operation finds: the running one of [`crate::cum_extreme_on`]
 /// (cummax / cummin), or the one of each segment of
 /// [`crate::segmented_extrema_on`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

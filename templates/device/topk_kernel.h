@@ -920,18 +920,132 @@ private:
         LocalTensor<TCand> bits;
         LocalTensor<float> v = Order(raw, bits, padded);
         idx = qCandI_.DeQue<int32_t>();
+        LocalTensor<int32_t> outI = qOutI_.AllocTensor<int32_t>();
+        LocalTensor<TBits> outR = qOutR_.AllocTensor<TBits>();
+        uint32_t nans = 0;
+        if constexpr (kWide) {
+            if (t_.largest) {
+                PipeSync<HardEvent::MTE2_S>();
+                for (uint32_t i = 0; i < above; ++i) nans += IsNan(raw.GetValue(i)) ? 1 : 0;
+                ScalarReadsDone();
+            }
+        }
+        // 8-bit keys (no 8-bit Gather) and f32 rows with NaNs (NaN and +inf
+        // share an order value; their ranks come from the NaN count) take
+        // the scalar ranking.
+        const bool byMatrix = !kNarrow && nans == 0;
+        if (byMatrix) {
+            RankByMatrix(v, raw, idx, outR, outI, above, padded);
+            PipeSync<HardEvent::V_MTE3>();
+        } else {
+            RankOneByOne(v, raw, idx, outR, outI, above, padded, nans);
+            ScalarReadsDone();
+            PipeSync<HardEvent::S_MTE3>();
+        }
+        qRaw_.FreeTensor(raw);
+        qCandI_.FreeTensor(idx);
+        StoreAny(gVal_[r * t_.k], outR, above);
+        StoreAny(gIdx_[r * t_.k], outI, above);
+        PipeSync<HardEvent::MTE3_S>();
+        qOutI_.FreeTensor(outI);
+        qOutR_.FreeTensor(outR);
+    }
+
+    // The order of the `above` keys beyond the k-th (order values `v`, over
+    // `padded` <= 128 lanes) on the vector unit, without a scalar wait per
+    // key: key i's rank is the number of keys j with v_j > v_i, or v_j = v_i
+    // and j < i. Rows of a compare matrix are keys i (v_i broadcast from its
+    // own 32-byte block, Brcb), lanes are keys j (v read with repeat stride
+    // 0); the rank is the row sum of the selected ones. The inverse
+    // permutation is a second matrix (rank_i = row r, row sum of i), and two
+    // Gathers place keys and indices. Masks 0..2 and bufTmp_/bufRes_ are
+    // free at this point of a row.
+    __aicore__ inline void RankByMatrix(const LocalTensor<float>& v, const LocalTensor<TBits>& raw,
+                                        const LocalTensor<int32_t>& idx, const LocalTensor<TBits>& outR,
+                                        const LocalTensor<int32_t>& outI, uint32_t above, uint32_t padded) {
+        LocalTensor<float> tmp = bufTmp_.Get<float>();
+        LocalTensor<float> lane = tmp, ones = tmp[128], zeros = tmp[136], bv = tmp[256], bi = tmp[1280];
+        LocalTensor<float> cnt = tmp[2304], rank = tmp[2560], inv = tmp[2816];
+        LocalTensor<int32_t> offR = tmp[3072].template ReinterpretCast<int32_t>();
+        LocalTensor<int32_t> offI = tmp[3328].template ReinterpretCast<int32_t>();
+        LocalTensor<float> mat = bufRes_.Get<float>();
+        LocalTensor<uint8_t> gt = Mask(0), eq = Mask(1), low = Mask(2);
+        const uint8_t blocks = static_cast<uint8_t>((above + 7) / 8);  // Brcb repeats: 8 keys each
+        PipeBarrier<PIPE_V>();  // after Order's last reads of bufTmp_ and the row's uses of bufRes_
+        CreateVecIndex(lane, 0.0f, 128);
+        Duplicate(ones, 1.0f, 8);
+        Duplicate(zeros, 0.0f, 8);
+        Duplicate(rank, -1.0f, 128);  // lanes past `above` match no rank
+        Duplicate(cnt, 0.0f, 256);
+        PipeBarrier<PIPE_V>();
+        const BrcbRepeatParams brcb(1, 8);
+        Brcb(bv, v, blocks, brcb);  // block i: v_i
+        Brcb(bi, lane, blocks, brcb);  // block i: i
+        PipeBarrier<PIPE_V>();
+        // Row r of a block of rows against lanes [64h, 64h + 64): src0 the
+        // lanes (repeat stride 0), src1 row r's block (block stride 0).
+        const BinaryRepeatParams rowVsLanes(1, 1, 0, 8, 0, 1);
+        const BinaryRepeatParams pick(1, 0, 0, 8, 0, 0);  // both sources one constant block
+        const BinaryRepeatParams pickLane(1, 1, 0, 8, 0, 0);  // src0 the lanes, src1 a block
+        for (uint32_t r0 = 0; r0 < above; r0 += 64) {
+            const uint8_t rows = static_cast<uint8_t>(above - r0 < 64 ? above - r0 : 64);
+            for (uint32_t h = 0; h * 64 < padded; ++h) {
+                Compare(gt, v[64 * h], bv[8 * r0], CMPMODE::GT, static_cast<uint64_t>(64), rows, rowVsLanes);
+                Compare(eq, v[64 * h], bv[8 * r0], CMPMODE::EQ, static_cast<uint64_t>(64), rows, rowVsLanes);
+                Compare(low, lane[64 * h], bi[8 * r0], CMPMODE::LT, static_cast<uint64_t>(64), rows, rowVsLanes);
+                PipeBarrier<PIPE_V>();
+                const int32_t words = static_cast<int32_t>(rows) * 4;  // 64 bits a row
+                And(eq.ReinterpretCast<uint16_t>(), eq.ReinterpretCast<uint16_t>(), low.ReinterpretCast<uint16_t>(),
+                    words);
+                PipeBarrier<PIPE_V>();
+                Or(gt.ReinterpretCast<uint16_t>(), gt.ReinterpretCast<uint16_t>(), eq.ReinterpretCast<uint16_t>(),
+                   words);
+                PipeBarrier<PIPE_V>();
+                Select(mat, gt, ones, zeros, SELMODE::VSEL_TENSOR_TENSOR_MODE, static_cast<uint64_t>(64), rows, pick);
+                PipeBarrier<PIPE_V>();
+                WholeReduceSum(cnt[128 * h + r0], mat, 64, rows, 1, 1, 8);
+                PipeBarrier<PIPE_V>();
+            }
+        }
+        Add(rank, cnt, cnt[128], static_cast<int32_t>(above));  // the two halves' counts
+        PipeBarrier<PIPE_V>();
+        // inv[r]: the key whose rank is r.
+        Duplicate(inv, 0.0f, 128);
+        PipeBarrier<PIPE_V>();
+        for (uint32_t r0 = 0; r0 < above; r0 += 64) {
+            const uint8_t rows = static_cast<uint8_t>(above - r0 < 64 ? above - r0 : 64);
+            for (uint32_t h = 0; h * 64 < padded; ++h) {
+                Compare(eq, rank[64 * h], bi[8 * r0], CMPMODE::EQ, static_cast<uint64_t>(64), rows, rowVsLanes);
+                PipeBarrier<PIPE_V>();
+                Select(mat, eq, lane[64 * h], zeros, SELMODE::VSEL_TENSOR_TENSOR_MODE, static_cast<uint64_t>(64),
+                       rows, pickLane);
+                PipeBarrier<PIPE_V>();
+                WholeReduceSum(cnt[128 * h + r0], mat, 64, rows, 1, 1, 8);
+                PipeBarrier<PIPE_V>();
+            }
+        }
+        Add(inv, cnt, cnt[128], static_cast<int32_t>(above));
+        PipeBarrier<PIPE_V>();
+        Cast(offI, inv, RoundMode::CAST_RINT, above);  // exact small integers
+        PipeBarrier<PIPE_V>();
+        Muls(offR, offI, static_cast<int32_t>(sizeof(TBits)), static_cast<int32_t>(above));
+        Muls(offI, offI, static_cast<int32_t>(sizeof(int32_t)), static_cast<int32_t>(above));
+        PipeBarrier<PIPE_V>();
+        Gather(outR, raw, offR.ReinterpretCast<uint32_t>(), 0, above);
+        Gather(outI, idx, offI.ReinterpretCast<uint32_t>(), 0, above);
+    }
+
+    // The same order one key at a time: counts by GatherMask (a scalar wait
+    // each), ranks and placement on the scalar unit.
+    __aicore__ inline void RankOneByOne(const LocalTensor<float>& v, const LocalTensor<TBits>& raw,
+                                        const LocalTensor<int32_t>& idx, const LocalTensor<TBits>& outR,
+                                        const LocalTensor<int32_t>& outI, uint32_t above, uint32_t padded,
+                                        uint32_t nans) {
         PipeSync<HardEvent::MTE2_S>();
         PipeSync<HardEvent::V_S>();
         LocalTensor<float> scratch = bufTmp_.Get<float>()[kTile / 2];
         const GatherMaskParams once(1, 1, 8, 0);
-        LocalTensor<int32_t> outI = qOutI_.AllocTensor<int32_t>();
-        LocalTensor<TBits> outR = qOutR_.AllocTensor<TBits>();
-        uint32_t nans = 0, nansSeen = 0, infsSeen = 0;
-        if constexpr (kWide) {
-            if (t_.largest) {
-                for (uint32_t i = 0; i < above; ++i) nans += IsNan(raw.GetValue(i)) ? 1 : 0;
-            }
-        }
+        uint32_t nansSeen = 0, infsSeen = 0;
         // Eight keys at a time (masks 2j and 2j + 1), so that the pipe
         // drains twice per eight keys rather than twice per key.
         constexpr uint32_t kGroup = 8;
@@ -957,15 +1071,6 @@ private:
             ResetMask();
             PipeBarrier<PIPE_V>();
         }
-        ScalarReadsDone();
-        qRaw_.FreeTensor(raw);
-        qCandI_.FreeTensor(idx);
-        PipeSync<HardEvent::S_MTE3>();
-        StoreAny(gVal_[r * t_.k], outR, above);
-        StoreAny(gIdx_[r * t_.k], outI, above);
-        PipeSync<HardEvent::MTE3_S>();
-        qOutI_.FreeTensor(outI);
-        qOutR_.FreeTensor(outR);
     }
 
     TPipe pipe_;

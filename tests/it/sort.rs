@@ -399,6 +399,44 @@ fn topk_of_every_key_type_and_adversarial_keys() {
     }
 }
 
+/// The in-kernel ordering of up to 127 keys beyond the k-th (k <= 128,
+/// sorted): one and two blocks of 64 ranked keys, one and two 64-lane
+/// halves, ties among the keys beyond (few distinct keys, both zeros),
+/// every ordering-path key type, largest and smallest.
+#[test]
+fn topk_orders_up_to_128_keys_in_the_kernel() {
+    let n = 3 * 4096 + 77;
+    for k in [2, 9, 63, 64, 65, 66, 100, 127, 128] {
+        for largest in [true, false] {
+            let o = TopkOptions {
+                largest,
+                sorted: true,
+            };
+            let seed = k as u64;
+            // Finite keys (random bits would put NaNs, all tied, on top).
+            let finite = |seed| words(2 * n, seed).map(|w| ((w >> 11) as f32 - 4.0e15) * 1e-13);
+            let halves: Vec<f16> = finite(seed).map(f16::from_f32).collect();
+            check_topk(&halves, 2, k, o);
+            check_topk(&finite(seed + 1).collect::<Vec<f32>>(), 2, k, o);
+            check_topk::<u16>(&random(n, seed + 2), 1, k, o);
+            // Ties beyond the k-th: 200 distinct keys, each about 60 times.
+            let ties: Vec<i16> = words(n, seed + 3).map(|w| (w % 200) as i16 - 100).collect();
+            check_topk(&ties, 1, k, o);
+            let zeros: Vec<f32> = words(n, seed + 4)
+                .map(|w| match w % 3 {
+                    0 => 0.0,
+                    1 => -0.0,
+                    _ => (w % 1000) as f32 - 500.0,
+                })
+                .collect();
+            check_topk(&zeros, 1, k, o);
+            let bf: Vec<bf16> = finite(seed + 5).take(n).map(bf16::from_f32).collect();
+            check_topk(&bf, 1, k, o);
+            check_topk::<i8>(&random(n, seed + 6), 1, k, o);
+        }
+    }
+}
+
 #[test]
 fn topk_batches_rows_shared_between_cores() {
     for (rows, n, k) in [

@@ -3,7 +3,8 @@
 //! keys (docs/algorithms.md, section "Runs of equal keys (RUNHEADS)").
 use super::segextrema::{segmented_max, segmented_min, ExtremaValue, SegmentExtrema};
 use super::segscan::{
-    max_segmented_len, segmented_sum, SegSumOptions, SegmentSums, SegmentedInput, Segments,
+    max_segmented_len, other_device, segmented_sum, SegSumOptions, SegmentSums, SegmentedInput,
+    Segments,
 };
 use super::sort::{sort, SortKey, SortOptions};
 use super::split::{compress_with, CompressOptions, SplitValue, MAX_SPLIT_LEN};
@@ -283,10 +284,7 @@ fn as_values(e: Error) -> Error {
 
 fn check_keys<K: Element>(device: &Device, keys: &DeviceBuffer<K>) -> Result<()> {
     if !device.same(keys.device()) {
-        return Err(Error::InvalidArgument {
-            name: "keys",
-            reason: "the buffer lives on another device".into(),
-        });
+        return Err(other_device("keys"));
     }
     check_keys_len(keys.len())
 }
@@ -308,10 +306,7 @@ fn check_values<K: Element, T: Element>(
 ) -> Result<()> {
     check_keys(device, keys)?;
     if !device.same(values.device()) {
-        return Err(Error::InvalidArgument {
-            name: "values",
-            reason: "the buffer lives on another device".into(),
-        });
+        return Err(other_device("values"));
     }
     if values.len() != keys.len() {
         return Err(Error::InvalidArgument {

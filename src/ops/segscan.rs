@@ -324,7 +324,7 @@ pub(crate) fn check_segments_of<T: Element>(
     Ok(())
 }
 
-fn other_device(name: &'static str) -> Error {
+pub(crate) fn other_device(name: &'static str) -> Error {
     Error::InvalidArgument {
         name,
         reason: "the buffer lives on another device".into(),

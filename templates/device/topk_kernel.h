@@ -998,45 +998,26 @@ private:
         const BinaryRepeatParams rowVsLanes(1, 1, 0, 8, 0, 1);
         const BinaryRepeatParams pick(1, 0, 0, 8, 0, 0);  // both sources one constant block
         const BinaryRepeatParams pickLane(1, 1, 0, 8, 0, 0);  // src0 the lanes, src1 a block
-        for (uint32_t r0 = 0; r0 < above; r0 += 64) {
-            const uint8_t rows = static_cast<uint8_t>(above - r0 < 64 ? above - r0 : 64);
-            for (uint32_t h = 0; h * 64 < padded; ++h) {
-                Compare(gt, v[64 * h], bv[8 * r0], CMPMODE::GT, static_cast<uint64_t>(64), rows, rowVsLanes);
-                Compare(eq, v[64 * h], bv[8 * r0], CMPMODE::EQ, static_cast<uint64_t>(64), rows, rowVsLanes);
-                Compare(low, lane[64 * h], bi[8 * r0], CMPMODE::LT, static_cast<uint64_t>(64), rows, rowVsLanes);
-                PipeBarrier<PIPE_V>();
-                const int32_t words = static_cast<int32_t>(rows) * 4;  // 64 bits a row
-                And(eq.ReinterpretCast<uint16_t>(), eq.ReinterpretCast<uint16_t>(), low.ReinterpretCast<uint16_t>(),
-                    words);
-                PipeBarrier<PIPE_V>();
-                Or(gt.ReinterpretCast<uint16_t>(), gt.ReinterpretCast<uint16_t>(), eq.ReinterpretCast<uint16_t>(),
-                   words);
-                PipeBarrier<PIPE_V>();
-                Select(mat, gt, ones, zeros, SELMODE::VSEL_TENSOR_TENSOR_MODE, static_cast<uint64_t>(64), rows, pick);
-                PipeBarrier<PIPE_V>();
-                WholeReduceSum(cnt[128 * h + r0], mat, 64, rows, 1, 1, 8);
-                PipeBarrier<PIPE_V>();
-            }
-        }
-        Add(rank, cnt, cnt[128], static_cast<int32_t>(above));  // the two halves' counts
-        PipeBarrier<PIPE_V>();
+        // rank[i]: the keys beyond key i and the equal ones before it.
+        RowSums(rank, cnt, mat, above, padded, [&](uint32_t r0, uint8_t rows, uint32_t h) {
+            Compare(gt, v[64 * h], bv[8 * r0], CMPMODE::GT, static_cast<uint64_t>(64), rows, rowVsLanes);
+            Compare(eq, v[64 * h], bv[8 * r0], CMPMODE::EQ, static_cast<uint64_t>(64), rows, rowVsLanes);
+            Compare(low, lane[64 * h], bi[8 * r0], CMPMODE::LT, static_cast<uint64_t>(64), rows, rowVsLanes);
+            PipeBarrier<PIPE_V>();
+            const int32_t words = static_cast<int32_t>(rows) * 4;  // 64 bits a row
+            And(eq.ReinterpretCast<uint16_t>(), eq.ReinterpretCast<uint16_t>(), low.ReinterpretCast<uint16_t>(), words);
+            PipeBarrier<PIPE_V>();
+            Or(gt.ReinterpretCast<uint16_t>(), gt.ReinterpretCast<uint16_t>(), eq.ReinterpretCast<uint16_t>(), words);
+            PipeBarrier<PIPE_V>();
+            Select(mat, gt, ones, zeros, SELMODE::VSEL_TENSOR_TENSOR_MODE, static_cast<uint64_t>(64), rows, pick);
+        });
         // inv[r]: the key whose rank is r.
-        Duplicate(inv, 0.0f, 128);
-        PipeBarrier<PIPE_V>();
-        for (uint32_t r0 = 0; r0 < above; r0 += 64) {
-            const uint8_t rows = static_cast<uint8_t>(above - r0 < 64 ? above - r0 : 64);
-            for (uint32_t h = 0; h * 64 < padded; ++h) {
-                Compare(eq, rank[64 * h], bi[8 * r0], CMPMODE::EQ, static_cast<uint64_t>(64), rows, rowVsLanes);
-                PipeBarrier<PIPE_V>();
-                Select(mat, eq, lane[64 * h], zeros, SELMODE::VSEL_TENSOR_TENSOR_MODE, static_cast<uint64_t>(64),
-                       rows, pickLane);
-                PipeBarrier<PIPE_V>();
-                WholeReduceSum(cnt[128 * h + r0], mat, 64, rows, 1, 1, 8);
-                PipeBarrier<PIPE_V>();
-            }
-        }
-        Add(inv, cnt, cnt[128], static_cast<int32_t>(above));
-        PipeBarrier<PIPE_V>();
+        RowSums(inv, cnt, mat, above, padded, [&](uint32_t r0, uint8_t rows, uint32_t h) {
+            Compare(eq, rank[64 * h], bi[8 * r0], CMPMODE::EQ, static_cast<uint64_t>(64), rows, rowVsLanes);
+            PipeBarrier<PIPE_V>();
+            Select(mat, eq, lane[64 * h], zeros, SELMODE::VSEL_TENSOR_TENSOR_MODE, static_cast<uint64_t>(64), rows,
+                   pickLane);
+        });
         Cast(offI, inv, RoundMode::CAST_RINT, above);  // exact small integers
         PipeBarrier<PIPE_V>();
         Muls(offR, offI, static_cast<int32_t>(sizeof(TBits)), static_cast<int32_t>(above));
@@ -1044,6 +1025,27 @@ private:
         PipeBarrier<PIPE_V>();
         Gather(outR, raw, offR.ReinterpretCast<uint32_t>(), 0, above);
         Gather(outI, idx, offI.ReinterpretCast<uint32_t>(), 0, above);
+    }
+
+    // sums[r] (r < rows) = the sum of row r of a 0/1 matrix that `fill(r0,
+    // n, h)` selects into `mat` for rows [r0, r0 + n) (n <= 64) and lanes
+    // [64h, 64h + 64): a WholeReduceSum per block and half into `cnt`
+    // (halves 128 apart; the second half stays 0 when `padded` is 64), then
+    // the halves added.
+    template <typename Fill>
+    __aicore__ inline void RowSums(const LocalTensor<float>& sums, const LocalTensor<float>& cnt,
+                                   const LocalTensor<float>& mat, uint32_t rows, uint32_t padded, Fill fill) {
+        for (uint32_t r0 = 0; r0 < rows; r0 += 64) {
+            const uint8_t n = static_cast<uint8_t>(rows - r0 < 64 ? rows - r0 : 64);
+            for (uint32_t h = 0; h * 64 < padded; ++h) {
+                fill(r0, n, h);
+                PipeBarrier<PIPE_V>();
+                WholeReduceSum(cnt[128 * h + r0], mat, 64, n, 1, 1, 8);
+                PipeBarrier<PIPE_V>();
+            }
+        }
+        Add(sums, cnt, cnt[128], static_cast<int32_t>(rows));
+        PipeBarrier<PIPE_V>();
     }
 
     // The same order one key at a time: counts by GatherMask (a scalar wait

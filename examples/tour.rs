@@ -525,6 +525,7 @@ fn tour_segmented(dev: &Device, n: usize, ppm: u64) -> Result<Vec<Row>, Error> {
             .all(|(&g, &w)| (f64::from(g) - w).abs() <= tol[n - 1])
     };
     for (name, algorithm) in [
+        ("one pass", SegSumAlgorithm::OnePass),
         ("bounded", SegSumAlgorithm::SegScan),
         ("SCD", SegSumAlgorithm::Scd),
     ] {

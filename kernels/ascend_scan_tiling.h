@@ -584,6 +584,17 @@ static_assert(sizeof(RunHeadsTiling) == 16, "RunHeadsTiling: size differs from t
 static_assert(offsetof(RunHeadsTiling, n) == 0, "RunHeadsTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(RunHeadsTiling, per_core) == 8, "RunHeadsTiling: offset of per_core differs from the Rust definition");
 
+typedef struct SegSumTiling SegSumTiling;
+struct SegSumTiling {
+    // Elements (values and flags).
+    uint64_t n;
+    // Elements per vector core, whole tiles (the last core takes the rest).
+    uint64_t per_core;
+};
+static_assert(sizeof(SegSumTiling) == 16, "SegSumTiling: size differs from the Rust definition");
+static_assert(offsetof(SegSumTiling, n) == 0, "SegSumTiling: offset of n differs from the Rust definition");
+static_assert(offsetof(SegSumTiling, per_core) == 8, "SegSumTiling: offset of per_core differs from the Rust definition");
+
 typedef struct SegExtremaTiling SegExtremaTiling;
 struct SegExtremaTiling {
     // Elements (values).

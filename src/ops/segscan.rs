@@ -82,8 +82,9 @@ pub struct SegScanOptions {
 /// Which segmented-sum algorithm to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SegSumAlgorithm {
-    /// [`SegSumAlgorithm::SegScan`], for its bounded error (it takes about
-    /// twice SCD's modeled time: `cargo xtask bench --only SEGSUM`).
+    /// [`SegSumAlgorithm::OnePass`] for f16/bf16 values with flags (its
+    /// bound is the tighter one and it is the fastest: `cargo xtask bench
+    /// --only SEGSUM`), else [`SegSumAlgorithm::SegScan`].
     #[default]
     Auto,
     /// SCD: scan (exclusive), compress at the segment ends, difference. The
@@ -97,6 +98,14 @@ pub enum SegSumAlgorithm {
     /// tile-local difference inside tiles of 4096 elements), so its error is
     /// bounded by the segment's own magnitude plus one tile's.
     SegScan,
+    /// SEGSUM, one launch on the vector cores that reads x once and writes
+    /// only the sums: per tile of 4096 elements a tile-local scan in f32,
+    /// taken at the segment starts, and every sum as the difference of its
+    /// two neighbouring starts (plus a carry between tiles and cores), so
+    /// its error is bounded by the segment's magnitude plus that of the
+    /// tiles it starts and ends in. Takes f16/bf16 values with flags; with
+    /// offsets, or i8 values, [`SegSumAlgorithm::SegScan`] runs instead.
+    OnePass,
 }
 
 /// Options of [`segmented_sum`].
@@ -199,11 +208,15 @@ pub fn segmented_scan<T: SegmentedInput>(
 /// Sum of every segment of `x` (one result per segment, in order; an empty
 /// segment, possible with [`Segments::Offsets`], sums to 0).
 ///
-/// Numerics (f16/bf16 values, f32 sums): [`SegSumAlgorithm::SegScan`]
-/// (the default) is within about (128 + L/64 + 2) * 2^-24 * (sum of |x| over
+/// Numerics (f16/bf16 values, f32 sums): [`SegSumAlgorithm::OnePass`] (the
+/// default with flags) is within about (56 + L/4096) * 2^-24 * (sum of |x|
+/// over the segment and over the two tiles of 4096 elements it starts and
+/// ends in) of the exact sum of a segment of L elements; a tile holding an
+/// inf or NaN (or whose f32 sums overflow) is summed in order, with IEEE's
+/// sequential results. [`SegSumAlgorithm::SegScan`] (the default with
+/// offsets) is within about (128 + L/64 + 2) * 2^-24 * (sum of |x| over
 /// the segment and over two chunks of 4096 elements: the one it ends in and
-/// the one it starts in, see [`segmented_scan`]) of the exact sum of a
-/// segment of L elements. [`SegSumAlgorithm::Scd`] subtracts two global
+/// the one it starts in, see [`segmented_scan`]). [`SegSumAlgorithm::Scd`] subtracts two global
 /// prefixes, each within (d + i/d + 2) * 2^-24 * sum_{j<=i} |x_j| of exact
 /// (the scan's bound, [`crate::Algorithm::error_depth`]), so a segment's sum
 /// may be off by twice that at its end even when the sum itself is small:
@@ -235,8 +248,12 @@ pub fn segmented_sum<T: SegmentedInput>(
             Segments::Offsets(o) => with_empty_segments(device, dense, &o.download()?),
         };
     }
-    let options = SegSumOptions {
-        algorithm: SegSumAlgorithm::SegScan,
+    let options = match options.algorithm {
+        // No element: nothing to scan.
+        SegSumAlgorithm::Scd => SegSumOptions {
+            algorithm: SegSumAlgorithm::SegScan,
+        },
+        _ => options,
     };
     let mut sums = device.alloc_uninit::<T::Acc>(sums_len(segments, n))?;
     let mut count = split::SplitCount::new(device, n)?;
@@ -704,6 +721,9 @@ impl FlagsRef<'_> {
 /// SegEnds picks the sums from y.
 struct SumOnPlan {
     layout: Layout,
+    /// SEGSUM and its workspace part (OnePass, or Auto, with flags and
+    /// f16/bf16 values); nothing else runs then.
+    one_pass: Option<(algos::LaunchPlan<algos::SegSumTiling>, Part)>,
     flags: Option<FlagsPlan>,
     scan: Option<SegScanPlan>,
     y: Part,
@@ -727,6 +747,23 @@ impl SumOnPlan {
             });
         }
         let mut layout = Layout::default();
+        if let Some(kernel) = one_pass_kernel::<T>(segments, options) {
+            if n > 0 {
+                let plan = kernel.plan(device.profile(), n as u64)?;
+                let part = layout.add(plan.workspace_bytes as usize);
+                let none = layout.add(0);
+                return Ok(SumOnPlan {
+                    layout,
+                    one_pass: Some((plan, part)),
+                    flags: None,
+                    scan: None,
+                    y: none,
+                    ends: none,
+                    scratch: none,
+                    pick: None,
+                });
+            }
+        }
         let flags = FlagsPlan::for_segments(device, n, segments, &mut layout)?;
         let segment_count = sums_len(segments, n);
         let scan = if n == 0 || segment_count == 0 {
@@ -759,6 +796,7 @@ impl SumOnPlan {
         };
         Ok(SumOnPlan {
             layout,
+            one_pass: None,
             flags,
             scan,
             y,
@@ -767,6 +805,59 @@ impl SumOnPlan {
             pick,
         })
     }
+}
+
+/// SEGSUM for `T` when `options` and `segments` run it (see
+/// [`SegSumAlgorithm::OnePass`]).
+fn one_pass_kernel<T: SegmentedInput>(
+    segments: Segments<'_>,
+    options: SegSumOptions,
+) -> Option<algos::SegSum> {
+    let wanted = matches!(
+        options.algorithm,
+        SegSumAlgorithm::Auto | SegSumAlgorithm::OnePass
+    );
+    match segments {
+        Segments::Flags(_) if wanted => algos::SegSum::new(T::DTYPE).ok(),
+        _ => None,
+    }
+}
+
+/// Enqueues SEGSUM: the sums by `flags` into `sums`, their number into
+/// `count`.
+fn enqueue_one_pass<T: SegmentedInput>(
+    stream: &Stream,
+    x: &DeviceBuffer<T>,
+    flags: &DeviceBuffer<i8>,
+    sums: &mut DeviceBuffer<T::Acc>,
+    count: &mut split::SplitCount,
+    workspace: &Workspace,
+    (mut plan, part): (algos::LaunchPlan<algos::SegSumTiling>, Part),
+) -> Result<()> {
+    let cores = plan.block_dim as usize;
+    if count.capacity() < cores {
+        return Err(Error::InvalidArgument {
+            name: "count",
+            reason: format!(
+                "made for fewer elements than {} (SplitCount::new with n >= {})",
+                x.len(),
+                x.len()
+            ),
+        });
+    }
+    let args = runtime::SegSumArgs {
+        x: x.ptr(),
+        flags: flags.ptr(),
+        sums: sums.ptr(),
+        workspace: workspace.at(part),
+    };
+    let uses: [&dyn Uses; 5] = [x, flags, &*sums, count.uses(), workspace];
+    stream.with_queue(&uses, |s| {
+        runtime::launch(s, &mut plan, args)?;
+        count.copy_slots(s, workspace.at(part), algos::SEGSUM_SLOT_INTS, cores)
+    })?;
+    count.set_used(cores);
+    Ok(())
 }
 
 /// Bytes of [`Workspace`] that [`segmented_sum_on`] needs for `n` values of
@@ -786,17 +877,20 @@ pub fn segmented_sum_workspace_bytes<T: SegmentedInput>(
     Ok(plan.layout.bytes())
 }
 
-/// The stream-ordered [`segmented_sum`]: enqueues on `stream` the
-/// segmented scan (SEGSCAN) and the pick of every segment's last value, and
-/// returns at once. With flags the sums of the segments go to the front of
-/// `sums` (caller-owned, as long as `x`; the rest is unspecified) by a
+/// The stream-ordered [`segmented_sum`]: enqueues on `stream` SEGSUM (one
+/// launch: [`SegSumAlgorithm::OnePass`]) or the segmented scan (SEGSCAN)
+/// and the pick of every segment's last value, and returns at once. With
+/// flags the sums of the segments go to the front of `sums` (caller-owned,
+/// as long as `x`; the rest is unspecified), written by SEGSUM or by a
 /// COMPRESS at the segment ends, and their number stays on the device in
 /// `count` ([`SplitCount::download`](crate::SplitCount::download) after the
 /// stream is synchronised). With offsets SegFlags checks them and makes the
 /// flags first, `sums` holds exactly one sum per segment (`offsets.len() -
 /// 1`, empty segments 0) and `count` reports that number. No allocation, no
-/// host synchronisation. Numerics as [`SegSumAlgorithm::SegScan`]; `Auto`
-/// runs it, SCD is blocking only (it sizes its steps on the host).
+/// host synchronisation. Numerics as in [`segmented_sum`]; `Auto` runs
+/// [`SegSumAlgorithm::OnePass`] (one launch) with flags and f16/bf16 values,
+/// else SEGSCAN and the pick; SCD is blocking only (it sizes its steps on
+/// the host).
 ///
 /// The segments are checked on the device: download `check` first
 /// ([`SegmentCheck::download`], naming `segments`); with bad segments the
@@ -824,6 +918,7 @@ pub fn segmented_sum_on<T: SegmentedInput>(
     check_len(sums.len(), sums_len(segments, n), "sums")?;
     let SumOnPlan {
         layout,
+        one_pass,
         flags,
         scan,
         y,
@@ -834,6 +929,9 @@ pub fn segmented_sum_on<T: SegmentedInput>(
     workspace.check(stream, &layout)?;
     let flags = enqueue_flags(stream, segments, flags, check, workspace)?;
     let flags = flags.get();
+    if let Some(one_pass) = one_pass {
+        return enqueue_one_pass(stream, x, flags, sums, count, workspace, one_pass);
+    }
     let mut y = workspace.buffer::<T::Acc>(y);
     let mut scratch = workspace.sub(scratch);
     match (segments, scan) {

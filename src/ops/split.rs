@@ -356,6 +356,44 @@ impl SplitCount {
         self.known = Some(count);
     }
 
+    /// Enqueues (inside the queue of the launch that wrote them) the copy of
+    /// `slots` per-core slots, `stride` i32s apart at `src` on the device,
+    /// each starting with the count of ones, the smallest and the largest
+    /// flag; with [`SplitCount::set_used`] the next download sums them.
+    pub(crate) fn copy_slots(
+        &self,
+        stream: runtime::StreamRef,
+        src: *mut std::ffi::c_void,
+        stride: usize,
+        slots: usize,
+    ) -> Result<()> {
+        // The used head of every slot, gathered densely.
+        stream.copy_device_2d(
+            self.slots.ptr(),
+            SLOT_USED * 4,
+            src,
+            stride * 4,
+            SLOT_USED * 4,
+            slots,
+        )
+    }
+
+    /// Records that the last launch copied `slots` slots in.
+    pub(crate) fn set_used(&mut self, slots: usize) {
+        self.known = None;
+        self.used = slots;
+    }
+
+    /// The number of slots it holds.
+    pub(crate) fn capacity(&self) -> usize {
+        self.slots.len() / SLOT_USED
+    }
+
+    /// Its device memory, for a stream's list of what a launch uses.
+    pub(crate) fn uses(&self) -> &dyn Uses {
+        &self.slots
+    }
+
     /// [`SplitCount::download`], a flags error naming `flags_name`.
     pub(crate) fn download_as(&self, flags_name: &'static str) -> Result<usize> {
         if let Some(known) = self.known {
@@ -530,17 +568,9 @@ fn enqueue<T: SplitValue>(
     }
     stream.with_queue(&uses, |s| {
         runtime::launch(s, &mut plan, args)?;
-        // The used head of every slot, gathered densely.
-        s.copy_device_2d(
-            count.slots.ptr(),
-            SLOT_USED * 4,
-            workspace.at(kernel),
-            SLOT_INTS * 4,
-            SLOT_USED * 4,
-            slots,
-        )
+        count.copy_slots(s, workspace.at(kernel), SLOT_INTS, slots)
     })?;
-    count.used = slots;
+    count.set_used(slots);
     Ok(())
 }
 

@@ -129,6 +129,9 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("runheads_f32", "aclrtlaunch_runheads_f32"),
     ("runheads_i16", "aclrtlaunch_runheads_i16"),
     ("runheads_i32", "aclrtlaunch_runheads_i32"),
+    ("segsum_f16", "aclrtlaunch_segsum_f16"),
+    ("segsum_bf16", "aclrtlaunch_segsum_bf16"),
+    ("segsum_f32", "aclrtlaunch_segsum_f32"),
     ("segextrema_max_f16", "aclrtlaunch_segextrema_max_f16"),
     ("segextrema_min_f16", "aclrtlaunch_segextrema_min_f16"),
     ("segextrema_max_bf16", "aclrtlaunch_segextrema_max_bf16"),
@@ -305,6 +308,9 @@ extern "C" {
     fn aclrtlaunch_runheads_f32(block_dim: u32, stream: *mut c_void, keys: Gm, flags: Gm, tiling: *mut algos::RunHeadsTiling) -> u32;
     fn aclrtlaunch_runheads_i16(block_dim: u32, stream: *mut c_void, keys: Gm, flags: Gm, tiling: *mut algos::RunHeadsTiling) -> u32;
     fn aclrtlaunch_runheads_i32(block_dim: u32, stream: *mut c_void, keys: Gm, flags: Gm, tiling: *mut algos::RunHeadsTiling) -> u32;
+    fn aclrtlaunch_segsum_f16(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, sums: Gm, workspace: Gm, tiling: *mut algos::SegSumTiling) -> u32;
+    fn aclrtlaunch_segsum_bf16(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, sums: Gm, workspace: Gm, tiling: *mut algos::SegSumTiling) -> u32;
+    fn aclrtlaunch_segsum_f32(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, sums: Gm, workspace: Gm, tiling: *mut algos::SegSumTiling) -> u32;
     fn aclrtlaunch_segextrema_max_f16(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
     fn aclrtlaunch_segextrema_min_f16(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
     fn aclrtlaunch_segextrema_max_bf16(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
@@ -1051,6 +1057,40 @@ impl Launch for RunHeadsArgs {
         // launch stub copies the struct) and has the C layout of
         // RunHeadsTiling (pinned by its derive on both sides).
         let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.keys, self.flags, &mut plan.tiling) };
+        stream.backend.launched(e.symbol, rc)
+    }
+}
+
+/// `aclrtlaunch_<kernel>` of the SegSum kernels.
+type SegSumFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, *mut algos::SegSumTiling) -> u32;
+
+/// The SegSum kernels: the simulator's entries.
+const SEGSUM: &[Entry<SegSumFn>] = &[
+    Entry { name: "segsum_f16", symbol: "aclrtlaunch_segsum_f16", f: aclrtlaunch_segsum_f16 },
+    Entry { name: "segsum_bf16", symbol: "aclrtlaunch_segsum_bf16", f: aclrtlaunch_segsum_bf16 },
+    Entry { name: "segsum_f32", symbol: "aclrtlaunch_segsum_f32", f: aclrtlaunch_segsum_f32 },
+];
+
+/// The GM pointers of the SegSum kernels (SegSumTiling), by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SegSumArgs {
+    pub(crate) x: Gm,
+    pub(crate) flags: Gm,
+    pub(crate) sums: Gm,
+    pub(crate) workspace: Gm,
+}
+
+impl Launch for SegSumArgs {
+    type Tiling = algos::SegSumTiling;
+    fn launch(self, stream: StreamRef, plan: &mut algos::LaunchPlan<Self::Tiling>) -> Result<()> {
+        let e = stream.backend.kernel(SEGSUM, &plan.kernel)?;
+        // SAFETY: `e.f` has the kernel's C signature (the simulator's static
+        // entry, or the same symbol of a loaded kernel library built from the
+        // same kernels/ sources); the pointers are live device allocations
+        // sized for the plan; the tiling pointer is valid for the call (the
+        // launch stub copies the struct) and has the C layout of
+        // SegSumTiling (pinned by its derive on both sides).
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.flags, self.sums, self.workspace, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

@@ -20,6 +20,13 @@ const TILE: usize = 4096;
 /// Elements per cube tile of the simple REVSPEC (s = 128).
 const SIMPLE_TILE: usize = 128 * 128;
 
+/// Every segmented-sum algorithm (Auto runs OnePass with flags).
+const SEGSUMS: [SegSumAlgorithm; 3] = [
+    SegSumAlgorithm::OnePass,
+    SegSumAlgorithm::SegScan,
+    SegSumAlgorithm::Scd,
+];
+
 const SEGSCANS: [SegScanAlgorithm; 3] = [
     SegScanAlgorithm::SegScan {
         revspec: RevSpec::Vector,
@@ -245,6 +252,45 @@ fn edges_for_tile(tile: usize, algos: &[SegScanAlgorithm]) {
     }
 }
 
+/// SEGSUM's edges: starts at, just before and just after its tiles' and
+/// cores' boundaries, segments over whole cores, one segment, every element
+/// its own segment, position 0 flagged or not; f16 and bf16.
+#[test]
+fn one_pass_sums_at_tile_and_core_boundaries() {
+    let dev = device();
+    // 21 cores of two tiles each (the plan rounds 40 shares up to whole tiles),
+    // the last one short; then one tile short of 40 cores of 3 tiles.
+    for n in [40 * TILE + 77, 120 * TILE - 1] {
+        let per_core = n.div_ceil(40).div_ceil(TILE) * TILE;
+        let x = f16_data(n, n as u64);
+        let xb = bf16_data(n, n as u64 + 1);
+        let mut cases: Vec<Vec<usize>> = vec![
+            vec![],
+            vec![0],
+            vec![n - 1],
+            vec![1, n - 1],
+            (0..n).collect(),
+            (0..n).step_by(TILE).collect(),
+            (TILE..n).step_by(TILE).map(|i| i - 1).collect(),
+            (per_core..n).step_by(per_core).collect(),
+            (per_core..n).step_by(2 * per_core).map(|i| i + 1).collect(),
+            (0..n)
+                .filter(|i| i % TILE >= TILE - 2 || i % TILE < 2)
+                .collect(),
+            (0..n).filter(|i| i % per_core == per_core - 1).collect(),
+        ];
+        cases.push((0..n).filter(|i| i % 3 == 0).collect());
+        for positions in cases {
+            let mut f = vec![0i8; n];
+            for p in positions {
+                f[p] = 1;
+            }
+            check_sums(&dev, &x, &f, SegSumAlgorithm::OnePass);
+            check_sums(&dev, &xb, &f, SegSumAlgorithm::OnePass);
+        }
+    }
+}
+
 fn ref_sums<T: Value>(x: &[T], f: &[i8]) -> Vec<(f64, f64, usize)> {
     let s = starts(f);
     s.iter()
@@ -308,6 +354,11 @@ pub(crate) fn check_sum_values<T: Value>(x: &[T], f: &[i8], got: &[T::Acc], algo
             SegSumAlgorithm::Scd if !non_finite => {
                 2.0 * (d + end as f64 / d + 2.0) * U * prefix_abs + U * abs
             }
+            // SEGSUM (Auto runs it with flags): the documented bound, tiles
+            // of 4096; a tile holding an inf or NaN is summed in order.
+            SegSumAlgorithm::OnePass | SegSumAlgorithm::Auto if !non_finite => {
+                (56.0 + len as f64 / TILE as f64) * U * (abs + 2.0 * tile_abs)
+            }
             // The chunk up to the end, and the first chunk before the start
             // (SCD runs SEGSCAN when x holds an inf or NaN).
             _ => (128.0 + len as f64 / 64.0 + 2.0) * U * (abs + 2.0 * tile_abs),
@@ -326,11 +377,7 @@ fn segmented_sum_over_densities_both_algorithms() {
     for (k, &n) in [1usize, 2, 4097, 3 * TILE + 5, 100_000].iter().enumerate() {
         for density in [0.0, 0.001, 0.05, 0.5, 1.0] {
             let f = flags(n, density, 70 + k as u64);
-            for algo in [
-                SegSumAlgorithm::Auto,
-                SegSumAlgorithm::Scd,
-                SegSumAlgorithm::SegScan,
-            ] {
+            for algo in SEGSUMS {
                 check_sums(&dev, &f16_data(n, k as u64), &f, algo);
                 check_sums(&dev, &i8_data(n, k as u64), &f, algo);
             }
@@ -683,7 +730,7 @@ fn bad_segments_are_refused_naming_the_argument() {
                 );
                 named(e.unwrap_err(), &format!("found {bad}"));
             }
-            for algorithm in [SegSumAlgorithm::Scd, SegSumAlgorithm::SegScan] {
+            for algorithm in SEGSUMS {
                 let e = segmented_sum(&dev, &x, Segments::Flags(&fd), SegSumOptions { algorithm });
                 named(e.unwrap_err(), &format!("found {bad}"));
             }
@@ -743,7 +790,7 @@ fn check_all<T: Value>(dev: &Device, x: &[T], f: &[i8]) {
     for &algo in &SEGSCANS {
         run_scan(dev, x, f, algo);
     }
-    for algo in [SegSumAlgorithm::Auto, SegSumAlgorithm::Scd] {
+    for algo in SEGSUMS {
         check_sums(dev, x, f, algo);
     }
     let offsets: Vec<i32> = starts(f)
@@ -809,6 +856,33 @@ proptest::proptest! {
         let positions: Vec<usize> = words(count, seed ^ 0x5eed).map(|w| (w % n as u64) as usize).collect();
         let x = planted(f16_data(n, seed), &positions, 0, 1, f16::from_f32);
         check_all(&device(), &x, &f);
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 16, ..Default::default() })]
+
+    /// SEGSUM over random lengths (up to a few cores' worth of tiles),
+    /// densities from one segment to every element, f16 and bf16 values of
+    /// mixed signs and magnitudes.
+    #[test]
+    fn one_pass_sums_random_segments(
+        n in 1usize..300_000,
+        density in proptest::prop_oneof![0.0f64..0.001, 0.0f64..1.0],
+        seed: u64,
+        wide: bool,
+    ) {
+        let f = flags(n, density, seed);
+        if wide {
+            let x: Vec<bf16> = bf16_data(n, seed)
+                .into_iter()
+                .zip(words(n, seed ^ 7))
+                .map(|(v, w)| v * bf16::from_f32((w % 64) as f32 - 31.5))
+                .collect();
+            check_sums(&device(), &x, &f, SegSumAlgorithm::OnePass);
+        } else {
+            check_sums(&device(), &f16_data(n, seed), &f, SegSumAlgorithm::OnePass);
+        }
     }
 }
 

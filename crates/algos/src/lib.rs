@@ -24,6 +24,7 @@ pub mod segextrema;
 pub mod segoffsets;
 pub mod segops;
 pub mod segscan;
+pub mod segsum;
 pub mod softmax;
 pub mod split;
 pub mod spmv;
@@ -49,6 +50,7 @@ pub use segextrema::{SegExtrema, SegExtremaTiling, SEGEXTREMA_RECORD_WORDS};
 pub use segoffsets::{SegEnds, SegEndsTiling, SegFlags, SegFlagsTiling};
 pub use segops::{SegDiff, SegDiffTiling, SegRevert, SegRevertTiling};
 pub use segscan::{RevSpec, SegScan, SegScanTiling};
+pub use segsum::{SegSum, SegSumTiling, SEGSUM_SLOT_INTS, SEGSUM_TILE, SEGSUM_WORKSPACE_BYTES};
 pub use softmax::{Softmax, SoftmaxKeep, SoftmaxTiling, SOFTMAX_CHUNK};
 pub use split::{Compress, SplitInd, SplitKind, SplitTiling};
 pub use spmv::{Spmv, SpmvStage, SpmvTiling};
@@ -153,6 +155,11 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
     for dtype in RunHeads::DTYPES {
         out.push(Box::new(
             RunHeads::new(dtype).expect("catalogue entries are valid"),
+        ));
+    }
+    for dtype in SegSum::DTYPES {
+        out.push(Box::new(
+            SegSum::new(dtype).expect("catalogue entries are valid"),
         ));
     }
     for dtype in SegExtrema::DTYPES {

@@ -402,6 +402,7 @@ impl Op {
             Op::SegSumF16 { algo, ppm } => {
                 let name = match algo {
                     SegSumAlgorithm::Scd => "SEGSUM SCD",
+                    SegSumAlgorithm::OnePass => "SEGSUM one pass",
                     _ => "SEGSUM bounded (SEGSCAN+compress)",
                 };
                 format!("{name} f16->f32 (flags {})", density_label(ppm))
@@ -1352,7 +1353,11 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         for algo in [SegAlgo::Vector, SegAlgo::Simple, SegAlgo::Sscr] {
             ops.push(Op::SegScanF16 { algo, ppm });
         }
-        for algo in [SegSumAlgorithm::SegScan, SegSumAlgorithm::Scd] {
+        for algo in [
+            SegSumAlgorithm::OnePass,
+            SegSumAlgorithm::SegScan,
+            SegSumAlgorithm::Scd,
+        ] {
             ops.push(Op::SegSumF16 { algo, ppm });
         }
         for scan in [true, false] {

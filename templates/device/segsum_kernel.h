@@ -1,0 +1,484 @@
+// SegSum (docs/algorithms.md, "Segmented sum in one pass (SEGSUM)"): the sum
+// of every segment that int8 start flags mark, in f32, in one launch on the
+// vector cores. Each core owns a range of whole tiles.
+//
+// Phase 1 (tiles last to first, so that the L2 keeps the flags phase 2 reads
+// first): the core's flags are cast to half and added lane-wise (the count
+// of ones, folded exactly every kFlush tiles) and their lane-wise min and max
+// kept (flags other than 0/1 are refused by the host). The count, min and
+// max go to the core's 32-byte slot (the layout of SplitCount's slots, so the
+// host sums them as COMPRESS's); core 0 counts position 0 as a start
+// whatever its flag. SyncAll; with a flag outside 0/1 no core writes a sum.
+//
+// Phase 2, per tile of kTile elements:
+// - the tile is transposed by a Gather into kW rows of kL lanes (lane r holds
+//   elements [r * kW, r * kW + kW)), cast to f32 (16-bit inputs are gathered
+//   before the cast: half the Gather's bytes), and scanned down the rows
+//   (Hillis-Steele over whole rows: log2(kW) steps), so each lane holds its
+//   inclusive scan;
+// - the lane totals are scanned (exclusive, Hillis-Steele: Gathers for shifts
+//   of 1, 2 and 4 lanes, offset reads for 8 and more) and added to the rows
+//   shifted down by one (a zero row in front): the tile-local exclusive scan
+//   X in transposed order;
+// - the start flags become a bit mask (CompareScalar NE 0); a GatherMask of
+//   the transposed offset of every position picks those of the starts, in
+//   position order, and one Gather takes X there: G[k], the tile's sum before
+//   its k-th start. The segment that start k closes sums to G[k] - G[k-1]
+//   (k >= 1) or G[0] + carry (carry: the open segment's sum before the tile),
+//   one Gather (shift by one) and one Sub for all of them;
+// - the carry becomes tile total - G[last] (or grows by the total).
+// A tile whose starts' prefixes or total are not finite (an inf or NaN in x,
+// or an f32 overflow inside the tile) is summed again in order on the scalar
+// unit, which gives IEEE's sequential results (inf - inf never appears).
+// Sums go out with DataCopyPad at the running count (byte-exact, so cores
+// may share a 32-byte block of the sums). The first sum a core writes lacks
+// the part of its segment on earlier cores: each core publishes that head,
+// its tail (the carry at its end) and whether it saw a start; after a second
+// SyncAll every core adds the earlier cores' part to its head sum, and the
+// last core writes the last segment's sum.
+#pragma once
+
+#include "ascend_scan_tiling.h"
+#include "blocks_ops.h"
+#include "blocks_reduce.h"
+
+namespace ascend_scan {
+namespace segsum {
+
+constexpr uint32_t kMaxCores = 64;
+constexpr uint32_t kSlotInts = 8;  // 32 bytes: count, min flag, max flag (phase 1); head, tail, seen (phase 2)
+constexpr uint32_t kFlush = 1024;  // tiles a half lane counts exactly (<= 2048) before the fold
+// Phase 1 does little per tile: its flags load this many tiles ahead (a GM
+// read's latency is about three tiles' work).
+constexpr uint32_t kFlagsAhead = 3;
+
+// TIn: half, bfloat16_t or float; kL lanes of kW elements per tile.
+template <typename TIn, uint32_t kL, uint32_t kW>
+class Summer {
+public:
+    static constexpr uint32_t kTile = kL * kW;
+    static constexpr bool kNarrow = sizeof(TIn) == 2;
+    static_assert(kL % 64 == 0 && kL >= 64 && kL <= 256, "whole repeats per row, strides within 255 blocks");
+    static_assert(kTile % 128 == 0, "whole half repeats of the flags");
+    // Arena layout (bytes). Rows: a zero row, then the kW transposed rows.
+    static constexpr uint32_t kRowsAt = 0, kRowsBytes = (kW + 1) * kL * 4;
+    static constexpr uint32_t kXAt = kRowsAt + kRowsBytes;        // X (also the flags as half, then G shifted)
+    static constexpr uint32_t kToRowsAt = kXAt + (kTile + 8) * 4; // transpose: lane-major byte offsets of x
+    static constexpr uint32_t kToXAt = kToRowsAt + kTile * 4;     // position -> byte offset in X
+    static constexpr uint32_t kShiftAt = kToXAt + kTile * 4;      // k -> byte offset of G[k - 1]
+    static constexpr uint32_t kOffsAt = kShiftAt + (kTile + 8) * 4;  // the starts' offsets in X
+    static constexpr uint32_t kBitsAt = kOffsAt + kTile * 4;      // start mask
+    static constexpr uint32_t kScanAt = kBitsAt + kTile / 8;      // three buffers of kL zeros + kL lanes
+    static constexpr uint32_t kTmpAt = kScanAt + 3 * 2 * kL * 4;  // shifted lanes; ReduceSum scratch
+    static constexpr uint32_t kHsAt = kTmpAt + kL * 4;            // shift tables for 1, 2, 4 lanes
+    static constexpr uint32_t kRedAt = kHsAt + 3 * kL * 4;        // one reduction result
+    static constexpr uint32_t kSlotAt = kRedAt + 32;              // own slot
+    static constexpr uint32_t kSlotsAt = kSlotAt + 32;            // every core's slot
+    static constexpr uint32_t kNarrowAt = kSlotsAt + kMaxCores * 32;  // 16-bit x transposed
+    static constexpr uint32_t kBytes = kNarrowAt + (kNarrow ? kTile * 2 : 0);
+
+    __aicore__ inline void Run(GM_ADDR x, GM_ADDR flags, GM_ADDR sums, GM_ADDR workspace, const SegSumTiling& t) {
+        core_ = static_cast<uint32_t>(GetBlockIdx());
+        cores_ = static_cast<uint32_t>(GetBlockNum());
+        n_ = t.n;
+        begin_ = static_cast<uint64_t>(core_) * t.per_core;
+        end_ = MinU64(begin_ + t.per_core, t.n);
+        gx_.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
+        gf_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t*>(flags), t.n);
+        gSums_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(sums), t.n);
+        gCount_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace), cores_ * kSlotInts);
+        gParts_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace + kMaxCores * 32), cores_ * kSlotInts);
+        Init();
+
+        Count();
+        BuildShift();
+        SyncAll();
+        LocalTensor<int32_t> slots = At<int32_t>(kSlotsAt, kMaxCores * kSlotInts);
+        PipeSync<HardEvent::S_MTE2>();
+        DataCopy(slots, gCount_, cores_ * kSlotInts);
+        PipeSync<HardEvent::MTE2_S>();
+        uint64_t before = 0, segments = 0;
+        bool valid = true;
+        for (uint32_t c = 0; c < cores_; ++c) {
+            const uint64_t count = static_cast<uint64_t>(slots.GetValue(c * kSlotInts));
+            if (c < core_) before += count;
+            segments += count;
+            valid = valid && slots.GetValue(c * kSlotInts + 1) >= 0 && slots.GetValue(c * kSlotInts + 2) <= 1;
+        }
+        ScalarReadsDone();
+        if (!valid) return;  // every core sees the same slots: none writes, none waits
+        // The sums closed by this core's starts begin at the starts before it
+        // (slot 0 counts segment 0 in place of a start at position 0).
+        at_ = core_ == 0 ? 0 : before - 1;
+        first_ = at_;
+        Sweep();
+        Publish();
+        SyncAll();
+        Finish(segments);
+    }
+
+private:
+    template <typename T>
+    __aicore__ inline LocalTensor<T> At(uint32_t byteOffset, uint32_t count) {
+        return arena_.At<T>(byteOffset, count);
+    }
+
+    __aicore__ inline void Init() {
+        pipe_.InitBuffer(qIn_, 2, kTile * sizeof(TIn));
+        pipe_.InitBuffer(qFlags_, kFlagsAhead + 1, kTile);
+        pipe_.InitBuffer(qOut_, 1, (8 + kTile) * 4);
+        arena_.Init(pipe_, kBytes);
+        // The transposes: toRows[j] (rows order j = c * kL + r) is the byte
+        // offset in x of element r * kW + c, toX[i] that of element i in X.
+        TransposeOffsets(At<int32_t>(kToRowsAt, kTile), kW, kL, sizeof(TIn));
+        TransposeOffsets(At<int32_t>(kToXAt, kTile), kL, kW, 4);
+        // Shifts of the lanes by 1, 2, 4: lane i reads lane i - s after kL zeros.
+        LocalTensor<int32_t> hs = At<int32_t>(kHsAt, 3 * kL);
+        for (uint32_t s = 0; s < 3; ++s) {
+            CreateVecIndex(hs[s * kL], static_cast<int32_t>(kL - (1u << s)), kL);
+        }
+        Duplicate(At<float>(kRowsAt, kL), 0.0f, static_cast<int32_t>(kL));
+        Duplicate(At<float>(kScanAt, 6 * kL), 0.0f, static_cast<int32_t>(6 * kL));
+        PipeBarrier<PIPE_V>();
+        Muls(hs, hs, static_cast<int32_t>(4), static_cast<int32_t>(3 * kL));
+        PipeBarrier<PIPE_V>();
+    }
+
+    // dst[i] = ((i % b) * a + i / b) * bytes for i < kTile = a * b (b a power
+    // of two, so the float quotient is exact), on the vector unit; X and the
+    // offsets buffer are scratch.
+    __aicore__ inline void TransposeOffsets(const LocalTensor<int32_t>& dst, uint32_t a, uint32_t b,
+                                            uint32_t bytes) {
+        LocalTensor<float> f = At<float>(kXAt, kTile);
+        LocalTensor<int32_t> q = At<int32_t>(kOffsAt, kTile);
+        const int32_t count = static_cast<int32_t>(kTile);
+        CreateVecIndex(dst, static_cast<int32_t>(0), kTile);
+        PipeBarrier<PIPE_V>();
+        Cast(f, dst, RoundMode::CAST_NONE, kTile);
+        PipeBarrier<PIPE_V>();
+        Muls(f, f, 1.0f / static_cast<float>(b), count);
+        PipeBarrier<PIPE_V>();
+        Cast(q, f, RoundMode::CAST_FLOOR, kTile);  // i / b
+        PipeBarrier<PIPE_V>();
+        Muls(f.template ReinterpretCast<int32_t>(), q, -static_cast<int32_t>(b), count);
+        PipeBarrier<PIPE_V>();
+        Add(dst, dst, f.template ReinterpretCast<int32_t>(), count);  // i % b
+        PipeBarrier<PIPE_V>();
+        Muls(dst, dst, static_cast<int32_t>(a), count);
+        PipeBarrier<PIPE_V>();
+        Add(dst, dst, q, count);
+        PipeBarrier<PIPE_V>();
+        Muls(dst, dst, static_cast<int32_t>(bytes), count);
+        PipeBarrier<PIPE_V>();
+    }
+
+    // shift[k]: the byte offset of G[k - 1] in the output tile (G[k] sits
+    // at float 8 + k, after the front). Built after phase 1, which uses
+    // these bytes.
+    __aicore__ inline void BuildShift() {
+        LocalTensor<int32_t> shift = At<int32_t>(kShiftAt, kTile + 8);
+        PipeBarrier<PIPE_V>();
+        CreateVecIndex(shift, static_cast<int32_t>(7), kTile + 8);
+        PipeBarrier<PIPE_V>();
+        Muls(shift, shift, static_cast<int32_t>(4), static_cast<int32_t>(kTile + 8));
+        PipeBarrier<PIPE_V>();
+    }
+
+    __aicore__ inline uint32_t TileLen(uint64_t off) { return static_cast<uint32_t>(MinU64(kTile, end_ - off)); }
+    __aicore__ inline void LoadFlags(uint64_t off) { EnqueueFlags(qFlags_, gf_[off], TileLen(off), kTile); }
+    __aicore__ inline void LoadX(uint64_t off) {
+        LocalTensor<TIn> in = qIn_.AllocTensor<TIn>();
+        const uint32_t len = TileLen(off);
+        if (len < kTile) ZeroBeforeLoad(in, kTile);  // zeros add nothing and every lane is defined
+        LoadAny(in, gx_[off], len);
+        qIn_.EnQue(in);
+    }
+    // The dequeued flags of a tile as halves (in the X buffer).
+    __aicore__ inline LocalTensor<half> FlagsAsHalf(const LocalTensor<int8_t>& f, uint32_t padded) {
+        LocalTensor<half> h = At<half>(kXAt, kTile);
+        PipeBarrier<PIPE_V>();
+        Cast(h, f, RoundMode::CAST_NONE, padded);
+        PipeBarrier<PIPE_V>();
+        return h;
+    }
+
+    // Phase 1: count, min and max of this core's flags into its slot.
+    __aicore__ inline void Count() {
+        // Lane-wise accumulators in the rows buffer (past the zero row) and the offsets buffer.
+        LocalTensor<half> ones = At<half>(kRowsAt + kL * 4, kTile);
+        LocalTensor<half> lo = At<half>(kOffsAt, kTile);
+        LocalTensor<half> hi = At<half>(kOffsAt + kTile * 2, kTile);
+        LocalTensor<float> folded = At<float>(kShiftAt, kTile);  // (the shift table is built later)
+        Duplicate(ones, static_cast<half>(0.0f), static_cast<int32_t>(kTile));
+        Duplicate(lo, static_cast<half>(0.0f), static_cast<int32_t>(kTile));
+        Duplicate(hi, static_cast<half>(0.0f), static_cast<int32_t>(kTile));
+        uint64_t count = 0;
+        uint32_t sinceFold = 0;
+        const uint64_t tiles = (end_ - begin_ + kTile - 1) / kTile;
+        for (uint64_t k = tiles; k > 0 && tiles - k < kFlagsAhead; --k) LoadFlags(begin_ + (k - 1) * kTile);
+        for (uint64_t k = tiles; k > 0; --k) {
+            const uint64_t off = begin_ + (k - 1) * kTile;
+            if (k > kFlagsAhead) LoadFlags(off - kFlagsAhead * kTile);
+            const uint32_t padded = (TileLen(off) + 127) / 128 * 128;
+            LocalTensor<int8_t> f = qFlags_.DeQue<int8_t>();
+            LocalTensor<half> h = FlagsAsHalf(f, padded);
+            qFlags_.FreeTensor(f);
+            Add(ones, ones, h, static_cast<int32_t>(padded));
+            Min(lo, lo, h, static_cast<int32_t>(padded));
+            Max(hi, hi, h, static_cast<int32_t>(padded));
+            if (++sinceFold == kFlush || k == 1) {
+                count += Fold(ones, folded);
+                sinceFold = 0;
+            }
+        }
+        int32_t fmin = 0, fmax = 0;
+        FoldFlagRange(lo, hi, kTile, fmin, fmax);
+        if (core_ == 0 && begin_ < end_) {
+            // Position 0 starts segment 0 whatever its flag: counted once.
+            const int8_t first = gf_.GetValue(0);
+            first0_ = first != 0;
+            count = count - (first0_ ? 1 : 0) + 1;
+        }
+        LocalTensor<int32_t> own = At<int32_t>(kSlotAt, kSlotInts);
+        own.SetValue(0, static_cast<int32_t>(count));
+        own.SetValue(1, fmin);
+        own.SetValue(2, fmax);
+        for (uint32_t i = 3; i < kSlotInts; ++i) own.SetValue(i, 0);
+        StoreSlot(gCount_[core_ * kSlotInts], own, kSlotInts);
+    }
+
+    // The lane counts so far (each <= kFlush, exact in half), summed exactly
+    // in f32 (at most kFlush * kTile <= 2^24), and the lanes zeroed.
+    __aicore__ inline uint64_t Fold(const LocalTensor<half>& ones, const LocalTensor<float>& wide) {
+        PipeBarrier<PIPE_V>();
+        Cast(wide, ones, RoundMode::CAST_NONE, kTile);
+        PipeBarrier<PIPE_V>();
+        Duplicate(ones, static_cast<half>(0.0f), static_cast<int32_t>(kTile));
+        ReduceSum(At<float>(kRedAt, 8), wide, At<float>(kTmpAt, kL), static_cast<int32_t>(kTile));
+        PipeSync<HardEvent::V_S>();
+        const float v = At<float>(kRedAt, 8).GetValue(0);
+        ScalarReadsDone();
+        PipeBarrier<PIPE_V>();
+        return static_cast<uint64_t>(v);
+    }
+
+    // Phase 2 over this core's tiles.
+    __aicore__ inline void Sweep() {
+        if (begin_ < end_) {
+            LoadFlags(begin_);
+            LoadX(begin_);
+        }
+        for (uint64_t off = begin_; off < end_; off += kTile) {
+            if (off + kTile < end_) {
+                LoadFlags(off + kTile);
+                LoadX(off + kTile);
+            }
+            Tile(off, TileLen(off));
+        }
+    }
+
+    __aicore__ inline void Tile(uint64_t off, uint32_t len) {
+        const uint32_t padded = (len + 127) / 128 * 128;
+        // The start mask and the starts' offsets in X.
+        LocalTensor<int8_t> f = qFlags_.DeQue<int8_t>();
+        LocalTensor<half> h = FlagsAsHalf(f, padded);
+        if (off == 0 && first0_) {  // position 0 closes no segment
+            PipeSync<HardEvent::V_S>();
+            h.SetValue(0, static_cast<half>(0.0f));
+            PipeSync<HardEvent::S_V>();
+        }
+        LocalTensor<uint8_t> bits = At<uint8_t>(kBitsAt, kTile / 8);
+        CompareScalar(bits, h, static_cast<half>(0.0f), CMPMODE::NE, padded);
+        PipeBarrier<PIPE_V>();
+        uint64_t starts = 0;
+        LocalTensor<uint32_t> offs = At<uint32_t>(kOffsAt, kTile);
+        GatherMask(offs, At<uint32_t>(kToXAt, kTile), bits.ReinterpretCast<uint32_t>(), true, len,
+                   GatherMaskParams(1, 1, 8, 0), starts);
+        ResetMask();
+        const uint32_t m = static_cast<uint32_t>(starts);
+
+        // Transposed rows 1..kW, scanned down; X = rows 0..kW-1 + lane prefixes.
+        LocalTensor<TIn> in = qIn_.DeQue<TIn>();
+        LocalTensor<float> rows = At<float>(kRowsAt, (kW + 1) * kL);
+        LocalTensor<uint32_t> toRows = At<uint32_t>(kToRowsAt, kTile);
+        if constexpr (kNarrow) {
+            LocalTensor<half> t = At<half>(kNarrowAt, kTile);
+            Gather(t, in.template ReinterpretCast<half>(), toRows, 0, kTile);
+            PipeBarrier<PIPE_V>();
+            Cast(rows[kL], t.template ReinterpretCast<TIn>(), RoundMode::CAST_NONE, kTile);
+        } else {
+            Gather(rows[kL], in, toRows, 0, kTile);
+        }
+        PipeBarrier<PIPE_V>();
+        ScanRows(rows);
+        LocalTensor<float> prefix = LanePrefixes(rows[kW * kL]);
+        LocalTensor<float> xs = At<float>(kXAt, kTile + 8);
+        constexpr uint8_t kRowBlocks = static_cast<uint8_t>(kL * 4 / 32);
+        for (uint32_t q = 0; q < kL; q += 64) {
+            Add(xs[q], rows[q], prefix[q], static_cast<uint64_t>(64), static_cast<uint8_t>(kW),
+                BinaryRepeatParams(1, 1, 1, kRowBlocks, kRowBlocks, 0));
+        }
+        PipeBarrier<PIPE_V>();
+
+        // G (after an 8-float front whose last lane is -carry), shifted by
+        // one start into X (whose last lane m is then G[m - 1]), and the
+        // sums D = G - shifted, in place.
+        LocalTensor<float> out = qOut_.AllocTensor<float>();
+        LocalTensor<float> red = At<float>(kRedAt, 8);
+        if (m > 0) {
+            Duplicate(out, -carry_, static_cast<int32_t>(8));
+            Gather(out[8], xs, offs, 0, m);
+            PipeBarrier<PIPE_V>();
+            ReduceSum(red, out[8], At<float>(kTmpAt, kL), static_cast<int32_t>(m));
+            Gather(xs, out, At<uint32_t>(kShiftAt, kTile + 8), 0, m + 1);
+            PipeBarrier<PIPE_V>();
+            Sub(out[8], out[8], xs, static_cast<int32_t>(m));
+        }
+        PipeSync<HardEvent::V_S>();
+        const float total = prefix.GetValue(kL - 1) + rows.GetValue(kW * kL + kL - 1);
+        // The starts' prefixes are finite when their sum is (an overflow of
+        // the sum only sends a finite tile to the rescan).
+        if (NonFinite(total) || (m > 0 && NonFinite(red.GetValue(0)))) {
+            carry_ = Rescan(in, f, off, len, out);
+            PipeSync<HardEvent::S_MTE3>();
+        } else {
+            carry_ = m > 0 ? total - xs.GetValue(m) : carry_ + total;
+        }
+        if (m > 0 && !seen_) {
+            head_ = out.GetValue(8);
+            seen_ = true;
+        }
+        ScalarReadsDone();
+        qIn_.FreeTensor(in);
+        qFlags_.FreeTensor(f);
+        qOut_.EnQue(out);
+        out = qOut_.DeQue<float>();
+        if (m > 0) StoreAny(gSums_[at_], out[8], m);
+        qOut_.FreeTensor(out);
+        at_ += m;
+    }
+
+    // Inclusive scan down rows 1..kW of `rows` (each lane on its own):
+    // Hillis-Steele over whole rows, ping-pong with the X buffer (free until
+    // X is made), an even number of steps so that it ends in `rows`.
+    __aicore__ inline void ScanRows(const LocalTensor<float>& rows) {
+        static_assert(kW == 16, "four ping-pong steps end where they began");
+        LocalTensor<float> bufs[2] = {rows[kL], At<float>(kXAt, kTile)};  // row r at (r - 1) * kL
+        uint32_t cur = 0;
+        for (uint32_t s = 1; s < kW; s *= 2) {
+            const LocalTensor<float>& from = bufs[cur];
+            const LocalTensor<float>& to = bufs[cur ^ 1];
+            Add(to[s * kL], from[s * kL], from, static_cast<int32_t>((kW - s) * kL));
+            Adds(to, from, 0.0f, static_cast<int32_t>(s * kL));
+            PipeBarrier<PIPE_V>();
+            cur ^= 1;
+        }
+    }
+
+    // The exclusive scan of the kL lane totals `totals` (Hillis-Steele over
+    // buffers whose first kL floats stay zero): returns the kL prefixes.
+    __aicore__ inline LocalTensor<float> LanePrefixes(const LocalTensor<float>& totals) {
+        LocalTensor<float> seed = At<float>(kScanAt, 2 * kL);
+        LocalTensor<float> bufs[2] = {At<float>(kScanAt + 2 * kL * 4, 2 * kL), At<float>(kScanAt + 4 * kL * 4, 2 * kL)};
+        LocalTensor<float> tmp = At<float>(kTmpAt, kL);
+        Adds(seed[kL], totals, 0.0f, static_cast<int32_t>(kL));
+        PipeBarrier<PIPE_V>();
+        Gather(bufs[0][kL], seed, At<uint32_t>(kHsAt, kL), 0, kL);  // lane i: total i - 1
+        PipeBarrier<PIPE_V>();
+        uint32_t cur = 0;
+        for (uint32_t s = 1, step = 0; s < kL; s *= 2, ++step) {
+            LocalTensor<float> from = bufs[cur], to = bufs[cur ^ 1];
+            if (s < 8) {  // shifts under a 32-byte block: a Gather
+                Gather(tmp, from, At<uint32_t>(kHsAt + step * kL * 4, kL), 0, kL);
+                PipeBarrier<PIPE_V>();
+                Add(to[kL], from[kL], tmp, static_cast<int32_t>(kL));
+            } else {
+                Add(to[kL], from[kL], from[kL - s], static_cast<int32_t>(kL));
+            }
+            PipeBarrier<PIPE_V>();
+            cur ^= 1;
+        }
+        return bufs[cur][kL];
+    }
+
+    // The tile summed in order on the scalar unit (after an inf, a NaN or an
+    // overflow): the sums of the segments its starts close into out[8..],
+    // returning the new carry. x is widened into X first.
+    __aicore__ inline float Rescan(const LocalTensor<TIn>& in, const LocalTensor<int8_t>& f, uint64_t off,
+                                   uint32_t len, const LocalTensor<float>& out) {
+        LocalTensor<float> xs = At<float>(kXAt, kTile + 8);
+        ScalarReadsDone();
+        if constexpr (kNarrow) {
+            Cast(xs, in, RoundMode::CAST_NONE, kTile);
+        } else {
+            Adds(xs, in, 0.0f, static_cast<int32_t>(kTile));
+        }
+        PipeSync<HardEvent::V_S>();
+        float acc = carry_;
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < len; ++i) {
+            if (f.GetValue(i) != 0 && off + i != 0) {
+                out.SetValue(8 + k, acc);
+                ++k;
+                acc = 0.0f;
+            }
+            acc = acc + xs.GetValue(i);
+        }
+        return acc;
+    }
+
+    // This core's head (the first sum it wrote, without the earlier cores'
+    // part of that segment), tail (its carry at the end) and whether it saw
+    // a start, into its phase-2 slot.
+    __aicore__ inline void Publish() {
+        LocalTensor<int32_t> own = At<int32_t>(kSlotAt, kSlotInts);
+        own.SetValue(0, static_cast<int32_t>(AsBits(head_)));
+        own.SetValue(1, static_cast<int32_t>(AsBits(carry_)));
+        own.SetValue(2, seen_ ? 1 : 0);
+        for (uint32_t i = 3; i < kSlotInts; ++i) own.SetValue(i, 0);
+        StoreSlot(gParts_[core_ * kSlotInts], own, kSlotInts);
+    }
+
+    // After the second SyncAll: the earlier cores' part of this core's first
+    // segment (their tails back to the last core that saw a start, in core
+    // order) completes its head sum; the last core writes the last sum.
+    __aicore__ inline void Finish(uint64_t segments) {
+        LocalTensor<int32_t> slots = At<int32_t>(kSlotsAt, kMaxCores * kSlotInts);
+        PipeSync<HardEvent::S_MTE2>();
+        DataCopy(slots, gParts_, cores_ * kSlotInts);
+        PipeSync<HardEvent::MTE2_S>();
+        float before = 0.0f;
+        for (uint32_t c = 0; c < core_; ++c) {
+            const float tail = AsFloat(static_cast<uint32_t>(slots.GetValue(c * kSlotInts + 1)));
+            before = slots.GetValue(c * kSlotInts + 2) != 0 ? tail : before + tail;
+        }
+        if (core_ > 0 && seen_) StoreScalar(gSums_[first_], At<float>(kRedAt, 8), before + head_);
+        if (core_ + 1 == cores_) {
+            StoreScalar(gSums_[segments - 1], At<float>(kSlotAt, 8), seen_ ? carry_ : before + carry_);
+        }
+    }
+
+    TPipe pipe_;
+    TQue<TPosition::VECIN, 2> qIn_;  // the next tile loads while this one is summed
+    TQue<TPosition::VECIN, kFlagsAhead + 1> qFlags_;
+    TQue<TPosition::VECOUT, 1> qOut_;
+    UbArena arena_;
+    GlobalTensor<TIn> gx_;
+    GlobalTensor<int8_t> gf_;
+    GlobalTensor<float> gSums_;
+    GlobalTensor<int32_t> gCount_, gParts_;
+    uint32_t core_ = 0, cores_ = 0;
+    uint64_t n_ = 0, begin_ = 0, end_ = 0, at_ = 0, first_ = 0;
+    bool first0_ = false, seen_ = false;
+    float carry_ = 0.0f, head_ = 0.0f;
+};
+
+}  // namespace segsum
+
+template <typename TIn, uint32_t kL, uint32_t kW>
+__aicore__ inline void SegSum(GM_ADDR x, GM_ADDR flags, GM_ADDR sums, GM_ADDR workspace, const SegSumTiling& t) {
+    segsum::Summer<TIn, kL, kW> summer;
+    summer.Run(x, flags, sums, workspace, t);
+}
+
+}  // namespace ascend_scan

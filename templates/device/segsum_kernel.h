@@ -62,7 +62,7 @@ public:
     static_assert(kTile % 128 == 0, "whole half repeats of the flags");
     // Arena layout (bytes). Rows: a zero row, then the kW transposed rows.
     static constexpr uint32_t kRowsAt = 0, kRowsBytes = (kW + 1) * kL * 4;
-    static constexpr uint32_t kXAt = kRowsAt + kRowsBytes;        // X (also the flags as half, then G shifted)
+    static constexpr uint32_t kXAt = kRowsAt + kRowsBytes;  // X; also flags (half), rows' ping-pong, G shifted
     static constexpr uint32_t kToRowsAt = kXAt + (kTile + 8) * 4; // transpose: lane-major byte offsets of x
     static constexpr uint32_t kToXAt = kToRowsAt + kTile * 4;     // position -> byte offset in X
     static constexpr uint32_t kShiftAt = kToXAt + kTile * 4;      // k -> byte offset of G[k - 1]
@@ -80,7 +80,6 @@ public:
     __aicore__ inline void Run(GM_ADDR x, GM_ADDR flags, GM_ADDR sums, GM_ADDR workspace, const SegSumTiling& t) {
         core_ = static_cast<uint32_t>(GetBlockIdx());
         cores_ = static_cast<uint32_t>(GetBlockNum());
-        n_ = t.n;
         begin_ = static_cast<uint64_t>(core_) * t.per_core;
         end_ = MinU64(begin_ + t.per_core, t.n);
         gx_.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
@@ -468,7 +467,7 @@ private:
     GlobalTensor<float> gSums_;
     GlobalTensor<int32_t> gCount_, gParts_;
     uint32_t core_ = 0, cores_ = 0;
-    uint64_t n_ = 0, begin_ = 0, end_ = 0, at_ = 0, first_ = 0;
+    uint64_t begin_ = 0, end_ = 0, at_ = 0, first_ = 0;
     bool first0_ = false, seen_ = false;
     float carry_ = 0.0f, head_ = 0.0f;
 };

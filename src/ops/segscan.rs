@@ -216,9 +216,10 @@ pub fn segmented_scan<T: SegmentedInput>(
 /// sequential results. [`SegSumAlgorithm::SegScan`] (the default with
 /// offsets) is within about (128 + L/64 + 2) * 2^-24 * (sum of |x| over
 /// the segment and over two chunks of 4096 elements: the one it ends in and
-/// the one it starts in, see [`segmented_scan`]). [`SegSumAlgorithm::Scd`] subtracts two global
-/// prefixes, each within (d + i/d + 2) * 2^-24 * sum_{j<=i} |x_j| of exact
-/// (the scan's bound, [`crate::Algorithm::error_depth`]), so a segment's sum
+/// the one it starts in, see [`segmented_scan`]). [`SegSumAlgorithm::Scd`]
+/// subtracts two global prefixes, each within (d + i/d + 2) * 2^-24 *
+/// sum_{j<=i} |x_j| of exact (the scan's bound,
+/// [`crate::Algorithm::error_depth`]), so a segment's sum
 /// may be off by twice that at its end even when the sum itself is small:
 /// use SCD only when the prefix magnitudes stay small (short inputs, or
 /// values of one sign whose sums you want relative to the total). i8 values
@@ -835,16 +836,7 @@ fn enqueue_one_pass<T: SegmentedInput>(
     (mut plan, part): (algos::LaunchPlan<algos::SegSumTiling>, Part),
 ) -> Result<()> {
     let cores = plan.block_dim as usize;
-    if count.capacity() < cores {
-        return Err(Error::InvalidArgument {
-            name: "count",
-            reason: format!(
-                "made for fewer elements than {} (SplitCount::new with n >= {})",
-                x.len(),
-                x.len()
-            ),
-        });
-    }
+    count.check_holds(cores, x.len())?;
     let args = runtime::SegSumArgs {
         x: x.ptr(),
         flags: flags.ptr(),

@@ -384,9 +384,16 @@ impl SplitCount {
         self.used = slots;
     }
 
-    /// The number of slots it holds.
-    pub(crate) fn capacity(&self) -> usize {
-        self.slots.len() / SLOT_USED
+    /// Refuses (naming `count`) a count with room for fewer than `slots`
+    /// slots, those of a launch over `n` elements.
+    pub(crate) fn check_holds(&self, slots: usize, n: usize) -> Result<()> {
+        if self.slots.len() < slots * SLOT_USED {
+            return Err(Error::InvalidArgument {
+                name: "count",
+                reason: format!("made for fewer elements than {n} (SplitCount::new with n >= {n})"),
+            });
+        }
+        Ok(())
     }
 
     /// Its device memory, for a stream's list of what a launch uses.
@@ -548,12 +555,7 @@ fn enqueue<T: SplitValue>(
         kernel,
         slots,
     } = SplitPlan::new::<T>(stream.device(), n, kind, indices.is_some())?;
-    if count.slots.len() < slots * SLOT_USED {
-        return Err(Error::InvalidArgument {
-            name: "count",
-            reason: format!("made for fewer elements than {n} (SplitCount::new with n >= {n})"),
-        });
-    }
+    count.check_holds(slots, n)?;
     workspace.check(stream, &layout)?;
     let args = runtime::SplitArgs {
         x: values.ptr(),

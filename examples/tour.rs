@@ -541,6 +541,20 @@ fn tour_segmented(dev: &Device, n: usize, ppm: u64) -> Result<Vec<Row>, Error> {
             3.0,
         ));
     }
+    // f32 values (the same ones, widened): SEGSUM, the one f32 sum.
+    let wide: Vec<f32> = xs.iter().map(|v| v.to_f32()).collect();
+    let x32 = dev.upload(&wide)?;
+    dev.take_reports();
+    let got =
+        segmented_sum(dev, &x32, Segments::Flags(&f), SegSumOptions::default())?.download()?;
+    let ok = got.len() == sums.len() && sums_ok(&got);
+    rows.push(row(
+        dev,
+        format!("segsum one pass f32 (f={density})"),
+        n,
+        ok,
+        5.0,
+    ));
     // The same segments as CSR offsets (checked and made into flags on the
     // device), with an empty segment at the end: its sum is 0.
     let offsets: Vec<i32> = (0..n)

@@ -109,6 +109,7 @@ uint32_t aclrtlaunch_runheads_i16(uint32_t blockDim, void* stream, void* keys, v
 uint32_t aclrtlaunch_runheads_i32(uint32_t blockDim, void* stream, void* keys, void* flags, RunHeadsTiling* tiling);
 uint32_t aclrtlaunch_segsum_f16(uint32_t blockDim, void* stream, void* x, void* flags, void* sums, void* workspace, SegSumTiling* tiling);
 uint32_t aclrtlaunch_segsum_bf16(uint32_t blockDim, void* stream, void* x, void* flags, void* sums, void* workspace, SegSumTiling* tiling);
+uint32_t aclrtlaunch_segsum_f32(uint32_t blockDim, void* stream, void* x, void* flags, void* sums, void* workspace, SegSumTiling* tiling);
 uint32_t aclrtlaunch_segextrema_max_f16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling);
 uint32_t aclrtlaunch_segextrema_min_f16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling);
 uint32_t aclrtlaunch_segextrema_max_bf16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling);

@@ -83,7 +83,8 @@ pub use ops::segextrema::{
 pub use ops::segscan::{
     segmented_scan, segmented_scan_on, segmented_scan_workspace_bytes, segmented_sum,
     segmented_sum_on, segmented_sum_workspace_bytes, RevSpec, SegScanAlgorithm, SegScanOptions,
-    SegSumAlgorithm, SegSumOptions, SegmentCheck, SegmentSums, SegmentedInput, Segments,
+    SegSumAlgorithm, SegSumOptions, SegmentCheck, SegmentSums, SegmentedInput, SegmentedSumInput,
+    Segments,
 };
 pub use ops::softmax::{softmax, softmax_on, softmax_workspace_bytes, SoftmaxInput, Temperature};
 pub use ops::sort::{

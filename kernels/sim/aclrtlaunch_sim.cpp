@@ -677,6 +677,13 @@ extern "C" uint32_t aclrtlaunch_segsum_bf16(uint32_t blockDim, void* stream, voi
     return ascsim::launch("segsum_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { segsum_bf16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(sums), static_cast<GM_ADDR>(workspace), t); });
 }
 
+extern "C" void segsum_f32(GM_ADDR x, GM_ADDR flags, GM_ADDR sums, GM_ADDR workspace, SegSumTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segsum_f32(uint32_t blockDim, void* stream, void* x, void* flags, void* sums, void* workspace, SegSumTiling* tiling) {
+    SegSumTiling t = *tiling;
+    return ascsim::launch("segsum_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { segsum_f32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(sums), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void segextrema_max_f16(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM_ADDR indices, GM_ADDR workspace, SegExtremaTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_segextrema_max_f16(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling) {

@@ -3,7 +3,7 @@
 //! keys (docs/algorithms.md, section "Runs of equal keys (RUNHEADS)").
 use super::segextrema::{segmented_max, segmented_min, ExtremaValue, SegmentExtrema};
 use super::segscan::{
-    max_segmented_len, other_device, segmented_sum, SegSumOptions, SegmentSums, SegmentedInput,
+    max_segmented_len, other_device, segmented_sum, SegSumOptions, SegmentSums, SegmentedSumInput,
     Segments,
 };
 use super::sort::{sort, SortKey, SortOptions};
@@ -193,7 +193,7 @@ pub struct ByKey<K: Element, R> {
 /// of `keys`.
 ///
 /// Numerics and the algorithms: those of [`segmented_sum`] with the runs
-/// as [`Segments::Flags`] (f16/bf16 values summed in f32, i8 in i32,
+/// as [`Segments::Flags`] (f16/bf16/f32 values summed in f32, i8 in i32,
 /// exact). Launches: [`unique_consecutive`], then the segmented sum.
 ///
 /// Stream-ordered, the same is [`run_heads_on`], then
@@ -203,7 +203,7 @@ pub struct ByKey<K: Element, R> {
 /// Errors ([`Error::InvalidArgument`] naming the argument): a buffer on
 /// another device, `values` not as long as `keys`, `values` longer than the
 /// segmented sum takes ([`crate::MAX_I8_SCAN_LEN`] i8 values).
-pub fn sum_by_key<K: RunKey, T: SegmentedInput>(
+pub fn sum_by_key<K: RunKey, T: SegmentedSumInput>(
     device: &Device,
     keys: &DeviceBuffer<K>,
     values: &DeviceBuffer<T>,

@@ -10,12 +10,27 @@ use crate::stream::{check_len, Layout, Part, Stream, Uses, Workspace};
 
 pub use algos::RevSpec;
 
-/// Value types of the segmented operations: f16 and bf16 (accumulating in
-/// f32) and i8 (accumulating in i32, exact).
-pub trait SegmentedInput: ScanInput<Acc: SplitValue> {}
+/// Value types of the segmented sums: f16, bf16 and f32 (summed in f32)
+/// and i8 (summed in i32, exact). f32 values are summed by SEGSUM
+/// ([`SegSumAlgorithm::OnePass`]) or SCD; SEGSCAN does not take them.
+pub trait SegmentedSumInput: ScanInput<Acc: SplitValue> {}
+impl SegmentedSumInput for half::f16 {}
+impl SegmentedSumInput for half::bf16 {}
+impl SegmentedSumInput for f32 {}
+impl SegmentedSumInput for i8 {}
+
+/// Value types of the segmented scans: f16 and bf16 (accumulating in f32)
+/// and i8 (accumulating in i32, exact).
+pub trait SegmentedInput: SegmentedSumInput {}
 impl SegmentedInput for half::f16 {}
 impl SegmentedInput for half::bf16 {}
 impl SegmentedInput for i8 {}
+
+/// Whether only SEGSUM sums `T` (SEGSCAN's cube scans take 16-bit floats
+/// and i8).
+fn one_pass_only<T: ScanInput>() -> bool {
+    T::DTYPE == algos::DType::F32
+}
 
 /// Where the segments start.
 #[derive(Debug, Clone, Copy)]
@@ -84,27 +99,32 @@ pub struct SegScanOptions {
 pub enum SegSumAlgorithm {
     /// [`SegSumAlgorithm::OnePass`] for f16/bf16 values with flags (its
     /// bound is the tighter one and it is the fastest: `cargo xtask bench
-    /// --only SEGSUM`), else [`SegSumAlgorithm::SegScan`].
+    /// --only SEGSUM`) and for f32 values, else [`SegSumAlgorithm::SegScan`].
+    /// (f32 values with offsets: [`segmented_sum`] makes flags of them and
+    /// puts the empty segments' zeros in on the host; [`segmented_sum_on`]
+    /// takes flags only for f32.)
     #[default]
     Auto,
     /// SCD: scan (exclusive), compress at the segment ends, difference. The
     /// sums are differences of global prefixes: |error| of a segment's sum
     /// grows with the magnitude of everything before it (see
     /// [`segmented_sum`]). When x holds an inf or NaN (the scan's total is
-    /// non-finite) the SEGSCAN variant runs instead.
+    /// non-finite) `Auto` runs instead.
     Scd,
     /// The magnitude-bounded variant: SEGSCAN (inclusive), compress at the
     /// segment ends. Each sum is accumulated from the segment's own start (a
     /// tile-local difference inside tiles of 4096 elements), so its error is
-    /// bounded by the segment's own magnitude plus one tile's.
+    /// bounded by the segment's own magnitude plus one tile's. f16, bf16 and
+    /// i8 values (f32 is refused, naming `options.algorithm`).
     SegScan,
     /// SEGSUM, one launch on the vector cores that reads x once and writes
     /// only the sums: per tile of 4096 elements a tile-local scan in f32,
     /// taken at the segment starts, and every sum as the difference of its
     /// two neighbouring starts (plus a carry between tiles and cores), so
     /// its error is bounded by the segment's magnitude plus that of the
-    /// tiles it starts and ends in. Takes f16/bf16 values with flags; with
-    /// offsets, or i8 values, [`SegSumAlgorithm::SegScan`] runs instead.
+    /// tiles it starts and ends in. Takes f16, bf16 and f32 values with
+    /// flags; with offsets, or i8 values, [`SegSumAlgorithm::SegScan`] runs
+    /// instead (f32 with offsets: see `Auto`).
     OnePass,
 }
 
@@ -208,13 +228,13 @@ pub fn segmented_scan<T: SegmentedInput>(
 /// Sum of every segment of `x` (one result per segment, in order; an empty
 /// segment, possible with [`Segments::Offsets`], sums to 0).
 ///
-/// Numerics (f16/bf16 values, f32 sums): [`SegSumAlgorithm::OnePass`] (the
-/// default with flags) is within about (56 + L/4096) * 2^-24 * (sum of |x|
+/// Numerics (f16, bf16 and f32 values, f32 sums): [`SegSumAlgorithm::OnePass`]
+/// (the default with flags, and for f32 values) is within about (56 + L/4096) * 2^-24 * (sum of |x|
 /// over the segment and over the two tiles of 4096 elements it starts and
 /// ends in) of the exact sum of a segment of L elements; a tile holding an
 /// inf or NaN (or whose f32 sums overflow) is summed in order, with IEEE's
 /// sequential results. [`SegSumAlgorithm::SegScan`] (the default with
-/// offsets) is within about (128 + L/64 + 2) * 2^-24 * (sum of |x| over
+/// offsets for f16 and bf16) is within about (128 + L/64 + 2) * 2^-24 * (sum of |x| over
 /// the segment and over two chunks of 4096 elements: the one it ends in and
 /// the one it starts in, see [`segmented_scan`]). [`SegSumAlgorithm::Scd`]
 /// subtracts two global prefixes, each within (d + i/d + 2) * 2^-24 *
@@ -225,8 +245,9 @@ pub fn segmented_scan<T: SegmentedInput>(
 /// values of one sign whose sums you want relative to the total). i8 values
 /// are exact either way.
 ///
-/// Errors: as for [`segmented_scan`].
-pub fn segmented_sum<T: SegmentedInput>(
+/// Errors: as for [`segmented_scan`], plus `options.algorithm` for
+/// [`SegSumAlgorithm::SegScan`] with f32 values.
+pub fn segmented_sum<T: SegmentedSumInput>(
     device: &Device,
     x: &DeviceBuffer<T>,
     segments: Segments<'_>,
@@ -234,6 +255,17 @@ pub fn segmented_sum<T: SegmentedInput>(
 ) -> Result<SegmentSums<T::Acc>> {
     check_segments(device, x, segments)?;
     let n = x.len();
+    if one_pass_only::<T>() {
+        refuse_segscan(options)?;
+        if let (Segments::Offsets(o), true) = (segments, n > 0) {
+            if options.algorithm != SegSumAlgorithm::Scd {
+                // SEGSUM takes flags; the empty segments' zeros go in on the host.
+                let flags = flags_of_offsets(device, o, n)?;
+                let dense = segmented_sum(device, x, Segments::Flags(&flags), options)?;
+                return with_empty_segments(device, dense, &o.download()?);
+            }
+        }
+    }
     if options.algorithm == SegSumAlgorithm::Scd && n > 0 {
         let built;
         let flags = match segments {
@@ -458,7 +490,7 @@ struct SegScanPlan {
 }
 
 impl SegScanPlan {
-    fn new<T: SegmentedInput>(
+    fn new<T: SegmentedSumInput>(
         device: &Device,
         n: usize,
         exclusive: bool,
@@ -481,7 +513,7 @@ impl SegScanPlan {
 
     /// Enqueues the launch; the check slots go to `check` (after
     /// [`SegmentCheck::reset`]).
-    fn enqueue<T: SegmentedInput>(
+    fn enqueue<T: SegmentedSumInput>(
         mut self,
         stream: &Stream,
         x: &DeviceBuffer<T>,
@@ -734,7 +766,7 @@ struct SumOnPlan {
 }
 
 impl SumOnPlan {
-    fn new<T: SegmentedInput>(
+    fn new<T: SegmentedSumInput>(
         device: &Device,
         n: usize,
         segments: Segments<'_>,
@@ -748,6 +780,17 @@ impl SumOnPlan {
             });
         }
         let mut layout = Layout::default();
+        if one_pass_only::<T>() && n > 0 {
+            refuse_segscan(options)?;
+            if let Segments::Offsets(_) = segments {
+                return Err(Error::InvalidArgument {
+                    name: "segments",
+                    reason: "f32 values are summed by SEGSUM, which takes flags: pass flags \
+                             (or use segmented_sum, which takes offsets)"
+                        .into(),
+                });
+            }
+        }
         if let Some(kernel) = one_pass_kernel::<T>(segments, options) {
             if n > 0 {
                 let plan = kernel.plan(device.profile(), n as u64)?;
@@ -808,9 +851,22 @@ impl SumOnPlan {
     }
 }
 
+/// Refuses [`SegSumAlgorithm::SegScan`] for values only SEGSUM sums.
+fn refuse_segscan(options: SegSumOptions) -> Result<()> {
+    if options.algorithm == SegSumAlgorithm::SegScan {
+        return Err(Error::InvalidArgument {
+            name: "options.algorithm",
+            reason: "SEGSCAN takes f16, bf16 or i8 values: f32 values are summed by OnePass \
+                     (or Scd)"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
 /// SEGSUM for `T` when `options` and `segments` run it (see
 /// [`SegSumAlgorithm::OnePass`]).
-fn one_pass_kernel<T: SegmentedInput>(
+fn one_pass_kernel<T: SegmentedSumInput>(
     segments: Segments<'_>,
     options: SegSumOptions,
 ) -> Option<algos::SegSum> {
@@ -826,7 +882,7 @@ fn one_pass_kernel<T: SegmentedInput>(
 
 /// Enqueues SEGSUM: the sums by `flags` into `sums`, their number into
 /// `count`.
-fn enqueue_one_pass<T: SegmentedInput>(
+fn enqueue_one_pass<T: SegmentedSumInput>(
     stream: &Stream,
     x: &DeviceBuffer<T>,
     flags: &DeviceBuffer<i8>,
@@ -856,7 +912,7 @@ fn enqueue_one_pass<T: SegmentedInput>(
 /// type `T` with `segments` (only their form and count matter). Also
 /// uploads the segmented scan's constant matrices, once per device, so
 /// that the calls that follow allocate nothing.
-pub fn segmented_sum_workspace_bytes<T: SegmentedInput>(
+pub fn segmented_sum_workspace_bytes<T: SegmentedSumInput>(
     device: &Device,
     n: usize,
     segments: Segments<'_>,
@@ -880,17 +936,18 @@ pub fn segmented_sum_workspace_bytes<T: SegmentedInput>(
 /// flags first, `sums` holds exactly one sum per segment (`offsets.len() -
 /// 1`, empty segments 0) and `count` reports that number. No allocation, no
 /// host synchronisation. Numerics as in [`segmented_sum`]; `Auto` runs
-/// [`SegSumAlgorithm::OnePass`] (one launch) with flags and f16/bf16 values,
-/// else SEGSCAN and the pick; SCD is blocking only (it sizes its steps on
-/// the host).
+/// [`SegSumAlgorithm::OnePass`] (one launch) with flags and f16, bf16 or
+/// f32 values, else SEGSCAN and the pick; SCD is blocking only (it sizes
+/// its steps on the host).
 ///
 /// The segments are checked on the device: download `check` first
 /// ([`SegmentCheck::download`], naming `segments`); with bad segments the
 /// sums and the count are unspecified. Errors now: as for
-/// [`segmented_sum`], plus `options.algorithm` for SCD and `sums`, `count`,
+/// [`segmented_sum`], plus `options.algorithm` for SCD, `segments` for
+/// offsets with f32 values (SEGSUM takes flags) and `sums`, `count`,
 /// `check` or `workspace` of the wrong size or device.
 #[allow(clippy::too_many_arguments)]
-pub fn segmented_sum_on<T: SegmentedInput>(
+pub fn segmented_sum_on<T: SegmentedSumInput>(
     stream: &Stream,
     x: &DeviceBuffer<T>,
     segments: Segments<'_>,
@@ -1053,7 +1110,7 @@ fn run_sscr<T: SegmentedInput>(
 
 /// SCD: exclusive scan xe with the total; z = xe at every start after
 /// position 0, then the total (the prefix at every segment's end); DIFF.
-fn run_scd<T: SegmentedInput>(
+fn run_scd<T: SegmentedSumInput>(
     device: &Device,
     x: &DeviceBuffer<T>,
     flags: &DeviceBuffer<i8>,
@@ -1080,7 +1137,7 @@ fn run_scd<T: SegmentedInput>(
     if !total.is_finite() {
         // Differences of global prefixes after an inf or NaN are inf - inf.
         let bounded = SegSumOptions {
-            algorithm: SegSumAlgorithm::SegScan,
+            algorithm: SegSumAlgorithm::Auto,
         };
         return segmented_sum(device, x, Segments::Flags(flags), bounded);
     }

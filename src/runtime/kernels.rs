@@ -131,6 +131,7 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("runheads_i32", "aclrtlaunch_runheads_i32"),
     ("segsum_f16", "aclrtlaunch_segsum_f16"),
     ("segsum_bf16", "aclrtlaunch_segsum_bf16"),
+    ("segsum_f32", "aclrtlaunch_segsum_f32"),
     ("segextrema_max_f16", "aclrtlaunch_segextrema_max_f16"),
     ("segextrema_min_f16", "aclrtlaunch_segextrema_min_f16"),
     ("segextrema_max_bf16", "aclrtlaunch_segextrema_max_bf16"),
@@ -309,6 +310,7 @@ extern "C" {
     fn aclrtlaunch_runheads_i32(block_dim: u32, stream: *mut c_void, keys: Gm, flags: Gm, tiling: *mut algos::RunHeadsTiling) -> u32;
     fn aclrtlaunch_segsum_f16(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, sums: Gm, workspace: Gm, tiling: *mut algos::SegSumTiling) -> u32;
     fn aclrtlaunch_segsum_bf16(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, sums: Gm, workspace: Gm, tiling: *mut algos::SegSumTiling) -> u32;
+    fn aclrtlaunch_segsum_f32(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, sums: Gm, workspace: Gm, tiling: *mut algos::SegSumTiling) -> u32;
     fn aclrtlaunch_segextrema_max_f16(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
     fn aclrtlaunch_segextrema_min_f16(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
     fn aclrtlaunch_segextrema_max_bf16(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
@@ -1066,6 +1068,7 @@ type SegSumFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, *mut algo
 const SEGSUM: &[Entry<SegSumFn>] = &[
     Entry { name: "segsum_f16", symbol: "aclrtlaunch_segsum_f16", f: aclrtlaunch_segsum_f16 },
     Entry { name: "segsum_bf16", symbol: "aclrtlaunch_segsum_bf16", f: aclrtlaunch_segsum_bf16 },
+    Entry { name: "segsum_f32", symbol: "aclrtlaunch_segsum_f32", f: aclrtlaunch_segsum_f32 },
 ];
 
 /// The GM pointers of the SegSum kernels (SegSumTiling), by name.

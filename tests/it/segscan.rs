@@ -4,7 +4,7 @@
 
 use ascend_scan::{
     segmented_scan, segmented_sum, Algorithm, Device, Error, RevSpec, SegScanAlgorithm,
-    SegScanOptions, SegSumAlgorithm, SegSumOptions, SegmentedInput, Segments,
+    SegScanOptions, SegSumAlgorithm, SegSumOptions, SegmentedInput, SegmentedSumInput, Segments,
 };
 use half::{bf16, f16};
 use testkit::device;
@@ -48,10 +48,12 @@ fn starts(f: &[i8]) -> Vec<usize> {
     (0..f.len()).filter(|&i| i == 0 || f[i] == 1).collect()
 }
 
-pub(crate) trait Value: SegmentedInput + Copy {
+pub(crate) trait Value: SegmentedSumInput + Copy {
     fn f64(self) -> f64;
     fn acc_f64(a: Self::Acc) -> f64;
     const EXACT: bool;
+    /// The segmented-sum algorithms that take this type.
+    const SUMS: &'static [SegSumAlgorithm] = &SEGSUMS;
 }
 macro_rules! float_value {
     ($($t:ty),*) => {$(
@@ -67,6 +69,17 @@ macro_rules! float_value {
     )*};
 }
 float_value!(f16, bf16);
+impl Value for f32 {
+    fn f64(self) -> f64 {
+        f64::from(self)
+    }
+    fn acc_f64(a: f32) -> f64 {
+        f64::from(a)
+    }
+    const EXACT: bool = false;
+    // SEGSCAN does not take f32 values.
+    const SUMS: &'static [SegSumAlgorithm] = &[SegSumAlgorithm::OnePass, SegSumAlgorithm::Scd];
+}
 impl Value for i8 {
     fn f64(self) -> f64 {
         f64::from(self)
@@ -75,6 +88,17 @@ impl Value for i8 {
         f64::from(a)
     }
     const EXACT: bool = true;
+}
+
+/// f32 values with full 24-bit significands over 2^-4..2^11 in magnitude,
+/// both signs.
+pub(crate) fn f32_data(n: usize, seed: u64) -> Vec<f32> {
+    words(n, seed)
+        .map(|w| {
+            let m = (w >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+            m * 2f32.powi((w % 16) as i32 - 3)
+        })
+        .collect()
 }
 
 /// Checks a segmented scan against the f64 reference with the documented
@@ -141,7 +165,7 @@ fn check_scan<T: Value>(
     }
 }
 
-fn run_scan<T: Value>(dev: &Device, x: &[T], f: &[i8], algo: SegScanAlgorithm) {
+fn run_scan<T: Value + SegmentedInput>(dev: &Device, x: &[T], f: &[i8], algo: SegScanAlgorithm) {
     let xd = dev.upload(x).unwrap();
     let fd = dev.upload(f).unwrap();
     for exclusive in [false, true] {
@@ -254,7 +278,7 @@ fn edges_for_tile(tile: usize, algos: &[SegScanAlgorithm]) {
 
 /// SEGSUM's edges: starts at, just before and just after its tiles' and
 /// cores' boundaries, segments over whole cores, one segment, every element
-/// its own segment, position 0 flagged or not; f16 and bf16.
+/// its own segment, position 0 flagged or not; f16, bf16 and f32.
 #[test]
 fn one_pass_sums_at_tile_and_core_boundaries() {
     let dev = device();
@@ -264,6 +288,7 @@ fn one_pass_sums_at_tile_and_core_boundaries() {
         let per_core = n.div_ceil(40).div_ceil(TILE) * TILE;
         let x = f16_data(n, n as u64);
         let xb = bf16_data(n, n as u64 + 1);
+        let xf = f32_data(n, n as u64 + 2);
         let mut cases: Vec<Vec<usize>> = vec![
             vec![],
             vec![0],
@@ -287,6 +312,7 @@ fn one_pass_sums_at_tile_and_core_boundaries() {
             }
             check_sums(&dev, &x, &f, SegSumAlgorithm::OnePass);
             check_sums(&dev, &xb, &f, SegSumAlgorithm::OnePass);
+            check_sums(&dev, &xf, &f, SegSumAlgorithm::OnePass);
         }
     }
 }
@@ -380,6 +406,9 @@ fn segmented_sum_over_densities_both_algorithms() {
             for algo in SEGSUMS {
                 check_sums(&dev, &f16_data(n, k as u64), &f, algo);
                 check_sums(&dev, &i8_data(n, k as u64), &f, algo);
+            }
+            for &algo in f32::SUMS {
+                check_sums(&dev, &f32_data(n, k as u64), &f, algo);
             }
         }
     }
@@ -538,7 +567,7 @@ fn flags_of(offsets: &[i32], n: usize) -> Vec<i8> {
 /// Every algorithm on segments given as offsets: the scans against the
 /// reference of the same segments as flags, the sums one per segment (the
 /// non-empty ones within their algorithm's bound, the empty ones exactly 0).
-fn check_offsets<T: Value>(dev: &Device, x: &[T], offsets: &[i32]) {
+fn check_offsets<T: Value + SegmentedInput>(dev: &Device, x: &[T], offsets: &[i32]) {
     let n = x.len();
     let f = flags_of(offsets, n);
     let xd = dev.upload(x).unwrap();
@@ -559,6 +588,15 @@ fn check_offsets<T: Value>(dev: &Device, x: &[T], offsets: &[i32]) {
             }
         }
     }
+    check_offset_sums(dev, x, offsets);
+}
+
+/// The sums of [`check_offsets`], by Auto and SCD.
+fn check_offset_sums<T: Value>(dev: &Device, x: &[T], offsets: &[i32]) {
+    let n = x.len();
+    let f = flags_of(offsets, n);
+    let xd = dev.upload(x).unwrap();
+    let od = dev.upload(offsets).unwrap();
     for algorithm in [SegSumAlgorithm::Auto, SegSumAlgorithm::Scd] {
         let sums = segmented_sum(
             dev,
@@ -615,6 +653,7 @@ fn offsets_at_tile_and_core_boundaries() {
         let offsets = random_offsets(n, segments, 90 + k as u64);
         check_offsets(&dev, &f16_data(n, k as u64), &offsets);
         check_offsets(&dev, &i8_data(n, k as u64), &offsets);
+        check_offset_sums(&dev, &f32_data(n, k as u64), &offsets);
     }
     let n = 50_000i32;
     let every: Vec<i32> = (0..=n).collect();
@@ -625,6 +664,7 @@ fn offsets_at_tile_and_core_boundaries() {
     check_offsets(&dev, &bf16_data(n as usize, 6), &lumpy);
     // No element: empty segments only.
     check_offsets::<f16>(&dev, &[], &[0, 0, 0]);
+    check_offset_sums::<f32>(&dev, &[], &[0, 0]);
     check_offsets::<i8>(&dev, &[], &[0]);
 }
 
@@ -786,19 +826,29 @@ fn planted<T: Value>(
 
 /// Runs every segmented scan and segmented sum algorithm on `x`, with the
 /// segments as flags and as offsets.
-fn check_all<T: Value>(dev: &Device, x: &[T], f: &[i8]) {
+fn check_all<T: Value + SegmentedInput>(dev: &Device, x: &[T], f: &[i8]) {
     for &algo in &SEGSCANS {
         run_scan(dev, x, f, algo);
     }
-    for algo in SEGSUMS {
+    check_all_sums(dev, x, f);
+    check_offsets(dev, x, &offsets_of(f));
+}
+
+/// The sums of [`check_all`] (every algorithm that takes `T`).
+fn check_all_sums<T: Value>(dev: &Device, x: &[T], f: &[i8]) {
+    for &algo in T::SUMS {
         check_sums(dev, x, f, algo);
     }
-    let offsets: Vec<i32> = starts(f)
+    check_offset_sums(dev, x, &offsets_of(f));
+}
+
+/// The offsets of the segments that `f` starts.
+fn offsets_of(f: &[i8]) -> Vec<i32> {
+    starts(f)
         .into_iter()
         .chain([f.len()])
         .map(|i| i as i32)
-        .collect();
-    check_offsets(dev, x, &offsets);
+        .collect()
 }
 
 /// An infinity or NaN affects its own segment from its position on and
@@ -838,7 +888,100 @@ fn non_finite_values_stay_in_their_segment() {
         }
         let x = planted(bf16_data(n, seed), &positions, 1, 5, bf16::from_f32);
         check_all(&dev, &x, &f);
+        check_all_sums(
+            &dev,
+            &planted(f32_data(n, seed), &positions, 2, 4, |v| v),
+            &f,
+        );
     }
+    let x = [1.0, f32::NAN, 1.0, f32::NEG_INFINITY];
+    check_all_sums(&dev, &x, &[1, 0, 1, 0]);
+}
+
+/// f32 values near the top of the range: a tile whose f32 sums overflow is
+/// summed in order, so a segment whose sequential sum overflows is +inf
+/// (IEEE's result in order, as PyTorch's sequential sum gives), while the
+/// other segments keep their bound. (The bound of a segment counts the
+/// magnitude of the tiles it starts and ends in: the tiles of the large
+/// values hold zeros elsewhere.)
+#[test]
+fn f32_sums_that_overflow_are_summed_in_order() {
+    let dev = device();
+    let n = 3 * TILE + 11;
+    let mut x = f32_data(n, 12);
+    x[TILE..3 * TILE].fill(0.0);
+    let mut f = flags(n, 0.01, 13);
+    let big = 3.0e38f32;
+    // Segment [at, at + 3): big + big overflows, - big leaves +inf in order.
+    let at = TILE + 100;
+    x[at..at + 3].copy_from_slice(&[big, big, -big]);
+    f[at] = 1;
+    f[at + 3] = 1;
+    // Segment [at2, at2 + 3): big - big + big = big in order.
+    let at2 = 2 * TILE + 50;
+    x[at2..at2 + 3].copy_from_slice(&[big, -big, big]);
+    f[at2] = 1;
+    f[at2 + 3] = 1;
+    f[at2 + 1..at2 + 3].fill(0);
+    f[at + 1..at + 3].fill(0);
+    let xd = dev.upload(&x).unwrap();
+    let fd = dev.upload(&f).unwrap();
+    let got = segmented_sum(&dev, &xd, Segments::Flags(&fd), SegSumOptions::default())
+        .unwrap()
+        .download()
+        .unwrap();
+    let s = starts(&f);
+    assert_eq!(got.len(), s.len());
+    let k = s.iter().position(|&p| p == at).unwrap();
+    assert_eq!(got[k], f32::INFINITY, "segment at {at}");
+    let k2 = s.iter().position(|&p| p == at2).unwrap();
+    assert_eq!(got[k2], big, "segment at {at2}");
+    // The other segments: against the reference with the big ones zeroed.
+    let mut small = x.clone();
+    small[at..at + 3].fill(0.0);
+    small[at2..at2 + 3].fill(0.0);
+    let mut others = got.clone();
+    others[k] = 0.0;
+    others[k2] = 0.0;
+    check_sum_values(&small, &f, &others, SegSumAlgorithm::OnePass);
+}
+
+/// f32 values: SEGSCAN is refused naming `options.algorithm`; the
+/// stream-ordered sum takes flags only (naming `segments`), the blocking one
+/// takes offsets too.
+#[test]
+fn f32_sums_name_what_they_do_not_take() {
+    let dev = device();
+    let x = dev.upload(&f32_data(5000, 1)).unwrap();
+    let fd = dev.upload(&flags(5000, 0.01, 2)).unwrap();
+    let od = dev.upload(&[0i32, 7, 7, 5000]).unwrap();
+    let segscan = SegSumOptions {
+        algorithm: SegSumAlgorithm::SegScan,
+    };
+    for segments in [Segments::Flags(&fd), Segments::Offsets(&od)] {
+        let e = segmented_sum(&dev, &x, segments, segscan).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::InvalidArgument {
+                    name: "options.algorithm",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+    let e = ascend_scan::segmented_sum_workspace_bytes::<f32>(
+        &dev,
+        5000,
+        Segments::Offsets(&od),
+        SegSumOptions::default(),
+    )
+    .unwrap_err();
+    names_segments(e, "takes flags");
+    let sums = segmented_sum(&dev, &x, Segments::Offsets(&od), SegSumOptions::default()).unwrap();
+    assert_eq!(sums.count, 3);
+    assert_eq!(sums.download().unwrap()[1], 0.0, "the empty segment");
 }
 
 proptest::proptest! {
@@ -863,17 +1006,19 @@ proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 16, ..Default::default() })]
 
     /// SEGSUM over random lengths (up to a few cores' worth of tiles),
-    /// densities from one segment to every element, f16 and bf16 values of
-    /// mixed signs and magnitudes.
+    /// densities from one segment to every element, f16, bf16 and f32 values
+    /// of mixed signs and magnitudes.
     #[test]
     fn one_pass_sums_random_segments(
         n in 1usize..300_000,
         density in proptest::prop_oneof![0.0f64..0.001, 0.0f64..1.0],
         seed: u64,
-        wide: bool,
+        kind in 0u8..3,
     ) {
         let f = flags(n, density, seed);
-        if wide {
+        if kind == 2 {
+            check_sums(&device(), &f32_data(n, seed), &f, SegSumAlgorithm::OnePass);
+        } else if kind == 1 {
             let x: Vec<bf16> = bf16_data(n, seed)
                 .into_iter()
                 .zip(words(n, seed ^ 7))

@@ -1009,13 +1009,12 @@ proptest! {
 }
 
 /// Segment sums on a stream: exact for i8 values (against the sequential
-/// definition) and bit for bit those of the blocking form for f16; the count
-/// stays on the device until downloaded.
+/// definition) and bit for bit those of the blocking form for f16 and f32;
+/// the count stays on the device until downloaded.
 #[test]
 fn segmented_sum_on_matches_the_definition() {
     use ascend_scan::{
-        segmented_sum, segmented_sum_on, segmented_sum_workspace_bytes, SegSumOptions, Segments,
-        SplitCount,
+        segmented_sum_on, segmented_sum_workspace_bytes, SegSumOptions, Segments, SplitCount,
     };
     let dev = testkit::device();
     let s = dev.create_stream().unwrap();
@@ -1058,36 +1057,47 @@ fn segmented_sum_on_matches_the_definition() {
         assert_eq!(k, want.len(), "segments n={n}");
         assert_eq!(sums.download_prefix(k).unwrap(), want, "sums n={n}");
 
-        // f16: the same bits as the blocking form.
-        let hs = f16_data(n, n as u64 + 2);
-        let hx = dev.upload(&hs).unwrap();
-        let mut ws = workspace(
-            &dev,
-            segmented_sum_workspace_bytes::<f16>(&dev, n, Segments::Flags(&f), options).unwrap(),
-        );
-        let mut hsums = dev.alloc::<f32>(n).unwrap();
-        segmented_sum_on(
-            &s,
-            &hx,
-            Segments::Flags(&f),
-            options,
-            &mut hsums,
-            &mut count,
-            &mut check,
-            &mut ws,
-        )
-        .unwrap();
-        s.synchronize().unwrap();
-        let k = count.download().unwrap();
-        let blocking = segmented_sum(&dev, &hx, Segments::Flags(&f), options).unwrap();
-        assert_eq!(k, blocking.count, "f16 segments n={n}");
-        let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
-        assert_eq!(
-            bits(hsums.download_prefix(k).unwrap()),
-            bits(blocking.download().unwrap()),
-            "f16 sums n={n}"
-        );
+        // f16 and f32: the same bits as the blocking form.
+        let mut sums = dev.alloc::<f32>(n).unwrap();
+        let parts = (&s, &f, &mut sums, &mut count, &mut check);
+        same_sums_as_blocking(&dev, &f16_data(n, n as u64 + 2), parts);
+        let parts = (&s, &f, &mut sums, &mut count, &mut check);
+        same_sums_as_blocking(&dev, &crate::segscan::f32_data(n, n as u64 + 3), parts);
     }
+}
+
+/// `segmented_sum_on` of `xs` by `flags` (Auto) gives the blocking form's
+/// count and the same bits.
+fn same_sums_as_blocking<T: ascend_scan::SegmentedSumInput<Acc = f32>>(
+    dev: &Device,
+    xs: &[T],
+    (s, flags, sums, count, check): (
+        &ascend_scan::Stream,
+        &ascend_scan::DeviceBuffer<i8>,
+        &mut ascend_scan::DeviceBuffer<f32>,
+        &mut ascend_scan::SplitCount,
+        &mut SegmentCheck,
+    ),
+) {
+    use ascend_scan::{
+        segmented_sum, segmented_sum_on, segmented_sum_workspace_bytes, SegSumOptions, Segments,
+    };
+    let (n, options, segments) = (xs.len(), SegSumOptions::default(), Segments::Flags(flags));
+    let x = dev.upload(xs).unwrap();
+    let bytes = segmented_sum_workspace_bytes::<T>(dev, n, segments, options).unwrap();
+    let mut ws = workspace(dev, bytes);
+    segmented_sum_on(s, &x, segments, options, sums, count, check, &mut ws).unwrap();
+    s.synchronize().unwrap();
+    let k = count.download().unwrap();
+    let blocking = segmented_sum(dev, &x, segments, options).unwrap();
+    let what = std::any::type_name::<T>();
+    assert_eq!(k, blocking.count, "{what} segments n={n}");
+    let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+    assert_eq!(
+        bits(sums.download_prefix(k).unwrap()),
+        bits(blocking.download().unwrap()),
+        "{what} sums n={n}"
+    );
 }
 
 /// Segments as offsets on a stream: checked and turned into flags on the

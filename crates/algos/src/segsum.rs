@@ -39,10 +39,8 @@ pub struct SegSumTiling {
     pub per_core: u64,
 }
 
-/// The segmented sum of f16 or bf16 values (f32 sums) by int8 start flags,
-/// in one launch. (The kernel template also takes f32 values; no f32
-/// entry is built while the segmented operations take only 16-bit floats
-/// and i8.)
+/// The segmented sum of f16, bf16 or f32 values (f32 sums) by int8 start
+/// flags, in one launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegSum {
     dtype: DType,
@@ -50,7 +48,7 @@ pub struct SegSum {
 
 impl SegSum {
     /// Value types.
-    pub const DTYPES: [DType; 2] = [DType::F16, DType::Bf16];
+    pub const DTYPES: [DType; 3] = [DType::F16, DType::Bf16, DType::F32];
 
     /// The kernel for `dtype` values.
     pub fn new(dtype: DType) -> Result<SegSum, AlgoError> {
@@ -58,7 +56,7 @@ impl SegSum {
             return Err(AlgoError::UnsupportedDtype {
                 algorithm: "SegSum",
                 dtype,
-                reason: "values are f16 or bf16 (summed in f32)".into(),
+                reason: "values are f16, bf16 or f32 (summed in f32)".into(),
             });
         }
         Ok(SegSum { dtype })

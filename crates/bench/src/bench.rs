@@ -185,6 +185,11 @@ enum Op {
         algo: SegSumAlgorithm,
         ppm: u32,
     },
+    /// Segmented sum (SEGSUM, the only one for f32) of SEG_N f32 values,
+    /// random flags with `ppm` ones per million.
+    SegSumF32 {
+        ppm: u32,
+    },
     /// The segmented scan (`scan`, Auto) or sum (Auto) of SEG_N f16 values
     /// with the segments of random flags at `ppm` ones per million given as
     /// offsets (checked and turned into flags on the device).
@@ -407,6 +412,9 @@ impl Op {
                 };
                 format!("{name} f16->f32 (flags {})", density_label(ppm))
             }
+            Op::SegSumF32 { ppm } => {
+                format!("SEGSUM one pass f32 (flags {})", density_label(ppm))
+            }
             Op::SegOffsetsF16 { scan, ppm } => {
                 let name = if scan {
                     "SEGSCAN auto f16->f32 incl"
@@ -472,6 +480,7 @@ impl Op {
             Op::SegScanF16 { .. } => 7,
             // Read values and flags (the sums are one per segment).
             Op::SegSumF16 { .. } => 3,
+            Op::SegSumF32 { .. } => 5,
             // As with flags (the offsets, 4 B per segment, stand for them).
             Op::SegOffsetsF16 { scan: true, .. } => 7,
             Op::SegOffsetsF16 { scan: false, .. } => 3,
@@ -499,6 +508,7 @@ impl Op {
             Op::SortRowsF16 { rows, n } => Some(rows as usize * n as usize),
             Op::SegScanF16 { .. }
             | Op::SegSumF16 { .. }
+            | Op::SegSumF32 { .. }
             | Op::SegOffsetsF16 { .. }
             | Op::SegMaxF16 { .. }
             | Op::RunHeadsI32
@@ -531,6 +541,7 @@ impl Op {
             | Op::SampleLogits { .. }
             | Op::SegScanF16 { .. }
             | Op::SegSumF16 { .. }
+            | Op::SegSumF32 { .. }
             | Op::SegOffsetsF16 { .. }
             | Op::SegMaxF16 { .. }
             | Op::SpmvF32 { .. }
@@ -1086,12 +1097,20 @@ impl Runner {
             }
             Op::SegScanF16 { ppm, .. }
             | Op::SegSumF16 { ppm, .. }
+            | Op::SegSumF32 { ppm }
             | Op::SegOffsetsF16 { ppm, .. }
             | Op::SegMaxF16 { ppm } => {
                 let data = tenths_f16(n, 9);
                 let cut = u64::from(ppm);
                 let flags: Vec<i8> = bits(n, 10).map(|v| i8::from(v % 1_000_000 < cut)).collect();
                 let x = self.dev.upload(&data)?;
+                let x32 = match op {
+                    Op::SegSumF32 { .. } => {
+                        let wide: Vec<f32> = data.iter().map(|v| v.to_f32()).collect();
+                        Some(self.dev.upload(&wide)?)
+                    }
+                    _ => None,
+                };
                 let f = self.dev.upload(&flags)?;
                 // The same segments as offsets: every start, position 0 included.
                 let offsets: Vec<i32> = (0..n)
@@ -1125,6 +1144,10 @@ impl Runner {
                             .count
                     }
                     Op::SegMaxF16 { .. } => segmented_max(&self.dev, &x, segments)?.values.len(),
+                    Op::SegSumF32 { .. } => {
+                        let x = x32.as_ref().expect("made above");
+                        segmented_sum(&self.dev, x, segments, SegSumOptions::default())?.count
+                    }
                     _ => unreachable!("a segmented op"),
                 };
                 wall = t.elapsed().as_secs_f64();
@@ -1360,6 +1383,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         ] {
             ops.push(Op::SegSumF16 { algo, ppm });
         }
+        ops.push(Op::SegSumF32 { ppm });
         for scan in [true, false] {
             ops.push(Op::SegOffsetsF16 { scan, ppm });
         }

@@ -747,16 +747,28 @@ impl FlagsRef<'_> {
     }
 }
 
-/// The parts of a stream-ordered segmented sum: the offsets' flags (with
-/// offsets), the inclusive segmented scan y, and, with flags, the
-/// segment-end flags e (`e[i] = flags[i + 1]`, `e[n - 1] = 1`) and one
-/// scratch part the scan and the compression take in turn; with offsets,
-/// SegEnds picks the sums from y.
+/// The launches of a stream-ordered segmented sum and their workspace
+/// `layout`.
 struct SumOnPlan {
     layout: Layout,
-    /// SEGSUM and its workspace part (OnePass, or Auto, with flags and
-    /// f16/bf16 values); nothing else runs then.
-    one_pass: Option<(algos::LaunchPlan<algos::SegSumTiling>, Part)>,
+    steps: SumSteps,
+}
+
+/// What a stream-ordered segmented sum runs.
+enum SumSteps {
+    /// SEGSUM alone and its workspace part (OnePass, or Auto, with flags).
+    OnePass(algos::LaunchPlan<algos::SegSumTiling>, Part),
+    /// SEGSCAN and the pick of the sums from its result (boxed: the larger
+    /// plan).
+    Scanned(Box<ScannedSum>),
+}
+
+/// The parts of the SEGSCAN route: the offsets' flags (with offsets), the
+/// inclusive segmented scan y, and, with flags, the segment-end flags e
+/// (`e[i] = flags[i + 1]`, `e[n - 1] = 1`) and one scratch part the scan
+/// and the compression take in turn; with offsets, SegEnds picks the sums
+/// from y. No scan for no element or no segment.
+struct ScannedSum {
     flags: Option<FlagsPlan>,
     scan: Option<SegScanPlan>,
     y: Part,
@@ -791,22 +803,13 @@ impl SumOnPlan {
                 });
             }
         }
-        if let Some(kernel) = one_pass_kernel::<T>(segments, options) {
-            if n > 0 {
-                let plan = kernel.plan(device.profile(), n as u64)?;
-                let part = layout.add(plan.workspace_bytes as usize);
-                let none = layout.add(0);
-                return Ok(SumOnPlan {
-                    layout,
-                    one_pass: Some((plan, part)),
-                    flags: None,
-                    scan: None,
-                    y: none,
-                    ends: none,
-                    scratch: none,
-                    pick: None,
-                });
-            }
+        if let (Some(kernel), true) = (one_pass_kernel::<T>(segments, options), n > 0) {
+            let plan = kernel.plan(device.profile(), n as u64)?;
+            let part = layout.add(plan.workspace_bytes as usize);
+            return Ok(SumOnPlan {
+                layout,
+                steps: SumSteps::OnePass(plan, part),
+            });
         }
         let flags = FlagsPlan::for_segments(device, n, segments, &mut layout)?;
         let segment_count = sums_len(segments, n);
@@ -838,16 +841,15 @@ impl SumOnPlan {
             }
             (_, None) => (layout.add(0), layout.add(0), None),
         };
-        Ok(SumOnPlan {
-            layout,
-            one_pass: None,
+        let steps = SumSteps::Scanned(Box::new(ScannedSum {
             flags,
             scan,
             y,
             ends,
             scratch,
             pick,
-        })
+        }));
+        Ok(SumOnPlan { layout, steps })
     }
 }
 
@@ -919,8 +921,10 @@ pub fn segmented_sum_workspace_bytes<T: SegmentedSumInput>(
     options: SegSumOptions,
 ) -> Result<usize> {
     let plan = SumOnPlan::new::<T>(device, n, segments, options)?;
-    if let Some(scan) = &plan.scan {
-        device.constant(&scan.constants)?;
+    if let SumSteps::Scanned(scanned) = &plan.steps {
+        if let Some(scan) = &scanned.scan {
+            device.constant(&scan.constants)?;
+        }
     }
     Ok(plan.layout.bytes())
 }
@@ -965,22 +969,24 @@ pub fn segmented_sum_on<T: SegmentedSumInput>(
     }
     let n = x.len();
     check_len(sums.len(), sums_len(segments, n), "sums")?;
-    let SumOnPlan {
-        layout,
-        one_pass,
+    let SumOnPlan { layout, steps } = SumOnPlan::new::<T>(stream.device(), n, segments, options)?;
+    workspace.check(stream, &layout)?;
+    let ScannedSum {
         flags,
         scan,
         y,
         ends,
         scratch,
         pick,
-    } = SumOnPlan::new::<T>(stream.device(), n, segments, options)?;
-    workspace.check(stream, &layout)?;
+    } = match steps {
+        SumSteps::OnePass(plan, part) => {
+            let flags = enqueue_flags(stream, segments, None, check, workspace)?;
+            return enqueue_one_pass(stream, x, flags.get(), sums, count, workspace, (plan, part));
+        }
+        SumSteps::Scanned(scanned) => *scanned,
+    };
     let flags = enqueue_flags(stream, segments, flags, check, workspace)?;
     let flags = flags.get();
-    if let Some(one_pass) = one_pass {
-        return enqueue_one_pass(stream, x, flags, sums, count, workspace, one_pass);
-    }
     let mut y = workspace.buffer::<T::Acc>(y);
     let mut scratch = workspace.sub(scratch);
     match (segments, scan) {

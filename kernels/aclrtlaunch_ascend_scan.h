@@ -102,6 +102,7 @@ uint32_t aclrtlaunch_softmax_bf16(uint32_t blockDim, void* stream, void* logits,
 uint32_t aclrtlaunch_softmax_f32(uint32_t blockDim, void* stream, void* logits, void* temperatures, void* keep_k, void* keep_values, void* keep_indices, void* probs, void* workspace, SoftmaxTiling* tiling);
 uint32_t aclrtlaunch_segflags(uint32_t blockDim, void* stream, void* offsets, void* flags, void* check, SegFlagsTiling* tiling);
 uint32_t aclrtlaunch_segends(uint32_t blockDim, void* stream, void* offsets, void* y, void* sums, SegEndsTiling* tiling);
+uint32_t aclrtlaunch_segspread(uint32_t blockDim, void* stream, void* offsets, void* dense, void* sums, void* workspace, SegSpreadTiling* tiling);
 uint32_t aclrtlaunch_runheads_f16(uint32_t blockDim, void* stream, void* keys, void* flags, RunHeadsTiling* tiling);
 uint32_t aclrtlaunch_runheads_bf16(uint32_t blockDim, void* stream, void* keys, void* flags, RunHeadsTiling* tiling);
 uint32_t aclrtlaunch_runheads_f32(uint32_t blockDim, void* stream, void* keys, void* flags, RunHeadsTiling* tiling);

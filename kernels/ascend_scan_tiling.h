@@ -572,6 +572,20 @@ static_assert(offsetof(SegEndsTiling, segments) == 0, "SegEndsTiling: offset of 
 static_assert(offsetof(SegEndsTiling, n) == 8, "SegEndsTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(SegEndsTiling, per_core) == 16, "SegEndsTiling: offset of per_core differs from the Rust definition");
 
+typedef struct SegSpreadTiling SegSpreadTiling;
+struct SegSpreadTiling {
+    // Segments (sums to write).
+    uint64_t segments;
+    // Entries of the dense sums (at least the non-empty segments).
+    uint64_t dense_len;
+    // Segments per vector core (a multiple of 8).
+    uint64_t per_core;
+};
+static_assert(sizeof(SegSpreadTiling) == 24, "SegSpreadTiling: size differs from the Rust definition");
+static_assert(offsetof(SegSpreadTiling, segments) == 0, "SegSpreadTiling: offset of segments differs from the Rust definition");
+static_assert(offsetof(SegSpreadTiling, dense_len) == 8, "SegSpreadTiling: offset of dense_len differs from the Rust definition");
+static_assert(offsetof(SegSpreadTiling, per_core) == 16, "SegSpreadTiling: offset of per_core differs from the Rust definition");
+
 typedef struct RunHeadsTiling RunHeadsTiling;
 struct RunHeadsTiling {
     // Keys.

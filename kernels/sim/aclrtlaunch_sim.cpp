@@ -628,6 +628,13 @@ extern "C" uint32_t aclrtlaunch_segends(uint32_t blockDim, void* stream, void* o
     return ascsim::launch("segends", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { segends(static_cast<GM_ADDR>(offsets), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(sums), t); });
 }
 
+extern "C" void segspread(GM_ADDR offsets, GM_ADDR dense, GM_ADDR sums, GM_ADDR workspace, SegSpreadTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_segspread(uint32_t blockDim, void* stream, void* offsets, void* dense, void* sums, void* workspace, SegSpreadTiling* tiling) {
+    SegSpreadTiling t = *tiling;
+    return ascsim::launch("segspread", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { segspread(static_cast<GM_ADDR>(offsets), static_cast<GM_ADDR>(dense), static_cast<GM_ADDR>(sums), static_cast<GM_ADDR>(workspace), t); });
+}
+
 extern "C" void runheads_f16(GM_ADDR keys, GM_ADDR flags, RunHeadsTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_runheads_f16(uint32_t blockDim, void* stream, void* keys, void* flags, RunHeadsTiling* tiling) {

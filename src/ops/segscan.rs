@@ -97,12 +97,10 @@ pub struct SegScanOptions {
 /// Which segmented-sum algorithm to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SegSumAlgorithm {
-    /// [`SegSumAlgorithm::OnePass`] for f16/bf16 values with flags (its
-    /// bound is the tighter one and it is the fastest: `cargo xtask bench
-    /// --only SEGSUM`) and for f32 values, else [`SegSumAlgorithm::SegScan`].
-    /// (f32 values with offsets: [`segmented_sum`] makes flags of them and
-    /// puts the empty segments' zeros in on the host; [`segmented_sum_on`]
-    /// takes flags only for f32.)
+    /// [`SegSumAlgorithm::OnePass`] for f16, bf16 and f32 values (its bound
+    /// is the tighter one and it is the fastest, with flags and with offsets
+    /// at every density: `cargo xtask bench --only SEGSUM`), else (i8
+    /// values, summed exactly) [`SegSumAlgorithm::SegScan`].
     #[default]
     Auto,
     /// SCD: scan (exclusive), compress at the segment ends, difference. The
@@ -122,9 +120,12 @@ pub enum SegSumAlgorithm {
     /// taken at the segment starts, and every sum as the difference of its
     /// two neighbouring starts (plus a carry between tiles and cores), so
     /// its error is bounded by the segment's magnitude plus that of the
-    /// tiles it starts and ends in. Takes f16, bf16 and f32 values with
-    /// flags; with offsets, or i8 values, [`SegSumAlgorithm::SegScan`] runs
-    /// instead (f32 with offsets: see `Auto`).
+    /// tiles it starts and ends in. Takes f16, bf16 and f32 values (i8
+    /// values run [`SegSumAlgorithm::SegScan`] instead). With offsets,
+    /// SegFlags makes their flags first, SEGSUM sums the non-empty segments
+    /// and SegSpread writes one sum per segment (0 for the empty ones):
+    /// three launches, the sums still written once per segment after
+    /// SEGSUM's dense ones.
     OnePass,
 }
 
@@ -233,8 +234,8 @@ pub fn segmented_scan<T: SegmentedInput>(
 /// over the segment and over the two tiles of 4096 elements it starts and
 /// ends in) of the exact sum of a segment of L elements; a tile holding an
 /// inf or NaN (or whose f32 sums overflow) is summed in order, with IEEE's
-/// sequential results. [`SegSumAlgorithm::SegScan`] (the default with
-/// offsets for f16 and bf16) is within about (128 + L/64 + 2) * 2^-24 * (sum of |x| over
+/// sequential results. [`SegSumAlgorithm::SegScan`] (the default for i8
+/// values, exact) is within about (128 + L/64 + 2) * 2^-24 * (sum of |x| over
 /// the segment and over two chunks of 4096 elements: the one it ends in and
 /// the one it starts in, see [`segmented_scan`]). [`SegSumAlgorithm::Scd`]
 /// subtracts two global prefixes, each within (d + i/d + 2) * 2^-24 *
@@ -257,14 +258,6 @@ pub fn segmented_sum<T: SegmentedSumInput>(
     let n = x.len();
     if one_pass_only::<T>() {
         refuse_segscan(options)?;
-        if let (Segments::Offsets(o), true) = (segments, n > 0) {
-            if options.algorithm != SegSumAlgorithm::Scd {
-                // SEGSUM takes flags; the empty segments' zeros go in on the host.
-                let flags = flags_of_offsets(device, o, n)?;
-                let dense = segmented_sum(device, x, Segments::Flags(&flags), options)?;
-                return with_empty_segments(device, dense, &o.download()?);
-            }
-        }
     }
     if options.algorithm == SegSumAlgorithm::Scd && n > 0 {
         let built;
@@ -282,9 +275,9 @@ pub fn segmented_sum<T: SegmentedSumInput>(
         };
     }
     let options = match options.algorithm {
-        // No element: nothing to scan.
+        // No element: nothing to scan (the stream form has no SCD).
         SegSumAlgorithm::Scd => SegSumOptions {
-            algorithm: SegSumAlgorithm::SegScan,
+            algorithm: SegSumAlgorithm::Auto,
         },
         _ => options,
     };
@@ -758,6 +751,8 @@ struct SumOnPlan {
 enum SumSteps {
     /// SEGSUM alone and its workspace part (OnePass, or Auto, with flags).
     OnePass(algos::LaunchPlan<algos::SegSumTiling>, Part),
+    /// With offsets: SegFlags, SEGSUM of the non-empty segments, SegSpread.
+    Spread(Box<SpreadSum>),
     /// SEGSCAN and the pick of the sums from its result (boxed: the larger
     /// plan).
     Scanned(Box<ScannedSum>),
@@ -777,6 +772,16 @@ struct ScannedSum {
     pick: Option<algos::LaunchPlan<algos::SegEndsTiling>>,
 }
 
+/// The parts of the SEGSUM route with offsets: the offsets' flags, SEGSUM
+/// into `dense` (one sum per non-empty segment, in order; n entries, what
+/// any flags could give), and SegSpread from it (its slots part).
+struct SpreadSum {
+    flags: FlagsPlan,
+    segsum: (algos::LaunchPlan<algos::SegSumTiling>, Part),
+    dense: Part,
+    spread: (algos::LaunchPlan<algos::SegSpreadTiling>, Part),
+}
+
 impl SumOnPlan {
     fn new<T: SegmentedSumInput>(
         device: &Device,
@@ -792,27 +797,36 @@ impl SumOnPlan {
             });
         }
         let mut layout = Layout::default();
-        if one_pass_only::<T>() && n > 0 {
+        if one_pass_only::<T>() {
             refuse_segscan(options)?;
-            if let Segments::Offsets(_) = segments {
-                return Err(Error::InvalidArgument {
-                    name: "segments",
-                    reason: "f32 values are summed by SEGSUM, which takes flags: pass flags \
-                             (or use segmented_sum, which takes offsets)"
-                        .into(),
+        }
+        let segment_count = sums_len(segments, n);
+        if let (Some(kernel), true) = (one_pass_kernel::<T>(options), n > 0) {
+            let segsum = kernel.plan(device.profile(), n as u64)?;
+            let Segments::Offsets(o) = segments else {
+                let part = layout.add(segsum.workspace_bytes as usize);
+                return Ok(SumOnPlan {
+                    layout,
+                    steps: SumSteps::OnePass(segsum, part),
                 });
+            };
+            if segment_count > 0 {
+                let flags = FlagsPlan::new(device, n, o.len(), &mut layout)?;
+                let segsum_part = layout.add(segsum.workspace_bytes as usize);
+                let dense = layout.add_of::<f32>(n);
+                let spread =
+                    algos::SegSpread.plan(device.profile(), segment_count as u64, n as u64)?;
+                let spread_part = layout.add(spread.workspace_bytes as usize);
+                let steps = SumSteps::Spread(Box::new(SpreadSum {
+                    flags,
+                    segsum: (segsum, segsum_part),
+                    dense,
+                    spread: (spread, spread_part),
+                }));
+                return Ok(SumOnPlan { layout, steps });
             }
         }
-        if let (Some(kernel), true) = (one_pass_kernel::<T>(segments, options), n > 0) {
-            let plan = kernel.plan(device.profile(), n as u64)?;
-            let part = layout.add(plan.workspace_bytes as usize);
-            return Ok(SumOnPlan {
-                layout,
-                steps: SumSteps::OnePass(plan, part),
-            });
-        }
         let flags = FlagsPlan::for_segments(device, n, segments, &mut layout)?;
-        let segment_count = sums_len(segments, n);
         let scan = if n == 0 || segment_count == 0 {
             None
         } else {
@@ -866,18 +880,11 @@ fn refuse_segscan(options: SegSumOptions) -> Result<()> {
     Ok(())
 }
 
-/// SEGSUM for `T` when `options` and `segments` run it (see
-/// [`SegSumAlgorithm::OnePass`]).
-fn one_pass_kernel<T: SegmentedSumInput>(
-    segments: Segments<'_>,
-    options: SegSumOptions,
-) -> Option<algos::SegSum> {
-    let wanted = matches!(
-        options.algorithm,
-        SegSumAlgorithm::Auto | SegSumAlgorithm::OnePass
-    );
-    match segments {
-        Segments::Flags(_) if wanted => algos::SegSum::new(T::DTYPE).ok(),
+/// SEGSUM for `T` when `options` run it (see [`SegSumAlgorithm::OnePass`]
+/// and `Auto`): none for i8 values.
+fn one_pass_kernel<T: SegmentedSumInput>(options: SegSumOptions) -> Option<algos::SegSum> {
+    match options.algorithm {
+        SegSumAlgorithm::OnePass | SegSumAlgorithm::Auto => algos::SegSum::new(T::DTYPE).ok(),
         _ => None,
     }
 }
@@ -929,26 +936,25 @@ pub fn segmented_sum_workspace_bytes<T: SegmentedSumInput>(
     Ok(plan.layout.bytes())
 }
 
-/// The stream-ordered [`segmented_sum`]: enqueues on `stream` SEGSUM (one
-/// launch: [`SegSumAlgorithm::OnePass`]) or the segmented scan (SEGSCAN)
-/// and the pick of every segment's last value, and returns at once. With
-/// flags the sums of the segments go to the front of `sums` (caller-owned,
-/// as long as `x`; the rest is unspecified), written by SEGSUM or by a
+/// The stream-ordered [`segmented_sum`]: enqueues on `stream` SEGSUM
+/// ([`SegSumAlgorithm::OnePass`]) or the segmented scan (SEGSCAN) and the
+/// pick of every segment's last value, and returns at once. With flags the
+/// sums of the segments go to the front of `sums` (caller-owned, as long as
+/// `x`; the rest is unspecified), written by SEGSUM (one launch) or by a
 /// COMPRESS at the segment ends, and their number stays on the device in
 /// `count` ([`SplitCount::download`](crate::SplitCount::download) after the
 /// stream is synchronised). With offsets SegFlags checks them and makes the
-/// flags first, `sums` holds exactly one sum per segment (`offsets.len() -
-/// 1`, empty segments 0) and `count` reports that number. No allocation, no
-/// host synchronisation. Numerics as in [`segmented_sum`]; `Auto` runs
-/// [`SegSumAlgorithm::OnePass`] (one launch) with flags and f16, bf16 or
-/// f32 values, else SEGSCAN and the pick; SCD is blocking only (it sizes
-/// its steps on the host).
+/// flags first, then SEGSUM and SegSpread (or SEGSCAN and SegEnds) write
+/// exactly one sum per segment into `sums` (`offsets.len() - 1`, empty
+/// segments 0) and `count` reports that number. No allocation, no host
+/// synchronisation. Numerics as in [`segmented_sum`]; `Auto` runs
+/// [`SegSumAlgorithm::OnePass`] for f16, bf16 and f32 values, SEGSCAN for
+/// i8; SCD is blocking only (it sizes its steps on the host).
 ///
 /// The segments are checked on the device: download `check` first
 /// ([`SegmentCheck::download`], naming `segments`); with bad segments the
 /// sums and the count are unspecified. Errors now: as for
-/// [`segmented_sum`], plus `options.algorithm` for SCD, `segments` for
-/// offsets with f32 values (SEGSUM takes flags) and `sums`, `count`,
+/// [`segmented_sum`], plus `options.algorithm` for SCD and `sums`, `count`,
 /// `check` or `workspace` of the wrong size or device.
 #[allow(clippy::too_many_arguments)]
 pub fn segmented_sum_on<T: SegmentedSumInput>(
@@ -982,6 +988,30 @@ pub fn segmented_sum_on<T: SegmentedSumInput>(
         SumSteps::OnePass(plan, part) => {
             let flags = enqueue_flags(stream, segments, None, check, workspace)?;
             return enqueue_one_pass(stream, x, flags.get(), sums, count, workspace, (plan, part));
+        }
+        SumSteps::Spread(steps) => {
+            let SpreadSum {
+                flags,
+                segsum,
+                dense,
+                spread: (mut spread, spread_part),
+            } = *steps;
+            let Segments::Offsets(offsets) = segments else {
+                unreachable!("SegSpread takes offsets")
+            };
+            let flags = enqueue_flags(stream, segments, Some(flags), check, workspace)?;
+            let mut dense = workspace.buffer::<T::Acc>(dense);
+            enqueue_one_pass(stream, x, flags.get(), &mut dense, count, workspace, segsum)?;
+            count.set_known(sums.len());
+            let args = runtime::SegSpreadArgs {
+                offsets: offsets.ptr(),
+                dense: dense.ptr(),
+                sums: sums.ptr(),
+                workspace: workspace.at(spread_part),
+            };
+            return stream.with_queue(&[offsets, &*sums, &*workspace], |s| {
+                runtime::launch(s, &mut spread, args)
+            });
         }
         SumSteps::Scanned(scanned) => *scanned,
     };

@@ -124,6 +124,7 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("softmax_f32", "aclrtlaunch_softmax_f32"),
     ("segflags", "aclrtlaunch_segflags"),
     ("segends", "aclrtlaunch_segends"),
+    ("segspread", "aclrtlaunch_segspread"),
     ("runheads_f16", "aclrtlaunch_runheads_f16"),
     ("runheads_bf16", "aclrtlaunch_runheads_bf16"),
     ("runheads_f32", "aclrtlaunch_runheads_f32"),
@@ -303,6 +304,7 @@ extern "C" {
     fn aclrtlaunch_softmax_f32(block_dim: u32, stream: *mut c_void, logits: Gm, temperatures: Gm, keep_k: Gm, keep_values: Gm, keep_indices: Gm, probs: Gm, workspace: Gm, tiling: *mut algos::SoftmaxTiling) -> u32;
     fn aclrtlaunch_segflags(block_dim: u32, stream: *mut c_void, offsets: Gm, flags: Gm, check: Gm, tiling: *mut algos::SegFlagsTiling) -> u32;
     fn aclrtlaunch_segends(block_dim: u32, stream: *mut c_void, offsets: Gm, y: Gm, sums: Gm, tiling: *mut algos::SegEndsTiling) -> u32;
+    fn aclrtlaunch_segspread(block_dim: u32, stream: *mut c_void, offsets: Gm, dense: Gm, sums: Gm, workspace: Gm, tiling: *mut algos::SegSpreadTiling) -> u32;
     fn aclrtlaunch_runheads_f16(block_dim: u32, stream: *mut c_void, keys: Gm, flags: Gm, tiling: *mut algos::RunHeadsTiling) -> u32;
     fn aclrtlaunch_runheads_bf16(block_dim: u32, stream: *mut c_void, keys: Gm, flags: Gm, tiling: *mut algos::RunHeadsTiling) -> u32;
     fn aclrtlaunch_runheads_f32(block_dim: u32, stream: *mut c_void, keys: Gm, flags: Gm, tiling: *mut algos::RunHeadsTiling) -> u32;
@@ -1023,6 +1025,38 @@ impl Launch for SegEndsArgs {
         // launch stub copies the struct) and has the C layout of
         // SegEndsTiling (pinned by its derive on both sides).
         let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.offsets, self.y, self.sums, &mut plan.tiling) };
+        stream.backend.launched(e.symbol, rc)
+    }
+}
+
+/// `aclrtlaunch_<kernel>` of the SegSpread kernels.
+type SegSpreadFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, *mut algos::SegSpreadTiling) -> u32;
+
+/// The SegSpread kernels: the simulator's entries.
+const SEGSPREAD: &[Entry<SegSpreadFn>] = &[
+    Entry { name: "segspread", symbol: "aclrtlaunch_segspread", f: aclrtlaunch_segspread },
+];
+
+/// The GM pointers of the SegSpread kernels (SegSpreadTiling), by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SegSpreadArgs {
+    pub(crate) offsets: Gm,
+    pub(crate) dense: Gm,
+    pub(crate) sums: Gm,
+    pub(crate) workspace: Gm,
+}
+
+impl Launch for SegSpreadArgs {
+    type Tiling = algos::SegSpreadTiling;
+    fn launch(self, stream: StreamRef, plan: &mut algos::LaunchPlan<Self::Tiling>) -> Result<()> {
+        let e = stream.backend.kernel(SEGSPREAD, &plan.kernel)?;
+        // SAFETY: `e.f` has the kernel's C signature (the simulator's static
+        // entry, or the same symbol of a loaded kernel library built from the
+        // same kernels/ sources); the pointers are live device allocations
+        // sized for the plan; the tiling pointer is valid for the call (the
+        // launch stub copies the struct) and has the C layout of
+        // SegSpreadTiling (pinned by its derive on both sides).
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.offsets, self.dense, self.sums, self.workspace, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

@@ -1,6 +1,7 @@
 // Segments given as CSR-style offsets (docs/algorithms.md, "Segments given
-// as offsets"): their check and start flags (SegFlags), and the segments'
-// sums from the inclusive segmented scan (SegEnds). Vector cores only.
+// as offsets"): their check and start flags (SegFlags), the segments' sums
+// from the inclusive segmented scan (SegEnds), or from the dense sums of
+// the non-empty segments (SegSpread). Vector cores only.
 #pragma once
 
 #include "ascend_scan_tiling.h"
@@ -349,6 +350,223 @@ __aicore__ inline void SegEnds(GM_ADDR offsets, GM_ADDR y, GM_ADDR sums, const S
         }
         StoreAny(gSums[off], out, rows);
     }
+}
+
+// The dense sums of the non-empty segments (in order, as SEGSUM writes them
+// by the start flags SegFlags makes) to one sum per segment (SegSpread):
+// sums[k] = dense[j] when segment k is the j-th non-empty one, 0 when it is
+// empty. A2 has no vector scatter, so every segment finds its j (its rank):
+// each vector core owns a range of segments in chunks of kRows; phase 1
+// counts the non-empty ones of its range (Compare of neighbouring entries,
+// Select, ReduceSum) into its 32-byte slot; SyncAll; the counts of the cores
+// before it give its first rank. Phase 2, per chunk: a chunk without an
+// empty segment copies its window of dense as it is; else an inclusive
+// Hillis-Steele scan of the non-empty marks (a Gather by a shift table and
+// an Add per step, log2(kRows) steps) gives the ranks within the window, a
+// Gather takes dense there and a Select writes 0 for the empty segments.
+// The offsets have passed SegFlags's check before; bad ones give
+// unspecified sums, never an access outside dense or sums.
+template <uint32_t kRows>
+class Spreader {
+public:
+    static_assert(kRows % 64 == 0 && (kRows & (kRows - 1)) == 0, "whole int32 compare repeats, a power of two");
+    static constexpr uint32_t kSteps = Log2Const(kRows);
+    static constexpr uint32_t kSlotCores = 64;
+    // Arena (bytes). The mark buffers hold 8 zeros (what a shift reads
+    // before the first row), then kRows lanes. (The entries come through a
+    // queue of two: a chunk's load overlaps the work on the one before.)
+    static constexpr uint32_t kEmptyAt = 0;  // empty-segment mask
+    static constexpr uint32_t kMarksAt = kEmptyAt + (kRows / 8 + 31) / 32 * 32;  // 1.0 per non-empty segment
+    static constexpr uint32_t kPingAt = kMarksAt + (8 + kRows) * 4;  // scan steps, in turn
+    static constexpr uint32_t kPongAt = kPingAt + (8 + kRows) * 4;
+    static constexpr uint32_t kShiftedAt = kPongAt + (8 + kRows) * 4;  // a step's shifted lanes
+    static constexpr uint32_t kTablesAt = kShiftedAt + kRows * 4;      // byte offset of lane i - 2^s
+    static constexpr uint32_t kWindowAt = kTablesAt + kSteps * kRows * 4;  // the chunk's dense sums
+    static constexpr uint32_t kOutAt = kWindowAt + kRows * 4;
+    static constexpr uint32_t kZeroAt = kOutAt + kRows * 4;
+    static constexpr uint32_t kOneAt = kZeroAt + kRows * 4;
+    static constexpr uint32_t kRankAt = kOneAt + kRows * 4;  // byte offsets in the window
+    static constexpr uint32_t kTmpAt = kRankAt + kRows * 4;  // ReduceSum's scratch
+    static constexpr uint32_t kRedAt = kTmpAt + kRows * 4;
+    static constexpr uint32_t kSlotAt = kRedAt + 32;
+    static constexpr uint32_t kSlotsAt = kSlotAt + 32;
+    static constexpr uint32_t kBytes = kSlotsAt + kSlotCores * 32;
+    static_assert(kMarksAt % 32 == 0, "32-byte aligned UB operands");
+
+    __aicore__ inline void Run(GM_ADDR offsets, GM_ADDR dense, GM_ADDR sums, GM_ADDR workspace,
+                               const SegSpreadTiling& t) {
+        const uint32_t core = static_cast<uint32_t>(GetBlockIdx());
+        const uint32_t cores = static_cast<uint32_t>(GetBlockNum());
+        const uint64_t begin = static_cast<uint64_t>(core) * t.per_core;
+        const uint64_t end = MinU64(begin + t.per_core, t.segments);
+        denseLen_ = t.dense_len;
+        gOff_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(offsets), t.segments + 1);
+        gDense_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(dense), t.dense_len);
+        gSums_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(sums), t.segments);
+        GlobalTensor<int32_t> gSlots;
+        gSlots.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace), cores * 8);
+        arena_.Init(pipe_, kBytes);
+        pipe_.InitBuffer(qEntries_, 2, 2 * kRows * 4);
+        Init();
+
+        uint64_t count = 0;
+        if (begin < end) LoadEntries(begin, end);
+        for (uint64_t off = begin; off < end; off += kRows) {
+            if (off + kRows < end) LoadEntries(off + kRows, end);
+            count += Marks(Rows(off, end));
+        }
+        LocalTensor<int32_t> own = At<int32_t>(kSlotAt, 8);
+        for (uint32_t i = 0; i < 8; ++i) own.SetValue(i, i == 0 ? static_cast<int32_t>(count) : 0);
+        StoreSlot(gSlots[core * 8], own, 8);
+        SyncAll();
+        LocalTensor<int32_t> slots = At<int32_t>(kSlotsAt, kSlotCores * 8);
+        PipeSync<HardEvent::S_MTE2>();
+        DataCopy(slots, gSlots, cores * 8);
+        PipeSync<HardEvent::MTE2_S>();
+        uint64_t base = 0;
+        for (uint32_t c = 0; c < core; ++c) base += static_cast<uint64_t>(slots.GetValue(c * 8));
+        ScalarReadsDone();
+        if (begin < end) LoadEntries(begin, end);
+        for (uint64_t off = begin; off < end; off += kRows) {
+            if (off + kRows < end) LoadEntries(off + kRows, end);
+            const uint32_t rows = Rows(off, end);
+            const uint32_t c = Marks(rows);
+            Spread(off, rows, c, base);
+            base += c;
+        }
+    }
+
+private:
+    template <typename T>
+    __aicore__ inline LocalTensor<T> At(uint32_t byteOffset, uint32_t count) {
+        return arena_.At<T>(byteOffset, count);
+    }
+    __aicore__ inline uint32_t Rows(uint64_t off, uint64_t end) {
+        return static_cast<uint32_t>(MinU64(end - off, kRows));
+    }
+
+    __aicore__ inline void Init() {
+        // Every lane defined: the scans run over whole repeats.
+        Duplicate(At<float>(kMarksAt, 3 * (8 + kRows)), 0.0f, static_cast<int32_t>(3 * (8 + kRows)));
+        Duplicate(At<float>(kZeroAt, kRows), 0.0f, static_cast<int32_t>(kRows));
+        Duplicate(At<float>(kOneAt, kRows), 1.0f, static_cast<int32_t>(kRows));
+        // Step s reads lane i - 2^s, or a zero of the front (element 7) before lane 0.
+        for (uint32_t s = 0; s < kSteps; ++s) {
+            LocalTensor<int32_t> table = At<int32_t>(kTablesAt + s * kRows * 4, kRows);
+            CreateVecIndex(table, static_cast<int32_t>(8) - static_cast<int32_t>(1u << s), kRows);
+            PipeBarrier<PIPE_V>();
+            Maxs(table, table, static_cast<int32_t>(7), static_cast<int32_t>(kRows));
+            PipeBarrier<PIPE_V>();
+            Muls(table, table, static_cast<int32_t>(4), static_cast<int32_t>(kRows));
+        }
+        PipeBarrier<PIPE_V>();
+    }
+
+    // Queues the entries [off, off + rows) and, after them, [off + 1, off +
+    // rows + 1) of the chunk at `off` (zeros past them: whole compares).
+    __aicore__ inline void LoadEntries(uint64_t off, uint64_t end) {
+        const uint32_t rows = Rows(off, end);
+        LocalTensor<int32_t> e = qEntries_.AllocTensor<int32_t>();
+        if (rows % 64 != 0) ZeroBeforeLoad(e, 2 * kRows);
+        LoadAny(e, gOff_[off], rows);
+        LoadAny(e[kRows], gOff_[off + 1], rows);
+        qEntries_.EnQue(e);
+    }
+
+    // Marks the next queued chunk's non-empty segments (1.0, in the marks
+    // buffer) and returns how many there are.
+    __aicore__ inline uint32_t Marks(uint32_t rows) {
+        const uint32_t padded = Pad64(rows);
+        LocalTensor<uint8_t> empty = At<uint8_t>(kEmptyAt, kRows / 8);
+        LocalTensor<float> marks = At<float>(kMarksAt + 32, kRows);
+        LocalTensor<int32_t> e = qEntries_.DeQue<int32_t>();
+        PipeBarrier<PIPE_V>();  // the previous chunk's reads of the mask and marks
+        Compare(empty, e[kRows], e, CMPMODE::EQ, padded);
+        qEntries_.FreeTensor(e);
+        PipeBarrier<PIPE_V>();
+        Select(marks, empty, At<float>(kZeroAt, kRows), At<float>(kOneAt, kRows), SELMODE::VSEL_TENSOR_TENSOR_MODE,
+               padded);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> red = At<float>(kRedAt, 8);
+        ReduceSum(red, marks, At<float>(kTmpAt, kRows), static_cast<int32_t>(rows));
+        PipeSync<HardEvent::V_S>();
+        const uint32_t c = static_cast<uint32_t>(red.GetValue(0));
+        ScalarReadsDone();
+        return c;
+    }
+
+    // Writes the chunk's sums: `c` non-empty segments, the first of rank `base`.
+    __aicore__ inline void Spread(uint64_t off, uint32_t rows, uint32_t c, uint64_t base) {
+        const uint32_t padded = Pad64(rows);
+        // Bad offsets may count more segments than dense holds.
+        const uint32_t have = base >= denseLen_ ? 0 : static_cast<uint32_t>(MinU64(c, denseLen_ - base));
+        LocalTensor<float> window = At<float>(kWindowAt, kRows);
+        PipeSync<HardEvent::V_MTE2>();    // the previous chunk's Gather from the window is done
+        PipeSync<HardEvent::MTE3_MTE2>();  // and its sums are out (a window is stored as loaded)
+        if (have == rows) {  // no empty segment: the window is the chunk's sums
+            LoadAny(window, gDense_[base], rows);
+            PipeSync<HardEvent::MTE2_MTE3>();
+            StoreAny(gSums_[off], window, rows);
+            return;
+        }
+        LocalTensor<float> out = At<float>(kOutAt, kRows);
+        PipeSync<HardEvent::MTE3_V>();  // the previous chunk's sums are out
+        if (have == 0) {
+            Duplicate(out, 0.0f, static_cast<int32_t>(padded));
+        } else {
+            LoadAny(window, gDense_[base], have);
+            LocalTensor<float> ranks = Scan(padded);
+            LocalTensor<int32_t> at = At<int32_t>(kRankAt, kRows);
+            // Exclusive ranks (the inclusive scan minus the mark), as byte
+            // offsets in the window, within what it holds.
+            Sub(ranks[8], ranks[8], At<float>(kMarksAt + 32, kRows), static_cast<int32_t>(padded));
+            PipeBarrier<PIPE_V>();
+            Cast(at, ranks[8], RoundMode::CAST_RINT, static_cast<int32_t>(padded));
+            PipeBarrier<PIPE_V>();
+            Muls(at, at, static_cast<int32_t>(4), static_cast<int32_t>(padded));
+            PipeBarrier<PIPE_V>();
+            Mins(at, at, static_cast<int32_t>((have - 1) * 4), static_cast<int32_t>(padded));
+            PipeBarrier<PIPE_V>();
+            PipeSync<HardEvent::MTE2_V>();
+            LocalTensor<float> picked = At<float>(kShiftedAt, kRows);
+            Gather(picked, window, at.ReinterpretCast<uint32_t>(), 0, padded);
+            PipeBarrier<PIPE_V>();
+            Select(out, At<uint8_t>(kEmptyAt, kRows / 8), At<float>(kZeroAt, kRows), picked,
+                   SELMODE::VSEL_TENSOR_TENSOR_MODE, padded);
+        }
+        PipeSync<HardEvent::V_MTE3>();
+        StoreAny(gSums_[off], out, rows);
+    }
+
+    // The inclusive scan of the marks over the first `padded` lanes, in a
+    // buffer of 8 zeros and then the lanes.
+    __aicore__ inline LocalTensor<float> Scan(uint32_t padded) {
+        LocalTensor<float> src = At<float>(kMarksAt, 8 + kRows);
+        LocalTensor<float> shifted = At<float>(kShiftedAt, kRows);
+        for (uint32_t s = 0; s < kSteps; ++s) {
+            LocalTensor<float> dst = At<float>(s % 2 == 0 ? kPingAt : kPongAt, 8 + kRows);
+            Gather(shifted, src, At<uint32_t>(kTablesAt + s * kRows * 4, kRows), 0, padded);
+            PipeBarrier<PIPE_V>();
+            Add(dst[8], src[8], shifted, static_cast<int32_t>(padded));
+            PipeBarrier<PIPE_V>();
+            src = dst;
+        }
+        return src;
+    }
+
+    TPipe pipe_;
+    UbArena arena_;
+    TQue<TPosition::VECIN, 2> qEntries_;
+    GlobalTensor<int32_t> gOff_;
+    GlobalTensor<float> gDense_, gSums_;
+    uint64_t denseLen_ = 0;
+};
+
+template <uint32_t kRows>
+__aicore__ inline void SegSpread(GM_ADDR offsets, GM_ADDR dense, GM_ADDR sums, GM_ADDR workspace,
+                                 const SegSpreadTiling& t) {
+    Spreader<kRows> spreader;
+    spreader.Run(offsets, dense, sums, workspace, t);
 }
 
 }  // namespace ascend_scan

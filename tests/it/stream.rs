@@ -1124,8 +1124,14 @@ fn segmented_ops_on_take_offsets() {
     let sum_opts = SegSumOptions::default();
     let bytes = segmented_scan_workspace_bytes::<i8>(&dev, n, segs, scan_opts)
         .unwrap()
-        .max(segmented_sum_workspace_bytes::<i8>(&dev, n, segs, sum_opts).unwrap());
+        .max(segmented_sum_workspace_bytes::<i8>(&dev, n, segs, sum_opts).unwrap())
+        .max(segmented_sum_workspace_bytes::<f32>(&dev, n, segs, sum_opts).unwrap());
     let mut ws = workspace(&dev, bytes);
+    // The same values as f32 (SEGSUM, then SegSpread): exact sums.
+    let x32 = dev
+        .upload(&xs.iter().map(|&v| f32::from(v)).collect::<Vec<_>>())
+        .unwrap();
+    let mut sums32 = dev.alloc::<f32>(m).unwrap();
     let mut y = dev.alloc::<i32>(n).unwrap();
     let mut sums = dev.alloc::<i32>(m).unwrap();
     let mut count = SplitCount::new(&dev, n).unwrap();
@@ -1151,6 +1157,22 @@ fn segmented_ops_on_take_offsets() {
         assert_eq!(count.download().unwrap(), m, "round {round}");
         assert_eq!(y.download().unwrap(), want_scan, "round {round}");
         assert_eq!(sums.download().unwrap(), want_sums, "round {round}");
+        segmented_sum_on(
+            &s,
+            &x32,
+            segs,
+            sum_opts,
+            &mut sums32,
+            &mut count,
+            &mut check,
+            &mut ws,
+        )
+        .unwrap();
+        s.synchronize().unwrap();
+        check.download().unwrap();
+        assert_eq!(count.download().unwrap(), m, "f32, round {round}");
+        let want32: Vec<f32> = want_sums.iter().map(|&v| v as f32).collect();
+        assert_eq!(sums32.download().unwrap(), want32, "f32, round {round}");
         let now = dev.allocation_count();
         assert_eq!(
             *allocations.get_or_insert(now),
@@ -1166,6 +1188,25 @@ fn segmented_ops_on_take_offsets() {
         Segments::Offsets(&bad),
         scan_opts,
         &mut y,
+        &mut check,
+        &mut ws,
+    )
+    .unwrap();
+    s.synchronize().unwrap();
+    let e = check.download().unwrap_err().to_string();
+    assert!(
+        e.contains("offsets[2] = 3 is less than offsets[1] = 5"),
+        "{e}"
+    );
+    // The f32 sums (SegFlags, SEGSUM, SegSpread) report it too.
+    let mut three = dev.alloc::<f32>(3).unwrap();
+    segmented_sum_on(
+        &s,
+        &x32,
+        Segments::Offsets(&bad),
+        sum_opts,
+        &mut three,
+        &mut count,
         &mut check,
         &mut ws,
     )

@@ -47,7 +47,9 @@ pub use sample::{Sample, SampleTiling, Uniforms, UniformsTiling};
 pub use scanu::{ScanU, ScanUTiling};
 pub use scanul1::{ScanUL1, ScanUL1Tiling};
 pub use segextrema::{SegExtrema, SegExtremaTiling, SEGEXTREMA_RECORD_WORDS};
-pub use segoffsets::{SegEnds, SegEndsTiling, SegFlags, SegFlagsTiling};
+pub use segoffsets::{
+    SegEnds, SegEndsTiling, SegFlags, SegFlagsTiling, SegSpread, SegSpreadTiling, SEGSPREAD_ROWS,
+};
 pub use segops::{SegDiff, SegDiffTiling, SegRevert, SegRevertTiling};
 pub use segscan::{RevSpec, SegScan, SegScanTiling};
 pub use segsum::{SegSum, SegSumTiling, SEGSUM_SLOT_INTS, SEGSUM_TILE, SEGSUM_WORKSPACE_BYTES};
@@ -152,6 +154,7 @@ pub fn catalogue() -> Vec<Box<dyn Kernel>> {
     }
     out.push(Box::new(SegFlags));
     out.push(Box::new(SegEnds));
+    out.push(Box::new(SegSpread));
     for dtype in RunHeads::DTYPES {
         out.push(Box::new(
             RunHeads::new(dtype).expect("catalogue entries are valid"),

@@ -9,6 +9,9 @@
 //!   scan y: `sums[k] = y[offsets[k+1] - 1]`, 0 for an empty segment. The
 //!   values are moved bit for bit (Gather and Select), so one kernel serves
 //!   the f32 and the i32 accumulators.
+//! - [`SegSpread`] writes every segment's sum from the dense sums of the
+//!   non-empty segments (SEGSUM's output by SegFlags's flags): the j-th
+//!   non-empty segment gets `dense[j]`, an empty one 0.
 use soc::SocProfile;
 use tiling_derive::Tiling;
 
@@ -41,6 +44,22 @@ pub struct SegEndsTiling {
     /// Segments per vector core (a multiple of 8).
     pub per_core: u64,
 }
+
+/// Tiling of [`SegSpread`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
+#[repr(C)]
+pub struct SegSpreadTiling {
+    /// Segments (sums to write).
+    pub segments: u64,
+    /// Entries of the dense sums (at least the non-empty segments).
+    pub dense_len: u64,
+    /// Segments per vector core (a multiple of 8).
+    pub per_core: u64,
+}
+
+/// Segments per step of [`SegSpread`] (a power of two: its scan takes
+/// log2 steps).
+pub const SEGSPREAD_ROWS: u64 = 1024;
 
 /// Entries of the offsets a vector core loads per step.
 pub const SEGOFFSETS_CHUNK: u64 = 2048;
@@ -80,6 +99,20 @@ pub struct SegFlags;
 /// outside y.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SegEnds;
+
+/// Segment sums from the dense sums of the non-empty segments (f32, in
+/// segment order: SEGSUM's output by the flags [`SegFlags`] makes):
+/// `sums[k] = dense[j]` when segment k is the j-th non-empty one, 0 when it
+/// is empty. A2 has no vector scatter, so each segment computes its j: each
+/// vector core counts the non-empty segments of its range (phase 1, into a
+/// 32-byte slot of the workspace), SyncAll, then per chunk of
+/// [`SEGSPREAD_ROWS`] segments copies its window of `dense` as it is when
+/// no segment of the chunk is empty, else ranks the chunk's segments by a
+/// Hillis-Steele scan of their non-empty marks and gathers. The offsets must
+/// have passed [`SegFlags`]'s check (the same stream, before): invalid
+/// offsets give unspecified sums, never an access outside `dense` or `sums`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SegSpread;
 
 /// Equal ranges of `count` items in whole multiples of `grain` over the
 /// vector cores: (per core, cores used); (grain, 0) for no item.
@@ -189,6 +222,36 @@ impl SegEnds {
     }
 }
 
+impl SegSpread {
+    /// Plans `segments >= 1` sums from `dense_len >= 1` dense sums: one
+    /// 32-byte slot per core used (the workspace).
+    pub fn plan(
+        &self,
+        soc: &SocProfile,
+        segments: u64,
+        dense_len: u64,
+    ) -> Result<LaunchPlan<SegSpreadTiling>, AlgoError> {
+        if segments == 0 || dense_len == 0 {
+            return Err(AlgoError::InvalidArgument {
+                name: "segments",
+                reason: "no segment or no element needs no launch".into(),
+            });
+        }
+        check_i32("segments", segments)?;
+        let (per_core, block_dim) = split(soc, segments, 8);
+        Ok(LaunchPlan {
+            kernel: self.name(),
+            block_dim: block_dim as u32,
+            workspace_bytes: block_dim * 32,
+            tiling: SegSpreadTiling {
+                segments,
+                dense_len,
+                per_core,
+            },
+        })
+    }
+}
+
 impl Kernel for SegFlags {
     fn name(&self) -> String {
         "segflags".into()
@@ -244,6 +307,33 @@ impl Kernel for SegEnds {
     }
 }
 
+impl Kernel for SegSpread {
+    fn name(&self) -> String {
+        "segspread".into()
+    }
+    fn kernel_type(&self) -> KernelType {
+        // SyncAll between the count and the spread.
+        KernelType::MixAiv1_0
+    }
+    fn gm_params(&self) -> &'static [&'static str] {
+        &["offsets", "dense", "sums", "workspace"]
+    }
+    fn tiling_type(&self) -> crate::TilingType {
+        crate::TilingType::of::<SegSpreadTiling>()
+    }
+    fn render(&self) -> Result<String, askama::Error> {
+        render_entry(
+            self,
+            "segoffsets_kernel.h",
+            &format!(
+                "Segments given as offsets (docs/algorithms.md): the segments' sums from the dense \
+                 sums of the non-empty ones, chunks of {SEGSPREAD_ROWS} segments."
+            ),
+            &format!("SegSpread<{SEGSPREAD_ROWS}>"),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,6 +375,16 @@ mod tests {
             assert!(u64::from(p.block_dim - 1) * t.per_core < segments);
         }
         assert!(SegEnds.plan(&soc, 0, 7).is_err());
+        for segments in [1, 8, 9, 1025, 1 << 24] {
+            let p = SegSpread.plan(&soc, segments, 5).unwrap();
+            let t = p.tiling;
+            assert_eq!(t.per_core % 8, 0);
+            let cores = u64::from(p.block_dim);
+            assert!(cores * t.per_core >= segments && (cores - 1) * t.per_core < segments);
+            assert!(p.block_dim <= soc.vector_cores && p.workspace_bytes == cores * 32);
+        }
+        assert!(SegSpread.plan(&soc, 0, 7).is_err());
+        assert!(SegSpread.plan(&soc, 3, 0).is_err());
         assert!(SegEnds.plan(&soc, 3, 0).is_err());
     }
 }

@@ -1180,43 +1180,28 @@ fn segmented_ops_on_take_offsets() {
             "round {round} allocated"
         );
     }
-    // Bad offsets: reported by the check after the sync, as the blocking form does.
+    // Bad offsets: reported by the check after the sync, as the blocking
+    // form does; by the scan and by the f32 sums (SegFlags, SEGSUM, SegSpread).
     let bad = dev.upload(&[0, 5, 3, n as i32]).unwrap();
-    segmented_scan_on(
-        &s,
-        &x,
-        Segments::Offsets(&bad),
-        scan_opts,
-        &mut y,
-        &mut check,
-        &mut ws,
-    )
-    .unwrap();
-    s.synchronize().unwrap();
-    let e = check.download().unwrap_err().to_string();
-    assert!(
-        e.contains("offsets[2] = 3 is less than offsets[1] = 5"),
-        "{e}"
-    );
-    // The f32 sums (SegFlags, SEGSUM, SegSpread) report it too.
+    let bad_segs = Segments::Offsets(&bad);
     let mut three = dev.alloc::<f32>(3).unwrap();
-    segmented_sum_on(
-        &s,
-        &x32,
-        Segments::Offsets(&bad),
-        sum_opts,
-        &mut three,
-        &mut count,
-        &mut check,
-        &mut ws,
-    )
-    .unwrap();
-    s.synchronize().unwrap();
-    let e = check.download().unwrap_err().to_string();
-    assert!(
-        e.contains("offsets[2] = 3 is less than offsets[1] = 5"),
-        "{e}"
-    );
+    for sum in [false, true] {
+        if sum {
+            let sums = &mut three;
+            segmented_sum_on(
+                &s, &x32, bad_segs, sum_opts, sums, &mut count, &mut check, &mut ws,
+            )
+        } else {
+            segmented_scan_on(&s, &x, bad_segs, scan_opts, &mut y, &mut check, &mut ws)
+        }
+        .unwrap();
+        s.synchronize().unwrap();
+        let e = check.download().unwrap_err().to_string();
+        assert!(
+            e.contains("offsets[2] = 3 is less than offsets[1] = 5"),
+            "{e}"
+        );
+    }
     // The next call resets the check.
     segmented_scan_on(&s, &x, segs, scan_opts, &mut y, &mut check, &mut ws).unwrap();
     s.synchronize().unwrap();

@@ -229,22 +229,22 @@ pub fn segmented_scan<T: SegmentedInput>(
 /// Sum of every segment of `x` (one result per segment, in order; an empty
 /// segment, possible with [`Segments::Offsets`], sums to 0).
 ///
-/// Numerics (f16, bf16 and f32 values, f32 sums): [`SegSumAlgorithm::OnePass`]
-/// (the default with flags, and for f32 values) is within about (56 + L/4096) * 2^-24 * (sum of |x|
-/// over the segment and over the two tiles of 4096 elements it starts and
-/// ends in) of the exact sum of a segment of L elements; a tile holding an
-/// inf or NaN (or whose f32 sums overflow) is summed in order, with IEEE's
-/// sequential results. [`SegSumAlgorithm::SegScan`] (the default for i8
-/// values, exact) is within about (128 + L/64 + 2) * 2^-24 * (sum of |x| over
-/// the segment and over two chunks of 4096 elements: the one it ends in and
-/// the one it starts in, see [`segmented_scan`]). [`SegSumAlgorithm::Scd`]
-/// subtracts two global prefixes, each within (d + i/d + 2) * 2^-24 *
-/// sum_{j<=i} |x_j| of exact (the scan's bound,
-/// [`crate::Algorithm::error_depth`]), so a segment's sum
-/// may be off by twice that at its end even when the sum itself is small:
-/// use SCD only when the prefix magnitudes stay small (short inputs, or
-/// values of one sign whose sums you want relative to the total). i8 values
-/// are exact either way.
+/// Numerics (f16, bf16 and f32 values, f32 sums):
+/// [`SegSumAlgorithm::OnePass`] (their default) is within about (56 +
+/// L/4096) * 2^-24 * (sum of |x| over the segment and over the two tiles of
+/// 4096 elements it starts and ends in) of the exact sum of a segment of L
+/// elements; a tile holding an inf or NaN (or whose f32 sums overflow) is
+/// summed in order, with IEEE's sequential results.
+/// [`SegSumAlgorithm::SegScan`] (the default for i8 values, exact) is
+/// within about (128 + L/64 + 2) * 2^-24 * (sum of |x| over the segment and
+/// over two chunks of 4096 elements: the one it ends in and the one it
+/// starts in, see [`segmented_scan`]). [`SegSumAlgorithm::Scd`] subtracts
+/// two global prefixes, each within (d + i/d + 2) * 2^-24 * sum_{j<=i}
+/// |x_j| of exact (the scan's bound, [`crate::Algorithm::error_depth`]), so
+/// a segment's sum may be off by twice that at its end even when the sum
+/// itself is small: use SCD only when the prefix magnitudes stay small
+/// (short inputs, or values of one sign whose sums you want relative to the
+/// total). i8 values are exact either way.
 ///
 /// Errors: as for [`segmented_scan`], plus `options.algorithm` for
 /// [`SegSumAlgorithm::SegScan`] with f32 values.

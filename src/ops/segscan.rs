@@ -256,9 +256,6 @@ pub fn segmented_sum<T: SegmentedSumInput>(
 ) -> Result<SegmentSums<T::Acc>> {
     check_segments(device, x, segments)?;
     let n = x.len();
-    if one_pass_only::<T>() {
-        refuse_segscan(options)?;
-    }
     if options.algorithm == SegSumAlgorithm::Scd && n > 0 {
         let built;
         let flags = match segments {
@@ -898,23 +895,37 @@ fn enqueue_one_pass<T: SegmentedSumInput>(
     sums: &mut DeviceBuffer<T::Acc>,
     count: &mut split::SplitCount,
     workspace: &Workspace,
-    (mut plan, part): (algos::LaunchPlan<algos::SegSumTiling>, Part),
+    (plan, part): (algos::LaunchPlan<algos::SegSumTiling>, Part),
 ) -> Result<()> {
     let cores = plan.block_dim as usize;
     count.check_holds(cores, x.len())?;
+    launch_segsum(stream, x, flags, sums, workspace, (plan, part))?;
+    stream.with_queue(&[count.uses(), workspace], |s| {
+        count.copy_slots(s, workspace.at(part), algos::SEGSUM_SLOT_INTS, cores)
+    })?;
+    count.set_used(cores);
+    Ok(())
+}
+
+/// Launches SEGSUM: the sums by `flags` into `sums`, each core's count of
+/// them in its slot of the workspace part.
+fn launch_segsum<T: SegmentedSumInput>(
+    stream: &Stream,
+    x: &DeviceBuffer<T>,
+    flags: &DeviceBuffer<i8>,
+    sums: &mut DeviceBuffer<T::Acc>,
+    workspace: &Workspace,
+    (mut plan, part): (algos::LaunchPlan<algos::SegSumTiling>, Part),
+) -> Result<()> {
     let args = runtime::SegSumArgs {
         x: x.ptr(),
         flags: flags.ptr(),
         sums: sums.ptr(),
         workspace: workspace.at(part),
     };
-    let uses: [&dyn Uses; 5] = [x, flags, &*sums, count.uses(), workspace];
-    stream.with_queue(&uses, |s| {
-        runtime::launch(s, &mut plan, args)?;
-        count.copy_slots(s, workspace.at(part), algos::SEGSUM_SLOT_INTS, cores)
-    })?;
-    count.set_used(cores);
-    Ok(())
+    stream.with_queue(&[x, flags, &*sums, workspace], |s| {
+        runtime::launch(s, &mut plan, args)
+    })
 }
 
 /// Bytes of [`Workspace`] that [`segmented_sum_on`] needs for `n` values of
@@ -977,81 +988,106 @@ pub fn segmented_sum_on<T: SegmentedSumInput>(
     check_len(sums.len(), sums_len(segments, n), "sums")?;
     let SumOnPlan { layout, steps } = SumOnPlan::new::<T>(stream.device(), n, segments, options)?;
     workspace.check(stream, &layout)?;
-    let ScannedSum {
-        flags,
-        scan,
-        y,
-        ends,
-        scratch,
-        pick,
-    } = match steps {
+    match steps {
         SumSteps::OnePass(plan, part) => {
             let flags = enqueue_flags(stream, segments, None, check, workspace)?;
-            return enqueue_one_pass(stream, x, flags.get(), sums, count, workspace, (plan, part));
+            enqueue_one_pass(stream, x, flags.get(), sums, count, workspace, (plan, part))
         }
         SumSteps::Spread(steps) => {
-            let SpreadSum {
-                flags,
-                segsum,
-                dense,
-                spread: (mut spread, spread_part),
-            } = *steps;
-            let Segments::Offsets(offsets) = segments else {
-                unreachable!("SegSpread takes offsets")
-            };
-            let flags = enqueue_flags(stream, segments, Some(flags), check, workspace)?;
-            let mut dense = workspace.buffer::<T::Acc>(dense);
-            enqueue_one_pass(stream, x, flags.get(), &mut dense, count, workspace, segsum)?;
+            steps.enqueue(stream, x, segments, sums, check, workspace)?;
             count.set_known(sums.len());
-            let args = runtime::SegSpreadArgs {
-                offsets: offsets.ptr(),
-                dense: dense.ptr(),
-                sums: sums.ptr(),
-                workspace: workspace.at(spread_part),
-            };
-            return stream.with_queue(&[offsets, &*sums, &*workspace], |s| {
-                runtime::launch(s, &mut spread, args)
-            });
+            Ok(())
         }
-        SumSteps::Scanned(scanned) => *scanned,
-    };
-    let flags = enqueue_flags(stream, segments, flags, check, workspace)?;
-    let flags = flags.get();
-    let mut y = workspace.buffer::<T::Acc>(y);
-    let mut scratch = workspace.sub(scratch);
-    match (segments, scan) {
-        (Segments::Flags(_), None) => {
-            // Nothing to sum: the compression of nothing sets the count to 0.
-            let nothing = sums.view::<T::Acc>(0, 0);
-            split::compress_on(stream, &nothing, flags, sums, None, count, workspace)
+        SumSteps::Scanned(steps) => {
+            steps.enqueue(stream, x, segments, sums, count, check, workspace)
         }
-        (Segments::Flags(_), Some(scan)) => {
-            let ends = workspace.buffer::<i8>(ends);
-            scan.enqueue(stream, x, flags, &mut y, check, &mut scratch)?;
-            // A segment ends before every start after position 0, and at the
-            // end. The shifted flags move with the COPY kernel: an
-            // aclrtMemcpyAsync needs 64-byte aligned addresses (CANN 7.0-8.0).
-            let mut head = ends.view::<i8>(0, n - 1);
-            copy::copy_on(stream, &flags.view::<i8>(1, n - 1), &mut head)?;
-            stream.with_queue(&[&*workspace], |s| s.fill(ends.ptr_at(n - 1), 1, 1))?;
-            split::compress_on(stream, &y, &ends, sums, None, count, &mut scratch)
-        }
-        (Segments::Offsets(offsets), scan) => {
-            count.set_known(sums.len());
-            match (scan, pick) {
-                (Some(scan), Some(mut pick)) => {
-                    scan.enqueue(stream, x, flags, &mut y, check, &mut scratch)?;
-                    let args = runtime::SegEndsArgs {
-                        offsets: offsets.ptr(),
-                        y: y.ptr(),
-                        sums: sums.ptr(),
-                    };
-                    stream.with_queue(&[offsets, &*sums, &*workspace], |s| {
-                        runtime::launch(s, &mut pick, args)
-                    })
+    }
+}
+
+impl SpreadSum {
+    /// SegFlags, SEGSUM of the non-empty segments into `dense`, SegSpread
+    /// into `sums`.
+    fn enqueue<T: SegmentedSumInput>(
+        self,
+        stream: &Stream,
+        x: &DeviceBuffer<T>,
+        segments: Segments<'_>,
+        sums: &mut DeviceBuffer<T::Acc>,
+        check: &mut SegmentCheck,
+        workspace: &Workspace,
+    ) -> Result<()> {
+        let Segments::Offsets(offsets) = segments else {
+            unreachable!("SegSpread takes offsets")
+        };
+        let flags = enqueue_flags(stream, segments, Some(self.flags), check, workspace)?;
+        let mut dense = workspace.buffer::<T::Acc>(self.dense);
+        launch_segsum(stream, x, flags.get(), &mut dense, workspace, self.segsum)?;
+        let (mut spread, part) = self.spread;
+        let args = runtime::SegSpreadArgs {
+            offsets: offsets.ptr(),
+            dense: dense.ptr(),
+            sums: sums.ptr(),
+            workspace: workspace.at(part),
+        };
+        stream.with_queue(&[offsets, &*sums, workspace], |s| {
+            runtime::launch(s, &mut spread, args)
+        })
+    }
+}
+
+impl ScannedSum {
+    /// (SegFlags,) SEGSCAN into y, then the sums: a COMPRESS at the segment
+    /// ends with flags, SegEnds with offsets.
+    #[allow(clippy::too_many_arguments)]
+    fn enqueue<T: SegmentedSumInput>(
+        self,
+        stream: &Stream,
+        x: &DeviceBuffer<T>,
+        segments: Segments<'_>,
+        sums: &mut DeviceBuffer<T::Acc>,
+        count: &mut split::SplitCount,
+        check: &mut SegmentCheck,
+        workspace: &mut Workspace,
+    ) -> Result<()> {
+        let n = x.len();
+        let flags = enqueue_flags(stream, segments, self.flags, check, workspace)?;
+        let flags = flags.get();
+        let mut y = workspace.buffer::<T::Acc>(self.y);
+        let mut scratch = workspace.sub(self.scratch);
+        match (segments, self.scan) {
+            (Segments::Flags(_), None) => {
+                // Nothing to sum: the compression of nothing sets the count to 0.
+                let nothing = sums.view::<T::Acc>(0, 0);
+                split::compress_on(stream, &nothing, flags, sums, None, count, workspace)
+            }
+            (Segments::Flags(_), Some(scan)) => {
+                let ends = workspace.buffer::<i8>(self.ends);
+                scan.enqueue(stream, x, flags, &mut y, check, &mut scratch)?;
+                // A segment ends before every start after position 0, and at
+                // the end. The shifted flags move with the COPY kernel: an
+                // aclrtMemcpyAsync needs 64-byte aligned addresses (CANN 7.0-8.0).
+                let mut head = ends.view::<i8>(0, n - 1);
+                copy::copy_on(stream, &flags.view::<i8>(1, n - 1), &mut head)?;
+                stream.with_queue(&[&*workspace], |s| s.fill(ends.ptr_at(n - 1), 1, 1))?;
+                split::compress_on(stream, &y, &ends, sums, None, count, &mut scratch)
+            }
+            (Segments::Offsets(offsets), scan) => {
+                count.set_known(sums.len());
+                match (scan, self.pick) {
+                    (Some(scan), Some(mut pick)) => {
+                        scan.enqueue(stream, x, flags, &mut y, check, &mut scratch)?;
+                        let args = runtime::SegEndsArgs {
+                            offsets: offsets.ptr(),
+                            y: y.ptr(),
+                            sums: sums.ptr(),
+                        };
+                        stream.with_queue(&[offsets, &*sums, &*workspace], |s| {
+                            runtime::launch(s, &mut pick, args)
+                        })
+                    }
+                    // No element (every segment empty) or no segment.
+                    _ => stream.with_queue(&[&*sums], |s| s.zero(sums.ptr(), sums.bytes())),
                 }
-                // No element (every segment empty) or no segment.
-                _ => stream.with_queue(&[&*sums], |s| s.zero(sums.ptr(), sums.bytes())),
             }
         }
     }

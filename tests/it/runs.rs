@@ -366,7 +366,7 @@ fn sums_by_key_match_the_reference() {
             .unwrap();
             crate::segscan::check_sum_values(&xh, &f, &by.reduced.download().unwrap(), algorithm);
         }
-        let xf = crate::segscan::f32_data(n, 80 + i as u64);
+        let xf = testkit::data::f32_data(n, 80 + i as u64);
         let by = sum_by_key(
             &dev,
             &kd,

@@ -10,7 +10,7 @@ use half::{bf16, f16};
 use testkit::device;
 use testkit::{
     check::agree,
-    data::{bf16_data, f16_data, i8_data, words},
+    data::{bf16_data, f16_data, f32_data, i8_data, words},
 };
 
 const U: f64 = 1.0 / (1u64 << 24) as f64;
@@ -88,17 +88,6 @@ impl Value for i8 {
         f64::from(a)
     }
     const EXACT: bool = true;
-}
-
-/// f32 values with full 24-bit significands over 2^-4..2^11 in magnitude,
-/// both signs.
-pub(crate) fn f32_data(n: usize, seed: u64) -> Vec<f32> {
-    words(n, seed)
-        .map(|w| {
-            let m = (w >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
-            m * 2f32.powi((w % 16) as i32 - 3)
-        })
-        .collect()
 }
 
 /// Checks a segmented scan against the f64 reference with the documented
@@ -591,7 +580,7 @@ fn check_offsets<T: Value + SegmentedInput>(dev: &Device, x: &[T], offsets: &[i3
     check_offset_sums(dev, x, offsets);
 }
 
-/// The sums of [`check_offsets`], by Auto and SCD.
+/// The sums of [`check_offsets`], by Auto, SCD and (for floats) OnePass.
 fn check_offset_sums<T: Value>(dev: &Device, x: &[T], offsets: &[i32]) {
     let n = x.len();
     let f = flags_of(offsets, n);
@@ -599,7 +588,7 @@ fn check_offset_sums<T: Value>(dev: &Device, x: &[T], offsets: &[i32]) {
     let od = dev.upload(offsets).unwrap();
     let mut algorithms = vec![SegSumAlgorithm::Auto, SegSumAlgorithm::Scd];
     if !T::EXACT {
-        // SEGSUM and SegSpread (Auto's choice for f32).
+        // SEGSUM and SegSpread (Auto's choice for floats too).
         algorithms.push(SegSumAlgorithm::OnePass);
     }
     for algorithm in algorithms {

@@ -1062,7 +1062,7 @@ fn segmented_sum_on_matches_the_definition() {
         let parts = (&s, &f, &mut sums, &mut count, &mut check);
         same_sums_as_blocking(&dev, &f16_data(n, n as u64 + 2), parts);
         let parts = (&s, &f, &mut sums, &mut count, &mut check);
-        same_sums_as_blocking(&dev, &crate::segscan::f32_data(n, n as u64 + 3), parts);
+        same_sums_as_blocking(&dev, &testkit::data::f32_data(n, n as u64 + 3), parts);
     }
 }
 

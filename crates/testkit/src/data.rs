@@ -52,3 +52,14 @@ pub fn bf16_data(n: usize, seed: u64) -> Vec<bf16> {
         .map(|v| bf16::from_f32(v.to_f32()))
         .collect()
 }
+
+/// Deterministic f32 values with full 24-bit significands, both signs,
+/// magnitudes over 2^-4..2^11.
+pub fn f32_data(n: usize, seed: u64) -> Vec<f32> {
+    words(n, seed)
+        .map(|w| {
+            let m = (w >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+            m * 2f32.powi((w % 16) as i32 - 3)
+        })
+        .collect()
+}

@@ -150,8 +150,12 @@ struct RadixTiling {
     // Byte offset in the workspace of the per-core scratch of the values
     // (rows mode; the keys' scratch is at 0).
     uint64_t scratch_vals_offset;
+    // 1: rows mode by the bitonic network (`RadixSort::plan_network`).
+    uint32_t network;
+    // log2 of the network's padded row length.
+    uint32_t row_bits;
 };
-static_assert(sizeof(RadixTiling) == 88, "RadixTiling: size differs from the Rust definition");
+static_assert(sizeof(RadixTiling) == 96, "RadixTiling: size differs from the Rust definition");
 static_assert(offsetof(RadixTiling, n) == 0, "RadixTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(RadixTiling, rows) == 8, "RadixTiling: offset of rows differs from the Rust definition");
 static_assert(offsetof(RadixTiling, tiles_per_row) == 16, "RadixTiling: offset of tiles_per_row differs from the Rust definition");
@@ -166,6 +170,8 @@ static_assert(offsetof(RadixTiling, first_pass) == 64, "RadixTiling: offset of f
 static_assert(offsetof(RadixTiling, store_keys) == 68, "RadixTiling: offset of store_keys differs from the Rust definition");
 static_assert(offsetof(RadixTiling, rows_per_tile) == 72, "RadixTiling: offset of rows_per_tile differs from the Rust definition");
 static_assert(offsetof(RadixTiling, scratch_vals_offset) == 80, "RadixTiling: offset of scratch_vals_offset differs from the Rust definition");
+static_assert(offsetof(RadixTiling, network) == 88, "RadixTiling: offset of network differs from the Rust definition");
+static_assert(offsetof(RadixTiling, row_bits) == 92, "RadixTiling: offset of row_bits differs from the Rust definition");
 
 typedef struct TopKTiling TopKTiling;
 struct TopKTiling {

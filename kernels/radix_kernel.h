@@ -110,6 +110,76 @@ constexpr uint32_t kOwnAt = 0;
 constexpr uint32_t kSlotsAt = 64;
 constexpr uint32_t kSmallBytes = kSlotsAt + kMaxCores * 2 * kSlotInts * 4;
 
+// Bitwise NOT of `len` lanes (Not takes 16-bit data: a 32-bit lane is two
+// of them).
+template <typename TLane>
+__aicore__ inline void BitNot(const LocalTensor<TLane>& dst, const LocalTensor<TLane>& src, int32_t len) {
+    constexpr int32_t kHalves = sizeof(TLane) / sizeof(int16_t);
+    Not(dst.template ReinterpretCast<int16_t>(), src.template ReinterpretCast<int16_t>(), len * kHalves);
+}
+
+// The sort code of `len` keys of type TKey held as lanes (8-bit keys
+// widened): into `code` (scratch `tmp`, `tmp2`), or `keys` itself when the
+// code is the key. Vector unit; the caller orders the keys' load before it.
+template <typename TKey, typename TLane>
+__aicore__ inline LocalTensor<TLane> SortCodeOf(const LocalTensor<TLane>& keys, const LocalTensor<TLane>& code,
+                                               const LocalTensor<TLane>& tmp, const LocalTensor<TLane>& tmp2,
+                                               int32_t len, bool descending) {
+    using TULane = typename Lanes<TKey>::Unsigned;
+    constexpr uint32_t kCode = SortCode<TKey>::kCode;
+    constexpr TLane kNanAbove = static_cast<TLane>(SortCode<TKey>::kNanAbove);
+    constexpr int32_t kLaneBits = 8 * sizeof(TLane);
+    constexpr TLane kLaneMax = static_cast<TLane>(static_cast<TULane>(~TULane(0)) >> 1);
+    LocalTensor<TULane> ucode = code.template ReinterpretCast<TULane>();
+    if constexpr (kCode == 2) {
+        // Float: magnitude m, NaN -> kLaneMax, negative -> -m, so -0.0
+        // and +0.0 meet at 0 and every NaN sorts after +inf.
+        ShiftLeft(code, keys, static_cast<TLane>(1), len);
+        PipeBarrier<PIPE_V>();
+        ShiftRight(ucode, ucode, static_cast<TULane>(1), len);
+        PipeBarrier<PIPE_V>();
+        Adds(tmp, code, static_cast<TLane>(-kNanAbove), len);  // > 0 exactly for NaN
+        PipeBarrier<PIPE_V>();
+        Maxs(tmp, tmp, static_cast<TLane>(0), len);
+        PipeBarrier<PIPE_V>();
+        Mins(tmp, tmp, static_cast<TLane>(1), len);  // 1 for NaN, else 0
+        PipeBarrier<PIPE_V>();
+        Muls(tmp2, tmp, kLaneMax, len);
+        PipeBarrier<PIPE_V>();
+        Max(code, code, tmp2, len);  // NaN magnitude -> kLaneMax
+        PipeBarrier<PIPE_V>();       // tmp2 is rewritten next
+        ShiftRight(tmp2, keys, static_cast<TLane>(kLaneBits - 1), len);  // 0 or -1 (sign)
+        Muls(tmp, tmp, static_cast<TLane>(2), len);
+        PipeBarrier<PIPE_V>();
+        Muls(tmp2, tmp2, static_cast<TLane>(2), len);
+        Adds(tmp, tmp, static_cast<TLane>(-1), len);  // NaN: 1, else -1
+        PipeBarrier<PIPE_V>();
+        Adds(tmp2, tmp2, static_cast<TLane>(1), len);  // sign factor 1 or -1
+        PipeBarrier<PIPE_V>();
+        Max(tmp2, tmp2, tmp, len);  // NaN: +1
+        PipeBarrier<PIPE_V>();
+        Mul(code, code, tmp2, len);
+        PipeBarrier<PIPE_V>();
+        if (descending) {
+            BitNot(code, code, len);
+            PipeBarrier<PIPE_V>();
+        }
+        return code;
+    } else {
+        if (!descending) return keys;
+        BitNot(code, keys, len);
+        PipeBarrier<PIPE_V>();
+        if (sizeof(TKey) == 1 && kCode == 0) {
+            // Unsigned 8-bit keys: keep the code in 8 bits.
+            ShiftLeft(code, code, static_cast<TLane>(8), len);
+            PipeBarrier<PIPE_V>();
+            ShiftRight(ucode, ucode, static_cast<TULane>(8), len);
+            PipeBarrier<PIPE_V>();
+        }
+        return code;
+    }
+}
+
 // kTile: keys per tile (a multiple of 128). TVal: what moves with the
 // keys, int32 (the indices, or any 4-byte values) or int16 (2-byte values;
 // such a sort never makes indices).
@@ -123,10 +193,8 @@ public:
     using TULane = typename Lanes<TKey>::Unsigned;
     static constexpr int32_t kLaneBits = 8 * sizeof(TLane);
     static constexpr uint32_t kCode = SortCode<TKey>::kCode;
-    static constexpr TLane kNanAbove = static_cast<TLane>(SortCode<TKey>::kNanAbove);
     using TUVal = typename Lanes<TVal>::Unsigned;
     static constexpr bool kValsAreIndices = sizeof(TVal) == 4;  // a pass may make them
-    static constexpr TLane kLaneMax = static_cast<TLane>(static_cast<TULane>(~TULane(0)) >> 1);
     static constexpr uint32_t kGroups = kTile + kMaxDigits * kAlign;  // 16 aligned groups, elements
     // Staging of the two-level split (4 aligned groups, and the reads of a
     // CompareScalar padded to 128 past the last one).
@@ -252,63 +320,8 @@ private:
             PipeBarrier<PIPE_V>();
         }
         if (!withCode) return keys;
-        LocalTensor<TLane> code = bufCode_.Get<TLane>();
-        LocalTensor<TULane> ucode = code.template ReinterpretCast<TULane>();
-        if constexpr (kCode == 2) {
-            // Float: magnitude m, NaN -> kLaneMax, negative -> -m, so -0.0
-            // and +0.0 meet at 0 and every NaN sorts after +inf.
-            ShiftLeft(code, keys, static_cast<TLane>(1), len);
-            PipeBarrier<PIPE_V>();
-            ShiftRight(ucode, ucode, static_cast<TULane>(1), len);
-            PipeBarrier<PIPE_V>();
-            Adds(tmp, code, static_cast<TLane>(-kNanAbove), len);  // > 0 exactly for NaN
-            PipeBarrier<PIPE_V>();
-            Maxs(tmp, tmp, static_cast<TLane>(0), len);
-            PipeBarrier<PIPE_V>();
-            Mins(tmp, tmp, static_cast<TLane>(1), len);  // 1 for NaN, else 0
-            PipeBarrier<PIPE_V>();
-            Muls(tmp2, tmp, kLaneMax, len);
-            PipeBarrier<PIPE_V>();
-            Max(code, code, tmp2, len);  // NaN magnitude -> kLaneMax
-            PipeBarrier<PIPE_V>();       // tmp2 is rewritten next
-            ShiftRight(tmp2, keys, static_cast<TLane>(kLaneBits - 1), len);  // 0 or -1 (sign)
-            Muls(tmp, tmp, static_cast<TLane>(2), len);
-            PipeBarrier<PIPE_V>();
-            Muls(tmp2, tmp2, static_cast<TLane>(2), len);
-            Adds(tmp, tmp, static_cast<TLane>(-1), len);  // NaN: 1, else -1
-            PipeBarrier<PIPE_V>();
-            Adds(tmp2, tmp2, static_cast<TLane>(1), len);  // sign factor 1 or -1
-            PipeBarrier<PIPE_V>();
-            Max(tmp2, tmp2, tmp, len);  // NaN: +1
-            PipeBarrier<PIPE_V>();
-            Mul(code, code, tmp2, len);
-            PipeBarrier<PIPE_V>();
-            if (t_.descending) {
-                BitNot(code, code, len);
-                PipeBarrier<PIPE_V>();
-            }
-        } else if (t_.descending) {
-            BitNot(code, keys, len);
-            PipeBarrier<PIPE_V>();
-            if (kNarrow && kCode == 0) {
-                // Unsigned 8-bit keys: keep the code in 8 bits.
-                ShiftLeft(code, code, static_cast<TLane>(8), len);
-                PipeBarrier<PIPE_V>();
-                ShiftRight(ucode, ucode, static_cast<TULane>(8), len);
-                PipeBarrier<PIPE_V>();
-            }
-        } else {
-            code = keys;
-        }
-        code_ = code;
+        code_ = SortCodeOf<TKey>(keys, bufCode_.Get<TLane>(), tmp, tmp2, len, t_.descending != 0);
         return keys;
-    }
-
-    // Bitwise NOT of `len` lanes (Not takes 16-bit data: a 32-bit lane is
-    // two of them).
-    __aicore__ inline void BitNot(const LocalTensor<TLane>& dst, const LocalTensor<TLane>& src, int32_t len) {
-        constexpr int32_t kHalves = sizeof(TLane) / sizeof(int16_t);
-        Not(dst.template ReinterpretCast<int16_t>(), src.template ReinterpretCast<int16_t>(), len * kHalves);
     }
 
     // Dequeues the next tile's keys, computes their code and the digit at
@@ -720,12 +733,342 @@ private:
     uint64_t begin_ = 0, end_ = 0;
 };
 
+// Rows of at most 2^kMaxBits 16-bit keys, the whole sort on chip by a
+// bitonic network (RowNetwork; rows mode with `network` set). Every key
+// becomes one int32 whose order is (code, index in the row): the code's
+// upper 15 bits (shifted, arithmetic for signed codes, logical for
+// unsigned ones) in the high half, its lowest bit at bit 15 and the index
+// in bits 0..14. The keys of a row are then distinct, so the network,
+// which is not stable by itself, gives the stable order, and
+// Min/Max on int32 compare them. Rows are padded to Lp = 2^row_bits
+// lanes with 0x7FFFF800 + index (above every key); a tile holds
+// rows_per_tile rows (at least 64 lanes, padded with whole dummy rows).
+// Stage (k, j) of the network (k = 2..Lp, j = k/2..1): each lane takes the
+// min of itself and its partner (lane XOR j, one Gather by a table) when
+// its bit j equals its bit k (runs of k alternate ascending and
+// descending; in the last merge, k = Lp, all ascend), else the max: a
+// Gather, a Min, a Max and a Select per stage. The partner tables and the
+// stage masks depend on the launch only and are built once per core. The
+// sorted composites give the indices (their low 15 bits) and the keys (a
+// Gather of the raw keys by index).
+template <typename TKey>
+class RowNetwork {
+public:
+    static_assert(sizeof(TKey) == 2, "16-bit keys: code and index share an int32");
+    using TLane = int16_t;
+    static constexpr uint32_t kLanes = 2048;  // int32 lanes of a tile
+    static constexpr uint32_t kMaxBits = 10;  // rows of up to 1024 keys
+    static constexpr uint32_t kMaxStages = kMaxBits * (kMaxBits + 1) / 2;
+    static constexpr uint32_t kVec = kLanes * sizeof(int32_t);
+    static constexpr uint32_t kMaskBytes = kLanes / 8;
+    // Arena (bytes). A, B: the composites (the network's ping-pong; scratch
+    // before it); G: the partners (before the network: the code's two
+    // halves as int16, then the pad words at kPadAt); Mn: the minima.
+    static constexpr uint32_t kA = 0, kB = kVec, kG = 2 * kVec, kPadAt = 3 * kVec, kMn = kPadAt + 32;
+    static constexpr uint32_t kPartner = kMn + kVec;                     // kMaxBits tables (uint32 byte offsets)
+    static constexpr uint32_t kMasks = kPartner + kMaxBits * kVec;       // kMaxStages lane masks
+    static constexpr uint32_t kBuild = kMasks + kMaxStages * kMaskBytes;  // 2 * kLanes uint32
+    static constexpr uint32_t kCompact = kBuild + 2 * kVec;              // kLanes uint32
+    static constexpr uint32_t kRowBase = kCompact + kVec;                // kLanes int32
+    static constexpr uint32_t kCol = kRowBase + kVec;                    // kLanes int32
+    static constexpr uint32_t kIdxOut = kCol + kVec;                     // kLanes int32
+    static constexpr uint32_t kKeysOut = kIdxOut + kVec;                 // kLanes 16-bit
+    static constexpr uint32_t kBytes = kKeysOut + kLanes * sizeof(TLane);
+    static constexpr int32_t kPadLow = static_cast<int32_t>(0x7FFFF800);  // + index: above every key
+
+    __aicore__ inline void Run(GM_ADDR keysIn, GM_ADDR keysOut, GM_ADDR idxOut, const RadixTiling& t) {
+        t_ = t;
+        n_ = static_cast<uint32_t>(t.n);
+        bits_ = t.row_bits;
+        rowLanes_ = 1u << bits_;
+        rowsPerTile_ = static_cast<uint32_t>(t.rows_per_tile);
+        lanes_ = rowsPerTile_ * rowLanes_ < 64 ? 64 : rowsPerTile_ * rowLanes_;
+        contig_ = lanes_ / rowLanes_ * n_;  // keys of the tile's rows, dummy rows included
+        const uint64_t total = t.rows * t.n;
+        gKeysIn_.SetGlobalBuffer(reinterpret_cast<__gm__ TKey*>(keysIn), total);
+        gKeysOut_.SetGlobalBuffer(reinterpret_cast<__gm__ TKey*>(keysOut), t.store_keys ? total : 0);
+        gIdxOut_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(idxOut), total);
+        const uint64_t tiles = (t.rows + t.rows_per_tile - 1) / t.rows_per_tile;
+        const uint64_t begin = static_cast<uint64_t>(GetBlockIdx()) * t.per_core;
+        const uint64_t end = MinU64(begin + t.per_core, tiles);
+        pipe_.InitBuffer(qKeys_, 2, kLanes * sizeof(TLane));
+        ub_.Init(pipe_, kBytes);
+        if (begin >= end) return;
+        Load(begin);
+        Tables();
+        for (uint64_t k = begin; k < end; ++k) {
+            if (k + 1 < end) Load(k + 1);
+            Sort(k);
+        }
+    }
+
+private:
+    __aicore__ inline uint32_t RowsOf(uint64_t k) {
+        return static_cast<uint32_t>(MinU64(t_.rows - k * rowsPerTile_, rowsPerTile_));
+    }
+
+    __aicore__ inline void Load(uint64_t k) {
+        LocalTensor<TKey> keys = qKeys_.AllocTensor<TKey>();
+        LoadAny(keys, gKeysIn_[k * rowsPerTile_ * n_], RowsOf(k) * n_);
+        qKeys_.EnQue(keys);
+    }
+
+    // int32 lane indices 0..count in `dst`.
+    __aicore__ inline void Iota(const LocalTensor<int32_t>& dst, uint32_t count) {
+        CreateVecIndex(dst, static_cast<int32_t>(0), count);
+        PipeBarrier<PIPE_V>();
+    }
+
+    // The launch's tables: partners and stage masks (lanes_ lanes), the
+    // build table that spreads the code halves into the padded rows
+    // (2 * lanes_ int16 lanes), the column of every padded lane, and for
+    // the output the padded lane (compact table) and the row start (row
+    // base, in bytes of the keys) of every key of the tile.
+    __aicore__ inline void Tables() {
+        const int32_t lanes = static_cast<int32_t>(lanes_);
+        LocalTensor<int32_t> idx = ub_.At<int32_t>(kA, kLanes), ones = ub_.At<int32_t>(kB, kLanes);
+        LocalTensor<int32_t> bit = ub_.At<int32_t>(kG, kLanes), col = ub_.At<int32_t>(kCol, kLanes);
+        // Bit masks of lane bit b (and their NOT) for b < bits_, in the
+        // build table's room until the stage masks are made.
+        LocalTensor<uint8_t> bitMasks = ub_.At<uint8_t>(kBuild, 2 * kMaxBits * kMaskBytes);
+        Iota(idx, lanes_);
+        Duplicate(ones, static_cast<int32_t>(1), lanes);
+        PipeBarrier<PIPE_V>();
+        // Column of every lane: lane - (lane >> bits << bits).
+        ShiftRight(col, idx, static_cast<int32_t>(bits_), lanes);
+        PipeBarrier<PIPE_V>();
+        ShiftLeft(col, col, static_cast<int32_t>(bits_), lanes);
+        PipeBarrier<PIPE_V>();
+        Sub(col, idx, col, lanes);
+        for (uint32_t b = 0; b < bits_; ++b) {
+            const int32_t j = static_cast<int32_t>(1u << b);
+            LocalTensor<int32_t> partner = ub_.At<int32_t>(kPartner + b * kVec, kLanes);
+            LocalTensor<uint8_t> m = bitMasks[2 * b * kMaskBytes], notM = bitMasks[(2 * b + 1) * kMaskBytes];
+            ShiftRight(bit, idx, static_cast<int32_t>(b), lanes);
+            PipeBarrier<PIPE_V>();
+            And(bit.ReinterpretCast<int16_t>(), bit.ReinterpretCast<int16_t>(), ones.ReinterpretCast<int16_t>(),
+                2 * lanes);
+            PipeBarrier<PIPE_V>();
+            Compare(m, bit, ones, CMPMODE::EQ, lanes_);
+            // Partner lane XOR j = lane + j - 2j * bit, in bytes.
+            Muls(partner, bit, -2 * j, lanes);
+            PipeBarrier<PIPE_V>();
+            Not(notM.ReinterpretCast<int16_t>(), m.ReinterpretCast<int16_t>(), static_cast<int32_t>(lanes_ / 16));
+            Add(partner, partner, idx, lanes);
+            PipeBarrier<PIPE_V>();
+            Adds(partner, partner, j, lanes);
+            PipeBarrier<PIPE_V>();
+            Muls(partner, partner, static_cast<int32_t>(sizeof(int32_t)), lanes);
+            PipeBarrier<PIPE_V>();
+        }
+        // Stage masks (bit set: the lane takes the min): bit j == bit k,
+        // i.e. (j & k) | (~j & ~k); in the last merge bit j == 0.
+        LocalTensor<uint16_t> scratch = ub_.At<uint16_t>(kMn, kLanes);
+        const int32_t words = static_cast<int32_t>(lanes_ / 16);
+        uint32_t stage = 0;
+        for (uint32_t kb = 1; kb <= bits_; ++kb) {
+            for (uint32_t jb = kb; jb-- > 0; ++stage) {
+                LocalTensor<uint16_t> mask = ub_.At<uint16_t>(kMasks + stage * kMaskBytes, kMaskBytes / 2);
+                LocalTensor<uint16_t> mj = bitMasks[2 * jb * kMaskBytes].ReinterpretCast<uint16_t>();
+                LocalTensor<uint16_t> nj = bitMasks[(2 * jb + 1) * kMaskBytes].ReinterpretCast<uint16_t>();
+                if (kb == bits_) {
+                    Adds(mask.ReinterpretCast<int16_t>(), nj.ReinterpretCast<int16_t>(), static_cast<int16_t>(0),
+                         words);
+                    continue;
+                }
+                LocalTensor<uint16_t> mk = bitMasks[2 * kb * kMaskBytes].ReinterpretCast<uint16_t>();
+                LocalTensor<uint16_t> nk = bitMasks[(2 * kb + 1) * kMaskBytes].ReinterpretCast<uint16_t>();
+                And(scratch, mj, mk, words);
+                And(scratch[kMaskBytes / 2], nj, nk, words);
+                PipeBarrier<PIPE_V>();
+                Or(mask, scratch, scratch[kMaskBytes / 2], words);
+                PipeBarrier<PIPE_V>();
+            }
+        }
+        PipeBarrier<PIPE_V>();
+        BuildTable();
+        OutputTables();
+    }
+
+    // Lane q of the int16 view of the composites (2 * lanes_ of them)
+    // takes: for padded lane p = q >> 1 of row i and column c, when c < n,
+    // the low code half (q even, int16 lane i*n + c of G) or the high one
+    // (q odd, lane kLanes + i*n + c); else the pad word (kPadAt's low or
+    // high half). Byte offsets from G.
+    __aicore__ inline void BuildTable() {
+        const int32_t count = static_cast<int32_t>(2 * lanes_);
+        LocalTensor<int32_t> x = ub_.At<int32_t>(kBuild, 2 * kLanes);
+        LocalTensor<int32_t> y = ub_.At<int32_t>(kA, 2 * kLanes);        // A and B
+        LocalTensor<int32_t> z = ub_.At<int32_t>(kCompact, 2 * kLanes);  // compact and row base
+        LocalTensor<float> w = ub_.At<float>(kG, 2 * kLanes);              // G, the pad words and Mn
+        LocalTensor<uint8_t> valid = ub_.At<uint8_t>(kIdxOut, 2 * kMaskBytes);
+        Iota(x, 2 * lanes_);
+        ShiftRight(y, x, static_cast<int32_t>(1), count);  // p
+        PipeBarrier<PIPE_V>();
+        Muls(z, y, static_cast<int32_t>(-2), count);
+        PipeBarrier<PIPE_V>();
+        Add(z, z, x, count);  // h = q - 2p: 0 low half, 1 high half
+        PipeBarrier<PIPE_V>();
+        ShiftRight(x, y, static_cast<int32_t>(bits_), count);  // row i
+        PipeBarrier<PIPE_V>();
+        ShiftLeft(x, x, static_cast<int32_t>(bits_), count);
+        PipeBarrier<PIPE_V>();
+        Sub(y, y, x, count);  // column c
+        PipeBarrier<PIPE_V>();
+        ShiftRight(x, x, static_cast<int32_t>(bits_), count);
+        PipeBarrier<PIPE_V>();
+        Muls(x, x, static_cast<int32_t>(n_), count);
+        PipeBarrier<PIPE_V>();
+        Add(x, x, y, count);  // i * n + c
+        PipeBarrier<PIPE_V>();
+        Cast(w, y, RoundMode::CAST_NONE, count);
+        Muls(x, x, static_cast<int32_t>(sizeof(TLane)), count);
+        PipeBarrier<PIPE_V>();
+        CompareScalar(valid, w, static_cast<float>(n_), CMPMODE::LT, count);
+        PipeBarrier<PIPE_V>();
+        Muls(y, z, static_cast<int32_t>(kLanes * sizeof(TLane)), count);
+        Muls(z, z, static_cast<int32_t>(sizeof(TLane)), count);
+        PipeBarrier<PIPE_V>();
+        Add(x, x, y, count);
+        Adds(z, z, static_cast<int32_t>(kPadAt - kG), count);
+        PipeBarrier<PIPE_V>();
+        Select(x.ReinterpretCast<float>(), valid, x.ReinterpretCast<float>(), z.ReinterpretCast<float>(),
+               SELMODE::VSEL_TENSOR_TENSOR_MODE, count);
+        // The pad words, past G (used as scratch above).
+        Duplicate(ub_.At<int32_t>(kPadAt, 8), kPadLow, 8);
+        PipeBarrier<PIPE_V>();
+    }
+
+    // For key q of the tile (row i = floor(q / n), column c): the compact
+    // table, 4 * (i * Lp + c) (when rows are padded), and the row base,
+    // 2 * i * n.
+    __aicore__ inline void OutputTables() {
+        const int32_t count = static_cast<int32_t>(lanes_);
+        LocalTensor<int32_t> q = ub_.At<int32_t>(kA, kLanes), row = ub_.At<int32_t>(kB, kLanes);
+        LocalTensor<float> f = ub_.At<float>(kMn, kLanes);
+        LocalTensor<int32_t> compact = ub_.At<int32_t>(kCompact, kLanes), base = ub_.At<int32_t>(kRowBase, kLanes);
+        Iota(q, lanes_);
+        Cast(f, q, RoundMode::CAST_NONE, count);
+        PipeBarrier<PIPE_V>();
+        // floor((q + 0.5) / n): exact, the 0.5 keeps it off the rounding edge.
+        Adds(f, f, 0.5f, count);
+        PipeBarrier<PIPE_V>();
+        Muls(f, f, 1.0f / static_cast<float>(n_), count);
+        PipeBarrier<PIPE_V>();
+        Cast(row, f, RoundMode::CAST_FLOOR, count);
+        PipeBarrier<PIPE_V>();
+        Muls(base, row, static_cast<int32_t>(n_), count);  // i * n
+        ShiftLeft(compact, row, static_cast<int32_t>(bits_), count);
+        PipeBarrier<PIPE_V>();
+        Sub(q, q, base, count);  // c
+        PipeBarrier<PIPE_V>();
+        Muls(base, base, static_cast<int32_t>(sizeof(TLane)), count);
+        Add(compact, compact, q, count);
+        PipeBarrier<PIPE_V>();
+        Muls(compact, compact, static_cast<int32_t>(sizeof(int32_t)), count);
+        PipeBarrier<PIPE_V>();
+    }
+
+    // Sorts tile k (its keys queued) and writes its indices and keys.
+    __aicore__ inline void Sort(uint64_t k) {
+        const uint32_t rows = RowsOf(k), count = rows * n_;
+        const int32_t lanes = static_cast<int32_t>(lanes_);
+        LocalTensor<TLane> keys = qKeys_.DeQue<TLane>();
+        LocalTensor<TLane> halves = ub_.At<TLane>(kG, 2 * kLanes);
+        LocalTensor<TLane> code = ub_.At<TLane>(kB, kLanes), tmp = ub_.At<TLane>(kB + kLanes * sizeof(TLane), kLanes);
+        LocalTensor<TLane> tmp2 = ub_.At<TLane>(kMn, kLanes);
+        PipeBarrier<PIPE_V>();  // the previous tile's vector reads of B, G and Mn
+        if (count < contig_) {
+            // Dummy rows (whole rows, never mixed with real ones): defined values.
+            Duplicate(halves, static_cast<TLane>(-1), static_cast<int32_t>(2 * kLanes));
+            PipeBarrier<PIPE_V>();
+        }
+        LocalTensor<TLane> c = SortCodeOf<TKey>(keys, code, tmp, tmp2, static_cast<int32_t>(count), t_.descending != 0);
+        // The upper 15 bits of the code (high half), its lowest bit at bit
+        // 15 (low half).
+        if constexpr (SortCode<TKey>::kCode == 0) {
+            ShiftRight(halves[kLanes].ReinterpretCast<uint16_t>(), c.ReinterpretCast<uint16_t>(),
+                       static_cast<uint16_t>(1), static_cast<int32_t>(count));
+        } else {
+            ShiftRight(halves[kLanes], c, static_cast<TLane>(1), static_cast<int32_t>(count));
+        }
+        ShiftLeft(halves, c, static_cast<TLane>(15), static_cast<int32_t>(count));
+        PipeBarrier<PIPE_V>();
+        LocalTensor<int32_t> cur = ub_.At<int32_t>(kA, kLanes), nxt = ub_.At<int32_t>(kB, kLanes);
+        Gather(cur.ReinterpretCast<TLane>(), ub_.At<TLane>(kG, 2 * kLanes + 16),
+               ub_.At<uint32_t>(kBuild, 2 * kLanes), 0, 2 * lanes_);
+        PipeBarrier<PIPE_V>();
+        Add(cur, cur, ub_.At<int32_t>(kCol, kLanes), lanes);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<int32_t> partner = ub_.At<int32_t>(kG, kLanes), mn = ub_.At<int32_t>(kMn, kLanes);
+        uint32_t stage = 0;
+        for (uint32_t kb = 1; kb <= bits_; ++kb) {
+            for (uint32_t jb = kb; jb-- > 0; ++stage) {
+                Gather(partner, cur, ub_.At<uint32_t>(kPartner + jb * kVec, kLanes), 0, lanes_);
+                PipeBarrier<PIPE_V>();
+                Min(mn, cur, partner, lanes);
+                Max(nxt, cur, partner, lanes);
+                PipeBarrier<PIPE_V>();
+                Select(nxt.ReinterpretCast<float>(), ub_.At<uint8_t>(kMasks + stage * kMaskBytes, kMaskBytes),
+                       mn.ReinterpretCast<float>(), nxt.ReinterpretCast<float>(),
+                       SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes_);
+                PipeBarrier<PIPE_V>();
+                LocalTensor<int32_t> swap = cur;
+                cur = nxt;
+                nxt = swap;
+            }
+        }
+        // The keys in order: padded rows compacted (when n < Lp).
+        LocalTensor<int32_t> sorted = cur;
+        if (n_ < rowLanes_) {
+            Gather(nxt, cur, ub_.At<uint32_t>(kCompact, kLanes), 0, count);
+            PipeBarrier<PIPE_V>();
+            sorted = nxt;
+        }
+        LocalTensor<int32_t> idx = ub_.At<int32_t>(kIdxOut, kLanes);
+        LocalTensor<TLane> keysOut = ub_.At<TLane>(kKeysOut, kLanes);
+        PipeSync<HardEvent::MTE3_V>();  // the previous tile's outputs are written
+        ShiftLeft(idx, sorted, static_cast<int32_t>(17), static_cast<int32_t>(count));
+        PipeBarrier<PIPE_V>();
+        ShiftRight(idx.ReinterpretCast<uint32_t>(), idx.ReinterpretCast<uint32_t>(), static_cast<uint32_t>(17),
+                   static_cast<int32_t>(count));
+        PipeBarrier<PIPE_V>();
+        if (t_.store_keys) {
+            LocalTensor<int32_t> at = ub_.At<int32_t>(kMn, kLanes);
+            Muls(at, idx, static_cast<int32_t>(sizeof(TLane)), static_cast<int32_t>(count));
+            PipeBarrier<PIPE_V>();
+            Add(at, at, ub_.At<int32_t>(kRowBase, kLanes), static_cast<int32_t>(count));
+            PipeBarrier<PIPE_V>();
+            Gather(keysOut, keys, at.ReinterpretCast<uint32_t>(), 0, count);
+        }
+        PipeSync<HardEvent::V_MTE3>();
+        const uint64_t at = k * rowsPerTile_ * n_;
+        StoreAny(gIdxOut_[at], idx, count);
+        if (t_.store_keys) StoreAny(gKeysOut_[at], keysOut.ReinterpretCast<TKey>(), count);
+        qKeys_.FreeTensor(keys);
+    }
+
+    TPipe pipe_;
+    TQue<TPosition::VECIN, 2> qKeys_;  // the next tile loads while this one sorts
+    UbArena ub_;
+    GlobalTensor<TKey> gKeysIn_, gKeysOut_;
+    GlobalTensor<int32_t> gIdxOut_;
+    RadixTiling t_;
+    uint32_t n_ = 0, bits_ = 0, rowLanes_ = 1, rowsPerTile_ = 1, lanes_ = 64, contig_ = 0;
+};
 
 }  // namespace radix
 
 template <typename TKey, uint32_t kTile, typename TVal>
 __aicore__ inline void RadixSortPass(GM_ADDR keys_in, GM_ADDR idx_in, GM_ADDR keys_out, GM_ADDR idx_out,
                                      GM_ADDR workspace, const RadixTiling& t) {
+    if constexpr (sizeof(TKey) == 2 && sizeof(TVal) == 4) {
+        if (t.network) {
+            radix::RowNetwork<TKey> network;
+            network.Run(keys_in, keys_out, idx_out, t);
+            return;
+        }
+    }
     radix::Pass<TKey, kTile, TVal> pass;
     pass.Run(keys_in, idx_in, keys_out, idx_out, workspace, t);
 }

@@ -409,7 +409,15 @@ impl SortPlan {
                 make_indices: !matches!(carry, Carry::Values(_)),
                 indices_only: carry == Carry::IndicesOnly,
             };
-            if bits == 4 && algo.fits_rows(n as u64, pass_options) {
+            if bits == 4 && algo.fits_network(n as u64, pass_options) {
+                // Short rows of 16-bit keys: a sorting network on chip.
+                passes.push(algo.plan_network(
+                    device.profile(),
+                    rows as u64,
+                    n as u64,
+                    pass_options,
+                )?);
+            } else if bits == 4 && algo.fits_rows(n as u64, pass_options) {
                 // Rows that fit a tile: the whole sort in one launch.
                 passes.push(algo.plan_rows(
                     device.profile(),

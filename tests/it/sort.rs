@@ -241,6 +241,56 @@ testkit::per_dtype!(
     i8(I8_SPECIALS),
 );
 
+/// Rows of up to 1024 16-bit keys go through the sorting network: every
+/// padding of a row to a power of two (n = 2^b - 1, 2^b, 2^b + 1), rows per
+/// tile from 1 to 2048, partial last tiles, tiles of dummy rows, and the
+/// adversarial sets (ties, NaN payloads, both zeros) in both orders; the
+/// first length past the network (1025) takes the radix rows.
+fn network_rows<K: Key>(specials: &[u32]) {
+    for (rows, n) in [
+        (1, 1),
+        (3, 1),
+        (2049, 1),
+        (5, 2),
+        (1, 3),
+        (7, 7),
+        (3, 8),
+        (9, 9),
+        (1, 31),
+        (70, 33),
+        (2, 63),
+        (33, 64),
+        (5, 65),
+        (17, 255),
+        (9, 256),
+        (3, 257),
+        (1, 511),
+        (5, 1000),
+        (2, 1023),
+        (3, 1024),
+        (2, 1025),
+    ] {
+        for keys in adversarial::<K>(rows * n, specials) {
+            for descending in [false, true] {
+                let o = SortOptions {
+                    descending,
+                    ..Default::default()
+                };
+                check(&keys, rows, o);
+            }
+        }
+    }
+}
+
+testkit::per_dtype!(
+    /// The sorting network's rows for every 16-bit key type.
+    network_rows:
+    f16(F16_SPECIALS),
+    bf16(BF16_SPECIALS),
+    u16(&[0, 0xffff, 0x8000, 0x7fff, 0x7ffe, 0x8001]),
+    i16(I16_SPECIALS),
+);
+
 #[test]
 fn rows_spread_over_cores_and_shared_between_cores() {
     // One row over every vector core (each core a few tiles), rows shared

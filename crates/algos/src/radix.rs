@@ -62,6 +62,10 @@ pub struct RadixTiling {
     /// Byte offset in the workspace of the per-core scratch of the values
     /// (rows mode; the keys' scratch is at 0).
     pub scratch_vals_offset: u64,
+    /// 1: rows mode by the bitonic network (`RadixSort::plan_network`).
+    pub network: u32,
+    /// log2 of the network's padded row length.
+    pub row_bits: u32,
 }
 
 /// Keys per tile of 8- and 16-bit keys (a multiple of 128: CompareScalar on
@@ -75,6 +79,10 @@ pub const MAX_SORT_LEN: u64 = i32::MAX as u64;
 /// Most rows in one tile of the on-chip sort: the row of a position is one
 /// 4-bit digit.
 pub const MAX_ROWS_PER_TILE: u64 = 16;
+/// Longest row of the sorting network ([`RadixSort::plan_network`]).
+pub const NETWORK_MAX_ROW: u64 = 1024;
+/// Lanes (padded keys) of a tile of the sorting network.
+pub const NETWORK_LANES: u64 = 2048;
 /// Bytes of a digit-count slot (16 i32).
 const SLOT_BYTES: u64 = 64;
 
@@ -242,6 +250,8 @@ impl RadixSort {
                 ),
                 rows_per_tile: 0,
                 scratch_vals_offset: 0,
+                network: 0,
+                row_bits: 0,
             },
         })
     }
@@ -299,6 +309,67 @@ impl RadixSort {
                 store_keys: u32::from(!options.indices_only),
                 rows_per_tile,
                 scratch_vals_offset,
+                network: 0,
+                row_bits: 0,
+            },
+        })
+    }
+
+    /// Whether [`Self::plan_network`] takes rows of `n` keys.
+    pub fn fits_network(&self, n: u64, options: RadixSortOptions) -> bool {
+        self.key.size() == 2
+            && n >= 1
+            && n <= NETWORK_MAX_ROW
+            && options.make_indices
+            && self.value_bytes == 4
+    }
+
+    /// Plans the whole sort of `rows` rows of `1 <= n <=`
+    /// [`NETWORK_MAX_ROW`] 16-bit keys in one launch by a bitonic sorting
+    /// network on chip: each row padded to a power of two, whole rows to a
+    /// tile of [`NETWORK_LANES`] lanes, equal ranges of tiles over the
+    /// vector cores, no workspace. Only for sorts that make their indices.
+    pub fn plan_network(
+        &self,
+        soc: &SocProfile,
+        rows: u64,
+        n: u64,
+        options: RadixSortOptions,
+    ) -> Result<LaunchPlan<RadixTiling>, AlgoError> {
+        if !self.fits_network(n, options) || rows == 0 {
+            return Err(AlgoError::InvalidArgument {
+                name: "n",
+                reason: format!(
+                    "{rows} rows of {n} {} keys: the sorting network takes rows of 1..={NETWORK_MAX_ROW} 16-bit keys, making the indices",
+                    self.key
+                ),
+            });
+        }
+        let padded = n.next_power_of_two();
+        let rows_per_tile = (NETWORK_LANES / padded).min(rows.next_power_of_two());
+        let tiles = rows.div_ceil(rows_per_tile);
+        let (per_core, block_dim) = spread(soc, tiles);
+        Ok(LaunchPlan {
+            kernel: self.name(),
+            block_dim: block_dim as u32,
+            workspace_bytes: 0,
+            tiling: RadixTiling {
+                n,
+                rows,
+                tiles_per_row: 1,
+                per_core,
+                row_totals_offset: 0,
+                set_bytes: 0,
+                shift: 0,
+                digit_bits: 4,
+                key_bits: self.key_bits(),
+                descending: u32::from(options.descending),
+                first_pass: 1,
+                store_keys: u32::from(!options.indices_only),
+                rows_per_tile,
+                scratch_vals_offset: 0,
+                network: 1,
+                row_bits: padded.trailing_zeros(),
             },
         })
     }

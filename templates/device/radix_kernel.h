@@ -756,7 +756,7 @@ public:
     static_assert(sizeof(TKey) == 2, "16-bit keys: code and index share an int32");
     using TLane = int16_t;
     static constexpr uint32_t kLanes = 2048;  // int32 lanes of a tile
-    static constexpr uint32_t kMaxBits = 10;  // rows of up to 1024 keys
+    static constexpr uint32_t kMaxBits = 8;  // rows of up to 256 keys (NETWORK_MAX_ROW)
     static constexpr uint32_t kMaxStages = kMaxBits * (kMaxBits + 1) / 2;
     static constexpr uint32_t kVec = kLanes * sizeof(int32_t);
     static constexpr uint32_t kMaskBytes = kLanes / 8;

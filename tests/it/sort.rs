@@ -241,11 +241,11 @@ testkit::per_dtype!(
     i8(I8_SPECIALS),
 );
 
-/// Rows of up to 1024 16-bit keys go through the sorting network: every
+/// Rows of up to 256 16-bit keys go through the sorting network: every
 /// padding of a row to a power of two (n = 2^b - 1, 2^b, 2^b + 1), rows per
 /// tile from 1 to 2048, partial last tiles, tiles of dummy rows, and the
 /// adversarial sets (ties, NaN payloads, both zeros) in both orders; the
-/// first length past the network (1025) takes the radix rows.
+/// longer rows (257 on) take the radix rows.
 fn network_rows<K: Key>(specials: &[u32]) {
     for (rows, n) in [
         (1, 1),

@@ -79,8 +79,12 @@ pub const MAX_SORT_LEN: u64 = i32::MAX as u64;
 /// Most rows in one tile of the on-chip sort: the row of a position is one
 /// 4-bit digit.
 pub const MAX_ROWS_PER_TILE: u64 = 16;
-/// Longest row of the sorting network ([`RadixSort::plan_network`]).
-pub const NETWORK_MAX_ROW: u64 = 1024;
+/// Longest row of the sorting network ([`RadixSort::plan_network`]): past
+/// it the 4-bit radix rows ([`RadixSort::plan_rows`]) model faster (the
+/// network's stages grow as log2(n)^2: 36 at 256 keys, 55 at 1000, where
+/// [96, 1000] f16 took 105.7 us by the network and 71.1 us by the radix
+/// rows, conservative).
+pub const NETWORK_MAX_ROW: u64 = 256;
 /// Lanes (padded keys) of a tile of the sorting network.
 pub const NETWORK_LANES: u64 = 2048;
 /// Bytes of a digit-count slot (16 i32).
@@ -285,22 +289,38 @@ impl RadixSort {
             });
         }
         let rows_per_tile = (self.tile() / n).min(MAX_ROWS_PER_TILE);
-        let tiles = rows.div_ceil(rows_per_tile);
-        let (per_core, block_dim) = spread(soc, tiles);
-        let scratch_vals_offset =
-            (block_dim * self.tile() * self.key.size() as u64).div_ceil(512) * 512;
-        let set_bytes = scratch_vals_offset + (block_dim * self.tile() * 4).div_ceil(512) * 512;
-        Ok(LaunchPlan {
+        let mut plan = self.one_launch(soc, rows, n, options, rows_per_tile);
+        let cores = u64::from(plan.block_dim);
+        let t = &mut plan.tiling;
+        t.scratch_vals_offset = (cores * self.tile() * self.key.size() as u64).div_ceil(512) * 512;
+        t.set_bytes = t.scratch_vals_offset + (cores * self.tile() * 4).div_ceil(512) * 512;
+        plan.workspace_bytes = t.set_bytes;
+        Ok(plan)
+    }
+
+    /// The whole sort of `rows` rows of `n` keys in one launch,
+    /// `rows_per_tile` whole rows to a tile, equal ranges of tiles over the
+    /// vector cores; no workspace yet.
+    fn one_launch(
+        &self,
+        soc: &SocProfile,
+        rows: u64,
+        n: u64,
+        options: RadixSortOptions,
+        rows_per_tile: u64,
+    ) -> LaunchPlan<RadixTiling> {
+        let (per_core, block_dim) = spread(soc, rows.div_ceil(rows_per_tile));
+        LaunchPlan {
             kernel: self.name(),
             block_dim: block_dim as u32,
-            workspace_bytes: set_bytes,
+            workspace_bytes: 0,
             tiling: RadixTiling {
                 n,
                 rows,
                 tiles_per_row: 1,
                 per_core,
                 row_totals_offset: 0,
-                set_bytes,
+                set_bytes: 0,
                 shift: 0,
                 digit_bits: 4,
                 key_bits: self.key_bits(),
@@ -308,18 +328,17 @@ impl RadixSort {
                 first_pass: 1,
                 store_keys: u32::from(!options.indices_only),
                 rows_per_tile,
-                scratch_vals_offset,
+                scratch_vals_offset: 0,
                 network: 0,
                 row_bits: 0,
             },
-        })
+        }
     }
 
     /// Whether [`Self::plan_network`] takes rows of `n` keys.
     pub fn fits_network(&self, n: u64, options: RadixSortOptions) -> bool {
         self.key.size() == 2
-            && n >= 1
-            && n <= NETWORK_MAX_ROW
+            && (1..=NETWORK_MAX_ROW).contains(&n)
             && options.make_indices
             && self.value_bytes == 4
     }
@@ -347,31 +366,10 @@ impl RadixSort {
         }
         let padded = n.next_power_of_two();
         let rows_per_tile = (NETWORK_LANES / padded).min(rows.next_power_of_two());
-        let tiles = rows.div_ceil(rows_per_tile);
-        let (per_core, block_dim) = spread(soc, tiles);
-        Ok(LaunchPlan {
-            kernel: self.name(),
-            block_dim: block_dim as u32,
-            workspace_bytes: 0,
-            tiling: RadixTiling {
-                n,
-                rows,
-                tiles_per_row: 1,
-                per_core,
-                row_totals_offset: 0,
-                set_bytes: 0,
-                shift: 0,
-                digit_bits: 4,
-                key_bits: self.key_bits(),
-                descending: u32::from(options.descending),
-                first_pass: 1,
-                store_keys: u32::from(!options.indices_only),
-                rows_per_tile,
-                scratch_vals_offset: 0,
-                network: 1,
-                row_bits: padded.trailing_zeros(),
-            },
-        })
+        let mut plan = self.one_launch(soc, rows, n, options, rows_per_tile);
+        plan.tiling.network = 1;
+        plan.tiling.row_bits = padded.trailing_zeros();
+        Ok(plan)
     }
 }
 
@@ -509,6 +507,29 @@ mod tests {
             .plan_rows(&soc, 1, 100, opts(false, false, false))
             .is_err());
         assert!(v16.plan_rows(&soc, 1, 100, make).is_err());
+        // Short rows of 16-bit keys: the sorting network, rows padded to a
+        // power of two, a power of two of them to a tile of 2048 lanes.
+        for (rows, n, per_tile, bits) in [(4096, 256, 8, 8), (3, 5, 4, 3), (5000, 1, 2048, 0)] {
+            let t = k.plan_network(&soc, rows, n, make).unwrap().tiling;
+            assert_eq!(
+                (t.network, t.rows_per_tile, t.row_bits, t.store_keys),
+                (1, per_tile, bits, 1)
+            );
+        }
+        assert!(k.plan_network(&soc, 1, NETWORK_MAX_ROW + 1, make).is_err());
+        assert!(RadixSort::new(DType::U8)
+            .unwrap()
+            .plan_network(&soc, 1, 5, make)
+            .is_err());
+        assert!(wide.plan_network(&soc, 1, 5, make).is_err());
+        assert!(v16.plan_network(&soc, 1, 5, make).is_err());
+        assert_eq!(
+            k.plan_network(&soc, 1, 5, opts(false, true, true))
+                .unwrap()
+                .tiling
+                .store_keys,
+            0
+        );
         assert_eq!(
             wide.plan(&soc, 1, 4097, 4, 7, opts(false, true, false))
                 .unwrap()

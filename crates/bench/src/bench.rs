@@ -1292,6 +1292,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::SortF32,
         Op::SortRowsF16 { rows: 96, n: 1000 },
         Op::SortRowsF16 { rows: 4096, n: 256 },
+        Op::SortRowsF16 { rows: 16384, n: 64 },
         Op::MultinomialF16 { rows: 0 },
         Op::MultinomialF16 { rows: 1 },
         Op::MultinomialF16 { rows: 96 },

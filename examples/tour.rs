@@ -1236,6 +1236,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     rows.push(tour_multinomial(&dev, 4, 100_000, 64)?);
     rows.extend(tour_sort(&dev, 1, n + 7)?);
     rows.extend(tour_sort(&dev, 96, 1000)?);
+    rows.extend(tour_sort(&dev, 2048, 256)?);
     rows.extend(tour_wide_sort(&dev, n / 4 + 7)?);
     rows.push(tour_topk(&dev, 96, 128_256, 50, f16::from_f32)?);
     rows.push(tour_topk(&dev, 96, 128_256, 50, |v| v)?);

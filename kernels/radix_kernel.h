@@ -738,41 +738,42 @@ private:
 // becomes one int32 whose order is (code, index in the row): the code's
 // upper 15 bits (shifted, arithmetic for signed codes, logical for
 // unsigned ones) in the high half, its lowest bit at bit 15 and the index
-// in bits 0..14. The keys of a row are then distinct, so the network,
-// which is not stable by itself, gives the stable order, and
-// Min/Max on int32 compare them. Rows are padded to Lp = 2^row_bits
-// lanes with 0x7FFFF800 + index (above every key); a tile holds
-// rows_per_tile rows (at least 64 lanes, padded with whole dummy rows).
-// Stage (k, j) of the network (k = 2..Lp, j = k/2..1): each lane takes the
-// min of itself and its partner (lane XOR j, one Gather by a table) when
-// its bit j equals its bit k (runs of k alternate ascending and
-// descending; in the last merge, k = Lp, all ascend), else the max: a
-// Gather, a Min, a Max and a Select per stage. The partner tables and the
-// stage masks depend on the launch only and are built once per core. The
-// sorted composites give the indices (their low 15 bits) and the keys (a
-// Gather of the raw keys by index).
+// in bits 0..14. The keys of a row are then distinct, so the network, not
+// stable by itself, gives the stable order, and Min/Max on int32 compare
+// them. Rows are padded to Lp = 2^row_bits with 0x7FFFF800 + index (above
+// every key). A tile holds rows_per_tile rows (a multiple of 8, at least
+// 64 lanes, padded with whole dummy rows) laid out 8 rows to a 32-byte
+// block: lane (row i, column c) sits at ((i / 8 * Lp + c) * 8 + i % 8), so
+// the column pairs of every stage are pairs of whole blocks.
+// Merge k (k = 2..Lp, each run of k/2 sorted ascending): the mirror stage
+// pairs column c with c XOR (k - 1) (one Gather by a table), then the
+// half-cleaners pair c with c XOR j for j = k/4..1 (the partner block is j
+// blocks on); in every pair the lower column takes the min, the upper one
+// the max. A stage is a Min and a Max over the lower and upper blocks in
+// block-strided repeats, no Select. The mirror tables and the tables that
+// spread the codes into the block layout and back depend on the launch
+// only and are built once per core. The sorted values give the indices
+// (their low 15 bits) and the keys (a Gather of the raw keys by index).
 template <typename TKey>
 class RowNetwork {
 public:
     static_assert(sizeof(TKey) == 2, "16-bit keys: code and index share an int32");
     using TLane = int16_t;
     static constexpr uint32_t kLanes = 2048;  // int32 lanes of a tile
-    static constexpr uint32_t kMaxBits = 8;  // rows of up to 256 keys (NETWORK_MAX_ROW)
-    static constexpr uint32_t kMaxStages = kMaxBits * (kMaxBits + 1) / 2;
+    static constexpr uint32_t kMaxBits = 8;   // rows of up to 256 keys (NETWORK_MAX_ROW)
     static constexpr uint32_t kVec = kLanes * sizeof(int32_t);
-    static constexpr uint32_t kMaskBytes = kLanes / 8;
-    // Arena (bytes). A, B: the composites (the network's ping-pong; scratch
-    // before it); G: the partners (before the network: the code's two
-    // halves as int16, then the pad words at kPadAt); Mn: the minima.
+    static constexpr uint32_t kBlock = 8;  // int32 lanes per 32-byte block: 8 rows side by side
+    // Arena (bytes). A, B: the values (the network's ping-pong; scratch
+    // before it); G: the mirror partners (before the network: the code's two
+    // halves as int16, then the pad words at kPadAt); Mn: scratch.
     static constexpr uint32_t kA = 0, kB = kVec, kG = 2 * kVec, kPadAt = 3 * kVec, kMn = kPadAt + 32;
-    static constexpr uint32_t kPartner = kMn + kVec;                     // kMaxBits tables (uint32 byte offsets)
-    static constexpr uint32_t kMasks = kPartner + kMaxBits * kVec;       // kMaxStages lane masks
-    static constexpr uint32_t kBuild = kMasks + kMaxStages * kMaskBytes;  // 2 * kLanes uint32
-    static constexpr uint32_t kCompact = kBuild + 2 * kVec;              // kLanes uint32
-    static constexpr uint32_t kRowBase = kCompact + kVec;                // kLanes int32
-    static constexpr uint32_t kCol = kRowBase + kVec;                    // kLanes int32
-    static constexpr uint32_t kIdxOut = kCol + kVec;                     // kLanes int32
-    static constexpr uint32_t kKeysOut = kIdxOut + kVec;                 // kLanes 16-bit
+    static constexpr uint32_t kMirror = kMn + kVec;                // kMaxBits tables (uint32 byte offsets)
+    static constexpr uint32_t kBuild = kMirror + kMaxBits * kVec;  // 2 * kLanes uint32
+    static constexpr uint32_t kCompact = kBuild + 2 * kVec;        // kLanes uint32
+    static constexpr uint32_t kRowBase = kCompact + kVec;          // kLanes int32
+    static constexpr uint32_t kCol = kRowBase + kVec;              // kLanes int32
+    static constexpr uint32_t kIdxOut = kCol + kVec;               // kLanes int32
+    static constexpr uint32_t kKeysOut = kIdxOut + kVec;           // kLanes 16-bit
     static constexpr uint32_t kBytes = kKeysOut + kLanes * sizeof(TLane);
     static constexpr int32_t kPadLow = static_cast<int32_t>(0x7FFFF800);  // + index: above every key
 
@@ -813,160 +814,199 @@ private:
         qKeys_.EnQue(keys);
     }
 
-    // int32 lane indices 0..count in `dst`.
-    __aicore__ inline void Iota(const LocalTensor<int32_t>& dst, uint32_t count) {
-        CreateVecIndex(dst, static_cast<int32_t>(0), count);
-        PipeBarrier<PIPE_V>();
+    // The barrier after each step of the tables (built once per core:
+    // plain order over overlap).
+    __aicore__ inline void V() { PipeBarrier<PIPE_V>(); }
+
+    // Row i and column c of the lanes `lane` (count of them; `lane` is
+    // overwritten): block b = lane >> 3, r = lane & 7, group g = b >> bits, c = b -
+    // (g << bits), i = 8g + r.
+    __aicore__ inline void RowCol(const LocalTensor<int32_t>& lane, const LocalTensor<int32_t>& row,
+                                  const LocalTensor<int32_t>& col, int32_t count) {
+        ShiftRight(col, lane, static_cast<int32_t>(3), count);  // block
+        V();
+        ShiftLeft(row, col, static_cast<int32_t>(3), count);
+        V();
+        Sub(row, lane, row, count);  // r
+        V();
+        ShiftRight(lane, col, static_cast<int32_t>(bits_), count);  // g
+        V();
+        ShiftLeft(lane, lane, static_cast<int32_t>(bits_), count);
+        V();
+        Sub(col, col, lane, count);  // c
+        V();
+        ShiftRight(lane, lane, static_cast<int32_t>(bits_), count);
+        V();
+        ShiftLeft(lane, lane, static_cast<int32_t>(3), count);  // 8g
+        V();
+        Add(row, row, lane, count);  // i
+        V();
     }
 
-    // The launch's tables: partners and stage masks (lanes_ lanes), the
-    // build table that spreads the code halves into the padded rows
-    // (2 * lanes_ int16 lanes), the column of every padded lane, and for
-    // the output the padded lane (compact table) and the row start (row
-    // base, in bytes of the keys) of every key of the tile.
+    // The launch's tables: the mirror partners (byte offsets, one table
+    // per merge), the column of every lane, the build table that spreads
+    // the code halves into the block layout (2 * lanes_ int16 lanes), and
+    // for the output the lane (compact table) and the row start (row base,
+    // in bytes of the keys) of every key of the tile.
     __aicore__ inline void Tables() {
         const int32_t lanes = static_cast<int32_t>(lanes_);
-        LocalTensor<int32_t> idx = ub_.At<int32_t>(kA, kLanes), ones = ub_.At<int32_t>(kB, kLanes);
-        LocalTensor<int32_t> bit = ub_.At<int32_t>(kG, kLanes), col = ub_.At<int32_t>(kCol, kLanes);
-        // Bit masks of lane bit b (and their NOT) for b < bits_, in the
-        // build table's room until the stage masks are made.
-        LocalTensor<uint8_t> bitMasks = ub_.At<uint8_t>(kBuild, 2 * kMaxBits * kMaskBytes);
-        Iota(idx, lanes_);
-        Duplicate(ones, static_cast<int32_t>(1), lanes);
-        PipeBarrier<PIPE_V>();
-        // Column of every lane: lane - (lane >> bits << bits).
-        ShiftRight(col, idx, static_cast<int32_t>(bits_), lanes);
-        PipeBarrier<PIPE_V>();
-        ShiftLeft(col, col, static_cast<int32_t>(bits_), lanes);
-        PipeBarrier<PIPE_V>();
-        Sub(col, idx, col, lanes);
-        for (uint32_t b = 0; b < bits_; ++b) {
-            const int32_t j = static_cast<int32_t>(1u << b);
-            LocalTensor<int32_t> partner = ub_.At<int32_t>(kPartner + b * kVec, kLanes);
-            LocalTensor<uint8_t> m = bitMasks[2 * b * kMaskBytes], notM = bitMasks[(2 * b + 1) * kMaskBytes];
-            ShiftRight(bit, idx, static_cast<int32_t>(b), lanes);
-            PipeBarrier<PIPE_V>();
-            And(bit.ReinterpretCast<int16_t>(), bit.ReinterpretCast<int16_t>(), ones.ReinterpretCast<int16_t>(),
-                2 * lanes);
-            PipeBarrier<PIPE_V>();
-            Compare(m, bit, ones, CMPMODE::EQ, lanes_);
-            // Partner lane XOR j = lane + j - 2j * bit, in bytes.
-            Muls(partner, bit, -2 * j, lanes);
-            PipeBarrier<PIPE_V>();
-            Not(notM.ReinterpretCast<int16_t>(), m.ReinterpretCast<int16_t>(), static_cast<int32_t>(lanes_ / 16));
-            Add(partner, partner, idx, lanes);
-            PipeBarrier<PIPE_V>();
-            Adds(partner, partner, j, lanes);
-            PipeBarrier<PIPE_V>();
-            Muls(partner, partner, static_cast<int32_t>(sizeof(int32_t)), lanes);
-            PipeBarrier<PIPE_V>();
-        }
-        // Stage masks (bit set: the lane takes the min): bit j == bit k,
-        // i.e. (j & k) | (~j & ~k); in the last merge bit j == 0.
-        LocalTensor<uint16_t> scratch = ub_.At<uint16_t>(kMn, kLanes);
-        const int32_t words = static_cast<int32_t>(lanes_ / 16);
-        uint32_t stage = 0;
+        LocalTensor<int32_t> lane = ub_.At<int32_t>(kA, kLanes), row = ub_.At<int32_t>(kB, kLanes);
+        LocalTensor<int32_t> col = ub_.At<int32_t>(kCol, kLanes), t = ub_.At<int32_t>(kG, kLanes);
+        CreateVecIndex(lane, static_cast<int32_t>(0), lanes_);
+        V();
+        RowCol(lane, row, col, lanes);
+        CreateVecIndex(lane, static_cast<int32_t>(0), lanes_);
+        V();
+        Muls(lane, lane, static_cast<int32_t>(sizeof(int32_t)), lanes);
+        V();
+        // Mirror of merge 2^kb: c XOR (k - 1) = c + (k - 1) - 2 (c & (k - 1)),
+        // 8 lanes per column: bytes 4 lane + 32 (k - 1) - 64 (c & (k - 1)).
         for (uint32_t kb = 1; kb <= bits_; ++kb) {
-            for (uint32_t jb = kb; jb-- > 0; ++stage) {
-                LocalTensor<uint16_t> mask = ub_.At<uint16_t>(kMasks + stage * kMaskBytes, kMaskBytes / 2);
-                LocalTensor<uint16_t> mj = bitMasks[2 * jb * kMaskBytes].ReinterpretCast<uint16_t>();
-                LocalTensor<uint16_t> nj = bitMasks[(2 * jb + 1) * kMaskBytes].ReinterpretCast<uint16_t>();
-                if (kb == bits_) {
-                    Adds(mask.ReinterpretCast<int16_t>(), nj.ReinterpretCast<int16_t>(), static_cast<int16_t>(0),
-                         words);
-                    continue;
-                }
-                LocalTensor<uint16_t> mk = bitMasks[2 * kb * kMaskBytes].ReinterpretCast<uint16_t>();
-                LocalTensor<uint16_t> nk = bitMasks[(2 * kb + 1) * kMaskBytes].ReinterpretCast<uint16_t>();
-                And(scratch, mj, mk, words);
-                And(scratch[kMaskBytes / 2], nj, nk, words);
-                PipeBarrier<PIPE_V>();
-                Or(mask, scratch, scratch[kMaskBytes / 2], words);
-                PipeBarrier<PIPE_V>();
-            }
+            const int32_t k = static_cast<int32_t>(1u << kb);
+            LocalTensor<int32_t> mirror = ub_.At<int32_t>(kMirror + (kb - 1) * kVec, kLanes);
+            ShiftRight(t, col, static_cast<int32_t>(kb), lanes);
+            V();
+            ShiftLeft(t, t, static_cast<int32_t>(kb), lanes);
+            V();
+            Sub(t, col, t, lanes);
+            V();
+            Muls(t, t, static_cast<int32_t>(-2 * kBlock * sizeof(int32_t)), lanes);
+            V();
+            Add(mirror, t, lane, lanes);
+            V();
+            Adds(mirror, mirror, static_cast<int32_t>((k - 1) * kBlock * sizeof(int32_t)), lanes);
+            V();
         }
-        PipeBarrier<PIPE_V>();
         BuildTable();
         OutputTables();
     }
 
-    // Lane q of the int16 view of the composites (2 * lanes_ of them)
-    // takes: for padded lane p = q >> 1 of row i and column c, when c < n,
-    // the low code half (q even, int16 lane i*n + c of G) or the high one
-    // (q odd, lane kLanes + i*n + c); else the pad word (kPadAt's low or
-    // high half). Byte offsets from G.
+    // Lane q of the int16 view of the values (2 * lanes_ of them) takes:
+    // for lane p = q >> 1 (row i, column c), when c < n, the low code half
+    // (q even, int16 lane i*n + c of G) or the high one (q odd, lane kLanes
+    // + i*n + c); else the pad word (kPadAt's low or high half). Byte
+    // offsets from G.
     __aicore__ inline void BuildTable() {
         const int32_t count = static_cast<int32_t>(2 * lanes_);
         LocalTensor<int32_t> x = ub_.At<int32_t>(kBuild, 2 * kLanes);
         LocalTensor<int32_t> y = ub_.At<int32_t>(kA, 2 * kLanes);        // A and B
         LocalTensor<int32_t> z = ub_.At<int32_t>(kCompact, 2 * kLanes);  // compact and row base
-        LocalTensor<float> w = ub_.At<float>(kG, 2 * kLanes);              // G, the pad words and Mn
-        LocalTensor<uint8_t> valid = ub_.At<uint8_t>(kIdxOut, 2 * kMaskBytes);
-        Iota(x, 2 * lanes_);
-        ShiftRight(y, x, static_cast<int32_t>(1), count);  // p
-        PipeBarrier<PIPE_V>();
-        Muls(z, y, static_cast<int32_t>(-2), count);
-        PipeBarrier<PIPE_V>();
+        LocalTensor<int32_t> w = ub_.At<int32_t>(kG, 2 * kLanes);        // G, the pad words and Mn
+        LocalTensor<uint8_t> valid = ub_.At<uint8_t>(kIdxOut, 2 * kLanes / 8);
+        CreateVecIndex(x, static_cast<int32_t>(0), 2 * lanes_);
+        V();
+        ShiftRight(w, x, static_cast<int32_t>(1), count);  // p
+        V();
+        Muls(z, w, static_cast<int32_t>(-2), count);
+        V();
         Add(z, z, x, count);  // h = q - 2p: 0 low half, 1 high half
-        PipeBarrier<PIPE_V>();
-        ShiftRight(x, y, static_cast<int32_t>(bits_), count);  // row i
-        PipeBarrier<PIPE_V>();
-        ShiftLeft(x, x, static_cast<int32_t>(bits_), count);
-        PipeBarrier<PIPE_V>();
-        Sub(y, y, x, count);  // column c
-        PipeBarrier<PIPE_V>();
-        ShiftRight(x, x, static_cast<int32_t>(bits_), count);
-        PipeBarrier<PIPE_V>();
+        V();
+        RowCol(w, x, y, count);  // x = i, y = c
         Muls(x, x, static_cast<int32_t>(n_), count);
-        PipeBarrier<PIPE_V>();
+        V();
         Add(x, x, y, count);  // i * n + c
-        PipeBarrier<PIPE_V>();
-        Cast(w, y, RoundMode::CAST_NONE, count);
+        V();
+        Cast(w.ReinterpretCast<float>(), y, RoundMode::CAST_NONE, count);
         Muls(x, x, static_cast<int32_t>(sizeof(TLane)), count);
-        PipeBarrier<PIPE_V>();
-        CompareScalar(valid, w, static_cast<float>(n_), CMPMODE::LT, count);
-        PipeBarrier<PIPE_V>();
+        V();
+        CompareScalar(valid, w.ReinterpretCast<float>(), static_cast<float>(n_), CMPMODE::LT, count);
+        V();
         Muls(y, z, static_cast<int32_t>(kLanes * sizeof(TLane)), count);
         Muls(z, z, static_cast<int32_t>(sizeof(TLane)), count);
-        PipeBarrier<PIPE_V>();
+        V();
         Add(x, x, y, count);
         Adds(z, z, static_cast<int32_t>(kPadAt - kG), count);
-        PipeBarrier<PIPE_V>();
+        V();
         Select(x.ReinterpretCast<float>(), valid, x.ReinterpretCast<float>(), z.ReinterpretCast<float>(),
                SELMODE::VSEL_TENSOR_TENSOR_MODE, count);
         // The pad words, past G (used as scratch above).
         Duplicate(ub_.At<int32_t>(kPadAt, 8), kPadLow, 8);
-        PipeBarrier<PIPE_V>();
+        V();
     }
 
     // For key q of the tile (row i = floor(q / n), column c): the compact
-    // table, 4 * (i * Lp + c) (when rows are padded), and the row base,
-    // 2 * i * n.
+    // table, 4 * lane of (i, c), and the row base, 2 * i * n.
     __aicore__ inline void OutputTables() {
         const int32_t count = static_cast<int32_t>(lanes_);
         LocalTensor<int32_t> q = ub_.At<int32_t>(kA, kLanes), row = ub_.At<int32_t>(kB, kLanes);
+        LocalTensor<int32_t> g = ub_.At<int32_t>(kG, kLanes);
         LocalTensor<float> f = ub_.At<float>(kMn, kLanes);
         LocalTensor<int32_t> compact = ub_.At<int32_t>(kCompact, kLanes), base = ub_.At<int32_t>(kRowBase, kLanes);
-        Iota(q, lanes_);
+        CreateVecIndex(q, static_cast<int32_t>(0), lanes_);
+        V();
         Cast(f, q, RoundMode::CAST_NONE, count);
-        PipeBarrier<PIPE_V>();
+        V();
         // floor((q + 0.5) / n): exact, the 0.5 keeps it off the rounding edge.
         Adds(f, f, 0.5f, count);
-        PipeBarrier<PIPE_V>();
+        V();
         Muls(f, f, 1.0f / static_cast<float>(n_), count);
-        PipeBarrier<PIPE_V>();
+        V();
         Cast(row, f, RoundMode::CAST_FLOOR, count);
-        PipeBarrier<PIPE_V>();
+        V();
         Muls(base, row, static_cast<int32_t>(n_), count);  // i * n
-        ShiftLeft(compact, row, static_cast<int32_t>(bits_), count);
-        PipeBarrier<PIPE_V>();
+        ShiftRight(g, row, static_cast<int32_t>(3), count);  // group
+        V();
         Sub(q, q, base, count);  // c
-        PipeBarrier<PIPE_V>();
+        ShiftLeft(compact, g, static_cast<int32_t>(bits_), count);
+        V();
         Muls(base, base, static_cast<int32_t>(sizeof(TLane)), count);
-        Add(compact, compact, q, count);
-        PipeBarrier<PIPE_V>();
+        Add(compact, compact, q, count);  // block
+        ShiftLeft(g, g, static_cast<int32_t>(3), count);
+        V();
+        Sub(row, row, g, count);  // i % 8
+        ShiftLeft(compact, compact, static_cast<int32_t>(3), count);
+        V();
+        Add(compact, compact, row, count);
+        V();
         Muls(compact, compact, static_cast<int32_t>(sizeof(int32_t)), count);
-        PipeBarrier<PIPE_V>();
+        V();
+    }
+
+    // op over the lower blocks of pattern j (runs of j blocks every 2j, j a
+    // power of two, over lanes_ / 8 blocks): dst, src0, src1 start at the
+    // first lower block (src1 may be the partner run j blocks on). Block-
+    // strided repeats of 8 blocks; the calls are j (j < 8) or the fewer of
+    // the runs and the repeats per run.
+    template <bool kMin>
+    __aicore__ inline void Pairs(const LocalTensor<int32_t>& dst, const LocalTensor<int32_t>& src0,
+                                 const LocalTensor<int32_t>& src1, uint32_t j) {
+        const uint32_t blocks = lanes_ / kBlock;
+        if (j < 8) {
+            const uint32_t perCall = blocks / (2 * j);
+            const uint64_t mask = perCall >= 8 ? 64 : 8 * perCall;
+            const uint8_t repeats = static_cast<uint8_t>(perCall >= 8 ? perCall / 8 : 1);
+            const uint8_t b = static_cast<uint8_t>(2 * j), r = static_cast<uint8_t>(16 * j);
+            for (uint32_t o = 0; o < j; ++o) {
+                Op<kMin>(dst[o * kBlock], src0[o * kBlock], src1[o * kBlock], mask, repeats,
+                         BinaryRepeatParams(b, b, b, r, r, r));
+            }
+            return;
+        }
+        const uint32_t runs = blocks / (2 * j), perRun = j / 8;
+        if (runs <= perRun) {
+            for (uint32_t o = 0; o < runs; ++o) {
+                const uint32_t at = o * 2 * j * kBlock;
+                Op<kMin>(dst[at], src0[at], src1[at], 64, static_cast<uint8_t>(perRun),
+                         BinaryRepeatParams(1, 1, 1, 8, 8, 8));
+            }
+        } else {
+            const uint8_t r = static_cast<uint8_t>(2 * j);
+            for (uint32_t o = 0; o < perRun; ++o) {
+                Op<kMin>(dst[o * 64], src0[o * 64], src1[o * 64], 64, static_cast<uint8_t>(runs),
+                         BinaryRepeatParams(1, 1, 1, r, r, r));
+            }
+        }
+    }
+
+    template <bool kMin>
+    __aicore__ inline void Op(const LocalTensor<int32_t>& dst, const LocalTensor<int32_t>& src0,
+                              const LocalTensor<int32_t>& src1, uint64_t mask, uint8_t repeats,
+                              const BinaryRepeatParams& p) {
+        if constexpr (kMin) {
+            Min(dst, src0, src1, mask, repeats, p);
+        } else {
+            Max(dst, src0, src1, mask, repeats, p);
+        }
     }
 
     // Sorts tile k (its keys queued) and writes its indices and keys.
@@ -1000,35 +1040,32 @@ private:
         PipeBarrier<PIPE_V>();
         Add(cur, cur, ub_.At<int32_t>(kCol, kLanes), lanes);
         PipeBarrier<PIPE_V>();
-        LocalTensor<int32_t> partner = ub_.At<int32_t>(kG, kLanes), mn = ub_.At<int32_t>(kMn, kLanes);
-        uint32_t stage = 0;
+        LocalTensor<int32_t> partner = ub_.At<int32_t>(kG, kLanes);
         for (uint32_t kb = 1; kb <= bits_; ++kb) {
-            for (uint32_t jb = kb; jb-- > 0; ++stage) {
-                Gather(partner, cur, ub_.At<uint32_t>(kPartner + jb * kVec, kLanes), 0, lanes_);
+            // Mirror: lower columns (the first half of each run of k) min,
+            // upper max, against the Gathered mirror.
+            const uint32_t half = 1u << (kb - 1), up = half * kBlock;
+            Gather(partner, cur, ub_.At<uint32_t>(kMirror + (kb - 1) * kVec, kLanes), 0, lanes_);
+            PipeBarrier<PIPE_V>();
+            Pairs<true>(nxt, cur, partner, half);
+            Pairs<false>(nxt[up], cur[up], partner[up], half);
+            PipeBarrier<PIPE_V>();
+            Swap(cur, nxt);
+            for (uint32_t jb = kb - 1; jb-- > 0;) {
+                const uint32_t j = 1u << jb, on = j * kBlock;
+                Pairs<true>(nxt, cur, cur[on], j);
+                Pairs<false>(nxt[on], cur, cur[on], j);
                 PipeBarrier<PIPE_V>();
-                Min(mn, cur, partner, lanes);
-                Max(nxt, cur, partner, lanes);
-                PipeBarrier<PIPE_V>();
-                Select(nxt.ReinterpretCast<float>(), ub_.At<uint8_t>(kMasks + stage * kMaskBytes, kMaskBytes),
-                       mn.ReinterpretCast<float>(), nxt.ReinterpretCast<float>(),
-                       SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes_);
-                PipeBarrier<PIPE_V>();
-                LocalTensor<int32_t> swap = cur;
-                cur = nxt;
-                nxt = swap;
+                Swap(cur, nxt);
             }
         }
-        // The keys in order: padded rows compacted (when n < Lp).
-        LocalTensor<int32_t> sorted = cur;
-        if (n_ < rowLanes_) {
-            Gather(nxt, cur, ub_.At<uint32_t>(kCompact, kLanes), 0, count);
-            PipeBarrier<PIPE_V>();
-            sorted = nxt;
-        }
+        // The keys in row order (the compact table reads the block layout).
+        Gather(nxt, cur, ub_.At<uint32_t>(kCompact, kLanes), 0, count);
+        PipeBarrier<PIPE_V>();
         LocalTensor<int32_t> idx = ub_.At<int32_t>(kIdxOut, kLanes);
         LocalTensor<TLane> keysOut = ub_.At<TLane>(kKeysOut, kLanes);
         PipeSync<HardEvent::MTE3_V>();  // the previous tile's outputs are written
-        ShiftLeft(idx, sorted, static_cast<int32_t>(17), static_cast<int32_t>(count));
+        ShiftLeft(idx, nxt, static_cast<int32_t>(17), static_cast<int32_t>(count));
         PipeBarrier<PIPE_V>();
         ShiftRight(idx.ReinterpretCast<uint32_t>(), idx.ReinterpretCast<uint32_t>(), static_cast<uint32_t>(17),
                    static_cast<int32_t>(count));
@@ -1048,13 +1085,19 @@ private:
         qKeys_.FreeTensor(keys);
     }
 
+    __aicore__ inline void Swap(LocalTensor<int32_t>& a, LocalTensor<int32_t>& b) {
+        LocalTensor<int32_t> t = a;
+        a = b;
+        b = t;
+    }
+
     TPipe pipe_;
     TQue<TPosition::VECIN, 2> qKeys_;  // the next tile loads while this one sorts
     UbArena ub_;
     GlobalTensor<TKey> gKeysIn_, gKeysOut_;
     GlobalTensor<int32_t> gIdxOut_;
     RadixTiling t_;
-    uint32_t n_ = 0, bits_ = 0, rowLanes_ = 1, rowsPerTile_ = 1, lanes_ = 64, contig_ = 0;
+    uint32_t n_ = 0, bits_ = 0, rowLanes_ = 1, rowsPerTile_ = 8, lanes_ = 64, contig_ = 0;
 };
 
 }  // namespace radix

@@ -79,11 +79,8 @@ pub const MAX_SORT_LEN: u64 = i32::MAX as u64;
 /// Most rows in one tile of the on-chip sort: the row of a position is one
 /// 4-bit digit.
 pub const MAX_ROWS_PER_TILE: u64 = 16;
-/// Longest row of the sorting network ([`RadixSort::plan_network`]): past
-/// it the 4-bit radix rows ([`RadixSort::plan_rows`]) model faster (the
-/// network's stages grow as log2(n)^2: 36 at 256 keys, 55 at 1000, where
-/// [96, 1000] f16 took 105.7 us by the network and 71.1 us by the radix
-/// rows, conservative).
+/// Longest row of the sorting network ([`RadixSort::plan_network`]): its
+/// tiles of [`NETWORK_LANES`] lanes hold rows 8 to a 32-byte block.
 pub const NETWORK_MAX_ROW: u64 = 256;
 /// Lanes (padded keys) of a tile of the sorting network.
 pub const NETWORK_LANES: u64 = 2048;
@@ -365,7 +362,8 @@ impl RadixSort {
             });
         }
         let padded = n.next_power_of_two();
-        let rows_per_tile = (NETWORK_LANES / padded).min(rows.next_power_of_two());
+        // Rows side by side in 32-byte blocks: a multiple of 8 to a tile.
+        let rows_per_tile = (NETWORK_LANES / padded).min(rows.next_power_of_two().max(8));
         let mut plan = self.one_launch(soc, rows, n, options, rows_per_tile);
         plan.tiling.network = 1;
         plan.tiling.row_bits = padded.trailing_zeros();
@@ -508,8 +506,9 @@ mod tests {
             .is_err());
         assert!(v16.plan_rows(&soc, 1, 100, make).is_err());
         // Short rows of 16-bit keys: the sorting network, rows padded to a
-        // power of two, a power of two of them to a tile of 2048 lanes.
-        for (rows, n, per_tile, bits) in [(4096, 256, 8, 8), (3, 5, 4, 3), (5000, 1, 2048, 0)] {
+        // power of two, a power of two of them (at least 8) to a tile of
+        // 2048 lanes.
+        for (rows, n, per_tile, bits) in [(4096, 256, 8, 8), (3, 5, 8, 3), (5000, 1, 2048, 0)] {
             let t = k.plan_network(&soc, rows, n, make).unwrap().tiling;
             assert_eq!(
                 (t.network, t.rows_per_tile, t.row_bits, t.store_keys),

@@ -280,7 +280,9 @@ private:
         ScalarReadsDone();
         // The chunk maxima of float keys on f16 see NaN as +inf (FLT_MAX as
         // an order value), below a NaN key's order value: no bound there.
-        if (top < kMaxFloat) topHi_ = CodeAbove(top);
+        // For the k smallest a chunk of +inf keys is bounded at -inf, below
+        // them (HalfMaximaToOrder): no bound there either.
+        if (top < kMaxFloat && top > AsFloat(0xFF800000u)) topHi_ = CodeAbove(top);
         // The highest code at or below the minimum (codes are consecutive).
         const int32_t lo = CodeAbove(bottom) - 1;
         return Narrow(lanes, lo > Lo() ? lo : Lo(), topHi_, kBoundSlack);
@@ -414,13 +416,17 @@ private:
         }
     }
 
-    // f16 chunk maxima (`count`) into order values in `dst`: +inf (NaN or
-    // +inf) -> FLT_MAX, the k smallest negated.
+    // f16 chunk maxima (`count`) into order values in `dst`, the k smallest
+    // negated. A chunk bound may sit below its best key, never above it.
+    // Largest: +inf (NaN or +inf keys) -> FLT_MAX, +inf's order value, below
+    // NaN's. Smallest: the chunk minimum +inf stays +inf, so -inf once
+    // negated: exact for a chunk of NaNs only (NaN's order value +inf), below
+    // -FLT_MAX for one with +inf keys.
     __aicore__ inline void HalfMaximaToOrder(const LocalTensor<float>& dst, const LocalTensor<half>& src, uint32_t count) {
         const uint32_t padded = Padded(count);
         Cast(dst, src, RoundMode::CAST_NONE, padded);  // exact
         PipeBarrier<PIPE_V>();
-        if constexpr (Keys<TKey>::kFloat) {
+        if (Keys<TKey>::kFloat && t_.largest) {
             Mins(dst, dst, kMaxFloat, static_cast<int32_t>(padded));
             PipeBarrier<PIPE_V>();
         }

@@ -487,6 +487,48 @@ fn topk_orders_up_to_128_keys_in_the_kernel() {
     }
 }
 
+/// Rows of NaN only (both signs, several payloads), NaN with +inf, and
+/// -inf only:
+/// the k smallest of an all-NaN row are its first k keys (every NaN ties,
+/// above +inf). An f16 chunk of NaNs once bounded the k smallest at
+/// -FLT_MAX (as if it held +inf), above its keys, and topk returned no
+/// index.
+#[test]
+fn topk_of_rows_of_nan() {
+    fn rows_of<K: Key + TopkKey>(pattern: &[u32], rows: usize, n: usize) -> Vec<K> {
+        (0..rows * n)
+            .map(|i| K::from_bits(pattern[(i * 7 + i / n) % pattern.len()]))
+            .collect()
+    }
+    for (rows, n) in [(1, 5), (36, 92), (2, 300), (1, 9000)] {
+        for k in [1, 2, n] {
+            for o in topk_options() {
+                check_topk(&rows_of::<f16>(&[0xfc00], rows, n), rows, k, o);
+                check_topk(
+                    &rows_of::<f16>(&[0x7e00, 0xfe00, 0x7c01, 0xffff], rows, n),
+                    rows,
+                    k,
+                    o,
+                );
+                check_topk(
+                    &rows_of::<f16>(&[0x7e00, 0x7c00, 0xfe00], rows, n),
+                    rows,
+                    k,
+                    o,
+                );
+                check_topk(
+                    &rows_of::<bf16>(&[0x7fc0, 0xffc0, 0x7f81], rows, n),
+                    rows,
+                    k,
+                    o,
+                );
+                let f32_nan = [0x7fc0_0000, 0xffc0_0001, 0x7f80_0001];
+                check_topk(&rows_of::<f32>(&f32_nan, rows, n), rows, k, o);
+            }
+        }
+    }
+}
+
 #[test]
 fn topk_batches_rows_shared_between_cores() {
     for (rows, n, k) in [

@@ -57,7 +57,7 @@ pub struct RadixTiling {
     pub store_keys: u32,
     /// 0: one pass of the sort (the launch sorts by one digit). Else the
     /// whole sort of rows of at most a tile, this many rows to a tile, in
-    /// one launch (`RadixSort::plan_rows`).
+    /// one launch (`RadixSort::plan_rows`, or `RadixSort::plan_network`).
     pub rows_per_tile: u64,
     /// Byte offset in the workspace of the per-core scratch of the values
     /// (rows mode; the keys' scratch is at 0).

@@ -145,7 +145,7 @@ struct RadixTiling {
     uint32_t store_keys;
     // 0: one pass of the sort (the launch sorts by one digit). Else the
     // whole sort of rows of at most a tile, this many rows to a tile, in
-    // one launch (`RadixSort::plan_rows`).
+    // one launch (`RadixSort::plan_rows`, or `RadixSort::plan_network`).
     uint64_t rows_per_tile;
     // Byte offset in the workspace of the per-core scratch of the values
     // (rows mode; the keys' scratch is at 0).

@@ -745,30 +745,34 @@ private:
 // 64 lanes, padded with whole dummy rows) laid out 8 rows to a 32-byte
 // block: lane (row i, column c) sits at ((i / 8 * Lp + c) * 8 + i % 8), so
 // the column pairs of every stage are pairs of whole blocks.
-// Merge k (k = 2..Lp, each run of k/2 sorted ascending): the mirror stage
-// pairs column c with c XOR (k - 1) (one Gather by a table), then the
-// half-cleaners pair c with c XOR j for j = k/4..1 (the partner block is j
-// blocks on); in every pair the lower column takes the min, the upper one
-// the max. A stage is a Min and a Max over the lower and upper blocks in
-// block-strided repeats, no Select. The mirror tables and the tables that
-// spread the codes into the block layout and back depend on the launch
-// only and are built once per core. The sorted values give the indices
-// (their low 15 bits) and the keys (a Gather of the raw keys by index).
+// Merge k (k = 2..Lp) is a bitonic merge with no data movement: every
+// half-cleaner pairs column c with c XOR j (j = k/2..1; the partner block
+// is j blocks on) and the lower column takes the min, the upper one the
+// max: a Min and a Max over the lower and upper blocks in block-strided
+// repeats, no Select, no Gather. The descending runs a bitonic merge needs
+// are held complemented (~x reverses the int32 order), so every run is
+// sorted ascending in what it holds: after merge k, run m of k columns
+// holds ~x when m is odd (x at the last merge). Merge k first flips (Not)
+// the runs of k/2 at positions 1 and 2 mod 4, which turns the two halves
+// of every run of k into one ascending and one descending sequence in the
+// run's own sense. The tables that spread the codes into the block layout
+// and back depend on the launch only and are built once per core. The
+// sorted values give the indices (their low 15 bits) and the keys (a
+// Gather of the raw keys by index).
 template <typename TKey>
 class RowNetwork {
 public:
     static_assert(sizeof(TKey) == 2, "16-bit keys: code and index share an int32");
     using TLane = int16_t;
-    static constexpr uint32_t kLanes = 2048;  // int32 lanes of a tile
-    static constexpr uint32_t kMaxBits = 8;   // rows of up to 256 keys (NETWORK_MAX_ROW)
+    static constexpr uint32_t kLanes = 4096;  // int32 lanes of a tile (NETWORK_LANES)
+    static constexpr uint32_t kMaxBits = 9;   // rows of up to 512 keys (NETWORK_MAX_ROW)
     static constexpr uint32_t kVec = kLanes * sizeof(int32_t);
     static constexpr uint32_t kBlock = 8;  // int32 lanes per 32-byte block: 8 rows side by side
     // Arena (bytes). A, B: the values (the network's ping-pong; scratch
-    // before it); G: the mirror partners (before the network: the code's two
-    // halves as int16, then the pad words at kPadAt); Mn: scratch.
+    // before it); G: the code's two halves as int16, then the pad words at
+    // kPadAt; Mn: scratch.
     static constexpr uint32_t kA = 0, kB = kVec, kG = 2 * kVec, kPadAt = 3 * kVec, kMn = kPadAt + 32;
-    static constexpr uint32_t kMirror = kMn + kVec;                // kMaxBits tables (uint32 byte offsets)
-    static constexpr uint32_t kBuild = kMirror + kMaxBits * kVec;  // 2 * kLanes uint32
+    static constexpr uint32_t kBuild = kMn + kVec;                 // 2 * kLanes uint32
     static constexpr uint32_t kCompact = kBuild + 2 * kVec;        // kLanes uint32
     static constexpr uint32_t kRowBase = kCompact + kVec;          // kLanes int32
     static constexpr uint32_t kCol = kRowBase + kVec;              // kLanes int32
@@ -843,40 +847,16 @@ private:
         V();
     }
 
-    // The launch's tables: the mirror partners (byte offsets, one table
-    // per merge), the column of every lane, the build table that spreads
-    // the code halves into the block layout (2 * lanes_ int16 lanes), and
-    // for the output the lane (compact table) and the row start (row base,
-    // in bytes of the keys) of every key of the tile.
+    // The launch's tables: the column of every lane, the build table that
+    // spreads the code halves into the block layout (2 * lanes_ int16
+    // lanes), and for the output the lane (compact table) and the row start
+    // (row base, in bytes of the keys) of every key of the tile.
     __aicore__ inline void Tables() {
-        const int32_t lanes = static_cast<int32_t>(lanes_);
         LocalTensor<int32_t> lane = ub_.At<int32_t>(kA, kLanes), row = ub_.At<int32_t>(kB, kLanes);
-        LocalTensor<int32_t> col = ub_.At<int32_t>(kCol, kLanes), t = ub_.At<int32_t>(kG, kLanes);
+        LocalTensor<int32_t> col = ub_.At<int32_t>(kCol, kLanes);
         CreateVecIndex(lane, static_cast<int32_t>(0), lanes_);
         V();
-        RowCol(lane, row, col, lanes);
-        CreateVecIndex(lane, static_cast<int32_t>(0), lanes_);
-        V();
-        Muls(lane, lane, static_cast<int32_t>(sizeof(int32_t)), lanes);
-        V();
-        // Mirror of merge 2^kb: c XOR (k - 1) = c + (k - 1) - 2 (c & (k - 1)),
-        // 8 lanes per column: bytes 4 lane + 32 (k - 1) - 64 (c & (k - 1)).
-        for (uint32_t kb = 1; kb <= bits_; ++kb) {
-            const int32_t k = static_cast<int32_t>(1u << kb);
-            LocalTensor<int32_t> mirror = ub_.At<int32_t>(kMirror + (kb - 1) * kVec, kLanes);
-            ShiftRight(t, col, static_cast<int32_t>(kb), lanes);
-            V();
-            ShiftLeft(t, t, static_cast<int32_t>(kb), lanes);
-            V();
-            Sub(t, col, t, lanes);
-            V();
-            Muls(t, t, static_cast<int32_t>(-2 * kBlock * sizeof(int32_t)), lanes);
-            V();
-            Add(mirror, t, lane, lanes);
-            V();
-            Adds(mirror, mirror, static_cast<int32_t>((k - 1) * kBlock * sizeof(int32_t)), lanes);
-            V();
-        }
+        RowCol(lane, row, col, static_cast<int32_t>(lanes_));
         BuildTable();
         OutputTables();
     }
@@ -962,39 +942,63 @@ private:
         V();
     }
 
-    // op over the lower blocks of pattern j (runs of j blocks every 2j, j a
-    // power of two, over lanes_ / 8 blocks): dst, src0, src1 start at the
-    // first lower block (src1 may be the partner run j blocks on). Block-
-    // strided repeats of 8 blocks; the calls are j (j < 8) or the fewer of
-    // the runs and the repeats per run.
-    template <bool kMin>
-    __aicore__ inline void Pairs(const LocalTensor<int32_t>& dst, const LocalTensor<int32_t>& src0,
-                                 const LocalTensor<int32_t>& src1, uint32_t j) {
+    // The lower blocks of pattern j (runs of j blocks every 2j, j a power
+    // of two, over lanes_ / 8 blocks) as `calls` calls, the o-th from lane
+    // o * step: `repeats` repeats of `blocks` blocks, block stride blk,
+    // repeat stride rep (in blocks). Block-strided repeats of 8 blocks; the
+    // calls are j (j < 8) or the fewer of the runs and the repeats per run.
+    struct Strides {
+        uint32_t calls, step, blocks;
+        uint8_t repeats, blk, rep;
+    };
+    __aicore__ inline Strides PatternOf(uint32_t j) const {
         const uint32_t blocks = lanes_ / kBlock;
         if (j < 8) {
             const uint32_t perCall = blocks / (2 * j);
-            const uint64_t mask = perCall >= 8 ? 64 : 8 * perCall;
-            const uint8_t repeats = static_cast<uint8_t>(perCall >= 8 ? perCall / 8 : 1);
-            const uint8_t b = static_cast<uint8_t>(2 * j), r = static_cast<uint8_t>(16 * j);
-            for (uint32_t o = 0; o < j; ++o) {
-                Op<kMin>(dst[o * kBlock], src0[o * kBlock], src1[o * kBlock], mask, repeats,
-                         BinaryRepeatParams(b, b, b, r, r, r));
-            }
-            return;
+            return Strides{j, kBlock, perCall >= 8 ? 8 : perCall, static_cast<uint8_t>(perCall >= 8 ? perCall / 8 : 1),
+                           static_cast<uint8_t>(2 * j), static_cast<uint8_t>(16 * j)};
         }
         const uint32_t runs = blocks / (2 * j), perRun = j / 8;
-        if (runs <= perRun) {
-            for (uint32_t o = 0; o < runs; ++o) {
-                const uint32_t at = o * 2 * j * kBlock;
-                Op<kMin>(dst[at], src0[at], src1[at], 64, static_cast<uint8_t>(perRun),
-                         BinaryRepeatParams(1, 1, 1, 8, 8, 8));
-            }
+        if (runs <= perRun) return Strides{runs, 2 * j * kBlock, 8, static_cast<uint8_t>(perRun), 1, 8};
+        return Strides{perRun, 8 * kBlock, 8, static_cast<uint8_t>(runs), 1, static_cast<uint8_t>(2 * j)};
+    }
+
+    // op over the lower blocks of pattern j: dst, src0, src1 start at the
+    // first lower block (src1 may be the partner run j blocks on).
+    template <bool kMin>
+    __aicore__ inline void Pairs(const LocalTensor<int32_t>& dst, const LocalTensor<int32_t>& src0,
+                                 const LocalTensor<int32_t>& src1, uint32_t j) {
+        const Strides s = PatternOf(j);
+        const BinaryRepeatParams p(s.blk, s.blk, s.blk, s.rep, s.rep, s.rep);
+        for (uint32_t o = 0; o < s.calls; ++o) {
+            const uint32_t at = o * s.step;
+            Op<kMin>(dst[at], src0[at], src1[at], s.blocks * kBlock, s.repeats, p);
+        }
+    }
+
+    // Complements (in place) the blocks of pattern j from block `first` on.
+    __aicore__ inline void Flip(const LocalTensor<int32_t>& values, uint32_t j, uint32_t first) {
+        const Strides s = PatternOf(j);
+        const UnaryRepeatParams p(s.blk, s.blk, s.rep, s.rep);
+        for (uint32_t o = 0; o < s.calls; ++o) {
+            LocalTensor<TLane> v = values[first * kBlock + o * s.step].template ReinterpretCast<TLane>();
+            Not(v, v, s.blocks * 2 * kBlock, s.repeats, p);
+        }
+    }
+
+    // Before merge 2^kb: the runs of 2^(kb-1) at positions 1 and 2 mod 4
+    // (held as ~x after the last merge when odd, to be ~x after this one
+    // when their run of 2^kb is odd) flip. Merge 2 starts from x everywhere,
+    // so there it flips the odd runs of 2 (columns 2 and 3 mod 4), and the
+    // last merge flips the upper half of every row, unless that is column 1
+    // (Lp = 2: a column of one key is in both senses).
+    __aicore__ inline void FlipFor(const LocalTensor<int32_t>& values, uint32_t kb) {
+        if (kb == bits_) {
+            if (kb > 1) Flip(values, rowLanes_ / 2, rowLanes_ / 2);
+        } else if (kb == 1) {
+            Flip(values, 2, 2);
         } else {
-            const uint8_t r = static_cast<uint8_t>(2 * j);
-            for (uint32_t o = 0; o < perRun; ++o) {
-                Op<kMin>(dst[o * 64], src0[o * 64], src1[o * 64], 64, static_cast<uint8_t>(runs),
-                         BinaryRepeatParams(1, 1, 1, r, r, r));
-            }
+            Flip(values, 1u << kb, 1u << (kb - 1));
         }
     }
 
@@ -1040,18 +1044,10 @@ private:
         PipeBarrier<PIPE_V>();
         Add(cur, cur, ub_.At<int32_t>(kCol, kLanes), lanes);
         PipeBarrier<PIPE_V>();
-        LocalTensor<int32_t> partner = ub_.At<int32_t>(kG, kLanes);
         for (uint32_t kb = 1; kb <= bits_; ++kb) {
-            // Mirror: lower columns (the first half of each run of k) min,
-            // upper max, against the Gathered mirror.
-            const uint32_t half = 1u << (kb - 1), up = half * kBlock;
-            Gather(partner, cur, ub_.At<uint32_t>(kMirror + (kb - 1) * kVec, kLanes), 0, lanes_);
+            FlipFor(cur, kb);
             PipeBarrier<PIPE_V>();
-            Pairs<true>(nxt, cur, partner, half);
-            Pairs<false>(nxt[up], cur[up], partner[up], half);
-            PipeBarrier<PIPE_V>();
-            Swap(cur, nxt);
-            for (uint32_t jb = kb - 1; jb-- > 0;) {
+            for (uint32_t jb = kb; jb-- > 0;) {
                 const uint32_t j = 1u << jb, on = j * kBlock;
                 Pairs<true>(nxt, cur, cur[on], j);
                 Pairs<false>(nxt[on], cur, cur[on], j);

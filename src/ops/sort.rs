@@ -85,7 +85,7 @@ pub struct Sorted<K: Element> {
 /// both: about 14 bytes per 16-bit key and pass (the first pass makes the
 /// indices: 10). Rows of at most one tile (4096 keys, 2048 of 32 bits; 4-bit
 /// digits) take one launch instead, every pass on chip: one read of the
-/// keys, one write of keys and indices; rows of at most 256 16-bit keys are
+/// keys, one write of keys and indices; rows of at most 512 16-bit keys are
 /// sorted in that launch by a bitonic sorting network instead of radix
 /// passes (docs/algorithms.md, RadixSort). The input is not modified; the
 /// result and the workspace (one scratch copy of keys and indices, or the

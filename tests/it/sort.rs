@@ -241,11 +241,11 @@ testkit::per_dtype!(
     i8(I8_SPECIALS),
 );
 
-/// Rows of up to 256 16-bit keys go through the sorting network: every
+/// Rows of up to 512 16-bit keys go through the sorting network: every
 /// padding of a row to a power of two (n = 2^b - 1, 2^b, 2^b + 1), rows per
-/// tile from 1 to 2048, partial last tiles, tiles of dummy rows, and the
-/// adversarial sets (ties, NaN payloads, both zeros) in both orders; the
-/// longer rows (257 on) take the radix rows.
+/// tile from 8 to 4096 (330 rows of 256: 16 to a tile), partial last tiles,
+/// tiles of dummy rows, and the adversarial sets (ties, NaN payloads, both
+/// zeros) in both orders; the longer rows (513 on) take the radix rows.
 fn network_rows<K: Key>(specials: &[u32]) {
     for (rows, n) in [
         (1, 1),
@@ -263,8 +263,11 @@ fn network_rows<K: Key>(specials: &[u32]) {
         (5, 65),
         (17, 255),
         (9, 256),
+        (330, 256),
         (3, 257),
         (1, 511),
+        (3, 512),
+        (2, 513),
         (5, 1000),
         (2, 1023),
         (3, 1024),

@@ -81,9 +81,14 @@ pub const MAX_SORT_LEN: u64 = i32::MAX as u64;
 pub const MAX_ROWS_PER_TILE: u64 = 16;
 /// Longest row of the sorting network ([`RadixSort::plan_network`]): its
 /// tiles of [`NETWORK_LANES`] lanes hold rows 8 to a 32-byte block.
-pub const NETWORK_MAX_ROW: u64 = 256;
+pub const NETWORK_MAX_ROW: u64 = 512;
 /// Lanes (padded keys) of a tile of the sorting network.
-pub const NETWORK_LANES: u64 = 2048;
+pub const NETWORK_LANES: u64 = 4096;
+/// A network tile's fixed cost in lanes of work: its 200-odd vector
+/// instructions' issue and barriers, whatever the tile's size. The
+/// conservative cost model gives about 4.5 us a tile plus 2.3 ns a lane
+/// (`cargo xtask bench`, [4096, 256] in tiles of 2048 and 4096 lanes).
+const NETWORK_TILE_COST_LANES: u64 = 2048;
 /// Bytes of a digit-count slot (16 i32).
 const SLOT_BYTES: u64 = 64;
 
@@ -362,8 +367,21 @@ impl RadixSort {
             });
         }
         let padded = n.next_power_of_two();
-        // Rows side by side in 32-byte blocks: a multiple of 8 to a tile.
-        let rows_per_tile = (NETWORK_LANES / padded).min(rows.next_power_of_two().max(8));
+        // Rows side by side in 32-byte blocks: a power of two from 8 to a
+        // tile, the one whose busiest core has the least work (big tiles
+        // spread the fixed cost, small ones spread short batches over more
+        // cores); the largest on ties.
+        let most = (NETWORK_LANES / padded).min(rows.next_power_of_two().max(8));
+        let cores = u64::from(soc.vector_cores.max(1));
+        let busiest = |per_tile: u64| {
+            let lanes = (per_tile * padded).max(64);
+            rows.div_ceil(per_tile).div_ceil(cores) * (lanes + NETWORK_TILE_COST_LANES)
+        };
+        let rows_per_tile = (3..=most.trailing_zeros())
+            .rev()
+            .map(|b| 1u64 << b)
+            .min_by_key(|&per_tile| busiest(per_tile))
+            .unwrap_or(8);
         let mut plan = self.one_launch(soc, rows, n, options, rows_per_tile);
         plan.tiling.network = 1;
         plan.tiling.row_bits = padded.trailing_zeros();
@@ -506,9 +524,18 @@ mod tests {
             .is_err());
         assert!(v16.plan_rows(&soc, 1, 100, make).is_err());
         // Short rows of 16-bit keys: the sorting network, rows padded to a
-        // power of two, a power of two of them (at least 8) to a tile of
-        // 2048 lanes.
-        for (rows, n, per_tile, bits) in [(4096, 256, 8, 8), (3, 5, 8, 3), (5000, 1, 2048, 0)] {
+        // power of two, a power of two of them (at least 8) to a tile of at
+        // most 4096 lanes: big tiles for big batches, small ones to spread
+        // a short batch over the cores (40 vector cores).
+        assert_eq!(soc.vector_cores, 40);
+        for (rows, n, per_tile, bits) in [
+            (4096, 256, 16, 8),
+            (96, 256, 8, 8),
+            (16384, 64, 64, 6),
+            (4096, 512, 8, 9),
+            (3, 5, 8, 3),
+            (5000, 1, 128, 0),
+        ] {
             let t = k.plan_network(&soc, rows, n, make).unwrap().tiling;
             assert_eq!(
                 (t.network, t.rows_per_tile, t.row_bits, t.store_keys),

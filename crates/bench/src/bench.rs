@@ -1293,6 +1293,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
         Op::SortRowsF16 { rows: 96, n: 1000 },
         Op::SortRowsF16 { rows: 4096, n: 256 },
         Op::SortRowsF16 { rows: 16384, n: 64 },
+        Op::SortRowsF16 { rows: 2048, n: 512 },
         Op::MultinomialF16 { rows: 0 },
         Op::MultinomialF16 { rows: 1 },
         Op::MultinomialF16 { rows: 96 },

@@ -18,13 +18,22 @@ namespace segoffsets {
 // equals i. The search keeps pos as the byte offset of entry pos - 1 in a
 // float table: an 8-entry sentinel block of -1 (entry -1), the stretch
 // (clamped into [-1, kTile] relative to t0), then kTile past it (above every
-// lane) up to a power of two; Select moves the offsets as bits. Per halving
-// of the stretch: Adds, Gather, Compare, Select over the lanes.
+// lane); Select moves the offsets as bits. Per halving: Adds, Gather,
+// Compare, Select over the lanes. From kGrouped lanes on, two levels: a
+// search over the stretch for the two ends of every 16-lane group (an
+// eighth of the lanes) bounds each lane's count to its group's range of
+// entries; the lanes then search only that range (Brcb spreads the group's
+// start to its lanes), so they halve log2(widest range + 1) times instead
+// of log2(stretch + 1). A range over kMaxRange entries (many empty
+// segments at one position) makes the lanes search the whole stretch.
 template <uint32_t kTile, uint32_t kChunk>
 class DenseMarks {
 public:
-    static_assert(kTile % 64 == 0 && (kChunk & (kChunk - 1)) == 0, "whole compare repeats; a power-of-two chunk");
+    static_assert(kTile % 128 == 0 && (kChunk & (kChunk - 1)) == 0, "whole group repeats; a power-of-two chunk");
     static constexpr uint32_t kSearch = 2 * kChunk;  // >= Pow2Ceil(len + 1) for len <= kChunk
+    static constexpr uint32_t kMaxRange = 63;        // a group's lanes search 64 entries at most
+    static constexpr uint32_t kGroupLanes = 16;      // lanes of a group (two 32-byte blocks)
+    static constexpr uint32_t kGrouped = 1024;       // fewer lanes search the stretch in one level
     static constexpr uint32_t kLane = (8 + kSearch) * sizeof(float);
     static constexpr uint32_t kOnes = kLane + kTile * sizeof(float);
     static constexpr uint32_t kPos = kOnes + kTile * sizeof(float);
@@ -33,7 +42,9 @@ public:
     static constexpr uint32_t kG = kCand + kTile * sizeof(int32_t);
     static constexpr uint32_t kIdx = kG + kTile * sizeof(float);
     static constexpr uint32_t kMask = kIdx + kChunk * sizeof(int32_t);
-    static constexpr uint32_t kBytes = kMask + kTile / 8;
+    static constexpr uint32_t kProbe = kMask + kTile / 8;  // 2 * kTile / kGroupLanes floats
+    static constexpr uint32_t kBytes = kProbe + 2 * kTile / kGroupLanes * sizeof(float);
+    static_assert(kChunk + kMaxRange + 1 <= kSearch, "a group's search stays in the table");
 
     __aicore__ inline void Init(TPipe& pipe) {
         ub_.Init(pipe, kBytes);
@@ -50,8 +61,8 @@ public:
     // the entries rp[s0, s0 + len) (s0 a multiple of 8, len <= kChunk) of the
     // tile [t0, tileEnd). With sorted offsets the entries before the stretch
     // are below t0 and those after it at or past tileEnd: neither marks a
-    // lane. Vector unit only; the caller orders rp's load and acc's scalar
-    // writes before it.
+    // lane. Vector unit and one scalar read; the caller orders rp's load and
+    // acc's scalar writes before it.
     __aicore__ inline void Mark(const LocalTensor<float>& acc, const LocalTensor<int32_t>& rp, uint32_t s0,
                                 uint32_t len, int64_t t0, int64_t tileEnd, uint32_t laneLo, uint32_t laneHi) {
         const uint32_t padded = (len + 7) / 8 * 8, search = Pow2Ceil(len + 1), lanes = laneHi - laneLo;
@@ -64,28 +75,20 @@ public:
         Adds(idx, idx, static_cast<int32_t>(-t0), static_cast<int32_t>(padded));
         PipeBarrier<PIPE_V>();
         Cast(v[8], idx, RoundMode::CAST_NONE, padded);
-        if (search > padded) Duplicate(v[8 + padded], static_cast<float>(kTile), static_cast<int32_t>(search - padded));
+        // Past the stretch: as far as any search reads (a group's lanes up
+        // to kMaxRange entries past its start, the start at most len).
+        const uint32_t fill = (search > padded + kMaxRange + 1 ? search : padded + kMaxRange + 1) - padded;
+        Duplicate(v[8 + padded], static_cast<float>(kTile), static_cast<int32_t>(fill));
         LocalTensor<int32_t> pos = ub_.At<int32_t>(kPos, kTile), next = ub_.At<int32_t>(kNext, kTile);
-        LocalTensor<int32_t> cand = ub_.At<int32_t>(kCand, kTile);
+        uint32_t top = search;
+        if (lanes < kGrouped || !GroupStarts(pos, next, search, lanes, laneLo, top)) {
+            Duplicate(next, static_cast<int32_t>(7 * sizeof(float)), static_cast<int32_t>(lanes));
+        }
+        PipeBarrier<PIPE_V>();
         LocalTensor<float> g = ub_.At<float>(kG, kTile), lane = ub_.At<float>(kLane, kTile)[laneLo];
         LocalTensor<uint8_t> mask = ub_.At<uint8_t>(kMask, kTile / 8);
-        Duplicate(pos, static_cast<int32_t>(7 * sizeof(float)), static_cast<int32_t>(lanes));
-        PipeBarrier<PIPE_V>();
-        for (uint32_t step = search / 2; step >= 1; step /= 2) {
-            Adds(cand, pos, static_cast<int32_t>(step * sizeof(float)), static_cast<int32_t>(lanes));
-            PipeBarrier<PIPE_V>();
-            Gather(g, v, cand.ReinterpretCast<uint32_t>(), 0, lanes);
-            PipeBarrier<PIPE_V>();
-            Compare(mask, g, lane, CMPMODE::LE, lanes);
-            PipeBarrier<PIPE_V>();
-            Select(next.ReinterpretCast<float>(), mask, cand.ReinterpretCast<float>(), pos.ReinterpretCast<float>(),
-                   SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
-            PipeBarrier<PIPE_V>();
-            LocalTensor<int32_t> t = pos;
-            pos = next;
-            next = t;
-        }
-        Gather(g, v, pos.ReinterpretCast<uint32_t>(), 0, lanes);
+        Lift(next, pos, lane, top, lanes);
+        Gather(g, v, next.ReinterpretCast<uint32_t>(), 0, lanes);
         PipeBarrier<PIPE_V>();
         Compare(mask, g, lane, CMPMODE::EQ, lanes);
         PipeBarrier<PIPE_V>();
@@ -96,6 +99,68 @@ public:
     }
 
 private:
+    // The first level: every 16-lane group's range of entries, from a
+    // search for the lane before the group (probe i < half: laneLo + 16i -
+    // 1) and for its last lane (probe half + i: laneLo + 16i + 15). When the
+    // widest range is at most kMaxRange entries, next gets each group's
+    // start in its 16 lanes, top the lanes' search width, and it returns
+    // true; pos is scratch.
+    __aicore__ inline bool GroupStarts(LocalTensor<int32_t>& pos, LocalTensor<int32_t>& next, uint32_t search,
+                                       uint32_t lanes, uint32_t laneLo, uint32_t& top) {
+        const uint32_t groups = lanes / kGroupLanes, half = (groups + 63) / 64 * 64;
+        LocalTensor<float> probe = ub_.At<float>(kProbe, 2 * kTile / kGroupLanes);
+        Muls(probe, ub_.At<float>(kLane, kTile), static_cast<float>(kGroupLanes), static_cast<int32_t>(half));
+        PipeBarrier<PIPE_V>();
+        Adds(probe[half], probe, static_cast<float>(laneLo + kGroupLanes - 1), static_cast<int32_t>(half));
+        PipeBarrier<PIPE_V>();
+        Adds(probe, probe, static_cast<float>(laneLo) - 1.0f, static_cast<int32_t>(half));
+        Duplicate(pos, static_cast<int32_t>(7 * sizeof(float)), static_cast<int32_t>(2 * half));
+        PipeBarrier<PIPE_V>();
+        Lift(pos, next, probe, search, 2 * half);
+        // The widest range (entries), from the byte offsets.
+        LocalTensor<int32_t> range = ub_.At<int32_t>(kCand, kTile);
+        LocalTensor<float> rangeF = ub_.At<float>(kG, kTile), most = ub_.At<float>(kIdx, 8);
+        Sub(range, pos[half], pos, static_cast<int32_t>(half));
+        PipeBarrier<PIPE_V>();
+        Cast(rangeF, range, RoundMode::CAST_NONE, half);  // exact: at most 4 * kSearch
+        PipeBarrier<PIPE_V>();
+        ReduceMax(most, rangeF, rangeF[half], static_cast<int32_t>(groups));
+        PipeSync<HardEvent::V_S>();
+        const uint32_t widest = static_cast<uint32_t>(most.GetValue(0)) / sizeof(float);
+        ScalarReadsDone();
+        if (widest > kMaxRange) return false;
+        // Block 2i and 2i + 1 of next: group i's start (8 groups a repeat).
+        const uint8_t repeats = static_cast<uint8_t>((groups + 7) / 8);
+        Brcb(next, pos, repeats, BrcbRepeatParams(2, 16));
+        Brcb(next[8], pos, repeats, BrcbRepeatParams(2, 16));
+        top = Pow2Ceil(widest + 1);
+        return true;
+    }
+
+    // Binary lifting over the table: for every lane, pos (a byte offset)
+    // moves step entries up while the entry there is <= the lane's value,
+    // step = top / 2 .. 1; the result ends in pos (pos and next swap).
+    __aicore__ inline void Lift(LocalTensor<int32_t>& pos, LocalTensor<int32_t>& next, const LocalTensor<float>& value,
+                                uint32_t top, uint32_t count) {
+        LocalTensor<float> v = ub_.At<float>(0, 8 + kSearch), g = ub_.At<float>(kG, kTile);
+        LocalTensor<int32_t> cand = ub_.At<int32_t>(kCand, kTile);
+        LocalTensor<uint8_t> mask = ub_.At<uint8_t>(kMask, kTile / 8);
+        for (uint32_t step = top / 2; step >= 1; step /= 2) {
+            Adds(cand, pos, static_cast<int32_t>(step * sizeof(float)), static_cast<int32_t>(count));
+            PipeBarrier<PIPE_V>();
+            Gather(g, v, cand.ReinterpretCast<uint32_t>(), 0, count);
+            PipeBarrier<PIPE_V>();
+            Compare(mask, g, value, CMPMODE::LE, count);
+            PipeBarrier<PIPE_V>();
+            Select(next.ReinterpretCast<float>(), mask, cand.ReinterpretCast<float>(), pos.ReinterpretCast<float>(),
+                   SELMODE::VSEL_TENSOR_TENSOR_MODE, count);
+            PipeBarrier<PIPE_V>();
+            LocalTensor<int32_t> t = pos;
+            pos = next;
+            next = t;
+        }
+    }
+
     UbArena ub_;
 };
 
@@ -114,7 +179,8 @@ private:
 // The flags (none when per_core is 0: the check alone): each vector core
 // owns a range of elements (whole tiles of kTile); it finds the first entry at or after its range's start by a binary
 // search in GM, then per tile finds the stretch of entries inside the tile
-// (entries streamed through UB in chunks; a binary search in UB) and marks
+// (entries streamed through UB in chunks, the next one loading while this
+// one is used; a binary search in UB) and marks
 // them in a float tile: with the scalar unit when they are few (under
 // kTile / 16), else with DenseMarks on the vector unit; the tile is cast to
 // int8 and written (a tile without entries: from a zero tile).
@@ -132,13 +198,16 @@ __aicore__ inline void SegFlags(GM_ADDR offsets, GM_ADDR flags, GM_ADDR check, c
     // scratch each share one.
     constexpr uint32_t kShift = kChunk * sizeof(int32_t), kMask = 2 * kShift;
     constexpr uint32_t kHalf = kTile * sizeof(float), kInt8 = kHalf + kTile * sizeof(half), kZeros = kInt8 + kTile;
-    TBuf<TPosition::VECCALC> bufRp, bufSlot;
+    TBuf<TPosition::VECCALC> bufRp, bufSpare, bufSlot;
     UbArena checkUb, marks;
-    pipe.InitBuffer(bufRp, (kChunk + 64) * sizeof(int32_t));  // the shifted Gather reads one entry past
+    // Chunks of entries: rp is in use while the next one loads into spare
+    // (the shifted Gather of the check reads one entry past a chunk).
+    pipe.InitBuffer(bufRp, (kChunk + 64) * sizeof(int32_t));
+    pipe.InitBuffer(bufSpare, (kChunk + 64) * sizeof(int32_t));
     checkUb.Init(pipe, kMask + kChunk / 8);
     marks.Init(pipe, kZeros + kTile);
     pipe.InitBuffer(bufSlot, 32);
-    LocalTensor<int32_t> rp = bufRp.Get<int32_t>();
+    LocalTensor<int32_t> rp = bufRp.Get<int32_t>(), spare = bufSpare.Get<int32_t>();
 
     // The check of this core's segments [c0, c1): entries [c0, c1].
     const uint64_t segments = t.entries - 1;
@@ -150,11 +219,16 @@ __aicore__ inline void SegFlags(GM_ADDR offsets, GM_ADDR flags, GM_ADDR check, c
         LocalTensor<int32_t> shift = checkUb.At<int32_t>(kShift, kChunk);
         ShiftByOneOffsets(shift, kChunk);
         Duplicate(rp, static_cast<int32_t>(0), static_cast<int32_t>(kChunk + 64));
+        Duplicate(spare, static_cast<int32_t>(0), static_cast<int32_t>(kChunk + 64));
+        PipeSync<HardEvent::V_MTE2>();
+        LoadAny(rp, gOff[c0], static_cast<uint32_t>(MinU64(c1 - c0, kRows)) + 1);
         for (uint64_t off = c0; off < c1; off += kRows) {
             uint32_t rows = static_cast<uint32_t>(MinU64(c1 - off, kRows));
-            PipeSync<HardEvent::V_MTE2>();
-            LoadAny(rp, gOff[off], rows + 1);
-            PipeSync<HardEvent::MTE2_V>();
+            PipeSync<HardEvent::MTE2_V>();  // this chunk
+            if (off + kRows < c1) {
+                PipeSync<HardEvent::V_MTE2>();  // the vector reads of spare (the chunk before)
+                LoadAny(spare, gOff[off + kRows], static_cast<uint32_t>(MinU64(c1 - off - kRows, kRows)) + 1);
+            }
             int32_t first = FirstDecrease(rp, checkUb.At<int32_t>(0, kChunk), shift,
                                           checkUb.At<uint8_t>(kMask, kChunk / 8), rows, bad < 0);
             if (first >= 0) {
@@ -163,8 +237,12 @@ __aicore__ inline void SegFlags(GM_ADDR offsets, GM_ADDR flags, GM_ADDR check, c
                 badPrev = rp.GetValue(static_cast<uint32_t>(first - 1));
                 ScalarReadsDone();
             }
+            PipeBarrier<PIPE_V>();  // FirstDecrease's scratch, written again by the next chunk's
+            LocalTensor<int32_t> done = rp;
+            rp = spare;
+            spare = done;
         }
-        PipeSync<HardEvent::V_MTE2>();  // the last chunk's vector reads, before rp is reloaded below
+        PipeSync<HardEvent::V_MTE2>();  // the last chunks' vector reads, before rp and spare are reloaded below
     }
 
     // The flags of this core's elements [a0, a1), a tile at a time: a tile
@@ -187,6 +265,10 @@ __aicore__ inline void SegFlags(GM_ADDR offsets, GM_ADDR flags, GM_ADDR check, c
         uint64_t k = a0 == 0 ? 0 : OffsetsLowerBound(gOff, t.entries, static_cast<int64_t>(a0));
         uint64_t base = k;  // entry index of rp[0]
         uint32_t have = 0;  // entries in rp
+        // The chunks are read in order, each while the one before is
+        // searched and marked: the next one loads into spare from entry
+        // `aheadAt`.
+        uint64_t aheadAt = t.entries;
         for (uint64_t t0 = a0; t0 < a1; t0 += kTile) {
             uint32_t count = static_cast<uint32_t>(MinU64(a1 - t0, kTile));
             const int64_t tileStart = static_cast<int64_t>(t0), tileEnd = tileStart + count;
@@ -196,10 +278,23 @@ __aicore__ inline void SegFlags(GM_ADDR offsets, GM_ADDR flags, GM_ADDR check, c
                     PipeSync<HardEvent::S_MTE2>();  // the scalar and vector reads of the previous chunk
                     PipeSync<HardEvent::V_MTE2>();
                     have = static_cast<uint32_t>(MinU64(t.entries - k, kChunk));
-                    // Past the entries: above every tile (DenseMarks clamps them).
-                    LoadPadded(rp, gOff[k], have, static_cast<int32_t>(0x7fffffff));
+                    if (aheadAt == k) {
+                        LocalTensor<int32_t> loaded = spare;
+                        spare = rp;
+                        rp = loaded;
+                    } else {
+                        // Past the entries: above every tile (DenseMarks clamps them).
+                        LoadPadded(rp, gOff[k], have, static_cast<int32_t>(0x7fffffff));
+                    }
                     PipeSync<HardEvent::MTE2_S>();
                     PipeSync<HardEvent::MTE2_V>();
+                    // The next chunk, into the buffer whose reads were
+                    // waited for above.
+                    aheadAt = k + have;
+                    if (aheadAt < t.entries) {
+                        LoadPadded(spare, gOff[aheadAt], static_cast<uint32_t>(MinU64(t.entries - aheadAt, kChunk)),
+                                   static_cast<int32_t>(0x7fffffff));
+                    }
                     base = k;
                 }
                 // The chunk's entries from k below the tile's end: [lo, hi).

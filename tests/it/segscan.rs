@@ -662,6 +662,48 @@ fn offsets_at_tile_and_core_boundaries() {
     check_offsets::<i8>(&dev, &[], &[0]);
 }
 
+/// Dense stretches of offsets (1024 positions or more in a 4096-position
+/// flag tile) are marked in two levels: 16-position groups first, then each
+/// position within its group's range of entries. Groups whose range is at
+/// most 63 entries (empty segments piled on one position) take that path,
+/// wider ones the one-level search; stretches that start and end mid-tile,
+/// tiles split between two chunks of 2048 entries, a partial last tile.
+#[test]
+fn dense_offsets_with_piles_of_empty_segments() {
+    let dev = device();
+    let n = 5 * 4096 + 1000;
+    let mut offsets: Vec<i32> = vec![0];
+    // Tile 0: every position from 300 to 3800, 47 extra entries (empty
+    // segments) at 1000 and 48 at 2001 (ranges of 63 and 64 entries).
+    offsets.extend(300..3800);
+    offsets.extend(std::iter::repeat(1000).take(47));
+    offsets.extend(std::iter::repeat(2001).take(48));
+    // Tile 1: every other position, 10 empty segments at each multiple of 512.
+    for p in (4096..8192).step_by(2) {
+        offsets.push(p);
+        if p % 512 == 0 {
+            offsets.extend(std::iter::repeat(p).take(10));
+        }
+    }
+    // Tile 2: every third position from its middle on; tile 3: every
+    // position; tile 4: a pile of 300 at one position among every 5th.
+    offsets.extend((10_240..12_288).step_by(3));
+    offsets.extend(12_288..16_384);
+    for p in (16_384..20_480).step_by(5) {
+        offsets.push(p);
+        if p == 18_000 {
+            offsets.extend(std::iter::repeat(p).take(300));
+        }
+    }
+    // The partial last tile: every position but the first 10.
+    offsets.extend(20_490..n as i32);
+    offsets.push(n as i32);
+    offsets.sort_unstable();
+    check_offsets(&dev, &f16_data(n, 11), &offsets);
+    check_offsets(&dev, &i8_data(n, 12), &offsets);
+    check_offset_sums(&dev, &f32_data(n, 13), &offsets);
+}
+
 /// Bad offsets are found on the device and named by their first bad entry
 /// (the first entry, then the last, then the first below its predecessor
 /// over every core's range), by every algorithm.

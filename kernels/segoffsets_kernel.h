@@ -456,7 +456,7 @@ __aicore__ inline void SegEnds(GM_ADDR offsets, GM_ADDR y, GM_ADDR sums, const S
 // counts the non-empty ones of its range (Compare of neighbouring entries,
 // Select, ReduceSum) into its 32-byte slot; SyncAll; the counts of the cores
 // before it give its first rank. Phase 2, per chunk: a chunk without an
-// empty segment copies its window of dense as it is; else an inclusive
+// empty segment copies its window of dense as it is (double-buffered); else an inclusive
 // Hillis-Steele scan of the non-empty marks (a Gather by a shift table and
 // an Add per step, log2(kRows) steps) gives the ranks within the window, a
 // Gather takes dense there and a Select writes 0 for the empty segments.
@@ -503,6 +503,7 @@ public:
         gSlots.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace), cores * 8);
         arena_.Init(pipe_, kBytes);
         pipe_.InitBuffer(qEntries_, 2, 2 * kRows * 4);
+        pipe_.InitBuffer(qCopy_, 2, kRows * 4);
         Init();
 
         uint64_t count = 0;
@@ -596,15 +597,20 @@ private:
         const uint32_t padded = Pad64(rows);
         // Bad offsets may count more segments than dense holds.
         const uint32_t have = base >= denseLen_ ? 0 : static_cast<uint32_t>(MinU64(c, denseLen_ - base));
-        LocalTensor<float> window = At<float>(kWindowAt, kRows);
-        PipeSync<HardEvent::V_MTE2>();    // the previous chunk's Gather from the window is done
-        PipeSync<HardEvent::MTE3_MTE2>();  // and its sums are out (a window is stored as loaded)
-        if (have == rows) {  // no empty segment: the window is the chunk's sums
-            LoadAny(window, gDense_[base], rows);
-            PipeSync<HardEvent::MTE2_MTE3>();
-            StoreAny(gSums_[off], window, rows);
+        if (have == rows) {
+            // No empty segment: the chunk's window of dense is its sums,
+            // copied through a queue of two (a chunk's load overlaps the
+            // store of the one before).
+            LocalTensor<float> copy = qCopy_.AllocTensor<float>();
+            LoadAny(copy, gDense_[base], rows);
+            qCopy_.EnQue(copy);
+            copy = qCopy_.DeQue<float>();
+            StoreAny(gSums_[off], copy, rows);
+            qCopy_.FreeTensor(copy);
             return;
         }
+        LocalTensor<float> window = At<float>(kWindowAt, kRows);
+        PipeSync<HardEvent::V_MTE2>();  // the previous chunk's Gather from the window is done
         LocalTensor<float> out = At<float>(kOutAt, kRows);
         PipeSync<HardEvent::MTE3_V>();  // the previous chunk's sums are out
         if (have == 0) {
@@ -653,6 +659,7 @@ private:
     TPipe pipe_;
     UbArena arena_;
     TQue<TPosition::VECIN, 2> qEntries_;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 2> qCopy_;
     GlobalTensor<int32_t> gOff_;
     GlobalTensor<float> gDense_, gSums_;
     uint64_t denseLen_ = 0;

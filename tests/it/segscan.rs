@@ -676,13 +676,13 @@ fn dense_offsets_with_piles_of_empty_segments() {
     // Tile 0: every position from 300 to 3800, 47 extra entries (empty
     // segments) at 1000 and 48 at 2001 (ranges of 63 and 64 entries).
     offsets.extend(300..3800);
-    offsets.extend(std::iter::repeat(1000).take(47));
-    offsets.extend(std::iter::repeat(2001).take(48));
+    offsets.extend(std::iter::repeat_n(1000, 47));
+    offsets.extend(std::iter::repeat_n(2001, 48));
     // Tile 1: every other position, 10 empty segments at each multiple of 512.
     for p in (4096..8192).step_by(2) {
         offsets.push(p);
         if p % 512 == 0 {
-            offsets.extend(std::iter::repeat(p).take(10));
+            offsets.extend(std::iter::repeat_n(p, 10));
         }
     }
     // Tile 2: every third position from its middle on; tile 3: every
@@ -692,7 +692,7 @@ fn dense_offsets_with_piles_of_empty_segments() {
     for p in (16_384..20_480).step_by(5) {
         offsets.push(p);
         if p == 18_000 {
-            offsets.extend(std::iter::repeat(p).take(300));
+            offsets.extend(std::iter::repeat_n(p, 300));
         }
     }
     // The partial last tile: every position but the first 10.

@@ -156,9 +156,7 @@ private:
             Select(next.ReinterpretCast<float>(), mask, cand.ReinterpretCast<float>(), pos.ReinterpretCast<float>(),
                    SELMODE::VSEL_TENSOR_TENSOR_MODE, count);
             PipeBarrier<PIPE_V>();
-            LocalTensor<int32_t> t = pos;
-            pos = next;
-            next = t;
+            SwapTensors(pos, next);
         }
     }
 
@@ -239,9 +237,7 @@ __aicore__ inline void SegFlags(GM_ADDR offsets, GM_ADDR flags, GM_ADDR check, c
                 ScalarReadsDone();
             }
             PipeBarrier<PIPE_V>();  // FirstDecrease's scratch, written again by the next chunk's
-            LocalTensor<int32_t> done = rp;
-            rp = spare;
-            spare = done;
+            SwapTensors(rp, spare);
         }
         PipeSync<HardEvent::V_MTE2>();  // the last chunks' vector reads, before rp and spare are reloaded below
     }
@@ -280,9 +276,7 @@ __aicore__ inline void SegFlags(GM_ADDR offsets, GM_ADDR flags, GM_ADDR check, c
                     PipeSync<HardEvent::V_MTE2>();
                     have = static_cast<uint32_t>(MinU64(t.entries - k, kChunk));
                     if (aheadAt == k) {
-                        LocalTensor<int32_t> loaded = spare;
-                        spare = rp;
-                        rp = loaded;
+                        SwapTensors(rp, spare);
                     } else {
                         // Past the entries: above every tile (DenseMarks clamps them).
                         LoadPadded(rp, gOff[k], have, static_cast<int32_t>(0x7fffffff));

@@ -36,6 +36,14 @@ __aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) 
 constexpr uint32_t CeilDivConst(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 __aicore__ inline uint64_t MinU64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
+// Exchanges two tensor handles (ping-pong buffers; the data stays put).
+template <typename T>
+__aicore__ inline void SwapTensors(LocalTensor<T>& a, LocalTensor<T>& b) {
+    LocalTensor<T> t = a;
+    a = b;
+    b = t;
+}
+
 // Smallest power of two >= count (count >= 1).
 __aicore__ inline uint32_t Pow2Ceil(uint32_t count) {
     uint32_t p = 1;

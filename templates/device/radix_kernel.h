@@ -767,6 +767,7 @@ public:
     static constexpr uint32_t kMaxBits = 9;   // rows of up to 512 keys (NETWORK_MAX_ROW)
     static constexpr uint32_t kVec = kLanes * sizeof(int32_t);
     static constexpr uint32_t kBlock = 8;  // int32 lanes per 32-byte block: 8 rows side by side
+    static_assert((kLanes >> kMaxBits) == kBlock, "a tile holds 8 rows of the longest row");
     // Arena (bytes). A, B: the values (the network's ping-pong; scratch
     // before it); G: the code's two halves as int16, then the pad words at
     // kPadAt; Mn: scratch.
@@ -1051,7 +1052,7 @@ private:
                 Pairs<true>(nxt, cur, cur[on], j);
                 Pairs<false>(nxt[on], cur, cur[on], j);
                 PipeBarrier<PIPE_V>();
-                Swap(cur, nxt);
+                SwapTensors(cur, nxt);
             }
         }
         // The keys in row order (the compact table reads the block layout).
@@ -1078,12 +1079,6 @@ private:
         StoreAny(gIdxOut_[at], idx, count);
         if (t_.store_keys) StoreAny(gKeysOut_[at], keysOut.ReinterpretCast<TKey>(), count);
         qKeys_.FreeTensor(keys);
-    }
-
-    __aicore__ inline void Swap(LocalTensor<int32_t>& a, LocalTensor<int32_t>& b) {
-        LocalTensor<int32_t> t = a;
-        a = b;
-        b = t;
     }
 
     TPipe pipe_;

@@ -24,6 +24,18 @@ __aicore__ inline void LoadAny(const LocalTensor<T>& dst, const GlobalTensor<T>&
     LoadPadded(dst, src, count, static_cast<T>(0));
 }
 
+// Loads `runs` runs of `count` elements, run i from src[i * stride], into
+// dst at lanes i * count, in one DMA (count * sizeof(T) a multiple of 32
+// bytes, so the runs land back to back).
+template <typename T>
+__aicore__ inline void LoadRuns(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t runs, uint32_t count,
+                                uint64_t stride) {
+    const uint32_t bytes = count * static_cast<uint32_t>(sizeof(T));
+    DataCopyExtParams p(static_cast<uint16_t>(runs), bytes, static_cast<uint32_t>((stride - count) * sizeof(T)), 0, 0);
+    DataCopyPadExtParams<T> none(false, 0, 0, static_cast<T>(0));
+    DataCopyPad(dst, src, p, none);
+}
+
 // Zeroes the first `count` elements of `dst` (an even number of bytes)
 // before a load of fewer elements into it; the DMA waits for the zeros.
 template <typename T>

@@ -47,6 +47,11 @@ constexpr uint32_t kSlotInts = 8;            // a piece's count slot (32 bytes)
 constexpr uint32_t kGroupAlign = 32;         // elements: 32-byte aligned groups for every width
 constexpr uint32_t kResAlign = 16;           // elements: 32-byte aligned segments for 16- and 32-bit data
 constexpr uint32_t kOutCap = kTile + 64;     // two gathered groups, the second aligned
+// Candidates per piece in the pieces' one-DMA hand-off (Selector::Finish):
+// a piece writes NaN after its candidates up to this many, so the row's
+// first piece loads every piece's slot with one strided DMA per array.
+constexpr uint32_t kPieceSlot = 64;
+static_assert(kPieceSlot * kMaxPieces <= kTile, "every piece's slot fits the resident candidates");
 constexpr float kMaxFloat = 3.40282347e38f;  // FLT_MAX
 
 // Key traits: the code range [kLo, kHi] of the k largest, the order value
@@ -180,7 +185,8 @@ private:
     static constexpr uint32_t kMaskBytes = kTile / 8;
     static constexpr uint32_t kSlotsAt = (kWays + 2) * kMaskBytes;  // the NaN test's mask takes two slots
     static constexpr uint32_t kOwnAt = kSlotsAt + kMaxPieces * kSlotInts * 4;
-    static constexpr uint32_t kArenaBytes = kOwnAt + kSlotInts * 4;
+    static constexpr uint32_t kNanAt = kOwnAt + kSlotInts * 4;  // kPieceSlot NaN order values
+    static constexpr uint32_t kArenaBytes = kNanAt + kPieceSlot * 4;
     // Mask slots: 0 and 1 the compaction's and the write's compares, 1..15
     // the narrowing's thresholds, 16 (and 17) the NaN test; kChunkMask the chunks to
     // read again (kept while the compaction's tiles use 0 and 16).
@@ -200,6 +206,7 @@ private:
         pipe_.InitBuffer(bufRes_, kTile * sizeof(float));
         pipe_.InitBuffer(bufIota_, kTile * sizeof(int32_t));
         ub_.Init(pipe_, kArenaBytes);
+        Duplicate(ub_.At<float>(kNanAt, kPieceSlot), AsFloat(0x7FC00000u), static_cast<int32_t>(kPieceSlot));
     }
 
     __aicore__ inline LocalTensor<uint8_t> Mask(uint32_t j) { return ub_.At<uint8_t>(j * kMaskBytes, kMaskBytes); }
@@ -234,6 +241,11 @@ private:
         SyncAll();
         const Pick bound = BoundPick(r, false);
         const uint64_t count = Compact(begin, r * t_.n, len, at, false, Value(bound.v));
+        if (count < kPieceSlot && len >= kPieceSlot) {
+            // NaN (no compare passes it) after the candidates up to a slot.
+            PipeSync<HardEvent::V_MTE3>();
+            StoreAny(gCandV_[begin + count], ub_.At<float>(kNanAt, kPieceSlot), static_cast<uint32_t>(kPieceSlot - count));
+        }
         LocalTensor<int32_t> own = ub_.At<int32_t>(kOwnAt, kSlotInts);
         own.SetValue(0, static_cast<int32_t>(count));
         for (uint32_t i = 1; i < kSlotInts; ++i) own.SetValue(i, 0);
@@ -660,6 +672,64 @@ private:
         return off;
     }
 
+    // The pieces whose slots one DMA per array loads (Finish): all of them,
+    // or all but a last piece shorter than a slot, when each of those holds
+    // at most kPieceSlot candidates (then NaN after them up to the slot,
+    // SharedRow); 0 when they do not, or for one segment.
+    __aicore__ inline uint32_t SlotRuns(const uint64_t* counts, uint32_t segs) {
+        if (segs < 2 || t_.piece_len < kPieceSlot) return 0;
+        const uint64_t lastLen = t_.n - (segs - 1) * t_.piece_len;
+        const uint32_t runs = lastLen >= kPieceSlot ? segs : segs - 1;
+        for (uint32_t s = 0; s < runs; ++s) {
+            if (counts[s] > kPieceSlot) return 0;
+        }
+        if (runs < segs && runs * kPieceSlot + ResidentLanes(counts[runs]) > kTile) return 0;
+        return runs;
+    }
+
+    // The candidates of `runs` pieces' slots (kPieceSlot lanes each, NaN
+    // order values after a piece's candidates) and those of a short last
+    // piece, loaded into bufV_, bufIota_ and bufTmp_ (one DMA per array for
+    // the slots), then compacted (GatherMask of the non-NaN order values)
+    // into bufRes_, `idx` and `bits` in piece order, NaN after them, so the
+    // narrowing counts only the candidates. Returns their count.
+    __aicore__ inline uint32_t LoadSlots(const uint64_t* at, const uint64_t* counts, uint32_t segs, uint32_t runs,
+                                         LocalTensor<int32_t>& idx, LocalTensor<TCand>& bits) {
+        LocalTensor<float> res = bufRes_.Get<float>(), sv = bufV_.Get<float>();
+        LocalTensor<int32_t> si = bufIota_.Get<int32_t>();
+        LocalTensor<TCand> sb = bufTmp_.Get<TCand>();
+        const float gap = AsFloat(0x7FC00000u);
+        PipeBarrier<PIPE_V>();  // the row's last vector uses of these buffers
+        Duplicate(res, gap, static_cast<int32_t>(kTile));
+        Duplicate(sv, gap, static_cast<int32_t>(kTile));
+        Duplicate(idx, 0, static_cast<int32_t>(kTile));
+        Duplicate(bits, static_cast<TCand>(0), static_cast<int32_t>(kTile));
+        PipeSync<HardEvent::V_MTE2>();
+        LoadRuns(sv, gCandV_[at[0]], runs, kPieceSlot, t_.piece_len);
+        LoadRuns(si, gCandI_[at[0]], runs, kPieceSlot, t_.piece_len);
+        LoadRuns(sb, gCandR_[at[0]], runs, kPieceSlot, t_.piece_len);
+        uint32_t lanes = runs * kPieceSlot;
+        if (runs < segs && counts[runs] > 0) {
+            const uint32_t n = static_cast<uint32_t>(counts[runs]);
+            LoadPadded(sv[lanes], gCandV_[at[runs]], n, gap);
+            LoadAny(si[lanes], gCandI_[at[runs]], n);
+            LoadAny(sb[lanes], gCandR_[at[runs]], n);
+            lanes += static_cast<uint32_t>(ResidentLanes(n));
+        }
+        PipeSync<HardEvent::MTE2_V>();
+        LocalTensor<uint8_t> keep = Mask(0);
+        Compare(keep, sv, sv, CMPMODE::EQ, Padded(lanes));  // false only for the NaN gaps
+        PipeBarrier<PIPE_V>();
+        const GatherMaskParams once(1, 1, 8, 0);
+        uint64_t got = 0, dummy = 0;
+        GatherMask(res, sv, keep.ReinterpretCast<uint32_t>(), true, lanes, once, got);
+        GatherMask(idx, si, keep.ReinterpretCast<uint32_t>(), true, lanes, once, dummy);
+        GatherMask(bits, sb, keep.ReinterpretCast<TPattern>(), true, lanes, once, dummy);
+        ResetMask();
+        PipeBarrier<PIPE_V>();
+        return static_cast<uint32_t>(got);
+    }
+
     // `count` fp32 order values from GM as a tile of qCandV_, -inf up to
     // the next 64 lanes.
     __aicore__ inline LocalTensor<float> LoadValues(const GlobalTensor<float>& src, uint32_t count) {
@@ -725,13 +795,16 @@ private:
             c.room += ResidentLanes(counts[s]);
         }
         // Candidates that fit a tile go into UB at once (one load per piece
-        // and array, one compare and gather pass); else tile by tile.
-        c.resident = c.room <= kTile;
+        // and array, or one for all the pieces' slots; one compare and
+        // gather pass); else tile by tile.
+        const uint32_t runs = SlotRuns(counts, segs);
+        c.resident = runs > 0 || c.room <= kTile;
         Pick pick;
         if (c.resident) {
             c.idx = qCandI_.AllocTensor<int32_t>();
             c.bits = qRaw_.AllocTensor<TCand>();
-            c.lanes = LoadResident(gCandV_, c.at, counts, segs, &c.idx, &c.bits);
+            c.lanes = runs > 0 ? LoadSlots(c.at, counts, segs, runs, c.idx, c.bits)
+                               : LoadResident(gCandV_, c.at, counts, segs, &c.idx, &c.bits);
             pick = Narrow(c.lanes, lo, topHi_);
         } else {
             pick = NarrowSegs(gCandV_, c.at, counts, segs, lo, topHi_);
@@ -756,13 +829,16 @@ private:
             }
         }
         Out out{r * t_.k, r * t_.k + above, t_.k - above, 0};
+        // Resident candidates are written in one pass: the keys beyond the
+        // k-th stay in UB for their ordering instead of a GM round trip.
+        const bool keep = t_.sorted != 0 && above > 1 && c.resident && !kNarrow;
         EachTile(c, [&](const LocalTensor<float>& x, const LocalTensor<int32_t>& idx, const LocalTensor<TCand>& b,
-                        uint32_t lanes) { WriteTile(x, idx, b, lanes, split, out); });
+                        uint32_t lanes) { WriteTile(x, idx, b, lanes, split, out, keep); });
         if (c.resident) {
             qCandI_.FreeTensor(c.idx);
             qRaw_.FreeTensor(c.bits);
         }
-        if (t_.sorted != 0 && above > 1) SortBeyond(r, static_cast<uint32_t>(above));
+        if (t_.sorted != 0 && above > 1) SortBeyond(r, static_cast<uint32_t>(above), keep);
     }
 
     // A row's candidates: `segs` pieces of `counts[i]` at `at[i]`, in UB
@@ -864,7 +940,8 @@ private:
     // lanes past them defined) beyond the k-th key, and its ties while
     // `out` needs them, with their indices and bits.
     __aicore__ inline void WriteTile(const LocalTensor<float>& x, const LocalTensor<int32_t>& idx,
-                                     const LocalTensor<TCand>& bits, uint32_t lanes, const Split& split, Out& out) {
+                                     const LocalTensor<TCand>& bits, uint32_t lanes, const Split& split, Out& out,
+                                     bool keep) {
         const GatherMaskParams once(1, 1, 8, 0);
         const uint32_t padded = Padded(lanes);
         LocalTensor<uint8_t> gt = Mask(0), eq = Mask(1);
@@ -889,6 +966,7 @@ private:
             }
         }
         PipeBarrier<PIPE_V>();
+        if (keep) KeepBeyond(x, idx, bits, gt, lanes);
         LocalTensor<int32_t> outI = qOutI_.AllocTensor<int32_t>();
         LocalTensor<TCand> outR = qOutR_.AllocTensor<TCand>();
         uint64_t nGt = 0, nEq = 0, dummy = 0;
@@ -904,14 +982,51 @@ private:
         LocalTensor<TBits> keysOut =
             HandoffKeys<TKey>(qOutR_, outR, second + ties, 2 * kOutCap, bufTmp_.Get<half>()).template ReinterpretCast<TBits>();
         outI = Handoff(qOutI_, outI);
-        StoreAny(gVal_[out.beyondAt], keysOut, static_cast<uint32_t>(nGt));
-        StoreAny(gIdx_[out.beyondAt], outI, static_cast<uint32_t>(nGt));
+        if (!keep) {  // else SortBeyond writes them in order
+            StoreAny(gVal_[out.beyondAt], keysOut, static_cast<uint32_t>(nGt));
+            StoreAny(gIdx_[out.beyondAt], outI, static_cast<uint32_t>(nGt));
+        }
         StoreAny(gVal_[out.tieAt + out.taken], keysOut[second], ties);
         StoreAny(gIdx_[out.tieAt + out.taken], outI[second], ties);
         out.beyondAt += nGt;
         out.taken += ties;
         qOutR_.FreeTensor(outR);
         qOutI_.FreeTensor(outI);
+    }
+
+    // The keys beyond the k-th kept in UB for SortBeyond (at most
+    // kMaxSortedLanes of them): order values in bufV_, indices and bits in
+    // bufIota_; past them -inf, 0 and the pad key.
+    static constexpr uint32_t kMaxSortedLanes = 128;
+    __aicore__ inline LocalTensor<float> BeyondValues() { return bufV_.Get<float>(); }
+    __aicore__ inline LocalTensor<int32_t> BeyondIdx() { return bufIota_.Get<int32_t>(); }
+    __aicore__ inline LocalTensor<TBits> BeyondBits() {
+        return bufIota_.Get<int32_t>()[kMaxSortedLanes].template ReinterpretCast<TBits>();
+    }
+    __aicore__ inline void KeepBeyond(const LocalTensor<float>& x, const LocalTensor<int32_t>& idx,
+                                      const LocalTensor<TCand>& bits, const LocalTensor<uint8_t>& gt, uint32_t lanes) {
+        if constexpr (!kNarrow) {  // 8-bit keys are not kept (no 8-bit gather; Finish)
+            const GatherMaskParams once(1, 1, 8, 0);
+            LocalTensor<float> v = BeyondValues();
+            LocalTensor<int32_t> i = BeyondIdx();
+            LocalTensor<TBits> b = BeyondBits();
+            Duplicate(v, AsFloat(0xFF800000u), static_cast<int32_t>(kMaxSortedLanes));
+            Duplicate(i, 0, static_cast<int32_t>(kMaxSortedLanes));
+            Duplicate(b, static_cast<TBits>(Pad()), static_cast<int32_t>(kMaxSortedLanes));
+            PipeBarrier<PIPE_V>();
+            uint64_t got = 0;
+            GatherMask(v, x, gt.ReinterpretCast<uint32_t>(), true, lanes, once, got);
+            GatherMask(i, idx, gt.ReinterpretCast<uint32_t>(), true, lanes, once, got);
+            GatherMask(b, bits, gt.ReinterpretCast<TPattern>(), true, lanes, once, got);
+            ResetMask();
+            PipeBarrier<PIPE_V>();
+        } else {
+            (void)x;
+            (void)idx;
+            (void)bits;
+            (void)gt;
+            (void)lanes;
+        }
     }
 
     __aicore__ static inline bool IsNan(TBits b) { return (static_cast<uint32_t>(b) & 0x7FFFFFFFu) > 0x7F800000u; }
@@ -924,25 +1039,39 @@ private:
     // follow in index order. f32's top group (+inf and NaN tie as order
     // values) takes ranks 0.. in index order that way; its NaN keys go
     // first.
-    __aicore__ inline void SortBeyond(uint64_t r, uint32_t above) {
-        PipeSync<HardEvent::MTE3_MTE2>();  // the row's output read back
-        LocalTensor<TBits> raw = qRaw_.AllocTensor<TBits>();
-        PadKeys(raw, kScanTile);
-        LoadPadded(raw, gVal_[r * t_.k], above, static_cast<TBits>(Pad()));
-        qRaw_.EnQue(raw);
-        LocalTensor<int32_t> idx = qCandI_.AllocTensor<int32_t>();
-        LoadAny(idx, gIdx_[r * t_.k], above);
-        qCandI_.EnQue(idx);
+    __aicore__ inline void SortBeyond(uint64_t r, uint32_t above, bool kept) {
         const uint32_t padded = Padded(above);
+        LocalTensor<TBits> raw;
+        LocalTensor<int32_t> idx;
         LocalTensor<TCand> bits;
-        LocalTensor<float> v = Order(raw, bits, padded);
-        idx = qCandI_.DeQue<int32_t>();
+        LocalTensor<float> v;
+        if (kept) {
+            // From UB (KeepBeyond): order values, indices and bits.
+            raw = BeyondBits();
+            idx = BeyondIdx();
+            v = BeyondValues();
+        } else {
+            PipeSync<HardEvent::MTE3_MTE2>();  // the row's output read back
+            raw = qRaw_.AllocTensor<TBits>();
+            PadKeys(raw, kScanTile);
+            LoadPadded(raw, gVal_[r * t_.k], above, static_cast<TBits>(Pad()));
+            qRaw_.EnQue(raw);
+            idx = qCandI_.AllocTensor<int32_t>();
+            LoadAny(idx, gIdx_[r * t_.k], above);
+            qCandI_.EnQue(idx);
+            v = Order(raw, bits, padded);
+            idx = qCandI_.DeQue<int32_t>();
+        }
         LocalTensor<int32_t> outI = qOutI_.AllocTensor<int32_t>();
         LocalTensor<TBits> outR = qOutR_.AllocTensor<TBits>();
         uint32_t nans = 0;
         if constexpr (kWide) {
             if (t_.largest) {
-                PipeSync<HardEvent::MTE2_S>();
+                if (kept) {
+                    PipeSync<HardEvent::V_S>();
+                } else {
+                    PipeSync<HardEvent::MTE2_S>();
+                }
                 for (uint32_t i = 0; i < above; ++i) nans += IsNan(raw.GetValue(i)) ? 1 : 0;
                 ScalarReadsDone();
             }
@@ -959,8 +1088,10 @@ private:
             ScalarReadsDone();
             PipeSync<HardEvent::S_MTE3>();
         }
-        qRaw_.FreeTensor(raw);
-        qCandI_.FreeTensor(idx);
+        if (!kept) {
+            qRaw_.FreeTensor(raw);
+            qCandI_.FreeTensor(idx);
+        }
         StoreAny(gVal_[r * t_.k], outR, above);
         StoreAny(gIdx_[r * t_.k], outI, above);
         PipeSync<HardEvent::MTE3_S>();

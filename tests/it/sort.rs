@@ -552,6 +552,31 @@ fn topk_batches_rows_shared_between_cores() {
     }
 }
 
+/// Rows cut into pieces hand their candidates to the row's first piece in
+/// 64-lane slots (one DMA per array) when no piece has more than 64: a last
+/// piece of 10 keys (loaded apart) holding the row's largest keys, random
+/// keys (NaN and infinities among them), one piece with a cluster of 100
+/// large keys (more than a slot: every piece loaded on its own), f16 and
+/// f32, largest and smallest, sorted or not.
+#[test]
+fn topk_pieces_hand_off_candidates_in_slots() {
+    let n = 39 * 4096 + 10; // 40 pieces of 4096, the last of 10 keys
+    for o in topk_options() {
+        let mut keys: Vec<f16> = random(n, 7);
+        for (i, key) in keys[n - 10..].iter_mut().enumerate() {
+            *key = f16::from_f32(if o.largest { 60000.0 } else { -60000.0 } + i as f32);
+        }
+        check_topk(&keys, 1, 50, o);
+        let mut cluster = keys.clone();
+        for (i, key) in cluster[5 * 4096 + 7..5 * 4096 + 107].iter_mut().enumerate() {
+            *key = f16::from_f32(if o.largest { 30000.0 } else { -30000.0 } + i as f32);
+        }
+        check_topk(&cluster, 1, 50, o);
+        let wide: Vec<f32> = random(n, 8);
+        check_topk(&wide, 1, 50, o);
+    }
+}
+
 /// f32 keys: +inf and NaN share one order value in the kernel (fp32 has
 /// nothing above +inf), and the write puts NaN above +inf by their bits.
 /// Rows where the k-th key falls inside that group, at either edge of it or

@@ -177,6 +177,39 @@ fn sort_on_and_topk_on_match_the_reference() {
     }
 }
 
+/// A workspace reused by `topk_on` holds the previous launch's candidates:
+/// a row cut into 40 pieces, first a constant row (every key a candidate,
+/// 4096 per piece), then keys below it (a few candidates per piece, handed
+/// off in 64-lane slots). The slots must not take the stale candidates
+/// past a piece's own (the pieces pad them with NaN).
+#[test]
+fn topk_on_ignores_stale_candidates_in_a_reused_workspace() {
+    let dev = testkit::device();
+    let stream = dev.create_stream().unwrap();
+    let (n, k) = (39 * 4096 + 10, 50);
+    let options = TopkOptions::default();
+    let mut ws = workspace(
+        &dev,
+        topk_workspace_bytes::<f16>(&dev, 1, n, k, options).unwrap(),
+    );
+    let mut v = dev.alloc::<f16>(k).unwrap();
+    let mut ix = dev.alloc::<i32>(k).unwrap();
+    let constant = dev.upload(&vec![f16::from_f32(5.0); n]).unwrap();
+    let keys: Vec<f16> = (0..n)
+        .map(|i| f16::from_f32(((i * 7919) % 1000) as f32 / 1000.0))
+        .collect();
+    let x = dev.upload(&keys).unwrap();
+    for row in [&constant, &x] {
+        topk_on(&stream, row, k, options, &mut v, &mut ix, &mut ws).unwrap();
+    }
+    stream.synchronize().unwrap();
+    let (wv, wi) = sorted_reference(&keys, 1, true);
+    let got: Vec<f32> = v.download().unwrap().iter().map(|k| k.to_f32()).collect();
+    let want: Vec<f32> = wv[..k].iter().map(|k| k.to_f32()).collect();
+    assert_eq!(got, want, "topk values after a reused workspace");
+    assert_eq!(ix.download().unwrap(), wi[..k].to_vec(), "topk indices");
+}
+
 #[test]
 fn multinomial_on_and_top_p_on_match_the_references() {
     let dev = testkit::device();

@@ -228,9 +228,10 @@ private:
         Bound(begin, t_.n, r * chunks_, stay);
         if (!stay) PipeSync<HardEvent::MTE3_MTE2>();  // the maxima's read-back
         const Pick bound = BoundPick(r, stay);
-        const uint64_t count = Compact(begin, begin, t_.n, r * chunks_, stay, Value(bound.v));
-        PipeSync<HardEvent::MTE3_MTE2>();  // the candidates' read-back
-        Finish(r, bound.v, &count, 1);
+        InUb ub;
+        const uint64_t count = Compact(begin, begin, t_.n, r * chunks_, stay, Value(bound.v), stay ? &ub : nullptr);
+        if (!ub.on) PipeSync<HardEvent::MTE3_MTE2>();  // the candidates' read-back
+        Finish(r, bound.v, &count, 1, &ub);
     }
 
     __aicore__ inline void SharedRow(uint64_t r, uint64_t q) {
@@ -489,20 +490,36 @@ private:
         }
     }
 
+    // A whole row's candidates kept in UB while they fit a tile (no GM
+    // write and read-back before Finish): order values in bufRes_, indices
+    // and bits in tiles of qCandI_ and qCandV_, each batch's at
+    // kResAlign-aligned lanes, NaN order values between and after them (a
+    // NaN passes no compare). `on` until they outgrow the tile, when they
+    // go to GM, gaps and all.
+    struct InUb {
+        bool on = false;
+        uint32_t lanes = 0;
+        LocalTensor<int32_t> idx;
+        LocalTensor<TCand> bits;
+    };
+
     // Read 2: the chunks of the `len` keys at `begin` (their maxima at
     // gMax_[at], or in bufRes_ when `inUb`) whose maximum is at least
     // `bound` are read again, a batch of up to a tile at a time, and their
     // keys with order value >= `bound` copied to the candidates at `begin`
     // (order value, index in the row (row start `rowStart`), int16 bits).
     // A full batch is compacted only once the next one's reads are issued,
-    // so those reads overlap its vector work. Returns the candidates' count.
+    // so those reads overlap its vector work. Given `ub` (maxima in UB), the
+    // candidates stay in UB while they fit (InUb). Returns the candidates'
+    // count in GM.
     __aicore__ inline uint64_t Compact(uint64_t begin, uint64_t rowStart, uint64_t len, uint64_t at, bool inUb,
-                                       float bound) {
+                                       float bound, InUb* ub = nullptr) {
         const uint64_t chunks = (len + kChunk - 1) / kChunk;
         LocalTensor<float> res = bufRes_.Get<float>();
         LocalTensor<uint8_t> hotBytes = Mask(kChunkMask);
         LocalTensor<uint32_t> hot = hotBytes.ReinterpretCast<uint32_t>();
         Batches b;
+        b.ub = ub;
         for (uint64_t w0 = 0; w0 < chunks; w0 += kTile) {
             const uint32_t inWindow = static_cast<uint32_t>(chunks - w0 < kTile ? chunks - w0 : kTile);
             if (!inUb) {
@@ -512,6 +529,7 @@ private:
                 PipeSync<HardEvent::MTE2_V>();
             }
             CompareScalar(Mask(kChunkMask), res, bound, CMPMODE::GE, Padded(inWindow));
+            if (ub != nullptr) StartInUb(*ub);  // one window: the maxima are done with
             PipeSync<HardEvent::V_S>();
             for (uint32_t word = 0; word < (inWindow + 31) / 32; ++word) {
                 uint32_t bits = hot.GetValue(word);
@@ -548,7 +566,48 @@ private:
         uint32_t cur = 0, staged = 0;
         bool pending = false;
         uint64_t kept = 0;
+        InUb* ub = nullptr;
     };
+
+    __aicore__ inline void StartInUb(InUb& ub) {
+        ub.on = true;
+        ub.lanes = 0;
+        ub.idx = qCandI_.AllocTensor<int32_t>();
+        ub.bits = qCandV_.AllocTensor<TCand>();
+        PipeBarrier<PIPE_V>();  // the maxima's compare reads bufRes_
+        Duplicate(bufRes_.Get<float>(), AsFloat(0x7FC00000u), static_cast<int32_t>(kTile));
+        Duplicate(ub.idx, 0, static_cast<int32_t>(kTile));
+        Duplicate(ub.bits, static_cast<TCand>(0), static_cast<int32_t>(kTile));
+        PipeBarrier<PIPE_V>();
+    }
+    // Appends a batch's `got` gathered candidates (exact copies: GatherMask
+    // with the every-lane pattern 7 and a count of `got`), if they fit.
+    __aicore__ inline bool AppendInUb(InUb& ub, const LocalTensor<float>& v, const LocalTensor<int32_t>& idx,
+                                      const LocalTensor<TCand>& bits, uint32_t got) {
+        if (ub.lanes + ResidentLanes(got) > kTile) return false;
+        if (got > 0) {
+            const GatherMaskParams once(1, 1, 8, 0);
+            uint64_t n = 0;
+            GatherMask(bufRes_.Get<float>()[ub.lanes], v, static_cast<uint8_t>(7), true, got, once, n);
+            GatherMask(ub.idx[ub.lanes], idx, static_cast<uint8_t>(7), true, got, once, n);
+            GatherMask(ub.bits[ub.lanes], bits, static_cast<uint8_t>(7), true, got, once, n);
+            ResetMask();
+            PipeBarrier<PIPE_V>();  // before the staging tiles' next gathers
+            ub.lanes += static_cast<uint32_t>(ResidentLanes(got));
+        }
+        return true;
+    }
+    // The candidates so far to GM at `begin` (ub.lanes of them, gaps too).
+    __aicore__ inline void SpillUb(InUb& ub, uint64_t begin) {
+        PipeSync<HardEvent::V_MTE3>();
+        StoreAny(gCandV_[begin], bufRes_.Get<float>(), ub.lanes);
+        StoreAny(gCandI_[begin], ub.idx, ub.lanes);
+        StoreAny(gCandR_[begin], ub.bits, ub.lanes);
+        PipeSync<HardEvent::MTE3_V>();  // before the buffers' next vector writes
+        qCandI_.FreeTensor(ub.idx);
+        qCandV_.FreeTensor(ub.bits);
+        ub.on = false;
+    }
 
     // Closes the batch being filled (`lanes` keys) and compacts the one
     // before it, whose reads were issued first.
@@ -585,6 +644,16 @@ private:
         ResetMask();
         PipeBarrier<PIPE_V>();
         qRaw_.FreeTensor(raw);
+        if (b.ub != nullptr && b.ub->on) {
+            if (AppendInUb(*b.ub, outV, outI, outR, static_cast<uint32_t>(got))) {
+                qOutV_.FreeTensor(outV);
+                qOutI_.FreeTensor(outI);
+                qOutR_.FreeTensor(outR);
+                return b.kept;
+            }
+            SpillUb(*b.ub, begin);
+            b.kept = b.ub->lanes;
+        }
         StoreQueued(qOutV_, outV, gCandV_[begin + b.kept], static_cast<uint32_t>(got));
         StoreQueued(qOutI_, outI, gCandI_[begin + b.kept], static_cast<uint32_t>(got));
         StoreQueued(qOutR_, outR, gCandR_[begin + b.kept], static_cast<uint32_t>(got));
@@ -661,16 +730,24 @@ private:
         uint32_t off = 0;
         for (uint32_t s = 0; s < segs; ++s) {
             if (len[s] == 0) continue;
-            const uint32_t n = static_cast<uint32_t>(len[s]);
-            LoadPadded(res[off], src[at[s]], n, gap);
-            if (idx != nullptr) {
-                LoadAny((*idx)[off], gCandI_[at[s]], n);
-                LoadAny((*bits)[off], gCandR_[at[s]], n);
-            }
-            off += static_cast<uint32_t>(ResidentLanes(n));
+            off += LoadSegment(res, idx, bits, off, src[at[s]], at[s], static_cast<uint32_t>(len[s]));
         }
         PipeSync<HardEvent::MTE2_V>();
         return off;
+    }
+
+    // One segment of `n` candidates at `at` into lane `off` of `v` (its
+    // order values from `src`, NaN up to the next 32 bytes) and, given
+    // `idx` and `bits`, of those; returns the lanes it takes.
+    __aicore__ inline uint32_t LoadSegment(const LocalTensor<float>& v, LocalTensor<int32_t>* idx,
+                                           LocalTensor<TCand>* bits, uint32_t off, const GlobalTensor<float>& src,
+                                           uint64_t at, uint32_t n) {
+        LoadPadded(v[off], src, n, AsFloat(0x7FC00000u));
+        if (idx != nullptr) {
+            LoadAny((*idx)[off], gCandI_[at], n);
+            LoadAny((*bits)[off], gCandR_[at], n);
+        }
+        return static_cast<uint32_t>(ResidentLanes(n));
     }
 
     // The pieces whose slots one DMA per array loads (Finish): all of them,
@@ -699,24 +776,22 @@ private:
         LocalTensor<float> res = bufRes_.Get<float>(), sv = bufV_.Get<float>();
         LocalTensor<int32_t> si = bufIota_.Get<int32_t>();
         LocalTensor<TCand> sb = bufTmp_.Get<TCand>();
+        const bool tail = runs < segs && counts[runs] > 0;
+        const uint32_t slotLanes = runs * kPieceSlot;
+        // Lanes loaded; the compaction and the narrowing read up to the next 64.
+        const uint32_t lanes = slotLanes + (tail ? static_cast<uint32_t>(ResidentLanes(counts[runs])) : 0);
+        const int32_t padded = static_cast<int32_t>(Padded(lanes));
         const float gap = AsFloat(0x7FC00000u);
         PipeBarrier<PIPE_V>();  // the row's last vector uses of these buffers
-        Duplicate(res, gap, static_cast<int32_t>(kTile));
-        Duplicate(sv, gap, static_cast<int32_t>(kTile));
-        Duplicate(idx, 0, static_cast<int32_t>(kTile));
-        Duplicate(bits, static_cast<TCand>(0), static_cast<int32_t>(kTile));
+        Duplicate(res, gap, padded);
+        Duplicate(sv, gap, padded);
+        Duplicate(idx, 0, padded);
+        Duplicate(bits, static_cast<TCand>(0), padded);
         PipeSync<HardEvent::V_MTE2>();
         LoadRuns(sv, gCandV_[at[0]], runs, kPieceSlot, t_.piece_len);
         LoadRuns(si, gCandI_[at[0]], runs, kPieceSlot, t_.piece_len);
         LoadRuns(sb, gCandR_[at[0]], runs, kPieceSlot, t_.piece_len);
-        uint32_t lanes = runs * kPieceSlot;
-        if (runs < segs && counts[runs] > 0) {
-            const uint32_t n = static_cast<uint32_t>(counts[runs]);
-            LoadPadded(sv[lanes], gCandV_[at[runs]], n, gap);
-            LoadAny(si[lanes], gCandI_[at[runs]], n);
-            LoadAny(sb[lanes], gCandR_[at[runs]], n);
-            lanes += static_cast<uint32_t>(ResidentLanes(n));
-        }
+        if (tail) LoadSegment(sv, &si, &sb, slotLanes, gCandV_[at[runs]], at[runs], static_cast<uint32_t>(counts[runs]));
         PipeSync<HardEvent::MTE2_V>();
         LocalTensor<uint8_t> keep = Mask(0);
         Compare(keep, sv, sv, CMPMODE::EQ, Padded(lanes));  // false only for the NaN gaps
@@ -786,8 +861,10 @@ private:
     // ---- the result ----
 
     // Selects the k-th key of row r among its candidates (`segs` pieces
-    // with `counts[i]` each, at or above code `lo`) and writes the k keys.
-    __aicore__ inline void Finish(uint64_t r, int32_t lo, const uint64_t* counts, uint32_t segs) {
+    // with `counts[i]` each in GM, or in UB when `ub` is on; at or above
+    // code `lo`) and writes the k keys.
+    __aicore__ inline void Finish(uint64_t r, int32_t lo, const uint64_t* counts, uint32_t segs,
+                                  const InUb* ub = nullptr) {
         Cands c;
         c.segs = segs;
         c.counts = counts;
@@ -798,12 +875,18 @@ private:
         // Candidates that fit a tile go into UB at once (one load per piece
         // and array, or one for all the pieces' slots; one compare and
         // gather pass); else tile by tile.
-        const uint32_t runs = SlotRuns(counts, segs);
-        c.resident = runs > 0 || c.room <= kTile;
+        const bool inUb = ub != nullptr && ub->on;
+        const uint32_t runs = inUb ? 0 : SlotRuns(counts, segs);
+        c.resident = inUb || runs > 0 || c.room <= kTile;
         Pick pick;
-        if (c.resident) {
+        if (inUb) {
+            c.idx = ub->idx;
+            c.bits = ub->bits;
+            c.lanes = ub->lanes;
+            pick = Narrow(c.lanes, lo, topHi_);
+        } else if (c.resident) {
             c.idx = qCandI_.AllocTensor<int32_t>();
-            c.bits = qRaw_.AllocTensor<TCand>();
+            c.bits = qCandV_.AllocTensor<TCand>();
             c.lanes = runs > 0 ? LoadSlots(c.at, counts, segs, runs, c.idx, c.bits)
                                : LoadResident(gCandV_, c.at, counts, segs, &c.idx, &c.bits);
             pick = Narrow(c.lanes, lo, topHi_);
@@ -837,7 +920,7 @@ private:
                         uint32_t lanes) { WriteTile(x, idx, b, lanes, split, out, keep); });
         if (c.resident) {
             qCandI_.FreeTensor(c.idx);
-            qRaw_.FreeTensor(c.bits);
+            qCandV_.FreeTensor(c.bits);
         }
         if (t_.sorted != 0 && above > 1) SortBeyond(r, static_cast<uint32_t>(above), keep);
     }

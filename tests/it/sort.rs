@@ -577,6 +577,43 @@ fn topk_pieces_hand_off_candidates_in_slots() {
     }
 }
 
+/// A whole row keeps its candidates in UB while they fit a tile, each
+/// batch's at the next 16-lane boundary with NaN between them: rows whose
+/// chunks of 128 keys hold 19..26 ties of the top key (batch counts of
+/// every residue mod 16) and ten keys beyond it. About 2100 candidates of
+/// 12000 keys stay in UB (f16, k = 50); 30000 keys give about 5300 (the
+/// candidates move to the workspace midway, gaps and all); rows of fewer
+/// chunks than k make every key a candidate. f16 and f32, largest and
+/// smallest, sorted or not, one whole row per vector core.
+#[test]
+fn topk_keeps_whole_row_candidates_in_ub() {
+    let rows = 40;
+    for n in [5000usize, 12_000, 30_000] {
+        for o in topk_options() {
+            let sign = if o.largest { 1.0f32 } else { -1.0 };
+            let mut keys: Vec<f32> = words(rows * n, n as u64)
+                .map(|w| ((w >> 40) as f32 / (1u64 << 24) as f32) - 0.5)
+                .collect();
+            for (r, row) in keys.chunks_mut(n).enumerate() {
+                for (c, chunk) in row.chunks_mut(128).enumerate() {
+                    let step = chunk.len().div_ceil((20 + (c + r) % 9).min(chunk.len()));
+                    for key in chunk.iter_mut().step_by(step) {
+                        *key = sign;
+                    }
+                }
+                for j in 0..10 {
+                    row[(j * 997 + r * 31) % n] = sign * (2.0 + j as f32);
+                }
+            }
+            for k in [50, 100] {
+                check_topk(&keys, rows, k, o);
+                let halves: Vec<f16> = keys.iter().map(|&v| f16::from_f32(v)).collect();
+                check_topk(&halves, rows, k, o);
+            }
+        }
+    }
+}
+
 /// f32 keys: +inf and NaN share one order value in the kernel (fp32 has
 /// nothing above +inf), and the write puts NaN above +inf by their bits.
 /// Rows where the k-th key falls inside that group, at either edge of it or

@@ -947,7 +947,9 @@ private:
     // of two, over lanes_ / 8 blocks) as `calls` calls, the o-th from lane
     // o * step: `repeats` repeats of `blocks` blocks, block stride blk,
     // repeat stride rep (in blocks). Block-strided repeats of 8 blocks; the
-    // calls are j (j < 8) or the fewer of the runs and the repeats per run.
+    // calls are j (j < 8), or one per 8 runs (a repeat takes block r of 8
+    // runs at block stride 2j, which must fit its 8 bits), or the fewer of
+    // the runs and the repeats per run.
     struct Strides {
         uint32_t calls, step, blocks;
         uint8_t repeats, blk, rep;
@@ -960,6 +962,10 @@ private:
                            static_cast<uint8_t>(2 * j), static_cast<uint8_t>(16 * j)};
         }
         const uint32_t runs = blocks / (2 * j), perRun = j / 8;
+        const uint32_t fewest = runs < perRun ? runs : perRun;
+        if (runs % 8 == 0 && runs / 8 < fewest && 2 * j <= 255) {
+            return Strides{runs / 8, 16 * j * kBlock, 8, static_cast<uint8_t>(j), static_cast<uint8_t>(2 * j), 1};
+        }
         if (runs <= perRun) return Strides{runs, 2 * j * kBlock, 8, static_cast<uint8_t>(perRun), 1, 8};
         return Strides{perRun, 8 * kBlock, 8, static_cast<uint8_t>(runs), 1, static_cast<uint8_t>(2 * j)};
     }

@@ -187,6 +187,11 @@ private:
         pipe_.InitBuffer(bufAcc_, 3 * kAccLanes * sizeof(float));
         ub_.Init(pipe_, kArenaBytes);
         state_ = ub_.At<uint32_t>(kStateAt, kMaxItems * kStateWords);
+        if (t_.pieces > 1) {
+            // A round writes only the slot words its readers use (Round).
+            Duplicate(ub_.At<float>(kOwnAt, kSlotWords), 0.0f, static_cast<int32_t>(kSlotWords));
+            PipeSync<HardEvent::V_S>();
+        }
         bool bad = false;
         guess_ = GuessFor(CheckedP(t_.p, bad));
         // The rows' uniforms (seeded: computed here, as the host's
@@ -750,11 +755,16 @@ private:
                     FromRow(g);
                 }
             } else {
+                // Only the words Advance reads this round (the masses at
+                // the round's thresholds; the counts when it counts; the
+                // largest value in round 0): each scalar write costs a UB
+                // access, and the other words keep older values no one reads.
                 LocalTensor<float> own = ub_.At<float>(kOwnAt, kSlotWords);
-                for (uint32_t j = 0; j < kMaxWays; ++j) own.SetValue(j, mass[j]);
-                for (uint32_t j = 0; j <= kMaxWays; ++j) own.SetValue(kCountsAt + j, static_cast<float>(counts[j]));
-                for (uint32_t j = kLargestAt; j < kSlotWords; ++j) own.SetValue(j, 0.0f);
-                own.SetValue(kLargestAt, largest);
+                for (uint32_t j = 0; j < nt && j < kMaxWays; ++j) own.SetValue(j, mass[j]);
+                if (counting) {
+                    for (uint32_t j = 0; j <= nt; ++j) own.SetValue(kCountsAt + j, static_cast<float>(counts[j]));
+                }
+                if (total) own.SetValue(kLargestAt, largest);
                 StoreSlot(gWork_[(set * t_.rows * t_.pieces + g) * kSlotWords], own, kSlotWords);
             }
             if (nextRound) {
@@ -869,9 +879,11 @@ private:
         uint32_t codes[kMaxWays + 1];
         bool interp = false;
         const uint32_t nt = Grid(g, set, codes, interp);
+        // The counts only when the round counted (Round; Narrow reads them only then).
+        const bool counting = codes[nt] - codes[0] <= t_.ways;
         for (uint32_t j = 0; j <= nt; ++j) {
             if (j < nt) mass[j] = slots.GetValue(j);
-            counts[j] = static_cast<uint64_t>(slots.GetValue(kCountsAt + j));
+            counts[j] = counting ? static_cast<uint64_t>(slots.GetValue(kCountsAt + j)) : 0;
         }
         ScalarReadsDone();
         Narrow(g, set, codes, nt, interp, mass, counts);

@@ -128,6 +128,7 @@ public:
         first_ = static_cast<uint64_t>(core_) * t.items_per_core;
         last_ = first_ + t.items_per_core < items ? first_ + t.items_per_core : items;
         if (first_ > last_) first_ = last_;
+        held_ = last_ - first_ <= kHeldItems;
         gx_.SetGlobalBuffer(reinterpret_cast<__gm__ TProb*>(probs), t.rows * t.n);
         gu_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(uniforms), t.rows);
         if (t.row_p != 0) gp_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(top_p), t.rows);
@@ -330,11 +331,21 @@ private:
         return FloorCode(gap / static_cast<float>(t_.n));
     }
 
+    // A core of at most kHeldItems pieces keeps their state words in the
+    // kernel object (the scalar unit's own memory), not in UB, where every
+    // scalar access is a cost of its own (one row in pieces read and wrote
+    // them about 100 times a round).
     __aicore__ inline uint32_t Get(uint64_t g, uint32_t w) {
-        return state_.GetValue(static_cast<uint32_t>((g - first_) * kStateWords + w));
+        const uint32_t at = static_cast<uint32_t>((g - first_) * kStateWords + w);
+        return held_ ? heldState_[at] : state_.GetValue(at);
     }
     __aicore__ inline void Set(uint64_t g, uint32_t w, uint32_t v) {
-        state_.SetValue(static_cast<uint32_t>((g - first_) * kStateWords + w), v);
+        const uint32_t at = static_cast<uint32_t>((g - first_) * kStateWords + w);
+        if (held_) {
+            heldState_[at] = v;
+        } else {
+            state_.SetValue(at, v);
+        }
     }
 
     // The threshold codes of piece g's interval [lo, hi) in round `set`:
@@ -1107,6 +1118,9 @@ private:
     uint32_t rawLanes_ = 0;
     UbArena ub_;
     LocalTensor<uint32_t> state_;
+    static constexpr uint32_t kHeldItems = 4;
+    bool held_ = false;
+    uint32_t heldState_[kHeldItems * kStateWords] = {};
     GlobalTensor<TProb> gx_;
     GlobalTensor<float> gu_, gp_, gMinP_, gKept_, gWork_, gCandA_, gCandB_;
     GlobalTensor<int32_t> gTok_, gCheck_;

@@ -877,21 +877,17 @@ private:
         const bool inUb = ub != nullptr && ub->on;
         const uint32_t runs = inUb ? 0 : SlotRuns(counts, segs);
         c.resident = inUb || runs > 0 || c.room <= kTile;
-        Pick pick;
         if (inUb) {
             c.idx = ub->idx;
             c.bits = ub->bits;
             c.lanes = ub->lanes;
-            pick = Narrow(c.lanes, lo, topHi_);
         } else if (c.resident) {
             c.idx = qCandI_.AllocTensor<int32_t>();
             c.bits = qCandV_.AllocTensor<TCand>();
             c.lanes = runs > 0 ? LoadSlots(c.at, counts, segs, runs, c.idx, c.bits)
                                : LoadResident(gCandV_, c.at, counts, segs, &c.idx, &c.bits);
-            pick = Narrow(c.lanes, lo, topHi_);
-        } else {
-            pick = NarrowSegs(gCandV_, c.at, counts, segs, lo, topHi_);
         }
+        const Pick pick = c.resident ? Narrow(c.lanes, lo, topHi_) : NarrowSegs(gCandV_, c.at, counts, segs, lo, topHi_);
         Split split{Value(pick.v), kAllTies};
         uint64_t above = pick.above;
         if constexpr (kWide) {

@@ -331,6 +331,11 @@ private:
         return FloorCode(gap / static_cast<float>(t_.n));
     }
 
+    // Whether a round over thresholds `codes` (Grid) also counts the
+    // entries at each: its interval is at most `ways` codes. Round and
+    // Advance agree on it, so the slots carry counts only then.
+    __aicore__ inline bool Counting(const uint32_t* codes, uint32_t nt) const { return codes[nt] - codes[0] <= t_.ways; }
+
     // A core of at most kHeldItems pieces keeps their state words in the
     // kernel object (the scalar unit's own memory), not in UB, where every
     // scalar access is a cost of its own (one row in pieces read and wrote
@@ -586,7 +591,7 @@ private:
             if (shrinkA) Set(g, kShrink, 0);
             const bool toB = !idle && fromCand && !shrinkA && (lo > srcLo || hi < srcHi);
             const bool keepAbove = toA || (toB && lo > srcLo), keepBelow = toB && hi < srcHi;
-            const bool counting = hi - lo <= t_.ways;
+            const bool counting = Counting(codes, nt);
             float largest = 0.0f;  // round 0: the piece's largest value
             float tv[kMaxWays + 1];
             for (uint32_t j = 0; j <= nt; ++j) tv[j] = Codes<TProb>::Value(codes[j]);
@@ -890,8 +895,8 @@ private:
         uint32_t codes[kMaxWays + 1];
         bool interp = false;
         const uint32_t nt = Grid(g, set, codes, interp);
-        // The counts only when the round counted (Round; Narrow reads them only then).
-        const bool counting = codes[nt] - codes[0] <= t_.ways;
+        // The counts only when the round counted (Narrow reads them only then).
+        const bool counting = Counting(codes, nt);
         for (uint32_t j = 0; j <= nt; ++j) {
             if (j < nt) mass[j] = slots.GetValue(j);
             counts[j] = counting ? static_cast<uint64_t>(slots.GetValue(kCountsAt + j)) : 0;
@@ -981,7 +986,7 @@ private:
         Set(g, kInterp, interp && 2 * (newHi - newLo) > hi - lo ? 0 : 1);
         // One code left, and this round counted (else a later round will):
         // the crossing is its tie j, the first with above + (j + 1) * v > target.
-        if (newHi - newLo != 1 || hi - lo > t_.ways) return;
+        if (newHi - newLo != 1 || !Counting(codes, nt)) return;
         const uint64_t ties = counts[b] - counts[b + 1];
         const float v = Codes<TProb>::Value(newLo);
         uint64_t j = 0;

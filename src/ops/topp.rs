@@ -445,9 +445,9 @@ fn unsorted() -> TopkOptions {
 }
 
 /// Bytes of [`Workspace`] that [`top_p_sample_on`] needs for `rows` rows of
-/// `n` probabilities of type `P`: about 8 bytes per probability of one
-/// launch's rows (two fp32 candidate sets; docs/algorithms.md, "Top-p by
-/// radix select"), plus the top-k step's with `top_k`. `options.p` and
+/// `n` probabilities of type `P`: about two entries of `P` per probability
+/// of one launch's rows (two candidate sets in the row's type;
+/// docs/algorithms.md, "Top-p by radix select"), plus the top-k step's with `top_k`. `options.p` and
 /// `options.min_p` do not change the size and are not checked here (they
 /// may be given per row).
 pub fn top_p_sample_workspace_bytes<P: TopPProb>(

@@ -21,7 +21,7 @@
 // j-th tie of the drawn code finds its index and writes the token.
 // Candidates: a round over the row whose interval starts above code 0 (or
 // round 0, at a guessed code that round 0's total then validates) copies
-// every entry at or above that code to candidate set A (fp32, in order);
+// every entry at or above that code to candidate set A (in the row's type, in order);
 // later rounds read A, and once the interval has narrowed, copy the entries
 // inside it to set B (in place over B after the first time), so each round
 // reads only what can still hold the crossing. The draw restarts from A.
@@ -147,8 +147,12 @@ public:
         rounds0_ = t.pieces == 1 ? rounds1_ + 1 : t.rounds;
         const uint64_t slotWords = 2 * t.rounds * items * kSlotWords;
         gWork_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace), slotWords);
-        gCandA_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace) + slotWords, t.rows * t.n);
-        gCandB_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspace) + slotWords + t.rows * t.n, t.rows * t.n);
+        // The candidate sets hold entries in the row's type, each set's
+        // start on a 32-byte block (TopPDraw::plan sizes them so).
+        __gm__ TProb* sets = reinterpret_cast<__gm__ TProb*>(reinterpret_cast<__gm__ float*>(workspace) + slotWords);
+        const uint64_t setLen = (t.rows * t.n + kBlock - 1) / kBlock * kBlock;
+        gCandA_.SetGlobalBuffer(sets, t.rows * t.n);
+        gCandB_.SetGlobalBuffer(sets + setLen, t.rows * t.n);
         Init();
         // Phase 0: the last kept entry (target p).
         for (uint32_t r = 0; r < rounds0_; ++r) {
@@ -181,8 +185,7 @@ private:
 
     __aicore__ inline void Init() {
         pipe_.InitBuffer(qRaw_, 2, kTile * sizeof(TProb));
-        pipe_.InitBuffer(qCand_, 2, kTile * sizeof(float));
-        pipe_.InitBuffer(qCandOut_, 2, kTile * sizeof(float));
+        pipe_.InitBuffer(qCandOut_, 2, kTile * sizeof(TProb));
         if constexpr (!kIsF32<TProb>) pipe_.InitBuffer(bufX_, kTile * sizeof(float));
         pipe_.InitBuffer(bufS_, 2 * kTile * sizeof(float));
         pipe_.InitBuffer(bufAcc_, 3 * kAccLanes * sizeof(float));
@@ -410,20 +413,12 @@ private:
         end = row * t_.n + b;
     }
 
-    // Loads a tile: of the probabilities, or of candidate set A or B (fp32,
-    // zero up to whole 64-lane repeats).
+    // Loads a tile of the probabilities or of candidate set A or B (in the
+    // row's type), zero up to whole 128-lane repeats (f16 compares).
     __aicore__ inline void Load(uint64_t off, uint32_t count, uint32_t src) {
-        if (src != kFromRow) {
-            LocalTensor<float> c = qCand_.AllocTensor<float>();
-            uint32_t padded = (count + 63) / 64 * 64;
-            if (count < padded) ZeroBeforeLoad(c, padded);
-            LoadAny(c, src == kFromA ? gCandA_[off] : gCandB_[off], count);
-            qCand_.EnQue(c);
-            return;
-        }
         LocalTensor<TProb> raw = qRaw_.AllocTensor<TProb>();
-        if (count % 128 != 0) ZeroBeforeLoad(raw, (count + 127) / 128 * 128);  // whole f16 compare repeats
-        LoadAny(raw, gx_[off], count);
+        if (count % 128 != 0) ZeroBeforeLoad(raw, (count + 127) / 128 * 128);
+        LoadAny(raw, src == kFromRow ? gx_[off] : src == kFromA ? gCandA_[off] : gCandB_[off], count);
         qRaw_.EnQue(raw);
     }
 
@@ -481,13 +476,12 @@ private:
         if (used < tiles.next) tiles.next = used;
     }
 
-    // The loaded tile as fp32 (zero past `count` up to whole 64-lane
-    // repeats): the candidates' queue tensor, or the probabilities cast
-    // into bufX_ (the f16 tile stays for CompareTile; a caller that only
-    // compares passes `cast` = false and gets bufX_ as it was). Release
-    // frees either.
-    __aicore__ inline LocalTensor<float> Take(uint32_t count, uint32_t padded, bool fromCand, bool cast = true) {
-        if (fromCand) return qCand_.DeQue<float>();
+    // The loaded tile (of the row or of a candidate set) as fp32, zero past
+    // `count` up to whole 64-lane repeats: f32 tiles as they are, others
+    // cast into bufX_ (the tile itself stays in raw_ for CompareTile and
+    // GatherKept; a caller that only compares passes `cast` = false and
+    // gets bufX_ as it was). Release frees the tile.
+    __aicore__ inline LocalTensor<float> Take(uint32_t count, uint32_t padded, bool cast = true) {
         raw_ = qRaw_.DeQue<TProb>();
         rawLanes_ = (count + 127) / 128 * 128;
         // f32 tiles are fp32 already (Load zeroed them past count).
@@ -502,31 +496,47 @@ private:
         PipeBarrier<PIPE_V>();
         return x;
     }
-    __aicore__ inline void Release(LocalTensor<float>& x, bool fromCand) {
-        if (fromCand) {
-            qCand_.FreeTensor(x);
-        } else {
-            qRaw_.FreeTensor(raw_);
-        }
-    }
+    __aicore__ inline void Release() { qRaw_.FreeTensor(raw_); }
 
     // Lanes the compares of a tile cover (their masks' bits): f16 tiles
-    // from the row are compared as they are, in whole 128-lane repeats.
-    __aicore__ inline uint32_t CompareLanes(uint32_t padded, bool fromCand) {
-        return !fromCand && std::is_same<TProb, half>::value ? rawLanes_ : padded;
+    // are compared as they are, in whole 128-lane repeats.
+    __aicore__ inline uint32_t CompareLanes(uint32_t padded) {
+        return std::is_same<TProb, half>::value ? rawLanes_ : padded;
     }
-    // mask = (value `mode` v) for the tile's lanes: on the f16 row tile
-    // itself (half the repeats of fp32; v is a code's value, exact in f16),
-    // else on its fp32 values x.
+    // mask = (value `mode` v) for the tile's lanes: on the f16 tile itself
+    // (half the repeats of fp32; v is a code's value, exact in f16), else
+    // on its fp32 values x.
     __aicore__ inline void CompareTile(const LocalTensor<uint8_t>& mask, const LocalTensor<float>& x, float v,
-                                       CMPMODE mode, uint32_t padded, bool fromCand) {
+                                       CMPMODE mode, uint32_t padded) {
         if constexpr (std::is_same<TProb, half>::value) {
-            if (!fromCand) {
-                CompareScalar(mask, raw_, static_cast<half>(v), mode, rawLanes_);
-                return;
-            }
+            CompareScalar(mask, raw_, static_cast<half>(v), mode, rawLanes_);
+        } else {
+            CompareScalar(mask, x, v, mode, padded);
         }
-        CompareScalar(mask, x, v, mode, padded);
+    }
+    // Those of the tile's first `count` entries whose `mask` bits are set,
+    // into `out` in order and in the row's type (16-bit ones gathered as
+    // half lanes: the bits are moved, not converted); returns their count.
+    // The caller resets the mask.
+    __aicore__ inline uint64_t GatherTile(const LocalTensor<TProb>& out, const LocalTensor<uint8_t>& mask,
+                                          uint32_t count) {
+        const GatherMaskParams once(1, 1, 8, 0);
+        uint64_t got = 0;
+        if constexpr (sizeof(TProb) == 2) {
+            GatherMask(out.template ReinterpretCast<half>(), raw_.template ReinterpretCast<half>(),
+                       mask.ReinterpretCast<uint16_t>(), true, count, once, got);
+        } else {
+            GatherMask(out, raw_, mask.ReinterpretCast<uint32_t>(), true, count, once, got);
+        }
+        return got;
+    }
+    // GatherTile for a candidate set's next entries (`out` then goes to MTE3).
+    __aicore__ inline uint64_t GatherKept(const LocalTensor<TProb>& out, const LocalTensor<uint8_t>& mask,
+                                          uint32_t count) {
+        const uint64_t got = GatherTile(out, mask, count);
+        ResetMask();
+        PipeBarrier<PIPE_V>();
+        return got;
     }
 
     // Round 0's extrema of f16 rows are taken on the f16 tiles.
@@ -543,7 +553,6 @@ private:
         LocalTensor<float> sums = ub_.At<float>(kSumsAt, kSumTiles * kMaxWays * 8);
         LocalTensor<float> tmp = ub_.At<float>(kReduceTmpAt, kTile / 64 + 8);
         LocalTensor<float> s = bufS_.Get<float>();
-        const GatherMaskParams once(1, 1, 8, 0);
         const uint32_t top = Codes<TProb>::kOne + 1;
         // The next piece's first tile is loaded during this piece's last one
         // (it need not wait for this piece's decision); after the round's
@@ -617,8 +626,8 @@ private:
                     LoadNext(nextTiles);
                     nextLoaded = true;
                 }
-                LocalTensor<float> x = Take(count, padded, fromCand);
-                const uint32_t lanes = CompareLanes(padded, fromCand);
+                LocalTensor<float> x = Take(count, padded);
+                const uint32_t lanes = CompareLanes(padded);
                 if (total) {
                     // Zero lanes past count add nothing and are no maximum
                     // (valid values are >= 0) and no negative minimum.
@@ -646,34 +655,28 @@ private:
                 if (toA || toB) {
                     // The entries the next set holds: at or above the cut, below hi.
                     LocalTensor<uint8_t> keep = masks[kMaxWays * (kTile / 8)], below = keepAbove ? masks : keep;
-                    if (keepAbove) CompareTile(keep, x, cut, CMPMODE::GE, padded, fromCand);
-                    if (keepBelow) CompareTile(below, x, tv[nt], CMPMODE::LT, padded, fromCand);
+                    if (keepAbove) CompareTile(keep, x, cut, CMPMODE::GE, padded);
+                    if (keepBelow) CompareTile(below, x, tv[nt], CMPMODE::LT, padded);
                     PipeBarrier<PIPE_V>();
                     if (keepAbove && keepBelow) {
                         And(keep.ReinterpretCast<uint16_t>(), keep.ReinterpretCast<uint16_t>(),
                             below.ReinterpretCast<uint16_t>(), static_cast<int32_t>(lanes / 16));
                         PipeBarrier<PIPE_V>();
                     }
-                    LocalTensor<float> out = qCandOut_.AllocTensor<float>();
-                    uint64_t got = 0;
-                    GatherMask(out, x, keep.ReinterpretCast<uint32_t>(), true, count, once, got);
-                    ResetMask();
-                    PipeBarrier<PIPE_V>();
+                    LocalTensor<TProb> out = qCandOut_.AllocTensor<TProb>();
+                    const uint64_t got = GatherKept(out, keep, count);
                     kept = StoreCandidates(out, toA ? gCandA_ : gCandB_, begin, regionEnd, kept, got, src == kFromB);
                 }
                 // Masks: threshold j at slot j (j = 1..nt-1; with counts also
                 // 0 and nt, the interval's hi).
                 const uint32_t from = counting ? 0 : j0, to = counting ? nt : nt - 1;
                 for (uint32_t j = from; j <= to && j <= kMaxWays; ++j) {
-                    CompareTile(masks[j * (kTile / 8)], x, tv[j], CMPMODE::GE, padded, fromCand);
+                    CompareTile(masks[j * (kTile / 8)], x, tv[j], CMPMODE::GE, padded);
                 }
                 PipeBarrier<PIPE_V>();
                 if (shrinkA) {
-                    LocalTensor<float> out = qCandOut_.AllocTensor<float>();
-                    uint64_t got = 0;
-                    GatherMask(out, x, masks[j0 * (kTile / 8)].ReinterpretCast<uint32_t>(), true, count, once, got);
-                    ResetMask();
-                    PipeBarrier<PIPE_V>();
+                    LocalTensor<TProb> out = qCandOut_.AllocTensor<TProb>();
+                    const uint64_t got = GatherKept(out, masks[j0 * (kTile / 8)], count);
                     kept = StoreCandidates(out, gCandA_, begin, regionEnd, kept, got, true);
                 }
                 // Select j and ReduceSum j - 1 use different halves of bufS_.
@@ -689,16 +692,13 @@ private:
                     PipeBarrier<PIPE_V>();
                 }
                 if (counting) {
-                    for (uint32_t j = 0; j <= nt; ++j) {
-                        uint64_t got = 0;
-                        // The count only: every gather writes the same scratch.
-                        GatherMask(s, x, masks[j * (kTile / 8)].ReinterpretCast<uint32_t>(), true, count, once, got);
-                        counts[j] += got;
-                    }
+                    // The counts only: every gather writes the same scratch.
+                    LocalTensor<TProb> scratch = s.template ReinterpretCast<TProb>();
+                    for (uint32_t j = 0; j <= nt; ++j) counts[j] += GatherTile(scratch, masks[j * (kTile / 8)], count);
                     ResetMask();
                     PipeBarrier<PIPE_V>();
                 }
-                Release(x, fromCand);
+                Release();
                 // The sums in tile order, so the masses are the same fp32
                 // sums as with a read per tile.
                 if (++pending == kSumTiles || off + kTile >= end) {
@@ -736,9 +736,9 @@ private:
                 // 0; only then are the bad entries counted, by reading the
                 // piece again.
                 if (!(mass[0] == mass[0]) || largest > 1.0f || smallest < 0.0f) {
-                    // OutOfRange streams the row through the row queue: the
+                    // OutOfRange streams the row through the tile queue: the
                     // next piece's tile loaded there is dropped (read again).
-                    if (nextLoaded && nextTiles.src == kFromRow) {
+                    if (nextLoaded) {
                         DropLoaded(nextTiles, nextTiles.begin);
                         nextLoaded = false;
                     }
@@ -800,11 +800,11 @@ private:
     // prefetched after the one read here; a region that starts or ends inside
     // a block shares it with the neighbouring piece's region, which this core
     // may have read (rows shorter than a block, or not a multiple of one).
-    __aicore__ inline uint64_t StoreCandidates(LocalTensor<float>& out, const GlobalTensor<float>& set, uint64_t begin,
+    __aicore__ inline uint64_t StoreCandidates(LocalTensor<TProb>& out, const GlobalTensor<TProb>& set, uint64_t begin,
                                                uint64_t regionEnd, uint64_t kept, uint64_t got, bool inPlace) {
-        if ((begin + kept) % 8 != 0) PipeBarrier<PIPE_MTE3>();
-        const bool sharedHead = kept == 0 && begin % 8 != 0;
-        const bool sharedTail = regionEnd % 8 != 0 && begin + kept + got > regionEnd / 8 * 8;
+        if ((begin + kept) % kBlock != 0) PipeBarrier<PIPE_MTE3>();
+        const bool sharedHead = kept == 0 && begin % kBlock != 0;
+        const bool sharedTail = regionEnd % kBlock != 0 && begin + kept + got > regionEnd / kBlock * kBlock;
         if (inPlace || sharedHead || sharedTail) PipeSync<HardEvent::MTE2_MTE3>();
         StoreQueued(qCandOut_, out, set[begin + kept], static_cast<uint32_t>(got));
         return kept + got;
@@ -819,9 +819,9 @@ private:
             const uint32_t count = static_cast<uint32_t>(end - off < kTile ? end - off : kTile);
             const uint32_t padded = (count + 63) / 64 * 64;
             LoadNext(tiles);
-            LocalTensor<float> x = Take(count, padded, false);
+            LocalTensor<float> x = Take(count, padded);
             bad += count - InRange(x, masks, count, padded);
-            Release(x, false);
+            Release();
         }
         return bad;
     }
@@ -830,10 +830,10 @@ private:
     __aicore__ inline uint64_t InRange(const LocalTensor<float>& x, const LocalTensor<uint8_t>& masks, uint32_t count,
                                        uint32_t padded) {
         LocalTensor<uint8_t> lo = masks, hi = masks[kTile / 8];
-        CompareTile(lo, x, 0.0f, CMPMODE::GE, padded, false);
-        CompareTile(hi, x, 1.0f, CMPMODE::LE, padded, false);
+        CompareTile(lo, x, 0.0f, CMPMODE::GE, padded);
+        CompareTile(hi, x, 1.0f, CMPMODE::LE, padded);
         PipeBarrier<PIPE_V>();
-        const uint32_t lanes = CompareLanes(padded, false);
+        const uint32_t lanes = CompareLanes(padded);
         And(lo.ReinterpretCast<uint16_t>(), lo.ReinterpretCast<uint16_t>(), hi.ReinterpretCast<uint16_t>(),
             static_cast<int32_t>(lanes / 16));
         PipeBarrier<PIPE_V>();
@@ -1084,13 +1084,13 @@ private:
             uint32_t count = static_cast<uint32_t>(end - off < kTile ? end - off : kTile);
             uint32_t padded = (count + 63) / 64 * 64;
             LoadNext(tiles);
-            LocalTensor<float> x = Take(count, padded, false, !std::is_same<TProb, half>::value);
-            CompareTile(mask, x, v, CMPMODE::EQ, padded, false);
+            LocalTensor<float> x = Take(count, padded, !std::is_same<TProb, half>::value);
+            CompareTile(mask, x, v, CMPMODE::EQ, padded);
             PipeBarrier<PIPE_V>();
             uint64_t got = 0;
             GatherMask(hits, iota, mask.ReinterpretCast<uint32_t>(), true, count, once, got);
             ResetMask();
-            Release(x, false);
+            Release();
             PipeSync<HardEvent::V_S>();
             if (seen + got > need) {
                 const int32_t index = hits.GetValue(static_cast<uint32_t>(need - seen)) + static_cast<int32_t>(off - rowStart);
@@ -1115,8 +1115,9 @@ private:
         WriteCheckSlot(ub_.At<int32_t>(kOwnAt, 8), gCheck_, counts, 3, t_.accumulate != 0, t_.check_slots);
     }
 
+    static constexpr uint32_t kBlock = 32 / sizeof(TProb);  // entries per 32-byte block
     TPipe pipe_;
-    TQue<TPosition::VECIN, 2> qRaw_, qCand_;
+    TQue<TPosition::VECIN, 2> qRaw_;
     TQue<TPosition::VECOUT, 2> qCandOut_;
     TBuf<TPosition::VECCALC> bufX_, bufS_, bufAcc_;
     LocalTensor<TProb> raw_;  // the row tile Take cast (until Release)
@@ -1127,7 +1128,8 @@ private:
     bool held_ = false;
     uint32_t heldState_[kHeldItems * kStateWords] = {};
     GlobalTensor<TProb> gx_;
-    GlobalTensor<float> gu_, gp_, gMinP_, gKept_, gWork_, gCandA_, gCandB_;
+    GlobalTensor<float> gu_, gp_, gMinP_, gKept_, gWork_;
+    GlobalTensor<TProb> gCandA_, gCandB_;
     GlobalTensor<int32_t> gTok_, gCheck_;
     TopPDrawTiling t_;
     uint32_t core_ = 0, rounds0_ = 0, rounds1_ = 0, guess_ = 0;

@@ -150,12 +150,19 @@ impl TopPDraw {
         }
     }
 
+    /// Bytes of one candidate set of `entries` entries: in the row's type,
+    /// whole 32-byte blocks (so that the second set starts on one).
+    fn set_bytes(&self, entries: u64) -> u64 {
+        (entries * self.dtype.size() as u64).next_multiple_of(32)
+    }
+
     /// Plans the draw over `rows x n` probabilities with `ways` thresholds
     /// per round: whole rows per core when there are at least as many rows
     /// as vector cores, else each row cut into up to `cores / rows` pieces
     /// of at least 1024 elements. The workspace holds one 160-byte slot per
     /// piece per round of the two searches, then room for every probability
-    /// in each of the two fp32 candidate sets (A, and B that narrows it).
+    /// in each of the two candidate sets (A, and B that narrows it), in
+    /// the row's type.
     pub fn plan(
         &self,
         soc: &SocProfile,
@@ -204,7 +211,8 @@ impl TopPDraw {
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: block_dim as u32,
-            workspace_bytes: 2 * u64::from(rounds) * items * SLOT_BYTES + 2 * rows * n * 4,
+            workspace_bytes: 2 * u64::from(rounds) * items * SLOT_BYTES
+                + 2 * self.set_bytes(rows * n),
             tiling: TopPDrawTiling {
                 rows,
                 n,

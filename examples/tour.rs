@@ -7,11 +7,11 @@ use ascend_scan::{
     argsort, compress_with, copy, cummax, cummin, max_by_key, model_launches, multinomial,
     multinomial_reference, reduce, reduce_sum, run_heads, sample_logits, sample_logits_on,
     sample_logits_per_row, sample_logits_workspace_bytes, scan, segmented_max, segmented_min,
-    segmented_scan, segmented_sum, softmax, sort, sort_pairs, split_with, spmv, sum_by_key,
-    top_p_sample, top_p_sample_on, top_p_sample_workspace_bytes, topk, uniform, uniforms,
-    unique_consecutive, Algorithm, Batch, CompressOptions, CostError, CostParams, Csr, Device,
-    Error, LaunchReport, LogitsCheck, LogitsPerRow, LogitsRows, LogitsSampling, RevSpec, RowTopK,
-    SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
+    segmented_scan, segmented_sum, softmax, sort, sort_pairs, split_with, spmv, spmv_axpby,
+    sum_by_key, top_p_sample, top_p_sample_on, top_p_sample_workspace_bytes, topk, uniform,
+    uniforms, unique_consecutive, Algorithm, Batch, CompressOptions, CostError, CostParams, Csr,
+    Device, Error, LaunchReport, LogitsCheck, LogitsPerRow, LogitsRows, LogitsSampling, RevSpec,
+    RowTopK, SampleOptions, ScanInput, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions,
     SegSumAlgorithm, SegSumOptions, Segments, Soc, SortAlgorithm, SortOptions, SplitOptions,
     Temperature, TopPCheck, TopPOptions, TopPProb, TopPRows, TopkKey, TopkOptions, Workspace,
 };
@@ -1159,9 +1159,11 @@ fn tour_topp_stream(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
 
 /// CSR SpMV (y = A x, f32 values) of a blocked sparse-attention matrix
 /// against the f64 reference, within the documented bound (2d + 2 e_r/d +
-/// 7) * 2^-24 * S_r. Elements are nonzeros; floor: value and column once
-/// (8 B) plus one 4-byte x read per nonzero.
-fn tour_spmv(dev: &Device, rows: usize, block: usize) -> Result<Row, Error> {
+/// 7) * 2^-24 * S_r; with `axpby`, y = 2 A x - 0.5 y (spmv_axpby) within
+/// |alpha| times that plus 2^-23 (|alpha s| + |beta y|). Elements are
+/// nonzeros; floor: value and column once (8 B) plus one 4-byte x read per
+/// nonzero (and y read and written once with axpby).
+fn tour_spmv(dev: &Device, rows: usize, block: usize, axpby: bool) -> Result<Row, Error> {
     let a = sparse_attention(AttentionPattern {
         rows,
         block,
@@ -1173,17 +1175,39 @@ fn tour_spmv(dev: &Device, rows: usize, block: usize) -> Result<Row, Error> {
         .collect();
     let csr = Csr::<f32>::upload(dev, &a)?;
     let xd = dev.upload(&x)?;
+    let (alpha, beta) = if axpby { (2.0, -0.5) } else { (1.0, 0.0) };
+    let old: Vec<f32> = pseudo_random(rows, 43)
+        .map(|v| (v % 4096) as f32 / 512.0 - 4.0)
+        .collect();
+    let mut y = dev.upload(&old)?;
     dev.take_reports();
-    let y = spmv(dev, &csr, &xd)?.download()?;
+    if axpby {
+        spmv_axpby(dev, alpha, &csr, &xd, beta, &mut y)?;
+    } else {
+        y = spmv(dev, &csr, &xd)?;
+    }
+    let y = y.download()?;
     let x64: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
-    let (want, bounds) = (a.reference_spmv(&x64), a.spmv_error_bounds(&x64));
-    let ok = (0..rows).all(|r| (f64::from(y[r]) - want[r]).abs() <= bounds[r]);
+    let (sums, bounds) = (a.reference_spmv(&x64), a.spmv_error_bounds(&x64));
+    let (al, be) = (f64::from(alpha), f64::from(beta));
+    let ok = (0..rows).all(|r| {
+        let old = if axpby { f64::from(old[r]) } else { 0.0 };
+        let want = al * sums[r] + be * old;
+        let scaled = al.abs() * (sums[r].abs() + bounds[r]) + (be * old).abs();
+        let bound = al.abs() * bounds[r] + 2f64.powi(-23) * scaled * (1.0 + 2f64.powi(-20));
+        (f64::from(y[r]) - want).abs() <= bound
+    });
+    let (name, floor) = if axpby {
+        ("spmv_axpby f32", 12.0 + 8.0 * rows as f64 / a.nnz() as f64)
+    } else {
+        ("spmv f32", 12.0)
+    };
     Ok(row(
         dev,
-        format!("spmv f32 sparse-attention {rows} rows (b={block}, r=4)"),
+        format!("{name} sparse-attention {rows} rows (b={block}, r=4)"),
         a.nnz(),
         ok,
-        12.0,
+        floor,
     ))
 }
 
@@ -1250,7 +1274,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     rows.extend(tour_segmented(&dev, n + 7, 1_000)?);
     rows.extend(tour_segmented(&dev, n + 7, 100_000)?);
     rows.extend(tour_runs(&dev, n + 7, 100)?);
-    rows.push(tour_spmv(&dev, 4096, 16)?);
+    rows.push(tour_spmv(&dev, 4096, 16, false)?);
+    rows.push(tour_spmv(&dev, 4096, 16, true)?);
     for op in [ScanOp::Max, ScanOp::Min] {
         for half in [true, false] {
             for exclusive in [false, true] {

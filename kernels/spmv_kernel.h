@@ -154,7 +154,10 @@ __aicore__ inline void SumPoisonedRows(const LocalTensor<float>& y, const LocalT
 // its entries of row_ptr do not decrease and writes 1 + the index of the
 // first entry that does (row_ptr[i] < row_ptr[i-1]) into its 32-byte slot.
 // `values` are the products z themselves: rows after a non-finite product
-// are summed again from them (spmv::SumPoisonedRows).
+// are summed again from them (spmv::SumPoisonedRows). With t.alpha != 1 or
+// t.beta != 0 every sum s becomes alpha * s + beta * y[r] (y's old value,
+// read only when beta != 0, so that a zero beta ignores NaN there, as
+// PyTorch's addmv does).
 template <uint32_t kChunk, uint32_t kWindow>
 __aicore__ inline void SpmvRows(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM_ADDR out, GM_ADDR check,
                                 const SpmvTiling& t) {
@@ -178,6 +181,7 @@ __aicore__ inline void SpmvRows(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM
     pipe.InitBuffer(bufShift, kChunk * sizeof(uint32_t));
     pipe.InitBuffer(bufW, (kChunk + 64) * sizeof(float));
     pipe.InitBuffer(bufY, kChunk * sizeof(float));
+    const bool scaled = t.alpha != 1.0f || t.beta != 0.0f, readsY = t.beta != 0.0f;
     pipe.InitBuffer(bufMask, kChunk / 8);
     pipe.InitBuffer(bufSlot, 32);
     LocalTensor<int32_t> rp = bufRp.Get<int32_t>();
@@ -217,6 +221,24 @@ __aicore__ inline void SpmvRows(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM
             PipeSync<HardEvent::S_MTE3>();  // the scalar unit rewrote rows of y
         }
         ScalarReadsDone();
+        if (scaled) {
+            // y's old values (UB is full: into the gather's scratch B, free
+            // after the gather until the next chunk's).
+            LocalTensor<float> old = gather.ScratchB().template ReinterpretCast<float>();
+            if (readsY) {
+                PipeSync<HardEvent::V_MTE2>();
+                LoadAny(old, gY[off], rows);
+                PipeSync<HardEvent::MTE2_V>();
+            }
+            PipeSync<HardEvent::S_V>();  // the scalar unit may have rewritten rows of y
+            Muls(y, y, t.alpha, static_cast<int32_t>(rows));
+            if (readsY) {
+                Muls(old, old, t.beta, static_cast<int32_t>(rows));
+                PipeBarrier<PIPE_V>();
+                Add(y, y, old, static_cast<int32_t>(rows));
+            }
+            PipeSync<HardEvent::V_MTE3>();
+        }
         StoreAny(gY[off], y, rows);
     }
     if (bad >= 0) ReportBad(gSlot, bufSlot.Get<int32_t>(), bad);

@@ -24,7 +24,7 @@
 //! when the device is done; the `*_on` forms (`scan_on`, `reduce_on`,
 //! `copy_on`, `compress_on`, `run_heads_on`, `split_on`, `sort_on`, `topk_on`,
 //! `multinomial_on`, `top_p_sample_on`, `segmented_scan_on`,
-//! `segmented_sum_on`, `spmv_on`, `softmax_on`)
+//! `segmented_sum_on`, `spmv_on`, `spmv_axpby_on`, `softmax_on`)
 //! only enqueue on a [`Stream`], writing caller-owned buffers and using a
 //! reusable [`Workspace`], so a loop allocates and waits only where it says
 //! so (see [`Stream`]).
@@ -98,7 +98,10 @@ pub use ops::split::{
     split_workspace_bytes, CompressOptions, Compressed, Split, SplitCount, SplitOptions,
     SplitValue, MAX_SPLIT_LEN,
 };
-pub use ops::spmv::{spmv, spmv_on, spmv_workspace_bytes, Csr, SpmvCheck, SpmvValue, MAX_SPMV_DIM};
+pub use ops::spmv::{
+    spmv, spmv_axpby, spmv_axpby_on, spmv_on, spmv_workspace_bytes, Csr, SpmvCheck, SpmvValue,
+    MAX_SPMV_DIM,
+};
 pub use ops::topp::{
     top_p_sample, top_p_sample_on, top_p_sample_per_row, top_p_sample_workspace_bytes, TopPCheck,
     TopPOptions, TopPPerRow, TopPProb, TopPRows,

@@ -231,9 +231,75 @@ pub fn spmv<T: SpmvValue>(
     let mut y = device.alloc_uninit::<f32>(a.shape.0)?;
     let mut check = SpmvCheck::new(device)?;
     let mut workspace = Workspace::new(device, plan.layout.bytes())?;
-    device.blocking(|stream| plan.enqueue(stream, a, x, &mut y, &mut check, &mut workspace))?;
+    device.blocking(|stream| {
+        plan.enqueue(
+            stream,
+            a,
+            x,
+            Scale::NONE,
+            &mut y,
+            &mut check,
+            &mut workspace,
+        )
+    })?;
     check.download(a)?;
     Ok(y)
+}
+
+/// `y = alpha A x + beta y`, in place ("axpby": alpha times A x plus beta
+/// times y, the form of BLAS and cuSPARSE SpMV and of PyTorch's `addmv`):
+/// y (f32, m entries) holds the old values on entry and the result on
+/// return. The product is that of [`spmv`], with the same numerics and
+/// checks; each row's sum s then becomes `alpha * s + beta * y[r]` in
+/// fp32 (the two products and their sum rounded once each, so a row adds
+/// at most `2u (|alpha s| + |beta y[r]|)` to `|alpha|` times the bound of
+/// [`spmv`], u = 2^-24).
+///
+/// As in PyTorch's `addmv`, `beta = 0` ignores y's old values (they are not
+/// read: NaN and infinities there do not propagate), while `alpha = 0`
+/// still multiplies the sums (a non-finite sum gives NaN). With
+/// `alpha = 1` and `beta = 0` this is [`spmv`] writing into `y`.
+///
+/// Errors ([`Error::InvalidArgument`], naming the argument): those of
+/// [`spmv`], and `y` whose length is not m or that lives on another
+/// device. After a device-side error (a decreasing `row_ptr`, a column out
+/// of range) y is unspecified.
+pub fn spmv_axpby<T: SpmvValue>(
+    device: &Device,
+    alpha: f32,
+    a: &Csr<T>,
+    x: &DeviceBuffer<T>,
+    beta: f32,
+    y: &mut DeviceBuffer<f32>,
+) -> Result<()> {
+    if !device.same(a.values.device()) {
+        return Err(invalid("a", "the matrix lives on another device".into()));
+    }
+    if !device.same(y.device()) {
+        return Err(invalid("y", "the buffer lives on another device".into()));
+    }
+    let plan = SpmvPlan::new(device, a, x)?;
+    check_len(y.len(), a.shape.0, "y")?;
+    let mut check = SpmvCheck::new(device)?;
+    let mut workspace = Workspace::new(device, plan.layout.bytes())?;
+    let scale = Scale { alpha, beta };
+    device.blocking(|stream| plan.enqueue(stream, a, x, scale, y, &mut check, &mut workspace))?;
+    check.download(a)
+}
+
+/// What the rows kernel makes of each row's sum s: `alpha * s + beta * y`.
+#[derive(Debug, Clone, Copy)]
+struct Scale {
+    alpha: f32,
+    beta: f32,
+}
+
+impl Scale {
+    /// y = A x.
+    const NONE: Scale = Scale {
+        alpha: 1.0,
+        beta: 0.0,
+    };
 }
 
 /// The launches of a product and their workspace: the products z, their
@@ -311,11 +377,13 @@ impl SpmvPlan {
         })
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn enqueue<T: SpmvValue>(
         mut self,
         stream: &Stream,
         a: &Csr<T>,
         x: &DeviceBuffer<T>,
+        scale: Scale,
         y: &mut DeviceBuffer<f32>,
         check: &mut SpmvCheck,
         workspace: &mut Workspace,
@@ -364,6 +432,8 @@ impl SpmvPlan {
         stream.with_queue(&[&*workspace, &check.slots], |s| {
             if let Some(plan) = &mut self.rows {
                 s.zero(rc, self.row_checks.bytes)?;
+                plan.tiling.alpha = scale.alpha;
+                plan.tiling.beta = scale.beta;
                 // The rows kernel reads z again only for rows after a
                 // non-finite product.
                 let args = runtime::SpmvArgs {
@@ -464,12 +534,32 @@ pub fn spmv_on<T: SpmvValue>(
     check: &mut SpmvCheck,
     workspace: &mut Workspace,
 ) -> Result<()> {
+    // alpha = 1 and beta = 0 (y not read) is exactly y = A x.
+    let Scale { alpha, beta } = Scale::NONE;
+    spmv_axpby_on(stream, alpha, a, x, beta, y, check, workspace)
+}
+
+/// The stream-ordered [`spmv_axpby`]: enqueues `y = alpha A x + beta y`
+/// on `stream` (y read and written in place, m entries) and returns at
+/// once; otherwise as [`spmv_on`] (the same workspace, [`SpmvCheck`] and
+/// errors).
+#[allow(clippy::too_many_arguments)]
+pub fn spmv_axpby_on<T: SpmvValue>(
+    stream: &Stream,
+    alpha: f32,
+    a: &Csr<T>,
+    x: &DeviceBuffer<T>,
+    beta: f32,
+    y: &mut DeviceBuffer<f32>,
+    check: &mut SpmvCheck,
+    workspace: &mut Workspace,
+) -> Result<()> {
     stream.check_device(&a.values, "a")?;
     stream.check_device(y, "y")?;
     stream.check_device(&check.slots, "check")?;
     let plan = SpmvPlan::new(stream.device(), a, x)?;
     check_len(y.len(), a.shape.0, "y")?;
-    plan.enqueue(stream, a, x, y, check, workspace)
+    plan.enqueue(stream, a, x, Scale { alpha, beta }, y, check, workspace)
 }
 
 /// The error for the first decreasing row_ptr entry, if any.

@@ -5,7 +5,7 @@
 //! shapes at the edges, x beyond one core's UB, the generator families, a
 //! proptest of random small matrices, and every validation error.
 use ascend_scan::matrices::{power_law, sparse_attention, AttentionPattern, HostCsr, Rng};
-use ascend_scan::{spmv, Csr, Device, Error, Soc, SpmvValue};
+use ascend_scan::{spmv, spmv_axpby, Csr, Device, Error, Soc, SpmvValue};
 use half::f16;
 use proptest::prelude::*;
 use testkit::device;
@@ -444,4 +444,125 @@ fn non_finite_values_reach_only_their_rows() {
     a.values[nnz / 2] = f32::NEG_INFINITY;
     a.values[nnz / 2 + 4100] = f32::NAN;
     check_non_finite::<f32>(&a, &x);
+}
+
+/// `y = alpha A x + beta y` with value type T from `y_old`, against the
+/// f64 reference within spmv_axpby's bound: |alpha| times spmv's, plus
+/// 2u (|alpha s| + |beta y_old|) (u = 2^-24; beta = 0 reads no y_old).
+fn check_axpby<T: SpmvValue>(a: &HostCsr, x: &[f32], alpha: f32, beta: f32, y_old: &[f32]) {
+    let dev = device();
+    let csr = Csr::<T>::upload(&dev, a).unwrap();
+    let xs: Vec<T> = x.iter().map(|&v| T::from_f32(v)).collect();
+    let mut y = dev.upload(y_old).unwrap();
+    spmv_axpby(&dev, alpha, &csr, &dev.upload(&xs).unwrap(), beta, &mut y).unwrap();
+    let got = y.download().unwrap();
+    let x64: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+    let (sums, bounds) = (a.reference_spmv(&x64), a.spmv_error_bounds(&x64));
+    let (al, be, u) = (f64::from(alpha), f64::from(beta), 2f64.powi(-24));
+    assert_eq!(got.len(), a.shape.0);
+    for r in 0..got.len() {
+        let old = if beta == 0.0 {
+            0.0
+        } else {
+            f64::from(y_old[r])
+        };
+        let want = al * sums[r] + be * old;
+        let scaled = al.abs() * (sums[r].abs() + bounds[r]) + (be * old).abs();
+        let bound = al.abs() * bounds[r] + 2.0 * u * scaled * (1.0 + 4.0 * u);
+        let err = (f64::from(got[r]) - want).abs();
+        assert!(
+            err <= bound,
+            "alpha {alpha}, beta {beta}, row {r}: got {}, want {want}, error {err:e} > bound {bound:e}",
+            got[r]
+        );
+    }
+}
+
+#[test]
+fn axpby_scales_the_product_and_adds_beta_y() {
+    // Empty rows in runs, and 9000 rows: three row chunks, several cores.
+    let mut lens = vec![0; 5];
+    lens.extend([3, 0, 0, 1, 7, 0, 40, 0]);
+    lens.extend((0..9000).map(|i| (i * 7919) % 6));
+    let a = with_lengths(700, &lens, 11);
+    let x = vector(700, 12);
+    let y_old: Vec<f32> = vector(a.shape.0, 13).iter().map(|v| 4.0 * v).collect();
+    for (alpha, beta) in [
+        (1.0, 0.0),
+        (2.5, 0.0),
+        (-0.5, 1.25),
+        (0.0, 3.0),
+        (1.0, -1.0),
+        (1e-3, 1e3),
+    ] {
+        check_axpby::<f32>(&a, &x, alpha, beta, &y_old);
+        check_axpby::<f16>(&a, &x, alpha, beta, &y_old);
+    }
+    // No nonzeros: y = beta y (the sums are exactly 0).
+    let empty = with_lengths(3, &[0; 7], 1);
+    check_axpby::<f32>(
+        &empty,
+        &vector(3, 1),
+        2.0,
+        0.5,
+        &[1.0, -2.0, 3.5, 0.0, 8.0, -0.25, 1e30],
+    );
+}
+
+/// beta = 0 reads nothing of y (NaN and infinities there vanish, as in
+/// PyTorch's addmv); beta != 0 propagates them to their own rows only.
+#[test]
+fn axpby_beta_zero_ignores_y() {
+    let a = with_lengths(40, &[4, 0, 9, 1, 2, 6], 21);
+    let x = vector(40, 22);
+    let dev = device();
+    let csr = Csr::<f32>::upload(&dev, &a).unwrap();
+    let xd = dev.upload(&x).unwrap();
+    let want = spmv(&dev, &csr, &xd).unwrap().download().unwrap();
+    let poisoned = [
+        f32::NAN,
+        f32::INFINITY,
+        1.0,
+        f32::NEG_INFINITY,
+        2.0,
+        f32::NAN,
+    ];
+    let mut y = dev.upload(&poisoned).unwrap();
+    spmv_axpby(&dev, 1.0, &csr, &xd, 0.0, &mut y).unwrap();
+    assert_eq!(y.download().unwrap(), want, "alpha 1, beta 0 is spmv");
+    let mut y = dev.upload(&poisoned).unwrap();
+    spmv_axpby(&dev, 0.5, &csr, &xd, 1.0, &mut y).unwrap();
+    let got = y.download().unwrap();
+    for r in 0..got.len() {
+        let expect = 0.5 * want[r] + poisoned[r];
+        assert!(
+            got[r] == expect || (got[r].is_nan() && expect.is_nan()),
+            "row {r}: got {}, want {expect}",
+            got[r]
+        );
+    }
+}
+
+/// spmv_axpby's own argument (`y`) is named; the matrix's and x's errors
+/// are those of spmv.
+#[test]
+fn axpby_errors_name_the_argument() {
+    let dev = device();
+    let a = Csr::<f32>::upload(&dev, &with_lengths(4, &[1, 2, 0], 1)).unwrap();
+    let x = dev.upload(&[1.0f32; 4]).unwrap();
+    let mut short = dev.upload(&[0.0f32; 2]).unwrap();
+    let (name, reason) = name_of(spmv_axpby(&dev, 1.0, &a, &x, 1.0, &mut short).unwrap_err());
+    assert_eq!(name, "y", "{reason}");
+    let mut y = dev.upload(&[0.0f32; 3]).unwrap();
+    let short_x = dev.upload(&[1.0f32; 3]).unwrap();
+    assert_eq!(
+        name_of(spmv_axpby(&dev, 1.0, &a, &short_x, 1.0, &mut y).unwrap_err()).0,
+        "x"
+    );
+    let other = Device::simulated(Soc::default()).unwrap();
+    let mut y_other = other.upload(&[0.0f32; 3]).unwrap();
+    assert_eq!(
+        name_of(spmv_axpby(&dev, 1.0, &a, &x, 1.0, &mut y_other).unwrap_err()).0,
+        "y"
+    );
 }

@@ -841,6 +841,33 @@ fn spmv_on_matches_the_reference_and_checks() {
             }
         }
     }
+    // y = alpha A x + beta y on the stream, twice over the same y (the
+    // second reads what the first wrote).
+    let host = power_law(3000, 2500, 1.6, 9);
+    let a = Csr::<f32>::upload(&dev, &host).unwrap();
+    let xs: Vec<f32> = (0..2500)
+        .map(|i| ((i * 5) % 11) as f32 / 11.0 - 0.5)
+        .collect();
+    let x = dev.upload(&xs).unwrap();
+    let x64: Vec<f64> = xs.iter().map(|&v| f64::from(v)).collect();
+    let (sums, bounds) = (host.reference_spmv(&x64), host.spmv_error_bounds(&x64));
+    let old: Vec<f32> = (0..3000).map(|i| (i % 17) as f32 - 8.0).collect();
+    let mut y = dev.upload(&old).unwrap();
+    let mut ws = workspace(&dev, spmv_workspace_bytes(&dev, &a).unwrap());
+    for _ in 0..2 {
+        ascend_scan::spmv_axpby_on(&s, 2.0, &a, &x, -0.5, &mut y, &mut check, &mut ws).unwrap();
+    }
+    s.synchronize().unwrap();
+    check.download(&a).unwrap();
+    for (r, got) in y.download().unwrap().iter().enumerate() {
+        // y1 = 2 s - 0.5 old, y2 = 2 s - 0.5 y1 = s - ... = 1.0 s + 0.25 old.
+        let want = sums[r] + 0.25 * f64::from(old[r]);
+        let slack = 4.0 * bounds[r] + 2f64.powi(-20) * (sums[r].abs() + f64::from(old[r]).abs());
+        assert!(
+            (f64::from(*got) - want).abs() <= slack,
+            "row {r}: {got} vs {want}"
+        );
+    }
     // A column out of range is found on the device and named on download.
     let bad = HostCsr {
         shape: (2, 3),

@@ -19,7 +19,7 @@ use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
 use crate::render::render_entry;
 
 /// Tiling of the SpMV kernels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
+#[derive(Debug, Clone, Copy, PartialEq, Tiling)]
 #[repr(C)]
 pub struct SpmvTiling {
     /// Products: nonzeros; rows: rows (m).
@@ -28,6 +28,11 @@ pub struct SpmvTiling {
     pub src_len: u64,
     /// Nonzeros (products) or rows per vector core.
     pub per_core: u64,
+    /// Rows: y = alpha * (the row's sum) + beta * y (1 and 0 for y = A x;
+    /// beta = 0 does not read y). Products: unused.
+    pub alpha: f32,
+    /// See `alpha`.
+    pub beta: f32,
 }
 
 /// Which SpMV kernel.
@@ -35,7 +40,8 @@ pub struct SpmvTiling {
 pub enum SpmvStage {
     /// `z[i] = val[i] * x[col[i]]` in fp32, values and x of one type (f16 or f32).
     Products(DType),
-    /// `y[r] = zs[row_ptr[r+1] - 1] - zs[row_ptr[r] - 1]` (fp32).
+    /// `y[r] = zs[row_ptr[r+1] - 1] - zs[row_ptr[r] - 1]` (fp32), then
+    /// `alpha * y[r] + beta * (y's old value)` when the tiling asks.
     Rows,
 }
 
@@ -109,6 +115,8 @@ impl Spmv {
                 count,
                 src_len,
                 per_core,
+                alpha: 1.0,
+                beta: 0.0,
             },
         })
     }

@@ -118,6 +118,7 @@ uint32_t aclrtlaunch_segextrema_min_bf16(uint32_t blockDim, void* stream, void* 
 uint32_t aclrtlaunch_segextrema_max_f32(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling);
 uint32_t aclrtlaunch_segextrema_min_f32(uint32_t blockDim, void* stream, void* x, void* offsets, void* values, void* indices, void* workspace, SegExtremaTiling* tiling);
 uint32_t aclrtlaunch_spmv_products_f16(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling);
+uint32_t aclrtlaunch_spmv_products_bf16(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling);
 uint32_t aclrtlaunch_spmv_products_f32(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling);
 uint32_t aclrtlaunch_spmv_rows_f32(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling);
 uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling);

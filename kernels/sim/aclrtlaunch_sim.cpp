@@ -740,6 +740,13 @@ extern "C" uint32_t aclrtlaunch_spmv_products_f16(uint32_t blockDim, void* strea
     return ascsim::launch("spmv_products_f16", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { spmv_products_f16(static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(src), static_cast<GM_ADDR>(out), static_cast<GM_ADDR>(check), t); });
 }
 
+extern "C" void spmv_products_bf16(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM_ADDR out, GM_ADDR check, SpmvTiling tiling);
+
+extern "C" uint32_t aclrtlaunch_spmv_products_bf16(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling) {
+    SpmvTiling t = *tiling;
+    return ascsim::launch("spmv_products_bf16", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { spmv_products_bf16(static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(src), static_cast<GM_ADDR>(out), static_cast<GM_ADDR>(check), t); });
+}
+
 extern "C" void spmv_products_f32(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM_ADDR out, GM_ADDR check, SpmvTiling tiling);
 
 extern "C" uint32_t aclrtlaunch_spmv_products_f32(uint32_t blockDim, void* stream, void* values, void* indices, void* src, void* out, void* check, SpmvTiling* tiling) {

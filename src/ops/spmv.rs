@@ -6,15 +6,20 @@ use crate::matrices::HostCsr;
 use crate::runtime;
 use crate::stream::{check_len, Layout, Part, Stream, Uses, Workspace};
 
-/// Value types of [`Csr`] and [`spmv`]: f16 and f32 (x has the same type;
-/// the products and y are f32).
+/// Value types of [`Csr`] and [`spmv`]: f16, bf16 and f32 (x has the same
+/// type; the products and y are f32).
 pub trait SpmvValue: Element {
-    /// The value from an f32 (rounded to nearest for f16).
+    /// The value from an f32 (rounded to nearest for f16 and bf16).
     fn from_f32(v: f32) -> Self;
 }
 impl SpmvValue for half::f16 {
     fn from_f32(v: f32) -> Self {
         half::f16::from_f32(v)
+    }
+}
+impl SpmvValue for half::bf16 {
+    fn from_f32(v: f32) -> Self {
+        half::bf16::from_f32(v)
     }
 }
 impl SpmvValue for f32 {
@@ -174,7 +179,7 @@ impl<T: SpmvValue> Csr<T> {
 }
 
 /// `y = A x` for a CSR matrix `a` (m x n) and `x` (n entries of the value
-/// type): y has m entries, **f32** (products of f16 values are formed
+/// type): y has m entries, **f32** (products of f16 and bf16 values are formed
 /// exactly in f32).
 ///
 /// The product is a scan (docs/algorithms.md,
@@ -196,7 +201,7 @@ impl<T: SpmvValue> Csr<T> {
 /// not to `|y[r]|`: `y[r]` is the difference of two prefix sums, so a short
 /// row after many large products can lose all its digits (cancellation).
 /// (Each prefix carries the scan's bound `(d + e_r/d + 2) u S_r`; the f32
-/// products add u per product for f32 values, nothing for f16; the
+/// products add u per product for f32 values, nothing for f16 and bf16; the
 /// subtraction one rounding of y.)
 ///
 /// Non-finite values (inf or NaN in x or in the matrix) affect exactly the

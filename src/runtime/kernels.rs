@@ -140,6 +140,7 @@ pub(crate) const KERNELS: &[(&str, &str)] = &[
     ("segextrema_max_f32", "aclrtlaunch_segextrema_max_f32"),
     ("segextrema_min_f32", "aclrtlaunch_segextrema_min_f32"),
     ("spmv_products_f16", "aclrtlaunch_spmv_products_f16"),
+    ("spmv_products_bf16", "aclrtlaunch_spmv_products_bf16"),
     ("spmv_products_f32", "aclrtlaunch_spmv_products_f32"),
     ("spmv_rows_f32", "aclrtlaunch_spmv_rows_f32"),
     ("scanu_f16_s16", "aclrtlaunch_scanu_f16_s16"),
@@ -320,6 +321,7 @@ extern "C" {
     fn aclrtlaunch_segextrema_max_f32(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
     fn aclrtlaunch_segextrema_min_f32(block_dim: u32, stream: *mut c_void, x: Gm, offsets: Gm, values: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SegExtremaTiling) -> u32;
     fn aclrtlaunch_spmv_products_f16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, src: Gm, out: Gm, check: Gm, tiling: *mut algos::SpmvTiling) -> u32;
+    fn aclrtlaunch_spmv_products_bf16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, src: Gm, out: Gm, check: Gm, tiling: *mut algos::SpmvTiling) -> u32;
     fn aclrtlaunch_spmv_products_f32(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, src: Gm, out: Gm, check: Gm, tiling: *mut algos::SpmvTiling) -> u32;
     fn aclrtlaunch_spmv_rows_f32(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, src: Gm, out: Gm, check: Gm, tiling: *mut algos::SpmvTiling) -> u32;
     fn aclrtlaunch_scanu_f16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
@@ -1173,6 +1175,7 @@ type SpmvFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, *mut al
 /// The Spmv kernels: the simulator's entries.
 const SPMV: &[Entry<SpmvFn>] = &[
     Entry { name: "spmv_products_f16", symbol: "aclrtlaunch_spmv_products_f16", f: aclrtlaunch_spmv_products_f16 },
+    Entry { name: "spmv_products_bf16", symbol: "aclrtlaunch_spmv_products_bf16", f: aclrtlaunch_spmv_products_bf16 },
     Entry { name: "spmv_products_f32", symbol: "aclrtlaunch_spmv_products_f32", f: aclrtlaunch_spmv_products_f32 },
     Entry { name: "spmv_rows_f32", symbol: "aclrtlaunch_spmv_rows_f32", f: aclrtlaunch_spmv_rows_f32 },
 ];

@@ -17,8 +17,9 @@ __aicore__ inline bool CoreRange(const SpmvTiling& t, uint32_t core, uint64_t& b
     return begin < end;
 }
 
-// z *= values in fp32 (half values widen exactly first; a product of two
-// halves has at most 22 significant bits, so it is exact in fp32).
+// z *= values in fp32 (16-bit values widen exactly first; a product of two
+// f16 values has at most 22 significant bits, of two bf16 ones 16, so it is
+// exact in fp32).
 template <typename T>
 __aicore__ inline void MulValues(const LocalTensor<float>& z, const LocalTensor<T>& val,
                                  TBuf<TPosition::VECCALC>& tmp, uint32_t padded) {
@@ -36,8 +37,8 @@ __aicore__ inline void MulValues(const LocalTensor<float>& z, const LocalTensor<
 }  // namespace spmv
 
 // The first step: the products z[i] = values[i] * x[col[i]] in fp32 (TVal
-// values and x: half products are exact in fp32, float ones take one fp32
-// rounding each). Each vector core takes a range of nonzeros in chunks (of
+// values and x: f16 and bf16 products are exact in fp32, float ones take
+// one fp32 rounding each). Each vector core takes a range of nonzeros in chunks (of
 // kChunk, a multiple of 64); per chunk it loads the values and column
 // indices, folds the columns' range [lo, hi], gathers x[col] from GM through
 // UB windows of kWindow elements covering [lo, hi] (WindowGather: x may be

@@ -6,7 +6,7 @@
 //! proptest of random small matrices, and every validation error.
 use ascend_scan::matrices::{power_law, sparse_attention, AttentionPattern, HostCsr, Rng};
 use ascend_scan::{spmv, spmv_axpby, Csr, Device, Error, Soc, SpmvValue};
-use half::f16;
+use half::{bf16, f16};
 use proptest::prelude::*;
 use testkit::device;
 
@@ -51,9 +51,18 @@ fn run<T: SpmvValue>(a: &HostCsr, x: &[f32]) -> Vec<f32> {
         .unwrap()
 }
 
+/// Every value type: f32 and f16 on `a` and `x` as they are (exact in
+/// f16), bf16 on both rounded to bf16 (the reference then sees exactly
+/// what the device multiplies).
 fn check_both(a: &HostCsr, x: &[f32]) {
     check::<f32>(a, x);
     check::<f16>(a, x);
+    let round = |v: &f32| bf16::from_f32(*v).to_f32();
+    let a16 = HostCsr {
+        values: a.values.iter().map(round).collect(),
+        ..a.clone()
+    };
+    check::<bf16>(&a16, &x.iter().map(round).collect::<Vec<f32>>());
 }
 
 /// A CSR matrix from row lengths, columns uniform in [0, n).

@@ -38,7 +38,8 @@ pub struct SpmvTiling {
 /// Which SpMV kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpmvStage {
-    /// `z[i] = val[i] * x[col[i]]` in fp32, values and x of one type (f16 or f32).
+    /// `z[i] = val[i] * x[col[i]]` in fp32, values and x of one type (f16,
+    /// bf16 or f32).
     Products(DType),
     /// `y[r] = zs[row_ptr[r+1] - 1] - zs[row_ptr[r] - 1]` (fp32), then
     /// `alpha * y[r] + beta * (y's old value)` when the tiling asks.
@@ -61,7 +62,7 @@ pub const SPMV_SLOT_BYTES: u64 = 32;
 
 impl Spmv {
     /// Value types of the products kernel.
-    pub const DTYPES: [DType; 2] = [DType::F16, DType::F32];
+    pub const DTYPES: [DType; 3] = [DType::F16, DType::Bf16, DType::F32];
 
     /// The kernel of `stage`.
     pub fn new(stage: SpmvStage) -> Result<Spmv, AlgoError> {
@@ -70,7 +71,7 @@ impl Spmv {
                 return Err(AlgoError::UnsupportedDtype {
                     algorithm: "Spmv",
                     dtype,
-                    reason: "values must be f16 or f32".into(),
+                    reason: "values must be f16, bf16 or f32".into(),
                 });
             }
         }

@@ -18,8 +18,8 @@ use ascend_scan::matrices::HostCsr;
 use ascend_scan::{
     argsort, compress_with, copy, cummax, cummin, multinomial, multinomial_reference,
     multinomial_with_uniforms, reduce, sample_logits, scan, segmented_max, segmented_min,
-    segmented_scan, segmented_sum, sort, sort_pairs, split_with, spmv, top_p_sample, topk,
-    uniforms, Algorithm, Batch, CompressOptions, Csr, Device, DeviceBuffer, Element, Error,
+    segmented_scan, segmented_sum, sort, sort_pairs, split_with, spmv, spmv_axpby, top_p_sample,
+    topk, uniforms, Algorithm, Batch, CompressOptions, Csr, Device, DeviceBuffer, Element, Error,
     ExtremaValue, LogitsInput, LogitsSampling, RevSpec, SampleOptions, SampleWeight, ScanInput,
     ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions,
     SegmentedInput, SegmentedSumInput, Segments, Soc, SortAlgorithm, SortKey, SortOptions,
@@ -1793,9 +1793,10 @@ const MAX_NNZ: usize = 3 * 4096 + 5;
 /// x beyond one UB window) and of invalid ones.
 pub fn spmv_family(data: &[u8]) {
     let mut g = Gen::new(data);
-    leak_checked(|dev| match g.below(2) {
+    leak_checked(|dev| match g.below(3) {
         0 => spmv_case::<f16>(dev, &mut g),
-        _ => spmv_case::<f32>(dev, &mut g),
+        1 => spmv_case::<f32>(dev, &mut g),
+        _ => spmv_case::<bf16>(dev, &mut g),
     });
 }
 
@@ -1958,11 +1959,29 @@ fn spmv_case<T: SpmvValue + Num>(dev: &Device, g: &mut Gen<'_>) {
     } else {
         Want::Ok
     };
+    // y = alpha A x + beta y (spmv_axpby) in a third of the cases (drawn
+    // last: the inputs above do not move); y's old values hold NaN and
+    // infinities when beta = 0 (not read then).
+    let scale = g.chance(1, 3).then(|| {
+        let alpha = g.pick(&[1.0f32, 0.0, -0.5, 2.5, 1e-3]);
+        let beta = g.pick(&[0.0f32, 1.0, -1.0, 0.75, 1e3]);
+        let old: Vec<f32> = (0..m)
+            .map(|_| match g.below(8) {
+                0 if beta == 0.0 => f32::NAN,
+                1 if beta == 0.0 => f32::NEG_INFINITY,
+                v => (v as f32 - 4.0) * 0.375,
+            })
+            .collect();
+        (alpha, beta, old)
+    });
     let what = format!(
-        "spmv {} m={m} n={n} nnz={nnz} row_ptr={} cols={} x={x_len}",
+        "spmv {} m={m} n={n} nnz={nnz} row_ptr={} cols={} x={x_len}{}",
         dtype_name::<T>(),
         row_ptr.len(),
-        cols.len()
+        cols.len(),
+        scale
+            .as_ref()
+            .map_or(String::new(), |(a, b, _)| format!(" alpha={a} beta={b}"))
     );
     let mut xv = xs.clone();
     xv.resize(x_len, T::from_bits(0));
@@ -1973,7 +1992,14 @@ fn spmv_case<T: SpmvValue + Num>(dev: &Device, g: &mut Gen<'_>) {
         dev.upload(&row_ptr).expect("upload"),
         (m, n),
     );
-    let Some(y) = outcome(&what, want, a.and_then(|a| spmv(dev, &a, &x))) else {
+    let result = a.and_then(|a| match &scale {
+        None => spmv(dev, &a, &x),
+        Some((alpha, beta, old)) => {
+            let mut y = dev.upload(old).expect("upload");
+            spmv_axpby(dev, *alpha, &a, &x, *beta, &mut y).map(|()| y)
+        }
+    });
+    let Some(y) = outcome(&what, want, result) else {
         return;
     };
     let y = y.download().expect("download");
@@ -1991,7 +2017,7 @@ fn spmv_case<T: SpmvValue + Num>(dev: &Device, g: &mut Gen<'_>) {
     let bounds = host.spmv_error_bounds(&x64);
     for r in 0..m {
         let got = f64::from(y[r]);
-        if host.row_ptr[r] == host.row_ptr[r + 1] {
+        if host.row_ptr[r] == host.row_ptr[r + 1] && scale.is_none() {
             assert!(got == 0.0, "{what}: empty row {r}: got {got}, want 0");
         }
         // After a non-finite product the global bound is infinite: such rows
@@ -2007,10 +2033,24 @@ fn spmv_case<T: SpmvValue + Num>(dev: &Device, g: &mut Gen<'_>) {
                 .sum();
             (nonzeros.len() as f64 + 2.0) * 2f64.powi(-24) * row_abs
         };
+        // spmv_axpby: alpha s + beta y_old, within |alpha| times the bound
+        // plus 2u (|alpha s| + |beta y_old|) (y_old not read when beta = 0).
+        let (want, bound) = match &scale {
+            None => (want_y[r], bound),
+            Some((alpha, beta, old)) => {
+                let (al, be) = (f64::from(*alpha), f64::from(*beta));
+                let old = if *beta == 0.0 { 0.0 } else { f64::from(old[r]) };
+                let scaled = al.abs() * (abs_finite(want_y[r]) + bound) + (be * old).abs();
+                let u = 2f64.powi(-24);
+                (
+                    al * want_y[r] + be * old,
+                    al.abs() * bound + 2.0 * u * scaled * (1.0 + 4.0 * u),
+                )
+            }
+        };
         assert!(
-            agree(got, want_y[r], bound),
-            "{what}: row {r}: got {got}, want {} (bound {bound})",
-            want_y[r]
+            agree(got, want, bound),
+            "{what}: row {r}: got {got}, want {want} (bound {bound})"
         );
     }
 }

@@ -1078,6 +1078,10 @@ private:
         LocalTensor<int32_t> iota = bufS_.Get<int32_t>(), hits = iota[kTile];
         const GatherMaskParams once(1, 1, 8, 0);
         uint64_t seen = 0;
+        // A 16-bit piece of several tiles counts a tile's hits on its own
+        // lanes (half the repeats of the int32 indices) and gathers the
+        // indices only in the tile that holds the tie.
+        const bool countFirst = sizeof(TProb) == 2 && end - begin > kTile;
         CreateVecIndex(iota, 0, kTile);  // lanes; the tile's offset is added to the one read
         Tiles tiles = Prefetch(begin, end, kFromRow);
         for (uint64_t off = begin; off < end; off += kTile) {
@@ -1088,11 +1092,21 @@ private:
             CompareTile(mask, x, v, CMPMODE::EQ, padded);
             PipeBarrier<PIPE_V>();
             uint64_t got = 0;
-            GatherMask(hits, iota, mask.ReinterpretCast<uint32_t>(), true, count, once, got);
+            if (countFirst) {
+                got = GatherTile(hits.template ReinterpretCast<TProb>(), mask, count);
+            } else {
+                GatherMask(hits, iota, mask.ReinterpretCast<uint32_t>(), true, count, once, got);
+            }
             ResetMask();
             Release();
             PipeSync<HardEvent::V_S>();
             if (seen + got > need) {
+                if (countFirst) {
+                    uint64_t again = 0;
+                    GatherMask(hits, iota, mask.ReinterpretCast<uint32_t>(), true, count, once, again);
+                    ResetMask();
+                    PipeSync<HardEvent::V_S>();
+                }
                 const int32_t index = hits.GetValue(static_cast<uint32_t>(need - seen)) + static_cast<int32_t>(off - rowStart);
                 ScalarReadsDone();
                 DropLoaded(tiles, off + kTile);
@@ -1124,7 +1138,7 @@ private:
     uint32_t rawLanes_ = 0;
     UbArena ub_;
     LocalTensor<uint32_t> state_;
-    static constexpr uint32_t kHeldItems = 4;
+    static constexpr uint32_t kHeldItems = 8;
     bool held_ = false;
     uint32_t heldState_[kHeldItems * kStateWords] = {};
     GlobalTensor<TProb> gx_;

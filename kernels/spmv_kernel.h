@@ -182,7 +182,6 @@ __aicore__ inline void SpmvRows(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM
     pipe.InitBuffer(bufShift, kChunk * sizeof(uint32_t));
     pipe.InitBuffer(bufW, (kChunk + 64) * sizeof(float));
     pipe.InitBuffer(bufY, kChunk * sizeof(float));
-    const bool scaled = t.alpha != 1.0f || t.beta != 0.0f, readsY = t.beta != 0.0f;
     pipe.InitBuffer(bufMask, kChunk / 8);
     pipe.InitBuffer(bufSlot, 32);
     LocalTensor<int32_t> rp = bufRp.Get<int32_t>();
@@ -194,6 +193,7 @@ __aicore__ inline void SpmvRows(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM
     Duplicate(rp, static_cast<int32_t>(0), static_cast<int32_t>(kChunk + 64));
     Duplicate(w, 0.0f, static_cast<int32_t>(kChunk + 64));
     int64_t bad = -1;
+    const bool scaled = t.alpha != 1.0f || t.beta != 0.0f, readsY = t.beta != 0.0f;
     for (uint64_t off = begin; off < end; off += kRows) {
         uint32_t rows = static_cast<uint32_t>(end - off < kRows ? end - off : kRows);
         uint32_t entries = rows + 1;
@@ -232,7 +232,7 @@ __aicore__ inline void SpmvRows(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM
                 PipeSync<HardEvent::MTE2_V>();
             }
             PipeSync<HardEvent::S_V>();  // the scalar unit may have rewritten rows of y
-            Muls(y, y, t.alpha, static_cast<int32_t>(rows));
+            if (t.alpha != 1.0f) Muls(y, y, t.alpha, static_cast<int32_t>(rows));  // x 1 is exact
             if (readsY) {
                 Muls(old, old, t.beta, static_cast<int32_t>(rows));
                 PipeBarrier<PIPE_V>();

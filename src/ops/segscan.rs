@@ -469,14 +469,16 @@ fn flags_of_offsets(
     Ok(flags)
 }
 
-/// A SEGSCAN launch and its workspace: the kernel's (zeroed, its constants
-/// at the start) and the check slots.
+/// A SEGSCAN launch and its workspace (the kernel's, its constants at the
+/// start).
 struct SegScanPlan {
     plan: algos::LaunchPlan<algos::SegScanTiling>,
     constants: Vec<u8>,
     layout: Layout,
     scratch: Part,
-    checks: Part,
+    /// Bytes of the kernel's check slots (written straight into the
+    /// [`SegmentCheck`], which the caller has reset).
+    check_bytes: usize,
 }
 
 impl SegScanPlan {
@@ -490,14 +492,13 @@ impl SegScanPlan {
         let plan = algo.plan(device.profile(), n as u64, exclusive)?;
         let mut layout = Layout::default();
         let scratch = layout.add(plan.workspace_bytes as usize);
-        let checks = layout
-            .add_of::<i32>(algos::SegScan::check_slots(&plan) * algos::SegScan::CHECK_SLOT_WORDS);
+        let check_bytes = algos::SegScan::check_slots(&plan) * algos::SegScan::CHECK_SLOT_WORDS * 4;
         Ok(SegScanPlan {
             plan,
             constants: algo.workspace_constants(),
             layout,
             scratch,
-            checks,
+            check_bytes,
         })
     }
 
@@ -513,27 +514,25 @@ impl SegScanPlan {
         workspace: &mut Workspace,
     ) -> Result<()> {
         workspace.check(stream, &self.layout)?;
-        if check.scan_words * 4 < self.checks.bytes {
+        if check.scan_words * 4 < self.check_bytes {
             return Err(Error::InvalidArgument {
                 name: "check",
                 reason: "made for another device profile".into(),
             });
         }
         let constants = stream.device().constant(&self.constants)?;
-        let (scratch, checks) = (workspace.at(self.scratch), workspace.at(self.checks));
+        let scratch = workspace.at(self.scratch);
         let args = runtime::SegScanArgs {
             x: x.ptr(),
             flags: flags.ptr(),
             y: y.ptr(),
-            checks,
+            checks: check.slots.ptr(),
             workspace: scratch,
         };
         let uses: [&dyn Uses; 5] = [x, flags, &*y, &check.slots, &*workspace];
         stream.with_queue(&uses, |s| {
             s.copy_device(scratch, constants, self.constants.len())?;
-            s.zero(checks, self.checks.bytes)?;
-            runtime::launch(s, &mut self.plan, args)?;
-            s.copy_device(check.slots.ptr(), checks, self.checks.bytes)
+            runtime::launch(s, &mut self.plan, args)
         })
     }
 }

@@ -293,8 +293,9 @@ impl Scale {
 }
 
 /// The launches of a product and their workspace: the products z, their
-/// scan zs (a zero element when there are no nonzeros), the scan's own
-/// workspace, and the two kernels' check slots.
+/// scan zs (a zero element when there are no nonzeros) and the scan's own
+/// workspace. The two kernels write their check slots straight into the
+/// [`SpmvCheck`].
 struct SpmvPlan {
     products: Option<algos::LaunchPlan<algos::SpmvTiling>>,
     rows: Option<algos::LaunchPlan<algos::SpmvTiling>>,
@@ -302,8 +303,6 @@ struct SpmvPlan {
     z: Part,
     zs: Part,
     scan: Part,
-    product_checks: Part,
-    row_checks: Part,
 }
 
 impl SpmvPlan {
@@ -352,9 +351,6 @@ impl SpmvPlan {
         let z = layout.add_of::<f32>(nnz);
         let zs = layout.add_of::<f32>(nnz.max(1));
         let scan = layout.add(scan_bytes);
-        let product_checks =
-            layout.add(products.as_ref().map_or(0, |p| p.workspace_bytes) as usize);
-        let row_checks = layout.add(rows.as_ref().map_or(0, |p| p.workspace_bytes) as usize);
         Ok(SpmvPlan {
             products,
             rows,
@@ -362,8 +358,6 @@ impl SpmvPlan {
             z,
             zs,
             scan,
-            product_checks,
-            row_checks,
         })
     }
 
@@ -379,20 +373,33 @@ impl SpmvPlan {
         workspace: &mut Workspace,
     ) -> Result<()> {
         workspace.check(stream, &self.layout)?;
-        let slots = self.product_checks.bytes + self.row_checks.bytes;
-        if check.slots.bytes() < slots {
+        let fits = |plan: &Option<algos::LaunchPlan<algos::SpmvTiling>>| {
+            plan.as_ref()
+                .is_none_or(|p| p.workspace_bytes as usize <= check.half_bytes)
+        };
+        if !fits(&self.products) || !fits(&self.rows) {
             return Err(invalid("check", "made for another device profile".into()));
         }
         let (z, zs) = (workspace.at(self.z), workspace.at(self.zs));
-        let (pc, rc) = (
-            workspace.at(self.product_checks),
-            workspace.at(self.row_checks),
+        // The rows kernel's slots first, then the products kernel's; one
+        // zeroing for both (a slot is written only by a core that meets a
+        // bad entry).
+        let (rc, pc) = (
+            check.slots.ptr(),
+            check.slots.ptr().wrapping_byte_add(check.half_bytes),
         );
-        let uses: [&dyn Uses; 6] = [&a.values, &a.col_indices, &a.row_ptr, x, &*y, &*workspace];
+        let uses: [&dyn Uses; 7] = [
+            &a.values,
+            &a.col_indices,
+            &a.row_ptr,
+            x,
+            &*y,
+            &*workspace,
+            &check.slots,
+        ];
         stream.with_queue(&uses, |s| {
             s.zero(check.slots.ptr(), check.slots.bytes())?;
             if let Some(plan) = &mut self.products {
-                s.zero(pc, self.product_checks.bytes)?;
                 let args = runtime::SpmvArgs {
                     values: a.values.ptr(),
                     indices: a.col_indices.ptr(),
@@ -421,7 +428,6 @@ impl SpmvPlan {
         }
         stream.with_queue(&[&*workspace, &check.slots], |s| {
             if let Some(plan) = &mut self.rows {
-                s.zero(rc, self.row_checks.bytes)?;
                 plan.tiling.alpha = scale.alpha;
                 plan.tiling.beta = scale.beta;
                 // The rows kernel reads z again only for rows after a
@@ -439,13 +445,7 @@ impl SpmvPlan {
                 };
                 runtime::launch(s, plan, args)?;
             }
-            // The rows kernel's slots first, then the products kernel's.
-            s.copy_device(check.slots.ptr(), rc, self.row_checks.bytes)?;
-            s.copy_device(
-                check.slots.ptr().wrapping_byte_add(check.half_bytes),
-                pc,
-                self.product_checks.bytes,
-            )
+            Ok(())
         })
     }
 }

@@ -635,20 +635,26 @@ struct SpmvTiling {
     uint64_t count;
     // Length of the gathered source: products: x (n); rows: zs (nnz).
     uint64_t src_len;
-    // Nonzeros (products) or rows per vector core.
+    // Nonzeros (products) or rows per vector core (every launched core
+    // has some).
     uint64_t per_core;
+    // Check slots the launch writes (the device's vector cores): each core
+    // its own, the last launched core also those of the cores that do not
+    // run, so the caller zeroes none.
+    uint64_t slots;
     // Rows: y = alpha * (the row's sum) + beta * y (1 and 0 for y = A x;
     // beta = 0 does not read y). Products: unused.
     float alpha;
     // See `alpha`.
     float beta;
 };
-static_assert(sizeof(SpmvTiling) == 32, "SpmvTiling: size differs from the Rust definition");
+static_assert(sizeof(SpmvTiling) == 40, "SpmvTiling: size differs from the Rust definition");
 static_assert(offsetof(SpmvTiling, count) == 0, "SpmvTiling: offset of count differs from the Rust definition");
 static_assert(offsetof(SpmvTiling, src_len) == 8, "SpmvTiling: offset of src_len differs from the Rust definition");
 static_assert(offsetof(SpmvTiling, per_core) == 16, "SpmvTiling: offset of per_core differs from the Rust definition");
-static_assert(offsetof(SpmvTiling, alpha) == 24, "SpmvTiling: offset of alpha differs from the Rust definition");
-static_assert(offsetof(SpmvTiling, beta) == 28, "SpmvTiling: offset of beta differs from the Rust definition");
+static_assert(offsetof(SpmvTiling, slots) == 24, "SpmvTiling: offset of slots differs from the Rust definition");
+static_assert(offsetof(SpmvTiling, alpha) == 32, "SpmvTiling: offset of alpha differs from the Rust definition");
+static_assert(offsetof(SpmvTiling, beta) == 36, "SpmvTiling: offset of beta differs from the Rust definition");
 
 typedef struct ScanUTiling ScanUTiling;
 struct ScanUTiling {

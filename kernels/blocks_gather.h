@@ -134,14 +134,25 @@ private:
 
 __aicore__ inline uint32_t Pad64(uint32_t count) { return (count + 63) / 64 * 64; }
 
-// Writes 1 + `bad` into the core's slot (the host zeroed it; cores without
-// a bad entry leave it 0).
-__aicore__ inline void ReportBad(const GlobalTensor<int32_t>& slot, const LocalTensor<int32_t>& scratch, int64_t bad) {
+// Writes the check slots of `slots` 8-int slots at `check`, so the host
+// zeroes nothing: 1 + `bad` (0 for none, `bad` < 0) into this core's slot,
+// and from the last launched core zeros into the slots of the cores that do
+// not run. `scratch`: at least `slots` * 8 ints of UB.
+__aicore__ inline void WriteCheckSlots(__gm__ uint8_t* check, uint64_t slots, const LocalTensor<int32_t>& scratch,
+                                       int64_t bad) {
+    const uint32_t core = static_cast<uint32_t>(GetBlockIdx()), cores = static_cast<uint32_t>(GetBlockNum());
+    GlobalTensor<int32_t> gSlots;
+    gSlots.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(check), slots * 8);
+    const uint32_t rest = slots > cores ? static_cast<uint32_t>(slots - cores) : 0;
+    const uint32_t words = core + 1 == cores ? (rest + 1) * 8 : 8;
     PipeBarrier<PIPE_ALL>();
-    for (uint32_t i = 1; i < 8; ++i) scratch.SetValue(i, 0);
+    Duplicate(scratch, static_cast<int32_t>(0), static_cast<int32_t>(words));
+    PipeSync<HardEvent::V_S>();
     scratch.SetValue(0, static_cast<int32_t>(bad + 1));
     PipeSync<HardEvent::S_MTE3>();
-    DataCopy(slot, scratch, 8);
+    // This core's slot, then (last core) the others' up to `slots`.
+    DataCopy(gSlots[core * 8], scratch, 8);
+    if (words > 8) DataCopy(gSlots[cores * 8], scratch[8], words - 8);
 }
 
 // Byte offsets of entry i + 1 for i < count: a Gather through them shifts a

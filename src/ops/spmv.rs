@@ -375,15 +375,15 @@ impl SpmvPlan {
         workspace.check(stream, &self.layout)?;
         let fits = |plan: &Option<algos::LaunchPlan<algos::SpmvTiling>>| {
             plan.as_ref()
-                .is_none_or(|p| p.workspace_bytes as usize <= check.half_bytes)
+                .is_none_or(|p| p.workspace_bytes as usize == check.half_bytes)
         };
         if !fits(&self.products) || !fits(&self.rows) {
             return Err(invalid("check", "made for another device profile".into()));
         }
         let (z, zs) = (workspace.at(self.z), workspace.at(self.zs));
-        // The rows kernel's slots first, then the products kernel's; one
-        // zeroing for both (a slot is written only by a core that meets a
-        // bad entry).
+        // The rows kernel's slots first, then the products kernel's: each
+        // launch writes all of its half (WriteCheckSlots), so only the half
+        // of a kernel that does not run is zeroed.
         let (rc, pc) = (
             check.slots.ptr(),
             check.slots.ptr().wrapping_byte_add(check.half_bytes),
@@ -398,7 +398,9 @@ impl SpmvPlan {
             &check.slots,
         ];
         stream.with_queue(&uses, |s| {
-            s.zero(check.slots.ptr(), check.slots.bytes())?;
+            if self.rows.is_none() {
+                s.zero(rc, check.half_bytes)?;
+            }
             if let Some(plan) = &mut self.products {
                 let args = runtime::SpmvArgs {
                     values: a.values.ptr(),
@@ -409,6 +411,7 @@ impl SpmvPlan {
                 };
                 runtime::launch(s, plan, args)?;
             } else {
+                s.zero(pc, check.half_bytes)?;
                 s.zero(zs, self.zs.bytes)?;
             }
             Ok(())

@@ -53,13 +53,12 @@ __aicore__ inline void SpmvProducts(GM_ADDR values, GM_ADDR indices, GM_ADDR src
     uint64_t begin = 0, end = 0;
     if (!CoreRange(t, core, begin, end)) return;
     GlobalTensor<TVal> gVal, gX;
-    GlobalTensor<int32_t> gCol, gSlot;
+    GlobalTensor<int32_t> gCol;
     GlobalTensor<float> gZ;
     gVal.SetGlobalBuffer(reinterpret_cast<__gm__ TVal*>(values), t.count);
     gCol.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices), t.count);
     gX.SetGlobalBuffer(reinterpret_cast<__gm__ TVal*>(src), t.src_len);
     gZ.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out), t.count);
-    gSlot.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(check) + core * 8, 8);
     TPipe pipe;
     TBuf<TPosition::VECCALC> bufCol, bufVal, bufValF, bufZ, bufSlot;
     WindowGather<TVal, kChunk, kWindow> gather;
@@ -68,7 +67,7 @@ __aicore__ inline void SpmvProducts(GM_ADDR values, GM_ADDR indices, GM_ADDR src
     pipe.InitBuffer(bufVal, kChunk * sizeof(TVal));
     if constexpr (!std::is_same<TVal, float>::value) pipe.InitBuffer(bufValF, kChunk * sizeof(float));
     pipe.InitBuffer(bufZ, kChunk * sizeof(float));
-    pipe.InitBuffer(bufSlot, 32);
+    pipe.InitBuffer(bufSlot, static_cast<uint32_t>(t.slots) * 32);
     LocalTensor<int32_t> col = bufCol.Get<int32_t>();
     LocalTensor<TVal> val = bufVal.Get<TVal>();
     LocalTensor<float> z = bufZ.Get<float>();
@@ -101,7 +100,7 @@ __aicore__ inline void SpmvProducts(GM_ADDR values, GM_ADDR indices, GM_ADDR src
         PipeSync<HardEvent::V_MTE3>();
         StoreAny(gZ[off], z, count);
     }
-    if (bad >= 0) ReportBad(gSlot, bufSlot.Get<int32_t>(), bad);
+    WriteCheckSlots(check, t.slots, bufSlot.Get<int32_t>(), bad);
 }
 
 namespace spmv {
@@ -166,13 +165,12 @@ __aicore__ inline void SpmvRows(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM
     uint32_t core = static_cast<uint32_t>(GetBlockIdx());
     uint64_t begin = 0, end = 0;
     if (!CoreRange(t, core, begin, end)) return;
-    GlobalTensor<int32_t> gRp, gSlot;
+    GlobalTensor<int32_t> gRp;
     GlobalTensor<float> gZ, gZs, gY;
     gRp.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices), t.count + 1);
     gZ.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(values), t.src_len);
     gZs.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(src), t.src_len);
     gY.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out), t.count);
-    gSlot.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(check) + core * 8, 8);
     TPipe pipe;
     TBuf<TPosition::VECCALC> bufRp, bufShift, bufW, bufY, bufMask, bufSlot;
     WindowGather<float, kChunk, kWindow> gather;
@@ -182,7 +180,7 @@ __aicore__ inline void SpmvRows(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM
     pipe.InitBuffer(bufW, (kChunk + 64) * sizeof(float));
     pipe.InitBuffer(bufY, kChunk * sizeof(float));
     pipe.InitBuffer(bufMask, kChunk / 8);
-    pipe.InitBuffer(bufSlot, 32);
+    pipe.InitBuffer(bufSlot, static_cast<uint32_t>(t.slots) * 32);
     LocalTensor<int32_t> rp = bufRp.Get<int32_t>();
     LocalTensor<int32_t> next = gather.ScratchA();  // free until IndexRange
     LocalTensor<float> w = bufW.Get<float>(), y = bufY.Get<float>();
@@ -241,7 +239,7 @@ __aicore__ inline void SpmvRows(GM_ADDR values, GM_ADDR indices, GM_ADDR src, GM
         }
         StoreAny(gY[off], y, rows);
     }
-    if (bad >= 0) ReportBad(gSlot, bufSlot.Get<int32_t>(), bad);
+    WriteCheckSlots(check, t.slots, bufSlot.Get<int32_t>(), bad);
 }
 
 }  // namespace ascend_scan

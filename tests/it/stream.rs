@@ -887,7 +887,27 @@ fn spmv_on_matches_the_reference_and_checks() {
         "{e}"
     );
     // The kernels write their slots into the check itself: the next call
-    // with the same check starts from clean slots, so the error is gone.
+    // with the same check reports nothing, though it launches fewer cores
+    // than a call whose bad column one of the last cores found.
+    let wide = 200_000;
+    let mut cols: Vec<i32> = (0..wide).map(|i| (i % 3) as i32).collect();
+    cols[wide - 5] = 3;
+    let many = HostCsr {
+        shape: (2, 3),
+        row_ptr: vec![0, 100_000, wide as i32],
+        col_indices: cols,
+        values: vec![1.0; wide],
+    };
+    let a = Csr::<f32>::upload(&dev, &many).unwrap();
+    let mut ws = workspace(&dev, spmv_workspace_bytes(&dev, &a).unwrap());
+    spmv_on(&s, &a, &x, &mut y, &mut check, &mut ws).unwrap();
+    s.synchronize().unwrap();
+    let e = check.download(&a).unwrap_err();
+    let want = format!("col_indices[{}] = 3", wide - 5);
+    assert!(
+        matches!(&e, Error::InvalidArgument { name: "col_indices", reason } if reason.contains(&want)),
+        "{e}"
+    );
     let good = HostCsr {
         col_indices: vec![0, 2],
         ..bad

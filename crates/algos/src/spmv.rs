@@ -26,8 +26,13 @@ pub struct SpmvTiling {
     pub count: u64,
     /// Length of the gathered source: products: x (n); rows: zs (nnz).
     pub src_len: u64,
-    /// Nonzeros (products) or rows per vector core.
+    /// Nonzeros (products) or rows per vector core (every launched core
+    /// has some).
     pub per_core: u64,
+    /// Check slots the launch writes (the device's vector cores): each core
+    /// its own, the last launched core also those of the cores that do not
+    /// run, so the caller zeroes none.
+    pub slots: u64,
     /// Rows: y = alpha * (the row's sum) + beta * y (1 and 0 for y = A x;
     /// beta = 0 does not read y). Products: unused.
     pub alpha: f32,
@@ -81,8 +86,8 @@ impl Spmv {
     /// Plans the products over `count` nonzeros gathering from `src_len`
     /// elements of x, or the rows stage over `count` rows gathering from
     /// `src_len` scanned products: equal ranges of whole chunks over the
-    /// vector cores, one [`SPMV_SLOT_BYTES`] check slot per core (the
-    /// workspace, zeroed by the caller).
+    /// vector cores, one [`SPMV_SLOT_BYTES`] check slot per vector core of
+    /// the device (the workspace, every slot written by the launch).
     pub fn plan(
         &self,
         soc: &SocProfile,
@@ -111,11 +116,12 @@ impl Spmv {
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: block_dim as u32,
-            workspace_bytes: block_dim * SPMV_SLOT_BYTES,
+            workspace_bytes: cores * SPMV_SLOT_BYTES,
             tiling: SpmvTiling {
                 count,
                 src_len,
                 per_core,
+                slots: cores,
                 alpha: 1.0,
                 beta: 0.0,
             },
@@ -189,7 +195,11 @@ mod tests {
                 assert!(u64::from(p.block_dim) * t.per_core >= count);
                 assert!(u64::from(p.block_dim - 1) * t.per_core < count);
                 assert!(p.block_dim <= soc.vector_cores);
-                assert_eq!(p.workspace_bytes, u64::from(p.block_dim) * SPMV_SLOT_BYTES);
+                assert_eq!(
+                    p.workspace_bytes,
+                    u64::from(soc.vector_cores) * SPMV_SLOT_BYTES
+                );
+                assert_eq!(p.tiling.slots, u64::from(soc.vector_cores));
             }
             assert!(k.plan(&soc, 0, 1).is_err());
             assert!(k.plan(&soc, 1 << 31, 1).is_err());

@@ -541,7 +541,7 @@ impl SegScanPlan {
 /// [`segmented_sum_on`]: the check slots of the kernels (SEGSCAN: the
 /// smallest and largest flag each core saw; with offsets, SegFlags: the
 /// first decreasing entry each core found, the first and the last entry),
-/// copied or written on the device. Made once per device and reused;
+/// written by the kernels on the device. Made once per device and reused;
 /// `download` after the stream is synchronised.
 #[derive(Debug)]
 pub struct SegmentCheck {

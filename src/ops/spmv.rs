@@ -455,8 +455,8 @@ impl SpmvPlan {
 
 /// What the host checks after a [`spmv_on`]: the kernels' check slots
 /// (the first decreasing `row_ptr` entry and the first column index out of
-/// range each core met), copied on the device. Made once per device and
-/// reused; `download` after the stream is synchronised.
+/// range each core met), written by the kernels on the device. Made once
+/// per device and reused; `download` after the stream is synchronised.
 #[derive(Debug)]
 pub struct SpmvCheck {
     /// The rows kernel's slots, then (from `half_bytes`) the products kernel's.

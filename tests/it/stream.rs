@@ -782,6 +782,49 @@ fn segmented_scan_on_is_exact_for_i8_and_checks_its_flags() {
         ),
         "{e}"
     );
+    // The kernel writes its flag ranges into the check itself: a bad flag
+    // that one of the last cores of a long call found is gone for the next,
+    // one-core call with the same check (every call resets it first).
+    let n = 100_000;
+    let mut long = vec![0i8; n];
+    long[n - 10] = 3;
+    let (xl, fl) = (
+        dev.upload(&vec![1i8; n]).unwrap(),
+        dev.upload(&long).unwrap(),
+    );
+    let bytes = |f: &DeviceBuffer<i8>| {
+        segmented_scan_workspace_bytes::<i8>(&dev, f.len(), Segments::Flags(f), options).unwrap()
+    };
+    let mut wl = workspace(&dev, bytes(&fl));
+    let mut yl = dev.alloc::<i32>(n).unwrap();
+    segmented_scan_on(
+        &s,
+        &xl,
+        Segments::Flags(&fl),
+        options,
+        &mut yl,
+        &mut check,
+        &mut wl,
+    )
+    .unwrap();
+    s.synchronize().unwrap();
+    let e = check.download().unwrap_err();
+    assert!(e.to_string().contains("found 3"), "{e}");
+    let good = dev.upload(&[1i8, 0, 1, 0]).unwrap();
+    let mut ws = workspace(&dev, bytes(&good));
+    segmented_scan_on(
+        &s,
+        &x,
+        Segments::Flags(&good),
+        options,
+        &mut y,
+        &mut check,
+        &mut ws,
+    )
+    .unwrap();
+    s.synchronize().unwrap();
+    check.download().unwrap();
+    assert_eq!(y.download().unwrap(), vec![1, 2, 1, 2]);
     let sscr = SegScanOptions {
         algorithm: SegScanAlgorithm::Sscr,
         ..Default::default()

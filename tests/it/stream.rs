@@ -703,6 +703,20 @@ fn segmented_scan_on_is_exact_for_i8_and_checks_its_flags() {
     let dev = testkit::device();
     let s = dev.create_stream().unwrap();
     let mut check = SegmentCheck::new(&dev).unwrap();
+    // One call with its own workspace, synchronised; the check's verdict.
+    let run = |x: &DeviceBuffer<i8>,
+               f: &DeviceBuffer<i8>,
+               options: SegScanOptions,
+               y: &mut DeviceBuffer<i32>,
+               check: &mut SegmentCheck| {
+        let bytes =
+            segmented_scan_workspace_bytes::<i8>(&dev, f.len(), Segments::Flags(f), options)
+                .unwrap();
+        let mut ws = workspace(&dev, bytes);
+        segmented_scan_on(&s, x, Segments::Flags(f), options, y, check, &mut ws).unwrap();
+        s.synchronize().unwrap();
+        check.download()
+    };
     for (n, every) in [(1, 1), (4096, 7), (70000, 1000), (100_000, 3)] {
         let xs = testkit::data::i8_data(n, n as u64);
         let flags: Vec<i8> = (0..n)
@@ -714,24 +728,8 @@ fn segmented_scan_on_is_exact_for_i8_and_checks_its_flags() {
                 exclusive,
                 algorithm: SegScanAlgorithm::Auto,
             };
-            let mut ws = workspace(
-                &dev,
-                segmented_scan_workspace_bytes::<i8>(&dev, n, Segments::Flags(&f), options)
-                    .unwrap(),
-            );
             let mut y = dev.alloc::<i32>(n).unwrap();
-            segmented_scan_on(
-                &s,
-                &x,
-                Segments::Flags(&f),
-                options,
-                &mut y,
-                &mut check,
-                &mut ws,
-            )
-            .unwrap();
-            s.synchronize().unwrap();
-            check.download().unwrap();
+            run(&x, &f, options, &mut y, &mut check).unwrap();
             let mut acc = 0i32;
             let want: Vec<i32> = xs
                 .iter()
@@ -755,23 +753,8 @@ fn segmented_scan_on_is_exact_for_i8_and_checks_its_flags() {
     let bad = dev.upload(&[1i8, 0, 2, 0]).unwrap();
     let x = dev.upload(&[1i8; 4]).unwrap();
     let options = SegScanOptions::default();
-    let mut ws = workspace(
-        &dev,
-        segmented_scan_workspace_bytes::<i8>(&dev, 4, Segments::Flags(&bad), options).unwrap(),
-    );
     let mut y = dev.alloc::<i32>(4).unwrap();
-    segmented_scan_on(
-        &s,
-        &x,
-        Segments::Flags(&bad),
-        options,
-        &mut y,
-        &mut check,
-        &mut ws,
-    )
-    .unwrap();
-    s.synchronize().unwrap();
-    let e = check.download().unwrap_err();
+    let e = run(&x, &bad, options, &mut y, &mut check).unwrap_err();
     assert!(
         matches!(
             e,
@@ -792,43 +775,20 @@ fn segmented_scan_on_is_exact_for_i8_and_checks_its_flags() {
         dev.upload(&vec![1i8; n]).unwrap(),
         dev.upload(&long).unwrap(),
     );
-    let bytes = |f: &DeviceBuffer<i8>| {
-        segmented_scan_workspace_bytes::<i8>(&dev, f.len(), Segments::Flags(f), options).unwrap()
-    };
-    let mut wl = workspace(&dev, bytes(&fl));
     let mut yl = dev.alloc::<i32>(n).unwrap();
-    segmented_scan_on(
-        &s,
-        &xl,
-        Segments::Flags(&fl),
-        options,
-        &mut yl,
-        &mut check,
-        &mut wl,
-    )
-    .unwrap();
-    s.synchronize().unwrap();
-    let e = check.download().unwrap_err();
+    let e = run(&xl, &fl, options, &mut yl, &mut check).unwrap_err();
     assert!(e.to_string().contains("found 3"), "{e}");
     let good = dev.upload(&[1i8, 0, 1, 0]).unwrap();
-    let mut ws = workspace(&dev, bytes(&good));
-    segmented_scan_on(
-        &s,
-        &x,
-        Segments::Flags(&good),
-        options,
-        &mut y,
-        &mut check,
-        &mut ws,
-    )
-    .unwrap();
-    s.synchronize().unwrap();
-    check.download().unwrap();
+    run(&x, &good, options, &mut y, &mut check).unwrap();
     assert_eq!(y.download().unwrap(), vec![1, 2, 1, 2]);
     let sscr = SegScanOptions {
         algorithm: SegScanAlgorithm::Sscr,
         ..Default::default()
     };
+    let mut ws = workspace(
+        &dev,
+        segmented_scan_workspace_bytes::<i8>(&dev, 4, Segments::Flags(&bad), options).unwrap(),
+    );
     let e = segmented_scan_on(
         &s,
         &x,

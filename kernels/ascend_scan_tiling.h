@@ -439,16 +439,19 @@ struct SegScanTiling {
     uint32_t exclusive;
     // Slots of each vector core's ring.
     uint32_t ring_slots;
-    // Byte offset of the value type's s zeros (after its U transposed at 0).
+    // Byte offset of the value type's s zeros in the constants (after its
+    // U transposed at 0).
     uint32_t zeros_offset;
-    // Byte offset of the flags' (int8) U transposed.
+    // Byte offset of the flags' (int8) U transposed in the constants.
     uint32_t flag_constants_offset;
     // Byte offset of the flags' s zeros, from `flag_constants_offset`.
     uint32_t flag_zeros_offset;
-    // Byte offset of the per-vector-core aggregates (32 bytes per core and wave).
-    uint32_t slots_offset;
-    // Byte offset of the rings (two per AI core).
+    // Byte offset of the rings (two per AI core) in the workspace, after
+    // the per-vector-core aggregates (32 bytes per core and wave) at its
+    // start.
     uint32_t ring_offset;
+    // Unused (keeps the struct a multiple of 8 bytes).
+    uint32_t reserved;
     // Waves of the input (each aggregated, then scanned, while it fits L2).
     uint32_t waves;
     // Tiles per wave (`tiles` when there is one wave).
@@ -463,8 +466,8 @@ static_assert(offsetof(SegScanTiling, ring_slots) == 20, "SegScanTiling: offset 
 static_assert(offsetof(SegScanTiling, zeros_offset) == 24, "SegScanTiling: offset of zeros_offset differs from the Rust definition");
 static_assert(offsetof(SegScanTiling, flag_constants_offset) == 28, "SegScanTiling: offset of flag_constants_offset differs from the Rust definition");
 static_assert(offsetof(SegScanTiling, flag_zeros_offset) == 32, "SegScanTiling: offset of flag_zeros_offset differs from the Rust definition");
-static_assert(offsetof(SegScanTiling, slots_offset) == 36, "SegScanTiling: offset of slots_offset differs from the Rust definition");
-static_assert(offsetof(SegScanTiling, ring_offset) == 40, "SegScanTiling: offset of ring_offset differs from the Rust definition");
+static_assert(offsetof(SegScanTiling, ring_offset) == 36, "SegScanTiling: offset of ring_offset differs from the Rust definition");
+static_assert(offsetof(SegScanTiling, reserved) == 40, "SegScanTiling: offset of reserved differs from the Rust definition");
 static_assert(offsetof(SegScanTiling, waves) == 44, "SegScanTiling: offset of waves differs from the Rust definition");
 static_assert(offsetof(SegScanTiling, tiles_per_wave) == 48, "SegScanTiling: offset of tiles_per_wave differs from the Rust definition");
 
@@ -666,12 +669,13 @@ struct ScanUTiling {
     uint32_t tiles;
     // 1 for an exclusive scan, 0 for inclusive.
     uint32_t exclusive;
-    // Slots of the AIC -> AIV ring in the workspace.
+    // Slots of the AIC -> AIV ring in the workspace (the rings, one per AI
+    // core, fill the workspace from its start).
     uint32_t ring_slots;
-    // Byte offset of the s zero elements in the workspace.
+    // Byte offset of the s zero elements in the constants.
     uint32_t zeros_offset;
-    // Byte offset of the rings (one per AI core) in the workspace.
-    uint32_t ring_offset;
+    // Unused (keeps the struct a multiple of 8 bytes).
+    uint32_t reserved;
 };
 static_assert(sizeof(ScanUTiling) == 32, "ScanUTiling: size differs from the Rust definition");
 static_assert(offsetof(ScanUTiling, n) == 0, "ScanUTiling: offset of n differs from the Rust definition");
@@ -680,7 +684,7 @@ static_assert(offsetof(ScanUTiling, tiles) == 12, "ScanUTiling: offset of tiles 
 static_assert(offsetof(ScanUTiling, exclusive) == 16, "ScanUTiling: offset of exclusive differs from the Rust definition");
 static_assert(offsetof(ScanUTiling, ring_slots) == 20, "ScanUTiling: offset of ring_slots differs from the Rust definition");
 static_assert(offsetof(ScanUTiling, zeros_offset) == 24, "ScanUTiling: offset of zeros_offset differs from the Rust definition");
-static_assert(offsetof(ScanUTiling, ring_offset) == 28, "ScanUTiling: offset of ring_offset differs from the Rust definition");
+static_assert(offsetof(ScanUTiling, reserved) == 28, "ScanUTiling: offset of reserved differs from the Rust definition");
 
 typedef struct McScanTiling McScanTiling;
 struct McScanTiling {
@@ -692,21 +696,16 @@ struct McScanTiling {
     uint32_t tiles_per_block;
     // 1 for an exclusive scan, 0 for inclusive.
     uint32_t exclusive;
-    // Byte offset of the s zero elements in the workspace.
+    // Byte offset of the s zero elements in the constants (the workspace
+    // holds the per-vector-core sums, 32 bytes each).
     uint32_t zeros_offset;
-    // Byte offset of the per-vector-core sums (32 bytes each) in the workspace.
-    uint32_t sums_offset;
-    // Unused.
-    uint32_t reserved;
 };
-static_assert(sizeof(McScanTiling) == 32, "McScanTiling: size differs from the Rust definition");
+static_assert(sizeof(McScanTiling) == 24, "McScanTiling: size differs from the Rust definition");
 static_assert(offsetof(McScanTiling, n) == 0, "McScanTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(McScanTiling, tiles) == 8, "McScanTiling: offset of tiles differs from the Rust definition");
 static_assert(offsetof(McScanTiling, tiles_per_block) == 12, "McScanTiling: offset of tiles_per_block differs from the Rust definition");
 static_assert(offsetof(McScanTiling, exclusive) == 16, "McScanTiling: offset of exclusive differs from the Rust definition");
 static_assert(offsetof(McScanTiling, zeros_offset) == 20, "McScanTiling: offset of zeros_offset differs from the Rust definition");
-static_assert(offsetof(McScanTiling, sums_offset) == 24, "McScanTiling: offset of sums_offset differs from the Rust definition");
-static_assert(offsetof(McScanTiling, reserved) == 28, "McScanTiling: offset of reserved differs from the Rust definition");
 
 typedef struct RtScanTiling RtScanTiling;
 struct RtScanTiling {
@@ -720,28 +719,26 @@ struct RtScanTiling {
     uint32_t exclusive;
     // Slots of each AI core's ring.
     uint32_t ring_slots;
-    // Byte offset of the s zero elements in the workspace.
+    // Byte offset of the s zero elements in the constants.
     uint32_t zeros_offset;
-    // Byte offset of the per-vector-core sums (32 bytes each).
-    uint32_t sums_offset;
-    // Byte offset of the rings (one per AI core).
+    // Byte offset of the rings (one per AI core) in the workspace, after
+    // the per-vector-core sums (32 bytes each) at its start.
     uint32_t ring_offset;
     // Waves of the input (each reduced, then scanned, while it fits L2).
     uint32_t waves;
     // Tiles per wave (`tiles` when there is one wave).
     uint32_t tiles_per_wave;
 };
-static_assert(sizeof(RtScanTiling) == 48, "RtScanTiling: size differs from the Rust definition");
+static_assert(sizeof(RtScanTiling) == 40, "RtScanTiling: size differs from the Rust definition");
 static_assert(offsetof(RtScanTiling, n) == 0, "RtScanTiling: offset of n differs from the Rust definition");
 static_assert(offsetof(RtScanTiling, tiles) == 8, "RtScanTiling: offset of tiles differs from the Rust definition");
 static_assert(offsetof(RtScanTiling, tiles_per_block) == 12, "RtScanTiling: offset of tiles_per_block differs from the Rust definition");
 static_assert(offsetof(RtScanTiling, exclusive) == 16, "RtScanTiling: offset of exclusive differs from the Rust definition");
 static_assert(offsetof(RtScanTiling, ring_slots) == 20, "RtScanTiling: offset of ring_slots differs from the Rust definition");
 static_assert(offsetof(RtScanTiling, zeros_offset) == 24, "RtScanTiling: offset of zeros_offset differs from the Rust definition");
-static_assert(offsetof(RtScanTiling, sums_offset) == 28, "RtScanTiling: offset of sums_offset differs from the Rust definition");
-static_assert(offsetof(RtScanTiling, ring_offset) == 32, "RtScanTiling: offset of ring_offset differs from the Rust definition");
-static_assert(offsetof(RtScanTiling, waves) == 36, "RtScanTiling: offset of waves differs from the Rust definition");
-static_assert(offsetof(RtScanTiling, tiles_per_wave) == 40, "RtScanTiling: offset of tiles_per_wave differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, ring_offset) == 28, "RtScanTiling: offset of ring_offset differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, waves) == 32, "RtScanTiling: offset of waves differs from the Rust definition");
+static_assert(offsetof(RtScanTiling, tiles_per_wave) == 36, "RtScanTiling: offset of tiles_per_wave differs from the Rust definition");
 
 typedef struct ScanUL1Tiling ScanUL1Tiling;
 struct ScanUL1Tiling {
@@ -755,24 +752,22 @@ struct ScanUL1Tiling {
     uint32_t exclusive;
     // Slots of the AIC -> AIV ring.
     uint32_t ring_slots;
-    // s zero inputs.
+    // Byte offset of s zero inputs in the constants (U transposed at 0).
     uint32_t zeros_offset;
-    // 1 (s x 16 ones, given transposed, input type).
+    // Byte offset of 1 (s x 16 ones, given transposed, input type) in the constants.
     uint32_t ones_offset;
-    // U- (strictly upper ones, s x s f32, given transposed).
+    // Byte offset of U- (strictly upper ones, s x s f32, given transposed) in the constants.
     uint32_t ustrict_offset;
-    // E (8 x s f32, first row ones, given transposed).
+    // Byte offset of E (8 x s f32, first row ones, given transposed) in the constants.
     uint32_t e_offset;
-    // The tile's row sums (s f32 per AI core).
-    uint32_t sums_offset;
-    // The tile's in-tile carries (s f32 per AI core).
+    // Byte offset of the tile's in-tile carries (s f32 per AI core) in the
+    // workspace, after the tile's row sums (s f32 per AI core, zeroed by the
+    // host: [`ScanUL1::zeroed_workspace_bytes`]) at its start.
     uint32_t carries_offset;
-    // The rings (one per AI core).
+    // Byte offset of the rings (one per AI core) in the workspace.
     uint32_t ring_offset;
-    // Unused.
-    uint32_t reserved;
 };
-static_assert(sizeof(ScanUL1Tiling) == 56, "ScanUL1Tiling: size differs from the Rust definition");
+static_assert(sizeof(ScanUL1Tiling) == 48, "ScanUL1Tiling: size differs from the Rust definition");
 static_assert(offsetof(ScanUL1Tiling, n) == 0, "ScanUL1Tiling: offset of n differs from the Rust definition");
 static_assert(offsetof(ScanUL1Tiling, rows) == 8, "ScanUL1Tiling: offset of rows differs from the Rust definition");
 static_assert(offsetof(ScanUL1Tiling, tiles) == 12, "ScanUL1Tiling: offset of tiles differs from the Rust definition");
@@ -782,10 +777,8 @@ static_assert(offsetof(ScanUL1Tiling, zeros_offset) == 24, "ScanUL1Tiling: offse
 static_assert(offsetof(ScanUL1Tiling, ones_offset) == 28, "ScanUL1Tiling: offset of ones_offset differs from the Rust definition");
 static_assert(offsetof(ScanUL1Tiling, ustrict_offset) == 32, "ScanUL1Tiling: offset of ustrict_offset differs from the Rust definition");
 static_assert(offsetof(ScanUL1Tiling, e_offset) == 36, "ScanUL1Tiling: offset of e_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, sums_offset) == 40, "ScanUL1Tiling: offset of sums_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, carries_offset) == 44, "ScanUL1Tiling: offset of carries_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, ring_offset) == 48, "ScanUL1Tiling: offset of ring_offset differs from the Rust definition");
-static_assert(offsetof(ScanUL1Tiling, reserved) == 52, "ScanUL1Tiling: offset of reserved differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, carries_offset) == 40, "ScanUL1Tiling: offset of carries_offset differs from the Rust definition");
+static_assert(offsetof(ScanUL1Tiling, ring_offset) == 44, "ScanUL1Tiling: offset of ring_offset differs from the Rust definition");
 
 typedef struct VecCumSumTiling VecCumSumTiling;
 struct VecCumSumTiling {

@@ -3,8 +3,8 @@
 // MCScan (docs/algorithms.md, MCScan): f16 -> f32, tile edge s = 128, vector chunks of 4096.
 #include "mcscan_kernel.h"
 
-extern "C" __global__ __aicore__ void mcscan_f16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace,
-                                                      McScanTiling tiling) {
+extern "C" __global__ __aicore__ void mcscan_f16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants,
+                                                      GM_ADDR workspace, McScanTiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    ascend_scan::McScan<half, float, 128, 4096>(x, y, total, workspace, tiling);
+    ascend_scan::McScan<half, float, 128, 4096>(x, y, total, constants, workspace, tiling);
 }

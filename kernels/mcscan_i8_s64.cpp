@@ -3,8 +3,8 @@
 // MCScan (docs/algorithms.md, MCScan): i8 -> i32, tile edge s = 64, vector chunks of 4096.
 #include "mcscan_kernel.h"
 
-extern "C" __global__ __aicore__ void mcscan_i8_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace,
-                                                    McScanTiling tiling) {
+extern "C" __global__ __aicore__ void mcscan_i8_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants,
+                                                    GM_ADDR workspace, McScanTiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    ascend_scan::McScan<int8_t, int32_t, 64, 4096>(x, y, total, workspace, tiling);
+    ascend_scan::McScan<int8_t, int32_t, 64, 4096>(x, y, total, constants, workspace, tiling);
 }

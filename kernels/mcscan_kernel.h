@@ -45,10 +45,10 @@ struct Sides {
         last = MinU64(end, totalRows);
     }
 
-    __aicore__ static inline void Cube(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, const McScanTiling& t) {
+    __aicore__ static inline void Cube(GM_ADDR x, GM_ADDR y, GM_ADDR constants, const McScanTiling& t) {
         TPipe pipe;
         CubeTileScan<TIn, kS> cube;
-        cube.Init(pipe, workspace, t.zeros_offset);
+        cube.Init(pipe, constants, t.zeros_offset);
         GlobalTensor<TIn> gx;
         GlobalTensor<TAcc> gy;
         gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
@@ -129,7 +129,7 @@ struct Sides {
         gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
         gy.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(y), t.n);
         gTotal.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(total), 1);
-        gr.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace + t.sums_offset), 0);
+        gr.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace), 0);
         uint32_t v = static_cast<uint32_t>(GetBlockIdx());
         uint32_t vectors = static_cast<uint32_t>(GetBlockNum() * GetTaskRatio());
         TAcc mySum = ReducePhase(b, gx, gr, t, v);
@@ -141,10 +141,11 @@ struct Sides {
 }  // namespace mcscan
 
 template <typename TIn, typename TAcc, uint32_t kS, uint32_t kChunk>
-__aicore__ inline void McScan(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, const McScanTiling& t) {
+__aicore__ inline void McScan(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace,
+                              const McScanTiling& t) {
     using Sides = mcscan::Sides<TIn, TAcc, kS, kChunk>;
     if ASCEND_IS_AIC {
-        Sides::Cube(x, y, workspace, t);
+        Sides::Cube(x, y, constants, t);
         SyncAll<false>();
     } else {
         Sides::Vector(x, y, total, workspace, t);

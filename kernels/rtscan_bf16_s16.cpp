@@ -3,8 +3,8 @@
 // RTScan (docs/algorithms.md, RTScan): bf16 -> f32, tile edge s = 16, vector chunks of 4096.
 #include "rtscan_kernel.h"
 
-extern "C" __global__ __aicore__ void rtscan_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace,
-                                                      RtScanTiling tiling) {
+extern "C" __global__ __aicore__ void rtscan_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants,
+                                                      GM_ADDR workspace, RtScanTiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    ascend_scan::RtScan<bfloat16_t, float, 16, 4096>(x, y, total, workspace, tiling);
+    ascend_scan::RtScan<bfloat16_t, float, 16, 4096>(x, y, total, constants, workspace, tiling);
 }

@@ -3,8 +3,8 @@
 // RTScan (docs/algorithms.md, RTScan): i8 -> i32, tile edge s = 64, vector chunks of 4096.
 #include "rtscan_kernel.h"
 
-extern "C" __global__ __aicore__ void rtscan_i8_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace,
-                                                    RtScanTiling tiling) {
+extern "C" __global__ __aicore__ void rtscan_i8_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants,
+                                                    GM_ADDR workspace, RtScanTiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    ascend_scan::RtScan<int8_t, int32_t, 64, 4096>(x, y, total, workspace, tiling);
+    ascend_scan::RtScan<int8_t, int32_t, 64, 4096>(x, y, total, constants, workspace, tiling);
 }

@@ -29,10 +29,10 @@ struct Sides {
         WaveBlockTiles(t.tiles, t.tiles_per_wave, t.tiles_per_block, wave, block, first, last);
     }
 
-    __aicore__ static inline void Cube(GM_ADDR x, GM_ADDR workspace, const RtScanTiling& t) {
+    __aicore__ static inline void Cube(GM_ADDR x, GM_ADDR constants, GM_ADDR workspace, const RtScanTiling& t) {
         TPipe pipe;
         CubeTileScan<TIn, kS> cube;
-        cube.Init(pipe, workspace, t.zeros_offset);
+        cube.Init(pipe, constants, t.zeros_offset);
         GlobalTensor<TIn> gx;
         gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
         GlobalTensor<TAcc> gRing = RingOf<TAcc>(workspace, t.ring_offset, GetBlockIdx(), t.ring_slots, kTile);
@@ -78,7 +78,7 @@ struct Sides {
             // Phase I: this core's half (in elements) of the block. The partial
             // sums alternate between two slot sets by wave: a core may publish
             // the next wave's sums while a slower one still reads this wave's.
-            gSums.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace + t.sums_offset) +
+            gSums.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(workspace) +
                                       (wave % 2) * vectors * kSumSlot<TAcc>,
                                   static_cast<uint64_t>(vectors) * kSumSlot<TAcc>);
             uint64_t blockBegin = MinU64(firstTile * kTile, t.n);
@@ -106,10 +106,11 @@ struct Sides {
 }  // namespace rtscan
 
 template <typename TIn, typename TAcc, uint32_t kS, uint32_t kChunk>
-__aicore__ inline void RtScan(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, const RtScanTiling& t) {
+__aicore__ inline void RtScan(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace,
+                              const RtScanTiling& t) {
     using Sides = rtscan::Sides<TIn, TAcc, kS, kChunk>;
     if ASCEND_IS_AIC {
-        Sides::Cube(x, workspace, t);
+        Sides::Cube(x, constants, workspace, t);
     } else {
         Sides::Vector(x, y, total, workspace, t);
     }

@@ -3,8 +3,8 @@
 // ScanU (docs/algorithms.md, ScanU): f16 -> f32, tile edge s = 64, vector chunks of 64 rows.
 #include "scanu_kernel.h"
 
-extern "C" __global__ __aicore__ void scanu_f16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace,
-                                                    ScanUTiling tiling) {
+extern "C" __global__ __aicore__ void scanu_f16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants,
+                                                    GM_ADDR workspace, ScanUTiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    ascend_scan::ScanU<half, float, 64, 64>(x, y, total, workspace, tiling);
+    ascend_scan::ScanU<half, float, 64, 64>(x, y, total, constants, workspace, tiling);
 }

@@ -3,8 +3,8 @@
 // ScanU (docs/algorithms.md, ScanU): i8 -> i32, tile edge s = 128, vector chunks of 32 rows.
 #include "scanu_kernel.h"
 
-extern "C" __global__ __aicore__ void scanu_i8_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace,
-                                                    ScanUTiling tiling) {
+extern "C" __global__ __aicore__ void scanu_i8_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants,
+                                                    GM_ADDR workspace, ScanUTiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    ascend_scan::ScanU<int8_t, int32_t, 128, 32>(x, y, total, workspace, tiling);
+    ascend_scan::ScanU<int8_t, int32_t, 128, 32>(x, y, total, constants, workspace, tiling);
 }

@@ -3,8 +3,8 @@
 // ScanUL1 (docs/algorithms.md, ScanUL1): bf16 -> f32, tile edge s = 64.
 #include "scanul1_kernel.h"
 
-extern "C" __global__ __aicore__ void scanul1_bf16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace,
-                                                       ScanUL1Tiling tiling) {
+extern "C" __global__ __aicore__ void scanul1_bf16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants,
+                                                       GM_ADDR workspace, ScanUL1Tiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);
-    ascend_scan::ScanUL1<bfloat16_t, float, 64>(x, y, total, workspace, tiling);
+    ascend_scan::ScanUL1<bfloat16_t, float, 64>(x, y, total, constants, workspace, tiling);
 }

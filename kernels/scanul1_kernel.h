@@ -27,7 +27,7 @@ template <typename TIn, typename TAcc, uint32_t kS>
 struct Sides {
     static constexpr uint32_t kTile = kS * kS;
 
-    __aicore__ static inline void Cube(GM_ADDR x, GM_ADDR ws, const ScanUL1Tiling& t) {
+    __aicore__ static inline void Cube(GM_ADDR x, GM_ADDR constants, GM_ADDR ws, const ScanUL1Tiling& t) {
         TPipe pipe;
         TQue<TPosition::A1, 1> qA1;
         TQue<TPosition::A2, 1> qA2;
@@ -58,13 +58,13 @@ struct Sides {
         GlobalTensor<TIn> gx, gU, gZeros, gOnes;
         GlobalTensor<float> gUs, gE, gSums, gCarries;
         gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n * t.rows);
-        gU.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(ws), kTile);
-        gZeros.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(ws + t.zeros_offset), kS);
-        gOnes.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(ws + t.ones_offset), 16 * kS);
-        gUs.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws + t.ustrict_offset), kTile);
-        gE.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws + t.e_offset), 8 * kS);
-        // Per-core scratch vectors and ring.
-        gSums.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws + t.sums_offset) + GetBlockIdx() * kS, kS);
+        gU.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(constants), kTile);
+        gZeros.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(constants + t.zeros_offset), kS);
+        gOnes.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(constants + t.ones_offset), 16 * kS);
+        gUs.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(constants + t.ustrict_offset), kTile);
+        gE.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(constants + t.e_offset), 8 * kS);
+        // Per-core scratch vectors (the sums zeroed by the host) and ring.
+        gSums.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws) + GetBlockIdx() * kS, kS);
         gCarries.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws + t.carries_offset) + GetBlockIdx() * kS, kS);
         GlobalTensor<TAcc> gRing = RingOf<TAcc>(ws, t.ring_offset, GetBlockIdx(), t.ring_slots, kTile);
 
@@ -209,10 +209,11 @@ struct Sides {
 }  // namespace scanul1
 
 template <typename TIn, typename TAcc, uint32_t kS>
-__aicore__ inline void ScanUL1(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, const ScanUL1Tiling& t) {
+__aicore__ inline void ScanUL1(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace,
+                               const ScanUL1Tiling& t) {
     using Sides = scanul1::Sides<TIn, TAcc, kS>;
     if ASCEND_IS_AIC {
-        Sides::Cube(x, workspace, t);
+        Sides::Cube(x, constants, workspace, t);
     } else {
         Sides::Vector(x, y, total, workspace, t);
     }

@@ -5,8 +5,9 @@
 #include "segscan_kernel.h"
 
 extern "C" __global__ __aicore__ void segscan_bf16_s128_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks,
-                                                               GM_ADDR workspace, SegScanTiling tiling) {
+                                                               GM_ADDR constants, GM_ADDR workspace,
+                                                               SegScanTiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    ascend_scan::SegScan<bfloat16_t, float, 128, ascend_scan::RevSpec::kSimple, 1>(x, flags, y, checks, workspace,
-                                                                                   tiling);
+    ascend_scan::SegScan<bfloat16_t, float, 128, ascend_scan::RevSpec::kSimple, 1>(x, flags, y, checks, constants,
+                                                                                   workspace, tiling);
 }

@@ -5,8 +5,8 @@
 #include "segscan_kernel.h"
 
 extern "C" __global__ __aicore__ void segscan_i8_s64_vec(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks,
-                                                         GM_ADDR workspace, SegScanTiling tiling) {
+                                                         GM_ADDR constants, GM_ADDR workspace, SegScanTiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    ascend_scan::SegScan<int8_t, int32_t, 64, ascend_scan::RevSpec::kVector, 2>(x, flags, y, checks, workspace,
-                                                                                tiling);
+    ascend_scan::SegScan<int8_t, int32_t, 64, ascend_scan::RevSpec::kVector, 2>(x, flags, y, checks, constants,
+                                                                                workspace, tiling);
 }

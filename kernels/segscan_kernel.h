@@ -137,12 +137,13 @@ public:
         }
     }
 
-    __aicore__ static inline void Cube(GM_ADDR x, GM_ADDR flags, GM_ADDR workspace, const SegScanTiling& t) {
+    __aicore__ static inline void Cube(GM_ADDR x, GM_ADDR flags, GM_ADDR constants, GM_ADDR workspace,
+                                       const SegScanTiling& t) {
         TPipe pipe;
         CubeTileScan<TIn, kS> cubeX;
         CubeTileScan<int8_t, kS> cubeF;
-        cubeX.Init(pipe, workspace, t.zeros_offset);
-        if constexpr (!kSimple) cubeF.Init(pipe, workspace + t.flag_constants_offset, t.flag_zeros_offset);
+        cubeX.Init(pipe, constants, t.zeros_offset);
+        if constexpr (!kSimple) cubeF.Init(pipe, constants + t.flag_constants_offset, t.flag_zeros_offset);
         GlobalTensor<TIn> gx;
         GlobalTensor<int8_t> gf;
         gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n);
@@ -188,7 +189,7 @@ public:
         gf_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t*>(flags), t.n);
         gy_.SetGlobalBuffer(reinterpret_cast<__gm__ TAcc*>(y), t.n);
         gChecks_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(checks), vectors_ * kSlotWords);
-        gSlots_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace + t.slots_offset),
+        gSlots_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace),
                                 static_cast<uint64_t>(t.waves) * vectors_ * kSlotWords);
         Init();
 
@@ -535,11 +536,11 @@ private:
 enum class RevSpec { kSimple, kVector };
 
 template <typename TIn, typename TAcc, uint32_t kS, RevSpec kRevSpec, uint32_t kSlotScans>
-__aicore__ inline void SegScan(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace,
-                               const SegScanTiling& t) {
+__aicore__ inline void SegScan(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR constants,
+                               GM_ADDR workspace, const SegScanTiling& t) {
     using Sides = segscan::Sides<TIn, TAcc, kS, kRevSpec == RevSpec::kSimple, kSlotScans>;
     if ASCEND_IS_AIC {
-        Sides::Cube(x, flags, workspace, t);
+        Sides::Cube(x, flags, constants, workspace, t);
     } else {
         Sides side;
         side.Vector(x, flags, y, checks, workspace, t);

@@ -516,46 +516,46 @@ extern "C" uint32_t aclrtlaunch_topk_draw_f32(uint32_t blockDim, void* stream, v
     return ascsim::launch("topk_draw_f32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { topk_draw_f32(static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(temperatures), static_cast<GM_ADDR>(keep_k), static_cast<GM_ADDR>(top_p), static_cast<GM_ADDR>(min_p), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(check), t); });
 }
 
-extern "C" void segscan_f16_s128_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
+extern "C" void segscan_f16_s128_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR constants, GM_ADDR workspace, SegScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_segscan_f16_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_segscan_f16_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* constants, void* workspace, SegScanTiling* tiling) {
     SegScanTiling t = *tiling;
-    return ascsim::launch("segscan_f16_s128_simple", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_f16_s128_simple(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("segscan_f16_s128_simple", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_f16_s128_simple(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void segscan_f16_s64_vec(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
+extern "C" void segscan_f16_s64_vec(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR constants, GM_ADDR workspace, SegScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_segscan_f16_s64_vec(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_segscan_f16_s64_vec(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* constants, void* workspace, SegScanTiling* tiling) {
     SegScanTiling t = *tiling;
-    return ascsim::launch("segscan_f16_s64_vec", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_f16_s64_vec(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("segscan_f16_s64_vec", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_f16_s64_vec(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void segscan_bf16_s128_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
+extern "C" void segscan_bf16_s128_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR constants, GM_ADDR workspace, SegScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_segscan_bf16_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_segscan_bf16_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* constants, void* workspace, SegScanTiling* tiling) {
     SegScanTiling t = *tiling;
-    return ascsim::launch("segscan_bf16_s128_simple", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_bf16_s128_simple(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("segscan_bf16_s128_simple", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_bf16_s128_simple(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void segscan_bf16_s64_vec(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
+extern "C" void segscan_bf16_s64_vec(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR constants, GM_ADDR workspace, SegScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_segscan_bf16_s64_vec(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_segscan_bf16_s64_vec(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* constants, void* workspace, SegScanTiling* tiling) {
     SegScanTiling t = *tiling;
-    return ascsim::launch("segscan_bf16_s64_vec", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_bf16_s64_vec(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("segscan_bf16_s64_vec", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_bf16_s64_vec(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void segscan_i8_s128_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
+extern "C" void segscan_i8_s128_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR constants, GM_ADDR workspace, SegScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_segscan_i8_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_segscan_i8_s128_simple(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* constants, void* workspace, SegScanTiling* tiling) {
     SegScanTiling t = *tiling;
-    return ascsim::launch("segscan_i8_s128_simple", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_i8_s128_simple(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("segscan_i8_s128_simple", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_i8_s128_simple(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void segscan_i8_s64_vec(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR workspace, SegScanTiling tiling);
+extern "C" void segscan_i8_s64_vec(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR constants, GM_ADDR workspace, SegScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_segscan_i8_s64_vec(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* workspace, SegScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_segscan_i8_s64_vec(uint32_t blockDim, void* stream, void* x, void* flags, void* y, void* checks, void* constants, void* workspace, SegScanTiling* tiling) {
     SegScanTiling t = *tiling;
-    return ascsim::launch("segscan_i8_s64_vec", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_i8_s64_vec(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("segscan_i8_s64_vec", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { segscan_i8_s64_vec(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(flags), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(checks), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void segrevert_f16(GM_ADDR xe, GM_ADDR x, GM_ADDR fs, GM_ADDR v, GM_ADDR y, SegRevertTiling tiling);
@@ -761,109 +761,109 @@ extern "C" uint32_t aclrtlaunch_spmv_rows_f32(uint32_t blockDim, void* stream, v
     return ascsim::launch("spmv_rows_f32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { spmv_rows_f32(static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(src), static_cast<GM_ADDR>(out), static_cast<GM_ADDR>(check), t); });
 }
 
-extern "C" void scanu_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+extern "C" void scanu_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanu_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_f16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_f16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_f16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_f16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void scanu_f16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+extern "C" void scanu_f16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanu_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanu_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_f16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_f16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_f16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_f16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void scanu_f16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+extern "C" void scanu_f16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanu_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanu_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_f16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_f16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_f16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_f16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void scanu_f16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+extern "C" void scanu_f16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanu_f16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanu_f16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_f16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_f16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_f16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_f16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void mcscan_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+extern "C" void mcscan_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, McScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_mcscan_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_mcscan_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, McScanTiling* tiling) {
     McScanTiling t = *tiling;
-    return ascsim::launch("mcscan_f16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_f16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("mcscan_f16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_f16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void mcscan_f16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+extern "C" void mcscan_f16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, McScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_mcscan_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_mcscan_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, McScanTiling* tiling) {
     McScanTiling t = *tiling;
-    return ascsim::launch("mcscan_f16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_f16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("mcscan_f16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_f16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void mcscan_f16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+extern "C" void mcscan_f16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, McScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_mcscan_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_mcscan_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, McScanTiling* tiling) {
     McScanTiling t = *tiling;
-    return ascsim::launch("mcscan_f16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_f16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("mcscan_f16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_f16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void mcscan_f16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+extern "C" void mcscan_f16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, McScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_mcscan_f16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_mcscan_f16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, McScanTiling* tiling) {
     McScanTiling t = *tiling;
-    return ascsim::launch("mcscan_f16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_f16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("mcscan_f16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_f16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void rtscan_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+extern "C" void rtscan_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, RtScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_rtscan_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_rtscan_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, RtScanTiling* tiling) {
     RtScanTiling t = *tiling;
-    return ascsim::launch("rtscan_f16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_f16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("rtscan_f16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_f16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void rtscan_f16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+extern "C" void rtscan_f16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, RtScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_rtscan_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_rtscan_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, RtScanTiling* tiling) {
     RtScanTiling t = *tiling;
-    return ascsim::launch("rtscan_f16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_f16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("rtscan_f16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_f16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void rtscan_f16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+extern "C" void rtscan_f16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, RtScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_rtscan_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_rtscan_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, RtScanTiling* tiling) {
     RtScanTiling t = *tiling;
-    return ascsim::launch("rtscan_f16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_f16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("rtscan_f16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_f16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void rtscan_f16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+extern "C" void rtscan_f16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, RtScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_rtscan_f16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_rtscan_f16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, RtScanTiling* tiling) {
     RtScanTiling t = *tiling;
-    return ascsim::launch("rtscan_f16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_f16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("rtscan_f16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_f16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void scanul1_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUL1Tiling tiling);
+extern "C" void scanul1_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUL1Tiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanul1_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanul1_f16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUL1Tiling* tiling) {
     ScanUL1Tiling t = *tiling;
-    return ascsim::launch("scanul1_f16_s16", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_f16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanul1_f16_s16", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_f16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void scanul1_f16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUL1Tiling tiling);
+extern "C" void scanul1_f16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUL1Tiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanul1_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanul1_f16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUL1Tiling* tiling) {
     ScanUL1Tiling t = *tiling;
-    return ascsim::launch("scanul1_f16_s32", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_f16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanul1_f16_s32", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_f16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void scanul1_f16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUL1Tiling tiling);
+extern "C" void scanul1_f16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUL1Tiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanul1_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanul1_f16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUL1Tiling* tiling) {
     ScanUL1Tiling t = *tiling;
-    return ascsim::launch("scanul1_f16_s64", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_f16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanul1_f16_s64", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_f16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void veccumsum_f16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, VecCumSumTiling tiling);
@@ -887,109 +887,109 @@ extern "C" uint32_t aclrtlaunch_veccumsum_f16_s64(uint32_t blockDim, void* strea
     return ascsim::launch("veccumsum_f16_s64", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { veccumsum_f16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), t); });
 }
 
-extern "C" void scanu_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+extern "C" void scanu_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanu_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanu_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_bf16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_bf16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_bf16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_bf16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void scanu_bf16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+extern "C" void scanu_bf16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanu_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanu_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_bf16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_bf16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_bf16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_bf16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void scanu_bf16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+extern "C" void scanu_bf16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanu_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanu_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_bf16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_bf16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_bf16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_bf16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void scanu_bf16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+extern "C" void scanu_bf16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanu_bf16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanu_bf16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_bf16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_bf16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_bf16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_bf16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void mcscan_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+extern "C" void mcscan_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, McScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_mcscan_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_mcscan_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, McScanTiling* tiling) {
     McScanTiling t = *tiling;
-    return ascsim::launch("mcscan_bf16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_bf16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("mcscan_bf16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_bf16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void mcscan_bf16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+extern "C" void mcscan_bf16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, McScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_mcscan_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_mcscan_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, McScanTiling* tiling) {
     McScanTiling t = *tiling;
-    return ascsim::launch("mcscan_bf16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_bf16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("mcscan_bf16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_bf16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void mcscan_bf16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+extern "C" void mcscan_bf16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, McScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_mcscan_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_mcscan_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, McScanTiling* tiling) {
     McScanTiling t = *tiling;
-    return ascsim::launch("mcscan_bf16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_bf16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("mcscan_bf16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_bf16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void mcscan_bf16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+extern "C" void mcscan_bf16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, McScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_mcscan_bf16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_mcscan_bf16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, McScanTiling* tiling) {
     McScanTiling t = *tiling;
-    return ascsim::launch("mcscan_bf16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_bf16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("mcscan_bf16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_bf16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void rtscan_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+extern "C" void rtscan_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, RtScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_rtscan_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_rtscan_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, RtScanTiling* tiling) {
     RtScanTiling t = *tiling;
-    return ascsim::launch("rtscan_bf16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_bf16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("rtscan_bf16_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_bf16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void rtscan_bf16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+extern "C" void rtscan_bf16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, RtScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_rtscan_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_rtscan_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, RtScanTiling* tiling) {
     RtScanTiling t = *tiling;
-    return ascsim::launch("rtscan_bf16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_bf16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("rtscan_bf16_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_bf16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void rtscan_bf16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+extern "C" void rtscan_bf16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, RtScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_rtscan_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_rtscan_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, RtScanTiling* tiling) {
     RtScanTiling t = *tiling;
-    return ascsim::launch("rtscan_bf16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_bf16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("rtscan_bf16_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_bf16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void rtscan_bf16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+extern "C" void rtscan_bf16_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, RtScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_rtscan_bf16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_rtscan_bf16_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, RtScanTiling* tiling) {
     RtScanTiling t = *tiling;
-    return ascsim::launch("rtscan_bf16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_bf16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("rtscan_bf16_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_bf16_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void scanul1_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUL1Tiling tiling);
+extern "C" void scanul1_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUL1Tiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanul1_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanul1_bf16_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUL1Tiling* tiling) {
     ScanUL1Tiling t = *tiling;
-    return ascsim::launch("scanul1_bf16_s16", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_bf16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanul1_bf16_s16", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_bf16_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void scanul1_bf16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUL1Tiling tiling);
+extern "C" void scanul1_bf16_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUL1Tiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanul1_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanul1_bf16_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUL1Tiling* tiling) {
     ScanUL1Tiling t = *tiling;
-    return ascsim::launch("scanul1_bf16_s32", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_bf16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanul1_bf16_s32", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_bf16_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void scanul1_bf16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUL1Tiling tiling);
+extern "C" void scanul1_bf16_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUL1Tiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanul1_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUL1Tiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanul1_bf16_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUL1Tiling* tiling) {
     ScanUL1Tiling t = *tiling;
-    return ascsim::launch("scanul1_bf16_s64", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_bf16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanul1_bf16_s64", KERNEL_TYPE_MIX_AIC_1_1, blockDim, stream, [=] { scanul1_bf16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void veccumsum_bf16_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, VecCumSumTiling tiling);
@@ -1013,88 +1013,88 @@ extern "C" uint32_t aclrtlaunch_veccumsum_bf16_s64(uint32_t blockDim, void* stre
     return ascsim::launch("veccumsum_bf16_s64", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { veccumsum_bf16_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), t); });
 }
 
-extern "C" void scanu_i8_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+extern "C" void scanu_i8_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanu_i8_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanu_i8_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_i8_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_i8_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_i8_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_i8_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void scanu_i8_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+extern "C" void scanu_i8_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanu_i8_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanu_i8_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_i8_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_i8_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_i8_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_i8_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void scanu_i8_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+extern "C" void scanu_i8_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanu_i8_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanu_i8_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_i8_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_i8_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_i8_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_i8_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void scanu_i8_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, ScanUTiling tiling);
+extern "C" void scanu_i8_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, ScanUTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_scanu_i8_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, ScanUTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_scanu_i8_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, ScanUTiling* tiling) {
     ScanUTiling t = *tiling;
-    return ascsim::launch("scanu_i8_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_i8_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("scanu_i8_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { scanu_i8_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void mcscan_i8_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+extern "C" void mcscan_i8_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, McScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_mcscan_i8_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_mcscan_i8_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, McScanTiling* tiling) {
     McScanTiling t = *tiling;
-    return ascsim::launch("mcscan_i8_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_i8_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("mcscan_i8_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_i8_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void mcscan_i8_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+extern "C" void mcscan_i8_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, McScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_mcscan_i8_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_mcscan_i8_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, McScanTiling* tiling) {
     McScanTiling t = *tiling;
-    return ascsim::launch("mcscan_i8_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_i8_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("mcscan_i8_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_i8_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void mcscan_i8_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+extern "C" void mcscan_i8_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, McScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_mcscan_i8_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_mcscan_i8_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, McScanTiling* tiling) {
     McScanTiling t = *tiling;
-    return ascsim::launch("mcscan_i8_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_i8_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("mcscan_i8_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_i8_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void mcscan_i8_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, McScanTiling tiling);
+extern "C" void mcscan_i8_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, McScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_mcscan_i8_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, McScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_mcscan_i8_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, McScanTiling* tiling) {
     McScanTiling t = *tiling;
-    return ascsim::launch("mcscan_i8_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_i8_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("mcscan_i8_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { mcscan_i8_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void rtscan_i8_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+extern "C" void rtscan_i8_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, RtScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_rtscan_i8_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_rtscan_i8_s16(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, RtScanTiling* tiling) {
     RtScanTiling t = *tiling;
-    return ascsim::launch("rtscan_i8_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_i8_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("rtscan_i8_s16", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_i8_s16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void rtscan_i8_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+extern "C" void rtscan_i8_s32(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, RtScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_rtscan_i8_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_rtscan_i8_s32(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, RtScanTiling* tiling) {
     RtScanTiling t = *tiling;
-    return ascsim::launch("rtscan_i8_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_i8_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("rtscan_i8_s32", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_i8_s32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void rtscan_i8_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+extern "C" void rtscan_i8_s64(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, RtScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_rtscan_i8_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_rtscan_i8_s64(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, RtScanTiling* tiling) {
     RtScanTiling t = *tiling;
-    return ascsim::launch("rtscan_i8_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_i8_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("rtscan_i8_s64", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_i8_s64(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void rtscan_i8_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, RtScanTiling tiling);
+extern "C" void rtscan_i8_s128(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace, RtScanTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_rtscan_i8_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* workspace, RtScanTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_rtscan_i8_s128(uint32_t blockDim, void* stream, void* x, void* y, void* total, void* constants, void* workspace, RtScanTiling* tiling) {
     RtScanTiling t = *tiling;
-    return ascsim::launch("rtscan_i8_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_i8_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("rtscan_i8_s128", KERNEL_TYPE_MIX_AIC_1_2, blockDim, stream, [=] { rtscan_i8_s128(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(y), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(constants), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void veccumsum_i8_s16(GM_ADDR x, GM_ADDR y, GM_ADDR total, VecCumSumTiling tiling);

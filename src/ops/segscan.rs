@@ -469,8 +469,8 @@ fn flags_of_offsets(
     Ok(flags)
 }
 
-/// A SEGSCAN launch and its workspace (the kernel's, its constants at the
-/// start).
+/// A SEGSCAN launch, its constant matrices (uploaded once per device) and
+/// its workspace.
 struct SegScanPlan {
     plan: algos::LaunchPlan<algos::SegScanTiling>,
     constants: Vec<u8>,
@@ -495,7 +495,7 @@ impl SegScanPlan {
         let check_bytes = algos::SegScan::check_slots(&plan) * algos::SegScan::CHECK_SLOT_WORDS * 4;
         Ok(SegScanPlan {
             plan,
-            constants: algo.workspace_constants(),
+            constants: algo.constants(),
             layout,
             scratch,
             check_bytes,
@@ -527,13 +527,11 @@ impl SegScanPlan {
             flags: flags.ptr(),
             y: y.ptr(),
             checks: check.slots.ptr(),
+            constants: constants.cast_mut(),
             workspace: scratch,
         };
         let uses: [&dyn Uses; 5] = [x, flags, &*y, &check.slots, &*workspace];
-        stream.with_queue(&uses, |s| {
-            s.copy_device(scratch, constants, self.constants.len())?;
-            runtime::launch(s, &mut self.plan, args)
-        })
+        stream.with_queue(&uses, |s| runtime::launch(s, &mut self.plan, args))
     }
 }
 

@@ -289,12 +289,12 @@ extern "C" {
     fn aclrtlaunch_topk_draw_f16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, temperatures: Gm, keep_k: Gm, top_p: Gm, min_p: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, tiling: *mut algos::TopKDrawTiling) -> u32;
     fn aclrtlaunch_topk_draw_bf16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, temperatures: Gm, keep_k: Gm, top_p: Gm, min_p: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, tiling: *mut algos::TopKDrawTiling) -> u32;
     fn aclrtlaunch_topk_draw_f32(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, temperatures: Gm, keep_k: Gm, top_p: Gm, min_p: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, tiling: *mut algos::TopKDrawTiling) -> u32;
-    fn aclrtlaunch_segscan_f16_s128_simple(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
-    fn aclrtlaunch_segscan_f16_s64_vec(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
-    fn aclrtlaunch_segscan_bf16_s128_simple(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
-    fn aclrtlaunch_segscan_bf16_s64_vec(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
-    fn aclrtlaunch_segscan_i8_s128_simple(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
-    fn aclrtlaunch_segscan_i8_s64_vec(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
+    fn aclrtlaunch_segscan_f16_s128_simple(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
+    fn aclrtlaunch_segscan_f16_s64_vec(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
+    fn aclrtlaunch_segscan_bf16_s128_simple(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
+    fn aclrtlaunch_segscan_bf16_s64_vec(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
+    fn aclrtlaunch_segscan_i8_s128_simple(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
+    fn aclrtlaunch_segscan_i8_s64_vec(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
     fn aclrtlaunch_segrevert_f16(block_dim: u32, stream: *mut c_void, xe: Gm, x: Gm, fs: Gm, v: Gm, y: Gm, tiling: *mut algos::SegRevertTiling) -> u32;
     fn aclrtlaunch_segrevert_bf16(block_dim: u32, stream: *mut c_void, xe: Gm, x: Gm, fs: Gm, v: Gm, y: Gm, tiling: *mut algos::SegRevertTiling) -> u32;
     fn aclrtlaunch_segrevert_i8(block_dim: u32, stream: *mut c_void, xe: Gm, x: Gm, fs: Gm, v: Gm, y: Gm, tiling: *mut algos::SegRevertTiling) -> u32;
@@ -324,48 +324,48 @@ extern "C" {
     fn aclrtlaunch_spmv_products_bf16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, src: Gm, out: Gm, check: Gm, tiling: *mut algos::SpmvTiling) -> u32;
     fn aclrtlaunch_spmv_products_f32(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, src: Gm, out: Gm, check: Gm, tiling: *mut algos::SpmvTiling) -> u32;
     fn aclrtlaunch_spmv_rows_f32(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, src: Gm, out: Gm, check: Gm, tiling: *mut algos::SpmvTiling) -> u32;
-    fn aclrtlaunch_scanu_f16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
-    fn aclrtlaunch_scanu_f16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
-    fn aclrtlaunch_scanu_f16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
-    fn aclrtlaunch_scanu_f16_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
-    fn aclrtlaunch_scanu_bf16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
-    fn aclrtlaunch_scanu_bf16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
-    fn aclrtlaunch_scanu_bf16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
-    fn aclrtlaunch_scanu_bf16_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
-    fn aclrtlaunch_scanu_i8_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
-    fn aclrtlaunch_scanu_i8_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
-    fn aclrtlaunch_scanu_i8_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
-    fn aclrtlaunch_scanu_i8_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
-    fn aclrtlaunch_mcscan_f16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
-    fn aclrtlaunch_mcscan_f16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
-    fn aclrtlaunch_mcscan_f16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
-    fn aclrtlaunch_mcscan_f16_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
-    fn aclrtlaunch_mcscan_bf16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
-    fn aclrtlaunch_mcscan_bf16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
-    fn aclrtlaunch_mcscan_bf16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
-    fn aclrtlaunch_mcscan_bf16_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
-    fn aclrtlaunch_mcscan_i8_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
-    fn aclrtlaunch_mcscan_i8_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
-    fn aclrtlaunch_mcscan_i8_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
-    fn aclrtlaunch_mcscan_i8_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
-    fn aclrtlaunch_rtscan_f16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
-    fn aclrtlaunch_rtscan_f16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
-    fn aclrtlaunch_rtscan_f16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
-    fn aclrtlaunch_rtscan_f16_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
-    fn aclrtlaunch_rtscan_bf16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
-    fn aclrtlaunch_rtscan_bf16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
-    fn aclrtlaunch_rtscan_bf16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
-    fn aclrtlaunch_rtscan_bf16_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
-    fn aclrtlaunch_rtscan_i8_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
-    fn aclrtlaunch_rtscan_i8_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
-    fn aclrtlaunch_rtscan_i8_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
-    fn aclrtlaunch_rtscan_i8_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
-    fn aclrtlaunch_scanul1_f16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUL1Tiling) -> u32;
-    fn aclrtlaunch_scanul1_f16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUL1Tiling) -> u32;
-    fn aclrtlaunch_scanul1_f16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUL1Tiling) -> u32;
-    fn aclrtlaunch_scanul1_bf16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUL1Tiling) -> u32;
-    fn aclrtlaunch_scanul1_bf16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUL1Tiling) -> u32;
-    fn aclrtlaunch_scanul1_bf16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ScanUL1Tiling) -> u32;
+    fn aclrtlaunch_scanu_f16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
+    fn aclrtlaunch_scanu_f16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
+    fn aclrtlaunch_scanu_f16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
+    fn aclrtlaunch_scanu_f16_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
+    fn aclrtlaunch_scanu_bf16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
+    fn aclrtlaunch_scanu_bf16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
+    fn aclrtlaunch_scanu_bf16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
+    fn aclrtlaunch_scanu_bf16_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
+    fn aclrtlaunch_scanu_i8_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
+    fn aclrtlaunch_scanu_i8_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
+    fn aclrtlaunch_scanu_i8_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
+    fn aclrtlaunch_scanu_i8_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUTiling) -> u32;
+    fn aclrtlaunch_mcscan_f16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
+    fn aclrtlaunch_mcscan_f16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
+    fn aclrtlaunch_mcscan_f16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
+    fn aclrtlaunch_mcscan_f16_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
+    fn aclrtlaunch_mcscan_bf16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
+    fn aclrtlaunch_mcscan_bf16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
+    fn aclrtlaunch_mcscan_bf16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
+    fn aclrtlaunch_mcscan_bf16_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
+    fn aclrtlaunch_mcscan_i8_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
+    fn aclrtlaunch_mcscan_i8_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
+    fn aclrtlaunch_mcscan_i8_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
+    fn aclrtlaunch_mcscan_i8_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::McScanTiling) -> u32;
+    fn aclrtlaunch_rtscan_f16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
+    fn aclrtlaunch_rtscan_f16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
+    fn aclrtlaunch_rtscan_f16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
+    fn aclrtlaunch_rtscan_f16_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
+    fn aclrtlaunch_rtscan_bf16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
+    fn aclrtlaunch_rtscan_bf16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
+    fn aclrtlaunch_rtscan_bf16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
+    fn aclrtlaunch_rtscan_bf16_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
+    fn aclrtlaunch_rtscan_i8_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
+    fn aclrtlaunch_rtscan_i8_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
+    fn aclrtlaunch_rtscan_i8_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
+    fn aclrtlaunch_rtscan_i8_s128(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::RtScanTiling) -> u32;
+    fn aclrtlaunch_scanul1_f16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUL1Tiling) -> u32;
+    fn aclrtlaunch_scanul1_f16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUL1Tiling) -> u32;
+    fn aclrtlaunch_scanul1_f16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUL1Tiling) -> u32;
+    fn aclrtlaunch_scanul1_bf16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUL1Tiling) -> u32;
+    fn aclrtlaunch_scanul1_bf16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUL1Tiling) -> u32;
+    fn aclrtlaunch_scanul1_bf16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::ScanUL1Tiling) -> u32;
     fn aclrtlaunch_veccumsum_f16_s16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, tiling: *mut algos::VecCumSumTiling) -> u32;
     fn aclrtlaunch_veccumsum_f16_s32(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, tiling: *mut algos::VecCumSumTiling) -> u32;
     fn aclrtlaunch_veccumsum_f16_s64(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, total: Gm, tiling: *mut algos::VecCumSumTiling) -> u32;
@@ -828,7 +828,7 @@ impl Launch for TopKDrawArgs {
 }
 
 /// `aclrtlaunch_<kernel>` of the SegScan kernels.
-type SegScanFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, *mut algos::SegScanTiling) -> u32;
+type SegScanFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, Gm, *mut algos::SegScanTiling) -> u32;
 
 /// The SegScan kernels: the simulator's entries.
 const SEGSCAN: &[Entry<SegScanFn>] = &[
@@ -847,6 +847,7 @@ pub(crate) struct SegScanArgs {
     pub(crate) flags: Gm,
     pub(crate) y: Gm,
     pub(crate) checks: Gm,
+    pub(crate) constants: Gm,
     pub(crate) workspace: Gm,
 }
 
@@ -860,7 +861,7 @@ impl Launch for SegScanArgs {
         // sized for the plan; the tiling pointer is valid for the call (the
         // launch stub copies the struct) and has the C layout of
         // SegScanTiling (pinned by its derive on both sides).
-        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.flags, self.y, self.checks, self.workspace, &mut plan.tiling) };
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.flags, self.y, self.checks, self.constants, self.workspace, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }
@@ -1206,7 +1207,7 @@ impl Launch for SpmvArgs {
 }
 
 /// `aclrtlaunch_<kernel>` of the ScanU kernels.
-type ScanUFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, *mut algos::ScanUTiling) -> u32;
+type ScanUFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, *mut algos::ScanUTiling) -> u32;
 
 /// The ScanU kernels: the simulator's entries.
 const SCANU: &[Entry<ScanUFn>] = &[
@@ -1230,6 +1231,7 @@ pub(crate) struct ScanUArgs {
     pub(crate) x: Gm,
     pub(crate) y: Gm,
     pub(crate) total: Gm,
+    pub(crate) constants: Gm,
     pub(crate) workspace: Gm,
 }
 
@@ -1243,13 +1245,13 @@ impl Launch for ScanUArgs {
         // sized for the plan; the tiling pointer is valid for the call (the
         // launch stub copies the struct) and has the C layout of
         // ScanUTiling (pinned by its derive on both sides).
-        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.y, self.total, self.workspace, &mut plan.tiling) };
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.y, self.total, self.constants, self.workspace, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }
 
 /// `aclrtlaunch_<kernel>` of the McScan kernels.
-type McScanFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, *mut algos::McScanTiling) -> u32;
+type McScanFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, *mut algos::McScanTiling) -> u32;
 
 /// The McScan kernels: the simulator's entries.
 const MCSCAN: &[Entry<McScanFn>] = &[
@@ -1273,6 +1275,7 @@ pub(crate) struct McScanArgs {
     pub(crate) x: Gm,
     pub(crate) y: Gm,
     pub(crate) total: Gm,
+    pub(crate) constants: Gm,
     pub(crate) workspace: Gm,
 }
 
@@ -1286,13 +1289,13 @@ impl Launch for McScanArgs {
         // sized for the plan; the tiling pointer is valid for the call (the
         // launch stub copies the struct) and has the C layout of
         // McScanTiling (pinned by its derive on both sides).
-        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.y, self.total, self.workspace, &mut plan.tiling) };
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.y, self.total, self.constants, self.workspace, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }
 
 /// `aclrtlaunch_<kernel>` of the RtScan kernels.
-type RtScanFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, *mut algos::RtScanTiling) -> u32;
+type RtScanFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, *mut algos::RtScanTiling) -> u32;
 
 /// The RtScan kernels: the simulator's entries.
 const RTSCAN: &[Entry<RtScanFn>] = &[
@@ -1316,6 +1319,7 @@ pub(crate) struct RtScanArgs {
     pub(crate) x: Gm,
     pub(crate) y: Gm,
     pub(crate) total: Gm,
+    pub(crate) constants: Gm,
     pub(crate) workspace: Gm,
 }
 
@@ -1329,13 +1333,13 @@ impl Launch for RtScanArgs {
         // sized for the plan; the tiling pointer is valid for the call (the
         // launch stub copies the struct) and has the C layout of
         // RtScanTiling (pinned by its derive on both sides).
-        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.y, self.total, self.workspace, &mut plan.tiling) };
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.y, self.total, self.constants, self.workspace, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }
 
 /// `aclrtlaunch_<kernel>` of the ScanUL1 kernels.
-type ScanUL1Fn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, *mut algos::ScanUL1Tiling) -> u32;
+type ScanUL1Fn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, *mut algos::ScanUL1Tiling) -> u32;
 
 /// The ScanUL1 kernels: the simulator's entries.
 const SCANUL1: &[Entry<ScanUL1Fn>] = &[
@@ -1353,6 +1357,7 @@ pub(crate) struct ScanUL1Args {
     pub(crate) x: Gm,
     pub(crate) y: Gm,
     pub(crate) total: Gm,
+    pub(crate) constants: Gm,
     pub(crate) workspace: Gm,
 }
 
@@ -1366,7 +1371,7 @@ impl Launch for ScanUL1Args {
         // sized for the plan; the tiling pointer is valid for the call (the
         // launch stub copies the struct) and has the C layout of
         // ScanUL1Tiling (pinned by its derive on both sides).
-        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.y, self.total, self.workspace, &mut plan.tiling) };
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.y, self.total, self.constants, self.workspace, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

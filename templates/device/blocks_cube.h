@@ -127,17 +127,17 @@ public:
     static constexpr uint32_t kKPad = CeilDivConst(kS, CubeTraits<TIn>::kC0) * CubeTraits<TIn>::kC0;
     static constexpr uint32_t kOperand = kS * kKPad;
 
-    // `workspace` starts with U transposed (s x s, input type); the s zeros
+    // `constants` starts with U transposed (s x s, input type); the s zeros
     // follow at `zerosOffset` bytes.
-    __aicore__ inline void Init(TPipe& pipe, GM_ADDR workspace, uint32_t zerosOffset) {
+    __aicore__ inline void Init(TPipe& pipe, GM_ADDR constants, uint32_t zerosOffset) {
         pipe.InitBuffer(qA1_, 2, kOperand * sizeof(TIn));
         pipe.InitBuffer(qA2_, 2, kOperand * sizeof(TIn));
         pipe.InitBuffer(qC_, 2, kTile * sizeof(TAcc));
         pipe.InitBuffer(b1_, kOperand * sizeof(TIn));
         pipe.InitBuffer(b2_, kOperand * sizeof(TIn));
         GlobalTensor<TIn> gUt;
-        gUt.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(workspace), kTile);
-        zeros_.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(workspace + zerosOffset), kS);
+        gUt.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(constants), kTile);
+        zeros_.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(constants + zerosOffset), kS);
         LoadConstantB(b2_.Get<TIn>(), b1_.Get<TIn>(), gUt, kS, kS);
     }
 

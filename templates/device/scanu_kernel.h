@@ -22,13 +22,13 @@ struct Sides {
     static constexpr uint32_t kTile = kS * kS;
     static constexpr uint32_t kSlot = 2 * kTile;  // a ring slot: tile k of both rows of a pair
 
-    __aicore__ static inline void Cube(GM_ADDR x, GM_ADDR workspace, const ScanUTiling& t) {
+    __aicore__ static inline void Cube(GM_ADDR x, GM_ADDR constants, GM_ADDR workspace, const ScanUTiling& t) {
         TPipe pipe;
         CubeTileScan<TIn, kS> cube;
-        cube.Init(pipe, workspace, t.zeros_offset);
+        cube.Init(pipe, constants, t.zeros_offset);
         GlobalTensor<TIn> gx;
         gx.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x), t.n * t.rows);
-        GlobalTensor<TAcc> gRing = RingOf<TAcc>(workspace, t.ring_offset, GetBlockIdx(), t.ring_slots, kSlot);
+        GlobalTensor<TAcc> gRing = RingOf<TAcc>(workspace, 0, GetBlockIdx(), t.ring_slots, kSlot);
         RingProducer ring(t.ring_slots);
         for (uint32_t pair = GetBlockIdx(); 2 * pair < t.rows; pair += GetBlockNum()) {
             for (uint32_t k = 0; k < t.tiles; ++k) {
@@ -62,7 +62,7 @@ struct Sides {
         uint32_t sub = GetSubBlockIdx();
         uint32_t core = GetBlockIdx() / 2;  // the AI core (AIC index) of this AIV
         uint32_t cores = GetBlockNum();
-        GlobalTensor<TAcc> gRing = RingOf<TAcc>(workspace, t.ring_offset, core, t.ring_slots, kSlot);
+        GlobalTensor<TAcc> gRing = RingOf<TAcc>(workspace, 0, core, t.ring_slots, kSlot);
 
         uint32_t step = 0;
         for (uint32_t pair = core; 2 * pair < t.rows; pair += cores) {
@@ -110,10 +110,11 @@ struct Sides {
 }  // namespace scanu
 
 template <typename TIn, typename TAcc, uint32_t kS, uint32_t kChunkRows>
-__aicore__ inline void ScanU(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR workspace, const ScanUTiling& t) {
+__aicore__ inline void ScanU(GM_ADDR x, GM_ADDR y, GM_ADDR total, GM_ADDR constants, GM_ADDR workspace,
+                             const ScanUTiling& t) {
     using Sides = scanu::Sides<TIn, TAcc, kS, kChunkRows>;
     if ASCEND_IS_AIC {
-        Sides::Cube(x, workspace, t);
+        Sides::Cube(x, constants, workspace, t);
     } else {
         Sides::Vector(x, y, total, workspace, t);
     }

@@ -206,7 +206,7 @@ macro_rules! multicore_scan_kernel {
                 $crate::kernel::KernelType::MixAic1_2
             }
             fn gm_params(&self) -> &'static [&'static str] {
-                &["x", "y", "total", "workspace"]
+                &["x", "y", "total", "constants", "workspace"]
             }
             fn tiling_type(&self) -> $crate::kernel::TilingType {
                 $crate::kernel::TilingType::of::<$tiling>()

@@ -17,12 +17,9 @@ pub struct McScanTiling {
     pub tiles_per_block: u32,
     /// 1 for an exclusive scan, 0 for inclusive.
     pub exclusive: u32,
-    /// Byte offset of the s zero elements in the workspace.
+    /// Byte offset of the s zero elements in the constants (the workspace
+    /// holds the per-vector-core sums, 32 bytes each).
     pub zeros_offset: u32,
-    /// Byte offset of the per-vector-core sums (32 bytes each) in the workspace.
-    pub sums_offset: u32,
-    /// Unused.
-    pub reserved: u32,
 }
 
 /// How a multi-core scan splits its tiles over the AI cores.
@@ -73,9 +70,9 @@ impl McScan {
         })
     }
 
-    /// The workspace's constant prefix (as for SCANU: U transposed, then zeros).
-    pub fn workspace_constants(&self) -> Vec<u8> {
-        self.tile.workspace_constants()
+    /// The kernel's `constants` argument (as for SCANU: U transposed, then zeros).
+    pub fn constants(&self) -> Vec<u8> {
+        self.tile.constants()
     }
 
     /// Plan a scan of `n >= 1` elements on all AI cores of `soc`.
@@ -87,20 +84,17 @@ impl McScan {
     ) -> Result<LaunchPlan<McScanTiling>, AlgoError> {
         let s = u64::from(self.tile.s());
         let split = block_split(soc, n, s * s)?;
-        let constants = self.workspace_constants().len() as u64;
         let sums_bytes = 2 * split.block_dim * 32;
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: split.block_dim as u32,
-            workspace_bytes: constants + sums_bytes,
+            workspace_bytes: sums_bytes,
             tiling: McScanTiling {
                 n,
                 tiles: split.tiles,
                 tiles_per_block: split.tiles_per_block,
                 exclusive: u32::from(exclusive),
                 zeros_offset: self.tile.zeros_offset() as u32,
-                sums_offset: constants as u32,
-                reserved: 0,
             },
         })
     }

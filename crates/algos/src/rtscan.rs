@@ -21,11 +21,10 @@ pub struct RtScanTiling {
     pub exclusive: u32,
     /// Slots of each AI core's ring.
     pub ring_slots: u32,
-    /// Byte offset of the s zero elements in the workspace.
+    /// Byte offset of the s zero elements in the constants.
     pub zeros_offset: u32,
-    /// Byte offset of the per-vector-core sums (32 bytes each).
-    pub sums_offset: u32,
-    /// Byte offset of the rings (one per AI core).
+    /// Byte offset of the rings (one per AI core) in the workspace, after
+    /// the per-vector-core sums (32 bytes each) at its start.
     pub ring_offset: u32,
     /// Waves of the input (each reduced, then scanned, while it fits L2).
     pub waves: u32,
@@ -96,9 +95,9 @@ impl ReduceThenScan {
         })
     }
 
-    /// The workspace's constant prefix (as for SCANU: U transposed, then zeros).
-    pub fn workspace_constants(&self) -> Vec<u8> {
-        self.tile.workspace_constants()
+    /// The kernel's `constants` argument (as for SCANU: U transposed, then zeros).
+    pub fn constants(&self) -> Vec<u8> {
+        self.tile.constants()
     }
 
     /// Plan a scan of `n >= 1` elements on all AI cores of `soc`.
@@ -119,9 +118,8 @@ impl ReduceThenScan {
             tiles_per_block,
             block_dim,
         } = wave_split(soc, n, tile, elem_bytes)?;
-        let constants = self.workspace_constants().len() as u64;
         // Two sets (alternating by wave) of one 32-byte slot per vector core.
-        let ring_offset = (constants + 2 * 2 * block_dim * 32).div_ceil(512) * 512;
+        let ring_offset = (2 * 2 * block_dim * 32).div_ceil(512) * 512;
         let ring_bytes = block_dim
             * u64::from(RING_SLOTS)
             * tile
@@ -137,7 +135,6 @@ impl ReduceThenScan {
                 exclusive: u32::from(exclusive),
                 ring_slots: RING_SLOTS,
                 zeros_offset: self.tile.zeros_offset() as u32,
-                sums_offset: constants as u32,
                 ring_offset: ring_offset as u32,
                 waves: waves as u32,
                 tiles_per_wave: tiles_per_wave as u32,

@@ -17,12 +17,13 @@ pub struct ScanUTiling {
     pub tiles: u32,
     /// 1 for an exclusive scan, 0 for inclusive.
     pub exclusive: u32,
-    /// Slots of the AIC -> AIV ring in the workspace.
+    /// Slots of the AIC -> AIV ring in the workspace (the rings, one per AI
+    /// core, fill the workspace from its start).
     pub ring_slots: u32,
-    /// Byte offset of the s zero elements in the workspace.
+    /// Byte offset of the s zero elements in the constants.
     pub zeros_offset: u32,
-    /// Byte offset of the rings (one per AI core) in the workspace.
-    pub ring_offset: u32,
+    /// Unused (keeps the struct a multiple of 8 bytes).
+    pub reserved: u32,
 }
 
 /// Accumulator (output) type of a scan of `dtype`: i32 for i8 and i32, else f32.
@@ -107,17 +108,13 @@ impl ScanU {
     pub(crate) fn zeros_offset(&self) -> u64 {
         (u64::from(self.s * self.s) * self.dtype.size() as u64).div_ceil(512) * 512
     }
-    fn ring_offset(&self) -> u64 {
-        (self.zeros_offset() + u64::from(self.s) * self.dtype.size() as u64).div_ceil(512) * 512
-    }
-
-    /// The workspace's constant prefix, written by the host before the first
-    /// launch: U transposed (row n has ones in columns 0..=n; lower
-    /// triangular) in the input type, then s zeros.
-    pub fn workspace_constants(&self) -> Vec<u8> {
+    /// The kernel's `constants` argument, uploaded once per device (the
+    /// kernels only read it): U transposed (row n has ones in columns
+    /// 0..=n; lower triangular) in the input type, then s zeros.
+    pub fn constants(&self) -> Vec<u8> {
         let s = self.s as usize;
         let one = one_bytes(self.dtype);
-        let mut out = vec![0u8; self.ring_offset() as usize];
+        let mut out = vec![0u8; self.zeros_offset() as usize + s * self.dtype.size()];
         for n in 0..s {
             for k in 0..=n {
                 let at = (n * s + k) * one.len();
@@ -150,7 +147,7 @@ impl ScanU {
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim,
-            workspace_bytes: self.ring_offset() + ring_bytes,
+            workspace_bytes: ring_bytes,
             tiling: ScanUTiling {
                 n,
                 rows,
@@ -158,7 +155,7 @@ impl ScanU {
                 exclusive: u32::from(exclusive),
                 ring_slots: RING_SLOTS,
                 zeros_offset: self.zeros_offset() as u32,
-                ring_offset: self.ring_offset() as u32,
+                reserved: 0,
             },
         })
     }
@@ -192,7 +189,7 @@ impl Kernel for ScanU {
         KernelType::MixAic1_2
     }
     fn gm_params(&self) -> &'static [&'static str] {
-        &["x", "y", "total", "workspace"]
+        &["x", "y", "total", "constants", "workspace"]
     }
     fn tiling_type(&self) -> crate::TilingType {
         crate::TilingType::of::<ScanUTiling>()

@@ -22,7 +22,7 @@ use crate::kernel::{AlgoError, DType, Kernel, KernelType, LaunchPlan};
 use crate::render::render_entry;
 use crate::scanu::{one_bytes, row_tiles, scan_accumulator, RING_SLOTS};
 
-/// Tiling of the SCANUL1 kernels. Offsets are bytes into the workspace.
+/// Tiling of the SCANUL1 kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Tiling)]
 #[repr(C)]
 pub struct ScanUL1Tiling {
@@ -36,22 +36,20 @@ pub struct ScanUL1Tiling {
     pub exclusive: u32,
     /// Slots of the AIC -> AIV ring.
     pub ring_slots: u32,
-    /// s zero inputs.
+    /// Byte offset of s zero inputs in the constants (U transposed at 0).
     pub zeros_offset: u32,
-    /// 1 (s x 16 ones, given transposed, input type).
+    /// Byte offset of 1 (s x 16 ones, given transposed, input type) in the constants.
     pub ones_offset: u32,
-    /// U- (strictly upper ones, s x s f32, given transposed).
+    /// Byte offset of U- (strictly upper ones, s x s f32, given transposed) in the constants.
     pub ustrict_offset: u32,
-    /// E (8 x s f32, first row ones, given transposed).
+    /// Byte offset of E (8 x s f32, first row ones, given transposed) in the constants.
     pub e_offset: u32,
-    /// The tile's row sums (s f32 per AI core).
-    pub sums_offset: u32,
-    /// The tile's in-tile carries (s f32 per AI core).
+    /// Byte offset of the tile's in-tile carries (s f32 per AI core) in the
+    /// workspace, after the tile's row sums (s f32 per AI core, zeroed by the
+    /// host: [`ScanUL1::zeroed_workspace_bytes`]) at its start.
     pub carries_offset: u32,
-    /// The rings (one per AI core).
+    /// Byte offset of the rings (one per AI core) in the workspace.
     pub ring_offset: u32,
-    /// Unused.
-    pub reserved: u32,
 }
 
 /// A SCANUL1 kernel instance: input type and tile edge s.
@@ -65,13 +63,15 @@ pub struct ScanUL1 {
 /// this many; the 910B1..B4 have 20..24).
 const MAX_CORES: u64 = 32;
 
-/// The workspace regions in order, each 512-byte aligned.
+/// The regions of the constants (U transposed at 0, then `zeros` ..
+/// `e`, ending at `constants`) and of the workspace (the row sums at 0,
+/// then `carries` and `ring`), each 512-byte aligned.
 struct Layout {
     zeros: u64,
     ones: u64,
     ustrict: u64,
     e: u64,
-    sums: u64,
+    constants: u64,
     carries: u64,
     ring: u64,
 }
@@ -118,29 +118,26 @@ impl ScanUL1 {
         let ones = align(zeros + s * e);
         let ustrict = align(ones + 16 * s * e);
         let e_off = align(ustrict + s * s * 4);
-        let sums = align(e_off + s * 8 * 4);
-        let carries = align(sums + MAX_CORES * s * 4);
-        let ring = align(carries + MAX_CORES * s * 4);
+        let carries = align(MAX_CORES * s * 4);
         Layout {
             zeros,
             ones,
             ustrict,
             e: e_off,
-            sums,
+            constants: e_off + s * 8 * 4,
             carries,
-            ring,
+            ring: align(carries + MAX_CORES * s * 4),
         }
     }
 
-    /// The workspace's constant prefix (everything before the ring): U^T and
-    /// the ones in the input type, U-^T and E^T in f32; the sum and carry
-    /// vectors start zeroed.
-    pub fn workspace_constants(&self) -> Vec<u8> {
+    /// The kernel's `constants` argument, uploaded once per device: U^T and
+    /// the ones in the input type, U-^T and E^T in f32.
+    pub fn constants(&self) -> Vec<u8> {
         let s = self.s as usize;
         let l = self.layout();
         let one16 = one_bytes(self.dtype);
         let one32 = 1.0f32.to_le_bytes();
-        let mut out = vec![0u8; l.ring as usize];
+        let mut out = vec![0u8; l.constants as usize];
         let mut put = |at: usize, v: &[u8]| out[at..at + v.len()].copy_from_slice(v);
         for n in 0..s {
             // U^T: row n has ones in columns 0..=n.
@@ -158,6 +155,14 @@ impl ScanUL1 {
             put(l.ones as usize + i * 2, one16);
         }
         out
+    }
+
+    /// Bytes at the start of the workspace that the host zeroes before every
+    /// launch: the row sums, of which a partial first tile writes only its
+    /// valid rows while the carries' matmul reads all s (a finite 0 times
+    /// U-'s zeros below the diagonal).
+    pub fn zeroed_workspace_bytes(&self) -> u64 {
+        MAX_CORES * u64::from(self.s) * 4
     }
 
     /// Plan a scan of `rows >= 1` arrays of `n >= 1` elements each (row r on
@@ -189,10 +194,8 @@ impl ScanUL1 {
                 ones_offset: l.ones as u32,
                 ustrict_offset: l.ustrict as u32,
                 e_offset: l.e as u32,
-                sums_offset: l.sums as u32,
                 carries_offset: l.carries as u32,
                 ring_offset: l.ring as u32,
-                reserved: 0,
             },
         })
     }
@@ -206,7 +209,7 @@ impl Kernel for ScanUL1 {
         KernelType::MixAic1_1
     }
     fn gm_params(&self) -> &'static [&'static str] {
-        &["x", "y", "total", "workspace"]
+        &["x", "y", "total", "constants", "workspace"]
     }
     fn tiling_type(&self) -> crate::TilingType {
         crate::TilingType::of::<ScanUL1Tiling>()
@@ -244,7 +247,7 @@ mod tests {
     #[test]
     fn constants_hold_the_matrices() {
         let k = ScanUL1::new(DType::F16, 16).unwrap();
-        let c = k.workspace_constants();
+        let c = k.constants();
         let l = k.layout();
         let f32_at =
             |at: u64| f32::from_le_bytes(c[at as usize..at as usize + 4].try_into().unwrap());

@@ -24,16 +24,19 @@ pub struct SegScanTiling {
     pub exclusive: u32,
     /// Slots of each vector core's ring.
     pub ring_slots: u32,
-    /// Byte offset of the value type's s zeros (after its U transposed at 0).
+    /// Byte offset of the value type's s zeros in the constants (after its
+    /// U transposed at 0).
     pub zeros_offset: u32,
-    /// Byte offset of the flags' (int8) U transposed.
+    /// Byte offset of the flags' (int8) U transposed in the constants.
     pub flag_constants_offset: u32,
     /// Byte offset of the flags' s zeros, from `flag_constants_offset`.
     pub flag_zeros_offset: u32,
-    /// Byte offset of the per-vector-core aggregates (32 bytes per core and wave).
-    pub slots_offset: u32,
-    /// Byte offset of the rings (two per AI core).
+    /// Byte offset of the rings (two per AI core) in the workspace, after
+    /// the per-vector-core aggregates (32 bytes per core and wave) at its
+    /// start.
     pub ring_offset: u32,
+    /// Unused (keeps the struct a multiple of 8 bytes).
+    pub reserved: u32,
     /// Waves of the input (each aggregated, then scanned, while it fits L2).
     pub waves: u32,
     /// Tiles per wave (`tiles` when there is one wave).
@@ -145,15 +148,16 @@ impl SegScan {
     }
 
     fn flag_constants_offset(&self) -> u64 {
-        (self.tile.workspace_constants().len() as u64).div_ceil(512) * 512
+        (self.tile.constants().len() as u64).div_ceil(512) * 512
     }
 
-    /// The workspace's constant prefix: U transposed and zeros of the value
-    /// type (as for SCANU), then the same for the int8 flags.
-    pub fn workspace_constants(&self) -> Vec<u8> {
-        let mut out = self.tile.workspace_constants();
+    /// The kernel's `constants` argument, uploaded once per device: U
+    /// transposed and zeros of the value type (as for SCANU), then the same
+    /// for the int8 flags.
+    pub fn constants(&self) -> Vec<u8> {
+        let mut out = self.tile.constants();
         out.resize(self.flag_constants_offset() as usize, 0);
-        out.extend(self.flags.workspace_constants());
+        out.extend(self.flags.constants());
         out
     }
 
@@ -171,10 +175,8 @@ impl SegScan {
         // Per element: the value, its flag, the result.
         let elem_bytes = (self.dtype().size() + 1 + scan_accumulator(self.dtype()).size()) as u64;
         let waves = wave_split(soc, n, tile, elem_bytes)?;
-        let constants = self.workspace_constants().len() as u64;
-        let slots_offset = constants.div_ceil(512) * 512;
         let vectors = waves.block_dim * 2;
-        let ring_offset = (slots_offset + waves.waves * vectors * SLOT_BYTES).div_ceil(512) * 512;
+        let ring_offset = (waves.waves * vectors * SLOT_BYTES).div_ceil(512) * 512;
         let ring_bytes = vectors * u64::from(RING_SLOTS) * u64::from(self.slot_scans()) * tile * 4;
         let offset = |v: u64| {
             u32::try_from(v).map_err(|_| AlgoError::InvalidArgument {
@@ -195,10 +197,10 @@ impl SegScan {
                 zeros_offset: self.tile.zeros_offset() as u32,
                 flag_constants_offset: self.flag_constants_offset() as u32,
                 flag_zeros_offset: self.flags.zeros_offset() as u32,
-                slots_offset: offset(slots_offset)?,
                 ring_offset: offset(ring_offset)?,
                 waves: waves.waves as u32,
                 tiles_per_wave: waves.tiles_per_wave as u32,
+                reserved: 0,
             },
         })
     }
@@ -226,7 +228,7 @@ impl Kernel for SegScan {
         KernelType::MixAic1_2
     }
     fn gm_params(&self) -> &'static [&'static str] {
-        &["x", "flags", "y", "checks", "workspace"]
+        &["x", "flags", "y", "checks", "constants", "workspace"]
     }
     fn tiling_type(&self) -> crate::TilingType {
         crate::TilingType::of::<SegScanTiling>()

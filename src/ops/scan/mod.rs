@@ -196,9 +196,9 @@ pub fn scan_on<'a, T: ScanInput>(
     workspace.check(stream, &plan.layout)?;
     let constants = match &plan.kernel {
         Kernels::Cube { constants, .. } if !constants.is_empty() => {
-            Some(stream.device().constant(constants)?)
+            stream.device().constant(constants)?.cast_mut()
         }
-        _ => None,
+        _ => std::ptr::null_mut(),
     };
     let identity = match (&plan.kernel, &totals) {
         (Kernels::Empty, Some(_)) => Some(
@@ -216,13 +216,15 @@ pub fn scan_on<'a, T: ScanInput>(
     let slots = workspace.at(plan.slots);
     let scratch = workspace.at(plan.scratch);
     stream.with_queue(&uses, |s| {
-        // Every task costs a few microseconds of its own, so only what the
-        // kernels read before writing is set: the cube scans' constant
-        // prefix. The rest of the scratch and the slots are written before
-        // they are read (the simulator poisons fresh device memory, so the
-        // tests would see a kernel that relied on them being zero).
-        if let (Some(c), Kernels::Cube { constants, .. }) = (&constants, &plan.kernel) {
-            s.copy_device(scratch, *c, constants.len())?;
+        // Every task costs a few microseconds of its own, so only what a
+        // kernel reads before writing is set: SCANUL1's row sums. The rest
+        // of the scratch and the slots are written before they are read
+        // (the simulator poisons fresh device memory, so the tests would see
+        // a kernel that relied on them being zero).
+        if let Kernels::Cube { zeroed, .. } = &plan.kernel {
+            if *zeroed > 0 {
+                s.zero(scratch, *zeroed)?;
+            }
         }
         let row_io = |r: usize| RowIo {
             x: x.data.ptr_at(r * n),
@@ -242,10 +244,10 @@ pub fn scan_on<'a, T: ScanInput>(
             }
             Kernels::Cube { launch, .. } => {
                 if launch.batched() {
-                    launch.run(s, row_io(0), scratch)?;
+                    launch.run(s, row_io(0), constants, scratch)?;
                 } else {
                     for r in 0..rows {
-                        launch.run(s, row_io(r), scratch)?;
+                        launch.run(s, row_io(r), constants, scratch)?;
                     }
                 }
             }
@@ -282,7 +284,13 @@ impl CubeLaunch {
         matches!(self, CubeLaunch::ScanU(_) | CubeLaunch::ScanUL1(_))
     }
 
-    fn run(&mut self, s: runtime::StreamRef, io: RowIo, workspace: Gm) -> Result<()> {
+    fn run(
+        &mut self,
+        s: runtime::StreamRef,
+        io: RowIo,
+        constants: Gm,
+        workspace: Gm,
+    ) -> Result<()> {
         let RowIo { x, y, total } = io;
         match self {
             CubeLaunch::ScanU(p) => runtime::launch(
@@ -292,6 +300,7 @@ impl CubeLaunch {
                     x,
                     y,
                     total,
+                    constants,
                     workspace,
                 },
             ),
@@ -302,6 +311,7 @@ impl CubeLaunch {
                     x,
                     y,
                     total,
+                    constants,
                     workspace,
                 },
             ),
@@ -312,6 +322,7 @@ impl CubeLaunch {
                     x,
                     y,
                     total,
+                    constants,
                     workspace,
                 },
             ),
@@ -322,6 +333,7 @@ impl CubeLaunch {
                     x,
                     y,
                     total,
+                    constants,
                     workspace,
                 },
             ),
@@ -338,16 +350,19 @@ enum Kernels {
     Empty,
     /// OPSCAN on the vector cores (max, min, and `VectorScan` sums).
     Vector(algos::LaunchPlan<algos::OpScanTiling>),
-    /// A cube scan (or VECCUMSUM), whose workspace starts with `constants`.
+    /// A cube scan (or VECCUMSUM) with its constant matrices (uploaded once
+    /// per device; none for VECCUMSUM) and the bytes at the start of its
+    /// workspace that are zeroed before it runs.
     Cube {
         launch: CubeLaunch,
         constants: Vec<u8>,
+        zeroed: usize,
     },
 }
 
-/// A scan's launches and its workspace: the kernels' scratch (zeroed, the
-/// constants at its start) and one total slot per row (zeroed; rows finish
-/// on different cores, so each has its own 32 bytes, or OPSCAN's stride).
+/// A scan's launches and its workspace: the kernels' scratch and one total
+/// slot per row (rows finish on different cores, so each has its own 32
+/// bytes, or OPSCAN's stride).
 struct ScanPlan {
     kernel: Kernels,
     layout: Layout,
@@ -406,8 +421,13 @@ impl ScanPlan {
             } else {
                 match cube_plan::<T>(device, rows, n, options)? {
                     None => (Kernels::Empty, 0, acc),
-                    Some((launch, constants, bytes)) => {
-                        (Kernels::Cube { launch, constants }, bytes, 32)
+                    Some(cube) => {
+                        let kernel = Kernels::Cube {
+                            launch: cube.launch,
+                            constants: cube.constants,
+                            zeroed: cube.zeroed,
+                        };
+                        (kernel, cube.workspace_bytes, 32)
                     }
                 }
             };
@@ -430,15 +450,24 @@ impl ScanPlan {
     }
 }
 
-/// The cube scan of `rows x n` (n >= 1): its launch plan, the constants its
-/// workspace starts with and the workspace's size; None for n = 0 (after
-/// checking the algorithm, so that support does not depend on the length).
+/// A planned cube scan (or VECCUMSUM).
+struct CubePlan {
+    launch: CubeLaunch,
+    /// The kernel's constant matrices (empty for VECCUMSUM).
+    constants: Vec<u8>,
+    /// Bytes at the start of the workspace to zero before the launch.
+    zeroed: usize,
+    workspace_bytes: usize,
+}
+
+/// The cube scan of `rows x n` (n >= 1); None for n = 0 (after checking the
+/// algorithm, so that support does not depend on the length).
 fn cube_plan<T: ScanInput>(
     device: &Device,
     rows: usize,
     n: usize,
     options: ScanOptions,
-) -> Result<Option<(CubeLaunch, Vec<u8>, usize)>> {
+) -> Result<Option<CubePlan>> {
     let chosen = match options.algorithm {
         Algorithm::Auto | Algorithm::VectorScan => {
             unreachable!("ScanPlan resolves Auto and plans VectorScan on the vector cores")
@@ -464,38 +493,42 @@ fn cube_plan<T: ScanInput>(
     }
     let (n64, exclusive) = (n as u64, options.exclusive);
     let profile = device.profile();
-    let planned = match chosen {
+    let cube = |launch: CubeLaunch, workspace_bytes: u64, constants: Vec<u8>, zeroed: u64| {
+        Some(CubePlan {
+            launch,
+            constants,
+            zeroed: zeroed as usize,
+            workspace_bytes: workspace_bytes as usize,
+        })
+    };
+    Ok(match chosen {
         Chosen::ScanU(a) => {
             let p = a.plan(profile, rows as u32, n64, exclusive)?;
-            let bytes = p.workspace_bytes as usize;
-            (CubeLaunch::ScanU(p), a.workspace_constants(), bytes)
+            let bytes = p.workspace_bytes;
+            cube(CubeLaunch::ScanU(p), bytes, a.constants(), 0)
         }
         Chosen::ScanUL1(a) => {
             let p = a.plan(profile, rows as u32, n64, exclusive)?;
-            let bytes = p.workspace_bytes as usize;
-            (CubeLaunch::ScanUL1(p), a.workspace_constants(), bytes)
+            let bytes = p.workspace_bytes;
+            let zeroed = a.zeroed_workspace_bytes();
+            cube(CubeLaunch::ScanUL1(p), bytes, a.constants(), zeroed)
         }
         Chosen::McScan(a) => {
             let p = a.plan(profile, n64, exclusive)?;
-            let bytes = p.workspace_bytes as usize;
-            (CubeLaunch::McScan(p), a.workspace_constants(), bytes)
+            let bytes = p.workspace_bytes;
+            cube(CubeLaunch::McScan(p), bytes, a.constants(), 0)
         }
         Chosen::ReduceThenScan(a) => {
             let p = a.plan(profile, n64, exclusive)?;
-            let bytes = p.workspace_bytes as usize;
-            (
-                CubeLaunch::ReduceThenScan(p),
-                a.workspace_constants(),
-                bytes,
-            )
+            let bytes = p.workspace_bytes;
+            cube(CubeLaunch::ReduceThenScan(p), bytes, a.constants(), 0)
         }
         Chosen::VecCumSum(a) => {
             let p = a.plan(profile, n64, exclusive)?;
-            let bytes = p.workspace_bytes as usize;
-            (CubeLaunch::VecCumSum(p), Vec::new(), bytes)
+            let bytes = p.workspace_bytes;
+            cube(CubeLaunch::VecCumSum(p), bytes, Vec::new(), 0)
         }
-    };
-    Ok(Some(planned))
+    })
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@
 // - Sum: cast to the accumulator type, vector adds, a final scalar pass.
 // - Max, min: padded with the identity, cast, combined into an accumulator
 //   by the vector op, lanes folded. Exact. Float inputs are checked for NaN
-//   (NanCheckOf<TIn>: each core publishes its folded lanes to a second
-//   workspace slot for the host).
+//   (NanCheckOf<TIn>: each core publishes its folded lanes to its 32-byte
+//   slot of `nan`, which the host reads).
 #pragma once
 
 #include "ascend_scan_tiling.h"
@@ -15,14 +15,10 @@
 
 namespace ascend_scan {
 
-// kChunk: elements per vector chunk.
-// The max/min NaN slots follow the cores' 32-byte partial slots, on a
-// 64-byte boundary: the host copies them out with aclrtMemcpyAsync, which
-// needs one.
-__aicore__ inline uint64_t NanSlotsOffset(uint32_t cores) { return (static_cast<uint64_t>(cores) * 32 + 63) / 64 * 64; }
-
+// kChunk: elements per vector chunk. Max and min take `nan` (the NaN
+// slots, float inputs only); the sum has none.
 template <typename Op, typename TIn, typename TAcc, uint32_t kChunk>
-__aicore__ inline void Reduce(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, const ReduceTiling& tiling) {
+__aicore__ inline void Reduce(GM_ADDR x, GM_ADDR total, GM_ADDR nan, GM_ADDR workspace, const ReduceTiling& tiling) {
     TPipe pipe;
     TQue<TPosition::VECIN, 2> qX;  // depth 2: OpRange loads the next chunk while it combines one
     TBuf<TPosition::VECCALC> bufAcc, bufXa, bufHalf, bufOne;
@@ -54,18 +50,18 @@ __aicore__ inline void Reduce(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, const
         constexpr bool kNan = !std::is_same<typename NanCheckOf<TIn>::type, void>::value;
         using Nan = typename std::conditional<kNan, typename NanCheckOf<TIn>::type, HalfNanCheck>::type;
         TBuf<TPosition::VECCALC> bufNan, bufNanMask;
-        Nan nan;
+        Nan check;
         if constexpr (kNan) {
             pipe.InitBuffer(bufNan, kChunk * sizeof(int16_t));
             pipe.InitBuffer(bufNanMask, kChunk * sizeof(int16_t));
-            nan.Init(bufNan.Get<int16_t>(), bufNanMask.Get<int16_t>(), kChunk);
+            check.Init(bufNan.Get<int16_t>(), bufNanMask.Get<int16_t>(), kChunk);
         }
         TAcc mine = OpRange<Op>(gx, begin, end, kChunk, qX, bufAcc.Get<TAcc>(), bufXa.Get<TAcc>(),
-                                bufHalf.Get<half>(), kNan ? &nan : nullptr);
+                                bufHalf.Get<half>(), kNan ? &check : nullptr);
         if constexpr (kNan) {
             GlobalTensor<int16_t> gNan;
-            gNan.SetGlobalBuffer(reinterpret_cast<__gm__ int16_t*>(workspace + NanSlotsOffset(cores)), 0);
-            nan.Publish(gNan[core * 16]);
+            gNan.SetGlobalBuffer(reinterpret_cast<__gm__ int16_t*>(nan), static_cast<uint64_t>(cores) * 16);
+            check.Publish(gNan[core * 16]);
         }
         StoreScalar(gSums[core * kSumSlot<TAcc>], bufOne.Get<TAcc>(), mine);
         SyncAll();
@@ -78,6 +74,12 @@ __aicore__ inline void Reduce(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, const
             StoreScalar(gTotal, bufOne.Get<TAcc>(), all);
         }
     }
+}
+
+// The sum's entry: no NaN slots.
+template <typename Op, typename TIn, typename TAcc, uint32_t kChunk>
+__aicore__ inline void Reduce(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, const ReduceTiling& tiling) {
+    Reduce<Op, TIn, TAcc, kChunk>(x, total, nullptr, workspace, tiling);
 }
 
 }  // namespace ascend_scan

@@ -3,7 +3,8 @@
 // Reduce (docs/algorithms.md, Reduce): max of f16 into f32, chunks of 4096.
 #include "reduce_kernel.h"
 
-extern "C" __global__ __aicore__ void reduce_max_f16(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling) {
+extern "C" __global__ __aicore__ void reduce_max_f16(GM_ADDR x, GM_ADDR total, GM_ADDR nan, GM_ADDR workspace,
+                                                     ReduceTiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
-    ascend_scan::Reduce<ascend_scan::OpMax, half, float, 4096>(x, total, workspace, tiling);
+    ascend_scan::Reduce<ascend_scan::OpMax, half, float, 4096>(x, total, nan, workspace, tiling);
 }

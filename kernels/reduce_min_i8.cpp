@@ -3,7 +3,8 @@
 // Reduce (docs/algorithms.md, Reduce): min of i8 into i32, chunks of 4096.
 #include "reduce_kernel.h"
 
-extern "C" __global__ __aicore__ void reduce_min_i8(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling) {
+extern "C" __global__ __aicore__ void reduce_min_i8(GM_ADDR x, GM_ADDR total, GM_ADDR nan, GM_ADDR workspace,
+                                                    ReduceTiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
-    ascend_scan::Reduce<ascend_scan::OpMin, int8_t, int32_t, 4096>(x, total, workspace, tiling);
+    ascend_scan::Reduce<ascend_scan::OpMin, int8_t, int32_t, 4096>(x, total, nan, workspace, tiling);
 }

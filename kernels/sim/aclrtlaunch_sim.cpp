@@ -33,74 +33,74 @@ extern "C" uint32_t aclrtlaunch_reduce_sum_i8(uint32_t blockDim, void* stream, v
     return ascsim::launch("reduce_sum_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_sum_i8(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void reduce_max_f16(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+extern "C" void reduce_max_f16(GM_ADDR x, GM_ADDR total, GM_ADDR nan, GM_ADDR workspace, ReduceTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_reduce_max_f16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_reduce_max_f16(uint32_t blockDim, void* stream, void* x, void* total, void* nan, void* workspace, ReduceTiling* tiling) {
     ReduceTiling t = *tiling;
-    return ascsim::launch("reduce_max_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_max_f16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("reduce_max_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_max_f16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(nan), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void reduce_min_f16(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+extern "C" void reduce_min_f16(GM_ADDR x, GM_ADDR total, GM_ADDR nan, GM_ADDR workspace, ReduceTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_reduce_min_f16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_reduce_min_f16(uint32_t blockDim, void* stream, void* x, void* total, void* nan, void* workspace, ReduceTiling* tiling) {
     ReduceTiling t = *tiling;
-    return ascsim::launch("reduce_min_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_min_f16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("reduce_min_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_min_f16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(nan), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void reduce_max_bf16(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+extern "C" void reduce_max_bf16(GM_ADDR x, GM_ADDR total, GM_ADDR nan, GM_ADDR workspace, ReduceTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_reduce_max_bf16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_reduce_max_bf16(uint32_t blockDim, void* stream, void* x, void* total, void* nan, void* workspace, ReduceTiling* tiling) {
     ReduceTiling t = *tiling;
-    return ascsim::launch("reduce_max_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_max_bf16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("reduce_max_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_max_bf16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(nan), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void reduce_min_bf16(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+extern "C" void reduce_min_bf16(GM_ADDR x, GM_ADDR total, GM_ADDR nan, GM_ADDR workspace, ReduceTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_reduce_min_bf16(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_reduce_min_bf16(uint32_t blockDim, void* stream, void* x, void* total, void* nan, void* workspace, ReduceTiling* tiling) {
     ReduceTiling t = *tiling;
-    return ascsim::launch("reduce_min_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_min_bf16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("reduce_min_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_min_bf16(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(nan), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void reduce_max_f32(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+extern "C" void reduce_max_f32(GM_ADDR x, GM_ADDR total, GM_ADDR nan, GM_ADDR workspace, ReduceTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_reduce_max_f32(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_reduce_max_f32(uint32_t blockDim, void* stream, void* x, void* total, void* nan, void* workspace, ReduceTiling* tiling) {
     ReduceTiling t = *tiling;
-    return ascsim::launch("reduce_max_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_max_f32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("reduce_max_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_max_f32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(nan), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void reduce_min_f32(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+extern "C" void reduce_min_f32(GM_ADDR x, GM_ADDR total, GM_ADDR nan, GM_ADDR workspace, ReduceTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_reduce_min_f32(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_reduce_min_f32(uint32_t blockDim, void* stream, void* x, void* total, void* nan, void* workspace, ReduceTiling* tiling) {
     ReduceTiling t = *tiling;
-    return ascsim::launch("reduce_min_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_min_f32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("reduce_min_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_min_f32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(nan), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void reduce_max_i8(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+extern "C" void reduce_max_i8(GM_ADDR x, GM_ADDR total, GM_ADDR nan, GM_ADDR workspace, ReduceTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_reduce_max_i8(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_reduce_max_i8(uint32_t blockDim, void* stream, void* x, void* total, void* nan, void* workspace, ReduceTiling* tiling) {
     ReduceTiling t = *tiling;
-    return ascsim::launch("reduce_max_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_max_i8(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("reduce_max_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_max_i8(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(nan), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void reduce_min_i8(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+extern "C" void reduce_min_i8(GM_ADDR x, GM_ADDR total, GM_ADDR nan, GM_ADDR workspace, ReduceTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_reduce_min_i8(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_reduce_min_i8(uint32_t blockDim, void* stream, void* x, void* total, void* nan, void* workspace, ReduceTiling* tiling) {
     ReduceTiling t = *tiling;
-    return ascsim::launch("reduce_min_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_min_i8(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("reduce_min_i8", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_min_i8(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(nan), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void reduce_max_i32(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+extern "C" void reduce_max_i32(GM_ADDR x, GM_ADDR total, GM_ADDR nan, GM_ADDR workspace, ReduceTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_reduce_max_i32(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_reduce_max_i32(uint32_t blockDim, void* stream, void* x, void* total, void* nan, void* workspace, ReduceTiling* tiling) {
     ReduceTiling t = *tiling;
-    return ascsim::launch("reduce_max_i32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_max_i32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("reduce_max_i32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_max_i32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(nan), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void reduce_min_i32(GM_ADDR x, GM_ADDR total, GM_ADDR workspace, ReduceTiling tiling);
+extern "C" void reduce_min_i32(GM_ADDR x, GM_ADDR total, GM_ADDR nan, GM_ADDR workspace, ReduceTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_reduce_min_i32(uint32_t blockDim, void* stream, void* x, void* total, void* workspace, ReduceTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_reduce_min_i32(uint32_t blockDim, void* stream, void* x, void* total, void* nan, void* workspace, ReduceTiling* tiling) {
     ReduceTiling t = *tiling;
-    return ascsim::launch("reduce_min_i32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_min_i32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("reduce_min_i32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { reduce_min_i32(static_cast<GM_ADDR>(x), static_cast<GM_ADDR>(total), static_cast<GM_ADDR>(nan), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void opscan_sum_f16(GM_ADDR x, GM_ADDR y, GM_ADDR totals, GM_ADDR workspace, OpScanTiling tiling);

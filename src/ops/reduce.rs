@@ -65,15 +65,14 @@ fn blocking<T: ScanInput>(device: &Device, x: &DeviceBuffer<T>, op: ScanOp) -> R
 }
 
 /// The plan of a reduction and the workspace it carves: the kernel's (one
-/// 32-byte partial slot per core, then for max/min one NaN slot per core),
-/// zeroed before each launch.
+/// 32-byte partial slot per core).
 struct ReducePlan {
     plan: algos::LaunchPlan<algos::ReduceTiling>,
     layout: Layout,
     kernel: Part,
-    /// Byte offset and size of the NaN slots in the kernel's workspace (max
-    /// and min of float input only).
-    nan: Option<(usize, usize)>,
+    /// Bytes of the NaN slots the kernel writes into the result (max and
+    /// min of float input only; one 32-byte slot per launched core).
+    nan_bytes: Option<usize>,
 }
 
 impl ReducePlan {
@@ -106,25 +105,22 @@ impl ReducePlan {
                 algo.plan(device.profile(), n as u64)?
             }
         };
-        let cores = plan.block_dim as usize;
-        let nan = (max_min(op).is_some() && has_nan::<T>()).then_some((
-            algos::ReduceMaxMin::nan_slots_offset(plan.block_dim) as usize,
-            cores * 32,
-        ));
+        let nan_bytes =
+            (max_min(op).is_some() && has_nan::<T>()).then_some(plan.block_dim as usize * 32);
         let mut layout = Layout::default();
         let kernel = layout.add(plan.workspace_bytes as usize);
         Ok(Some(ReducePlan {
             plan,
             layout,
             kernel,
-            nan,
+            nan_bytes,
         }))
     }
 }
 
 /// The result of a [`reduce_on`], left on the device: the total and, for
-/// max and min of float input, the kernel's per-core NaN slots, copied (device to
-/// device, on the stream) into small buffers of this handle;
+/// max and min of float input, the kernel's per-core NaN slots, both
+/// written by the kernel into small buffers of this handle;
 /// [`ReduceResult::download`] reads them after the stream is synchronised.
 /// Make one per stream with [`ReduceResult::new`] and reuse it: a loop then
 /// allocates nothing.
@@ -218,9 +214,9 @@ pub fn reduce_workspace_bytes<T: ScanInput>(
 }
 
 /// The stream-ordered [`reduce`]: enqueues `op` over all elements of `x` on
-/// `stream` and returns at once, the total going to `result` (and, for f16
-/// max and min, the kernel's NaN slots: both copied device to device on the
-/// stream); [`ReduceResult::download`] gives what [`reduce`] returns, after
+/// `stream` and returns at once, the total going to `result` (and, for
+/// max and min of float input, the kernel's NaN slots);
+/// [`ReduceResult::download`] gives what [`reduce`] returns, after
 /// the stream is synchronised. `workspace` must hold
 /// [`reduce_workspace_bytes`]. No allocation, no host synchronisation; an
 /// empty `x` enqueues nothing (the result then holds the identity).
@@ -247,13 +243,13 @@ pub fn reduce_on<T: ScanInput>(
         mut plan,
         layout,
         kernel,
-        nan,
+        nan_bytes,
     }) = ReducePlan::new::<T>(stream.device(), x.len(), op)?
     else {
         result.last = Last::Value(T::Acc::identity(op));
         return Ok(());
     };
-    if let Some((_, bytes)) = nan {
+    if let Some(bytes) = nan_bytes {
         if result.nan.len() < bytes {
             return Err(Error::InvalidArgument {
                 name: "result",
@@ -265,25 +261,29 @@ pub fn reduce_on<T: ScanInput>(
         }
     }
     workspace.check(stream, &layout)?;
-    let args = runtime::ReduceArgs {
-        x: x.ptr(),
-        total: result.total.ptr(),
-        workspace: workspace.at(kernel),
-    };
+    let (x_ptr, total, scratch) = (x.ptr(), result.total.ptr(), workspace.at(kernel));
     let uses: [&dyn Uses; 4] = [x, &result.total, &result.nan, &*workspace];
-    stream.with_queue(&uses, |s| {
-        runtime::launch(s, &mut plan, args)?;
-        match nan {
-            Some((offset, bytes)) => s.copy_device(
-                result.nan.ptr(),
-                workspace.at(kernel).wrapping_byte_add(offset),
-                bytes,
-            ),
-            None => Ok(()),
+    stream.with_queue(&uses, |s| match max_min(op) {
+        None => {
+            let args = runtime::ReduceArgs {
+                x: x_ptr,
+                total,
+                workspace: scratch,
+            };
+            runtime::launch(s, &mut plan, args)
+        }
+        Some(_) => {
+            let args = runtime::ReduceMaxMinArgs {
+                x: x_ptr,
+                total,
+                nan: result.nan.ptr(),
+                workspace: scratch,
+            };
+            runtime::launch(s, &mut plan, args)
         }
     })?;
     result.last = Last::Device {
-        nan_bytes: nan.map_or(0, |(_, bytes)| bytes),
+        nan_bytes: nan_bytes.unwrap_or(0),
     };
     Ok(())
 }

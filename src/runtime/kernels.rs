@@ -220,16 +220,16 @@ extern "C" {
     fn aclrtlaunch_reduce_sum_f16(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
     fn aclrtlaunch_reduce_sum_bf16(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
     fn aclrtlaunch_reduce_sum_i8(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
-    fn aclrtlaunch_reduce_max_f16(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
-    fn aclrtlaunch_reduce_min_f16(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
-    fn aclrtlaunch_reduce_max_bf16(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
-    fn aclrtlaunch_reduce_min_bf16(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
-    fn aclrtlaunch_reduce_max_f32(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
-    fn aclrtlaunch_reduce_min_f32(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
-    fn aclrtlaunch_reduce_max_i8(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
-    fn aclrtlaunch_reduce_min_i8(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
-    fn aclrtlaunch_reduce_max_i32(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
-    fn aclrtlaunch_reduce_min_i32(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_max_f16(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, nan: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_min_f16(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, nan: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_max_bf16(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, nan: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_min_bf16(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, nan: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_max_f32(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, nan: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_min_f32(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, nan: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_max_i8(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, nan: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_min_i8(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, nan: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_max_i32(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, nan: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
+    fn aclrtlaunch_reduce_min_i32(block_dim: u32, stream: *mut c_void, x: Gm, total: Gm, nan: Gm, workspace: Gm, tiling: *mut algos::ReduceTiling) -> u32;
     fn aclrtlaunch_opscan_sum_f16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_opscan_sum_bf16(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
     fn aclrtlaunch_opscan_sum_i8(block_dim: u32, stream: *mut c_void, x: Gm, y: Gm, totals: Gm, workspace: Gm, tiling: *mut algos::OpScanTiling) -> u32;
@@ -415,16 +415,6 @@ const REDUCE: &[Entry<ReduceFn>] = &[
     Entry { name: "reduce_sum_f16", symbol: "aclrtlaunch_reduce_sum_f16", f: aclrtlaunch_reduce_sum_f16 },
     Entry { name: "reduce_sum_bf16", symbol: "aclrtlaunch_reduce_sum_bf16", f: aclrtlaunch_reduce_sum_bf16 },
     Entry { name: "reduce_sum_i8", symbol: "aclrtlaunch_reduce_sum_i8", f: aclrtlaunch_reduce_sum_i8 },
-    Entry { name: "reduce_max_f16", symbol: "aclrtlaunch_reduce_max_f16", f: aclrtlaunch_reduce_max_f16 },
-    Entry { name: "reduce_min_f16", symbol: "aclrtlaunch_reduce_min_f16", f: aclrtlaunch_reduce_min_f16 },
-    Entry { name: "reduce_max_bf16", symbol: "aclrtlaunch_reduce_max_bf16", f: aclrtlaunch_reduce_max_bf16 },
-    Entry { name: "reduce_min_bf16", symbol: "aclrtlaunch_reduce_min_bf16", f: aclrtlaunch_reduce_min_bf16 },
-    Entry { name: "reduce_max_f32", symbol: "aclrtlaunch_reduce_max_f32", f: aclrtlaunch_reduce_max_f32 },
-    Entry { name: "reduce_min_f32", symbol: "aclrtlaunch_reduce_min_f32", f: aclrtlaunch_reduce_min_f32 },
-    Entry { name: "reduce_max_i8", symbol: "aclrtlaunch_reduce_max_i8", f: aclrtlaunch_reduce_max_i8 },
-    Entry { name: "reduce_min_i8", symbol: "aclrtlaunch_reduce_min_i8", f: aclrtlaunch_reduce_min_i8 },
-    Entry { name: "reduce_max_i32", symbol: "aclrtlaunch_reduce_max_i32", f: aclrtlaunch_reduce_max_i32 },
-    Entry { name: "reduce_min_i32", symbol: "aclrtlaunch_reduce_min_i32", f: aclrtlaunch_reduce_min_i32 },
 ];
 
 /// The GM pointers of the Reduce kernels (ReduceTiling), by name.
@@ -446,6 +436,47 @@ impl Launch for ReduceArgs {
         // launch stub copies the struct) and has the C layout of
         // ReduceTiling (pinned by its derive on both sides).
         let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.total, self.workspace, &mut plan.tiling) };
+        stream.backend.launched(e.symbol, rc)
+    }
+}
+
+/// `aclrtlaunch_<kernel>` of the ReduceMaxMin kernels.
+type ReduceMaxMinFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, *mut algos::ReduceTiling) -> u32;
+
+/// The ReduceMaxMin kernels: the simulator's entries.
+const REDUCEMAXMIN: &[Entry<ReduceMaxMinFn>] = &[
+    Entry { name: "reduce_max_f16", symbol: "aclrtlaunch_reduce_max_f16", f: aclrtlaunch_reduce_max_f16 },
+    Entry { name: "reduce_min_f16", symbol: "aclrtlaunch_reduce_min_f16", f: aclrtlaunch_reduce_min_f16 },
+    Entry { name: "reduce_max_bf16", symbol: "aclrtlaunch_reduce_max_bf16", f: aclrtlaunch_reduce_max_bf16 },
+    Entry { name: "reduce_min_bf16", symbol: "aclrtlaunch_reduce_min_bf16", f: aclrtlaunch_reduce_min_bf16 },
+    Entry { name: "reduce_max_f32", symbol: "aclrtlaunch_reduce_max_f32", f: aclrtlaunch_reduce_max_f32 },
+    Entry { name: "reduce_min_f32", symbol: "aclrtlaunch_reduce_min_f32", f: aclrtlaunch_reduce_min_f32 },
+    Entry { name: "reduce_max_i8", symbol: "aclrtlaunch_reduce_max_i8", f: aclrtlaunch_reduce_max_i8 },
+    Entry { name: "reduce_min_i8", symbol: "aclrtlaunch_reduce_min_i8", f: aclrtlaunch_reduce_min_i8 },
+    Entry { name: "reduce_max_i32", symbol: "aclrtlaunch_reduce_max_i32", f: aclrtlaunch_reduce_max_i32 },
+    Entry { name: "reduce_min_i32", symbol: "aclrtlaunch_reduce_min_i32", f: aclrtlaunch_reduce_min_i32 },
+];
+
+/// The GM pointers of the ReduceMaxMin kernels (ReduceTiling), by name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReduceMaxMinArgs {
+    pub(crate) x: Gm,
+    pub(crate) total: Gm,
+    pub(crate) nan: Gm,
+    pub(crate) workspace: Gm,
+}
+
+impl Launch for ReduceMaxMinArgs {
+    type Tiling = algos::ReduceTiling;
+    fn launch(self, stream: StreamRef, plan: &mut algos::LaunchPlan<Self::Tiling>) -> Result<()> {
+        let e = stream.backend.kernel(REDUCEMAXMIN, &plan.kernel)?;
+        // SAFETY: `e.f` has the kernel's C signature (the simulator's static
+        // entry, or the same symbol of a loaded kernel library built from the
+        // same kernels/ sources); the pointers are live device allocations
+        // sized for the plan; the tiling pointer is valid for the call (the
+        // launch stub copies the struct) and has the C layout of
+        // ReduceTiling (pinned by its derive on both sides).
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.x, self.total, self.nan, self.workspace, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

@@ -6,7 +6,8 @@
 use ascend_scan::{
     compress_on, compress_with, compress_workspace_bytes, copy, copy_on, reduce, reduce_on,
     reduce_workspace_bytes, split_on, split_with, split_workspace_bytes, CompressOptions, Device,
-    DeviceBuffer, Error, ReduceResult, ScanInput, ScanOp, Soc, SplitCount, SplitOptions, Workspace,
+    DeviceBuffer, Error, ReduceResult, ScanInput, ScanOp, Soc, SplitCount, SplitOptions, Task,
+    Workspace,
 };
 use half::{bf16, f16};
 use testkit::check::{nan_max, nan_min, same};
@@ -238,6 +239,43 @@ fn reduce_on_matches_reduce_and_the_reference() {
                 assert!(same(f64::from(blocking), want), "f16 {op:?} n={n} blocking");
             }
         }
+    }
+}
+
+/// One `ReduceResult` reused: a long f16 max whose NaN only the last core
+/// sees reports NaN, and the one-core call after it reports its own
+/// maximum (it reads back only the slot its launch wrote). Each call is one
+/// kernel and no other stream task (the kernel writes the NaN slots
+/// straight into the result).
+#[test]
+fn reduce_on_reuses_its_result_and_runs_one_task() {
+    let dev = Device::simulated(Soc::default()).unwrap();
+    let stream = dev.create_stream().unwrap();
+    let cores = dev.profile().vector_cores as usize;
+    let n = cores * 4096 + 3;
+    let mut long = f16_data(n, 31);
+    long[n - 1] = f16::NAN;
+    let short = [f16::from_f32(-2.5), f16::from_f32(7.25), f16::from_f32(1.0)];
+    let bytes = reduce_workspace_bytes::<f16>(&dev, n, ScanOp::Max).unwrap();
+    let mut ws = Workspace::new(&dev, bytes).unwrap();
+    let mut result = ReduceResult::<f16>::new(&dev).unwrap();
+    for (xs, want) in [
+        (&long[..], f32::NAN),
+        (&short[..], 7.25),
+        (&long[..], f32::NAN),
+    ] {
+        let x = dev.upload(xs).unwrap();
+        dev.take_reports();
+        reduce_on(&stream, &x, ScanOp::Max, &mut result, &mut ws).unwrap();
+        stream.synchronize().unwrap();
+        let tasks: Vec<_> = dev.take_reports().iter().map(|r| r.task).collect();
+        assert_eq!(tasks, [Task::Kernel], "n={}", xs.len());
+        let got = result.download().unwrap();
+        assert!(
+            same(f64::from(got), f64::from(want)),
+            "n={}: {got}",
+            xs.len()
+        );
     }
 }
 

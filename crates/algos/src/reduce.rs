@@ -111,24 +111,16 @@ impl ReduceMaxMin {
         Ok(ReduceMaxMin { dtype, op })
     }
 
-    /// Same split as the sum; the workspace holds one 32-byte partial slot
-    /// per vector core, then, from [`ReduceMaxMin::nan_slots_offset`], one
-    /// 32-byte NaN slot per core (float inputs, 16 i16 lanes: for f16 and
+    /// Same split and workspace as the sum (one 32-byte partial slot per
+    /// vector core). Float inputs also write one 32-byte NaN slot per
+    /// launched core into the `nan` argument (16 i16 lanes: for f16 and
     /// bf16 the largest `bits & 0x7fff` the core saw, NaN above the bits of
-    /// +inf; for f32 its NaN marks OR-ed, NaN if any is set).
+    /// +inf; for f32 its NaN marks OR-ed, NaN if any is set); integer
+    /// inputs leave it untouched.
     pub fn plan(&self, soc: &SocProfile, n: u64) -> Result<LaunchPlan<ReduceTiling>, AlgoError> {
         let mut plan = ReduceSum { dtype: self.dtype }.plan(soc, n)?;
         plan.kernel = self.name();
-        plan.workspace_bytes =
-            Self::nan_slots_offset(plan.block_dim) + u64::from(plan.block_dim) * 32;
         Ok(plan)
-    }
-
-    /// Byte offset of the NaN slots in the workspace of a launch on `cores`
-    /// vector cores: after the partial slots, on a 64-byte boundary (the
-    /// host copies them out with `aclrtMemcpyAsync`, which needs one).
-    pub fn nan_slots_offset(cores: u32) -> u64 {
-        (u64::from(cores) * 32).next_multiple_of(64)
     }
 }
 
@@ -140,10 +132,13 @@ impl Kernel for ReduceMaxMin {
         KernelType::MixAiv1_0
     }
     fn gm_params(&self) -> &'static [&'static str] {
-        &["x", "total", "workspace"]
+        &["x", "total", "nan", "workspace"]
     }
     fn tiling_type(&self) -> crate::TilingType {
         crate::TilingType::of::<ReduceTiling>()
+    }
+    fn family(&self) -> String {
+        "ReduceMaxMin".into()
     }
     fn render(&self) -> Result<String, askama::Error> {
         render_reduce(self, self.dtype, self.op)

@@ -151,9 +151,9 @@ pub fn scan_workspace_bytes<T: ScanInput>(
     options: ScanOptions,
 ) -> Result<usize> {
     let plan = ScanPlan::new::<T>(device, rows, n, options)?;
-    if let Kernels::Cube { constants, .. } = &plan.kernel {
-        if !constants.is_empty() {
-            device.constant(constants)?;
+    if let Kernels::Cube(cube) = &plan.kernel {
+        if !cube.constants.is_empty() {
+            device.constant(&cube.constants)?;
         }
     }
     Ok(plan.layout.bytes())
@@ -195,8 +195,8 @@ pub fn scan_on<'a, T: ScanInput>(
     }
     workspace.check(stream, &plan.layout)?;
     let constants = match &plan.kernel {
-        Kernels::Cube { constants, .. } if !constants.is_empty() => {
-            stream.device().constant(constants)?.cast_mut()
+        Kernels::Cube(cube) if !cube.constants.is_empty() => {
+            stream.device().constant(&cube.constants)?.cast_mut()
         }
         _ => std::ptr::null_mut(),
     };
@@ -221,9 +221,9 @@ pub fn scan_on<'a, T: ScanInput>(
         // of the scratch and the slots are written before they are read
         // (the simulator poisons fresh device memory, so the tests would see
         // a kernel that relied on them being zero).
-        if let Kernels::Cube { zeroed, .. } = &plan.kernel {
-            if *zeroed > 0 {
-                s.zero(scratch, *zeroed)?;
+        if let Kernels::Cube(cube) = &plan.kernel {
+            if cube.zeroed > 0 {
+                s.zero(scratch, cube.zeroed)?;
             }
         }
         let row_io = |r: usize| RowIo {
@@ -242,12 +242,12 @@ pub fn scan_on<'a, T: ScanInput>(
                 };
                 runtime::launch(s, p, args)?;
             }
-            Kernels::Cube { launch, .. } => {
-                if launch.batched() {
-                    launch.run(s, row_io(0), constants, scratch)?;
+            Kernels::Cube(cube) => {
+                if cube.launch.batched() {
+                    cube.launch.run(s, row_io(0), constants, scratch)?;
                 } else {
                     for r in 0..rows {
-                        launch.run(s, row_io(r), constants, scratch)?;
+                        cube.launch.run(s, row_io(r), constants, scratch)?;
                     }
                 }
             }
@@ -350,14 +350,8 @@ enum Kernels {
     Empty,
     /// OPSCAN on the vector cores (max, min, and `VectorScan` sums).
     Vector(algos::LaunchPlan<algos::OpScanTiling>),
-    /// A cube scan (or VECCUMSUM) with its constant matrices (uploaded once
-    /// per device; none for VECCUMSUM) and the bytes at the start of its
-    /// workspace that are zeroed before it runs.
-    Cube {
-        launch: CubeLaunch,
-        constants: Vec<u8>,
-        zeroed: usize,
-    },
+    /// A cube scan (or VECCUMSUM).
+    Cube(CubePlan),
 }
 
 /// A scan's launches and its workspace: the kernels' scratch and one total
@@ -422,12 +416,8 @@ impl ScanPlan {
                 match cube_plan::<T>(device, rows, n, options)? {
                     None => (Kernels::Empty, 0, acc),
                     Some(cube) => {
-                        let kernel = Kernels::Cube {
-                            launch: cube.launch,
-                            constants: cube.constants,
-                            zeroed: cube.zeroed,
-                        };
-                        (kernel, cube.workspace_bytes, 32)
+                        let bytes = cube.workspace_bytes;
+                        (Kernels::Cube(cube), bytes, 32)
                     }
                 }
             };
@@ -453,7 +443,8 @@ impl ScanPlan {
 /// A planned cube scan (or VECCUMSUM).
 struct CubePlan {
     launch: CubeLaunch,
-    /// The kernel's constant matrices (empty for VECCUMSUM).
+    /// The kernel's constant matrices, uploaded once per device (empty for
+    /// VECCUMSUM).
     constants: Vec<u8>,
     /// Bytes at the start of the workspace to zero before the launch.
     zeroed: usize,

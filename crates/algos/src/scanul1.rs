@@ -159,8 +159,9 @@ impl ScanUL1 {
 
     /// Bytes at the start of the workspace that the host zeroes before every
     /// launch: the row sums, of which a partial first tile writes only its
-    /// valid rows while the carries' matmul reads all s (a finite 0 times
-    /// U-'s zeros below the diagonal).
+    /// valid rows while the carries' matmul reads all s (times U-'s zeros
+    /// below the diagonal: a NaN or infinity left there would make the
+    /// tile's carries NaN and send it down the vector side's rescan).
     pub fn zeroed_workspace_bytes(&self) -> u64 {
         MAX_CORES * u64::from(self.s) * 4
     }

@@ -170,7 +170,8 @@ private:
 // The check: each vector core takes a range of segments in chunks of kRows
 // and checks that their entries never decrease (FirstDecrease, exact in
 // int32); core 0 also reads the first and the last entry. A core reports into
-// its 32-byte slot of `check` (zeroed by the host): word 0 = 1 + the index of
+// its 32-byte slot of `check` (every launched core writes its own, so the
+// host needs no zeroing before the launch): word 0 = 1 + the index of
 // its first decreasing entry (0 for none), words 1 and 2 that entry and its
 // predecessor; core 0: word 3 = 1 (ran), words 4 and 5 the first and the last
 // entry, words 6 and 7 n and the index of the last entry.
@@ -346,25 +347,23 @@ __aicore__ inline void SegFlags(GM_ADDR offsets, GM_ADDR flags, GM_ADDR check, c
         }
     }
 
-    if (bad >= 0 || core == 0) {
-        int32_t firstEntry = 0, lastEntry = 0;
-        if (core == 0) {
-            firstEntry = gOff.GetValue(0);
-            lastEntry = gOff.GetValue(t.entries - 1);
-        }
-        LocalTensor<int32_t> slot = bufSlot.Get<int32_t>();
-        PipeBarrier<PIPE_ALL>();
-        slot.SetValue(0, static_cast<int32_t>(bad + 1));
-        slot.SetValue(1, badValue);
-        slot.SetValue(2, badPrev);
-        slot.SetValue(3, core == 0 ? 1 : 0);
-        slot.SetValue(4, firstEntry);
-        slot.SetValue(5, lastEntry);
-        slot.SetValue(6, core == 0 ? static_cast<int32_t>(t.n) : 0);
-        slot.SetValue(7, core == 0 ? static_cast<int32_t>(t.entries - 1) : 0);
-        PipeSync<HardEvent::S_MTE3>();
-        DataCopy(gSlot, slot, 8);
+    int32_t firstEntry = 0, lastEntry = 0;
+    if (core == 0) {
+        firstEntry = gOff.GetValue(0);
+        lastEntry = gOff.GetValue(t.entries - 1);
     }
+    LocalTensor<int32_t> slot = bufSlot.Get<int32_t>();
+    PipeBarrier<PIPE_ALL>();
+    slot.SetValue(0, static_cast<int32_t>(bad + 1));
+    slot.SetValue(1, badValue);
+    slot.SetValue(2, badPrev);
+    slot.SetValue(3, core == 0 ? 1 : 0);
+    slot.SetValue(4, firstEntry);
+    slot.SetValue(5, lastEntry);
+    slot.SetValue(6, core == 0 ? static_cast<int32_t>(t.n) : 0);
+    slot.SetValue(7, core == 0 ? static_cast<int32_t>(t.entries - 1) : 0);
+    PipeSync<HardEvent::S_MTE3>();
+    DataCopy(gSlot, slot, 8);
 }
 
 // The segments' sums from y, the inclusive segmented scan: sums[k] =

@@ -210,7 +210,7 @@ pub fn segmented_extrema_on<T: ExtremaValue>(
         records,
     } = ExtremaPlan::new::<T>(stream.device(), x.len(), segments, extreme)?;
     workspace.check(stream, &layout)?;
-    check.reset(stream)?;
+    check.start();
     check.enqueue_offsets(stream, offsets, check_plan)?;
     let Some(mut extrema) = extrema else {
         return Ok(());

@@ -429,19 +429,19 @@ impl FlagsPlan {
             .transpose()
     }
 
-    /// Enqueues the launch (after [`SegmentCheck::reset`]); the flags.
+    /// Enqueues the launch (its check slots go to `check`); the flags.
     fn enqueue(
         mut self,
         stream: &Stream,
         offsets: &DeviceBuffer<i32>,
-        check: &SegmentCheck,
+        check: &mut SegmentCheck,
         workspace: &Workspace,
     ) -> Result<DeviceBuffer<i8>> {
         let flags = workspace.buffer::<i8>(self.flags);
         let args = runtime::SegFlagsArgs {
             offsets: offsets.ptr(),
             flags: flags.ptr(),
-            check: check.offsets_slots(),
+            check: check.offsets_slots(&self.plan)?,
         };
         stream.with_queue(&[offsets, &check.slots, workspace], |s| {
             runtime::launch(s, &mut self.plan, args)
@@ -460,11 +460,8 @@ fn flags_of_offsets(
     let mut layout = Layout::default();
     let plan = FlagsPlan::new(device, n, offsets.len(), &mut layout)?;
     let workspace = Workspace::new(device, layout.bytes())?;
-    let check = SegmentCheck::new(device)?;
-    let flags = device.blocking(|s| {
-        check.reset(s)?;
-        plan.enqueue(s, offsets, &check, &workspace)
-    })?;
+    let mut check = SegmentCheck::new(device)?;
+    let flags = device.blocking(|s| plan.enqueue(s, offsets, &mut check, &workspace))?;
     check.download()?;
     Ok(flags)
 }
@@ -476,9 +473,9 @@ struct SegScanPlan {
     constants: Vec<u8>,
     layout: Layout,
     scratch: Part,
-    /// Bytes of the kernel's check slots (written straight into the
-    /// [`SegmentCheck`], which the caller has reset).
-    check_bytes: usize,
+    /// Words of the kernel's check slots (written straight into the
+    /// [`SegmentCheck`]).
+    check_words: usize,
 }
 
 impl SegScanPlan {
@@ -492,18 +489,17 @@ impl SegScanPlan {
         let plan = algo.plan(device.profile(), n as u64, exclusive)?;
         let mut layout = Layout::default();
         let scratch = layout.add(plan.workspace_bytes as usize);
-        let check_bytes = algos::SegScan::check_slots(&plan) * algos::SegScan::CHECK_SLOT_WORDS * 4;
+        let check_words = algos::SegScan::check_slots(&plan) * algos::SegScan::CHECK_SLOT_WORDS;
         Ok(SegScanPlan {
             plan,
             constants: algo.constants(),
             layout,
             scratch,
-            check_bytes,
+            check_words,
         })
     }
 
-    /// Enqueues the launch; the check slots go to `check` (after
-    /// [`SegmentCheck::reset`]).
+    /// Enqueues the launch; the check slots go to `check`.
     fn enqueue<T: SegmentedSumInput>(
         mut self,
         stream: &Stream,
@@ -514,12 +510,7 @@ impl SegScanPlan {
         workspace: &mut Workspace,
     ) -> Result<()> {
         workspace.check(stream, &self.layout)?;
-        if check.scan_words * 4 < self.check_bytes {
-            return Err(Error::InvalidArgument {
-                name: "check",
-                reason: "made for another device profile".into(),
-            });
-        }
+        check.use_scan_words(self.check_words)?;
         let constants = stream.device().constant(&self.constants)?;
         let scratch = workspace.at(self.scratch);
         let args = runtime::SegScanArgs {
@@ -540,12 +531,18 @@ impl SegScanPlan {
 /// smallest and largest flag each core saw; with offsets, SegFlags: the
 /// first decreasing entry each core found, the first and the last entry),
 /// written by the kernels on the device. Made once per device and reused;
-/// `download` after the stream is synchronised.
+/// `download` after the stream is synchronised. Every launched core writes
+/// its own slot, so a call needs no zeroing task: the check remembers how
+/// many slots the last call's launches write and reads only those.
 #[derive(Debug)]
 pub struct SegmentCheck {
     slots: DeviceBuffer<i32>,
     /// Words of the SEGSCAN slots, at the start; the offsets' slots follow.
     scan_words: usize,
+    /// Words the last call's SEGSCAN launch writes (0: none).
+    scan_used: usize,
+    /// Words the last call's SegFlags launch writes (0: none).
+    offsets_used: usize,
 }
 
 impl SegmentCheck {
@@ -559,25 +556,44 @@ impl SegmentCheck {
         Ok(SegmentCheck {
             slots: device.alloc_zeroed(scan_words + offsets_words)?,
             scan_words,
+            scan_used: 0,
+            offsets_used: 0,
         })
     }
 
-    /// Zeroes the slots on `stream`, before the launches that fill them.
-    pub(crate) fn reset(&self, stream: &Stream) -> Result<()> {
-        stream.with_queue(&[&self.slots], |s| {
-            s.zero(self.slots.ptr(), self.slots.bytes())
-        })
+    /// Starts a call: no launch of it has written a slot yet.
+    pub(crate) fn start(&mut self) {
+        self.scan_used = 0;
+        self.offsets_used = 0;
     }
 
-    /// The device address of the offsets' slots.
-    fn offsets_slots(&self) -> *mut std::ffi::c_void {
-        self.slots.ptr_at(self.scan_words)
+    /// Records that this call's SEGSCAN launch writes `words` words of slots.
+    fn use_scan_words(&mut self, words: usize) -> Result<()> {
+        if words > self.scan_words {
+            return Err(profile_mismatch());
+        }
+        self.scan_used = words;
+        Ok(())
+    }
+
+    /// The device address of the offsets' slots, which `plan`'s launch
+    /// (SegFlags, one slot per launched core) writes in this call.
+    fn offsets_slots(
+        &mut self,
+        plan: &algos::LaunchPlan<algos::SegFlagsTiling>,
+    ) -> Result<*mut std::ffi::c_void> {
+        let words = plan.block_dim as usize * algos::SegFlags::SLOT_WORDS;
+        if self.scan_words + words > self.slots.len() {
+            return Err(profile_mismatch());
+        }
+        self.offsets_used = words;
+        Ok(self.slots.ptr_at(self.scan_words))
     }
 
     /// Enqueues the check of `offsets` alone (a SegFlags plan without flags,
-    /// [`algos::SegFlags::plan_check`]), after [`SegmentCheck::reset`].
+    /// [`algos::SegFlags::plan_check`]).
     pub(crate) fn enqueue_offsets(
-        &self,
+        &mut self,
         stream: &Stream,
         offsets: &DeviceBuffer<i32>,
         mut plan: algos::LaunchPlan<algos::SegFlagsTiling>,
@@ -585,7 +601,7 @@ impl SegmentCheck {
         let args = runtime::SegFlagsArgs {
             offsets: offsets.ptr(),
             flags: offsets.ptr(), // never written: no element range
-            check: self.offsets_slots(),
+            check: self.offsets_slots(&plan)?,
         };
         stream.with_queue(&[offsets, &self.slots], |s| {
             runtime::launch(s, &mut plan, args)
@@ -598,7 +614,10 @@ impl SegmentCheck {
     pub fn download(&self) -> Result<()> {
         let slots = self.slots.download()?;
         let (scan, offsets) = slots.split_at(self.scan_words);
-        check_offsets_slots(offsets)?;
+        if self.offsets_used > 0 {
+            check_offsets_slots(&offsets[..self.offsets_used])?;
+        }
+        let scan = &scan[..self.scan_used];
         for slot in scan.chunks_exact(algos::SegScan::CHECK_SLOT_WORDS) {
             if let Some(&bad) = slot[..2].iter().find(|&&f| !(0..=1).contains(&f)) {
                 return Err(Error::InvalidArgument {
@@ -608,6 +627,14 @@ impl SegmentCheck {
             }
         }
         Ok(())
+    }
+}
+
+/// The error of a [`SegmentCheck`] used with another device profile.
+fn profile_mismatch() -> Error {
+    Error::InvalidArgument {
+        name: "check",
+        reason: "made for another device profile".into(),
     }
 }
 
@@ -622,9 +649,6 @@ fn check_offsets_slots(slots: &[i32]) -> Result<()> {
     };
     let words = algos::SegFlags::SLOT_WORDS;
     let head = &slots[..words];
-    if head[3] != 1 {
-        return Ok(()); // no offsets were checked
-    }
     let (first, last, n, last_index) = (head[4], head[5], head[6], head[7]);
     if first != 0 {
         return bad(format!("offsets[0] = {first}, expected 0"));
@@ -701,7 +725,7 @@ impl ScanOnPlan {
 }
 
 /// The flags of a stream-ordered call: the given ones, or those SegFlags
-/// makes from the offsets (enqueued here, after `check` is reset).
+/// makes from the offsets (enqueued here). Starts `check`'s call.
 fn enqueue_flags<'a>(
     stream: &Stream,
     segments: Segments<'a>,
@@ -709,7 +733,7 @@ fn enqueue_flags<'a>(
     check: &mut SegmentCheck,
     workspace: &Workspace,
 ) -> Result<FlagsRef<'a>> {
-    check.reset(stream)?;
+    check.start();
     match (segments, plan) {
         (Segments::Flags(f), _) => Ok(FlagsRef::Given(f)),
         (Segments::Offsets(o), Some(plan)) => {

@@ -767,7 +767,8 @@ fn segmented_scan_on_is_exact_for_i8_and_checks_its_flags() {
     );
     // The kernel writes its flag ranges into the check itself: a bad flag
     // that one of the last cores of a long call found is gone for the next,
-    // one-core call with the same check (every call resets it first).
+    // one-core call with the same check (a call reads only the slots its
+    // own launches write).
     let n = 100_000;
     let mut long = vec![0i8; n];
     long[n - 10] = 3;
@@ -1296,10 +1297,38 @@ fn segmented_ops_on_take_offsets() {
             "{e}"
         );
     }
-    // The next call resets the check.
+    // The next call starts the check afresh, with no zeroing task: SegFlags
+    // and SEGSCAN are its only tasks.
+    dev.take_reports();
     segmented_scan_on(&s, &x, segs, scan_opts, &mut y, &mut check, &mut ws).unwrap();
     s.synchronize().unwrap();
+    let tasks: Vec<_> = dev.take_reports().iter().map(|r| r.task).collect();
+    assert_eq!(tasks, [Task::Kernel, Task::Kernel]);
     check.download().unwrap();
+    // A decrease only a late core of a long SegFlags launch sees, then a
+    // call with flags (no SegFlags launch) and one with offsets that one
+    // core checks: neither reads the stale slots.
+    let cores = dev.profile().vector_cores as i32;
+    let mut long: Vec<i32> = (0..=cores * 600).collect();
+    let k = long.len() - 5;
+    long[k] = long[k - 1] - 1;
+    *long.last_mut().unwrap() = n as i32;
+    let long = dev.upload(&long).unwrap();
+    let long_segs = Segments::Offsets(&long);
+    let long_bytes = segmented_scan_workspace_bytes::<i8>(&dev, n, long_segs, scan_opts).unwrap();
+    let mut ws = workspace(&dev, long_bytes.max(bytes));
+    let starts: Vec<i8> = (0..n).map(|i| i8::from(i % 100 == 0)).collect();
+    let starts = dev.upload(&starts).unwrap();
+    // Each round: the bad long offsets, then a call that must pass.
+    for good in [Segments::Flags(&starts), segs] {
+        segmented_scan_on(&s, &x, long_segs, scan_opts, &mut y, &mut check, &mut ws).unwrap();
+        s.synchronize().unwrap();
+        let e = check.download().unwrap_err().to_string();
+        assert!(e.contains(&format!("offsets[{k}]")), "{e}");
+        segmented_scan_on(&s, &x, good, scan_opts, &mut y, &mut check, &mut ws).unwrap();
+        s.synchronize().unwrap();
+        check.download().unwrap();
+    }
     // One sum per segment: a sums buffer of another length is named.
     let mut short = dev.alloc::<i32>(m - 1).unwrap();
     let e = segmented_sum_on(

@@ -79,8 +79,9 @@ pub const SEGENDS_SPARSE: u64 = 256;
 /// the flags of its range of elements (zeros, then a 1 at every entry that
 /// falls in the range, found by a binary search and written by the scalar
 /// unit: work per segment, not per element) and checks the pairs of entries
-/// of its range of segments. It reports into its slot of
-/// [`SegFlags::SLOT_WORDS`] int32 of `check`:
+/// of its range of segments. Every launched core writes its slot of
+/// [`SegFlags::SLOT_WORDS`] int32 of `check` (so `check` needs no zeroing
+/// before the launch):
 /// - word 0: 1 + the index of the first entry below its predecessor (0 for
 ///   none), words 1 and 2: that entry and its predecessor;
 /// - core 0 only: word 3 = 1 (the check ran), words 4 and 5: the first and

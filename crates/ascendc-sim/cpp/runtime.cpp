@@ -1739,7 +1739,7 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy) {
     // (instead of the zeros a fresh host page would give).
     // (The same bytes as ascsim::poison, a word at a time: p is 512-aligned
     // and usable a multiple of 32.)
-    std::fill_n(static_cast<uint32_t*>(p), usable / 4, 0x7fffffffu);
+    std::fill_n(static_cast<uint32_t*>(p), usable / 4, poison_word());
     Allocation a;
     a.base = static_cast<uint8_t*>(p);
     a.size = usable;

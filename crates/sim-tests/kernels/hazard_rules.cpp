@@ -4,6 +4,8 @@
 // accumulating into src1 with a repeat stride 0), and the poison of memory
 // a kernel never wrote or DataCopyPad left undefined.
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 #include "hazard_util.h"
 
@@ -194,6 +196,33 @@ SIMTEST(hz_poison_unwritten_ub_is_nan) {
     });
     auto y = io.y.download();
     for (uint32_t i = 0; i < 64; ++i) CHECK(std::isnan(y[i]));
+}
+
+// Unwritten UB and fresh device memory hold the poison word, ASCSIM_POISON
+// (hex) or 7FFFFFFF; tests/hazard.rs also runs this under another word.
+SIMTEST(hz_poison_is_the_poison_word) {
+    const char* env = std::getenv("ASCSIM_POISON");
+    const uint32_t want = env != nullptr && *env != '\0' ? static_cast<uint32_t>(std::strtoul(env, nullptr, 16))
+                                                           : 0x7fffffffu;
+    hz::Io io;
+    hz::aiv_ok("hz_poison_is_the_poison_word", [&] {
+        vt::Ub ub;
+        auto a = ub.at<float>(0, 64);
+        DataCopy(io.gy(), a, 64);
+    });
+    auto bits = [](float f) {
+        uint32_t u;
+        std::memcpy(&u, &f, 4);
+        return u;
+    };
+    auto y = io.y.download();
+    for (uint32_t i = 0; i < 64; ++i) CHECK_EQ(bits(y[i]), want);
+    void* fresh = nullptr;
+    CHECK_EQ(aclrtMalloc(&fresh, 256, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    std::vector<uint32_t> words(64);
+    aclrtMemcpy(words.data(), 256, fresh, 256, ACL_MEMCPY_DEVICE_TO_HOST);
+    aclrtFree(fresh);
+    for (uint32_t w : words) CHECK_EQ(w, want);
 }
 
 // Slot of 8 floats: left pad 1, data 3, right pad 2, dummy 2.

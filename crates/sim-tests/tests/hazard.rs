@@ -88,7 +88,30 @@ sim_tests::sim_test!(
     hz_overlap_accumulate_src1_legal,
     hz_overlap_accumulate_outside_exception,
     hz_poison_unwritten_ub_is_nan,
+    hz_poison_is_the_poison_word,
     hz_pad_without_is_pad_is_poison,
     hz_pad_with_is_pad_is_value,
     hz_pad_none_repeats_first_element,
 );
+
+/// `ASCSIM_POISON` sets the poison word: this test binary again, in a child
+/// process (the word is read once per process), under a finite one.
+#[test]
+fn poison_word_follows_ascsim_poison() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "hz_poison_is_the_poison_word",
+            "--test-threads=1",
+        ])
+        .env("ASCSIM_POISON", "3C003C00")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("1 passed"), "{text}");
+}

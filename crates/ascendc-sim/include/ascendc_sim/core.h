@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -283,12 +284,33 @@ void hz_event_release(int event, int id, EventOrigin who);
 int hz_event_fetch(int event);
 // Buffers of the TPipe, named in diagnostics.
 void hz_name_region(Mem m, uint64_t addr, uint64_t bytes, const std::string& name);
-// Poison for memory the docs leave undefined (fresh local memory, unrequested
-// DataCopyPad filler): bytes FF FF FF 7F by address, so that every aligned
-// float, half and bfloat16 in it is a NaN and every int32 is INT32_MAX or -1.
+// The 32-bit word that poisons memory the docs leave undefined, little-endian
+// by address: ASCSIM_POISON (hex), by default 7FFFFFFF (bytes FF FF FF 7F, so
+// that every aligned float, half and bfloat16 is a NaN and every int32 is
+// INT32_MAX or -1). CI also runs the kernel tests under a finite poison: a
+// NaN can hide a read of garbage behind a kernel's non-finite fallback, a
+// finite one cannot (docs/simulator.md).
+inline uint32_t poison_word() {
+    static const uint32_t word = [] {
+        const char* v = std::getenv("ASCSIM_POISON");
+        if (v == nullptr || *v == '\0') return 0x7fffffffu;
+        char* end = nullptr;
+        const unsigned long long w = std::strtoull(v, &end, 16);
+        if (*end != '\0' || w > 0xffffffffull) {
+            std::fprintf(stderr, "ASCSIM_POISON=%s: expected a 32-bit hex word such as 3C003C00\n", v);
+            std::abort();
+        }
+        return static_cast<uint32_t>(w);
+    }();
+    return word;
+}
+// Poisons memory the docs leave undefined (fresh local and device memory,
+// unrequested DataCopyPad filler) with poison_word().
 inline void poison(void* p, size_t bytes) {
+    const uint32_t word = poison_word();
     auto* b = static_cast<uint8_t*>(p);
-    for (size_t i = 0; i < bytes; ++i) b[i] = (reinterpret_cast<uintptr_t>(b + i) & 3) == 3 ? 0x7f : 0xff;
+    for (size_t i = 0; i < bytes; ++i)
+        b[i] = static_cast<uint8_t>(word >> (8 * (reinterpret_cast<uintptr_t>(b + i) & 3)));
 }
 // Whether the checker runs in this launch (ASCSIM_HAZARDS=0 turns it off).
 bool hz_enabled();

@@ -1198,7 +1198,7 @@ fn same_sums_as_blocking<T: ascend_scan::SegmentedSumInput<Acc = f32>>(
 /// Segments as offsets on a stream: checked and turned into flags on the
 /// device (no host round trip), scans and sums exact for i8 with empty
 /// segments summing to 0, nothing allocated after the first round; bad
-/// offsets are reported by the check, which a later call resets.
+/// offsets are reported by the check, and a later call reports its own.
 #[test]
 fn segmented_ops_on_take_offsets() {
     use ascend_scan::{segmented_sum_on, segmented_sum_workspace_bytes, SegSumOptions, SplitCount};
@@ -1484,4 +1484,118 @@ fn copy_tasks_are_reported_and_need_64_byte_boundaries() {
     assert!(e.to_string().contains("64-byte"), "{e}");
     drop(odd);
     drop(totals);
+}
+
+/// One call of a [`SegmentCheck`] sequence: a segmented scan or sum (i8
+/// values) over n elements, by flags or by offsets, good or with one bad
+/// entry at a random place.
+#[derive(Debug, Clone)]
+struct SegCall {
+    n: usize,
+    sum: bool,
+    by_offsets: bool,
+    /// Every `every`-th element starts a segment.
+    every: usize,
+    /// Where the bad entry goes, as a fraction of the segments: None for good.
+    bad_at: Option<f64>,
+    /// Whether the check is downloaded after this call.
+    download: bool,
+}
+
+fn seg_call() -> impl Strategy<Value = SegCall> {
+    (
+        1usize..60_000,
+        any::<bool>(),
+        any::<bool>(),
+        // Dense segmentations too: SegFlags checks more than 1984 segments
+        // on several cores.
+        prop_oneof![1usize..30, 30usize..3000],
+        proptest::option::of(0.0f64..1.0),
+        any::<bool>(),
+    )
+        .prop_map(|(n, sum, by_offsets, every, bad_at, download)| SegCall {
+            n,
+            // Sums by flags report a bad flag through their count instead.
+            sum: sum && by_offsets,
+            by_offsets,
+            every,
+            bad_at,
+            download,
+        })
+}
+
+impl SegCall {
+    /// Runs the call with `check` on `s`; whether its segments were bad.
+    fn run(&self, dev: &Device, s: &ascend_scan::Stream, check: &mut SegmentCheck) -> bool {
+        use ascend_scan::{
+            segmented_sum_on, segmented_sum_workspace_bytes, SegSumOptions, SplitCount,
+        };
+        let n = self.n;
+        let x = dev.upload(&testkit::data::i8_data(n, n as u64)).unwrap();
+        let mut flags: Vec<i8> = (0..n).map(|i| i8::from(i % self.every == 0)).collect();
+        let mut offsets: Vec<i32> = (0..n).step_by(self.every).map(|i| i as i32).collect();
+        offsets.push(n as i32);
+        let mut bad = false;
+        if let Some(at) = self.bad_at {
+            if self.by_offsets && offsets.len() >= 3 {
+                // A decrease at an inner entry (the ends stay right).
+                let k = 1 + (at * (offsets.len() - 2) as f64) as usize;
+                offsets[k] = offsets[k - 1] - 1;
+                bad = true;
+            } else if !self.by_offsets {
+                flags[(at * n as f64) as usize] = 2;
+                bad = true;
+            }
+        }
+        let (f, o) = (dev.upload(&flags).unwrap(), dev.upload(&offsets).unwrap());
+        let segments = if self.by_offsets {
+            Segments::Offsets(&o)
+        } else {
+            Segments::Flags(&f)
+        };
+        if self.sum {
+            let options = SegSumOptions::default();
+            let bytes = segmented_sum_workspace_bytes::<i8>(dev, n, segments, options).unwrap();
+            let mut ws = workspace(dev, bytes);
+            let mut sums = dev.alloc::<i32>(offsets.len() - 1).unwrap();
+            let mut count = SplitCount::new(dev, n).unwrap();
+            segmented_sum_on(
+                s, &x, segments, options, &mut sums, &mut count, check, &mut ws,
+            )
+            .unwrap();
+        } else {
+            let options = SegScanOptions::default();
+            let bytes = segmented_scan_workspace_bytes::<i8>(dev, n, segments, options).unwrap();
+            let mut ws = workspace(dev, bytes);
+            let mut y = dev.alloc::<i32>(n).unwrap();
+            segmented_scan_on(s, &x, segments, options, &mut y, check, &mut ws).unwrap();
+        }
+        bad
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..Default::default() })]
+
+    /// A reused [`SegmentCheck`] reports exactly the last call's segments,
+    /// whatever the calls before it launched (more cores, SegFlags or not,
+    /// bad entries) and whether or not they were downloaded.
+    #[test]
+    fn a_reused_segment_check_reports_the_last_call(calls in proptest::collection::vec(seg_call(), 1..5)) {
+        let dev = testkit::device();
+        let s = dev.create_stream().unwrap();
+        let mut check = SegmentCheck::new(&dev).unwrap();
+        let last = calls.len() - 1;
+        for (i, call) in calls.iter().enumerate() {
+            let bad = call.run(&dev, &s, &mut check);
+            if call.download || i == last {
+                s.synchronize().unwrap();
+                let got = check.download();
+                prop_assert_eq!(got.is_err(), bad, "call {} of {:?}: {:?}", i, calls, got);
+                if let Err(e) = got {
+                    prop_assert!(matches!(e, Error::InvalidArgument { name: "segments", .. }), "{}", e);
+                }
+            }
+        }
+    }
 }

@@ -3,7 +3,7 @@
 //
 // Every value becomes an int32 order key: the float's magnitude bits, negated
 // for the values below the extreme's side of zero (so -0 and +0 meet at 0),
-// NaN at INT32_MAX; for min the signs are swapped, so the table always takes
+// every NaN just above infinity; for min the signs are swapped, so the table always takes
 // the larger key, and the first index among equal keys.
 //
 // Per tile of kTile elements a sparse table holds, for each level k and lane
@@ -71,10 +71,13 @@ public:
     static constexpr uint32_t kKeys = 0;
     static constexpr uint32_t kIdx = kKeys + kLevels * kStride * 4;
     static constexpr uint32_t kXf = kIdx + kLevels * kStride * 4;
-    static constexpr uint32_t kXt = kXf + kTile * 4;  // two: the next tile loads while one is used
-    static constexpr uint32_t kIota = kXt + 2 * kTile * 4;
-    static constexpr uint32_t kNanKey = kIota + kTile * 4;
-    static constexpr uint32_t kMinusOne = kNanKey + kTile * 4;
+    // kBufs tile buffers: tiles load kBufs - 1 ahead of the one worked on
+    // (two suffice: a third changes no modeled time).
+    static constexpr uint32_t kBufs = 2;
+    static constexpr uint32_t kXt = kXf + kTile * 4;
+    static constexpr uint32_t kIota = kXt + kBufs * kTile * 4;
+    static constexpr uint32_t kIntMax = kIota + kTile * 4;
+    static constexpr uint32_t kMinusOne = kIntMax + kTile * 4;
     static constexpr uint32_t kShift = kMinusOne + kPieces * 4;  // byte offsets of lane i + 1, i + 2, i + 4
     static constexpr uint32_t kTmpA = kShift + 3 * kTile * 4;
     static constexpr uint32_t kTmpB = kTmpA + kTile * 4;
@@ -92,7 +95,7 @@ public:
         // what they write.
         Duplicate(ub_.At<int32_t>(kKeys, 2 * kLevels * kStride), static_cast<int32_t>(0),
                   static_cast<int32_t>(2 * kLevels * kStride));
-        Duplicate(NanKey(), static_cast<int32_t>(0x7fffffff), static_cast<int32_t>(kTile));
+        Duplicate(IntMax(), static_cast<int32_t>(0x7fffffff), static_cast<int32_t>(kTile));
         Duplicate(ub_.At<int32_t>(kMinusOne, kPieces), static_cast<int32_t>(-1), static_cast<int32_t>(kPieces));
         CreateVecIndex(Iota(), static_cast<int32_t>(0), kTile);
         for (uint32_t s = 0; s < 3; ++s) {
@@ -105,17 +108,42 @@ public:
             Muls(sh, sh, static_cast<int32_t>(4), static_cast<int32_t>(kTile));
         }
         PipeBarrier<PIPE_V>();
+        // The tile buffers hand over by their own events, so that a load
+        // waits only for the Start that last read its buffer, not for
+        // everything the vector pipe has issued.
+        for (uint32_t b = 0; b < kBufs; ++b) {
+            loaded_[b] = pipe.AllocEventID<HardEvent::MTE2_V>();
+            free_[b] = pipe.AllocEventID<HardEvent::V_MTE2>();
+            SetFlag<HardEvent::V_MTE2>(free_[b]);
+            freeSet_[b] = true;
+            loadSet_[b] = false;
+        }
+    }
+
+    // Settles the tile buffers' events (a tile may have been loaded ahead
+    // and not used) and gives them back.
+    __aicore__ inline void Finish(TPipe& pipe) {
+        for (uint32_t b = 0; b < kBufs; ++b) {
+            if (loadSet_[b]) WaitFlag<HardEvent::MTE2_V>(loaded_[b]);
+            if (freeSet_[b]) WaitFlag<HardEvent::V_MTE2>(free_[b]);
+            loadSet_[b] = freeSet_[b] = false;
+            pipe.ReleaseEventID<HardEvent::MTE2_V>(loaded_[b]);
+            pipe.ReleaseEventID<HardEvent::V_MTE2>(free_[b]);
+        }
     }
 
     __aicore__ inline LocalTensor<float> Xf() { return ub_.At<float>(kXf, kTile); }
     __aicore__ inline LocalTensor<T> Xt(uint32_t b) { return ub_.At<T>(kXt + b * kTile * 4, kTile); }
 
     // Starts loading the `len` values of the tile at element t0 into Xt(b)
-    // (zero past them); the caller syncs MTE2 -> V before Start(.., b).
+    // (zero past them), for Start(.., b).
     __aicore__ inline void Load(const GlobalTensor<T>& gx, uint64_t t0, uint32_t len, uint32_t b) {
-        PipeSync<HardEvent::V_MTE2>();  // Xt(b)'s last reader
+        WaitFlag<HardEvent::V_MTE2>(free_[b]);  // the Start that last read Xt(b)
+        freeSet_[b] = false;
         if (len < kTile) ZeroBeforeLoad(Xt(b), kTile);
         if (len > 0) LoadAny(Xt(b), gx[t0], len);
+        SetFlag<HardEvent::MTE2_V>(loaded_[b]);
+        loadSet_[b] = true;
     }
     __aicore__ inline LocalTensor<int32_t> Piece(PieceArray a) { return ub_.At<int32_t>(kPiece + a * kPieces * 4, kPieces); }
     // `count` int32 lanes from piece array `a` on (spanning the next ones).
@@ -128,35 +156,35 @@ public:
     // built levels.
     __aicore__ inline void Start(int32_t t0, uint32_t b) {
         LocalTensor<float> xf = Xf();
+        WaitFlag<HardEvent::MTE2_V>(loaded_[b]);
+        loadSet_[b] = false;
         if constexpr (std::is_same<T, float>::value) {
             Adds(xf.template ReinterpretCast<int32_t>(), Xt(b).template ReinterpretCast<int32_t>(),
                  static_cast<int32_t>(0), static_cast<int32_t>(kTile));  // a bit-exact copy
         } else {
             Cast(xf, Xt(b), RoundMode::CAST_NONE, kTile);
         }
+        SetFlag<HardEvent::V_MTE2>(free_[b]);  // Xt(b) is read
+        freeSet_[b] = true;
         PipeBarrier<PIPE_V>();
         const int32_t n = static_cast<int32_t>(kTile);
         LocalTensor<int32_t> mag = ub_.At<int32_t>(kTmpA, kTile), neg = ub_.At<int32_t>(kTmpB, kTile);
         LocalTensor<int32_t> key = Keys(0);
         LocalTensor<uint8_t> mask = ub_.At<uint8_t>(kMask, kTile / 8);
-        // The magnitude's bits (the sign shifted out; -0 gives 0).
-        ShiftLeft(mag, xf.template ReinterpretCast<int32_t>(), static_cast<int32_t>(1), n);
+        // The magnitude's bits (the sign cleared by an And of the 16-bit
+        // halves; -0 gives 0).
+        And(mag.template ReinterpretCast<int16_t>(), xf.template ReinterpretCast<int16_t>(),
+            IntMax().template ReinterpretCast<int16_t>(), 2 * n);
         // The side of zero whose values rank below it: negative for max,
-        // positive for min.
+        // positive for min (false for NaN, which stays on the winning side).
         CompareScalar(mask, xf, 0.0f, kMax ? CMPMODE::LT : CMPMODE::GT, kTile);
         Adds(Idx(0), Iota(), t0, n);
         PipeBarrier<PIPE_V>();
-        LocalTensor<uint32_t> magBits = mag.template ReinterpretCast<uint32_t>();
-        ShiftRight(magBits, magBits, static_cast<uint32_t>(1), n);
-        PipeBarrier<PIPE_V>();
+        // Every NaN one key, just above infinity's: NaNs tie, the first wins.
+        Mins(key, mag, static_cast<int32_t>(0x7f800001), n);
         Muls(neg, mag, static_cast<int32_t>(-1), n);
         PipeBarrier<PIPE_V>();
-        Select(key.template ReinterpretCast<float>(), mask, neg.template ReinterpretCast<float>(), mag.template ReinterpretCast<float>(),
-               SELMODE::VSEL_TENSOR_TENSOR_MODE, kTile);
-        PipeBarrier<PIPE_V>();
-        Compare(mask, xf, xf, CMPMODE::EQ, kTile);  // false for NaN only
-        PipeBarrier<PIPE_V>();
-        Select(key.template ReinterpretCast<float>(), mask, key.template ReinterpretCast<float>(), NanKey().template ReinterpretCast<float>(),
+        Select(key.template ReinterpretCast<float>(), mask, neg.template ReinterpretCast<float>(), key.template ReinterpretCast<float>(),
                SELMODE::VSEL_TENSOR_TENSOR_MODE, kTile);
         PipeBarrier<PIPE_V>();
         built_ = 0;
@@ -345,7 +373,7 @@ public:
         Compare(at, accKey, top, CMPMODE::EQ, kTile);
         PipeBarrier<PIPE_V>();
         Select(first.template ReinterpretCast<float>(), at, AccIdx().template ReinterpretCast<float>(),
-               NanKey().template ReinterpretCast<float>(), SELMODE::VSEL_TENSOR_TENSOR_MODE, kTile);
+               IntMax().template ReinterpretCast<float>(), SELMODE::VSEL_TENSOR_TENSOR_MODE, kTile);
         PipeBarrier<PIPE_V>();
         for (uint32_t w = kTile / 2; w >= 64; w /= 2) {
             Min(first, first, first[w], static_cast<int32_t>(w));
@@ -369,7 +397,7 @@ private:
     __aicore__ inline LocalTensor<int32_t> Keys(uint32_t k) { return ub_.At<int32_t>(kKeys + k * kStride * 4, kStride); }
     __aicore__ inline LocalTensor<int32_t> Idx(uint32_t k) { return ub_.At<int32_t>(kIdx + k * kStride * 4, kStride); }
     __aicore__ inline LocalTensor<int32_t> Iota() { return ub_.At<int32_t>(kIota, kTile); }
-    __aicore__ inline LocalTensor<int32_t> NanKey() { return ub_.At<int32_t>(kNanKey, kTile); }
+    __aicore__ inline LocalTensor<int32_t> IntMax() { return ub_.At<int32_t>(kIntMax, kTile); }
 
     // x = min(max(x, 0), hi), then a V barrier.
     __aicore__ inline void ClampTo(const LocalTensor<int32_t>& x, int32_t hi, int32_t n) {
@@ -381,6 +409,8 @@ private:
 
     UbArena ub_;
     uint32_t built_ = 0;
+    TEventID loaded_[kBufs], free_[kBufs];
+    bool loadSet_[kBufs] = {}, freeSet_[kBufs] = {};
 };
 
 }  // namespace segextrema
@@ -432,17 +462,23 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
     // (a segment over many tiles needs them loaded once).
     uint64_t loadedK = ~0ull;
     uint32_t loadedHave = 0, buf = 0;
-    if (cs < ce) tab.Load(gx, cs, static_cast<uint32_t>(MinU64(ce - cs, kTile)), 0);
+    for (uint32_t b = 0; b + 1 < Tab::kBufs; ++b) {
+        const uint64_t at = cs + static_cast<uint64_t>(b) * kTile;
+        if (at < ce) tab.Load(gx, at, static_cast<uint32_t>(MinU64(ce - at, kTile)), b);
+    }
     // No element (every segment empty): one empty tile on core 0.
-    for (uint64_t t0 = cs; (t0 < ce || (t.n == 0 && t0 == 0)) && k < segs; t0 += kTile, buf ^= 1) {
+    for (uint64_t t0 = cs; (t0 < ce || (t.n == 0 && t0 == 0)) && k < segs;
+         t0 += kTile, buf = buf + 1 == Tab::kBufs ? 0 : buf + 1) {
         const uint32_t len = static_cast<uint32_t>(MinU64(ce - t0, kTile));
         const int64_t t1 = static_cast<int64_t>(t0) + len;
         if (len < kTile && t.n == 0) tab.Load(gx, t0, 0, buf);
-        PipeSync<HardEvent::MTE2_V>();
-        tab.Start(static_cast<int32_t>(t0), buf);
-        if (t1 < static_cast<int64_t>(ce)) {
-            tab.Load(gx, static_cast<uint64_t>(t1), static_cast<uint32_t>(MinU64(ce - t1, kTile)), buf ^ 1);
+        // The tile kBufs - 1 ahead loads while this one is worked on.
+        const uint64_t ahead = t0 + static_cast<uint64_t>(Tab::kBufs - 1) * kTile;
+        if (ahead < ce) {
+            const uint32_t into = (buf + Tab::kBufs - 1) % Tab::kBufs;
+            tab.Load(gx, ahead, static_cast<uint32_t>(MinU64(ce - ahead, kTile)), into);
         }
+        tab.Start(static_cast<int32_t>(t0), buf);
         // The tile's segments, in steps of at most kPieces entries (fewer
         // while the tiles hold few segments).
         while (k < segs) {
@@ -544,6 +580,7 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
         headRecorded = true;
         carryValid = false;
     }
+    tab.Finish(pipe);
     PipeSync<HardEvent::V_S>();
     for (uint32_t w = 0; w < kWords; ++w) record.SetValue(w, 0);
     if (headRecorded) segextrema::PutPart(record, segextrema::kHead, headSeg, head, headEnds);
@@ -561,7 +598,6 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
     LocalTensor<T> fixT = tab.Xt(0);
     const uint32_t used = cores < kMaxFixes && cores * kWords <= 2 * kPieces ? cores : 0;
     PipeBarrier<PIPE_V>();
-    PipeSync<HardEvent::MTE2_V>();  // a tile loaded ahead and not used
     Duplicate(fixF, 0.0f, static_cast<int32_t>(kTile));
     PipeSync<HardEvent::V_S>();
     PipeSync<HardEvent::V_MTE2>();

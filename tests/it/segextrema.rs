@@ -49,13 +49,18 @@ impl Value for f32 {
 }
 
 /// Values with ties (few distinct magnitudes), both zeros, and, when
-/// `special`, infinities and NaNs.
+/// `special`, infinities and NaNs (of both signs and several payloads).
 pub(crate) fn values<T: Value>(n: usize, seed: u64, special: bool) -> Vec<T> {
     words(n, seed)
         .map(|w| {
             let pick = w % 1000;
             let v = match pick {
-                0..=9 if special => f32::NAN,
+                0..=4 if special => f32::NAN,
+                // NaNs of either sign and other payloads: every NaN ranks
+                // the same, so the first one still wins.
+                5..=9 if special => f32::from_bits(
+                    0x7fc0_0000 | (((w >> 8) & 1) << 31) as u32 | ((w >> 12) as u32 & 0x3f_0000),
+                ),
                 10..=14 if special => f32::INFINITY,
                 15..=19 if special => f32::NEG_INFINITY,
                 20..=39 => 0.0,

@@ -86,7 +86,11 @@ public:
     static constexpr uint32_t kMask = kAcc + 3 * kTile * 4;
     static constexpr uint32_t kPiece = kMask + kTile / 8;
     enum PieceArray : uint32_t { kOffA = 0, kOffB, kA, kE, kLen, kExp, kAddrL, kAddrR, kKeyL, kKeyR, kIdxL, kIdxR, kOut, kArrays };
-    static constexpr uint32_t kBytes = kPiece + kArrays * kPieces * 4 + 64;
+    // Two banks of the answers' outputs (indices, values as fp32, values as
+    // T): one is stored to GM while the next step answers into the other.
+    enum BankArray : uint32_t { kBankIdx = 0, kBankF, kBankT, kBankArrays };
+    static constexpr uint32_t kBank = kPiece + kArrays * kPieces * 4;
+    static constexpr uint32_t kBytes = kBank + 2 * kBankArrays * kPieces * 4 + 64;
     static_assert(kTile % 64 == 0 && kPieces % 64 == 0, "whole compare repeats");
     static_assert(kBytes <= 196608, "fits the unified buffer");
 
@@ -119,6 +123,11 @@ public:
             freeSet_[b] = true;
             loadSet_[b] = false;
         }
+        for (uint32_t b = 0; b < 2; ++b) {
+            storedV_[b] = pipe.AllocEventID<HardEvent::MTE3_V>();
+            storedS_[b] = pipe.AllocEventID<HardEvent::MTE3_S>();
+            storing_[b] = false;
+        }
     }
 
     // Settles the tile buffers' events (a tile may have been loaded ahead
@@ -131,6 +140,24 @@ public:
             pipe.ReleaseEventID<HardEvent::MTE2_V>(loaded_[b]);
             pipe.ReleaseEventID<HardEvent::V_MTE2>(free_[b]);
         }
+        for (uint32_t b = 0; b < 2; ++b) {
+            Reuse(b);
+            pipe.ReleaseEventID<HardEvent::MTE3_V>(storedV_[b]);
+            pipe.ReleaseEventID<HardEvent::MTE3_S>(storedS_[b]);
+        }
+    }
+
+    // The current bank's outputs (valid after Answer).
+    __aicore__ inline LocalTensor<int32_t> OutIdx() { return BankAt(kBankIdx).template ReinterpretCast<int32_t>(); }
+    __aicore__ inline LocalTensor<float> OutF() { return BankAt(kBankF); }
+    __aicore__ inline LocalTensor<T> OutT() { return BankAt(kBankT).template ReinterpretCast<T>(); }
+    // The current bank's outputs are being stored: the next Answer uses the
+    // other bank, and this one waits for the stores when it is used again.
+    __aicore__ inline void Stored() {
+        SetFlag<HardEvent::MTE3_V>(storedV_[bank_]);
+        SetFlag<HardEvent::MTE3_S>(storedS_[bank_]);
+        storing_[bank_] = true;
+        bank_ ^= 1;
     }
 
     __aicore__ inline LocalTensor<float> Xf() { return ub_.At<float>(kXf, kTile); }
@@ -228,7 +255,7 @@ public:
     // The pieces [a, e) of `lanes` (a multiple of 64) segments whose entries
     // are in kOffA and kOffB (offsets[s] and offsets[s + 1], after the
     // caller's MTE2 -> V sync), clamped into the tile [t0, t0 + len): their
-    // best keys in kKeyR, indices in kIdxR, values in kOut (-1 and the
+    // best keys in kKeyR, indices and values in the current bank (-1 and the
     // identity for an empty piece). Ends with V -> S.
     __aicore__ inline void Answer(uint32_t lanes, int32_t t0, int32_t len) {
         const int32_t n = static_cast<int32_t>(lanes);
@@ -307,20 +334,20 @@ public:
         Gather(out, Xf(), local.template ReinterpretCast<uint32_t>(), 0, lanes);
         PipeBarrier<PIPE_V>();
         const float identity = AsFloat(kMax ? 0xff800000u : 0x7f800000u);  // -inf, +inf
-        Select(out, nonEmpty, out, identity, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-        Select(idxR.template ReinterpretCast<float>(), nonEmpty, idxR.template ReinterpretCast<float>(),
+        Reuse(bank_);
+        Select(OutF(), nonEmpty, out, identity, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+        Select(OutIdx().template ReinterpretCast<float>(), nonEmpty, idxR.template ReinterpretCast<float>(),
                ub_.At<float>(kMinusOne, kPieces), SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
         PipeSync<HardEvent::V_S>();
     }
 
     __aicore__ inline Best At(uint32_t lane) {
-        return Best{Piece(kKeyR).GetValue(lane), Piece(kIdxR).GetValue(lane),
-                    Piece(kOut).template ReinterpretCast<float>().GetValue(lane)};
+        return Best{Piece(kKeyR).GetValue(lane), OutIdx().GetValue(lane), OutF().GetValue(lane)};
     }
     __aicore__ inline void Put(uint32_t lane, const Best& b) {
         Piece(kKeyR).SetValue(lane, b.key);
-        Piece(kIdxR).SetValue(lane, b.index);
-        Piece(kOut).template ReinterpretCast<float>().SetValue(lane, b.value);
+        OutIdx().SetValue(lane, b.index);
+        OutF().SetValue(lane, b.value);
     }
 
     // Folds the loaded tile (level 0, all kTile lanes inside one segment)
@@ -392,6 +419,18 @@ public:
     }
 
 private:
+    __aicore__ inline LocalTensor<float> BankAt(BankArray a) {
+        return ub_.At<float>(kBank + (bank_ * kBankArrays + a) * kPieces * 4, kPieces);
+    }
+    // Waits for the stores that last read bank b (vector and scalar writes
+    // follow).
+    __aicore__ inline void Reuse(uint32_t b) {
+        if (!storing_[b]) return;
+        WaitFlag<HardEvent::MTE3_V>(storedV_[b]);
+        WaitFlag<HardEvent::MTE3_S>(storedS_[b]);
+        storing_[b] = false;
+    }
+
     __aicore__ inline LocalTensor<int32_t> AccKey() { return ub_.At<int32_t>(kAcc, kTile); }
     __aicore__ inline LocalTensor<int32_t> AccIdx() { return ub_.At<int32_t>(kAcc + kTile * 4, kTile); }
     __aicore__ inline LocalTensor<float> AccVal() { return ub_.At<float>(kAcc + 2 * kTile * 4, kTile); }
@@ -410,7 +449,9 @@ private:
 
     UbArena ub_;
     uint32_t built_ = 0;
-    TEventID loaded_[kBufs], free_[kBufs];
+    TEventID loaded_[kBufs], free_[kBufs], storedV_[2], storedS_[2];
+    uint32_t bank_ = 0;
+    bool storing_[2] = {};
     bool loadSet_[kBufs] = {}, freeSet_[kBufs] = {};
 };
 
@@ -455,9 +496,6 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
     uint64_t carrySeg = 0;
     uint32_t lastPieces = 0;
     LocalTensor<int32_t> offA = tab.Piece(Tab::kOffA), offB = tab.Piece(Tab::kOffB);
-    LocalTensor<int32_t> outIdx = tab.Piece(Tab::kIdxR);
-    LocalTensor<float> outF = tab.Piece(Tab::kOut).template ReinterpretCast<float>();
-    LocalTensor<T> outT = tab.Piece(Tab::kKeyL).template ReinterpretCast<T>();  // free after Answer
 
     // The offsets in offA/offB: entries from loadedK, loadedHave of them
     // (a segment over many tiles needs them loaded once).
@@ -553,16 +591,15 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
                 if constexpr (std::is_same<T, float>::value) {
                     PipeSync<HardEvent::S_MTE3>();
                     PipeSync<HardEvent::V_MTE3>();
-                    StoreAny(gVal[k], outF, h);
+                    StoreAny(gVal[k], tab.OutF(), h);
                 } else {
-                    Cast(outT, outF, RoundMode::CAST_RINT, Pad64(h));  // exact: the values came from T
+                    Cast(tab.OutT(), tab.OutF(), RoundMode::CAST_RINT, Pad64(h));  // exact: the values came from T
                     PipeSync<HardEvent::S_MTE3>();
                     PipeSync<HardEvent::V_MTE3>();
-                    StoreAny(gVal[k], outT, h);
+                    StoreAny(gVal[k], tab.OutT(), h);
                 }
-                StoreAny(gIdx[k], outIdx, h);
-                PipeSync<HardEvent::MTE3_V>();
-                PipeSync<HardEvent::MTE3_S>();
+                StoreAny(gIdx[k], tab.OutIdx(), h);
+                tab.Stored();
             }
             lastPieces = pieces;
             k += h;

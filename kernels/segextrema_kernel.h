@@ -4,8 +4,8 @@
 //
 // Every value becomes an int32 order key: the float's magnitude bits, negated
 // for the values below the extreme's side of zero (so -0 and +0 meet at 0),
-// every NaN just above infinity; for min the signs are swapped, so the table always takes
-// the larger key, and the first index among equal keys.
+// every NaN just above infinity; for min the signs are swapped, so the table
+// always takes the larger key, and the first index among equal keys.
 //
 // Per tile of kTile elements a sparse table holds, for each level k and lane
 // i, the best key of x[i, i + 2^k) and its first index; a segment's piece
@@ -72,11 +72,8 @@ public:
     static constexpr uint32_t kKeys = 0;
     static constexpr uint32_t kIdx = kKeys + kLevels * kStride * 4;
     static constexpr uint32_t kXf = kIdx + kLevels * kStride * 4;
-    // kBufs tile buffers: tiles load kBufs - 1 ahead of the one worked on
-    // (two suffice: a third changes no modeled time).
-    static constexpr uint32_t kBufs = 2;
-    static constexpr uint32_t kXt = kXf + kTile * 4;
-    static constexpr uint32_t kIota = kXt + kBufs * kTile * 4;
+    static constexpr uint32_t kXt = kXf + kTile * 4;  // two: the next tile loads while one is used
+    static constexpr uint32_t kIota = kXt + 2 * kTile * 4;
     static constexpr uint32_t kIntMax = kIota + kTile * 4;
     static constexpr uint32_t kMinusOne = kIntMax + kTile * 4;
     static constexpr uint32_t kShift = kMinusOne + kPieces * 4;  // byte offsets of lane i + 1, i + 2, i + 4
@@ -116,7 +113,7 @@ public:
         // The tile buffers hand over by their own events, so that a load
         // waits only for the Start that last read its buffer, not for
         // everything the vector pipe has issued.
-        for (uint32_t b = 0; b < kBufs; ++b) {
+        for (uint32_t b = 0; b < 2; ++b) {
             loaded_[b] = pipe.AllocEventID<HardEvent::MTE2_V>();
             free_[b] = pipe.AllocEventID<HardEvent::V_MTE2>();
             SetFlag<HardEvent::V_MTE2>(free_[b]);
@@ -133,7 +130,7 @@ public:
     // Settles the tile buffers' events (a tile may have been loaded ahead
     // and not used) and gives them back.
     __aicore__ inline void Finish(TPipe& pipe) {
-        for (uint32_t b = 0; b < kBufs; ++b) {
+        for (uint32_t b = 0; b < 2; ++b) {
             if (loadSet_[b]) WaitFlag<HardEvent::MTE2_V>(loaded_[b]);
             if (freeSet_[b]) WaitFlag<HardEvent::V_MTE2>(free_[b]);
             loadSet_[b] = freeSet_[b] = false;
@@ -449,10 +446,10 @@ private:
 
     UbArena ub_;
     uint32_t built_ = 0;
-    TEventID loaded_[kBufs], free_[kBufs], storedV_[2], storedS_[2];
+    TEventID loaded_[2], free_[2], storedV_[2], storedS_[2];
     uint32_t bank_ = 0;
     bool storing_[2] = {};
-    bool loadSet_[kBufs] = {}, freeSet_[kBufs] = {};
+    bool loadSet_[2] = {}, freeSet_[2] = {};
 };
 
 }  // namespace segextrema
@@ -501,21 +498,15 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
     // (a segment over many tiles needs them loaded once).
     uint64_t loadedK = ~0ull;
     uint32_t loadedHave = 0, buf = 0;
-    for (uint32_t b = 0; b + 1 < Tab::kBufs; ++b) {
-        const uint64_t at = cs + static_cast<uint64_t>(b) * kTile;
-        if (at < ce) tab.Load(gx, at, static_cast<uint32_t>(MinU64(ce - at, kTile)), b);
-    }
+    if (cs < ce) tab.Load(gx, cs, static_cast<uint32_t>(MinU64(ce - cs, kTile)), 0);
     // No element (every segment empty): one empty tile on core 0.
-    for (uint64_t t0 = cs; (t0 < ce || (t.n == 0 && t0 == 0)) && k < segs;
-         t0 += kTile, buf = buf + 1 == Tab::kBufs ? 0 : buf + 1) {
+    for (uint64_t t0 = cs; (t0 < ce || (t.n == 0 && t0 == 0)) && k < segs; t0 += kTile, buf ^= 1) {
         const uint32_t len = static_cast<uint32_t>(MinU64(ce - t0, kTile));
         const int64_t t1 = static_cast<int64_t>(t0) + len;
         if (len < kTile && t.n == 0) tab.Load(gx, t0, 0, buf);
-        // The tile kBufs - 1 ahead loads while this one is worked on.
-        const uint64_t ahead = t0 + static_cast<uint64_t>(Tab::kBufs - 1) * kTile;
-        if (ahead < ce) {
-            const uint32_t into = (buf + Tab::kBufs - 1) % Tab::kBufs;
-            tab.Load(gx, ahead, static_cast<uint32_t>(MinU64(ce - ahead, kTile)), into);
+        // The next tile loads while this one is worked on.
+        if (t1 < static_cast<int64_t>(ce)) {
+            tab.Load(gx, static_cast<uint64_t>(t1), static_cast<uint32_t>(MinU64(ce - t1, kTile)), buf ^ 1);
         }
         tab.Start(static_cast<int32_t>(t0), buf);
         // The tile's segments, in steps of at most kPieces entries (fewer

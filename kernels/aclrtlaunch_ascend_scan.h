@@ -80,9 +80,9 @@ uint32_t aclrtlaunch_sample_bf16(uint32_t blockDim, void* stream, void* weights,
 uint32_t aclrtlaunch_sample_f32(uint32_t blockDim, void* stream, void* weights, void* uniforms, void* indices, void* workspace, SampleTiling* tiling);
 uint32_t aclrtlaunch_seeded_uniforms(uint32_t blockDim, void* stream, void* u, UniformsTiling* tiling);
 uint32_t aclrtlaunch_topp_pick_i32(uint32_t blockDim, void* stream, void* indices, void* pos, void* tokens, TopPTiling* tiling);
-uint32_t aclrtlaunch_topp_draw_f16(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling);
-uint32_t aclrtlaunch_topp_draw_bf16(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling);
-uint32_t aclrtlaunch_topp_draw_f32(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling);
+uint32_t aclrtlaunch_topp_draw_f16(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* kept_count, void* check, void* workspace, TopPDrawTiling* tiling);
+uint32_t aclrtlaunch_topp_draw_bf16(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* kept_count, void* check, void* workspace, TopPDrawTiling* tiling);
+uint32_t aclrtlaunch_topp_draw_f32(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* kept_count, void* check, void* workspace, TopPDrawTiling* tiling);
 uint32_t aclrtlaunch_topk_draw_f16(uint32_t blockDim, void* stream, void* values, void* indices, void* temperatures, void* keep_k, void* top_p, void* min_p, void* uniforms, void* tokens, void* kept, void* check, TopKDrawTiling* tiling);
 uint32_t aclrtlaunch_topk_draw_bf16(uint32_t blockDim, void* stream, void* values, void* indices, void* temperatures, void* keep_k, void* top_p, void* min_p, void* uniforms, void* tokens, void* kept, void* check, TopKDrawTiling* tiling);
 uint32_t aclrtlaunch_topk_draw_f32(uint32_t blockDim, void* stream, void* values, void* indices, void* temperatures, void* keep_k, void* top_p, void* min_p, void* uniforms, void* tokens, void* kept, void* check, TopKDrawTiling* tiling);

@@ -349,8 +349,10 @@ struct TopPDrawTiling {
     // 1: row r draws with `uniform(seed, first_row + r, 0)`, computed in
     // the kernel (`uniforms` unused); 0: with `uniforms[r]`.
     uint32_t seeded;
-    // Unused (keeps the size a multiple of 8).
-    uint32_t reserved;
+    // 1: row r's kept count (the entries the nucleus and min-p keep) goes
+    // to `kept_count[r]` (counted in the draw's first round); 0: not
+    // counted (`kept_count` unused).
+    uint32_t count_kept;
 };
 static_assert(sizeof(TopPDrawTiling) == 104, "TopPDrawTiling: size differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, rows) == 0, "TopPDrawTiling: offset of rows differs from the Rust definition");
@@ -371,7 +373,7 @@ static_assert(offsetof(TopPDrawTiling, min_p) == 84, "TopPDrawTiling: offset of 
 static_assert(offsetof(TopPDrawTiling, row_min_p) == 88, "TopPDrawTiling: offset of row_min_p differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, one_keeps_all) == 92, "TopPDrawTiling: offset of one_keeps_all differs from the Rust definition");
 static_assert(offsetof(TopPDrawTiling, seeded) == 96, "TopPDrawTiling: offset of seeded differs from the Rust definition");
-static_assert(offsetof(TopPDrawTiling, reserved) == 100, "TopPDrawTiling: offset of reserved differs from the Rust definition");
+static_assert(offsetof(TopPDrawTiling, count_kept) == 100, "TopPDrawTiling: offset of count_kept differs from the Rust definition");
 
 typedef struct TopKDrawTiling TopKDrawTiling;
 struct TopKDrawTiling {

@@ -5,8 +5,8 @@
 #include "topp_draw_kernel.h"
 
 extern "C" __global__ __aicore__ void topp_draw_f32(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR top_p, GM_ADDR min_p,
-                                                    GM_ADDR tokens, GM_ADDR kept, GM_ADDR check, GM_ADDR workspace,
-                                                    TopPDrawTiling tiling) {
+                                                    GM_ADDR tokens, GM_ADDR kept, GM_ADDR kept_count, GM_ADDR check,
+                                                    GM_ADDR workspace, TopPDrawTiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
-    ascend_scan::TopPDraw<float>(probs, uniforms, top_p, min_p, tokens, kept, check, workspace, tiling);
+    ascend_scan::TopPDraw<float>(probs, uniforms, top_p, min_p, tokens, kept, kept_count, check, workspace, tiling);
 }

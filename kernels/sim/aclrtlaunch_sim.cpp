@@ -474,25 +474,25 @@ extern "C" uint32_t aclrtlaunch_topp_pick_i32(uint32_t blockDim, void* stream, v
     return ascsim::launch("topp_pick_i32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { topp_pick_i32(static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(pos), static_cast<GM_ADDR>(tokens), t); });
 }
 
-extern "C" void topp_draw_f16(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR tokens, GM_ADDR kept, GM_ADDR check, GM_ADDR workspace, TopPDrawTiling tiling);
+extern "C" void topp_draw_f16(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR tokens, GM_ADDR kept, GM_ADDR kept_count, GM_ADDR check, GM_ADDR workspace, TopPDrawTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_topp_draw_f16(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_topp_draw_f16(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* kept_count, void* check, void* workspace, TopPDrawTiling* tiling) {
     TopPDrawTiling t = *tiling;
-    return ascsim::launch("topp_draw_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topp_draw_f16(static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(top_p), static_cast<GM_ADDR>(min_p), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(check), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("topp_draw_f16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topp_draw_f16(static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(top_p), static_cast<GM_ADDR>(min_p), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(kept_count), static_cast<GM_ADDR>(check), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void topp_draw_bf16(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR tokens, GM_ADDR kept, GM_ADDR check, GM_ADDR workspace, TopPDrawTiling tiling);
+extern "C" void topp_draw_bf16(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR tokens, GM_ADDR kept, GM_ADDR kept_count, GM_ADDR check, GM_ADDR workspace, TopPDrawTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_topp_draw_bf16(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_topp_draw_bf16(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* kept_count, void* check, void* workspace, TopPDrawTiling* tiling) {
     TopPDrawTiling t = *tiling;
-    return ascsim::launch("topp_draw_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topp_draw_bf16(static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(top_p), static_cast<GM_ADDR>(min_p), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(check), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("topp_draw_bf16", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topp_draw_bf16(static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(top_p), static_cast<GM_ADDR>(min_p), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(kept_count), static_cast<GM_ADDR>(check), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void topp_draw_f32(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR tokens, GM_ADDR kept, GM_ADDR check, GM_ADDR workspace, TopPDrawTiling tiling);
+extern "C" void topp_draw_f32(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR tokens, GM_ADDR kept, GM_ADDR kept_count, GM_ADDR check, GM_ADDR workspace, TopPDrawTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_topp_draw_f32(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* check, void* workspace, TopPDrawTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_topp_draw_f32(uint32_t blockDim, void* stream, void* probs, void* uniforms, void* top_p, void* min_p, void* tokens, void* kept, void* kept_count, void* check, void* workspace, TopPDrawTiling* tiling) {
     TopPDrawTiling t = *tiling;
-    return ascsim::launch("topp_draw_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topp_draw_f32(static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(top_p), static_cast<GM_ADDR>(min_p), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(check), static_cast<GM_ADDR>(workspace), t); });
+    return ascsim::launch("topp_draw_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topp_draw_f32(static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(top_p), static_cast<GM_ADDR>(min_p), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(kept_count), static_cast<GM_ADDR>(check), static_cast<GM_ADDR>(workspace), t); });
 }
 
 extern "C" void topk_draw_f16(GM_ADDR values, GM_ADDR indices, GM_ADDR temperatures, GM_ADDR keep_k, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR uniforms, GM_ADDR tokens, GM_ADDR kept, GM_ADDR check, TopKDrawTiling tiling);

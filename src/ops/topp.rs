@@ -253,14 +253,17 @@ struct Given {
 
 /// What the host checks after a [`top_p_sample_on`]: the count of
 /// probabilities outside [0, 1] and every row's kept mass, copied on the
-/// device (a few bytes per row). Made once and reused; `download` after the
-/// stream is synchronised.
+/// device (a few bytes per row), and, if asked for
+/// ([`TopPCheck::with_kept_count`]), every row's kept count. Made once and
+/// reused; `download` after the stream is synchronised.
 #[derive(Debug)]
 pub struct TopPCheck {
     /// The draw kernel's per-core slots (the count of bad probabilities first).
     pub(crate) slots: DeviceBuffer<i32>,
     /// The kept mass of every row (the draw's total).
     pub(crate) kept: DeviceBuffer<f32>,
+    /// The kept count of every row, when asked for.
+    pub(crate) count: Option<DeviceBuffer<i32>>,
 }
 
 /// Ints of the draw kernel's check slots: one 32-byte slot per vector core.
@@ -274,7 +277,28 @@ impl TopPCheck {
         Ok(TopPCheck {
             slots: device.alloc_uninit(check_slot_ints(device))?,
             kept: device.alloc_uninit(rows)?,
+            count: None,
         })
+    }
+
+    /// A check that also receives every row's kept count
+    /// ([`TopPCheck::kept_count`]). Counting costs the draw one compare per
+    /// element of the first set its second search reads (usually the
+    /// nucleus' candidates, at most the row).
+    pub fn with_kept_count(device: &Device, rows: usize) -> Result<TopPCheck> {
+        Ok(TopPCheck {
+            count: Some(device.alloc_uninit(rows)?),
+            ..TopPCheck::new(device, rows)?
+        })
+    }
+
+    /// The number of entries each row kept (made by
+    /// [`TopPCheck::with_kept_count`]; `None` otherwise): the entries the
+    /// draw chose from, after `top_k`, `min_p` and the nucleus (steps 1 and
+    /// 2 of [`top_p_sample`]). A row whose mass is at most p keeps all its
+    /// entries (those at or above min-p's floor), zero ones included.
+    pub fn kept_count(&self) -> Option<&DeviceBuffer<i32>> {
+        self.count.as_ref()
     }
 
     /// The kept (nucleus) mass of every row: the f32 sum the draw was
@@ -541,6 +565,10 @@ pub(crate) fn draw_on<P: TopPProb>(
     let mut plan = TopPPlan::new::<P>(stream.device(), rows, n, options, given)?;
     check_len(tokens.len(), rows, "tokens")?;
     check_len(check.kept.len(), rows, "check")?;
+    if let Some(count) = &check.count {
+        stream.check_device(count, "check")?;
+        check_len(count.len(), rows, "check")?;
+    }
     if check.slots.len() < check_slot_ints(stream.device()) {
         return Err(Error::InvalidArgument {
             name: "check",
@@ -582,6 +610,9 @@ pub(crate) fn draw_on<P: TopPProb>(
     {
         uses.push(b);
     }
+    if let Some(count) = &check.count {
+        uses.push(count);
+    }
     stream.with_queue(&uses, |s| {
         // The first launch writes every check slot, the others add to them.
         for (first, launch) in plan.chunks.iter_mut() {
@@ -593,6 +624,7 @@ pub(crate) fn draw_on<P: TopPProb>(
             launch.tiling.seeded = u32::from(rows_in.uniforms.is_none());
             launch.tiling.seed = options.seed;
             launch.tiling.first_row = *first as u64;
+            launch.tiling.count_kept = u32::from(check.count.is_some());
             let args = runtime::TopPDrawArgs {
                 probs: draw_in.ptr_at(*first * m),
                 uniforms: rows_in
@@ -604,6 +636,10 @@ pub(crate) fn draw_on<P: TopPProb>(
                     .map_or(std::ptr::null_mut(), |m| m.ptr_at(*first)),
                 tokens: draw_out.ptr_at(*first),
                 kept: check.kept.ptr_at(*first),
+                kept_count: check
+                    .count
+                    .as_ref()
+                    .map_or(std::ptr::null_mut(), |c| c.ptr_at(*first)),
                 check: check.slots.ptr(),
                 workspace: slots.ptr(),
             };

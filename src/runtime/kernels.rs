@@ -283,9 +283,9 @@ extern "C" {
     fn aclrtlaunch_sample_f32(block_dim: u32, stream: *mut c_void, weights: Gm, uniforms: Gm, indices: Gm, workspace: Gm, tiling: *mut algos::SampleTiling) -> u32;
     fn aclrtlaunch_seeded_uniforms(block_dim: u32, stream: *mut c_void, u: Gm, tiling: *mut algos::UniformsTiling) -> u32;
     fn aclrtlaunch_topp_pick_i32(block_dim: u32, stream: *mut c_void, indices: Gm, pos: Gm, tokens: Gm, tiling: *mut algos::TopPTiling) -> u32;
-    fn aclrtlaunch_topp_draw_f16(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, top_p: Gm, min_p: Gm, tokens: Gm, kept: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
-    fn aclrtlaunch_topp_draw_bf16(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, top_p: Gm, min_p: Gm, tokens: Gm, kept: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
-    fn aclrtlaunch_topp_draw_f32(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, top_p: Gm, min_p: Gm, tokens: Gm, kept: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
+    fn aclrtlaunch_topp_draw_f16(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, top_p: Gm, min_p: Gm, tokens: Gm, kept: Gm, kept_count: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
+    fn aclrtlaunch_topp_draw_bf16(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, top_p: Gm, min_p: Gm, tokens: Gm, kept: Gm, kept_count: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
+    fn aclrtlaunch_topp_draw_f32(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, top_p: Gm, min_p: Gm, tokens: Gm, kept: Gm, kept_count: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
     fn aclrtlaunch_topk_draw_f16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, temperatures: Gm, keep_k: Gm, top_p: Gm, min_p: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, tiling: *mut algos::TopKDrawTiling) -> u32;
     fn aclrtlaunch_topk_draw_bf16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, temperatures: Gm, keep_k: Gm, top_p: Gm, min_p: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, tiling: *mut algos::TopKDrawTiling) -> u32;
     fn aclrtlaunch_topk_draw_f32(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, temperatures: Gm, keep_k: Gm, top_p: Gm, min_p: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, tiling: *mut algos::TopKDrawTiling) -> u32;
@@ -781,7 +781,7 @@ impl Launch for TopPPickArgs {
 }
 
 /// `aclrtlaunch_<kernel>` of the TopPDraw kernels.
-type TopPDrawFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, Gm, Gm, Gm, *mut algos::TopPDrawTiling) -> u32;
+type TopPDrawFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, Gm, Gm, Gm, Gm, *mut algos::TopPDrawTiling) -> u32;
 
 /// The TopPDraw kernels: the simulator's entries.
 const TOPPDRAW: &[Entry<TopPDrawFn>] = &[
@@ -799,6 +799,7 @@ pub(crate) struct TopPDrawArgs {
     pub(crate) min_p: Gm,
     pub(crate) tokens: Gm,
     pub(crate) kept: Gm,
+    pub(crate) kept_count: Gm,
     pub(crate) check: Gm,
     pub(crate) workspace: Gm,
 }
@@ -813,7 +814,7 @@ impl Launch for TopPDrawArgs {
         // sized for the plan; the tiling pointer is valid for the call (the
         // launch stub copies the struct) and has the C layout of
         // TopPDrawTiling (pinned by its derive on both sides).
-        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.probs, self.uniforms, self.top_p, self.min_p, self.tokens, self.kept, self.check, self.workspace, &mut plan.tiling) };
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.probs, self.uniforms, self.top_p, self.min_p, self.tokens, self.kept, self.kept_count, self.check, self.workspace, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

@@ -29,6 +29,9 @@
 // n * t < mass - target, the crossing is at or above t. Whole rows also
 // start below their maximum and place their thresholds by interpolation
 // (Grid), so that the crossing's sub-interval, and the next set, is small.
+// With count_kept, the draw's first round also counts each row's kept
+// entries: the ties the nucleus keeps of its last code, plus the entries
+// above that code (a row kept whole: those at or above min_p's floor).
 // Rows are cut into `pieces` pieces (several cores per row when the batch is
 // small); a core takes `items_per_core` consecutive pieces.
 #pragma once
@@ -52,9 +55,12 @@ constexpr uint32_t kCountsAt = kMaxWays;
 constexpr uint32_t kSlotWords = 40;       // (160 bytes)
 constexpr uint32_t kMaxItems = 256;   // pieces per core
 constexpr uint32_t kMaxPieces = 64;   // pieces per row
-constexpr uint32_t kStateWords = 27;  // per piece (108 bytes; UB holds little more)
+constexpr uint32_t kStateWords = 29;  // per piece (116 bytes; UB holds little more)
 // Slot word of a piece's largest value (round 0; read before the slots are added).
 constexpr uint32_t kLargestAt = kCountsAt + kMaxWays + 1;
+// Slot word of a piece's kept count (the draw's first round, with count_kept).
+constexpr uint32_t kKeptCountAt = kLargestAt + 1;
+static_assert(kKeptCountAt < kSlotWords, "a piece's slot words overlap the next piece's");
 
 // State words of a piece (its row's crossing search, the same on every core
 // that owns a piece of the row).
@@ -88,6 +94,8 @@ enum StateWord : uint32_t {
     kShrink,     // 1: no round of this search has rewritten A yet
     kFloor,      // until round 0 ends: the row's min_p (fp32 bits); then its floor, the lowest code
                  // kept (0: none), | kOpen while the next round must test it
+    kKeptCode,   // with count_kept, from StartDraw: the lowest code of which every entry is kept
+    kKeptCount,  // with count_kept: the row's kept entries (the ties first, then those at or above kKeptCode)
     kStateCount,
 };
 static_assert(kStateCount <= kStateWords, "a piece's state words overlap the next piece's");
@@ -121,7 +129,8 @@ template <typename TProb>
 class Draw {
 public:
     __aicore__ inline void Run(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR tokens,
-                               GM_ADDR kept, GM_ADDR check, GM_ADDR workspace, const TopPDrawTiling& t) {
+                               GM_ADDR kept, GM_ADDR kept_count, GM_ADDR check, GM_ADDR workspace,
+                               const TopPDrawTiling& t) {
         t_ = t;
         core_ = static_cast<uint32_t>(GetBlockIdx());
         const uint64_t items = t.rows * t.pieces;
@@ -136,6 +145,8 @@ public:
         minP_ = t.min_p > 0.0f || t.row_min_p != 0;
         gTok_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(tokens), t.rows);
         gKept_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(kept), t.rows);
+        countKept_ = t.count_kept != 0;
+        if (countKept_) gKeptCount_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(kept_count), t.rows);
         gCheck_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(check), t.check_slots * 8);
         // Whole rows per core spend round 0 on the row's total alone (its
         // bound then starts the search), so their first search takes one
@@ -609,6 +620,12 @@ private:
             uint64_t regionBegin, regionEnd;  // the piece's region of each set
             Range(g, regionBegin, regionEnd);
             uint64_t kept = 0;
+            // The draw's first round also counts the piece's kept entries:
+            // those at or above kKeptCode (every one when that is 0).
+            const bool countNow = countKept_ && set == rounds0_;
+            const uint32_t keptCode = countNow ? Get(g, kKeptCode) : 0;
+            const float keptFrom = Codes<TProb>::Value(keptCode);
+            uint64_t keptCount = 0;
             // Round 0: the row's running sum, maximum and minimum, lane-wise.
             LocalTensor<float> accSum = bufAcc_.Get<float>(), accMax = accSum[kAccLanes], accMin = accSum[2 * kAccLanes];
             if (total) {
@@ -628,6 +645,15 @@ private:
                 }
                 LocalTensor<float> x = Take(count, padded);
                 const uint32_t lanes = CompareLanes(padded);
+                if (countNow && keptCode == 0) {
+                    keptCount += count;
+                } else if (countNow) {
+                    CompareTile(masks, x, keptFrom, CMPMODE::GE, padded);
+                    PipeBarrier<PIPE_V>();
+                    keptCount += GatherTile(s.template ReinterpretCast<TProb>(), masks, count);
+                    ResetMask();
+                    PipeBarrier<PIPE_V>();
+                }
                 if (total) {
                     // Zero lanes past count add nothing and are no maximum
                     // (valid values are >= 0) and no negative minimum.
@@ -760,6 +786,7 @@ private:
                 }
             }
             if (t_.pieces == 1) {
+                if (countNow) Set(g, kKeptCount, Get(g, kKeptCount) + static_cast<uint32_t>(keptCount));
                 Narrow(g, set, codes, nt, interp, mass, counts);
                 if (shrinkA && Get(g, kLo) >= codes[j0]) {
                     Set(g, kCand, static_cast<uint32_t>(kept));
@@ -781,6 +808,7 @@ private:
                     for (uint32_t j = 0; j <= nt; ++j) own.SetValue(kCountsAt + j, static_cast<float>(counts[j]));
                 }
                 if (total) own.SetValue(kLargestAt, largest);
+                if (countNow) own.SetValue(kKeptCountAt, static_cast<float>(keptCount));
                 StoreSlot(gWork_[(set * t_.rows * t_.pieces + g) * kSlotWords], own, kSlotWords);
             }
             if (nextRound) {
@@ -901,6 +929,11 @@ private:
             if (j < nt) mass[j] = slots.GetValue(j);
             counts[j] = counting ? static_cast<uint64_t>(slots.GetValue(kCountsAt + j)) : 0;
         }
+        if (countKept_ && set == rounds0_) {
+            // The row's kept entries at or above kKeptCode (an exact fp32 sum: rows hold at most 2^24).
+            const uint32_t above = static_cast<uint32_t>(slots.GetValue(kKeptCountAt));
+            Set(g, kKeptCount, Get(g, kKeptCount) + above);
+        }
         ScalarReadsDone();
         Narrow(g, set, codes, nt, interp, mass, counts);
     }
@@ -1012,10 +1045,16 @@ private:
         if (Get(g, kAll) != 0) {
             keptMass = AsFloat(Get(g, kTotal));
             lo = Get(g, kFloor);  // min_p's floor (0: none)
+            // The kept entries: those at or above the floor.
+            Set(g, kKeptCode, lo);
+            Set(g, kKeptCount, 0);
         } else {
             lo = Get(g, kLo);
             limit = Get(g, kTie);
             keptMass = AsFloat(Get(g, kAbove)) + static_cast<float>(limit + 1) * Codes<TProb>::Value(lo);
+            // The kept entries: the first limit + 1 ties of code lo, and those above it.
+            Set(g, kKeptCode, lo + 1);
+            Set(g, kKeptCount, limit + 1);
         }
         Set(g, kKept, AsBits(keptMass));
         const float target = AsFloat(Get(g, kUniform)) * keptMass;
@@ -1027,8 +1066,11 @@ private:
         Search(g, lo, target, limit);
         Set(g, kMassLo, AsBits(keptMass));
         if (t_.pieces == 1 && Get(g, kTopCode) > lo) Set(g, kHi, Get(g, kTopCode));
+        // The draw's first round reads A only if A holds every entry the
+        // search and the kept count need (it counts the entries at or above
+        // kKeptCode).
         const uint32_t candLo = Get(g, kCandLo);
-        if (Get(g, kCand) != kNone && candLo <= lo) {
+        if (Get(g, kCand) != kNone && candLo <= lo && (!countKept_ || candLo <= Get(g, kKeptCode))) {
             FromSet(g, kFromA, Get(g, kCand), candLo, Codes<TProb>::kOne + 1, 0.0f);
         } else {
             FromRow(g);
@@ -1060,6 +1102,7 @@ private:
         }
         LocalTensor<int32_t> one = ub_.At<int32_t>(kOwnAt, 8);
         if (piece == 0) StoreScalar(gKept_[row], ub_.At<float>(kOwnAt, 8), AsFloat(Get(g, kKept)));
+        if (piece == 0 && countKept_) StoreScalar(gKeptCount_[row], one, static_cast<int32_t>(Get(g, kKeptCount)));
         const uint64_t tie = Get(g, kTie);
         if (all == 0) {
             if (piece == 0) StoreScalar(gTok_[row], one, 0);  // no entry has the code (invalid input)
@@ -1144,11 +1187,12 @@ private:
     GlobalTensor<TProb> gx_;
     GlobalTensor<float> gu_, gp_, gMinP_, gKept_, gWork_;
     GlobalTensor<TProb> gCandA_, gCandB_;
-    GlobalTensor<int32_t> gTok_, gCheck_;
+    GlobalTensor<int32_t> gTok_, gCheck_, gKeptCount_;
     TopPDrawTiling t_;
     uint32_t core_ = 0, rounds0_ = 0, rounds1_ = 0, guess_ = 0;
     uint64_t first_ = 0, last_ = 0, bad_ = 0, badP_ = 0, badMinP_ = 0;
     bool minP_ = false;  // min_p is on for some row (shared, or per row)
+    bool countKept_ = false;  // the rows' kept counts are asked for (tiling count_kept)
     // The next round's first piece, when its first tile was loaded in the
     // round before.
     struct Carry {
@@ -1162,9 +1206,9 @@ private:
 
 template <typename TProb>
 __aicore__ inline void TopPDraw(GM_ADDR probs, GM_ADDR uniforms, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR tokens, GM_ADDR kept,
-                                GM_ADDR check, GM_ADDR workspace, const TopPDrawTiling& t) {
+                                GM_ADDR kept_count, GM_ADDR check, GM_ADDR workspace, const TopPDrawTiling& t) {
     toppdraw::Draw<TProb> draw;
-    draw.Run(probs, uniforms, top_p, min_p, tokens, kept, check, workspace, t);
+    draw.Run(probs, uniforms, top_p, min_p, tokens, kept, kept_count, check, workspace, t);
 }
 
 }  // namespace ascend_scan

@@ -241,14 +241,14 @@ fn tokens_equal_the_reference() {
 }
 
 /// Tokens of the rows of `probs` (f16 values given as f32) drawn with the
-/// given uniforms; and the kept masses.
+/// given uniforms; and the kept masses and counts.
 fn draw_with(
     probs: &[f32],
     rows: usize,
     p: f32,
     top_k: Option<usize>,
     u: &[f32],
-) -> (Vec<i32>, Vec<f32>) {
+) -> (Vec<i32>, Vec<f32>, Vec<i32>) {
     draw_as::<f16>(probs, rows, p, top_k, u)
 }
 
@@ -259,7 +259,7 @@ fn draw_as<T: Prob>(
     p: f32,
     top_k: Option<usize>,
     u: &[f32],
-) -> (Vec<i32>, Vec<f32>) {
+) -> (Vec<i32>, Vec<f32>, Vec<i32>) {
     draw_min_p::<T>(probs, rows, p, top_k, 0.0, u)
 }
 
@@ -271,7 +271,7 @@ fn draw_min_p<T: Prob>(
     top_k: Option<usize>,
     min_p: f32,
     u: &[f32],
-) -> (Vec<i32>, Vec<f32>) {
+) -> (Vec<i32>, Vec<f32>, Vec<i32>) {
     let dev = device();
     let buf = dev.upload(&to_prob::<T>(probs)).unwrap();
     let uniforms = dev.upload(u).unwrap();
@@ -287,6 +287,7 @@ fn draw_min_p<T: Prob>(
     (
         tokens.download().unwrap(),
         check.kept_mass().download().unwrap(),
+        check.kept_count().unwrap().download().unwrap(),
     )
 }
 
@@ -302,7 +303,7 @@ fn sample_on<T: TopPProb>(
     let n = buf.len() / rows;
     let stream = dev.create_stream()?;
     let mut tokens = dev.alloc::<i32>(rows)?;
-    let mut check = TopPCheck::new(dev, rows)?;
+    let mut check = TopPCheck::with_kept_count(dev, rows)?;
     let mut ws = Workspace::new(dev, top_p_sample_workspace_bytes::<T>(dev, rows, n, o)?)?;
     let batch = Batch::rows(buf, rows)?;
     top_p_sample_on(&stream, batch, o, rows_in, &mut tokens, &mut check, &mut ws)?;
@@ -425,12 +426,14 @@ impl<T: Prob> MixedRows<T> {
         }
     }
 
-    /// Checks the tokens `got` drawn with `seed` against the reference with
-    /// row r's (p, min_p) = `params(r)`: rows whose crossings are within
-    /// the tolerance of an fp32 rounding are skipped.
+    /// Checks the tokens `got` drawn with `seed` (and the kept counts, if
+    /// given) against the reference with row r's (p, min_p) = `params(r)`:
+    /// rows whose crossings are within the tolerance of an fp32 rounding are
+    /// skipped.
     fn check(
         &mut self,
         got: &[i32],
+        counts: Option<&[i32]>,
         top_k: Option<usize>,
         seed: u64,
         params: impl Fn(usize) -> (f32, f32),
@@ -445,11 +448,18 @@ impl<T: Prob> MixedRows<T> {
         for (r, (row, &token)) in self.rounded.chunks(n).zip(got).enumerate() {
             let (p, min_p) = params(r);
             match reference_min_p(row, p, top_k, min_p, uniform(seed, r as u64, 0), tol) {
-                Some((want, _)) => {
+                Some((want, kept)) => {
                     assert_eq!(
                         token, want,
                         "row {r} of {rows} x {n}, p {p}, min_p {min_p}, {what}"
                     );
+                    if let Some(counts) = counts {
+                        assert_eq!(
+                            counts[r] as usize,
+                            kept.len(),
+                            "kept count, row {r} of {rows} x {n}, p {p}, min_p {min_p}, {what}"
+                        );
+                    }
                     self.checked += 1;
                 }
                 None => self.skipped += 1,
@@ -484,7 +494,7 @@ fn min_p_rows<T: Prob>(rows: usize, n: usize, top_k: Option<usize>) {
             seed: 3,
         };
         let got = sample_rows(&dev, &mixed.buf, rows, o);
-        mixed.check(&got, top_k, 3, |_| (p, min_p), &format!("{o:?}"));
+        mixed.check(&got, None, top_k, 3, |_| (p, min_p), &format!("{o:?}"));
     }
     mixed.assert_mostly_checked();
 }
@@ -521,7 +531,7 @@ fn per_row_min_p<T: Prob>(rows: usize, n: usize, top_k: Option<usize>) {
             seed: 4,
         };
         let row_p = |r: usize| if shared_p { 0.9 } else { p[r] };
-        let got = if on_device {
+        let (got, counts) = if on_device {
             let rows_in = TopPRows {
                 uniforms: None,
                 p: (!shared_p).then_some(&p_dev),
@@ -529,19 +539,21 @@ fn per_row_min_p<T: Prob>(rows: usize, n: usize, top_k: Option<usize>) {
             };
             let (tokens, check) = sample_on(&dev, &mixed.buf, rows, o, rows_in).unwrap();
             check.download().unwrap();
-            tokens.download().unwrap()
+            let counts = check.kept_count().unwrap().download().unwrap();
+            (tokens.download().unwrap(), Some(counts))
         } else {
             let per_row = TopPPerRow {
                 p: (!shared_p).then_some(&p[..]),
                 min_p: Some(&min_p),
             };
-            top_p_sample_per_row(&dev, Batch::rows(&mixed.buf, rows).unwrap(), per_row, o)
-                .unwrap()
-                .download()
-                .unwrap()
+            let tokens =
+                top_p_sample_per_row(&dev, Batch::rows(&mixed.buf, rows).unwrap(), per_row, o)
+                    .unwrap();
+            (tokens.download().unwrap(), None)
         };
         let what = format!("shared p {shared_p}, on the device {on_device}");
-        mixed.check(&got, top_k, 4, |r| (row_p(r), min_p[r]), &what);
+        let counts = counts.as_deref();
+        mixed.check(&got, counts, top_k, 4, |r| (row_p(r), min_p[r]), &what);
     }
     mixed.assert_mostly_checked();
 }
@@ -714,7 +726,8 @@ fn hard_rows<T: Prob>() {
         let rows = u.len();
         let row = vec![1.0f32 / 4096.0; n];
         let all: Vec<f32> = (0..rows).flat_map(|_| row.iter().copied()).collect();
-        let (tokens, kept) = draw_as::<T>(&all, rows, p, None, &u);
+        let (tokens, kept, counts) = draw_as::<T>(&all, rows, p, None, &u);
+        assert_eq!(counts, vec![keep as i32; rows], "p {p}");
         for r in 0..rows {
             assert_eq!(
                 tokens[r] as usize,
@@ -731,8 +744,10 @@ fn hard_rows<T: Prob>() {
     one[31_337] = 1.0;
     let u = [0.0f32, 0.5, 0.999_999];
     let all: Vec<f32> = (0..3).flat_map(|_| one.iter().copied()).collect();
-    let (tokens, _) = draw_as::<T>(&all, 3, 0.9, None, &u);
+    let (tokens, _, counts) = draw_as::<T>(&all, 3, 0.9, None, &u);
     assert_eq!(tokens, vec![31_337; 3]);
+    // The nucleus is the one token: the zeros after it have 1.0 before them.
+    assert_eq!(counts, vec![1; 3]);
     // Ties at the threshold: 0.25 at indices 9, 3 (twice more below), a run
     // of 0.125 ties across the threshold, and a subnormal tail.
     let mut row = vec![6.0e-8f32; 3000];
@@ -746,7 +761,9 @@ fn hard_rows<T: Prob>() {
     let u = spread(40, 1.0, 0.0);
     let rows = u.len();
     let all: Vec<f32> = (0..rows).flat_map(|_| row.iter().copied()).collect();
-    let (tokens, kept) = draw_as::<T>(&all, rows, 0.6, None, &u);
+    let (tokens, kept, counts) = draw_as::<T>(&all, rows, 0.6, None, &u);
+    // 3 and 9, then the ties 5 and 12.
+    assert_eq!(counts, vec![4; rows]);
     for r in 0..rows {
         let want = match u[r] * 0.625 {
             t if t < 0.25 => 3,
@@ -758,10 +775,10 @@ fn hard_rows<T: Prob>() {
         assert_eq!(kept[r], 0.625);
     }
     // top_k = n and top_k = 1.
-    let (tokens, _) = draw_as::<T>(&row, 1, 0.6, Some(1), &[0.9]);
-    assert_eq!(tokens, vec![3]);
-    let (tokens, _) = draw_as::<T>(&row, 1, 0.6, Some(3000), &[0.7]);
-    assert_eq!(tokens, vec![9]);
+    let (tokens, _, counts) = draw_as::<T>(&row, 1, 0.6, Some(1), &[0.9]);
+    assert_eq!((tokens, counts), (vec![3], vec![1]));
+    let (tokens, _, counts) = draw_as::<T>(&row, 1, 0.6, Some(3000), &[0.7]);
+    assert_eq!((tokens, counts), (vec![9], vec![4]));
 }
 
 /// Rows longer than the kernel's tile with a whole row per core: a flat
@@ -860,11 +877,12 @@ fn large_batches_take_several_launches() {
         .flat_map(|r| (0..n).map(move |i| if i == r % n { 0.5 } else { 0.5 / 7.0 }))
         .collect();
     let rounded: Vec<f32> = to_prob::<f16>(&all).iter().map(|v| v.to_f32()).collect();
-    let (tokens, _) = draw_with(&all, rows, 0.7, None, &u);
+    let (tokens, _, counts) = draw_with(&all, rows, 0.7, None, &u);
     let mut checked = 0;
     for r in 0..rows {
-        if let Some((want, _)) = reference(&rounded[r * n..(r + 1) * n], 0.7, None, u[r]) {
+        if let Some((want, kept)) = reference(&rounded[r * n..(r + 1) * n], 0.7, None, u[r]) {
             assert_eq!(tokens[r], want, "row {r}");
+            assert_eq!(counts[r] as usize, kept.len(), "kept count, row {r}");
             checked += 1;
         }
     }
@@ -1157,7 +1175,7 @@ proptest! {
             return Ok(()); // an all-zero row is refused (errors_name_the_argument)
         }
         let u: Vec<f32> = (0..rows).map(|r| uniform(seed, r as u64, 0)).collect();
-        let (tokens, _) = if f32_probs {
+        let (tokens, _, counts) = if f32_probs {
             draw_min_p::<f32>(&rounded, rows, p, top_k, min_p, &u)
         } else {
             draw_min_p::<f16>(&rounded, rows, p, top_k, min_p, &u)
@@ -1181,8 +1199,9 @@ proptest! {
             }
             let largest = row.iter().copied().fold(0.0f32, f32::max);
             prop_assert!(row[t as usize] >= min_p * largest, "row {}: token {} is below min_p", r, t);
-            if let Some((want, _)) = reference_min_p(row, p, top_k, min_p, u[r], 1e-4) {
+            if let Some((want, kept)) = reference_min_p(row, p, top_k, min_p, u[r], 1e-4) {
                 prop_assert_eq!(t, want, "row {} of {} x {}", r, rows, n);
+                prop_assert_eq!(counts[r] as usize, kept.len(), "kept count, row {} of {} x {}", r, rows, n);
             }
         }
     }

@@ -66,8 +66,10 @@ pub struct TopPDrawTiling {
     /// 1: row r draws with `uniform(seed, first_row + r, 0)`, computed in
     /// the kernel (`uniforms` unused); 0: with `uniforms[r]`.
     pub seeded: u32,
-    /// Unused (keeps the size a multiple of 8).
-    pub reserved: u32,
+    /// 1: row r's kept count (the entries the nucleus and min-p keep) goes
+    /// to `kept_count[r]` (counted in the draw's first round); 0: not
+    /// counted (`kept_count` unused).
+    pub count_kept: u32,
 }
 
 /// Bytes of a piece's slot per round (16 fp32 masses, 17 i32 counts, padding).
@@ -232,7 +234,7 @@ impl TopPDraw {
                 row_min_p: 0,
                 one_keeps_all: 0,
                 seeded: 0,
-                reserved: 0,
+                count_kept: 0,
             },
         })
     }
@@ -265,6 +267,7 @@ impl Kernel for TopPDraw {
             "min_p",
             "tokens",
             "kept",
+            "kept_count",
             "check",
             "workspace",
         ]

@@ -877,7 +877,7 @@ fn topp_probs(rows: usize, n: usize) -> Vec<f32> {
 /// The Llama 3 reference on the CPU: stable descending sort, f64
 /// cumulative mass, the inverse-transform draw in that order with
 /// `uniform(seed, r, 0)`.
-fn topp_reference(probs: &[f32], rows: usize, p: f32, seed: u64) -> Vec<i32> {
+fn topp_reference(probs: &[f32], rows: usize, p: f32, seed: u64) -> (Vec<i32>, Vec<i32>) {
     let n = probs.len() / rows;
     (0..rows)
         .map(|r| {
@@ -896,14 +896,16 @@ fn topp_reference(probs: &[f32], rows: usize, p: f32, seed: u64) -> Vec<i32> {
             let target = f64::from(uniform(seed, r as u64, 0)) * total;
             let mut cum = 0.0f64;
             let last = kept[kept.len() - 1].0;
-            kept.iter()
+            let token = kept
+                .iter()
                 .find(|k| {
                     cum += f64::from(k.1);
                     cum > target
                 })
-                .map_or(last, |k| k.0) as i32
+                .map_or(last, |k| k.0);
+            (token as i32, kept.len() as i32)
         })
-        .collect()
+        .unzip()
 }
 
 /// TOPP sampling (p = 0.9) of probabilities of type `P` (`convert` rounds
@@ -928,7 +930,7 @@ fn tour_topp<P: TopPProb>(
         seed,
     };
     let got = top_p_sample(dev, Batch::rows(&x, rows)?, o)?.download()?;
-    let ok = got == topp_reference(&rounded, rows, p, seed);
+    let ok = got == topp_reference(&rounded, rows, p, seed).0;
     Ok(row(
         dev,
         format!("top-p {} {rows}x{n} (p={p})", P::DTYPE),
@@ -1085,7 +1087,7 @@ fn tour_sample_logits(dev: &Device, rows: usize, n: usize, form: Form) -> Result
             kept_probs[r * widest + j] = ((v - m).exp() / sum) as f32;
         }
     }
-    let positions = topp_reference(&kept_probs, rows, p, seed);
+    let (positions, _) = topp_reference(&kept_probs, rows, p, seed);
     let want: Vec<i32> = (0..rows)
         .map(|r| perm[r * n + positions[r] as usize])
         .collect();
@@ -1110,8 +1112,8 @@ fn tour_sample_logits(dev: &Device, rows: usize, n: usize, form: Form) -> Result
 
 /// TOPP sampling as a decode loop runs it: the stream-ordered form, outputs
 /// and workspace made once, the seeded uniforms made on the device, three
-/// steps on one stream; every step's tokens against the reference, and no
-/// device allocation in any step. The row's
+/// steps on one stream; every step's tokens and kept counts against the
+/// reference, and no device allocation in any step. The row's
 /// launches are the last step's.
 fn tour_topp_stream(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
     let probs: Vec<f16> = topp_probs(rows, n).into_iter().map(f16::from_f32).collect();
@@ -1124,10 +1126,11 @@ fn tour_topp_stream(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
         min_p: 0.0,
         seed,
     };
-    let want = topp_reference(&rounded, rows, p, seed);
+    let (want, want_counts) = topp_reference(&rounded, rows, p, seed);
     let stream = dev.create_stream()?;
     let mut tokens = dev.alloc::<i32>(rows)?;
-    let mut check = TopPCheck::new(dev, rows)?;
+    // With the number of entries each row kept.
+    let mut check = TopPCheck::with_kept_count(dev, rows)?;
     let mut ws = Workspace::new(dev, top_p_sample_workspace_bytes::<f16>(dev, rows, n, o)?)?;
     let mut ok = true;
     let mut allocations = 0;
@@ -1146,6 +1149,7 @@ fn tour_topp_stream(dev: &Device, rows: usize, n: usize) -> Result<Row, Error> {
         stream.synchronize()?;
         check.download()?;
         ok &= tokens.download()? == want;
+        ok &= check.kept_count().map(|c| c.download()).transpose()? == Some(want_counts.clone());
         allocations += dev.allocation_count() - before;
     }
     Ok(row(

@@ -13,12 +13,12 @@ use ascend_scan::matrices::{sparse_attention, AttentionPattern, HostCsr};
 use ascend_scan::{
     compress, copy, cummax, multinomial, reduce_max, reduce_sum, run_heads, sample_logits,
     sample_logits_on, sample_logits_per_row, sample_logits_workspace_bytes, scan, segmented_max,
-    segmented_scan, segmented_sum, softmax, sort, split_with, spmv, sum_by_key, top_p_sample, topk,
-    Algorithm, Batch, Csr, Device, LogitsCheck, LogitsPerRow, LogitsRows, LogitsSampling, RevSpec,
-    RowTopK, SampleOptions, ScanOp, ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm,
-    SegSumOptions, Segments, Soc, SocProfile, SoftmaxInput, SortAlgorithm, SortOptions,
-    SplitOptions, Temperature, TopPOptions, TopPProb, TopkKey, TopkOptions, Workspace,
-    MAX_I8_SCAN_LEN,
+    segmented_scan, segmented_sum, softmax, sort, split_with, spmv, sum_by_key, top_p_sample,
+    top_p_sample_on, top_p_sample_workspace_bytes, topk, Algorithm, Batch, Csr, Device,
+    LogitsCheck, LogitsPerRow, LogitsRows, LogitsSampling, RevSpec, RowTopK, SampleOptions, ScanOp,
+    ScanOptions, SegScanAlgorithm, SegScanOptions, SegSumAlgorithm, SegSumOptions, Segments, Soc,
+    SocProfile, SoftmaxInput, SortAlgorithm, SortOptions, SplitOptions, Temperature, TopPCheck,
+    TopPOptions, TopPProb, TopPRows, TopkKey, TopkOptions, Workspace, MAX_I8_SCAN_LEN,
 };
 use ascendc_sim::cost::{assumptions, assumptions_markdown, pipe_name, Assumption};
 use ascendc_sim::{model_launches, CostParams, LaunchReport, ModelProfile, ModelReport};
@@ -149,12 +149,14 @@ enum Op {
     /// from a row of MANY_DRAWS_N weights (a fixed shape).
     MultinomialDrawsF16,
     /// TOPP sampling (p = 0.9) of `rows` rows of `vocab` probabilities,
-    /// f32 or f16, with min_p = MIN_P or without.
+    /// f32 or f16, with min_p = MIN_P or without, with every row's kept
+    /// count (the stream form with `TopPCheck::with_kept_count`) or without.
     TopP {
         rows: u32,
         vocab: u32,
         f32: bool,
         min_p: bool,
+        count: bool,
     },
     /// SOFTMAX (temperature SOFTMAX_T) of `rows` rows of SOFTMAX_VOCAB
     /// logits, f16 or f32, to f32 probabilities.
@@ -368,6 +370,7 @@ impl Op {
                 vocab,
                 f32,
                 min_p,
+                count,
             } => {
                 let t = if f32 { "f32" } else { "f16" };
                 let m = if min_p {
@@ -375,7 +378,8 @@ impl Op {
                 } else {
                     String::new()
                 };
-                format!("TOPP {t} {rows}x{vocab} (p=0.9{m})")
+                let c = if count { ", kept count" } else { "" };
+                format!("TOPP {t} {rows}x{vocab} (p=0.9{m}{c})")
             }
             Op::TopK { rows, f32 } => {
                 let key = if f32 { "f32" } else { "f16" };
@@ -747,22 +751,48 @@ impl Runner {
     }
 
     /// Uploads `rows` rows of probabilities and returns the wall time of
-    /// one `top_p_sample` (p = 0.9, `min_p`) over them.
+    /// one `top_p_sample` (p = 0.9, `min_p`) over them; with `count`, of
+    /// `top_p_sample_on` with every row's kept count (its check and
+    /// workspace made before the clock starts).
     fn time_top_p<T: TopPProb>(
         &mut self,
         probs: &[T],
         rows: usize,
         min_p: f32,
+        count: bool,
     ) -> anyhow::Result<f64> {
         let x = self.dev.upload(probs)?;
-        self.dev.take_reports();
-        let t = Instant::now();
         let o = TopPOptions {
             p: 0.9,
             top_k: None,
             min_p,
             seed: 1,
         };
+        if count {
+            let n = probs.len() / rows;
+            let stream = self.dev.create_stream()?;
+            let mut tokens = self.dev.alloc::<i32>(rows)?;
+            let mut check = TopPCheck::with_kept_count(&self.dev, rows)?;
+            let bytes = top_p_sample_workspace_bytes::<T>(&self.dev, rows, n, o)?;
+            let mut ws = Workspace::new(&self.dev, bytes)?;
+            self.dev.take_reports();
+            let t = Instant::now();
+            let batch = Batch::rows(&x, rows)?;
+            top_p_sample_on(
+                &stream,
+                batch,
+                o,
+                TopPRows::default(),
+                &mut tokens,
+                &mut check,
+                &mut ws,
+            )?;
+            stream.synchronize()?;
+            check.download()?;
+            return Ok(t.elapsed().as_secs_f64());
+        }
+        self.dev.take_reports();
+        let t = Instant::now();
         let tokens = top_p_sample(&self.dev, Batch::rows(&x, rows)?, o)?;
         let wall = t.elapsed().as_secs_f64();
         debug_assert_eq!(tokens.len(), rows);
@@ -1085,14 +1115,18 @@ impl Runner {
                 };
             }
             Op::TopP {
-                rows, f32, min_p, ..
+                rows,
+                f32,
+                min_p,
+                count,
+                ..
             } => {
                 let rows = rows as usize;
                 let min_p = if min_p { MIN_P } else { 0.0 };
                 wall = if f32 {
-                    self.time_top_p(&softmax_rows_f32(rows, n / rows), rows, min_p)?
+                    self.time_top_p(&softmax_rows_f32(rows, n / rows), rows, min_p, count)?
                 } else {
-                    self.time_top_p(&softmax_rows(rows, n / rows), rows, min_p)?
+                    self.time_top_p(&softmax_rows(rows, n / rows), rows, min_p, count)?
                 };
             }
             Op::SegScanF16 { ppm, .. }
@@ -1400,17 +1434,22 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
                 vocab,
                 f32: false,
                 min_p: false,
+                count: false,
             });
         }
     }
-    // min_p's cost where it is felt: one long row (latency) and a full batch.
-    for rows in [1, 96] {
-        ops.push(Op::TopP {
-            rows,
-            vocab: 129_280,
-            f32: false,
-            min_p: true,
-        });
+    // What min_p and the kept count cost where it is felt: one long row
+    // (latency) and a full batch.
+    for (min_p, count) in [(true, false), (false, true)] {
+        for rows in [1, 96] {
+            ops.push(Op::TopP {
+                rows,
+                vocab: 129_280,
+                f32: false,
+                min_p,
+                count,
+            });
+        }
     }
     for rows in TOPP_F32_ROWS {
         ops.push(Op::TopP {
@@ -1418,6 +1457,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
             vocab: 129_280,
             f32: true,
             min_p: false,
+            count: false,
         });
     }
     if let Some(only) = &args.only {
@@ -1789,6 +1829,7 @@ fn headlines() -> Vec<(Op, usize)> {
                 vocab: 129_280,
                 f32: false,
                 min_p: false,
+                count: false,
             },
             96 * 129_280,
         ),

@@ -903,7 +903,9 @@ fn topp_reference(probs: &[f32], rows: usize, p: f32, seed: u64) -> (Vec<i32>, V
                     cum > target
                 })
                 .map_or(last, |k| k.0);
-            (token as i32, kept.len() as i32)
+            // The kept count: the kept entries with mass.
+            let count = kept.iter().filter(|k| k.1 > 0.0).count();
+            (token as i32, count as i32)
         })
         .unzip()
 }

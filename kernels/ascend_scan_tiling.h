@@ -349,9 +349,9 @@ struct TopPDrawTiling {
     // 1: row r draws with `uniform(seed, first_row + r, 0)`, computed in
     // the kernel (`uniforms` unused); 0: with `uniforms[r]`.
     uint32_t seeded;
-    // 1: row r's kept count (the entries the nucleus and min-p keep) goes
-    // to `kept_count[r]` (counted in the draw's first round); 0: not
-    // counted (`kept_count` unused).
+    // 1: row r's kept count (the entries above 0 that the nucleus and
+    // min-p keep) goes to `kept_count[r]` (counted in the draw's first
+    // round); 0: not counted (`kept_count` unused).
     uint32_t count_kept;
 };
 static_assert(sizeof(TopPDrawTiling) == 104, "TopPDrawTiling: size differs from the Rust definition");

@@ -31,8 +31,9 @@
 // start below their maximum and place their thresholds by interpolation
 // (Grid), so that the crossing's sub-interval, and the next set, is small.
 // With count_kept, the draw's first round also counts each row's kept
-// entries: the ties the nucleus keeps of its last code, plus the entries
-// above that code (a row kept whole: those at or above min_p's floor).
+// entries with mass: the ties the nucleus keeps of its last code, plus the
+// entries above that code (a row kept whole: its entries above 0 and at or
+// above min_p's floor).
 // Rows are cut into `pieces` pieces (several cores per row when the batch is
 // small); a core takes `items_per_core` consecutive pieces.
 #pragma once
@@ -622,7 +623,7 @@ private:
             Range(g, regionBegin, regionEnd);
             uint64_t kept = 0;
             // The draw's first round also counts the piece's kept entries:
-            // those at or above kKeptCode (every one when that is 0).
+            // those at or above kKeptCode (never 0: zero entries are not counted).
             const bool countNow = countKept_ && set == rounds0_;
             const uint32_t keptCode = countNow ? Get(g, kKeptCode) : 0;
             const float keptFrom = Codes<TProb>::Value(keptCode);
@@ -646,9 +647,7 @@ private:
                 }
                 LocalTensor<float> x = Take(count, padded);
                 const uint32_t lanes = CompareLanes(padded);
-                if (countNow && keptCode == 0) {
-                    keptCount += count;
-                } else if (countNow) {
+                if (countNow) {
                     CompareTile(masks, x, keptFrom, CMPMODE::GE, padded);
                     PipeBarrier<PIPE_V>();
                     keptCount += GatherTile(s.template ReinterpretCast<TProb>(), masks, count);
@@ -1046,14 +1045,15 @@ private:
         if (Get(g, kAll) != 0) {
             keptMass = AsFloat(Get(g, kTotal));
             lo = Get(g, kFloor);  // min_p's floor (0: none)
-            // The kept entries: those at or above the floor.
-            Set(g, kKeptCode, lo);
+            // The kept entries (those with mass): at or above the floor and above 0.
+            Set(g, kKeptCode, lo > 0 ? lo : 1);
             Set(g, kKeptCount, 0);
         } else {
             lo = Get(g, kLo);
             limit = Get(g, kTie);
             keptMass = AsFloat(Get(g, kAbove)) + static_cast<float>(limit + 1) * Codes<TProb>::Value(lo);
-            // The kept entries: the first limit + 1 ties of code lo, and those above it.
+            // The kept entries: the first limit + 1 ties of code lo (above 0:
+            // the crossing's mass exceeds the mass above it), and those above it.
             Set(g, kKeptCode, lo + 1);
             Set(g, kKeptCount, limit + 1);
         }

@@ -293,10 +293,11 @@ impl TopPCheck {
     }
 
     /// The number of entries each row kept (made by
-    /// [`TopPCheck::with_kept_count`]; `None` otherwise): the entries the
-    /// draw chose from, after `top_k`, `min_p` and the nucleus (steps 1 and
-    /// 2 of [`top_p_sample`]). A row whose mass is at most p keeps all its
-    /// entries (those at or above min-p's floor), zero ones included.
+    /// [`TopPCheck::with_kept_count`]; `None` otherwise): the entries with
+    /// a positive probability that the draw chose from, after `top_k`,
+    /// `min_p` and the nucleus (steps 1 and 2 of [`top_p_sample`]), i.e.
+    /// the support of the row's draw. (A row whose mass is at most p keeps
+    /// every entry, but its zeros are not counted.)
     pub fn kept_count(&self) -> Option<&DeviceBuffer<i32>> {
         self.count.as_ref()
     }

@@ -132,6 +132,12 @@ pub(crate) fn reference_min_p(
     None
 }
 
+/// The kept count the draw reports: the reference's kept entries with a
+/// positive probability.
+pub(crate) fn with_mass(kept: &[(usize, f32)]) -> usize {
+    kept.iter().filter(|&&(_, w)| w > 0.0).count()
+}
+
 fn to_prob<T: Prob>(row: &[f32]) -> Vec<T> {
     row.iter().map(|&v| T::from_f32(v)).collect()
 }
@@ -456,7 +462,7 @@ impl<T: Prob> MixedRows<T> {
                     if let Some(counts) = counts {
                         assert_eq!(
                             counts[r] as usize,
-                            kept.len(),
+                            with_mass(&kept),
                             "kept count, row {r} of {rows} x {n}, p {p}, min_p {min_p}, {what}"
                         );
                     }
@@ -779,6 +785,23 @@ fn hard_rows<T: Prob>() {
     assert_eq!((tokens, counts), (vec![3], vec![1]));
     let (tokens, _, counts) = draw_as::<T>(&row, 1, 0.6, Some(3000), &[0.7]);
     assert_eq!((tokens, counts), (vec![9], vec![4]));
+    // A row kept whole (p = 1) counts its entries with mass only, also
+    // after a top-k that keeps zeros.
+    let mut zeros = row.clone();
+    for i in (0..3000).step_by(7) {
+        if zeros[i] < 0.01 {
+            zeros[i] = 0.0;
+        }
+    }
+    let with_mass = zeros.iter().filter(|&&v| v > 0.0).count() as i32;
+    for top_k in [None, Some(3000), Some(2990)] {
+        let (_, _, counts) = draw_as::<T>(&zeros, 1, 1.0, top_k, &[0.3]);
+        assert_eq!(
+            counts,
+            vec![with_mass.min(top_k.unwrap_or(3000) as i32)],
+            "top_k {top_k:?}"
+        );
+    }
 }
 
 /// Rows longer than the kernel's tile with a whole row per core: a flat
@@ -882,7 +905,7 @@ fn large_batches_take_several_launches() {
     for r in 0..rows {
         if let Some((want, kept)) = reference(&rounded[r * n..(r + 1) * n], 0.7, None, u[r]) {
             assert_eq!(tokens[r], want, "row {r}");
-            assert_eq!(counts[r] as usize, kept.len(), "kept count, row {r}");
+            assert_eq!(counts[r] as usize, with_mass(&kept), "kept count, row {r}");
             checked += 1;
         }
     }
@@ -1201,7 +1224,7 @@ proptest! {
             prop_assert!(row[t as usize] >= min_p * largest, "row {}: token {} is below min_p", r, t);
             if let Some((want, kept)) = reference_min_p(row, p, top_k, min_p, u[r], 1e-4) {
                 prop_assert_eq!(t, want, "row {} of {} x {}", r, rows, n);
-                prop_assert_eq!(counts[r] as usize, kept.len(), "kept count, row {} of {} x {}", r, rows, n);
+                prop_assert_eq!(counts[r] as usize, with_mass(&kept), "kept count, row {} of {} x {}", r, rows, n);
             }
         }
     }

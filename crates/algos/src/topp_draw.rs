@@ -66,9 +66,9 @@ pub struct TopPDrawTiling {
     /// 1: row r draws with `uniform(seed, first_row + r, 0)`, computed in
     /// the kernel (`uniforms` unused); 0: with `uniforms[r]`.
     pub seeded: u32,
-    /// 1: row r's kept count (the entries the nucleus and min-p keep) goes
-    /// to `kept_count[r]` (counted in the draw's first round); 0: not
-    /// counted (`kept_count` unused).
+    /// 1: row r's kept count (the entries above 0 that the nucleus and
+    /// min-p keep) goes to `kept_count[r]` (counted in the draw's first
+    /// round); 0: not counted (`kept_count` unused).
     pub count_kept: u32,
 }
 

@@ -409,8 +409,9 @@ struct TopKDrawTiling {
     // 32-byte check slots (one per vector core of the device; TOPPDRAW's
     // format: bad probabilities, bad p, bad min_p).
     uint32_t check_slots;
-    // Unused (keeps the size a multiple of 8).
-    uint32_t reserved;
+    // 1: row r's number of kept entries with mass (y > 0) goes to
+    // `kept_count[r]`; 0: not counted (`kept_count` unused).
+    uint32_t count_kept;
 };
 static_assert(sizeof(TopKDrawTiling) == 72, "TopKDrawTiling: size differs from the Rust definition");
 static_assert(offsetof(TopKDrawTiling, rows) == 0, "TopKDrawTiling: offset of rows differs from the Rust definition");
@@ -426,7 +427,7 @@ static_assert(offsetof(TopKDrawTiling, row_p) == 52, "TopKDrawTiling: offset of 
 static_assert(offsetof(TopKDrawTiling, row_min_p) == 56, "TopKDrawTiling: offset of row_min_p differs from the Rust definition");
 static_assert(offsetof(TopKDrawTiling, seeded) == 60, "TopKDrawTiling: offset of seeded differs from the Rust definition");
 static_assert(offsetof(TopKDrawTiling, check_slots) == 64, "TopKDrawTiling: offset of check_slots differs from the Rust definition");
-static_assert(offsetof(TopKDrawTiling, reserved) == 68, "TopKDrawTiling: offset of reserved differs from the Rust definition");
+static_assert(offsetof(TopKDrawTiling, count_kept) == 68, "TopKDrawTiling: offset of count_kept differs from the Rust definition");
 
 typedef struct SegScanTiling SegScanTiling;
 struct SegScanTiling {

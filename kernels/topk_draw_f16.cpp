@@ -6,9 +6,9 @@
 
 extern "C" __global__ __aicore__ void topk_draw_f16(GM_ADDR values, GM_ADDR indices, GM_ADDR temperatures,
                                                     GM_ADDR keep_k, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR uniforms,
-                                                    GM_ADDR tokens, GM_ADDR kept, GM_ADDR check,
+                                                    GM_ADDR tokens, GM_ADDR kept, GM_ADDR kept_count, GM_ADDR check,
                                                     TopKDrawTiling tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    ascend_scan::TopKDraw<half>(values, indices, temperatures, keep_k, top_p, min_p, uniforms, tokens, kept, check,
-                                tiling);
+    ascend_scan::TopKDraw<half>(values, indices, temperatures, keep_k, top_p, min_p, uniforms, tokens, kept,
+                                kept_count, check, tiling);
 }

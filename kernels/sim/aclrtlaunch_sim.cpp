@@ -495,25 +495,25 @@ extern "C" uint32_t aclrtlaunch_topp_draw_f32(uint32_t blockDim, void* stream, v
     return ascsim::launch("topp_draw_f32", KERNEL_TYPE_MIX_AIV_1_0, blockDim, stream, [=] { topp_draw_f32(static_cast<GM_ADDR>(probs), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(top_p), static_cast<GM_ADDR>(min_p), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(kept_count), static_cast<GM_ADDR>(check), static_cast<GM_ADDR>(workspace), t); });
 }
 
-extern "C" void topk_draw_f16(GM_ADDR values, GM_ADDR indices, GM_ADDR temperatures, GM_ADDR keep_k, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR uniforms, GM_ADDR tokens, GM_ADDR kept, GM_ADDR check, TopKDrawTiling tiling);
+extern "C" void topk_draw_f16(GM_ADDR values, GM_ADDR indices, GM_ADDR temperatures, GM_ADDR keep_k, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR uniforms, GM_ADDR tokens, GM_ADDR kept, GM_ADDR kept_count, GM_ADDR check, TopKDrawTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_topk_draw_f16(uint32_t blockDim, void* stream, void* values, void* indices, void* temperatures, void* keep_k, void* top_p, void* min_p, void* uniforms, void* tokens, void* kept, void* check, TopKDrawTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_topk_draw_f16(uint32_t blockDim, void* stream, void* values, void* indices, void* temperatures, void* keep_k, void* top_p, void* min_p, void* uniforms, void* tokens, void* kept, void* kept_count, void* check, TopKDrawTiling* tiling) {
     TopKDrawTiling t = *tiling;
-    return ascsim::launch("topk_draw_f16", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { topk_draw_f16(static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(temperatures), static_cast<GM_ADDR>(keep_k), static_cast<GM_ADDR>(top_p), static_cast<GM_ADDR>(min_p), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(check), t); });
+    return ascsim::launch("topk_draw_f16", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { topk_draw_f16(static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(temperatures), static_cast<GM_ADDR>(keep_k), static_cast<GM_ADDR>(top_p), static_cast<GM_ADDR>(min_p), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(kept_count), static_cast<GM_ADDR>(check), t); });
 }
 
-extern "C" void topk_draw_bf16(GM_ADDR values, GM_ADDR indices, GM_ADDR temperatures, GM_ADDR keep_k, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR uniforms, GM_ADDR tokens, GM_ADDR kept, GM_ADDR check, TopKDrawTiling tiling);
+extern "C" void topk_draw_bf16(GM_ADDR values, GM_ADDR indices, GM_ADDR temperatures, GM_ADDR keep_k, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR uniforms, GM_ADDR tokens, GM_ADDR kept, GM_ADDR kept_count, GM_ADDR check, TopKDrawTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_topk_draw_bf16(uint32_t blockDim, void* stream, void* values, void* indices, void* temperatures, void* keep_k, void* top_p, void* min_p, void* uniforms, void* tokens, void* kept, void* check, TopKDrawTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_topk_draw_bf16(uint32_t blockDim, void* stream, void* values, void* indices, void* temperatures, void* keep_k, void* top_p, void* min_p, void* uniforms, void* tokens, void* kept, void* kept_count, void* check, TopKDrawTiling* tiling) {
     TopKDrawTiling t = *tiling;
-    return ascsim::launch("topk_draw_bf16", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { topk_draw_bf16(static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(temperatures), static_cast<GM_ADDR>(keep_k), static_cast<GM_ADDR>(top_p), static_cast<GM_ADDR>(min_p), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(check), t); });
+    return ascsim::launch("topk_draw_bf16", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { topk_draw_bf16(static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(temperatures), static_cast<GM_ADDR>(keep_k), static_cast<GM_ADDR>(top_p), static_cast<GM_ADDR>(min_p), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(kept_count), static_cast<GM_ADDR>(check), t); });
 }
 
-extern "C" void topk_draw_f32(GM_ADDR values, GM_ADDR indices, GM_ADDR temperatures, GM_ADDR keep_k, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR uniforms, GM_ADDR tokens, GM_ADDR kept, GM_ADDR check, TopKDrawTiling tiling);
+extern "C" void topk_draw_f32(GM_ADDR values, GM_ADDR indices, GM_ADDR temperatures, GM_ADDR keep_k, GM_ADDR top_p, GM_ADDR min_p, GM_ADDR uniforms, GM_ADDR tokens, GM_ADDR kept, GM_ADDR kept_count, GM_ADDR check, TopKDrawTiling tiling);
 
-extern "C" uint32_t aclrtlaunch_topk_draw_f32(uint32_t blockDim, void* stream, void* values, void* indices, void* temperatures, void* keep_k, void* top_p, void* min_p, void* uniforms, void* tokens, void* kept, void* check, TopKDrawTiling* tiling) {
+extern "C" uint32_t aclrtlaunch_topk_draw_f32(uint32_t blockDim, void* stream, void* values, void* indices, void* temperatures, void* keep_k, void* top_p, void* min_p, void* uniforms, void* tokens, void* kept, void* kept_count, void* check, TopKDrawTiling* tiling) {
     TopKDrawTiling t = *tiling;
-    return ascsim::launch("topk_draw_f32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { topk_draw_f32(static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(temperatures), static_cast<GM_ADDR>(keep_k), static_cast<GM_ADDR>(top_p), static_cast<GM_ADDR>(min_p), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(check), t); });
+    return ascsim::launch("topk_draw_f32", KERNEL_TYPE_AIV_ONLY, blockDim, stream, [=] { topk_draw_f32(static_cast<GM_ADDR>(values), static_cast<GM_ADDR>(indices), static_cast<GM_ADDR>(temperatures), static_cast<GM_ADDR>(keep_k), static_cast<GM_ADDR>(top_p), static_cast<GM_ADDR>(min_p), static_cast<GM_ADDR>(uniforms), static_cast<GM_ADDR>(tokens), static_cast<GM_ADDR>(kept), static_cast<GM_ADDR>(kept_count), static_cast<GM_ADDR>(check), t); });
 }
 
 extern "C" void segscan_f16_s128_simple(GM_ADDR x, GM_ADDR flags, GM_ADDR y, GM_ADDR checks, GM_ADDR constants, GM_ADDR workspace, SegScanTiling tiling);

@@ -271,8 +271,9 @@ pub struct LogitsRows<'a> {
 
 /// What the host checks after a [`sample_logits_on`]: the draw's count of
 /// rows with no probabilities to sample, the per-row parameters' checks and
-/// every row's kept mass (a few bytes per row). Made once and reused;
-/// `download` after the stream is synchronised.
+/// every row's kept mass (a few bytes per row), and, if asked for
+/// ([`LogitsCheck::with_kept_count`]), every row's kept count. Made once
+/// and reused; `download` after the stream is synchronised.
 #[derive(Debug)]
 pub struct LogitsCheck {
     draw: TopPCheck,
@@ -284,6 +285,23 @@ impl LogitsCheck {
         Ok(LogitsCheck {
             draw: TopPCheck::new(device, rows)?,
         })
+    }
+
+    /// A check that also receives every row's kept count
+    /// ([`LogitsCheck::kept_count`]), counted by the draw's kernel.
+    pub fn with_kept_count(device: &Device, rows: usize) -> Result<LogitsCheck> {
+        Ok(LogitsCheck {
+            draw: TopPCheck::with_kept_count(device, rows)?,
+        })
+    }
+
+    /// The number of tokens each row kept (made by
+    /// [`LogitsCheck::with_kept_count`]; `None` otherwise): those with a
+    /// positive probability among the ones top-k, min-p and top-p kept,
+    /// i.e. the support of the row's draw (1 for a greedy row; a logit of
+    /// -inf, or one whose f32 probability is 0, is not counted).
+    pub fn kept_count(&self) -> Option<&DeviceBuffer<i32>> {
+        self.draw.kept_count()
     }
 
     /// The kept mass of every row: the f32 sum of the probabilities that
@@ -566,6 +584,10 @@ pub fn sample_logits_on<'a, T: LogitsInput>(
         }
     }
     check_len(check.kept_mass().len(), rows, "check")?;
+    if let Some(count) = check.kept_count() {
+        stream.check_device(count, "check")?;
+        check_len(count.len(), rows, "check")?;
+    }
     if rows == 0 {
         return Ok(());
     }
@@ -727,6 +749,7 @@ fn draw_top_k_on<T: LogitsInput>(
     t.row_p = u32::from(rows_in.top_p.is_some());
     t.row_min_p = u32::from(rows_in.min_p.is_some());
     t.seeded = u32::from(rows_in.uniforms.is_none());
+    t.count_kept = u32::from(check.kept_count().is_some());
     let null = std::ptr::null_mut;
     let args = runtime::TopKDrawArgs {
         values: values.ptr(),
@@ -738,10 +761,14 @@ fn draw_top_k_on<T: LogitsInput>(
         uniforms: rows_in.uniforms.map_or(null(), |b| b.ptr()),
         tokens: tokens.ptr(),
         kept: check.draw.kept.ptr(),
+        kept_count: check.kept_count().map_or(null(), |b| b.ptr()),
         check: check.draw.slots.ptr(),
     };
     let mut uses: Vec<&dyn crate::stream::Uses> =
         vec![values, indices, tokens, &check.draw.kept, &check.draw.slots];
+    if let Some(count) = check.kept_count() {
+        uses.push(count);
+    }
     for b in [
         rows_in.temperature,
         rows_in.top_p,

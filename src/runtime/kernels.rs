@@ -286,9 +286,9 @@ extern "C" {
     fn aclrtlaunch_topp_draw_f16(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, top_p: Gm, min_p: Gm, tokens: Gm, kept: Gm, kept_count: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
     fn aclrtlaunch_topp_draw_bf16(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, top_p: Gm, min_p: Gm, tokens: Gm, kept: Gm, kept_count: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
     fn aclrtlaunch_topp_draw_f32(block_dim: u32, stream: *mut c_void, probs: Gm, uniforms: Gm, top_p: Gm, min_p: Gm, tokens: Gm, kept: Gm, kept_count: Gm, check: Gm, workspace: Gm, tiling: *mut algos::TopPDrawTiling) -> u32;
-    fn aclrtlaunch_topk_draw_f16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, temperatures: Gm, keep_k: Gm, top_p: Gm, min_p: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, tiling: *mut algos::TopKDrawTiling) -> u32;
-    fn aclrtlaunch_topk_draw_bf16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, temperatures: Gm, keep_k: Gm, top_p: Gm, min_p: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, tiling: *mut algos::TopKDrawTiling) -> u32;
-    fn aclrtlaunch_topk_draw_f32(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, temperatures: Gm, keep_k: Gm, top_p: Gm, min_p: Gm, uniforms: Gm, tokens: Gm, kept: Gm, check: Gm, tiling: *mut algos::TopKDrawTiling) -> u32;
+    fn aclrtlaunch_topk_draw_f16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, temperatures: Gm, keep_k: Gm, top_p: Gm, min_p: Gm, uniforms: Gm, tokens: Gm, kept: Gm, kept_count: Gm, check: Gm, tiling: *mut algos::TopKDrawTiling) -> u32;
+    fn aclrtlaunch_topk_draw_bf16(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, temperatures: Gm, keep_k: Gm, top_p: Gm, min_p: Gm, uniforms: Gm, tokens: Gm, kept: Gm, kept_count: Gm, check: Gm, tiling: *mut algos::TopKDrawTiling) -> u32;
+    fn aclrtlaunch_topk_draw_f32(block_dim: u32, stream: *mut c_void, values: Gm, indices: Gm, temperatures: Gm, keep_k: Gm, top_p: Gm, min_p: Gm, uniforms: Gm, tokens: Gm, kept: Gm, kept_count: Gm, check: Gm, tiling: *mut algos::TopKDrawTiling) -> u32;
     fn aclrtlaunch_segscan_f16_s128_simple(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
     fn aclrtlaunch_segscan_f16_s64_vec(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
     fn aclrtlaunch_segscan_bf16_s128_simple(block_dim: u32, stream: *mut c_void, x: Gm, flags: Gm, y: Gm, checks: Gm, constants: Gm, workspace: Gm, tiling: *mut algos::SegScanTiling) -> u32;
@@ -820,7 +820,7 @@ impl Launch for TopPDrawArgs {
 }
 
 /// `aclrtlaunch_<kernel>` of the TopKDraw kernels.
-type TopKDrawFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, Gm, Gm, Gm, Gm, Gm, *mut algos::TopKDrawTiling) -> u32;
+type TopKDrawFn = unsafe extern "C" fn(u32, *mut c_void, Gm, Gm, Gm, Gm, Gm, Gm, Gm, Gm, Gm, Gm, Gm, *mut algos::TopKDrawTiling) -> u32;
 
 /// The TopKDraw kernels: the simulator's entries.
 const TOPKDRAW: &[Entry<TopKDrawFn>] = &[
@@ -841,6 +841,7 @@ pub(crate) struct TopKDrawArgs {
     pub(crate) uniforms: Gm,
     pub(crate) tokens: Gm,
     pub(crate) kept: Gm,
+    pub(crate) kept_count: Gm,
     pub(crate) check: Gm,
 }
 
@@ -854,7 +855,7 @@ impl Launch for TopKDrawArgs {
         // sized for the plan; the tiling pointer is valid for the call (the
         // launch stub copies the struct) and has the C layout of
         // TopKDrawTiling (pinned by its derive on both sides).
-        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.values, self.indices, self.temperatures, self.keep_k, self.top_p, self.min_p, self.uniforms, self.tokens, self.kept, self.check, &mut plan.tiling) };
+        let rc = unsafe { (e.f)(plan.block_dim, stream.raw, self.values, self.indices, self.temperatures, self.keep_k, self.top_p, self.min_p, self.uniforms, self.tokens, self.kept, self.kept_count, self.check, &mut plan.tiling) };
         stream.backend.launched(e.symbol, rc)
     }
 }

@@ -30,7 +30,9 @@
 // and 2) and taken as 1 and 0; a per-row temperature that is not 0 or a
 // positive finite number, or a keep count outside 1..=width, makes the row
 // bad. The kept mass K of every row (1 for one entry, NaN when bad) goes to
-// `kept`, the check slot's format is TOPPDRAW's (src/ops/topp.rs).
+// `kept`, and with count_kept the number of kept entries with mass (y > 0:
+// a prefix of the c, as y does not increase; 0 when bad) to `kept_count`;
+// the check slot's format is TOPPDRAW's (src/ops/topp.rs).
 #pragma once
 
 #include "ascend_scan_tiling.h"
@@ -53,8 +55,8 @@ class TopKDrawRows {
 
 public:
     __aicore__ inline void Run(GM_ADDR values, GM_ADDR indices, GM_ADDR temperatures, GM_ADDR keepK, GM_ADDR topP,
-                               GM_ADDR minP, GM_ADDR uniforms, GM_ADDR tokens, GM_ADDR kept, GM_ADDR check,
-                               const TopKDrawTiling& t) {
+                               GM_ADDR minP, GM_ADDR uniforms, GM_ADDR tokens, GM_ADDR kept, GM_ADDR keptCount,
+                               GM_ADDR check, const TopKDrawTiling& t) {
         t_ = t;
         const uint64_t all = t.rows * t.width;
         gX_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(values), all);
@@ -66,6 +68,7 @@ public:
         if (t.seeded == 0) gU_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(uniforms), t.rows);
         gTok_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(tokens), t.rows);
         gKept_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(kept), t.rows);
+        if (t.count_kept != 0) gKeptCount_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(keptCount), t.rows);
         gCheck_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(check), static_cast<uint64_t>(t.check_slots) * 8);
         Init();
         const uint64_t begin = static_cast<uint64_t>(GetBlockIdx()) * t.per_core;
@@ -88,7 +91,7 @@ private:
         pipe_.InitBuffer(qI_, 2, kMaxWidth * sizeof(int32_t));
         constexpr uint32_t kF = kMaxWidth * sizeof(float);
         constexpr uint32_t kRowF = kStepRows * sizeof(float);
-        ub_.Init(pipe_, 2 * kF + topkdraw::kWorkFloats * 4 + kMaxWidth / kGroup * 4 + 32 + 7 * kRowF + 32);
+        ub_.Init(pipe_, 2 * kF + topkdraw::kWorkFloats * 4 + kMaxWidth / kGroup * 4 + 32 + 8 * kRowF + 32);
         uint32_t at = 0;
         const auto take = [&](uint32_t bytes) {
             const uint32_t here = at;
@@ -107,6 +110,7 @@ private:
         us_ = ub_.At<float>(take(kRowF), kStepRows);
         tok_ = ub_.At<int32_t>(take(kRowF), kStepRows);
         kept_ = ub_.At<float>(take(kRowF), kStepRows);
+        counts_ = ub_.At<int32_t>(take(kRowF), kStepRows);
         slot_ = ub_.At<int32_t>(take(32), 8);
     }
 
@@ -132,6 +136,7 @@ private:
         PipeSync<HardEvent::S_MTE3>();
         StoreAny(gTok_[r0], tok_, count);
         StoreAny(gKept_[r0], kept_, count);
+        if (t_.count_kept != 0) StoreAny(gKeptCount_[r0], counts_, count);
         PipeSync<HardEvent::MTE3_S>();  // the next step rewrites them
     }
 
@@ -183,13 +188,13 @@ private:
         }
         PipeSync<HardEvent::V_S>();
         const float top = xa_.GetValue(0);
-        uint32_t pos = 0;
+        uint32_t pos = 0, kept = 1;
         float mass = 1.0f;
         bool bad = row.k == 0 || top != top;
         if (!bad && k > 1) {
             PipeSync<HardEvent::S_V>();
             bad = !Probabilities(k, top);
-            if (!bad) mass = Nucleus(k, row, pos);
+            if (!bad) mass = Nucleus(k, row, pos, kept);
         }
         if (bad) {
             bad_ += t_.width;
@@ -197,6 +202,7 @@ private:
         }
         tok_.SetValue(i, bad ? 0 : ix.GetValue(pos));
         kept_.SetValue(i, mass);
+        counts_.SetValue(i, bad ? 0 : static_cast<int32_t>(kept));
         ScalarReadsDone();
         qX_.FreeTensor(x);
         qI_.FreeTensor(ix);
@@ -228,22 +234,13 @@ private:
     }
 
     // min-p, top-p and the draw over the probabilities in e_: the drawn
-    // position (into pos) and the kept mass.
-    __aicore__ inline float Nucleus(uint32_t k, const Row& row, uint32_t& pos) {
+    // position (into pos), the kept entries with mass (into kept) and the
+    // kept mass.
+    __aicore__ inline float Nucleus(uint32_t k, const Row& row, uint32_t& pos, uint32_t& kept) {
         uint32_t c = k;
         if (row.minP > 0.0f) {
             // The first entry below the floor (y does not increase; y_0 >= floor).
-            const float floor = row.minP * e_.GetValue(0);
-            uint32_t lo = 1, hi = k;
-            while (lo < hi) {
-                const uint32_t mid = (lo + hi) / 2;
-                if (e_.GetValue(mid) < floor) {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
-                }
-            }
-            c = lo;
+            c = FirstBelow(k, row.minP * e_.GetValue(0), false);
         }
         float mass = -1.0f;  // P(c), when the top-p search found it
         if (row.p < 1.0f) {
@@ -254,7 +251,24 @@ private:
         if (mass < 0.0f) mass = Prefix(c);
         float drawn = 0.0f;
         pos = FirstAbove(row.u * mass, c, drawn) - 1;
+        kept = FirstBelow(c, 0.0f, true);
         return mass;
+    }
+
+    // The first j in [1, limit) with y_j below `floor` (at or below it when
+    // `orEqual`), else limit: y does not increase and y_0 is above it.
+    __aicore__ inline uint32_t FirstBelow(uint32_t limit, float floor, bool orEqual) {
+        uint32_t lo = 1, hi = limit;
+        while (lo < hi) {
+            const uint32_t mid = (lo + hi) / 2;
+            const float y = e_.GetValue(mid);
+            if (y < floor || (orEqual && y == floor)) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        return lo;
     }
 
     // P(j): the whole groups before j, then the entries of j's group before j.
@@ -295,9 +309,9 @@ private:
     TQue<TPosition::VECIN, 2> qX_, qI_;
     UbArena ub_;
     LocalTensor<float> xa_, e_, work_, groups_, red_, temps_, ps_, minPs_, us_, kept_;
-    LocalTensor<int32_t> keeps_, tok_, slot_;
+    LocalTensor<int32_t> keeps_, tok_, slot_, counts_;
     GlobalTensor<T> gX_;
-    GlobalTensor<int32_t> gI_, gK_, gTok_, gCheck_;
+    GlobalTensor<int32_t> gI_, gK_, gTok_, gCheck_, gKeptCount_;
     GlobalTensor<float> gT_, gP_, gM_, gU_, gKept_;
     TopKDrawTiling t_;
     uint64_t bad_ = 0, badP_ = 0, badMinP_ = 0;
@@ -305,10 +319,10 @@ private:
 
 template <typename T>
 __aicore__ inline void TopKDraw(GM_ADDR values, GM_ADDR indices, GM_ADDR temperatures, GM_ADDR keepK, GM_ADDR topP,
-                                GM_ADDR minP, GM_ADDR uniforms, GM_ADDR tokens, GM_ADDR kept, GM_ADDR check,
-                                const TopKDrawTiling& t) {
+                                GM_ADDR minP, GM_ADDR uniforms, GM_ADDR tokens, GM_ADDR kept, GM_ADDR kept_count,
+                                GM_ADDR check, const TopKDrawTiling& t) {
     TopKDrawRows<T> rows;
-    rows.Run(values, indices, temperatures, keepK, topP, minP, uniforms, tokens, kept, check, t);
+    rows.Run(values, indices, temperatures, keepK, topP, minP, uniforms, tokens, kept, kept_count, check, t);
 }
 
 }  // namespace ascend_scan

@@ -14,7 +14,7 @@ use testkit::data::words;
 use testkit::device;
 
 use crate::softmax::{named, Logit};
-use crate::topp::reference_min_p;
+use crate::topp::{reference_min_p, with_mass};
 
 /// Logits like a language model's: a few large, a long tail, repeated
 /// values (ties), some masked (-inf).
@@ -291,11 +291,12 @@ fn reference_token(
     whole: bool,
     tol: f64,
 ) -> Option<i32> {
-    reference_draw(row, pr, r, u, whole, tol).map(|(token, _)| token)
+    reference_draw(row, pr, r, u, whole, tol).map(|(token, ..)| token)
 }
 
 /// [`reference_token`] with the kept mass (the sum of the probabilities
-/// min-p and top-p kept; 1 for one kept logit).
+/// min-p and top-p kept; 1 for one kept logit) and the kept count (those
+/// of them with a positive probability).
 fn reference_draw(
     row: &[f64],
     pr: &RowParams,
@@ -303,7 +304,7 @@ fn reference_draw(
     u: f32,
     whole: bool,
     tol: f64,
-) -> Option<(i32, f64)> {
+) -> Option<(i32, f64, usize)> {
     let n = row.len();
     let (t, k, top_p, min_p) = (
         pr.temperature[r],
@@ -314,7 +315,7 @@ fn reference_draw(
     if t == 0.0 || k == 1 {
         // One kept logit: the first largest (no NaN in these rows).
         let best = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        return Some((row.iter().position(|&v| v == best).unwrap() as i32, 1.0));
+        return Some((row.iter().position(|&v| v == best).unwrap() as i32, 1.0, 1));
     }
     let mut kept = if k == 0 || k == n {
         (0..n).collect()
@@ -335,7 +336,7 @@ fn reference_draw(
     let p_ref = if top_p == 1.0 { 1.001 } else { top_p };
     reference_min_p(&probs, p_ref, None, min_p, u, tol).map(|(pos, nucleus)| {
         let mass = nucleus.iter().map(|&(_, w)| f64::from(w)).sum();
-        (kept[pos as usize] as i32, mass)
+        (kept[pos as usize] as i32, mass, with_mass(&nucleus))
     })
 }
 
@@ -376,7 +377,7 @@ fn per_row_tokens_follow_the_definition<T: Logit>(
     counts
 }
 
-/// Compares each row's token (and kept mass, when given) of a batch drawn
+/// Compares each row's token (and kept mass and count, when given) of a batch drawn
 /// with the uniforms `uniform(seed, r, 0)` with the definition, counting the
 /// rows checked and skipped in `counts`.
 #[allow(clippy::too_many_arguments)]
@@ -387,7 +388,7 @@ fn compare_rows<T: Logit>(
     whole: bool,
     seed: u64,
     got: &[i32],
-    kept: Option<&[f32]>,
+    kept: Option<(&[f32], &[i32])>,
     counts: &mut (usize, usize),
 ) {
     let tol = if n > 10_000 { 1e-5 } else { 1e-4 };
@@ -402,9 +403,10 @@ fn compare_rows<T: Logit>(
             pr.min_p[r]
         );
         match reference_draw(&row, pr, r, uniform(seed, r as u64, 0), whole, tol) {
-            Some((want, mass)) => {
+            Some((want, mass, count)) => {
                 assert_eq!(token, want, "{what}");
-                if let Some(kept) = kept {
+                if let Some((kept, kept_count)) = kept {
+                    assert_eq!(kept_count[r] as usize, count, "{what}: kept count");
                     let err = (f64::from(kept[r]) - mass).abs();
                     assert!(
                         err <= 1e-4 * mass.max(1e-3),
@@ -613,7 +615,7 @@ fn per_row_errors_name_the_argument() {
 /// (0: greedy, whatever the row's top_k), top_k (0: off, also for the
 /// rows whose k is n; `RowTopK::some_off` when there are such rows), top_p,
 /// min_p and the caller's uniforms (not the options' seed), against the
-/// definition, with the kept mass; one workspace and one check serve two
+/// definition, with the kept mass and count; one workspace and one check serve two
 /// batches. Returns the rows checked and skipped.
 fn stream_tokens_follow_the_definition<T: Logit>(
     rows: usize,
@@ -639,7 +641,7 @@ fn stream_tokens_follow_the_definition<T: Logit>(
         dev.upload(&pr.min_p).unwrap(),
     );
     let mut tokens = dev.alloc::<i32>(rows).unwrap();
-    let mut check = LogitsCheck::new(&dev, rows).unwrap();
+    let mut check = LogitsCheck::with_kept_count(&dev, rows).unwrap();
     let mut counts = (0, 0);
     let mut workspace = None;
     for seed in [8u64, 1234] {
@@ -671,7 +673,9 @@ fn stream_tokens_follow_the_definition<T: Logit>(
         check.download().unwrap();
         let got = tokens.download().unwrap();
         let kept = check.kept_mass().download().unwrap();
-        compare_rows(&x, n, &pr, some_off, seed, &got, Some(&kept), &mut counts);
+        let kept_count = check.kept_count().unwrap().download().unwrap();
+        let kept = Some((&kept[..], &kept_count[..]));
+        compare_rows(&x, n, &pr, some_off, seed, &got, kept, &mut counts);
     }
     counts
 }
@@ -691,20 +695,20 @@ fn stream_form_with_device_inputs_follows_the_definition() {
 
 /// One [`sample_logits_on`] of the `rows` rows of `logits` with a
 /// workspace, tokens and check of its own, synchronised and checked: the
-/// tokens and the kept masses.
+/// tokens, the kept masses and the kept counts.
 fn sample_on_stream<T: ascend_scan::LogitsInput>(
     stream: &ascend_scan::Stream,
     logits: &ascend_scan::DeviceBuffer<T>,
     rows: usize,
     rows_in: LogitsRows<'_>,
     o: LogitsSampling,
-) -> (Vec<i32>, Vec<f32>) {
+) -> (Vec<i32>, Vec<f32>, Vec<i32>) {
     let dev = stream.device();
     let n = logits.len() / rows;
     let bytes = sample_logits_workspace_bytes::<T>(dev, rows, n, &rows_in, o).unwrap();
     let mut ws = Workspace::new(dev, bytes).unwrap();
     let mut tokens = dev.alloc::<i32>(rows).unwrap();
-    let mut check = LogitsCheck::new(dev, rows).unwrap();
+    let mut check = LogitsCheck::with_kept_count(dev, rows).unwrap();
     let batch = Batch::rows(logits, rows).unwrap();
     sample_logits_on(stream, batch, rows_in, o, &mut tokens, &mut check, &mut ws).unwrap();
     stream.synchronize().unwrap();
@@ -712,6 +716,7 @@ fn sample_on_stream<T: ascend_scan::LogitsInput>(
     (
         tokens.download().unwrap(),
         check.kept_mass().download().unwrap(),
+        check.kept_count().unwrap().download().unwrap(),
     )
 }
 
@@ -762,11 +767,11 @@ fn flat_rows_cross_deep_in_wide_top_k() {
             seed,
             ..Default::default()
         };
-        let (got, kept) = sample_on_stream(&stream, &buf, rows, rows_in, o);
+        let (got, kept, kept_count) = sample_on_stream(&stream, &buf, rows, rows_in, o);
         for r in 0..rows {
             let row: Vec<f64> = x[r * n..(r + 1) * n].iter().map(|&v| v.into()).collect();
             // fp32 sums of at most 4097 terms of mass <= 1: well within 2e-5.
-            let Some((want, mass)) =
+            let Some((want, mass, count)) =
                 reference_draw(&row, &pr, r, uniform(seed, r as u64, 0), false, 2e-5)
             else {
                 counts.1 += 1;
@@ -776,10 +781,75 @@ fn flat_rows_cross_deep_in_wide_top_k() {
             assert_eq!(got[r], want, "{what}");
             let err = (f64::from(kept[r]) - mass).abs();
             assert!(err <= 2e-5, "{what}: kept {} vs {mass}", kept[r]);
+            assert_eq!(kept_count[r] as usize, count, "{what}: kept count");
             counts.0 += 1;
         }
     }
     most_rows_checked(&[counts]);
+}
+
+/// The kept count is the support of the draw: rows with few finite logits
+/// (the rest -inf, masked) count those only, whether the top-k keeps some
+/// -inf (the fused draw) or the draw runs on whole rows (TOPPDRAW); min-p
+/// and top-p cut it further, a greedy row keeps one.
+#[test]
+fn kept_counts_are_the_support_of_the_draw() {
+    let dev = device();
+    let stream = dev.create_stream().unwrap();
+    let (rows, n) = (6, 500);
+    // Row r: 20 + r finite logits spread over the row, 1.0 apart.
+    let finite = |r: usize| 20 + r;
+    let x: Vec<f32> = (0..rows)
+        .flat_map(|r| {
+            (0..n).map(move |i| {
+                if i % 7 == 3 && i / 7 < finite(r) {
+                    -((i / 7) as f32)
+                } else {
+                    f32::NEG_INFINITY
+                }
+            })
+        })
+        .collect();
+    let buf = dev.upload(&x).unwrap();
+    for (top_k, top_p, min_p, temperature) in [
+        (Some(50), 1.0, 0.0, 1.0),
+        (None, 1.0, 0.0, 1.0),
+        (Some(10), 1.0, 0.0, 1.0),
+        (Some(50), 1.0, 0.01, 1.0),
+        (None, 0.9, 0.0, 1.0),
+        (Some(50), 1.0, 0.0, 0.0),
+    ] {
+        let o = LogitsSampling {
+            temperature,
+            top_k,
+            top_p,
+            min_p,
+            seed: 5,
+        };
+        let (_, _, got) = sample_on_stream(&stream, &buf, rows, LogitsRows::default(), o);
+        for (r, &count) in got.iter().enumerate() {
+            // Probabilities e^-j / S, j = 0..finite: min-p keeps e^-j >= min_p,
+            // top-p the j whose mass before them is at most p.
+            let f = finite(r).min(top_k.unwrap_or(n));
+            let s: f64 = (0..f).map(|j| (-(j as f64)).exp()).sum();
+            let mut want = (0..f)
+                .filter(|&j| (-(j as f64)).exp() >= f64::from(min_p))
+                .count();
+            let mut before = 0.0;
+            let nucleus = (0..f)
+                .take_while(|&j| {
+                    let keep = before <= f64::from(top_p);
+                    before += (-(j as f64)).exp() / s;
+                    keep
+                })
+                .count();
+            want = want.min(nucleus);
+            if temperature == 0.0 {
+                want = 1;
+            }
+            assert_eq!(count as usize, want, "row {r}, {o:?}");
+        }
+    }
 }
 
 /// The stream form with the options alone (no per-row input) gives the
@@ -844,7 +914,7 @@ fn stream_form_with_the_options_matches_the_blocking_form() {
             temperature: device_temps.then_some(&t_dev),
             ..Default::default()
         };
-        let (got, _) = sample_on_stream(&stream, &buf, rows, rows_in, o);
+        let (got, ..) = sample_on_stream(&stream, &buf, rows, rows_in, o);
         let want = if device_temps {
             let per_row = LogitsPerRow {
                 temperature: Some(&temps),

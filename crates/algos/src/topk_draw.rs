@@ -50,8 +50,9 @@ pub struct TopKDrawTiling {
     /// 32-byte check slots (one per vector core of the device; TOPPDRAW's
     /// format: bad probabilities, bad p, bad min_p).
     pub check_slots: u32,
-    /// Unused (keeps the size a multiple of 8).
-    pub reserved: u32,
+    /// 1: row r's number of kept entries with mass (y > 0) goes to
+    /// `kept_count[r]`; 0: not counted (`kept_count` unused).
+    pub count_kept: u32,
 }
 
 /// The TOPKDRAW kernel for logits of one type.
@@ -117,7 +118,7 @@ impl TopKDraw {
                 row_min_p: 0,
                 seeded: 1,
                 check_slots: soc.vector_cores.max(1),
-                reserved: 0,
+                count_kept: 0,
             },
         })
     }
@@ -141,6 +142,7 @@ impl Kernel for TopKDraw {
             "uniforms",
             "tokens",
             "kept",
+            "kept_count",
             "check",
         ]
     }

@@ -584,10 +584,7 @@ pub fn sample_logits_on<'a, T: LogitsInput>(
         }
     }
     check_len(check.kept_mass().len(), rows, "check")?;
-    if let Some(count) = check.kept_count() {
-        stream.check_device(count, "check")?;
-        check_len(count.len(), rows, "check")?;
-    }
+    check.draw.check_count(stream, rows)?;
     if rows == 0 {
         return Ok(());
     }

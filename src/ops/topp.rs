@@ -302,6 +302,16 @@ impl TopPCheck {
         self.count.as_ref()
     }
 
+    /// The kept counts, if asked for, fit a batch of `rows` rows on
+    /// `stream`'s device (else an error naming `check`).
+    pub(crate) fn check_count(&self, stream: &Stream, rows: usize) -> Result<()> {
+        if let Some(count) = &self.count {
+            stream.check_device(count, "check")?;
+            check_len(count.len(), rows, "check")?;
+        }
+        Ok(())
+    }
+
     /// The kept (nucleus) mass of every row: the f32 sum the draw was
     /// relative to.
     pub fn kept_mass(&self) -> &DeviceBuffer<f32> {
@@ -566,10 +576,7 @@ pub(crate) fn draw_on<P: TopPProb>(
     let mut plan = TopPPlan::new::<P>(stream.device(), rows, n, options, given)?;
     check_len(tokens.len(), rows, "tokens")?;
     check_len(check.kept.len(), rows, "check")?;
-    if let Some(count) = &check.count {
-        stream.check_device(count, "check")?;
-        check_len(count.len(), rows, "check")?;
-    }
+    check.check_count(stream, rows)?;
     if check.slots.len() < check_slot_ints(stream.device()) {
         return Err(Error::InvalidArgument {
             name: "check",

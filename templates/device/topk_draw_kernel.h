@@ -202,7 +202,7 @@ private:
         }
         tok_.SetValue(i, bad ? 0 : ix.GetValue(pos));
         kept_.SetValue(i, mass);
-        counts_.SetValue(i, bad ? 0 : static_cast<int32_t>(kept));
+        if (t_.count_kept != 0) counts_.SetValue(i, bad ? 0 : static_cast<int32_t>(kept));
         ScalarReadsDone();
         qX_.FreeTensor(x);
         qI_.FreeTensor(ix);
@@ -251,7 +251,7 @@ private:
         if (mass < 0.0f) mass = Prefix(c);
         float drawn = 0.0f;
         pos = FirstAbove(row.u * mass, c, drawn) - 1;
-        kept = FirstBelow(c, 0.0f, true);
+        if (t_.count_kept != 0) kept = FirstBelow(c, 0.0f, true);  // asked for only: a search per row
         return mass;
     }
 

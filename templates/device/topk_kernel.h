@@ -191,6 +191,8 @@ private:
     // the narrowing's thresholds, 16 (and 17) the NaN test; kChunkMask the chunks to
     // read again (kept while the compaction's tiles use 0 and 16).
     static constexpr uint32_t kChunkMask = 2;
+    // The chunks whose maximum exceeds the bound (Compact's tie rule).
+    static constexpr uint32_t kChunkAboveMask = 3;
 
     __aicore__ inline void Init() {
         // Keys, or the candidates' bits (16 KB either way).
@@ -228,7 +230,8 @@ private:
         if (!stay) PipeSync<HardEvent::MTE3_MTE2>();  // the maxima's read-back
         const Pick bound = BoundPick(r, stay);
         InUb ub;
-        const uint64_t count = Compact(begin, begin, t_.n, r * chunks_, stay, Value(bound.v), stay ? &ub : nullptr);
+        const uint64_t count =
+            Compact(begin, begin, t_.n, r * chunks_, stay, Value(bound.v), TieChunks(bound), stay ? &ub : nullptr);
         if (!ub.on) PipeSync<HardEvent::MTE3_MTE2>();  // the candidates' read-back
         Finish(r, bound.v, &count, 1, &ub);
     }
@@ -241,7 +244,7 @@ private:
         Bound(begin, len, at, false);
         SyncAll();
         const Pick bound = BoundPick(r, false);
-        const uint64_t count = Compact(begin, r * t_.n, len, at, false, Value(bound.v));
+        const uint64_t count = Compact(begin, r * t_.n, len, at, false, Value(bound.v), kAllChunks);
         if (count < kPieceSlot && len >= kPieceSlot) {
             // NaN (no compare passes it) after the candidates up to a slot.
             PipeSync<HardEvent::V_MTE3>();
@@ -277,6 +280,25 @@ private:
         }
         if (!inUb) LoadResident(gMax_, at, len, 1, nullptr, nullptr);
         return NarrowBracketed(static_cast<uint32_t>(chunks_));
+    }
+
+    // How many of a whole row's chunks whose maximum equals the bound T
+    // Compact must read (the first ones in index order). With T exactly the
+    // k-th largest chunk maximum, A = bound.above < k chunks lie above it.
+    // The k-th key v is at least T: if v > T no chunk at T holds one of the
+    // k; if v = T the k are the keys above T and the first k - (keys above
+    // T) <= k - A ties, and every chunk at T holds a tie, so the first
+    // k - A chunks at T hold those ties or ties before them. On rows of
+    // many equal maxima (f16 near its top) this halves the reads. Only where
+    // a chunk's maximum is the order value of its best key: T exact (16- and
+    // 8-bit keys), at least k chunks, and T finite below FLT_MAX (f16 chunks
+    // holding NaN or +inf share FLT_MAX; +inf chunks of the k smallest sit
+    // at -inf).
+    static constexpr uint64_t kAllChunks = ~0ull;
+    __aicore__ inline uint64_t TieChunks(const Pick& bound) {
+        const float v = Value(bound.v);
+        if (kBoundSlack != 1 || chunks_ < t_.k || !(v < kMaxFloat && v > -kMaxFloat)) return kAllChunks;
+        return t_.k - bound.above;
     }
 
     // The k-th largest code among the first `lanes` order values of bufRes_
@@ -509,14 +531,16 @@ private:
     // (order value, index in the row (row start `rowStart`), int16 bits).
     // A full batch is compacted only once the next one's reads are issued,
     // so those reads overlap its vector work. Given `ub` (maxima in UB), the
-    // candidates stay in UB while they fit (InUb). Returns the candidates'
-    // count in GM.
+    // candidates stay in UB while they fit (InUb). Of the chunks whose
+    // maximum equals `bound`, only the first `tieChunks` are read
+    // (TieChunks). Returns the candidates' count in GM.
     __aicore__ inline uint64_t Compact(uint64_t begin, uint64_t rowStart, uint64_t len, uint64_t at, bool inUb,
-                                       float bound, InUb* ub = nullptr) {
+                                       float bound, uint64_t tieChunks, InUb* ub = nullptr) {
         const uint64_t chunks = (len + kChunk - 1) / kChunk;
         LocalTensor<float> res = bufRes_.Get<float>();
-        LocalTensor<uint8_t> hotBytes = Mask(kChunkMask);
-        LocalTensor<uint32_t> hot = hotBytes.ReinterpretCast<uint32_t>();
+        LocalTensor<uint32_t> hot = Mask(kChunkMask).template ReinterpretCast<uint32_t>();
+        LocalTensor<uint32_t> above = Mask(kChunkAboveMask).template ReinterpretCast<uint32_t>();
+        const bool limited = tieChunks != kAllChunks;
         Batches b;
         b.ub = ub;
         for (uint64_t w0 = 0; w0 < chunks; w0 += kTile) {
@@ -528,13 +552,19 @@ private:
                 PipeSync<HardEvent::MTE2_V>();
             }
             CompareScalar(Mask(kChunkMask), res, bound, CMPMODE::GE, Padded(inWindow));
+            if (limited) CompareScalar(Mask(kChunkAboveMask), res, bound, CMPMODE::GT, Padded(inWindow));
             if (ub != nullptr) StartInUb(*ub);  // one window: the maxima are done with
             PipeSync<HardEvent::V_S>();
             for (uint32_t word = 0; word < (inWindow + 31) / 32; ++word) {
                 uint32_t bits = hot.GetValue(word);
-                for (uint32_t bit = 0; bits != 0 && bit < 32; ++bit, bits >>= 1) {
+                uint32_t over = limited ? above.GetValue(word) : ~0u;
+                for (uint32_t bit = 0; bits != 0 && bit < 32; ++bit, bits >>= 1, over >>= 1) {
                     const uint64_t c = w0 + word * 32 + bit;
                     if ((bits & 1u) == 0 || c >= chunks) continue;
+                    if ((over & 1u) == 0) {  // a chunk at the bound
+                        if (tieChunks == 0) continue;
+                        --tieChunks;
+                    }
                     if (b.staged == 0) b.tile[b.cur] = qRaw_.AllocTensor<TBits>();
                     const uint64_t first = c * kChunk;
                     const uint32_t count = static_cast<uint32_t>(len - first < kChunk ? len - first : kChunk);

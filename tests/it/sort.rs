@@ -729,6 +729,76 @@ fn topk_narrows_within_the_row_range() {
     }
 }
 
+/// A whole row reads again only the first k - A of its chunks whose maximum
+/// equals the bound T, A the chunks above it (docs/algorithms.md, "Top-k"):
+/// rows where every chunk holds a tie of T at a varying place, some chunks
+/// also a key above it and a second tie before it, k around the count
+/// above T (the k-th key above T, at T with few and with many ties), both
+/// directions, f16 (chunks of 128) and i16 (chunks of 64); then rows whose
+/// bound is +inf or held by NaN chunks, where the rule stays off.
+#[test]
+fn topk_reads_only_the_first_chunks_at_the_bound() {
+    // 40 rows: whole rows per core on the 40 vector cores (a row shared by
+    // cores reads every chunk at the bound).
+    let (rows, n) = (40, 128 * 300);
+    // Even rows need every one of the k - A chunks (an above chunk holds no
+    // tie, a chunk at T one); odd rows fewer (ties in above chunks, and twice).
+    let mut ties = vec![0i16; rows * n];
+    let above = (0..n / 128).filter(|c| c % 7 == 3).count();
+    for r in 0..rows {
+        let mut w = words(n / 128, 40 + r as u64);
+        for c in 0..n / 128 {
+            let lane = (w.next().unwrap() % 128) as usize;
+            let at = r * n + c * 128;
+            let up = c % 7 == 3;
+            if !up || r % 2 == 1 {
+                ties[at + lane] = 100;
+            }
+            if r % 2 == 1 && c % 5 == 1 && lane > 0 {
+                ties[at + lane / 2] = 100;
+            }
+            if up {
+                ties[at + (lane + 1) % 128] = 200 + c as i16;
+            }
+        }
+    }
+    let as_f16: Vec<f16> = ties
+        .iter()
+        .map(|&v| f16::from_f32(f32::from(v) / 64.0))
+        .collect();
+    let smallest = |v: &[i16]| -> Vec<i16> { v.iter().map(|&x| -x).collect() };
+    let as_f16_neg: Vec<f16> = as_f16.iter().map(|&v| -v).collect();
+    for k in [above - 1, above, above + 1, above + 7, 150, 300, 400] {
+        for o in topk_options() {
+            let flip = !o.largest;
+            check_topk(if flip { &as_f16_neg } else { &as_f16 }, rows, k, o);
+            let ints = if flip { smallest(&ties) } else { ties.clone() };
+            check_topk(&ints, rows, k, o);
+        }
+    }
+    // The bound at +inf (f16 chunks of +inf, some with NaN, share FLT_MAX):
+    // every chunk at the bound is read.
+    let mut top: Vec<f16> = as_f16.clone();
+    for (i, v) in top.iter_mut().enumerate() {
+        if i % 128 == 5 {
+            *v = f16::INFINITY;
+        }
+        if i % 1280 == 77 {
+            *v = f16::from_bits(0x7E00);
+        }
+    }
+    for k in [1, 31, 100, 400] {
+        for o in topk_options() {
+            let keys: Vec<f16> = if o.largest {
+                top.clone()
+            } else {
+                top.iter().map(|&v| -v).collect()
+            };
+            check_topk(&keys, rows, k, o);
+        }
+    }
+}
+
 #[test]
 fn topk_errors_name_k() {
     let dev = device();

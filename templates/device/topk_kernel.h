@@ -160,7 +160,7 @@ public:
         Init();
         const uint64_t r0 = core_ * t.rows_per_core;
         const uint64_t r1 = r0 + t.rows_per_core < t.shared_from ? r0 + t.rows_per_core : t.shared_from;
-        for (uint64_t r = r0; r < r1; ++r) WholeRow(r);
+        for (uint64_t r = r0; r < r1; ++r) WholeRow(r, r > r0, r + 1 < r1);
         if (t.pieces > 1) {
             const uint64_t r = t.shared_from + core_ / t.pieces;
             if (r < t.rows) {
@@ -223,25 +223,33 @@ private:
 
     // ---- rows ----
 
-    __aicore__ inline void WholeRow(uint64_t r) {
+    // Row r on this core alone; its first tile of keys already loaded
+    // (`preloaded`), and the next row's loaded while this one's selection
+    // runs (`more`): the selection barely uses MTE2.
+    __aicore__ inline void WholeRow(uint64_t r, bool preloaded, bool more) {
         const uint64_t begin = r * t_.n;
         const bool stay = chunks_ <= kTile;  // the chunk maxima stay in UB
-        Bound(begin, t_.n, r * chunks_, stay);
+        Bound(begin, t_.n, r * chunks_, stay, preloaded);
         if (!stay) PipeSync<HardEvent::MTE3_MTE2>();  // the maxima's read-back
         const Pick bound = BoundPick(r, stay);
         InUb ub;
         const uint64_t count =
             Compact(begin, begin, t_.n, r * chunks_, stay, Value(bound.v), TieChunks(bound), stay ? &ub : nullptr);
         if (!ub.on) PipeSync<HardEvent::MTE3_MTE2>();  // the candidates' read-back
+        // Queued only after Finish: its own tiles of qRaw_ dequeue in order.
+        LocalTensor<TBits> next;
+        if (more) next = StartKeys(begin + t_.n, FirstTile());
         Finish(r, bound.v, &count, 1, &ub);
+        if (more) qRaw_.EnQue(next);
     }
+    __aicore__ inline uint32_t FirstTile() { return static_cast<uint32_t>(t_.n < kScanTile ? t_.n : kScanTile); }
 
     __aicore__ inline void SharedRow(uint64_t r, uint64_t q) {
         const uint64_t a = q * t_.piece_len;
         const uint64_t len = a + t_.piece_len < t_.n ? t_.piece_len : t_.n - a;
         const uint64_t begin = r * t_.n + a;
         const uint64_t at = r * chunks_ + a / kChunk;  // piece_len is a multiple of 128
-        Bound(begin, len, at, false);
+        Bound(begin, len, at, false, false);
         SyncAll();
         const Pick bound = BoundPick(r, false);
         const uint64_t count = Compact(begin, r * t_.n, len, at, false, Value(bound.v), kAllChunks);
@@ -356,13 +364,15 @@ private:
         PipeSync<HardEvent::V_MTE2>();
     }
     __aicore__ inline uint32_t Pad() { return t_.largest ? Keys<TKey>::kMinBits : Keys<TKey>::kMaxBits; }
-    // Loads `count` keys at `off` into a new tile of qRaw_, padded to whole chunks.
-    __aicore__ inline void LoadKeys(uint64_t off, uint32_t count) {
+    // Loads `count` keys at `off` into a new tile of qRaw_, padded to whole
+    // chunks; the caller queues it.
+    __aicore__ inline LocalTensor<TBits> StartKeys(uint64_t off, uint32_t count) {
         LocalTensor<TBits> raw = qRaw_.AllocTensor<TBits>();
         if (count % kChunk != 0) PadKeys(raw, kScanTile);
         LoadPadded(raw, gBits_[off], count, static_cast<TBits>(Pad()));
-        qRaw_.EnQue(raw);
+        return raw;
     }
+    __aicore__ inline void LoadKeys(uint64_t off, uint32_t count) { qRaw_.EnQue(StartKeys(off, count)); }
 
     // The dequeued tile's order values into bufV_ and its bits as TCand
     // (the tile itself, or 8-bit keys widened into bufTmp_), over `padded`
@@ -473,8 +483,9 @@ private:
 
     // Read 1: the chunk maxima (order values) of `len` keys at `begin` into
     // GM at gMax_[at], or kept in bufRes_ (`stay`, at most kTile chunks).
-    // Lanes of bufRes_ past the maxima are -inf.
-    __aicore__ inline void Bound(uint64_t begin, uint64_t len, uint64_t at, bool stay) {
+    // Lanes of bufRes_ past the maxima are -inf. The first tile may be
+    // queued already (`preloaded`).
+    __aicore__ inline void Bound(uint64_t begin, uint64_t len, uint64_t at, bool stay, bool preloaded) {
         LocalTensor<float> res = bufRes_.Get<float>();
         // f16 maxima of up to kTile chunks: the second half of bufIota_.
         LocalTensor<half> halves = bufIota_.Get<half>()[kTile];
@@ -488,7 +499,7 @@ private:
         PipeBarrier<PIPE_V>();
         uint64_t flushed = 0;  // chunks already in GM
         uint32_t tile = 0;
-        if (len > 0) LoadKeys(begin, static_cast<uint32_t>(len < kScanTile ? len : kScanTile));
+        if (len > 0 && !preloaded) LoadKeys(begin, static_cast<uint32_t>(len < kScanTile ? len : kScanTile));
         for (uint64_t off = 0; off < len; off += kScanTile, ++tile) {
             const uint32_t count = static_cast<uint32_t>(len - off < kScanTile ? len - off : kScanTile);
             if (off + kScanTile < len) {

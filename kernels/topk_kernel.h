@@ -1183,8 +1183,12 @@ private:
             v = Order(raw, bits, padded);
             idx = qCandI_.DeQue<int32_t>();
         }
-        LocalTensor<int32_t> outI = qOutI_.AllocTensor<int32_t>();
-        LocalTensor<TBits> outR = qOutR_.AllocTensor<TBits>();
+        // The order goes to qOutV_ (free since the compaction), not to
+        // qOutI_/qOutR_, whose ties may still be on their way to GM.
+        static_assert(kOutCap >= 2 * kMaxSortedLanes, "room for the order");
+        LocalTensor<float> order = qOutV_.AllocTensor<float>();
+        LocalTensor<int32_t> outI = order.template ReinterpretCast<int32_t>();
+        LocalTensor<TBits> outR = order[kMaxSortedLanes].template ReinterpretCast<TBits>();
         uint32_t nans = 0;
         if constexpr (kWide) {
             if (t_.largest) {
@@ -1216,8 +1220,7 @@ private:
         StoreAny(gVal_[r * t_.k], outR, above);
         StoreAny(gIdx_[r * t_.k], outI, above);
         PipeSync<HardEvent::MTE3_S>();
-        qOutI_.FreeTensor(outI);
-        qOutR_.FreeTensor(outR);
+        qOutV_.FreeTensor(order);
     }
 
     // The order of the `above` keys beyond the k-th (order values `v`, over

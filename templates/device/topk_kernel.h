@@ -238,11 +238,14 @@ private:
         if (!ub.on) PipeSync<HardEvent::MTE3_MTE2>();  // the candidates' read-back
         // Queued only after Finish: its own tiles of qRaw_ dequeue in order.
         LocalTensor<TBits> next;
-        if (more) next = StartKeys(begin + t_.n, FirstTile());
+        if (more) next = StartKeys(begin + t_.n, ScanKeys(t_.n));
         Finish(r, bound.v, &count, 1, &ub);
         if (more) qRaw_.EnQue(next);
     }
-    __aicore__ inline uint32_t FirstTile() { return static_cast<uint32_t>(t_.n < kScanTile ? t_.n : kScanTile); }
+    // Keys in the first-read tile that starts with `left` keys to go.
+    __aicore__ static inline uint32_t ScanKeys(uint64_t left) {
+        return static_cast<uint32_t>(left < kScanTile ? left : kScanTile);
+    }
 
     __aicore__ inline void SharedRow(uint64_t r, uint64_t q) {
         const uint64_t a = q * t_.piece_len;
@@ -499,12 +502,12 @@ private:
         PipeBarrier<PIPE_V>();
         uint64_t flushed = 0;  // chunks already in GM
         uint32_t tile = 0;
-        if (len > 0 && !preloaded) LoadKeys(begin, static_cast<uint32_t>(len < kScanTile ? len : kScanTile));
+        if (len > 0 && !preloaded) LoadKeys(begin, ScanKeys(len));
         for (uint64_t off = 0; off < len; off += kScanTile, ++tile) {
-            const uint32_t count = static_cast<uint32_t>(len - off < kScanTile ? len - off : kScanTile);
+            const uint32_t count = ScanKeys(len - off);
             if (off + kScanTile < len) {
                 const uint64_t next = off + kScanTile;
-                LoadKeys(begin + next, static_cast<uint32_t>(len - next < kScanTile ? len - next : kScanTile));
+                LoadKeys(begin + next, ScanKeys(len - next));
             }
             const uint32_t slot = (tile % kTilesPerWindow) * kChunksPerScan;
             TileMaxima((count + kChunk - 1) / kChunk * kChunk, halves[slot], res[slot]);

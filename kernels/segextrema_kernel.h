@@ -87,7 +87,8 @@ public:
     // T): one is stored to GM while the next step answers into the other.
     enum BankArray : uint32_t { kBankIdx = 0, kBankF, kBankT, kBankArrays };
     static constexpr uint32_t kBank = kPiece + kArrays * kPieces * 4;
-    static constexpr uint32_t kBytes = kBank + 2 * kBankArrays * kPieces * 4 + 64;
+    static constexpr uint32_t kLaneF = kBank + 2 * kBankArrays * kPieces * 4;  // lane numbers as fp32
+    static constexpr uint32_t kBytes = kLaneF + kTile * 4 + 64;
     static_assert(kTile % 64 == 0 && kPieces % 64 == 0, "whole compare repeats");
     static_assert(kBytes <= 196608, "fits the unified buffer");
 
@@ -100,6 +101,7 @@ public:
         Duplicate(IntMax(), static_cast<int32_t>(0x7fffffff), static_cast<int32_t>(kTile));
         Duplicate(ub_.At<int32_t>(kMinusOne, kPieces), static_cast<int32_t>(-1), static_cast<int32_t>(kPieces));
         CreateVecIndex(Iota(), static_cast<int32_t>(0), kTile);
+        CreateVecIndex(ub_.At<float>(kLaneF, kTile), 0.0f, kTile);
         for (uint32_t s = 0; s < 3; ++s) {
             LocalTensor<int32_t> sh = ub_.At<int32_t>(kShift + s * kTile * 4, kTile);
             CreateVecIndex(sh, static_cast<int32_t>(1u << s), kTile);
@@ -347,21 +349,44 @@ public:
         OutF().SetValue(lane, b.value);
     }
 
-    // Folds the loaded tile (level 0, all kTile lanes inside one segment)
-    // into the lane-wise accumulator (lane j: the best of the lanes j of the
-    // tiles so far, the earlier one among equals); `first` starts it.
-    __aicore__ inline void Accumulate(bool first) {
+    // One answer into lane 0 of the current bank (for a store of one
+    // segment); scalar writes, so S -> V before a vector op reads it.
+    __aicore__ inline void PutOne(const Best& b) {
+        Reuse(bank_);
+        Put(0, b);
+    }
+
+    // Folds the lanes [from, to) of the loaded tile (level 0, inside one
+    // segment) into the lane-wise accumulator (lane j: the best of the lanes
+    // j of the tiles so far, the earlier one among equals); `first` starts
+    // it. The other lanes count as a key below every value's (INT32_MIN:
+    // keys are at least -0x7f800001), so they never win; either `from` is 0
+    // or `to` is kTile.
+    __aicore__ inline void Accumulate(bool first, uint32_t from = 0, uint32_t to = kTile) {
         const int32_t n = static_cast<int32_t>(kTile);
         LocalTensor<int32_t> key = Keys(0), accKey = AccKey(), best = ub_.At<int32_t>(kTmpA, kTile);
         LocalTensor<float> accIdx = AccIdx().template ReinterpretCast<float>(), accVal = AccVal();
+        LocalTensor<uint8_t> keep = ub_.At<uint8_t>(kMask, kTile / 8);
+        const bool part = from > 0 || to < kTile;
+        if (part) {
+            // Lanes j >= from, or j < to (exact: lane numbers up to kTile).
+            const bool low = from == 0;
+            CompareScalar(keep, ub_.At<float>(kLaneF, kTile), low ? static_cast<float>(to) - 0.5f : static_cast<float>(from) - 0.5f,
+                          low ? CMPMODE::LT : CMPMODE::GT, kTile);
+            PipeBarrier<PIPE_V>();
+            LocalTensor<int32_t> masked = first ? accKey : ub_.At<int32_t>(kTmpB, kTile);
+            Select(masked.template ReinterpretCast<float>(), keep, key.template ReinterpretCast<float>(), AsFloat(0x80000000u),
+                   SELMODE::VSEL_TENSOR_SCALAR_MODE, kTile);
+            PipeBarrier<PIPE_V>();
+            key = masked;
+        }
         if (first) {
-            Adds(accKey, key, static_cast<int32_t>(0), n);
+            if (!part) Adds(accKey, key, static_cast<int32_t>(0), n);  // else the Select wrote it
             Adds(AccIdx(), Idx(0), static_cast<int32_t>(0), n);
             Muls(accVal, Xf(), 1.0f, n);
             PipeBarrier<PIPE_V>();
             return;
         }
-        LocalTensor<uint8_t> keep = ub_.At<uint8_t>(kMask, kTile / 8);
         Max(best, accKey, key, n);
         PipeBarrier<PIPE_V>();
         Compare(keep, accKey, best, CMPMODE::EQ, kTile);
@@ -373,7 +398,7 @@ public:
     }
 
     // The accumulator's best: the largest key (a halving tree of Max, the
-    // last 64 lanes on the scalar unit), then the smallest index among the
+    // last 8 lanes on the scalar unit), then the smallest index among the
     // lanes holding it (a halving tree of Min), and that lane's value (lane =
     // index mod kTile: every core's range starts on a tile).
     __aicore__ inline Best Fold() {
@@ -381,13 +406,15 @@ public:
         LocalTensor<int32_t> first = ub_.At<int32_t>(kTmpB, kTile);
         Max(top, accKey, accKey[kTile / 2], static_cast<int32_t>(kTile / 2));
         PipeBarrier<PIPE_V>();
-        for (uint32_t w = kTile / 4; w >= 64; w /= 2) {
+        // Down to 8 lanes (32 bytes, the smallest aligned operand): a vector
+        // step costs less than the scalar reads it saves.
+        for (uint32_t w = kTile / 4; w >= 8; w /= 2) {
             Max(top, top, top[w], static_cast<int32_t>(w));
             PipeBarrier<PIPE_V>();
         }
         PipeSync<HardEvent::V_S>();
         int32_t key = top.GetValue(0);
-        for (uint32_t j = 1; j < 64; ++j) {
+        for (uint32_t j = 1; j < 8; ++j) {
             int32_t v = top.GetValue(j);
             key = v > key ? v : key;
         }
@@ -400,13 +427,13 @@ public:
         Select(first.template ReinterpretCast<float>(), at, AccIdx().template ReinterpretCast<float>(),
                IntMax().template ReinterpretCast<float>(), SELMODE::VSEL_TENSOR_TENSOR_MODE, kTile);
         PipeBarrier<PIPE_V>();
-        for (uint32_t w = kTile / 2; w >= 64; w /= 2) {
+        for (uint32_t w = kTile / 2; w >= 8; w /= 2) {
             Min(first, first, first[w], static_cast<int32_t>(w));
             PipeBarrier<PIPE_V>();
         }
         PipeSync<HardEvent::V_S>();
         int32_t index = first.GetValue(0);
-        for (uint32_t j = 1; j < 64; ++j) {
+        for (uint32_t j = 1; j < 8; ++j) {
             int32_t v = first.GetValue(j);
             index = v < index ? v : index;
         }
@@ -451,6 +478,42 @@ private:
     bool storing_[2] = {};
     bool loadSet_[2] = {}, freeSet_[2] = {};
 };
+
+// Loads the offsets of segments k.. (`have` of them): starts into offA, ends
+// into offB (zero past them), for scalar and vector reads.
+__aicore__ inline void LoadWindow(const LocalTensor<int32_t>& offA, const LocalTensor<int32_t>& offB,
+                                  const GlobalTensor<int32_t>& gOff, uint64_t k, uint32_t have) {
+    const uint32_t lanes = offA.GetSize();
+    PipeBarrier<PIPE_V>();
+    if (have % 64 != 0) {
+        Duplicate(offA, static_cast<int32_t>(0), static_cast<int32_t>(lanes));
+        Duplicate(offB, static_cast<int32_t>(0), static_cast<int32_t>(lanes));
+    }
+    PipeSync<HardEvent::V_MTE2>();
+    LoadAny(offA, gOff[k], have);
+    LoadAny(offB, gOff[k + 1], have);
+    PipeSync<HardEvent::MTE2_S>();
+    PipeSync<HardEvent::MTE2_V>();
+}
+
+// Stores the current bank's first h answers as segments k.. and hands the
+// bank over (after the scalar writes' S -> V).
+template <typename Tab, typename T>
+__aicore__ inline void StoreAnswers(Tab& tab, const GlobalTensor<T>& gVal, const GlobalTensor<int32_t>& gIdx, uint64_t k,
+                                    uint32_t h) {
+    if constexpr (std::is_same<T, float>::value) {
+        PipeSync<HardEvent::S_MTE3>();
+        PipeSync<HardEvent::V_MTE3>();
+        StoreAny(gVal[k], tab.OutF(), h);
+    } else {
+        Cast(tab.OutT(), tab.OutF(), RoundMode::CAST_RINT, Pad64(h));  // exact: the values came from T
+        PipeSync<HardEvent::S_MTE3>();
+        PipeSync<HardEvent::V_MTE3>();
+        StoreAny(gVal[k], tab.OutT(), h);
+    }
+    StoreAny(gIdx[k], tab.OutIdx(), h);
+    tab.Stored();
+}
 
 }  // namespace segextrema
 
@@ -514,17 +577,57 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
         while (k < segs) {
             const uint32_t want = lastPieces * 2 <= 64 ? 64 : (lastPieces * 2 >= kPieces ? kPieces : Pad64(lastPieces * 2));
             const uint32_t have = static_cast<uint32_t>(MinU64(segs - k, want));
-            if (k != loadedK || have != loadedHave) {
-                PipeBarrier<PIPE_V>();
-                if (have % 64 != 0) {
-                    Duplicate(offA, static_cast<int32_t>(0), static_cast<int32_t>(kPieces));
-                    Duplicate(offB, static_cast<int32_t>(0), static_cast<int32_t>(kPieces));
+            // While segments are sparse (the last step had at most two
+            // pieces): segments k and k + 1 from the loaded offsets where
+            // they hold them (a reload once 64 segments are past). If segment
+            // k covers the tile's start and the next one does not end in the
+            // tile, the tile is inside segment k, or segment k ends in it and
+            // the next one goes on past it: both take the lane-wise
+            // accumulator, no table.
+            if (lastPieces <= 8 && len == kTile) {
+                if (loadedK == ~0ull || k < loadedK || k - loadedK >= loadedHave ||
+                    (k + 1 < segs && k + 1 - loadedK >= loadedHave)) {
+                    segextrema::LoadWindow(offA, offB, gOff, k, have);
+                    loadedK = k;
+                    loadedHave = have;
                 }
-                PipeSync<HardEvent::V_MTE2>();
-                LoadAny(offA, gOff[k], have);
-                LoadAny(offB, gOff[k + 1], have);
-                PipeSync<HardEvent::MTE2_S>();
-                PipeSync<HardEvent::MTE2_V>();
+                const uint32_t d = static_cast<uint32_t>(k - loadedK);
+                const int64_t segA = offA.GetValue(d), segE = offB.GetValue(d);
+                const bool lone = segA <= static_cast<int64_t>(t0) && segE > static_cast<int64_t>(t0) &&
+                                  (segE > t1 || k + 1 >= segs || static_cast<int64_t>(offB.GetValue(d + 1)) > t1);
+                ScalarReadsDone();
+                if (lone && segE > t1) {
+                    tab.Accumulate(!accActive);
+                    accActive = true;
+                    lastPieces = 1;
+                    break;
+                }
+                if (lone) {
+                    // Lanes [0, m) end segment k, lanes [m, kTile) begin k + 1.
+                    const uint32_t m = static_cast<uint32_t>(segE - static_cast<int64_t>(t0));
+                    tab.Accumulate(!accActive, 0, m);
+                    Best b = tab.Fold();
+                    if (carryValid) b = Combine(carry, b);
+                    carryValid = accActive = false;
+                    if (headPending) {
+                        head = b;
+                        headRecorded = headEnds = true;
+                        headPending = false;
+                    }
+                    tab.PutOne(b);
+                    ScalarReadsDone();
+                    segextrema::StoreAnswers(tab, gVal, gIdx, k, 1);
+                    ++k;
+                    if (m < kTile && k < segs) {
+                        tab.Accumulate(true, m, kTile);
+                        accActive = true;
+                    }
+                    lastPieces = 1;
+                    break;
+                }
+            }
+            if (k != loadedK || have != loadedHave) {
+                segextrema::LoadWindow(offA, offB, gOff, k, have);
                 loadedK = k;
                 loadedHave = have;
             }
@@ -541,15 +644,6 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
             // Segment k + h goes on past the tile; its piece here is open.
             const bool open = h < have && static_cast<int64_t>(offA.GetValue(h)) < t1;
             const uint32_t pieces = h + (open ? 1 : 0);
-            if (h == 0 && open && len == kTile && static_cast<int64_t>(offA.GetValue(0)) <= static_cast<int64_t>(t0)) {
-                // The whole tile lies inside segment k: lane by lane into the
-                // accumulator, no table.
-                ScalarReadsDone();
-                tab.Accumulate(!accActive);
-                accActive = true;
-                lastPieces = 1;
-                break;
-            }
             if (pieces == 0) {  // the next segment starts at the tile's end
                 ScalarReadsDone();
                 break;
@@ -578,20 +672,7 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
                 carryValid = true;
             }
             ScalarReadsDone();
-            if (h > 0) {
-                if constexpr (std::is_same<T, float>::value) {
-                    PipeSync<HardEvent::S_MTE3>();
-                    PipeSync<HardEvent::V_MTE3>();
-                    StoreAny(gVal[k], tab.OutF(), h);
-                } else {
-                    Cast(tab.OutT(), tab.OutF(), RoundMode::CAST_RINT, Pad64(h));  // exact: the values came from T
-                    PipeSync<HardEvent::S_MTE3>();
-                    PipeSync<HardEvent::V_MTE3>();
-                    StoreAny(gVal[k], tab.OutT(), h);
-                }
-                StoreAny(gIdx[k], tab.OutIdx(), h);
-                tab.Stored();
-            }
+            if (h > 0) segextrema::StoreAnswers(tab, gVal, gIdx, k, h);
             lastPieces = pieces;
             k += h;
             if (h < have) break;  // the next segment goes on past the tile

@@ -256,6 +256,74 @@ fn segments_across_cores_and_tiles() {
     compare(&same, &o, true, &got, "all equal");
 }
 
+/// Long segments, so that most tiles hold at most one segment end: those
+/// take the lane-wise accumulator, split at the end (no table), and a core
+/// reads the offsets once per 64 segments. Ends at every lane of a tile,
+/// on a tile's last lane and on its end, an empty segment now and then
+/// (the table again), equal values across every end (the first index
+/// wins, also over the masked lanes), the three types.
+#[test]
+fn one_segment_end_per_tile() {
+    let dev = device();
+    // About 90 tiles per core: more than 64 segments each.
+    let n = 40 * 90 * TILE + 333;
+    let mut o = vec![0i32];
+    for (i, w) in words(n / 700, 21).enumerate() {
+        let last = *o.last().unwrap() as usize;
+        let step = match i % 9 {
+            0 => TILE - last % TILE,              // to a tile's end
+            1 => TILE,                            // a whole tile
+            2 => (TILE - 1 - last % TILE) + TILE, // to a tile's last lane
+            3 => 0,                               // an empty segment
+            _ => TILE / 2 + (w % (2 * TILE as u64)) as usize,
+        };
+        if last + step >= n {
+            break;
+        }
+        o.push((last + step) as i32);
+    }
+    o.push(n as i32);
+    // Ties everywhere: few distinct values (all equal in one run).
+    let few = |seed: u64| -> Vec<f32> {
+        words(n, seed)
+            .map(|w| ((w >> 30) % 3) as f32 - 1.0)
+            .collect()
+    };
+    // Each non-empty segment j starts with a maximum that grows with j and
+    // ends with a minimum that grows more negative with j (modulo 8): a
+    // lane of the next or the previous segment taken in would win.
+    let mut marked = few(24);
+    for (j, w) in o.windows(2).enumerate() {
+        if w[0] < w[1] {
+            marked[w[0] as usize] = 4.0 * (1 << (j % 8)) as f32;
+            marked[w[1] as usize - 1] = -4.0 * (1 << (7 - j % 8)) as f32;
+        }
+    }
+    let runs: [(&str, Vec<f32>); 4] = [
+        ("few", few(22)),
+        ("marked", marked),
+        ("special", values::<f32>(n, 23, true)),
+        ("equal", vec![0.5; n]),
+    ];
+    let doff = dev.upload(&o).unwrap();
+    for (name, x) in runs {
+        let x16: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
+        let xb: Vec<bf16> = x.iter().map(|&v| bf16::from_f32(v)).collect();
+        both(&dev, &x, &o, &doff, &format!("f32 {name}"));
+        both(&dev, &x16, &o, &doff, &format!("f16 {name}"));
+        both(&dev, &xb, &o, &doff, &format!("bf16 {name}"));
+    }
+}
+
+/// Max and min of `x` over the segments `o` (on the device as `doff`).
+fn both<T: Value>(dev: &Device, x: &[T], o: &[i32], doff: &DeviceBuffer<i32>, what: &str) {
+    let dx = dev.upload(x).unwrap();
+    let got = segmented_max(dev, &dx, Segments::Offsets(doff)).unwrap();
+    compare(x, o, true, &got, &format!("{what} max"));
+    let got = segmented_min(dev, &dx, Segments::Offsets(doff)).unwrap();
+    compare(x, o, false, &got, &format!("{what} min"));
+}
+
 #[test]
 fn flags_give_the_same_segments() {
     let dev = device();

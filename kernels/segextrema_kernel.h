@@ -100,6 +100,9 @@ public:
                   static_cast<int32_t>(2 * kLevels * kStride));
         Duplicate(IntMax(), static_cast<int32_t>(0x7fffffff), static_cast<int32_t>(kTile));
         Duplicate(ub_.At<int32_t>(kMinusOne, kPieces), static_cast<int32_t>(-1), static_cast<int32_t>(kPieces));
+        // The offsets' arrays: lanes past a window's entries are read (and
+        // their answers dropped), so they are defined once here.
+        Duplicate(Scratch(kOffA, 2 * kPieces), static_cast<int32_t>(0), static_cast<int32_t>(2 * kPieces));
         CreateVecIndex(Iota(), static_cast<int32_t>(0), kTile);
         CreateVecIndex(ub_.At<float>(kLaneF, kTile), 0.0f, kTile);
         for (uint32_t s = 0; s < 3; ++s) {
@@ -252,16 +255,28 @@ public:
     }
 
     // The pieces [a, e) of `lanes` (a multiple of 64) segments whose entries
-    // are in kOffA and kOffB (offsets[s] and offsets[s + 1], after the
-    // caller's MTE2 -> V sync), clamped into the tile [t0, t0 + len): their
+    // are in kOffA and kOffB from entry `from` on (offsets[s] and
+    // offsets[s + 1], after the caller's MTE2 -> V sync; from + lanes at
+    // most kPieces), clamped into the tile [t0, t0 + len): their
     // best keys in kKeyR, indices and values in the current bank (-1 and the
     // identity for an empty piece). Ends with V -> S.
-    __aicore__ inline void Answer(uint32_t lanes, int32_t t0, int32_t len) {
+    __aicore__ inline void Answer(uint32_t lanes, uint32_t from, int32_t t0, int32_t len) {
         const int32_t n = static_cast<int32_t>(lanes);
         LocalTensor<int32_t> a = Piece(kA), e = Piece(kE), extent = Piece(kLen);
         LocalTensor<uint8_t> nonEmpty = ub_.At<uint8_t>(kMask, kTile / 8);
-        Adds(a, Piece(kOffA), -t0, n);
-        Adds(e, Piece(kOffB), -t0, n);
+        if (from == 0) {
+            Adds(a, Piece(kOffA), -t0, n);
+            Adds(e, Piece(kOffB), -t0, n);
+        } else {
+            // Entries from + i: the byte offsets of lane i + 1, based one
+            // entry lower (an unaligned view is not allowed).
+            LocalTensor<uint32_t> next = ub_.At<uint32_t>(kShift, kTile);
+            Gather(a, Piece(kOffA), next, (from - 1) * 4, lanes);
+            Gather(e, Piece(kOffB), next, (from - 1) * 4, lanes);
+            PipeBarrier<PIPE_V>();
+            Adds(a, a, -t0, n);
+            Adds(e, e, -t0, n);
+        }
         PipeBarrier<PIPE_V>();
         ClampTo(a, len, n);
         ClampTo(e, len, n);
@@ -484,6 +499,7 @@ private:
 __aicore__ inline void LoadWindow(const LocalTensor<int32_t>& offA, const LocalTensor<int32_t>& offB,
                                   const GlobalTensor<int32_t>& gOff, uint64_t k, uint32_t have) {
     const uint32_t lanes = offA.GetSize();
+    ScalarReadsDone();  // of the last window
     PipeBarrier<PIPE_V>();
     if (have % 64 != 0) {
         Duplicate(offA, static_cast<int32_t>(0), static_cast<int32_t>(lanes));
@@ -626,23 +642,32 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
                     break;
                 }
             }
-            if (k != loadedK || have != loadedHave) {
+            // The table reads segments k.. from entry `from` of the loaded
+            // offsets (no reload) if they are there, their lanes fit the
+            // arrays, and the last of them goes on past the tile (or is the
+            // last segment, or a reload would bring no more); else they load
+            // from k.
+            const bool inWindow = loadedK != ~0ull && k >= loadedK && k - loadedK < loadedHave;
+            if (!inWindow || (k - loadedK) + Pad64(loadedHave - static_cast<uint32_t>(k - loadedK)) > kPieces ||
+                ((k > loadedK || have > loadedHave) && loadedK + loadedHave < segs &&
+                 static_cast<int64_t>(offB.GetValue(loadedHave - 1)) <= t1)) {
                 segextrema::LoadWindow(offA, offB, gOff, k, have);
                 loadedK = k;
                 loadedHave = have;
             }
+            const uint32_t from = static_cast<uint32_t>(k - loadedK), left = loadedHave - from;
             // h: the loaded segments that end in the tile.
             uint32_t h = 0;
-            for (uint32_t hi = have; h < hi;) {
+            for (uint32_t hi = left; h < hi;) {
                 uint32_t mid = h + (hi - h) / 2;
-                if (static_cast<int64_t>(offB.GetValue(mid)) <= t1) {
+                if (static_cast<int64_t>(offB.GetValue(from + mid)) <= t1) {
                     h = mid + 1;
                 } else {
                     hi = mid;
                 }
             }
             // Segment k + h goes on past the tile; its piece here is open.
-            const bool open = h < have && static_cast<int64_t>(offA.GetValue(h)) < t1;
+            const bool open = h < left && static_cast<int64_t>(offA.GetValue(from + h)) < t1;
             const uint32_t pieces = h + (open ? 1 : 0);
             if (pieces == 0) {  // the next segment starts at the tile's end
                 ScalarReadsDone();
@@ -656,7 +681,7 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
                 carryValid = true;
                 accActive = false;
             }
-            tab.Answer(Pad64(pieces), static_cast<int32_t>(t0), static_cast<int32_t>(len));
+            tab.Answer(Pad64(pieces), from, static_cast<int32_t>(t0), static_cast<int32_t>(len));
             if (carryValid) {
                 tab.Put(0, Combine(carry, tab.At(0)));
                 carryValid = false;
@@ -675,7 +700,7 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
             if (h > 0) segextrema::StoreAnswers(tab, gVal, gIdx, k, h);
             lastPieces = pieces;
             k += h;
-            if (h < have) break;  // the next segment goes on past the tile
+            if (h < left) break;  // the next segment goes on past the tile
         }
     }
     if (accActive) {

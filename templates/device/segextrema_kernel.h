@@ -494,10 +494,10 @@ private:
 };
 
 // Loads the offsets of segments k.. (`have` of them): starts into offA, ends
-// into offB (zero past them), for scalar and vector reads.
+// into offB (both of `lanes` entries, zero past them), for scalar and vector
+// reads.
 __aicore__ inline void LoadWindow(const LocalTensor<int32_t>& offA, const LocalTensor<int32_t>& offB,
-                                  const GlobalTensor<int32_t>& gOff, uint64_t k, uint32_t have) {
-    const uint32_t lanes = offA.GetSize();
+                                  const GlobalTensor<int32_t>& gOff, uint64_t k, uint32_t have, uint32_t lanes) {
     ScalarReadsDone();  // of the last window
     PipeBarrier<PIPE_V>();
     if (have % 64 != 0) {
@@ -592,7 +592,7 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
         while (k < segs) {
             const uint32_t want = lastPieces * 2 <= 64 ? 64 : (lastPieces * 2 >= kPieces ? kPieces : Pad64(lastPieces * 2));
             const uint32_t have = static_cast<uint32_t>(MinU64(segs - k, want));
-            // While segments are sparse (the last step had at most two
+            // While segments are sparse (the last step had at most 8
             // pieces): segments k and k + 1 from the loaded offsets where
             // they hold them (a reload once 64 segments are past). If segment
             // k covers the tile's start and the next one does not end in the
@@ -602,7 +602,7 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
             if (lastPieces <= 8 && len == kTile) {
                 if (loadedK == ~0ull || k < loadedK || k - loadedK >= loadedHave ||
                     (k + 1 < segs && k + 1 - loadedK >= loadedHave)) {
-                    segextrema::LoadWindow(offA, offB, gOff, k, have);
+                    segextrema::LoadWindow(offA, offB, gOff, k, have, kPieces);
                     loadedK = k;
                     loadedHave = have;
                 }
@@ -650,7 +650,7 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
             if (!inWindow || (k - loadedK) + Pad64(loadedHave - static_cast<uint32_t>(k - loadedK)) > kPieces ||
                 ((k > loadedK || have > loadedHave) && loadedK + loadedHave < segs &&
                  static_cast<int64_t>(offB.GetValue(loadedHave - 1)) <= t1)) {
-                segextrema::LoadWindow(offA, offB, gOff, k, have);
+                segextrema::LoadWindow(offA, offB, gOff, k, have, kPieces);
                 loadedK = k;
                 loadedHave = have;
             }

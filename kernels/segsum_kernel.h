@@ -11,8 +11,14 @@
 // host sums them as COMPRESS's); core 0 counts position 0 as a start
 // whatever its flag. SyncAll; with a flag outside 0/1 no core writes a sum.
 //
-// Phase 2, per tile of kTile elements:
-// - the tile is transposed by a Gather into kW rows of kL lanes (lane r holds
+// Phase 2, per tile of kTile elements (the flags first: the start mask and
+// the count m of starts):
+// - a tile with at most kSparseStarts starts (sparse) sums 64-element blocks
+//   (one WholeReduceSum); the prefix before the start at p = 64j + r is the
+//   sum of blocks 0..j-1 plus that of x[64j, p) (two one-repeat ReduceSums
+//   per start, issued back to back) and the tile total the sum of all
+//   blocks: G[k] below, without the scans;
+// - else (dense) the tile is transposed by a Gather into kW rows of kL lanes (lane r holds
 //   elements [r * kW, r * kW + kW)), cast to f32 (16-bit inputs are gathered
 //   before the cast: half the Gather's bytes), and scanned down the rows
 //   (Hillis-Steele over whole rows: log2(kW) steps), so each lane holds its
@@ -52,6 +58,11 @@ constexpr uint32_t kFlush = 1024;  // tiles a half lane counts exactly (<= 2048)
 // Phase 1 does little per tile: its flags load this many tiles ahead (a GM
 // read's latency is about three tiles' work).
 constexpr uint32_t kFlagsAhead = 3;
+// A tile with at most this many starts skips the transpose and the scans:
+// each start's prefix is two one-repeat ReduceSums over 64-element block
+// sums (Sparse), cheaper than the ~40 dependent vector steps of the scans.
+constexpr uint32_t kSparseStarts = 16;
+constexpr uint32_t kBlock = 64;  // floats per repeat: one block sum each
 
 // TIn: half, bfloat16_t or float; kL lanes of kW elements per tile.
 template <typename TIn, uint32_t kL, uint32_t kW>
@@ -76,7 +87,18 @@ public:
     static constexpr uint32_t kSlotAt = kRedAt + 32;              // own slot
     static constexpr uint32_t kSlotsAt = kSlotAt + 32;            // every core's slot
     static constexpr uint32_t kNarrowAt = kSlotsAt + kMaxCores * 32;  // 16-bit x transposed
-    static constexpr uint32_t kBytes = kNarrowAt + (kNarrow ? kTile * 2 : 0);
+    // Sparse tiles: the block sums; one 8-float slot per ReduceSum result
+    // (the starts' block prefixes, their in-block parts, the total) and one
+    // scratch per ReduceSum (one pipe writes no granule twice unordered);
+    // the byte offsets of the prefix slots (a Gather compacts them).
+    static constexpr uint32_t kPartSlots = 2 * kSparseStarts + 1;
+    static constexpr uint32_t kTotalSlot = 2 * kSparseStarts;
+    static constexpr uint32_t kBlocksAt = kNarrowAt + (kNarrow ? kTile * 2 : 0);
+    static constexpr uint32_t kPartsAt = kBlocksAt + kTile / kBlock * 4;
+    static constexpr uint32_t kPartTmpAt = kPartsAt + kPartSlots * 32;
+    static constexpr uint32_t kPickAt = kPartTmpAt + kPartSlots * 32;
+    static constexpr uint32_t kBytes = kPickAt + kSparseStarts * 4;
+    static_assert(kTile / kBlock <= kBlock, "the block sums' prefixes are one repeat");
 
     __aicore__ inline void Run(GM_ADDR x, GM_ADDR flags, GM_ADDR sums, GM_ADDR workspace, const SegSumTiling& t) {
         core_ = static_cast<uint32_t>(GetBlockIdx());
@@ -139,8 +161,13 @@ private:
         }
         Duplicate(At<float>(kRowsAt, kL), 0.0f, static_cast<int32_t>(kL));
         Duplicate(At<float>(kScanAt, 6 * kL), 0.0f, static_cast<int32_t>(6 * kL));
+        // A ReduceSum writes lane 0 of its slot; the Add of two slots reads all 8.
+        Duplicate(At<float>(kPartsAt, kPartSlots * 8), 0.0f, static_cast<int32_t>(kPartSlots * 8));
+        LocalTensor<int32_t> pick = At<int32_t>(kPickAt, kSparseStarts);
+        CreateVecIndex(pick, static_cast<int32_t>(0), kSparseStarts);
         PipeBarrier<PIPE_V>();
         Muls(hs, hs, static_cast<int32_t>(4), static_cast<int32_t>(3 * kL));
+        Muls(pick, pick, static_cast<int32_t>(32), static_cast<int32_t>(kSparseStarts));
         PipeBarrier<PIPE_V>();
     }
 
@@ -296,38 +323,30 @@ private:
                    GatherMaskParams(1, 1, 8, 0), starts);
         ResetMask();
         const uint32_t m = static_cast<uint32_t>(starts);
-
-        // Transposed rows 1..kW, scanned down; X = rows 0..kW-1 + lane prefixes.
         LocalTensor<TIn> in = qIn_.DeQue<TIn>();
-        LocalTensor<float> rows = At<float>(kRowsAt, (kW + 1) * kL);
-        LocalTensor<uint32_t> toRows = At<uint32_t>(kToRowsAt, kTile);
-        if constexpr (kNarrow) {
-            LocalTensor<half> t = At<half>(kNarrowAt, kTile);
-            Gather(t, in.template ReinterpretCast<half>(), toRows, 0, kTile);
-            PipeBarrier<PIPE_V>();
-            Cast(rows[kL], t.template ReinterpretCast<TIn>(), RoundMode::CAST_NONE, kTile);
+        // G, the tile's sum before each start, is gathered from `from` at the
+        // byte offsets `at`.
+        const bool sparse = m <= kSparseStarts;
+        LocalTensor<float> prefix, from;  // prefix: the lane prefixes of a dense tile
+        LocalTensor<uint32_t> at;
+        if (sparse) {
+            SparsePrefixes(in, m);
+            from = At<float>(kPartsAt, kPartSlots * 8);
+            at = At<uint32_t>(kPickAt, kSparseStarts);
         } else {
-            Gather(rows[kL], in, toRows, 0, kTile);
+            prefix = DensePrefixes(in);
+            from = At<float>(kXAt, kTile + 8);
+            at = At<uint32_t>(kOffsAt, kTile);
         }
-        PipeBarrier<PIPE_V>();
-        ScanRows(rows);
-        LocalTensor<float> prefix = LanePrefixes(rows[kW * kL]);
-        LocalTensor<float> xs = At<float>(kXAt, kTile + 8);
-        constexpr uint8_t kRowBlocks = static_cast<uint8_t>(kL * 4 / 32);
-        for (uint32_t q = 0; q < kL; q += 64) {
-            Add(xs[q], rows[q], prefix[q], static_cast<uint64_t>(64), static_cast<uint8_t>(kW),
-                BinaryRepeatParams(1, 1, 1, kRowBlocks, kRowBlocks, 0));
-        }
-        PipeBarrier<PIPE_V>();
-
-        // G (after an 8-float front whose last lane is -carry), shifted by
-        // one start into X (whose last lane m is then G[m - 1]), and the
-        // sums D = G - shifted, in place.
+        // G into out[8..8 + m) after an 8-float front whose last lane is
+        // -carry, G shifted by one start into X (whose last lane m is then
+        // G[m - 1]) and the sums D = G - shifted, in place.
         LocalTensor<float> out = qOut_.AllocTensor<float>();
+        LocalTensor<float> xs = At<float>(kXAt, kTile + 8);
         LocalTensor<float> red = At<float>(kRedAt, 8);
         if (m > 0) {
             Duplicate(out, -carry_, static_cast<int32_t>(8));
-            Gather(out[8], xs, offs, 0, m);
+            Gather(out[8], from, at, 0, m);
             PipeBarrier<PIPE_V>();
             ReduceSum(red, out[8], At<float>(kTmpAt, kL), static_cast<int32_t>(m));
             Gather(xs, out, At<uint32_t>(kShiftAt, kTile + 8), 0, m + 1);
@@ -335,7 +354,9 @@ private:
             Sub(out[8], out[8], xs, static_cast<int32_t>(m));
         }
         PipeSync<HardEvent::V_S>();
-        const float total = prefix.GetValue(kL - 1) + rows.GetValue(kW * kL + kL - 1);
+        const float total = sparse ? At<float>(kPartsAt, kPartSlots * 8).GetValue(kTotalSlot * 8)
+                                   : prefix.GetValue(kL - 1) +
+                                         At<float>(kRowsAt, (kW + 1) * kL).GetValue(kW * kL + kL - 1);
         // The starts' prefixes are finite when their sum is (an overflow of
         // the sum only sends a finite tile to the rescan).
         if (NonFinite(total) || (m > 0 && NonFinite(red.GetValue(0)))) {
@@ -356,6 +377,83 @@ private:
         if (m > 0) StoreAny(gSums_[at_], out[8], m);
         qOut_.FreeTensor(out);
         at_ += m;
+    }
+
+    // Dense tiles: the tile-local exclusive scan X in transposed order (rows
+    // 0..kW-1 scanned down plus the lane prefixes), then G from X at the
+    // starts' offsets. Returns the lane prefixes.
+    __aicore__ inline LocalTensor<float> DensePrefixes(const LocalTensor<TIn>& in) {
+        LocalTensor<float> rows = At<float>(kRowsAt, (kW + 1) * kL);
+        LocalTensor<uint32_t> toRows = At<uint32_t>(kToRowsAt, kTile);
+        if constexpr (kNarrow) {
+            LocalTensor<half> t = At<half>(kNarrowAt, kTile);
+            Gather(t, in.template ReinterpretCast<half>(), toRows, 0, kTile);
+            PipeBarrier<PIPE_V>();
+            Cast(rows[kL], t.template ReinterpretCast<TIn>(), RoundMode::CAST_NONE, kTile);
+        } else {
+            Gather(rows[kL], in, toRows, 0, kTile);
+        }
+        PipeBarrier<PIPE_V>();
+        ScanRows(rows);
+        LocalTensor<float> prefix = LanePrefixes(rows[kW * kL]);
+        LocalTensor<float> xs = At<float>(kXAt, kTile + 8);
+        constexpr uint8_t kRowBlocks = static_cast<uint8_t>(kL * 4 / 32);
+        for (uint32_t q = 0; q < kL; q += 64) {
+            Add(xs[q], rows[q], prefix[q], static_cast<uint64_t>(64), static_cast<uint8_t>(kW),
+                BinaryRepeatParams(1, 1, 1, kRowBlocks, kRowBlocks, 0));
+        }
+        PipeBarrier<PIPE_V>();
+        return prefix;
+    }
+
+    // Sparse tiles (at most kSparseStarts starts): the start at position p =
+    // 64j + r has G = (sum of block sums 0..j-1) + (sum of x[64j, p)), each
+    // a one-repeat ReduceSum (a tree: the error stays that of the scans);
+    // the tile total is the ReduceSum of all block sums.
+    __aicore__ inline void SparsePrefixes(const LocalTensor<TIn>& in, uint32_t m) {
+        // The starts' positions from their offsets in X ((p % kW) * kL + p / kW).
+        uint32_t pos[kSparseStarts];
+        PipeSync<HardEvent::V_S>();
+        LocalTensor<uint32_t> offs = At<uint32_t>(kOffsAt, kTile);
+        for (uint32_t k = 0; k < m; ++k) {
+            const uint32_t o = offs.GetValue(k) / 4;
+            pos[k] = (o % kL) * kW + o / kL;
+        }
+        LocalTensor<float> xf;
+        if constexpr (kNarrow) {
+            xf = At<float>(kXAt, kTile);
+            Cast(xf, in, RoundMode::CAST_NONE, kTile);
+            PipeBarrier<PIPE_V>();
+        } else {
+            xf = in;
+        }
+        LocalTensor<float> blocks = At<float>(kBlocksAt, kTile / kBlock);
+        constexpr int32_t kBlocks = static_cast<int32_t>(kTile / kBlock);
+        WholeReduceSum(blocks, xf, static_cast<int32_t>(kBlock), kBlocks, 1, 1, 8);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> parts = At<float>(kPartsAt, kPartSlots * 8);
+        LocalTensor<float> tmp = At<float>(kPartTmpAt, kPartSlots * 8);
+        ReduceSum(parts[kTotalSlot * 8], blocks, tmp[kTotalSlot * 8], kBlocks);
+        for (uint32_t k = 0; k < m; ++k) {
+            const uint32_t j = pos[k] / kBlock, r = pos[k] % kBlock;
+            // A count of 0 writes nothing: the slot is zeroed instead.
+            if (j > 0) {
+                ReduceSum(parts[8 * k], blocks, tmp[8 * k], static_cast<int32_t>(j));
+            } else {
+                Duplicate(parts[8 * k], 0.0f, 8);
+            }
+            const uint32_t in_ = 8 * (kSparseStarts + k);
+            if (r > 0) {
+                ReduceSum(parts[in_], xf[j * kBlock], tmp[in_], static_cast<int32_t>(r));
+            } else {
+                Duplicate(parts[in_], 0.0f, 8);
+            }
+        }
+        if (m > 0) {
+            PipeBarrier<PIPE_V>();
+            Add(parts, parts, parts[8 * kSparseStarts], static_cast<int32_t>(8 * m));
+            PipeBarrier<PIPE_V>();
+        }
     }
 
     // Inclusive scan down rows 1..kW of `rows` (each lane on its own):

@@ -306,6 +306,68 @@ fn one_pass_sums_at_tile_and_core_boundaries() {
     }
 }
 
+/// SEGSUM's sparse tiles (at most 16 starts: each start's prefix from
+/// 64-element block sums) next to dense ones: per tile 0, 1, 2, 15, 16, 17
+/// or 40 starts, at block edges (0, 63, 64, 65, the tile's last element) or
+/// at random, some tiles holding an inf, a NaN or a large value that
+/// cancels; f16, bf16 and f32.
+#[test]
+fn one_pass_sparse_and_dense_tiles() {
+    let dev = device();
+    let counts = [0usize, 1, 2, 15, 16, 17, 40];
+    let edges = [0usize, 63, 64, 65, 127, 128, 4031, 4032, TILE - 1];
+    let tiles = 3 * counts.len();
+    let n = tiles * TILE - 100;
+    let mut f = vec![0i8; n];
+    let mut r = words(4 * n, 99);
+    for t in 0..tiles {
+        let want = counts[t % counts.len()];
+        let mut placed = 0;
+        // The first 7 tiles take the block edges first, the others random positions.
+        let mut k = 0;
+        while placed < want {
+            let p = if t < counts.len() && k < edges.len() {
+                edges[k]
+            } else {
+                (r.next().unwrap() % TILE as u64) as usize
+            };
+            k += 1;
+            let i = t * TILE + p;
+            if i < n && f[i] == 0 {
+                f[i] = 1;
+                placed += 1;
+            }
+            if k > 4 * TILE {
+                break;
+            }
+        }
+    }
+    let x = f16_data(n, 5);
+    let xb = bf16_data(n, 6);
+    let mut xf = f32_data(n, 7);
+    check_sums(&dev, &x, &f, SegSumAlgorithm::OnePass);
+    check_sums(&dev, &xb, &f, SegSumAlgorithm::OnePass);
+    check_sums(&dev, &xf, &f, SegSumAlgorithm::OnePass);
+    // A large value and its negation in one sparse tile's segment (their
+    // sum cancels exactly; the bound scales with the tile's magnitudes).
+    xf[TILE + 70] = 1.0e30;
+    xf[TILE + 3000] = -1.0e30;
+    check_sums(&dev, &xf, &f, SegSumAlgorithm::OnePass);
+    // An inf, a NaN and a -inf in tiles with 1, 16 and 17 starts.
+    for (tile, v) in [
+        (8usize, f32::INFINITY),
+        (11, f32::NAN),
+        (12, f32::NEG_INFINITY),
+    ] {
+        xf[tile * TILE + 500] = v;
+    }
+    check_sums(&dev, &xf, &f, SegSumAlgorithm::OnePass);
+    let mut x = x;
+    x[8 * TILE + 17] = f16::INFINITY;
+    x[12 * TILE + 4000] = f16::NAN;
+    check_sums(&dev, &x, &f, SegSumAlgorithm::OnePass);
+}
+
 fn ref_sums<T: Value>(x: &[T], f: &[i8]) -> Vec<(f64, f64, usize)> {
     let s = starts(f);
     s.iter()
@@ -942,11 +1004,18 @@ fn non_finite_values_stay_in_their_segment() {
 /// values hold zeros elsewhere.)
 #[test]
 fn f32_sums_that_overflow_are_summed_in_order() {
+    // Dense tiles (about 40 starts each) and sparse ones (about 2).
+    for density in [0.01, 0.0005] {
+        sums_that_overflow(density);
+    }
+}
+
+fn sums_that_overflow(density: f64) {
     let dev = device();
     let n = 3 * TILE + 11;
     let mut x = f32_data(n, 12);
     x[TILE..3 * TILE].fill(0.0);
-    let mut f = flags(n, 0.01, 13);
+    let mut f = flags(n, density, 13);
     let big = 3.0e38f32;
     // Segment [at, at + 3): big + big overflows, - big leaves +inf in order.
     let at = TILE + 100;

@@ -18,13 +18,14 @@
 //   sum of blocks 0..j-1 plus that of x[64j, p) (two one-repeat ReduceSums
 //   per start, issued back to back) and the tile total the sum of all
 //   blocks: G[k] below, without the scans;
-// - else (dense) the tile is transposed by a Gather into kW rows of kL lanes (lane r holds
-//   elements [r * kW, r * kW + kW)), cast to f32 (16-bit inputs are gathered
-//   before the cast: half the Gather's bytes), and scanned down the rows
-//   (Hillis-Steele over whole rows: log2(kW) steps), so each lane holds its
-//   inclusive scan;
+// - else (dense) the tile is transposed by a Gather into kW rows of kL
+//   lanes (lane r holds elements [r * kW, r * kW + kW)), cast to f32
+//   (16-bit inputs are gathered before the cast: half the Gather's bytes),
+//   and scanned down the rows (Hillis-Steele over whole rows: log2(kW)
+//   steps), so each lane holds its inclusive scan;
 // - the lane totals are scanned (exclusive, Hillis-Steele: Gathers for shifts
-//   of 1, 2 and 4 lanes, offset reads for 8 and more) and added to the rows
+//   of 1, 2 and 4 lanes, the first two straight from the rows, offset reads
+//   for 8 and more) and added to the rows
 //   shifted down by one (a zero row in front): the tile-local exclusive scan
 //   X in transposed order;
 // - the start flags become a bit mask (CompareScalar NE 0); a GatherMask of
@@ -80,10 +81,10 @@ public:
     static constexpr uint32_t kShiftAt = kToXAt + kTile * 4;      // k -> byte offset of G[k - 1]
     static constexpr uint32_t kOffsAt = kShiftAt + (kTile + 8) * 4;  // the starts' offsets in X
     static constexpr uint32_t kBitsAt = kOffsAt + kTile * 4;      // start mask
-    static constexpr uint32_t kScanAt = kBitsAt + kTile / 8;      // three buffers of kL zeros + kL lanes
-    static constexpr uint32_t kTmpAt = kScanAt + 3 * 2 * kL * 4;  // shifted lanes; ReduceSum scratch
-    static constexpr uint32_t kHsAt = kTmpAt + kL * 4;            // shift tables for 1, 2, 4 lanes
-    static constexpr uint32_t kRedAt = kHsAt + 3 * kL * 4;        // one reduction result
+    static constexpr uint32_t kScanAt = kBitsAt + kTile / 8;      // two buffers of kL zeros + kL lanes
+    static constexpr uint32_t kTmpAt = kScanAt + 2 * 2 * kL * 4;  // shifted lanes; ReduceSum scratch
+    static constexpr uint32_t kHsAt = kTmpAt + kL * 4;            // four lane shift tables (Init)
+    static constexpr uint32_t kRedAt = kHsAt + 4 * kL * 4;        // one reduction result
     static constexpr uint32_t kSlotAt = kRedAt + 32;              // own slot
     static constexpr uint32_t kSlotsAt = kSlotAt + 32;            // every core's slot
     static constexpr uint32_t kNarrowAt = kSlotsAt + kMaxCores * 32;  // 16-bit x transposed
@@ -154,21 +155,29 @@ private:
         // offset in x of element r * kW + c, toX[i] that of element i in X.
         TransposeOffsets(At<int32_t>(kToRowsAt, kTile), kW, kL, sizeof(TIn));
         TransposeOffsets(At<int32_t>(kToXAt, kTile), kL, kW, 4);
-        // Shifts of the lanes by 1, 2, 4: lane i reads lane i - s after kL zeros.
-        LocalTensor<int32_t> hs = At<int32_t>(kHsAt, 3 * kL);
-        for (uint32_t s = 0; s < 3; ++s) {
-            CreateVecIndex(hs[s * kL], static_cast<int32_t>(kL - (1u << s)), kL);
-        }
+        // Lane shifts for the scan of the lane totals: tables 0 and 1 shift
+        // by 2 and 4 lanes in a buffer behind kL zeros (lane i reads lane
+        // i - s); tables 2 and 3 shift the totals (row kW of the rows) by 1
+        // and 2 lanes, the lanes before them reading the zero row.
+        LocalTensor<int32_t> hs = At<int32_t>(kHsAt, 4 * kL);
+        CreateVecIndex(hs, static_cast<int32_t>(kL - 2), kL);
+        CreateVecIndex(hs[kL], static_cast<int32_t>(kL - 4), kL);
+        CreateVecIndex(hs[2 * kL], static_cast<int32_t>(kW * kL - 1), kL);
+        CreateVecIndex(hs[3 * kL], static_cast<int32_t>(kW * kL - 2), kL);
         Duplicate(At<float>(kRowsAt, kL), 0.0f, static_cast<int32_t>(kL));
-        Duplicate(At<float>(kScanAt, 6 * kL), 0.0f, static_cast<int32_t>(6 * kL));
+        Duplicate(At<float>(kScanAt, 4 * kL), 0.0f, static_cast<int32_t>(4 * kL));
         // A ReduceSum writes lane 0 of its slot; the Add of two slots reads all 8.
         Duplicate(At<float>(kPartsAt, kPartSlots * 8), 0.0f, static_cast<int32_t>(kPartSlots * 8));
         LocalTensor<int32_t> pick = At<int32_t>(kPickAt, kSparseStarts);
         CreateVecIndex(pick, static_cast<int32_t>(0), kSparseStarts);
         PipeBarrier<PIPE_V>();
-        Muls(hs, hs, static_cast<int32_t>(4), static_cast<int32_t>(3 * kL));
+        Muls(hs, hs, static_cast<int32_t>(4), static_cast<int32_t>(4 * kL));
         Muls(pick, pick, static_cast<int32_t>(32), static_cast<int32_t>(kSparseStarts));
-        PipeBarrier<PIPE_V>();
+        PipeSync<HardEvent::V_S>();
+        hs.SetValue(2 * kL, 0);
+        hs.SetValue(3 * kL, 0);
+        hs.SetValue(3 * kL + 1, 0);
+        PipeSync<HardEvent::S_V>();
     }
 
     // dst[i] = ((i % b) * a + i / b) * bytes for i < kTile = a * b (b a power
@@ -395,7 +404,7 @@ private:
         }
         PipeBarrier<PIPE_V>();
         ScanRows(rows);
-        LocalTensor<float> prefix = LanePrefixes(rows[kW * kL]);
+        LocalTensor<float> prefix = LanePrefixes(rows);
         LocalTensor<float> xs = At<float>(kXAt, kTile + 8);
         constexpr uint8_t kRowBlocks = static_cast<uint8_t>(kL * 4 / 32);
         for (uint32_t q = 0; q < kL; q += 64) {
@@ -473,18 +482,21 @@ private:
         }
     }
 
-    // The exclusive scan of the kL lane totals `totals` (Hillis-Steele over
-    // buffers whose first kL floats stay zero): returns the kL prefixes.
-    __aicore__ inline LocalTensor<float> LanePrefixes(const LocalTensor<float>& totals) {
-        LocalTensor<float> seed = At<float>(kScanAt, 2 * kL);
-        LocalTensor<float> bufs[2] = {At<float>(kScanAt + 2 * kL * 4, 2 * kL), At<float>(kScanAt + 4 * kL * 4, 2 * kL)};
+    // The exclusive scan of the kL lane totals (row kW of `rows`), by
+    // Hillis-Steele over the totals shifted by one lane: its first step adds
+    // the totals shifted by one and by two lanes, both gathered straight
+    // from `rows` (the lanes before them read the zero row); the others run
+    // over buffers whose first kL floats stay zero. Returns the kL prefixes.
+    __aicore__ inline LocalTensor<float> LanePrefixes(const LocalTensor<float>& rows) {
+        LocalTensor<float> bufs[2] = {At<float>(kScanAt, 2 * kL), At<float>(kScanAt + 2 * kL * 4, 2 * kL)};
         LocalTensor<float> tmp = At<float>(kTmpAt, kL);
-        Adds(seed[kL], totals, 0.0f, static_cast<int32_t>(kL));
+        Gather(bufs[1][kL], rows, At<uint32_t>(kHsAt + 2 * kL * 4, kL), 0, kL);  // lane i: total i - 1
+        Gather(tmp, rows, At<uint32_t>(kHsAt + 3 * kL * 4, kL), 0, kL);          // lane i: total i - 2
         PipeBarrier<PIPE_V>();
-        Gather(bufs[0][kL], seed, At<uint32_t>(kHsAt, kL), 0, kL);  // lane i: total i - 1
+        Add(bufs[0][kL], bufs[1][kL], tmp, static_cast<int32_t>(kL));
         PipeBarrier<PIPE_V>();
         uint32_t cur = 0;
-        for (uint32_t s = 1, step = 0; s < kL; s *= 2, ++step) {
+        for (uint32_t s = 2, step = 0; s < kL; s *= 2, ++step) {
             LocalTensor<float> from = bufs[cur], to = bufs[cur ^ 1];
             if (s < 8) {  // shifts under a 32-byte block: a Gather
                 Gather(tmp, from, At<uint32_t>(kHsAt + step * kL * 4, kL), 0, kL);

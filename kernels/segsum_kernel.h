@@ -389,8 +389,8 @@ private:
     }
 
     // Dense tiles: the tile-local exclusive scan X in transposed order (rows
-    // 0..kW-1 scanned down plus the lane prefixes), then G from X at the
-    // starts' offsets. Returns the lane prefixes.
+    // 0..kW-1 scanned down plus the lane prefixes), from which Tile gathers
+    // G at the starts' offsets. Returns the lane prefixes.
     __aicore__ inline LocalTensor<float> DensePrefixes(const LocalTensor<TIn>& in) {
         LocalTensor<float> rows = At<float>(kRowsAt, (kW + 1) * kL);
         LocalTensor<uint32_t> toRows = At<uint32_t>(kToRowsAt, kTile);
@@ -451,11 +451,11 @@ private:
             } else {
                 Duplicate(parts[8 * k], 0.0f, 8);
             }
-            const uint32_t in_ = 8 * (kSparseStarts + k);
+            const uint32_t inBlock = 8 * (kSparseStarts + k);
             if (r > 0) {
-                ReduceSum(parts[in_], xf[j * kBlock], tmp[in_], static_cast<int32_t>(r));
+                ReduceSum(parts[inBlock], xf[j * kBlock], tmp[inBlock], static_cast<int32_t>(r));
             } else {
-                Duplicate(parts[in_], 0.0f, 8);
+                Duplicate(parts[inBlock], 0.0f, 8);
             }
         }
         if (m > 0) {

@@ -363,7 +363,7 @@ private:
             Sub(out[8], out[8], xs, static_cast<int32_t>(m));
         }
         PipeSync<HardEvent::V_S>();
-        const float total = sparse ? At<float>(kPartsAt, kPartSlots * 8).GetValue(kTotalSlot * 8)
+        const float total = sparse ? from.GetValue(kTotalSlot * 8)
                                    : prefix.GetValue(kL - 1) +
                                          At<float>(kRowsAt, (kW + 1) * kL).GetValue(kW * kL + kL - 1);
         // The starts' prefixes are finite when their sum is (an overflow of
@@ -420,7 +420,8 @@ private:
     // a one-repeat ReduceSum (a tree: the error stays that of the scans);
     // the tile total is the ReduceSum of all block sums.
     __aicore__ inline void SparsePrefixes(const LocalTensor<TIn>& in, uint32_t m) {
-        // The starts' positions from their offsets in X ((p % kW) * kL + p / kW).
+        // The starts' positions from their offsets in X ((p % kW) * kL + p / kW),
+        // read first, while the vector pipe has nothing queued.
         uint32_t pos[kSparseStarts];
         PipeSync<HardEvent::V_S>();
         LocalTensor<uint32_t> offs = At<uint32_t>(kOffsAt, kTile);

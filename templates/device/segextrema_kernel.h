@@ -576,6 +576,7 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
     // (a segment over many tiles needs them loaded once).
     uint64_t loadedK = ~0ull;
     uint32_t loadedHave = 0, buf = 0;
+    auto held = [&](uint64_t j) { return loadedK != ~0ull && j >= loadedK && j - loadedK < loadedHave; };
     if (cs < ce) tab.Load(gx, cs, static_cast<uint32_t>(MinU64(ce - cs, kTile)), 0);
     // No element (every segment empty): one empty tile on core 0.
     for (uint64_t t0 = cs; (t0 < ce || (t.n == 0 && t0 == 0)) && k < segs; t0 += kTile, buf ^= 1) {
@@ -600,8 +601,7 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
             // the next one goes on past it: both take the lane-wise
             // accumulator, no table.
             if (lastPieces <= 8 && len == kTile) {
-                if (loadedK == ~0ull || k < loadedK || k - loadedK >= loadedHave ||
-                    (k + 1 < segs && k + 1 - loadedK >= loadedHave)) {
+                if (!held(k) || (k + 1 < segs && !held(k + 1))) {
                     segextrema::LoadWindow(offA, offB, gOff, k, have, kPieces);
                     loadedK = k;
                     loadedHave = have;
@@ -646,8 +646,7 @@ __aicore__ inline void SegExtrema(GM_ADDR x, GM_ADDR offsets, GM_ADDR values, GM
             // arrays, and the last of them goes on past the tile (or is the
             // last segment, or a reload would bring no more); else they load
             // from k.
-            const bool inWindow = loadedK != ~0ull && k >= loadedK && k - loadedK < loadedHave;
-            if (!inWindow || (k - loadedK) + Pad64(loadedHave - static_cast<uint32_t>(k - loadedK)) > kPieces ||
+            if (!held(k) || (k - loadedK) + Pad64(loadedHave - static_cast<uint32_t>(k - loadedK)) > kPieces ||
                 ((k > loadedK || have > loadedHave) && loadedK + loadedHave < segs &&
                  static_cast<int64_t>(offB.GetValue(loadedHave - 1)) <= t1)) {
                 segextrema::LoadWindow(offA, offB, gOff, k, have, kPieces);

@@ -3,16 +3,20 @@
 // of every segment that int8 start flags mark, in f32, in one launch on the
 // vector cores. Each core owns a range of whole tiles.
 //
-// Phase 1 (tiles last to first, so that the L2 keeps the flags phase 2 reads
+// Phase 1 (tiles last to first, so that the L2 keeps the bits phase 2 reads
 // first): the core's flags are cast to half and added lane-wise (the count
 // of ones, folded exactly every kFlush tiles) and their lane-wise min and max
 // kept (flags other than 0/1 are refused by the host). The count, min and
 // max go to the core's 32-byte slot (the layout of SplitCount's slots, so the
 // host sums them as COMPRESS's); core 0 counts position 0 as a start
-// whatever its flag. SyncAll; with a flag outside 0/1 no core writes a sum.
+// whatever its flag. Each tile's start mask (a bit per element: flag != 0,
+// except position 0, which closes no segment) goes to the workspace, so
+// phase 2 reads an eighth of the flags' bytes and skips their cast and
+// compare; phase 1 is load-bound, so its compare costs little there.
+// SyncAll; with a flag outside 0/1 no core writes a sum.
 //
-// Phase 2, per tile of kTile elements (the flags first: the start mask and
-// the count m of starts):
+// Phase 2, per tile of kTile elements (the start mask first, and from it the
+// count m of starts):
 // - a tile with at most kSparseStarts starts (sparse) sums 64-element blocks
 //   (one WholeReduceSum); the prefix before the start at p = 64j + r is the
 //   sum of blocks 0..j-1 plus that of x[64j, p) (two one-repeat ReduceSums
@@ -28,9 +32,9 @@
 //   for 8 and more) and added to the rows
 //   shifted down by one (a zero row in front): the tile-local exclusive scan
 //   X in transposed order;
-// - the start flags become a bit mask (CompareScalar NE 0); a GatherMask of
-//   the transposed offset of every position picks those of the starts, in
-//   position order, and one Gather takes X there: G[k], the tile's sum before
+// - a GatherMask of the transposed offset of every position by the start
+//   mask picks those of the starts, in position order, and one Gather takes
+//   X there: G[k], the tile's sum before
 //   its k-th start. The segment that start k closes sums to G[k] - G[k-1]
 //   (k >= 1) or G[0] + carry (carry: the open segment's sum before the tile),
 //   one Gather (shift by one) and one Sub for all of them;
@@ -80,8 +84,7 @@ public:
     static constexpr uint32_t kToXAt = kToRowsAt + kTile * 4;     // position -> byte offset in X
     static constexpr uint32_t kShiftAt = kToXAt + kTile * 4;      // k -> byte offset of G[k - 1]
     static constexpr uint32_t kOffsAt = kShiftAt + (kTile + 8) * 4;  // the starts' offsets in X
-    static constexpr uint32_t kBitsAt = kOffsAt + kTile * 4;      // start mask
-    static constexpr uint32_t kScanAt = kBitsAt + kTile / 8;      // two buffers of kL zeros + kL lanes
+    static constexpr uint32_t kScanAt = kOffsAt + kTile * 4;      // two buffers of kL zeros + kL lanes
     static constexpr uint32_t kTmpAt = kScanAt + 2 * 2 * kL * 4;  // shifted lanes; ReduceSum scratch
     static constexpr uint32_t kHsAt = kTmpAt + kL * 4;            // four lane shift tables (Init)
     static constexpr uint32_t kRedAt = kHsAt + 4 * kL * 4;        // one reduction result
@@ -111,10 +114,13 @@ public:
         gSums_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(sums), t.n);
         gCount_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace), cores_ * kSlotInts);
         gParts_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(workspace + kMaxCores * 32), cores_ * kSlotInts);
+        // The start masks of whole 128-element groups (crates/algos/src/segsum.rs).
+        gBits_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(workspace + 2 * kMaxCores * 32), (t.n + 127) / 128 * 16);
         Init();
 
         Count();
         BuildShift();
+        PipeSync<HardEvent::MTE3_MTE2>();  // phase 2 reads the start masks phase 1 wrote
         SyncAll();
         LocalTensor<int32_t> slots = At<int32_t>(kSlotsAt, kMaxCores * kSlotInts);
         PipeSync<HardEvent::S_MTE2>();
@@ -149,6 +155,7 @@ private:
     __aicore__ inline void Init() {
         pipe_.InitBuffer(qIn_, 2, kTile * sizeof(TIn));
         pipe_.InitBuffer(qFlags_, kFlagsAhead + 1, kTile);
+        pipe_.InitBuffer(qBits_, 2, kTile / 8);
         pipe_.InitBuffer(qOut_, 1, (8 + kTile) * 4);
         arena_.Init(pipe_, kBytes);
         // The transposes: toRows[j] (rows order j = c * kL + r) is the byte
@@ -222,6 +229,13 @@ private:
 
     __aicore__ inline uint32_t TileLen(uint64_t off) { return static_cast<uint32_t>(MinU64(kTile, end_ - off)); }
     __aicore__ inline void LoadFlags(uint64_t off) { EnqueueFlags(qFlags_, gf_[off], TileLen(off), kTile); }
+    // Bytes of a tile's start mask: its elements in whole 128-element groups.
+    __aicore__ inline uint32_t MaskBytes(uint64_t off) { return (TileLen(off) + 127) / 128 * 16; }
+    __aicore__ inline void LoadBits(uint64_t off) {
+        LocalTensor<uint8_t> b = qFlags_.AllocTensor<uint8_t>();
+        LoadAny(b, gBits_[off / 8], MaskBytes(off));
+        qFlags_.EnQue(b);
+    }
     __aicore__ inline void LoadX(uint64_t off) {
         LocalTensor<TIn> in = qIn_.AllocTensor<TIn>();
         const uint32_t len = TileLen(off);
@@ -238,7 +252,8 @@ private:
         return h;
     }
 
-    // Phase 1: count, min and max of this core's flags into its slot.
+    // Phase 1: count, min and max of this core's flags into its slot, the
+    // start mask of each tile into the workspace.
     __aicore__ inline void Count() {
         // Lane-wise accumulators in the rows buffer (past the zero row) and the offsets buffer.
         LocalTensor<half> ones = At<half>(kRowsAt + kL * 4, kTile);
@@ -250,6 +265,9 @@ private:
         Duplicate(hi, static_cast<half>(0.0f), static_cast<int32_t>(kTile));
         uint64_t count = 0;
         uint32_t sinceFold = 0;
+        // Position 0 starts segment 0 whatever its flag: counted once, and
+        // no sum ends there.
+        if (core_ == 0 && begin_ < end_) first0_ = gf_.GetValue(0) != 0;
         const uint64_t tiles = (end_ - begin_ + kTile - 1) / kTile;
         for (uint64_t k = tiles; k > 0 && tiles - k < kFlagsAhead; --k) LoadFlags(begin_ + (k - 1) * kTile);
         for (uint64_t k = tiles; k > 0; --k) {
@@ -259,6 +277,7 @@ private:
             LocalTensor<int8_t> f = qFlags_.DeQue<int8_t>();
             LocalTensor<half> h = FlagsAsHalf(f, padded);
             qFlags_.FreeTensor(f);
+            StoreStartMask(h, off, padded);
             Add(ones, ones, h, static_cast<int32_t>(padded));
             Min(lo, lo, h, static_cast<int32_t>(padded));
             Max(hi, hi, h, static_cast<int32_t>(padded));
@@ -269,18 +288,29 @@ private:
         }
         int32_t fmin = 0, fmax = 0;
         FoldFlagRange(lo, hi, kTile, fmin, fmax);
-        if (core_ == 0 && begin_ < end_) {
-            // Position 0 starts segment 0 whatever its flag: counted once.
-            const int8_t first = gf_.GetValue(0);
-            first0_ = first != 0;
-            count = count - (first0_ ? 1 : 0) + 1;
-        }
+        if (core_ == 0 && begin_ < end_) count = count - (first0_ ? 1 : 0) + 1;
         LocalTensor<int32_t> own = At<int32_t>(kSlotAt, kSlotInts);
         own.SetValue(0, static_cast<int32_t>(count));
         own.SetValue(1, fmin);
         own.SetValue(2, fmax);
         for (uint32_t i = 3; i < kSlotInts; ++i) own.SetValue(i, 0);
         StoreSlot(gCount_[core_ * kSlotInts], own, kSlotInts);
+    }
+
+    // The start mask of the tile at `off` (flags as halves `h`, `padded`
+    // lanes) into the workspace; position 0's bit cleared.
+    __aicore__ inline void StoreStartMask(const LocalTensor<half>& h, uint64_t off, uint32_t padded) {
+        LocalTensor<uint8_t> bits = qBits_.AllocTensor<uint8_t>();
+        CompareScalar(bits, h, static_cast<half>(0.0f), CMPMODE::NE, padded);
+        if (off == 0 && first0_) {
+            PipeSync<HardEvent::V_S>();
+            bits.SetValue(0, static_cast<uint8_t>(bits.GetValue(0) & 0xFE));
+            PipeSync<HardEvent::S_MTE3>();
+            ScalarReadsDone();
+        }
+        bits = Handoff(qBits_, bits);
+        StoreAny(gBits_[off / 8], bits, MaskBytes(off));
+        qBits_.FreeTensor(bits);
     }
 
     // The lane counts so far (each <= kFlush, exact in half), summed exactly
@@ -301,31 +331,22 @@ private:
     // Phase 2 over this core's tiles.
     __aicore__ inline void Sweep() {
         if (begin_ < end_) {
-            LoadFlags(begin_);
+            LoadBits(begin_);
             LoadX(begin_);
         }
         for (uint64_t off = begin_; off < end_; off += kTile) {
             if (off + kTile < end_) {
-                LoadFlags(off + kTile);
+                LoadBits(off + kTile);
                 LoadX(off + kTile);
             }
-            Tile(off, TileLen(off));
+            Tile(TileLen(off));
         }
     }
 
-    __aicore__ inline void Tile(uint64_t off, uint32_t len) {
-        const uint32_t padded = (len + 127) / 128 * 128;
-        // The start mask and the starts' offsets in X.
-        LocalTensor<int8_t> f = qFlags_.DeQue<int8_t>();
-        LocalTensor<half> h = FlagsAsHalf(f, padded);
-        if (off == 0 && first0_) {  // position 0 closes no segment
-            PipeSync<HardEvent::V_S>();
-            h.SetValue(0, static_cast<half>(0.0f));
-            PipeSync<HardEvent::S_V>();
-        }
-        LocalTensor<uint8_t> bits = At<uint8_t>(kBitsAt, kTile / 8);
-        CompareScalar(bits, h, static_cast<half>(0.0f), CMPMODE::NE, padded);
-        PipeBarrier<PIPE_V>();
+    __aicore__ inline void Tile(uint32_t len) {
+        // The starts' offsets in X, from the start mask.
+        LocalTensor<uint8_t> bits = qFlags_.DeQue<uint8_t>();
+        PipeBarrier<PIPE_V>();  // the previous tile's reads of the offsets
         uint64_t starts = 0;
         LocalTensor<uint32_t> offs = At<uint32_t>(kOffsAt, kTile);
         GatherMask(offs, At<uint32_t>(kToXAt, kTile), bits.ReinterpretCast<uint32_t>(), true, len,
@@ -369,7 +390,7 @@ private:
         // The starts' prefixes are finite when their sum is (an overflow of
         // the sum only sends a finite tile to the rescan).
         if (NonFinite(total) || (m > 0 && NonFinite(red.GetValue(0)))) {
-            carry_ = Rescan(in, f, off, len, out);
+            carry_ = Rescan(in, bits, len, out);
             PipeSync<HardEvent::S_MTE3>();
         } else {
             carry_ = m > 0 ? total - xs.GetValue(m) : carry_ + total;
@@ -380,7 +401,7 @@ private:
         }
         ScalarReadsDone();
         qIn_.FreeTensor(in);
-        qFlags_.FreeTensor(f);
+        qFlags_.FreeTensor(bits);
         qOut_.EnQue(out);
         out = qOut_.DeQue<float>();
         if (m > 0) StoreAny(gSums_[at_], out[8], m);
@@ -515,8 +536,8 @@ private:
     // The tile summed in order on the scalar unit (after an inf, a NaN or an
     // overflow): the sums of the segments its starts close into out[8..],
     // returning the new carry. x is widened into X first.
-    __aicore__ inline float Rescan(const LocalTensor<TIn>& in, const LocalTensor<int8_t>& f, uint64_t off,
-                                   uint32_t len, const LocalTensor<float>& out) {
+    __aicore__ inline float Rescan(const LocalTensor<TIn>& in, const LocalTensor<uint8_t>& bits, uint32_t len,
+                                   const LocalTensor<float>& out) {
         LocalTensor<float> xs = At<float>(kXAt, kTile + 8);
         ScalarReadsDone();
         if constexpr (kNarrow) {
@@ -528,7 +549,7 @@ private:
         float acc = carry_;
         uint32_t k = 0;
         for (uint32_t i = 0; i < len; ++i) {
-            if (f.GetValue(i) != 0 && off + i != 0) {
+            if (((bits.GetValue(i / 8) >> (i % 8)) & 1) != 0) {
                 out.SetValue(8 + k, acc);
                 ++k;
                 acc = 0.0f;
@@ -571,11 +592,13 @@ private:
 
     TPipe pipe_;
     TQue<TPosition::VECIN, 2> qIn_;  // the next tile loads while this one is summed
-    TQue<TPosition::VECIN, kFlagsAhead + 1> qFlags_;
+    TQue<TPosition::VECIN, kFlagsAhead + 1> qFlags_;  // flags (phase 1), start masks (phase 2)
+    TQue<TPosition::VECOUT, 2> qBits_;                 // phase 1's start masks on their way out
     TQue<TPosition::VECOUT, 1> qOut_;
     UbArena arena_;
     GlobalTensor<TIn> gx_;
     GlobalTensor<int8_t> gf_;
+    GlobalTensor<uint8_t> gBits_;
     GlobalTensor<float> gSums_;
     GlobalTensor<int32_t> gCount_, gParts_;
     uint32_t core_ = 0, cores_ = 0;

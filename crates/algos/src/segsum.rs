@@ -2,15 +2,17 @@
 //! (docs/algorithms.md, section "Segmented sum in one pass (SEGSUM)").
 //!
 //! Phase 1: every vector core counts the start flags of its range of whole
-//! tiles (and records the smallest and largest flag) into a 32-byte slot.
+//! tiles (and records the smallest and largest flag) into a 32-byte slot,
+//! and writes each tile's start mask (a bit per element) to the workspace.
 //! SyncAll. Phase 2: per tile, a tile-local exclusive scan in f32 (a
 //! transposing Gather, row-wise Adds, a Hillis-Steele scan of the lane
-//! totals), the scan picked at the starts (GatherMask of offsets, Gather),
-//! and the sums as differences of neighbouring starts, written at the
-//! running count; a scalar carry links the tiles. Each core publishes the
+//! totals), the scan picked at the starts (GatherMask of offsets by the
+//! start mask, Gather), and the sums as differences of neighbouring starts,
+//! written at the running count; a scalar carry links the tiles. Each core publishes the
 //! part of its first and last segment it holds; after a second SyncAll the
-//! cores complete the segments that cross them. One read of x, two of the
-//! flags (the second from L2), one write of the sums.
+//! cores complete the segments that cross them. One read of x and of the
+//! flags, a write and a read of the start masks (an eighth of the flags'
+//! bytes, the read mostly from L2), one write of the sums.
 use soc::SocProfile;
 use tiling_derive::Tiling;
 
@@ -23,7 +25,8 @@ pub const SEGSUM_LANES: u64 = 256;
 pub const SEGSUM_WIDTH: u64 = 16;
 /// Elements per tile.
 pub const SEGSUM_TILE: u64 = SEGSUM_LANES * SEGSUM_WIDTH;
-/// Bytes of workspace: two 32-byte slots per core, for up to 64 cores.
+/// Bytes of the workspace's slots: two 32-byte slots per core, for up to 64
+/// cores. The start masks follow them ([`SegSum::plan`]).
 pub const SEGSUM_WORKSPACE_BYTES: u64 = 2 * 64 * 32;
 /// i32s per core slot of phase 1 (count, smallest flag, largest flag, then
 /// zeros), the first [`SEGSUM_WORKSPACE_BYTES`] / 2 bytes of the workspace.
@@ -75,7 +78,9 @@ impl SegSum {
         Ok(LaunchPlan {
             kernel: self.name(),
             block_dim: n.div_ceil(per_core) as u32,
-            workspace_bytes: SEGSUM_WORKSPACE_BYTES,
+            // The slots, then the start masks: a bit per element, in whole
+            // 128-element groups.
+            workspace_bytes: SEGSUM_WORKSPACE_BYTES + n.div_ceil(128) * 16,
             tiling: SegSumTiling { n, per_core },
         })
     }

@@ -11,9 +11,8 @@
 // host sums them as COMPRESS's); core 0 counts position 0 as a start
 // whatever its flag. Each tile's start mask (a bit per element: flag != 0,
 // except position 0, which closes no segment) goes to the workspace, so
-// phase 2 reads an eighth of the flags' bytes and skips their cast and
-// compare; phase 1 is load-bound, so its compare costs little there.
-// SyncAll; with a flag outside 0/1 no core writes a sum.
+// phase 2 reads an eighth of the flags' bytes and skips their cast (which
+// phase 1 needs for the count anyway) and compare. SyncAll; with a flag outside 0/1 no core writes a sum.
 //
 // Phase 2, per tile of kTile elements (the start mask first, and from it the
 // count m of starts):

@@ -159,8 +159,7 @@ private:
         arena_.Init(pipe_, kBytes);
         // The transposes: toRows[j] (rows order j = c * kL + r) is the byte
         // offset in x of element r * kW + c, toX[i] that of element i in X.
-        TransposeOffsets(At<int32_t>(kToRowsAt, kTile), kW, kL, sizeof(TIn));
-        TransposeOffsets(At<int32_t>(kToXAt, kTile), kL, kW, 4);
+        TransposeOffsets();
         // Lane shifts for the scan of the lane totals: tables 0 and 1 shift
         // by 2 and 4 lanes in a buffer behind kL zeros (lane i reads lane
         // i - s); tables 2 and 3 shift the totals (row kW of the rows) by 1
@@ -186,31 +185,41 @@ private:
         PipeSync<HardEvent::S_V>();
     }
 
-    // dst[i] = ((i % b) * a + i / b) * bytes for i < kTile = a * b (b a power
-    // of two, so the float quotient is exact), on the vector unit; X and the
-    // offsets buffer are scratch.
-    __aicore__ inline void TransposeOffsets(const LocalTensor<int32_t>& dst, uint32_t a, uint32_t b,
-                                            uint32_t bytes) {
-        LocalTensor<float> f = At<float>(kXAt, kTile);
-        LocalTensor<int32_t> q = At<int32_t>(kOffsAt, kTile);
+    // The two transpose tables, dst[i] = ((i % b) * a + i / b) * bytes for
+    // i < kTile = a * b (b a power of two, so the float quotient is exact),
+    // on the vector unit; each step issued for both tables before one
+    // barrier, so the two chains share their latencies. X, the offsets, the
+    // shift table and the rows (all built later) are scratch.
+    __aicore__ inline void TransposeOffsets() {
+        struct Table {
+            LocalTensor<int32_t> dst;
+            LocalTensor<float> f;
+            LocalTensor<int32_t> q;
+            uint32_t a, b, bytes;
+        };
+        Table tables[2] = {
+            {At<int32_t>(kToRowsAt, kTile), At<float>(kXAt, kTile), At<int32_t>(kOffsAt, kTile), kW, kL,
+             static_cast<uint32_t>(sizeof(TIn))},
+            {At<int32_t>(kToXAt, kTile), At<float>(kShiftAt, kTile), At<int32_t>(kRowsAt, kTile), kL, kW, 4},
+        };
         const int32_t count = static_cast<int32_t>(kTile);
-        CreateVecIndex(dst, static_cast<int32_t>(0), kTile);
+        for (Table& t : tables) CreateVecIndex(t.dst, static_cast<int32_t>(0), kTile);
         PipeBarrier<PIPE_V>();
-        Cast(f, dst, RoundMode::CAST_NONE, kTile);
+        for (Table& t : tables) Cast(t.f, t.dst, RoundMode::CAST_NONE, kTile);
         PipeBarrier<PIPE_V>();
-        Muls(f, f, 1.0f / static_cast<float>(b), count);
+        for (Table& t : tables) Muls(t.f, t.f, 1.0f / static_cast<float>(t.b), count);
         PipeBarrier<PIPE_V>();
-        Cast(q, f, RoundMode::CAST_FLOOR, kTile);  // i / b
+        for (Table& t : tables) Cast(t.q, t.f, RoundMode::CAST_FLOOR, kTile);  // i / b
         PipeBarrier<PIPE_V>();
-        Muls(f.template ReinterpretCast<int32_t>(), q, -static_cast<int32_t>(b), count);
+        for (Table& t : tables) Muls(t.f.template ReinterpretCast<int32_t>(), t.q, -static_cast<int32_t>(t.b), count);
         PipeBarrier<PIPE_V>();
-        Add(dst, dst, f.template ReinterpretCast<int32_t>(), count);  // i % b
+        for (Table& t : tables) Add(t.dst, t.dst, t.f.template ReinterpretCast<int32_t>(), count);  // i % b
         PipeBarrier<PIPE_V>();
-        Muls(dst, dst, static_cast<int32_t>(a), count);
+        for (Table& t : tables) Muls(t.dst, t.dst, static_cast<int32_t>(t.a), count);
         PipeBarrier<PIPE_V>();
-        Add(dst, dst, q, count);
+        for (Table& t : tables) Add(t.dst, t.dst, t.q, count);
         PipeBarrier<PIPE_V>();
-        Muls(dst, dst, static_cast<int32_t>(bytes), count);
+        for (Table& t : tables) Muls(t.dst, t.dst, static_cast<int32_t>(t.bytes), count);
         PipeBarrier<PIPE_V>();
     }
 

@@ -99,7 +99,10 @@ public:
     static constexpr uint32_t kPartsAt = kBlocksAt + kTile / kBlock * 4;
     static constexpr uint32_t kPartTmpAt = kPartsAt + kPartSlots * 32;
     static constexpr uint32_t kPickAt = kPartTmpAt + kPartSlots * 32;
-    static constexpr uint32_t kBytes = kPickAt + kSparseStarts * 4;
+    // Positions 0..kTile-1 as int16: a GatherMask of them by the start mask
+    // counts and finds a tile's starts in half the repeats of the offsets'.
+    static constexpr uint32_t kPosAt = kPickAt + kSparseStarts * 4;
+    static constexpr uint32_t kBytes = kPosAt + kTile * 2;
     static_assert(kTile / kBlock <= kBlock, "the block sums' prefixes are one repeat");
 
     __aicore__ inline void Run(GM_ADDR x, GM_ADDR flags, GM_ADDR sums, GM_ADDR workspace, const SegSumTiling& t) {
@@ -174,6 +177,7 @@ private:
         Duplicate(At<float>(kPartsAt, kPartSlots * 8), 0.0f, static_cast<int32_t>(kPartSlots * 8));
         LocalTensor<int32_t> pick = At<int32_t>(kPickAt, kSparseStarts);
         CreateVecIndex(pick, static_cast<int32_t>(0), kSparseStarts);
+        CreateVecIndex(At<int16_t>(kPosAt, kTile), static_cast<int16_t>(0), kTile);
         PipeBarrier<PIPE_V>();
         Muls(hs, hs, static_cast<int32_t>(4), static_cast<int32_t>(4 * kL));
         Muls(pick, pick, static_cast<int32_t>(32), static_cast<int32_t>(kSparseStarts));
@@ -356,18 +360,31 @@ private:
         PipeBarrier<PIPE_V>();  // the previous tile's reads of the offsets
         uint64_t starts = 0;
         LocalTensor<uint32_t> offs = At<uint32_t>(kOffsAt, kTile);
-        GatherMask(offs, At<uint32_t>(kToXAt, kTile), bits.ReinterpretCast<uint32_t>(), true, len,
-                   GatherMaskParams(1, 1, 8, 0), starts);
+        const GatherMaskParams once(1, 1, 8, 0);
+        // After a sparse tile, expect another: the starts' positions (16-bit,
+        // half the repeats) tell the count, and are what a sparse tile needs;
+        // only a dense one then gathers the offsets too. After a dense tile,
+        // the offsets at once (a sparse tile converts them to positions).
+        const bool byPos = sparseBefore_;
+        if (byPos) {
+            GatherMask(offs.ReinterpretCast<int16_t>(), At<int16_t>(kPosAt, kTile), bits.ReinterpretCast<uint16_t>(),
+                       true, len, once, starts);
+        }
+        if (!byPos || starts > kSparseStarts) {
+            if (byPos) PipeBarrier<PIPE_V>();  // the positions' writes of these bytes
+            GatherMask(offs, At<uint32_t>(kToXAt, kTile), bits.ReinterpretCast<uint32_t>(), true, len, once, starts);
+        }
         ResetMask();
         const uint32_t m = static_cast<uint32_t>(starts);
         LocalTensor<TIn> in = qIn_.DeQue<TIn>();
         // G, the tile's sum before each start, is gathered from `from` at the
         // byte offsets `at`.
         const bool sparse = m <= kSparseStarts;
+        sparseBefore_ = sparse;
         LocalTensor<float> prefix, from;  // prefix: the lane prefixes of a dense tile
         LocalTensor<uint32_t> at;
         if (sparse) {
-            SparsePrefixes(in, m);
+            SparsePrefixes(in, m, byPos);
             from = At<float>(kPartsAt, kPartSlots * 8);
             at = At<uint32_t>(kPickAt, kSparseStarts);
         } else {
@@ -447,15 +464,21 @@ private:
     // 64j + r has G = (sum of block sums 0..j-1) + (sum of x[64j, p)), each
     // a one-repeat ReduceSum (a tree: the error stays that of the scans);
     // the tile total is the ReduceSum of all block sums.
-    __aicore__ inline void SparsePrefixes(const LocalTensor<TIn>& in, uint32_t m) {
-        // The starts' positions from their offsets in X ((p % kW) * kL + p / kW),
-        // read first, while the vector pipe has nothing queued.
+    __aicore__ inline void SparsePrefixes(const LocalTensor<TIn>& in, uint32_t m, bool byPos) {
+        // The starts' positions (gathered `byPos`, else from their offsets in
+        // X, (p % kW) * kL + p / kW), read first, while the vector pipe has
+        // nothing queued (no wait for a tile without starts).
         uint32_t pos[kSparseStarts];
-        PipeSync<HardEvent::V_S>();
+        if (m > 0) PipeSync<HardEvent::V_S>();
         LocalTensor<uint32_t> offs = At<uint32_t>(kOffsAt, kTile);
+        LocalTensor<int16_t> gathered = offs.ReinterpretCast<int16_t>();
         for (uint32_t k = 0; k < m; ++k) {
-            const uint32_t o = offs.GetValue(k) / 4;
-            pos[k] = (o % kL) * kW + o / kL;
+            if (byPos) {
+                pos[k] = static_cast<uint32_t>(gathered.GetValue(k));
+            } else {
+                const uint32_t o = offs.GetValue(k) / 4;
+                pos[k] = (o % kL) * kW + o / kL;
+            }
         }
         LocalTensor<float> xf;
         if constexpr (kNarrow) {
@@ -612,6 +635,7 @@ private:
     uint64_t begin_ = 0, end_ = 0, at_ = 0, first_ = 0;
     bool first0_ = false, seen_ = false;
     float carry_ = 0.0f, head_ = 0.0f;
+    bool sparseBefore_ = true;  // the tile before was sparse (Tile's first GatherMask)
 };
 
 }  // namespace segsum

@@ -1171,6 +1171,12 @@ impl Engine {
         st.queued[i].push_back(start);
         st.free[i] = start + occupancy;
         st.done[i] = st.done[i].max(start + occupancy + latency);
+        if class == OpClass::GatherMask {
+            // The API reads the kept count (a register the instruction sets)
+            // into its rsvdCnt argument: the scalar unit stalls until the
+            // GatherMask is done, as for a V -> S flag.
+            st.issue = st.issue.max(start + occupancy + latency);
+        }
         st.busy[i] += occupancy;
         st.work[i] += own;
     }

@@ -29,6 +29,17 @@ const OP_REDUCE: u16 = 3;
 const OP_MMAD: u16 = 4;
 const OP_LOAD: u16 = 5;
 
+/// `name`, with op id `op` named `as_name` instead.
+fn names_with(op: u16, as_name: &'static str) -> impl FnMut(u16) -> String {
+    move |o| {
+        if o == op {
+            as_name.to_string()
+        } else {
+            name(o)
+        }
+    }
+}
+
 fn name(op: u16) -> String {
     [
         "DataCopy",
@@ -386,13 +397,7 @@ fn scalar_costs_delay_issue() {
     p.scalar_issue_cycles = 1.0;
     p.scalar_access_cycles = 20.0;
     const OP_GET: u16 = 4;
-    let mut names = |op: u16| {
-        if op == OP_GET {
-            "LocalTensor::GetValue".to_string()
-        } else {
-            name(op)
-        }
-    };
+    let mut names = names_with(OP_GET, "LocalTensor::GetValue");
     let get = sys::ascsim_event {
         op: OP_GET,
         repeats: 1,
@@ -409,6 +414,25 @@ fn scalar_costs_delay_issue() {
     )
     .unwrap();
     assert_near(cycles(&r), 32.0);
+}
+
+/// GatherMask's API reads the kept count into its `rsvdCnt` argument: the
+/// scalar unit waits for the instruction (10 repeats, 10 cycles) before it
+/// issues the read after it (10 cycles): 20. After an Add of the same size
+/// the read is issued at once and both run in parallel: 10.
+#[test]
+fn gather_mask_count_stalls_the_scalar_unit() {
+    let mut p = params();
+    p.vec_gather_mask_factor = 1.0;
+    p.vec_bank_conflict_factor = 1.0;
+    const OP_GATHER_MASK: u16 = 6;
+    let mut names = names_with(OP_GATHER_MASK, "GatherMask");
+    let mut time = |op: u16| {
+        let trace = aiv(vec![vec_op(op, 10), read(MB, 1024)]);
+        cycles(&model_traces("t", &[trace], &mut names, &p, 0).unwrap())
+    };
+    assert_near(time(OP_GATHER_MASK), 20.0);
+    assert_near(time(OP_ADD), 10.0);
 }
 
 /// Three MTE2 reads of 10 cycles and a 25-cycle vector op: with deep queues

@@ -74,6 +74,7 @@ struct Allocation {
     uint64_t size = 0;      // usable bytes (requested size rounded up to 32 + 32)
     uint64_t requested = 0;
     int32_t device = 0;
+    uint64_t dev_addr = 0;  // where it lies in its device's address space (traces use it)
     std::vector<Shadow> shadow;  // lazily sized on first kernel access
     std::map<uint32_t, AgentAccess> order;  // by agent (0 = the host)
 };
@@ -83,6 +84,11 @@ struct Device {
     bool configured = false;
     uint64_t allocated = 0;
     uint64_t mallocs = 0;      // successful aclrtMalloc calls
+    // The device address space: start -> size of each live allocation. Traces
+    // give GM addresses in it, not host addresses, so that the cost model's L2
+    // sets do not depend on where the host heap put a buffer (which varies
+    // from run to run): the same allocations give the same addresses.
+    std::map<uint64_t, uint64_t> dev_ranges;
     std::string pending_race;  // a race found by aclrtFree, reported at the next synchronisation
 };
 
@@ -146,6 +152,37 @@ Allocation* find_alloc_locked(uintptr_t addr, uint64_t bytes) {
     // Without `addr + bytes`, which wraps for huge counts.
     if (addr >= base && bytes <= a.size && addr - base <= a.size - bytes) return &a;
     return nullptr;
+}
+
+// The lowest free range of `bytes` in the device's address space (512-byte
+// aligned, like the host memory behind it); marks it used.
+uint64_t place_on_device(Device& d, uint64_t bytes) {
+    constexpr uint64_t kBase = uint64_t{1} << 32, kAlign = 512;
+    uint64_t at = kBase;
+    for (const auto& r : d.dev_ranges) {
+        if (at + bytes <= r.first) break;
+        at = std::max(at, (r.first + r.second + kAlign - 1) / kAlign * kAlign);
+    }
+    d.dev_ranges[at] = bytes;
+    return at;
+}
+
+// Rewrites the GM addresses of a launch's traces from host to device
+// addresses (Allocation::dev_addr).
+void trace_device_addresses_locked(std::vector<std::vector<ascsim_event>>& traces) {
+    const Allocation* last = nullptr;
+    for (auto& trace : traces)
+        for (ascsim_event& e : trace) {
+            if (e.gm_addr == 0) continue;
+            uintptr_t addr = static_cast<uintptr_t>(e.gm_addr);
+            uintptr_t base = last ? reinterpret_cast<uintptr_t>(last->base) : 0;
+            if (!last || addr < base || addr - base >= last->size) {
+                last = find_alloc_locked(addr, 0);
+                if (!last) continue;
+                base = reinterpret_cast<uintptr_t>(last->base);
+            }
+            e.gm_addr = last->dev_addr + (addr - base);
+        }
 }
 
 // ---------------------------------------------------------------- leak report
@@ -243,6 +280,10 @@ struct Launch {
     // Group rounds for modes 0/1 and the AIV->AIC direction of mode 2:
     // key (group key, flag) -> per member pending set counts.
     std::map<std::pair<uint64_t, uint16_t>, std::map<uint32_t, std::deque<Pending>>> rounds;
+    // The sequence numbers of the open rounds of each key, oldest first: every
+    // member's set of a round is traced with its round's number, so the cost
+    // model can join all of them (not the one that came last on the host).
+    std::map<std::pair<uint64_t, uint16_t>, std::deque<uint32_t>> round_seqs;
     uint32_t cross_seq = 0;
     // Hardware SyncAll barrier.
     uint32_t barrier_arrived = 0;
@@ -1013,20 +1054,27 @@ void deliver_locked(Launch* l, uint32_t target, uint16_t flag, Pending p) {
 }
 
 // Group round: when every member has a pending set, each receiver gets one
-// set whose clock joins all members' clocks.
-void group_set_locked(Launch* l, uint64_t key, uint16_t flag, const std::vector<uint32_t>& members,
-                      const std::vector<uint32_t>& receivers, Pending mine) {
+// set whose clock joins all members' clocks. A member's k-th pending set
+// belongs to the k-th open round; returns that round's sequence number.
+uint32_t group_set_locked(Launch* l, uint64_t key, uint16_t flag, const std::vector<uint32_t>& members,
+                          const std::vector<uint32_t>& receivers, Pending mine) {
     auto& round = l->rounds[{key, flag}];
-    round[core().core_id].push_back(std::move(mine));
+    auto& seqs = l->round_seqs[{key, flag}];
+    auto& queue = round[core().core_id];
+    if (queue.size() == seqs.size()) seqs.push_back(l->cross_seq++);
+    const uint32_t seq = seqs[queue.size()];
+    queue.push_back(std::move(mine));
     for (uint32_t m : members)
-        if (round[m].empty()) return;
+        if (round[m].empty()) return seq;
     Pending joined{std::vector<uint32_t>(l->cores.size() * kPipeSlots, 0), static_cast<int32_t>(core().core_id),
-                   l->cross_seq++};
+                   seqs.front()};
+    seqs.pop_front();
     for (uint32_t m : members) {
         join_clock(joined.clock, round[m].front().clock);
         round[m].pop_front();
     }
     for (uint32_t r : receivers) deliver_locked(l, r, flag, joined);
+    return seq;
 }
 
 std::vector<uint32_t> cores_of_kind(Launch* l, CoreKind k) {
@@ -1074,20 +1122,21 @@ void cross_core_set(uint8_t mode, uint16_t flag_id, uint8_t pipe) {
     if (mode > 2) fail("invalid cross-core mode", fmt("mode %u is not available on Atlas A2 (modes 0, 1, 2)", mode));
 
     std::unique_lock<std::mutex> lk(l->mu);
-    uint32_t seq = l->cross_seq++;
     // The set fires once every earlier instruction of `pipe` is done.
-    Pending mine{hz_snapshot(pipe), static_cast<int32_t>(c.core_id), seq};
+    Pending mine{hz_snapshot(pipe), static_cast<int32_t>(c.core_id), 0};
+    uint32_t seq;
     if (mode == 0) {
         auto members = cores_of_kind(l, c.kind);
-        group_set_locked(l, 0x100 + static_cast<uint64_t>(c.kind), flag_id, members, members, mine);
+        seq = group_set_locked(l, 0x100 + static_cast<uint64_t>(c.kind), flag_id, members, members, mine);
     } else if (mode == 1) {
         auto members = aivs_of_group(l, c.group);
-        group_set_locked(l, 0x200 + c.group, flag_id, members, members, mine);
+        seq = group_set_locked(l, 0x200 + c.group, flag_id, members, members, mine);
     } else if (c.kind == CoreKind::AIC) {
+        seq = mine.seq = l->cross_seq++;
         for (uint32_t v : aivs_of_group(l, c.group)) deliver_locked(l, v, flag_id, mine);
     } else {
         auto members = aivs_of_group(l, c.group);
-        group_set_locked(l, 0x300 + c.group, flag_id, members, {aic_of_group(c.group)}, mine);
+        seq = group_set_locked(l, 0x300 + c.group, flag_id, members, {aic_of_group(c.group)}, mine);
     }
     lk.unlock();
     record_sync(ASCSIM_EV_CROSS_SET, pipe, flag_id, mode, -1, seq);
@@ -1299,6 +1348,7 @@ uint32_t launch(const char* kernel, KernelMetaType type, uint32_t block_dim, voi
         rec.info.status = ACL_ERROR_RT_PARAM_INVALID;
     }
     std::lock_guard<std::mutex> g(g_mu);
+    trace_device_addresses_locked(rec.traces);
     const std::string who = fmt("kernel %s on stream %p", kernel, static_cast<void*>(st));
     for (const auto& t : l->touched) {
         auto it = g_allocs.find(t.first);
@@ -1745,6 +1795,7 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy) {
     a.size = usable;
     a.requested = size;
     a.device = t_device;
+    a.dev_addr = place_on_device(d, usable);
     g_allocs[reinterpret_cast<uintptr_t>(p)] = std::move(a);
     d.allocated += usable;
     ++d.mallocs;
@@ -1761,7 +1812,8 @@ aclError aclrtFree(void* devPtr) {
     std::string race = host_access_locked(devPtr, false, true, "aclrtFree");
     Device& owner = g_devices[it->second.device];
     if (!race.empty() && owner.pending_race.empty()) owner.pending_race = race;
-    g_devices[it->second.device].allocated -= it->second.size;
+    owner.allocated -= it->second.size;
+    owner.dev_ranges.erase(it->second.dev_addr);
     std::free(it->second.base);
     g_allocs.erase(it);
     return ACL_SUCCESS;

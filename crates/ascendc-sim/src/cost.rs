@@ -795,15 +795,52 @@ struct Engine {
     hbm_write: u64,
     l2_bytes: u64,
     l2_hit: u64,
-    cross_sets: HashMap<u32, f64>,
-    /// Sequence numbers of every CrossCore set in the traces.
-    set_seqs: std::collections::HashSet<u32>,
-    sync_members: HashMap<u32, usize>,
-    sync_arrivals: HashMap<u32, Vec<f64>>,
+    /// CrossCore sets by sequence number: one member for a direct set, every
+    /// member of a group round (modes 0 and 1, and mode 2 from the AIVs).
+    cross_sets: Rendezvous,
+    /// SyncAll rounds.
+    sync_all: Rendezvous,
     classes: HashMap<u16, OpClass>,
     p: CostParams,
     /// Filled only when profiling.
     profile: Option<Profile>,
+}
+
+/// Meetings of several cores named by a sequence number (a SyncAll round, a
+/// CrossCore set or group round): complete once every member has arrived, at
+/// the latest arrival.
+#[derive(Debug, Default)]
+struct Rendezvous {
+    /// Members per sequence number: the events of `kind` naming it.
+    members: HashMap<u32, usize>,
+    /// Arrival times so far: how many, and the latest.
+    arrivals: HashMap<u32, (usize, f64)>,
+}
+
+impl Rendezvous {
+    fn of(traces: &[CoreTrace], kind: u32) -> Rendezvous {
+        let mut members: HashMap<u32, usize> = HashMap::new();
+        for e in traces.iter().flat_map(|t| &t.events) {
+            if u32::from(e.kind) == kind {
+                *members.entry(e.seq).or_default() += 1;
+            }
+        }
+        Rendezvous {
+            members,
+            arrivals: HashMap::new(),
+        }
+    }
+
+    fn arrive(&mut self, seq: u32, t: f64) {
+        let a = self.arrivals.entry(seq).or_insert((0, 0.0));
+        *a = (a.0 + 1, a.1.max(t));
+    }
+
+    /// The latest arrival once every member has arrived.
+    fn complete(&self, seq: u32) -> Option<f64> {
+        let (arrived, latest) = *self.arrivals.get(&seq)?;
+        (arrived >= self.members.get(&seq).copied().unwrap_or(0)).then_some(latest)
+    }
 }
 
 /// Per core: the cycles by which each event name pushed the core's finish
@@ -817,18 +854,6 @@ struct Profile {
 
 impl Engine {
     fn new(traces: &[CoreTrace], p: &CostParams) -> Engine {
-        let mut sync_members: HashMap<u32, usize> = HashMap::new();
-        let mut set_seqs = std::collections::HashSet::new();
-        for t in traces {
-            for e in &t.events {
-                if u32::from(e.kind) == sys::ASCSIM_EV_SYNC_ALL {
-                    *sync_members.entry(e.seq).or_default() += 1;
-                }
-                if u32::from(e.kind) == sys::ASCSIM_EV_CROSS_SET {
-                    set_seqs.insert(e.seq);
-                }
-            }
-        }
         Engine {
             cores: vec![CoreState::default(); traces.len()],
             l2: L2::new(p.l2_bytes, p.l2_line_bytes, p.l2_ways),
@@ -838,27 +863,11 @@ impl Engine {
             hbm_write: 0,
             l2_bytes: 0,
             l2_hit: 0,
-            cross_sets: HashMap::new(),
-            set_seqs,
-            sync_members,
-            sync_arrivals: HashMap::new(),
+            cross_sets: Rendezvous::of(traces, sys::ASCSIM_EV_CROSS_SET),
+            sync_all: Rendezvous::of(traces, sys::ASCSIM_EV_SYNC_ALL),
             classes: HashMap::new(),
             p: p.clone(),
             profile: None,
-        }
-    }
-
-    /// The set a CrossCore wait consumed. A direct set carries the set's own
-    /// sequence number; a group round (modes 0/1, and mode 2 from AIVs) gets a
-    /// fresh number right after its last member's set (the simulator takes
-    /// both under one lock), so the wait names seq = last setter's seq + 1.
-    /// The model joins on the last setter only (the other members' sets are
-    /// not identified in the trace).
-    fn wait_key(&self, seq: u32) -> u32 {
-        if self.set_seqs.contains(&seq) || seq == 0 {
-            seq
-        } else {
-            seq - 1
         }
     }
 
@@ -869,19 +878,10 @@ impl Engine {
         let e = traces[c].events.get(st.pos)?;
         let kind = u32::from(e.kind);
         if kind == sys::ASCSIM_EV_CROSS_WAIT {
-            return self
-                .cross_sets
-                .get(&self.wait_key(e.seq))
-                .map(|t| st.issue.max(*t));
+            return self.cross_sets.complete(e.seq).map(|t| st.issue.max(t));
         }
         if kind == sys::ASCSIM_EV_SYNC_ALL && st.sync_arrived == Some(e.seq) {
-            let arrived = self.sync_arrivals.get(&e.seq).map_or(0, Vec::len);
-            let members = self.sync_members.get(&e.seq).copied().unwrap_or(0);
-            return (arrived >= members).then(|| {
-                self.sync_arrivals[&e.seq]
-                    .iter()
-                    .fold(st.issue, |a, b| a.max(*b))
-            });
+            return self.sync_all.complete(e.seq).map(|t| st.issue.max(t));
         }
         if kind == sys::ASCSIM_EV_INSTR {
             if let Some(i) = pipe_index(Pipe::from_raw(e.pipe)) {
@@ -1031,14 +1031,10 @@ impl Engine {
             sys::ASCSIM_EV_CROSS_SET => {
                 let t = self.cores[c].src_done(pipe);
                 self.cross_sets
-                    .insert(e.seq, t + p.cross_core_latency_cycles);
+                    .arrive(e.seq, t + p.cross_core_latency_cycles);
             }
             sys::ASCSIM_EV_CROSS_WAIT => {
-                let t = self
-                    .cross_sets
-                    .get(&self.wait_key(e.seq))
-                    .copied()
-                    .unwrap_or(0.0);
+                let t = self.cross_sets.complete(e.seq).unwrap_or(0.0);
                 let st = &mut self.cores[c];
                 st.issue = st.issue.max(t);
             }
@@ -1046,14 +1042,11 @@ impl Engine {
                 if self.cores[c].sync_arrived != Some(e.seq) {
                     // Arrive (SyncAll implies a barrier over all pipes), then wait.
                     let t = self.cores[c].all_done();
-                    self.sync_arrivals.entry(e.seq).or_default().push(t);
+                    self.sync_all.arrive(e.seq, t);
                     self.cores[c].sync_arrived = Some(e.seq);
                     return; // the event is processed again once everyone arrived
                 }
-                let t = self.sync_arrivals[&e.seq]
-                    .iter()
-                    .fold(0.0f64, |a, b| a.max(*b))
-                    + p.sync_all_cycles;
+                let t = self.sync_all.complete(e.seq).unwrap_or(0.0) + p.sync_all_cycles;
                 let st = &mut self.cores[c];
                 st.sync_arrived = None;
                 st.issue = st.issue.max(t);

@@ -316,6 +316,40 @@ fn cross_core_flag_orders_cores() {
     assert!(model_traces("test", &[lone], &mut name, &p, 0).is_err());
 }
 
+/// A group round (here the two vector cores of an AI core setting mode 2 for
+/// their cube core) completes at its latest member's set in modeled time, not
+/// at the set that reached the simulator last: the vector core that sets
+/// first in the trace order does 30 cycles of vector work before its set, the
+/// other none. The cube core's read (10) starts at 30: 40 cycles, whichever
+/// member comes first in the traces.
+#[test]
+fn group_round_joins_every_member() {
+    let p = params();
+    let set = sys::ascsim_event {
+        a: 4,
+        b: 2,
+        seq: 9,
+        ..ev(sys::ASCSIM_EV_CROSS_SET, P_V)
+    };
+    let wait = sys::ascsim_event {
+        a: 4,
+        peer: 2,
+        seq: 9,
+        ..ev(sys::ASCSIM_EV_CROSS_WAIT, P_NONE)
+    };
+    let aic = CoreTrace {
+        is_cube: true,
+        block_idx: 0,
+        events: vec![wait, read(MB, 1024)],
+    };
+    let slow = aiv(vec![vec_op(OP_ADD, 30), set]);
+    let quick = aiv(vec![set]);
+    for vecs in [[slow.clone(), quick.clone()], [quick, slow]] {
+        let r = run(&[aic.clone(), vecs[0].clone(), vecs[1].clone()], &p, 0);
+        assert_near(cycles(&r), 40.0);
+    }
+}
+
 /// Reading 4096 B twice: the first read misses (32 B/cycle: 128 cycles), the
 /// second hits (128 B/cycle: 32 cycles), 160 in all, 4096 B of HBM. With an
 /// L2 of two lines the second read misses too: 256 cycles, 8192 B of HBM.

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "acl/acl.h"
@@ -291,6 +292,11 @@ struct Launch {
     std::map<uint32_t, std::vector<uint32_t>> barrier_clock;  // per round
     // The hazard checker (ASCSIM_HAZARDS=0 turns it off for benchmarking).
     bool hazards = true;
+    // ASCSIM_SCHEDULE_SEED: the scheduler picks the next core at random and
+    // preempts cores at random at their GM writes, loads and CrossCore sets
+    // (a kernel's answer must not depend on the order its cores run in).
+    bool shuffle = false;
+    std::mt19937_64 rng;
     // Allocations the kernel touched (base address; 1 read, 2 written), for
     // the host-side race rule. Guarded by g_mu.
     std::vector<std::pair<uintptr_t, uint8_t>> touched;
@@ -320,41 +326,43 @@ std::string core_label(const CoreCtx& c) {
 
 void start_thread_locked(Launch* l, uint32_t i);
 
+// Whether core slot `s` could run now.
+bool can_run_locked(const Launch* l, const CoreSlot& s) {
+    switch (s.state) {
+        case CoreState::NotStarted: return !l->failed;
+        case CoreState::Runnable: return true;
+        case CoreState::Blocked: return l->failed || s.ready();
+        case CoreState::Done: return false;
+    }
+    return false;
+}
+
 // Picks the next core to run after `from` (which is blocked, done or
-// yielding). Returns false when nothing can run.
+// yielding): the next one round the ring that can run, or with a schedule
+// seed any of them at random. Returns false when nothing can run.
 bool schedule_next_locked(Launch* l, uint32_t from, bool include_from) {
     uint32_t n = static_cast<uint32_t>(l->cores.size());
+    std::vector<uint32_t> ready;
     for (uint32_t k = 1; k <= n; ++k) {
         uint32_t i = (from + k) % n;
         if (i == from && !include_from) continue;
-        CoreSlot& s = *l->cores[i];
-        bool can = false;
-        switch (s.state) {
-            case CoreState::NotStarted:
-                can = !l->failed;
-                break;
-            case CoreState::Runnable:
-                can = true;
-                break;
-            case CoreState::Blocked:
-                can = l->failed || s.ready();
-                break;
-            case CoreState::Done:
-                break;
-        }
-        if (!can) continue;
-        if (s.state == CoreState::NotStarted) {
-            s.state = CoreState::Runnable;
-            l->running = static_cast<int>(i);
-            start_thread_locked(l, i);
-        } else {
-            if (s.state == CoreState::Blocked) s.state = CoreState::Runnable;
-            l->running = static_cast<int>(i);
-        }
-        l->cv.notify_all();
-        return true;
+        if (!can_run_locked(l, *l->cores[i])) continue;
+        ready.push_back(i);
+        if (!l->shuffle) break;
     }
-    return false;
+    if (ready.empty()) return false;
+    uint32_t i = ready[l->shuffle ? l->rng() % ready.size() : 0];
+    CoreSlot& s = *l->cores[i];
+    if (s.state == CoreState::NotStarted) {
+        s.state = CoreState::Runnable;
+        l->running = static_cast<int>(i);
+        start_thread_locked(l, i);
+    } else {
+        if (s.state == CoreState::Blocked) s.state = CoreState::Runnable;
+        l->running = static_cast<int>(i);
+    }
+    l->cv.notify_all();
+    return true;
 }
 
 void deadlock_locked(Launch* l) {
@@ -416,6 +424,17 @@ void yield_core() {
     if (schedule_next_locked(l, c.core_id, false)) wait_my_turn(l, lk, c.core_id);
     else l->running = static_cast<int>(c.core_id);
     if (l->failed) throw Aborted{};
+}
+
+// With a schedule seed, yields to another core one time in `one_in`.
+void maybe_preempt(uint32_t one_in) {
+    Launch* l = core().launch;
+    if (!l->shuffle) return;
+    {
+        std::lock_guard<std::mutex> g(l->mu);
+        if (l->rng() % one_in != 0) return;
+    }
+    yield_core();
 }
 
 uint64_t mem_capacity(const ascsim_soc& soc, Mem m) {
@@ -909,6 +928,7 @@ void gm_dma_load(void* dst, const void* gm_addr, uint64_t bytes) {
     check_and_stamp(a, reinterpret_cast<uintptr_t>(gm_addr), bytes, false, false);
     std::memcpy(dst, gm_addr, bytes);
     core().gm_read += bytes;
+    maybe_preempt(16);
 }
 
 void gm_dma_store(void* gm_addr, const void* src, uint64_t bytes) {
@@ -930,6 +950,7 @@ void gm_dma_store(void* gm_addr, const void* src, uint64_t bytes) {
     }
     c.gm_written += bytes;
     if (atomic) c.gm_read += bytes;  // read-modify-write in L2
+    maybe_preempt(8);
 }
 
 namespace {
@@ -1140,6 +1161,7 @@ void cross_core_set(uint8_t mode, uint16_t flag_id, uint8_t pipe) {
     }
     lk.unlock();
     record_sync(ASCSIM_EV_CROSS_SET, pipe, flag_id, mode, -1, seq);
+    maybe_preempt(2);
 }
 
 void cross_core_wait(uint16_t flag_id) {
@@ -1248,9 +1270,11 @@ uint32_t launch(const char* kernel, KernelMetaType type, uint32_t block_dim, voi
                 const std::function<void()>& body) {
     Stream* st;
     const ascsim_soc* soc;
+    uint64_t stream_launches;
     {
         std::lock_guard<std::mutex> g(g_mu);
         st = resolve_stream_locked(stream);
+        stream_launches = st->launches.size();
         Device& d = g_devices[st->device];
         soc = &d.soc;
         // Enqueued after what the host did so far.
@@ -1268,6 +1292,13 @@ uint32_t launch(const char* kernel, KernelMetaType type, uint32_t block_dim, voi
     l->hazards = hazards_on();
     l->block_dim = block_dim;
     l->serial = ++g_launch_serial;
+    if (const char* seed = std::getenv("ASCSIM_SCHEDULE_SEED"); seed && *seed) {
+        // Per stream launch, not per process launch: a test on its own
+        // stream sees the same schedules whatever runs beside it.
+        l->shuffle = true;
+        l->rng.seed(std::strtoull(seed, nullptr, 0) ^ (0x9E3779B97F4A7C15ull * (stream_launches + 1)) ^
+                    std::hash<std::string>{}(kernel));
+    }
     l->soc = soc;
     l->body = &body;
     l->start = std::chrono::steady_clock::now();
@@ -1320,9 +1351,10 @@ uint32_t launch(const char* kernel, KernelMetaType type, uint32_t block_dim, voi
         {
             std::unique_lock<std::mutex> lk(l->mu);
             if (total > 0) {
-                l->cores[0]->state = CoreState::Runnable;
-                l->running = 0;
-                start_thread_locked(l.get(), 0);
+                const uint32_t first = l->shuffle ? static_cast<uint32_t>(l->rng() % total) : 0;
+                l->cores[first]->state = CoreState::Runnable;
+                l->running = static_cast<int>(first);
+                start_thread_locked(l.get(), first);
                 l->cv.wait(lk, [&] { return l->finished; });
             }
         }

@@ -922,6 +922,13 @@ void add_elems(uint8_t* dst, const uint8_t* src, uint64_t bytes) {
 
 }  // namespace
 
+uint64_t trace_address(const void* p) {
+    std::lock_guard<std::mutex> g(g_mu);
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+    const Allocation* a = find_alloc_locked(addr, 0);
+    return a ? a->dev_addr + (addr - reinterpret_cast<uintptr_t>(a->base)) : 0;
+}
+
 void gm_dma_load(void* dst, const void* gm_addr, uint64_t bytes) {
     if (bytes == 0) return;
     Allocation& a = gm_checked(gm_addr, bytes, "DMA read", false);

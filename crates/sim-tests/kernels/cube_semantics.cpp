@@ -371,7 +371,7 @@ SIMTEST(cube_trace_events) {
         if (op == "DataCopy(Nd2Nz)") {
             ++nd2nz;
             CHECK_EQ(ev[i].pipe, ASCSIM_PIPE_MTE2);
-            CHECK_EQ(ev[i].gm_addr, nd2nz == 1 ? (uint64_t)da.gm() : (uint64_t)db.gm());
+            CHECK_EQ(ev[i].gm_addr, ascsim::trace_address(nd2nz == 1 ? da.gm() : db.gm()));
             CHECK_EQ(ev[i].gm_bytes, nd2nz == 1 ? M * K * 2ull : K * N * 2ull);
         } else if (op == "LoadData") {
             ++load;
@@ -387,7 +387,7 @@ SIMTEST(cube_trace_events) {
         } else if (op == "Fixpipe") {
             ++fix;
             CHECK_EQ(ev[i].pipe, ASCSIM_PIPE_FIX);
-            CHECK_EQ(ev[i].gm_addr, (uint64_t)dc.gm());
+            CHECK_EQ(ev[i].gm_addr, ascsim::trace_address(dc.gm()));
             CHECK_EQ(ev[i].gm_bytes, M * N * 4ull);
             CHECK_EQ(ev[i].gm_write, 1);
         }

@@ -286,12 +286,12 @@ SIMTEST(dc_trace_events) {
     CHECK_EQ(instr.size(), 2u);
     CHECK_EQ(instr[0]->pipe, ASCSIM_PIPE_MTE2);
     CHECK_EQ(instr[0]->repeats, 3u);
-    CHECK_EQ(instr[0]->gm_addr, (uint64_t)src.gm() + 32);
+    CHECK_EQ(instr[0]->gm_addr, ascsim::trace_address(src.gm()) + 32);
     CHECK_EQ(instr[0]->gm_bytes, 2 * 96ull + 64);
     CHECK_EQ(instr[0]->gm_write, 0);
     CHECK_EQ(instr[1]->pipe, ASCSIM_PIPE_MTE3);
     CHECK_EQ(instr[1]->repeats, 2u);
-    CHECK_EQ(instr[1]->gm_addr, (uint64_t)dst.gm() + 4);
+    CHECK_EQ(instr[1]->gm_addr, ascsim::trace_address(dst.gm()) + 4);
     CHECK_EQ(instr[1]->gm_bytes, 16ull + 12);
     CHECK_EQ(instr[1]->gm_write, 1);
     aclrtDestroyStream(s);

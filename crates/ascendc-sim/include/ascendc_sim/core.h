@@ -187,6 +187,10 @@ void record_sync(uint8_t kind, uint8_t pipe, int32_t a, int32_t b, int32_t peer 
 // (SetAtomicAdd<T>: element-wise add of T instead of overwrite). They do not
 // record trace events: the calling API records one event for the whole call.
 void gm_dma_load(void* dst, const void* gm_addr, uint64_t bytes);
+// The device address traces give for host pointer `p` into a device
+// allocation (the launch's traces are rewritten to these when it ends);
+// 0 if `p` is in no allocation.
+uint64_t trace_address(const void* p);
 void gm_dma_store(void* gm_addr, const void* src, uint64_t bytes);
 // Scalar GM access through the core's data cache (GlobalTensor Get/SetValue).
 void gm_scalar_read(const void* addr, void* out, uint32_t bytes);

@@ -168,6 +168,11 @@ uint64_t place_on_device(Device& d, uint64_t bytes) {
     return at;
 }
 
+// The device address of host address `addr` inside allocation `a`.
+uint64_t device_address(const Allocation& a, uintptr_t addr) {
+    return a.dev_addr + (addr - reinterpret_cast<uintptr_t>(a.base));
+}
+
 // Rewrites the GM addresses of a launch's traces from host to device
 // addresses (Allocation::dev_addr).
 void trace_device_addresses_locked(std::vector<std::vector<ascsim_event>>& traces) {
@@ -176,13 +181,12 @@ void trace_device_addresses_locked(std::vector<std::vector<ascsim_event>>& trace
         for (ascsim_event& e : trace) {
             if (e.gm_addr == 0) continue;
             uintptr_t addr = static_cast<uintptr_t>(e.gm_addr);
-            uintptr_t base = last ? reinterpret_cast<uintptr_t>(last->base) : 0;
+            const uintptr_t base = last ? reinterpret_cast<uintptr_t>(last->base) : 0;
             if (!last || addr < base || addr - base >= last->size) {
                 last = find_alloc_locked(addr, 0);
                 if (!last) continue;
-                base = reinterpret_cast<uintptr_t>(last->base);
             }
-            e.gm_addr = last->dev_addr + (addr - base);
+            e.gm_addr = device_address(*last, addr);
         }
 }
 
@@ -926,7 +930,7 @@ uint64_t trace_address(const void* p) {
     std::lock_guard<std::mutex> g(g_mu);
     const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
     const Allocation* a = find_alloc_locked(addr, 0);
-    return a ? a->dev_addr + (addr - reinterpret_cast<uintptr_t>(a->base)) : 0;
+    return a ? device_address(*a, addr) : 0;
 }
 
 void gm_dma_load(void* dst, const void* gm_addr, uint64_t bytes) {

@@ -119,6 +119,21 @@ fn sync(kind: u32, pipe: u8, a: i32, b: i32) -> sys::ascsim_event {
         ..ev(kind, pipe)
     }
 }
+/// A CrossCore set of `flag` in `mode` after `pipe`'s work, round `seq`.
+fn cross_set(flag: i32, mode: i32, pipe: u8, seq: u32) -> sys::ascsim_event {
+    sys::ascsim_event {
+        seq,
+        ..sync(sys::ASCSIM_EV_CROSS_SET, pipe, flag, mode)
+    }
+}
+/// A CrossCore wait for `flag` set by `peer`, round `seq`.
+fn cross_wait(flag: i32, peer: i32, seq: u32) -> sys::ascsim_event {
+    sys::ascsim_event {
+        peer,
+        seq,
+        ..sync(sys::ASCSIM_EV_CROSS_WAIT, P_NONE, flag, 0)
+    }
+}
 fn aiv(events: Vec<sys::ascsim_event>) -> CoreTrace {
     CoreTrace {
         is_cube: false,
@@ -287,18 +302,8 @@ fn cross_core_flag_orders_cores() {
         pipe: P_FIX,
         ..write(MB, 1024)
     };
-    let set = sys::ascsim_event {
-        a: 3,
-        b: 2,
-        seq: 7,
-        ..ev(sys::ASCSIM_EV_CROSS_SET, P_FIX)
-    };
-    let wait = sys::ascsim_event {
-        a: 3,
-        peer: 0,
-        seq: 7,
-        ..ev(sys::ASCSIM_EV_CROSS_WAIT, P_NONE)
-    };
+    let set = cross_set(3, 2, P_FIX, 7);
+    let wait = cross_wait(3, 0, 7);
     let aic = CoreTrace {
         is_cube: true,
         block_idx: 0,
@@ -325,18 +330,8 @@ fn cross_core_flag_orders_cores() {
 #[test]
 fn group_round_joins_every_member() {
     let p = params();
-    let set = sys::ascsim_event {
-        a: 4,
-        b: 2,
-        seq: 9,
-        ..ev(sys::ASCSIM_EV_CROSS_SET, P_V)
-    };
-    let wait = sys::ascsim_event {
-        a: 4,
-        peer: 2,
-        seq: 9,
-        ..ev(sys::ASCSIM_EV_CROSS_WAIT, P_NONE)
-    };
+    let set = cross_set(4, 2, P_V, 9);
+    let wait = cross_wait(4, 2, 9);
     let aic = CoreTrace {
         is_cube: true,
         block_idx: 0,

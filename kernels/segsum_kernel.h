@@ -37,7 +37,12 @@
 //   its k-th start. The segment that start k closes sums to G[k] - G[k-1]
 //   (k >= 1) or G[0] + carry (carry: the open segment's sum before the tile),
 //   one Gather (shift by one) and one Sub for all of them;
-// - the carry becomes tile total - G[last] (or grows by the total).
+// - the carry becomes tile total - G[last];
+// - a 16-bit tile without starts only adds its x lane-wise (f32) into an
+//   accumulator in the rows buffer (Defer), which the next tile with starts
+//   sums (one WholeReduceSum and one ReduceSum, Fold) into its first sum
+//   and its carry: no block sums, no scalar read per tile. A non-finite
+//   accumulator sends the deferred tiles to an in-order rescan too.
 // A tile whose starts' prefixes or total are not finite (an inf or NaN in x,
 // or an f32 overflow inside the tile) is summed again in order on the scalar
 // unit, which gives IEEE's sequential results (inf - inf never appears).
@@ -94,8 +99,10 @@ public:
     // (the starts' block prefixes, their in-block parts, the total) and one
     // scratch per ReduceSum (one pipe writes no granule twice unordered);
     // the byte offsets of the prefix slots (a Gather compacts them).
-    static constexpr uint32_t kPartSlots = 2 * kSparseStarts + 1;
+    // The last slot holds the deferred tiles' sum (Fold).
+    static constexpr uint32_t kPartSlots = 2 * kSparseStarts + 2;
     static constexpr uint32_t kTotalSlot = 2 * kSparseStarts;
+    static constexpr uint32_t kFoldSlot = 2 * kSparseStarts + 1;
     static constexpr uint32_t kBlocksAt = kNarrowAt + (kNarrow ? kTile * 2 : 0);
     static constexpr uint32_t kPartsAt = kBlocksAt + kTile / kBlock * 4;
     static constexpr uint32_t kPartTmpAt = kPartsAt + kPartSlots * 32;
@@ -103,7 +110,8 @@ public:
     // Positions 0..kTile-1 as int16: a GatherMask of them by the start mask
     // counts and finds a tile's starts in half the repeats of the offsets'.
     static constexpr uint32_t kPosAt = kPickAt + kSparseStarts * 4;
-    static constexpr uint32_t kBytes = kPosAt + kTile * 2;
+    static constexpr uint32_t kFoldBlocksAt = kPosAt + kTile * 2;  // the accumulator's block sums
+    static constexpr uint32_t kBytes = kFoldBlocksAt + kTile / kBlock * 4;
     static_assert(kTile / kBlock <= kBlock, "the block sums' prefixes are one repeat");
 
     __aicore__ inline void Run(GM_ADDR x, GM_ADDR flags, GM_ADDR sums, GM_ADDR workspace, const SegSumTiling& t) {
@@ -228,15 +236,18 @@ private:
     }
 
     // shift[k]: the byte offset of G[k - 1] in the output tile (G[k] sits
-    // at float 8 + k, after the front). Built after phase 1, which uses
-    // these bytes.
+    // at float 8 + k, after the front), and shift[0] that of the front's
+    // lane 0 (-carry, less the deferred tiles' sum: Tile). Built after
+    // phase 1, which uses these bytes.
     __aicore__ inline void BuildShift() {
         LocalTensor<int32_t> shift = At<int32_t>(kShiftAt, kTile + 8);
         PipeBarrier<PIPE_V>();
         CreateVecIndex(shift, static_cast<int32_t>(7), kTile + 8);
         PipeBarrier<PIPE_V>();
         Muls(shift, shift, static_cast<int32_t>(4), static_cast<int32_t>(kTile + 8));
-        PipeBarrier<PIPE_V>();
+        PipeSync<HardEvent::V_S>();
+        shift.SetValue(0, 0);
+        PipeSync<HardEvent::S_V>();
     }
 
     __aicore__ inline uint32_t TileLen(uint64_t off) { return static_cast<uint32_t>(MinU64(kTile, end_ - off)); }
@@ -251,7 +262,10 @@ private:
     __aicore__ inline void LoadX(uint64_t off) {
         LocalTensor<TIn> in = qIn_.AllocTensor<TIn>();
         const uint32_t len = TileLen(off);
-        if (len < kTile) ZeroBeforeLoad(in, kTile);  // zeros add nothing and every lane is defined
+        if (len < kTile) {  // zeros add nothing and every lane is defined
+            PipeBarrier<PIPE_V>();  // vector reads of the buffer's last tile (Defer waits for nothing)
+            ZeroBeforeLoad(in, kTile);
+        }
         LoadAny(in, gx_[off], len);
         qIn_.EnQue(in);
     }
@@ -351,11 +365,20 @@ private:
                 LoadBits(off + kTile);
                 LoadX(off + kTile);
             }
-            Tile(TileLen(off));
+            Tile(off);
+        }
+        if (deferred_) {  // the core's last tiles had no start: their sum joins the carry
+            Fold();
+            PipeSync<HardEvent::V_S>();
+            const float folded = At<float>(kPartsAt, kPartSlots * 8).GetValue(kFoldSlot * 8);
+            carry_ = NonFinite(folded) ? RescanDeferred() : carry_ + folded;
+            ScalarReadsDone();
+            deferred_ = false;
         }
     }
 
-    __aicore__ inline void Tile(uint32_t len) {
+    __aicore__ inline void Tile(uint64_t off) {
+        const uint32_t len = TileLen(off);
         // The starts' offsets in X, from the start mask.
         LocalTensor<uint8_t> bits = qFlags_.DeQue<uint8_t>();
         PipeBarrier<PIPE_V>();  // the previous tile's reads of the offsets
@@ -382,13 +405,25 @@ private:
         // byte offsets `at`.
         const bool sparse = m <= kSparseStarts;
         sparseBefore_ = sparse;
+        // f32 tiles need no cast and are HBM-bound: summing each costs nothing
+        // there (deferring them measured 2% slower).
+        if constexpr (kNarrow) {
+            if (m == 0) {
+                Defer(in, off);
+                qIn_.FreeTensor(in);
+                qFlags_.FreeTensor(bits);
+                return;
+            }
+        }
         LocalTensor<float> prefix, from;  // prefix: the lane prefixes of a dense tile
         LocalTensor<uint32_t> at;
         if (sparse) {
             SparsePrefixes(in, m, byPos);
+            if (deferred_) Fold();  // after the positions' scalar reads, which wait for the vector pipe
             from = At<float>(kPartsAt, kPartSlots * 8);
             at = At<uint32_t>(kPickAt, kSparseStarts);
         } else {
+            if (deferred_) Fold();  // before the rows, where the accumulator lives, are overwritten
             prefix = DensePrefixes(in);
             from = At<float>(kXAt, kTile + 8);
             at = At<uint32_t>(kOffsAt, kTile);
@@ -399,11 +434,14 @@ private:
         LocalTensor<float> out = qOut_.AllocTensor<float>();
         LocalTensor<float> xs = At<float>(kXAt, kTile + 8);
         LocalTensor<float> red = At<float>(kRedAt, 8);
+        LocalTensor<float> parts = At<float>(kPartsAt, kPartSlots * 8);
         if (m > 0) {
             Duplicate(out, -carry_, static_cast<int32_t>(8));
             Gather(out[8], from, at, 0, m);
             PipeBarrier<PIPE_V>();
+            if (deferred_) Sub(out, out, parts[kFoldSlot * 8], static_cast<int32_t>(8));  // lane 0: the front
             ReduceSum(red, out[8], At<float>(kTmpAt, kL), static_cast<int32_t>(m));
+            if (deferred_) PipeBarrier<PIPE_V>();
             Gather(xs, out, At<uint32_t>(kShiftAt, kTile + 8), 0, m + 1);
             PipeBarrier<PIPE_V>();
             Sub(out[8], out[8], xs, static_cast<int32_t>(m));
@@ -414,7 +452,16 @@ private:
                                          At<float>(kRowsAt, (kW + 1) * kL).GetValue(kW * kL + kL - 1);
         // The starts' prefixes are finite when their sum is (an overflow of
         // the sum only sends a finite tile to the rescan).
-        if (NonFinite(total) || (m > 0 && NonFinite(red.GetValue(0)))) {
+        bool rescan = NonFinite(total) || (m > 0 && NonFinite(red.GetValue(0)));
+        if (deferred_) {
+            const float folded = parts.GetValue(kFoldSlot * 8);
+            // The first sum took the deferred tiles' tree sum; where that is
+            // not finite they are summed in order, and so is this tile.
+            rescan = rescan || NonFinite(folded);
+            if (rescan) carry_ = NonFinite(folded) ? RescanDeferred() : carry_ + folded;
+            deferred_ = false;
+        }
+        if (rescan) {
             carry_ = Rescan(in, bits, len, out);
             PipeSync<HardEvent::S_MTE3>();
         } else {
@@ -516,6 +563,65 @@ private:
             Add(parts, parts, parts[8 * kSparseStarts], static_cast<int32_t>(8 * m));
             PipeBarrier<PIPE_V>();
         }
+    }
+
+    // The running sum of the tiles without starts since the last tile with
+    // them, lane by lane in f32, in rows 1..kW (only dense tiles use them,
+    // and Fold empties them first).
+    __aicore__ inline LocalTensor<float> Accumulator() { return At<float>(kRowsAt + kL * 4, kTile); }
+
+    // A 16-bit tile without starts: x into the accumulator (the first such
+    // tile's x becomes it).
+    __aicore__ inline void Defer(const LocalTensor<TIn>& in, uint64_t off) {
+        LocalTensor<float> acc = Accumulator();
+        if (!deferred_) {
+            Cast(acc, in, RoundMode::CAST_NONE, kTile);
+        } else {
+            LocalTensor<float> xf = At<float>(kXAt, kTile);
+            Cast(xf, in, RoundMode::CAST_NONE, kTile);
+            PipeBarrier<PIPE_V>();
+            Add(acc, acc, xf, static_cast<int32_t>(kTile));
+        }
+        if (!deferred_) deferFrom_ = off;
+        deferred_ = true;
+        deferTo_ = off + TileLen(off);
+    }
+
+    // The accumulator's sum (64-element block sums, then their sum) into
+    // the fold slot, lane 0; the slot's other lanes stay zero (Init).
+    __aicore__ inline void Fold() {
+        LocalTensor<float> blocks = At<float>(kFoldBlocksAt, kTile / kBlock);
+        LocalTensor<float> parts = At<float>(kPartsAt, kPartSlots * 8);
+        constexpr int32_t kBlocks = static_cast<int32_t>(kTile / kBlock);
+        PipeBarrier<PIPE_V>();  // the last Defer's writes
+        WholeReduceSum(blocks, Accumulator(), static_cast<int32_t>(kBlock), kBlocks, 1, 1, 8);
+        PipeBarrier<PIPE_V>();
+        ReduceSum(parts[kFoldSlot * 8], blocks, At<float>(kPartTmpAt + kFoldSlot * 32, 8), kBlocks);
+        PipeBarrier<PIPE_V>();
+    }
+
+    // The carry grown in order on the scalar unit by the deferred tiles
+    // (their tree sum was not finite: an inf, a NaN or an overflow), each
+    // reloaded from GM into the accumulator's bytes and widened into X.
+    __aicore__ inline float RescanDeferred() {
+        LocalTensor<TIn> raw = Accumulator().template ReinterpretCast<TIn>();
+        LocalTensor<float> xs = At<float>(kXAt, kTile);
+        float acc = carry_;
+        ScalarReadsDone();
+        for (uint64_t off = deferFrom_; off < deferTo_; off += kTile) {
+            const uint32_t len = TileLen(off);
+            LoadAny(raw, gx_[off], len);
+            PipeSync<HardEvent::MTE2_V>();
+            if constexpr (kNarrow) {
+                Cast(xs, raw, RoundMode::CAST_NONE, len);
+            } else {
+                Adds(xs, raw, 0.0f, static_cast<int32_t>(len));
+            }
+            PipeSync<HardEvent::V_S>();
+            for (uint32_t i = 0; i < len; ++i) acc = acc + xs.GetValue(i);
+            ScalarReadsDone();
+        }
+        return acc;
     }
 
     // Inclusive scan down rows 1..kW of `rows` (each lane on its own):
@@ -634,6 +740,8 @@ private:
     GlobalTensor<int32_t> gCount_, gParts_;
     uint32_t core_ = 0, cores_ = 0;
     uint64_t begin_ = 0, end_ = 0, at_ = 0, first_ = 0;
+    bool deferred_ = false;               // the accumulator holds tiles [deferFrom_, deferTo_)
+    uint64_t deferFrom_ = 0, deferTo_ = 0;
     bool first0_ = false, seen_ = false;
     float carry_ = 0.0f, head_ = 0.0f;
     bool sparseBefore_ = true;  // the tile before was sparse (Tile's first GatherMask)

@@ -388,9 +388,14 @@ fn ref_sums<T: Value>(x: &[T], f: &[i8]) -> Vec<(f64, f64, usize)> {
 }
 
 fn check_sums<T: Value>(dev: &Device, x: &[T], f: &[i8], algo: SegSumAlgorithm) {
+    check_sum_values(x, f, &sums_of(dev, x, f, algo), algo);
+}
+
+/// The segmented sums of `x` by start flags `f` with `algo`.
+fn sums_of<T: Value>(dev: &Device, x: &[T], f: &[i8], algo: SegSumAlgorithm) -> Vec<T::Acc> {
     let xd = dev.upload(x).unwrap();
     let fd = dev.upload(f).unwrap();
-    let got = segmented_sum(
+    segmented_sum(
         dev,
         &xd,
         Segments::Flags(&fd),
@@ -398,8 +403,7 @@ fn check_sums<T: Value>(dev: &Device, x: &[T], f: &[i8], algo: SegSumAlgorithm) 
     )
     .unwrap()
     .download()
-    .unwrap();
-    check_sum_values(x, f, &got, algo);
+    .unwrap()
 }
 
 /// Checks the sums of the segments that `f` starts against the f64
@@ -1049,6 +1053,93 @@ fn sums_that_overflow(density: f64) {
     others[k] = 0.0;
     others[k2] = 0.0;
     check_sum_values(&small, &f, &others, SegSumAlgorithm::OnePass);
+}
+
+/// SEGSUM adds 16-bit tiles without a start lane-wise and sums them when
+/// the next tile with starts (or the core's end) comes; a non-finite sum
+/// sends them to an in-order rescan. 40 cores of 6 tiles: starts in tiles 0
+/// and 5 of even cores (tiles 1-4 deferred, folded by tile 5) and 0 and 3
+/// of odd ones (tiles 4-5 deferred to the core's end, the carry going on to
+/// the next core). Planted in deferred tiles: +inf and -inf (NaN), a NaN, a
+/// lone +inf, a +inf in a core's last tile; (bf16, and f32, which sums each
+/// tile) +-3e38 in two lanes of two tiles (a lane-wise overflow, finite in
+/// order; folded by a tile and at a core's end) and 3e38 in one lane of
+/// three tiles (overflow in order and lane-wise alike); the rest finite
+/// (the usual bound).
+#[test]
+fn one_pass_defers_tiles_without_starts() {
+    let dev = device();
+    let per_core = 6 * TILE;
+    let n = 40 * per_core;
+    let mut f = vec![0i8; n];
+    for c in 0..40 {
+        let second = if c % 2 == 0 { 5 } else { 3 };
+        f[c * per_core + 10] = 1;
+        f[c * per_core + second * TILE + 20] = 1;
+    }
+    let at = |core: usize, tile: usize, i: usize| core * per_core + tile * TILE + i;
+    let specials = [
+        (at(2, 1, 7), f32::INFINITY),
+        (at(2, 3, 900), f32::NEG_INFINITY),
+        (at(4, 2, 4000), f32::NAN),
+        (at(6, 4, 64), f32::INFINITY),
+        (at(9, 5, 4095), f32::INFINITY),
+    ];
+    let mut cancel = Vec::new();
+    for (core, tiles) in [(14, 1..3), (15, 4..6)] {
+        for tile in tiles {
+            cancel.extend([(at(core, tile, 33), 3.0e38), (at(core, tile, 34), -3.0e38)]);
+        }
+    }
+    let overflow: Vec<(usize, f32)> = (1..4).map(|tile| (at(12, tile, 33), 3.0e38)).collect();
+    fn plant<T: Value>(mut x: Vec<T>, plants: &[(usize, f32)], from: impl Fn(f32) -> T) -> Vec<T> {
+        for &(p, v) in plants {
+            x[p] = from(v);
+        }
+        x
+    }
+    check_sums(
+        &dev,
+        &plant(f16_data(n, 21), &specials, f16::from_f32),
+        &f,
+        SegSumAlgorithm::OnePass,
+    );
+    check_sums(
+        &dev,
+        &plant(bf16_data(n, 22), &specials, bf16::from_f32),
+        &f,
+        SegSumAlgorithm::OnePass,
+    );
+    check_sums(
+        &dev,
+        &plant(f32_data(n, 23), &specials, |v| v),
+        &f,
+        SegSumAlgorithm::OnePass,
+    );
+    check_sums(&dev, &f16_data(n, 24), &f, SegSumAlgorithm::OnePass);
+    check_sums(
+        &dev,
+        &plant(bf16_data(n, 26), &cancel, bf16::from_f32),
+        &f,
+        SegSumAlgorithm::OnePass,
+    );
+    check_sums(
+        &dev,
+        &plant(f32_data(n, 27), &cancel, |v| v),
+        &f,
+        SegSumAlgorithm::OnePass,
+    );
+    let k = starts(&f).iter().position(|&p| p == at(12, 0, 10)).unwrap();
+    let x = plant(f32_data(n, 25), &overflow, |v| v);
+    assert_eq!(
+        sums_of(&dev, &x, &f, SegSumAlgorithm::OnePass)[k],
+        f32::INFINITY
+    );
+    let x = plant(bf16_data(n, 25), &overflow, bf16::from_f32);
+    assert_eq!(
+        sums_of(&dev, &x, &f, SegSumAlgorithm::OnePass)[k],
+        f32::INFINITY
+    );
 }
 
 /// f32 values: SEGSCAN is refused naming `options.algorithm`; offsets

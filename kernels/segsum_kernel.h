@@ -367,13 +367,12 @@ private:
             }
             Tile(off);
         }
-        if (deferred_) {  // the core's last tiles had no start: their sum joins the carry
+        if (Deferred()) {  // the core's last tiles had no start: their sum joins the carry
             Fold();
             PipeSync<HardEvent::V_S>();
-            const float folded = At<float>(kPartsAt, kPartSlots * 8).GetValue(kFoldSlot * 8);
-            carry_ = NonFinite(folded) ? RescanDeferred() : carry_ + folded;
+            carry_ = FoldedCarry(At<float>(kPartsAt, kPartSlots * 8).GetValue(kFoldSlot * 8));
             ScalarReadsDone();
-            deferred_ = false;
+            deferTo_ = deferFrom_;
         }
     }
 
@@ -419,11 +418,11 @@ private:
         LocalTensor<uint32_t> at;
         if (sparse) {
             SparsePrefixes(in, m, byPos);
-            if (deferred_) Fold();  // after the positions' scalar reads, which wait for the vector pipe
+            if (Deferred()) Fold();  // after the positions' scalar reads, which wait for the vector pipe
             from = At<float>(kPartsAt, kPartSlots * 8);
             at = At<uint32_t>(kPickAt, kSparseStarts);
         } else {
-            if (deferred_) Fold();  // before the rows, where the accumulator lives, are overwritten
+            if (Deferred()) Fold();  // before the rows, where the accumulator lives, are overwritten
             prefix = DensePrefixes(in);
             from = At<float>(kXAt, kTile + 8);
             at = At<uint32_t>(kOffsAt, kTile);
@@ -439,9 +438,9 @@ private:
             Duplicate(out, -carry_, static_cast<int32_t>(8));
             Gather(out[8], from, at, 0, m);
             PipeBarrier<PIPE_V>();
-            if (deferred_) Sub(out, out, parts[kFoldSlot * 8], static_cast<int32_t>(8));  // lane 0: the front
+            if (Deferred()) Sub(out, out, parts[kFoldSlot * 8], static_cast<int32_t>(8));  // lane 0: the front
             ReduceSum(red, out[8], At<float>(kTmpAt, kL), static_cast<int32_t>(m));
-            if (deferred_) PipeBarrier<PIPE_V>();
+            if (Deferred()) PipeBarrier<PIPE_V>();
             Gather(xs, out, At<uint32_t>(kShiftAt, kTile + 8), 0, m + 1);
             PipeBarrier<PIPE_V>();
             Sub(out[8], out[8], xs, static_cast<int32_t>(m));
@@ -453,13 +452,13 @@ private:
         // The starts' prefixes are finite when their sum is (an overflow of
         // the sum only sends a finite tile to the rescan).
         bool rescan = NonFinite(total) || (m > 0 && NonFinite(red.GetValue(0)));
-        if (deferred_) {
+        if (Deferred()) {
             const float folded = parts.GetValue(kFoldSlot * 8);
             // The first sum took the deferred tiles' tree sum; where that is
             // not finite they are summed in order, and so is this tile.
             rescan = rescan || NonFinite(folded);
-            if (rescan) carry_ = NonFinite(folded) ? RescanDeferred() : carry_ + folded;
-            deferred_ = false;
+            if (rescan) carry_ = FoldedCarry(folded);
+            deferTo_ = deferFrom_;
         }
         if (rescan) {
             carry_ = Rescan(in, bits, len, out);
@@ -574,7 +573,7 @@ private:
     // tile's x becomes it).
     __aicore__ inline void Defer(const LocalTensor<TIn>& in, uint64_t off) {
         LocalTensor<float> acc = Accumulator();
-        if (!deferred_) {
+        if (!Deferred()) {
             Cast(acc, in, RoundMode::CAST_NONE, kTile);
         } else {
             LocalTensor<float> xf = At<float>(kXAt, kTile);
@@ -582,8 +581,7 @@ private:
             PipeBarrier<PIPE_V>();
             Add(acc, acc, xf, static_cast<int32_t>(kTile));
         }
-        if (!deferred_) deferFrom_ = off;
-        deferred_ = true;
+        if (!Deferred()) deferFrom_ = off;
         deferTo_ = off + TileLen(off);
     }
 
@@ -600,28 +598,39 @@ private:
         PipeBarrier<PIPE_V>();
     }
 
-    // The carry grown in order on the scalar unit by the deferred tiles
-    // (their tree sum was not finite: an inf, a NaN or an overflow), each
-    // reloaded from GM into the accumulator's bytes and widened into X.
-    __aicore__ inline float RescanDeferred() {
+    // Whether the accumulator holds deferred tiles, [deferFrom_, deferTo_).
+    __aicore__ inline bool Deferred() const { return deferTo_ > deferFrom_; }
+
+    // The carry with the deferred tiles' sum added: their tree sum `folded`
+    // where it is finite, else (an inf, a NaN or an overflow) the tiles
+    // reloaded from GM into the accumulator's bytes and summed in order on
+    // the scalar unit.
+    __aicore__ inline float FoldedCarry(float folded) {
+        if (!NonFinite(folded)) return carry_ + folded;
         LocalTensor<TIn> raw = Accumulator().template ReinterpretCast<TIn>();
-        LocalTensor<float> xs = At<float>(kXAt, kTile);
         float acc = carry_;
         ScalarReadsDone();
         for (uint64_t off = deferFrom_; off < deferTo_; off += kTile) {
             const uint32_t len = TileLen(off);
             LoadAny(raw, gx_[off], len);
             PipeSync<HardEvent::MTE2_V>();
-            if constexpr (kNarrow) {
-                Cast(xs, raw, RoundMode::CAST_NONE, len);
-            } else {
-                Adds(xs, raw, 0.0f, static_cast<int32_t>(len));
-            }
-            PipeSync<HardEvent::V_S>();
+            const LocalTensor<float> xs = WidenIntoX(raw, len);
             for (uint32_t i = 0; i < len; ++i) acc = acc + xs.GetValue(i);
             ScalarReadsDone();
         }
         return acc;
+    }
+
+    // x widened to f32 into X, ready for the scalar unit's in-order sums.
+    __aicore__ inline LocalTensor<float> WidenIntoX(const LocalTensor<TIn>& in, uint32_t len) {
+        LocalTensor<float> xs = At<float>(kXAt, kTile + 8);
+        if constexpr (kNarrow) {
+            Cast(xs, in, RoundMode::CAST_NONE, len);
+        } else {
+            Adds(xs, in, 0.0f, static_cast<int32_t>(len));
+        }
+        PipeSync<HardEvent::V_S>();
+        return xs;
     }
 
     // Inclusive scan down rows 1..kW of `rows` (each lane on its own):
@@ -675,14 +684,8 @@ private:
     // returning the new carry. x is widened into X first.
     __aicore__ inline float Rescan(const LocalTensor<TIn>& in, const LocalTensor<uint8_t>& bits, uint32_t len,
                                    const LocalTensor<float>& out) {
-        LocalTensor<float> xs = At<float>(kXAt, kTile + 8);
         ScalarReadsDone();
-        if constexpr (kNarrow) {
-            Cast(xs, in, RoundMode::CAST_NONE, kTile);
-        } else {
-            Adds(xs, in, 0.0f, static_cast<int32_t>(kTile));
-        }
-        PipeSync<HardEvent::V_S>();
+        const LocalTensor<float> xs = WidenIntoX(in, len);
         float acc = carry_;
         uint32_t k = 0;
         for (uint32_t i = 0; i < len; ++i) {
@@ -740,8 +743,7 @@ private:
     GlobalTensor<int32_t> gCount_, gParts_;
     uint32_t core_ = 0, cores_ = 0;
     uint64_t begin_ = 0, end_ = 0, at_ = 0, first_ = 0;
-    bool deferred_ = false;               // the accumulator holds tiles [deferFrom_, deferTo_)
-    uint64_t deferFrom_ = 0, deferTo_ = 0;
+    uint64_t deferFrom_ = 0, deferTo_ = 0;  // the tiles in the accumulator (Deferred)
     bool first0_ = false, seen_ = false;
     float carry_ = 0.0f, head_ = 0.0f;
     bool sparseBefore_ = true;  // the tile before was sparse (Tile's first GatherMask)

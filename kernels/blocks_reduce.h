@@ -60,27 +60,33 @@ __aicore__ inline TAcc SumSlots(const GlobalTensor<TAcc>& sums, const LocalTenso
     return sum;
 }
 
-// The smallest and largest flag from lane-wise minima `lo` and maxima `hi`
-// (len halves each, len a power of two >= 16; both are folded in place):
-// halving on the vector unit down to one 32-byte block, then the scalar unit.
-__aicore__ inline void FoldFlagRange(const LocalTensor<half>& lo, const LocalTensor<half>& hi, uint32_t len,
-                                     int32_t& fmin, int32_t& fmax) {
+// int8 flags as halves for their checks: each byte read as uint8, so that
+// a negative flag becomes 128..255 and one lane-wise Max per tile (no Min)
+// finds a flag outside 0/1 at either end (FoldFlagMax).
+__aicore__ inline void FlagBytesAsHalf(const LocalTensor<half>& h, const LocalTensor<int8_t>& flags, uint32_t count) {
+    Cast(h, flags.ReinterpretCast<uint8_t>(), RoundMode::CAST_NONE, count);
+}
+
+// The flag range from `hi`, the lane-wise maxima of FlagBytesAsHalf (len
+// halves, len a power of two >= 16; folded in place: halving on the vector
+// unit down to one 32-byte block, then the scalar unit). The largest byte
+// b: b >= 128 is a negative flag, given as fmin = b - 256 (fmax 0); else
+// fmin is 0 and fmax = b.
+__aicore__ inline void FoldFlagMax(const LocalTensor<half>& hi, uint32_t len, int32_t& fmin, int32_t& fmax) {
     PipeBarrier<PIPE_V>();
     for (uint32_t w = len / 2; w >= 16; w /= 2) {
-        Min(lo, lo, lo[w], static_cast<int32_t>(w));
         Max(hi, hi, hi[w], static_cast<int32_t>(w));
         PipeBarrier<PIPE_V>();
     }
     PipeSync<HardEvent::V_S>();
-    float a = 0.0f, b = 0.0f;
+    float b = 0.0f;
     for (uint32_t i = 0; i < 16; ++i) {
-        float l = static_cast<float>(lo.GetValue(i));
-        float h = static_cast<float>(hi.GetValue(i));
-        a = l < a ? l : a;
+        const float h = static_cast<float>(hi.GetValue(i));
         b = h > b ? h : b;
     }
-    fmin = static_cast<int32_t>(a);
-    fmax = static_cast<int32_t>(b);
+    const int32_t top = static_cast<int32_t>(b);
+    fmin = top >= 128 ? top - 256 : 0;
+    fmax = top >= 128 ? 0 : top;
     ScalarReadsDone();
 }
 

@@ -528,7 +528,7 @@ impl SegScanPlan {
 
 /// What the host checks after a [`segmented_scan_on`] or
 /// [`segmented_sum_on`]: the check slots of the kernels (SEGSCAN: the
-/// smallest and largest flag each core saw; with offsets, SegFlags: the
+/// range of the flags each core saw; with offsets, SegFlags: the
 /// first decreasing entry each core found, the first and the last entry),
 /// written by the kernels on the device. Made once per device and reused;
 /// `download` after the stream is synchronised. Every launched core writes

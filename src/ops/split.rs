@@ -261,8 +261,8 @@ struct SplitPlan {
 
 /// i32s of one per-core slot of the kernel's workspace.
 const SLOT_INTS: usize = algos::split::SPLIT_SLOT_BYTES as usize / 4;
-/// i32s of a slot that hold something: count, smallest and largest flag
-/// (what a [`SplitCount`] gathers of each slot).
+/// i32s of a slot that hold something: count, a negative flag (else 0) and
+/// the largest flag (what a [`SplitCount`] gathers of each slot).
 const SLOT_USED: usize = 3;
 
 impl SplitPlan {
@@ -291,7 +291,7 @@ impl SplitPlan {
 
 /// The number of ones of a [`compress_on`] or [`split_on`], left on the
 /// device: a small buffer into which the call gathers the kernel's per-core
-/// slots (count of ones, smallest and largest flag), and which
+/// slots (count of ones and the flag range), and which
 /// [`SplitCount::download`] sums on the host after the stream is
 /// synchronised. Make one per stream with [`SplitCount::new`] and reuse it:
 /// a loop then allocates nothing.
@@ -579,8 +579,9 @@ fn enqueue<T: SplitValue>(
 /// The number of ones from the kernel's per-core slots, `stride` i32s apart;
 /// refuses flags other than 0/1, naming the caller's argument `flags_name`.
 fn sum_slots(slots: &[i32], stride: usize, flags_name: &'static str) -> Result<usize> {
-    // Per wave and core a slot: count of non-zero flags, smallest flag,
-    // largest flag (all zero when the core had nothing in the wave).
+    // Per wave and core a slot: count of non-zero flags, a negative flag
+    // (else 0), the largest flag (all zero when the core had nothing in the
+    // wave).
     let mut ones = 0usize;
     let (mut lo, mut hi) = (0i32, 0i32);
     for slot in slots.chunks_exact(stride) {

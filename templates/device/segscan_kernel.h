@@ -1,8 +1,8 @@
 // SegScan (docs/algorithms.md, SegScan): the segmented scan in one launch on
 // every AI core. Flags are int8, 1 at the first element of a
 // segment; position 0 always starts one (a 0 there changes nothing). Any
-// non-zero flag starts a segment here, and every vector core reports the
-// smallest and largest flag it read, so the host refuses flags other than 0/1.
+// non-zero flag starts a segment here, and every vector core reports its
+// flag range (FoldFlagMax), so the host refuses flags other than 0/1.
 //
 // The shape is RTScan's (reduce-then-scan with an L2-resident AIC -> AIV
 // ring), with the segmented operator in place of the sum:
@@ -247,14 +247,14 @@ private:
         pipe_.InitBuffer(g_, kChunk * sizeof(TAcc));
         pipe_.InitBuffer(list_, (kChunk + kListAt) * sizeof(TAcc));
         pipe_.InitBuffer(halves_, kChunk * sizeof(half));
-        pipe_.InitBuffer(range_, 2 * kChunk * sizeof(half));
+        pipe_.InitBuffer(range_, kChunk * sizeof(half));
         pipe_.InitBuffer(misc_, kIndexAt + kChunk * sizeof(int32_t));
         carriesX_.Init(pipe_);
         if constexpr (!kSimple) {  // the start counts of the vector REVSPEC
             pipe_.InitBuffer(qF_, kBuffers, kChunk * sizeof(int32_t));
             carriesF_.Init(pipe_);
         }
-        Duplicate(range_.Get<half>(), static_cast<half>(0.0f), static_cast<int32_t>(2 * kChunk));
+        Duplicate(range_.Get<half>(), static_cast<half>(0.0f), static_cast<int32_t>(kChunk));
         // The index 0, 1, ..., once: StartPositions compacts it by the flag
         // bits (a scratch index rewritten per chunk would share g_'s bytes
         // with the fills of the simple REVSPEC).
@@ -273,13 +273,12 @@ private:
         uint32_t padded = CeilDiv(count, 128) * 128;
         LocalTensor<int8_t> f = qFlags_.template DeQue<int8_t>();
         LocalTensor<half> h = halves_.Get<half>();
-        Cast(h, f, RoundMode::CAST_NONE, padded);
+        FlagBytesAsHalf(h, f, padded);
         PipeBarrier<PIPE_V>();
         qFlags_.FreeTensor(f);
         if (track) {
-            LocalTensor<half> lo = range_.Get<half>();
-            Min(lo, lo, h, static_cast<int32_t>(padded));
-            Max(lo[kChunk], lo[kChunk], h, static_cast<int32_t>(padded));
+            LocalTensor<half> hi = range_.Get<half>();
+            Max(hi, hi, h, static_cast<int32_t>(padded));
         }
         LocalTensor<uint8_t> bits = misc_.Get<uint8_t>();
         CompareScalar(bits, h, static_cast<half>(0.0f), CMPMODE::NE, padded);
@@ -331,11 +330,10 @@ private:
         StoreSlot(slot, own, kSlotWords);
     }
 
-    // The smallest and largest flag this core read in phase II.
+    // The range of the flags this core read in phase II (FoldFlagMax).
     __aicore__ inline void PublishRange() {
-        LocalTensor<half> lo = range_.Get<half>();
         int32_t fmin = 0, fmax = 0;
-        FoldFlagRange(lo, lo[kChunk], kChunk, fmin, fmax);
+        FoldFlagMax(range_.Get<half>(), kChunk, fmin, fmax);
         LocalTensor<int32_t> own = Small();
         own.SetValue(0, fmin);
         own.SetValue(1, fmax);

@@ -4,10 +4,10 @@
 //
 // Phase 1 (tiles last to first, so that the L2 keeps the bits phase 2 reads
 // first): the core's flags are cast to half and added lane-wise (the count
-// of ones, folded exactly every kFlush tiles) and their lane-wise min and max
-// kept (flags other than 0/1 are refused by the host). The count, min and
-// max go to the core's 32-byte slot (the layout of SplitCount's slots, so the
-// host sums them as COMPRESS's); core 0 counts position 0 as a start
+// of ones, folded exactly every kFlush tiles) and their lane-wise max as
+// bytes kept (FoldFlagMax; flags other than 0/1 are refused by the host).
+// The count and the flag range go to the core's 32-byte slot (the layout
+// of SplitCount's slots, so the host sums them as COMPRESS's); core 0 counts position 0 as a start
 // whatever its flag. Each tile's start mask (a bit per element: flag != 0,
 // except position 0, which closes no segment) goes to the workspace, so
 // phase 2 reads an eighth of the flags' bytes and skips their cast (which
@@ -164,7 +164,7 @@ private:
     __aicore__ inline void Init() {
         pipe_.InitBuffer(qIn_, 2, kTile * sizeof(TIn));
         pipe_.InitBuffer(qFlags_, kFlagsAhead + 1, kTile);
-        pipe_.InitBuffer(qBits_, 2, kTile / 8);
+        pipe_.InitBuffer(qBits_, 3, kTile / 8);
         pipe_.InitBuffer(qOut_, 1, (8 + kTile) * 4);
         arena_.Init(pipe_, kBytes);
         // The transposes: toRows[j] (rows order j = c * kL + r) is the byte
@@ -272,21 +272,19 @@ private:
     __aicore__ inline LocalTensor<half> FlagsAsHalf(const LocalTensor<int8_t>& f, uint32_t padded) {
         LocalTensor<half> h = At<half>(kXAt, kTile);
         PipeBarrier<PIPE_V>();
-        Cast(h, f, RoundMode::CAST_NONE, padded);
+        FlagBytesAsHalf(h, f, padded);
         PipeBarrier<PIPE_V>();
         return h;
     }
 
-    // Phase 1: count, min and max of this core's flags into its slot, the
+    // Phase 1: count and range of this core's flags into its slot, the
     // start mask of each tile into the workspace.
     __aicore__ inline void Count() {
         // Lane-wise accumulators in the rows buffer (past the zero row) and the offsets buffer.
         LocalTensor<half> ones = At<half>(kRowsAt + kL * 4, kTile);
-        LocalTensor<half> lo = At<half>(kOffsAt, kTile);
-        LocalTensor<half> hi = At<half>(kOffsAt + kTile * 2, kTile);
+        LocalTensor<half> hi = At<half>(kOffsAt, kTile);
         LocalTensor<float> folded = At<float>(kShiftAt, kTile);  // (the shift table is built later)
         Duplicate(ones, static_cast<half>(0.0f), static_cast<int32_t>(kTile));
-        Duplicate(lo, static_cast<half>(0.0f), static_cast<int32_t>(kTile));
         Duplicate(hi, static_cast<half>(0.0f), static_cast<int32_t>(kTile));
         uint64_t count = 0;
         uint32_t sinceFold = 0;
@@ -304,7 +302,6 @@ private:
             qFlags_.FreeTensor(f);
             StoreStartMask(h, off, padded);
             Add(ones, ones, h, static_cast<int32_t>(padded));
-            Min(lo, lo, h, static_cast<int32_t>(padded));
             Max(hi, hi, h, static_cast<int32_t>(padded));
             if (++sinceFold == kFlush || k == 1) {
                 count += Fold(ones, folded);
@@ -312,7 +309,7 @@ private:
             }
         }
         int32_t fmin = 0, fmax = 0;
-        FoldFlagRange(lo, hi, kTile, fmin, fmax);
+        FoldFlagMax(hi, kTile, fmin, fmax);
         if (core_ == 0 && begin_ < end_) count = count - (first0_ ? 1 : 0) + 1;
         LocalTensor<int32_t> own = At<int32_t>(kSlotAt, kSlotInts);
         own.SetValue(0, static_cast<int32_t>(count));
@@ -350,7 +347,9 @@ private:
         const float v = At<float>(kRedAt, 8).GetValue(0);
         ScalarReadsDone();
         PipeBarrier<PIPE_V>();
-        return static_cast<uint64_t>(v);
+        // Flags outside 0/1 (refused: no sum is written) can overflow a half
+        // lane to inf, which has no integer value.
+        return v <= 16777216.0f ? static_cast<uint64_t>(v) : 0;
     }
 
     // Phase 2 over this core's tiles.
@@ -732,7 +731,7 @@ private:
     TPipe pipe_;
     TQue<TPosition::VECIN, 2> qIn_;  // the next tile loads while this one is summed
     TQue<TPosition::VECIN, kFlagsAhead + 1> qFlags_;  // flags (phase 1), start masks (phase 2)
-    TQue<TPosition::VECOUT, 2> qBits_;                 // phase 1's start masks on their way out
+    TQue<TPosition::VECOUT, 3> qBits_;  // phase 1's start masks on their way out (a buffer frees when its write is done)
     TQue<TPosition::VECOUT, 1> qOut_;
     UbArena arena_;
     GlobalTensor<TIn> gx_;

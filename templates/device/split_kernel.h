@@ -5,14 +5,14 @@
 // masked select, the elements whose flag is 1 in input order, optionally
 // with their original indices.
 // Flags are int8; any non-zero flag counts as 1 here (so every write stays
-// inside the outputs), and each core reports its smallest and largest flag so
+// inside the outputs), and each core reports its flag range (FoldFlagMax) so
 // that the host can refuse flags other than 0/1.
 //
 // The exclusive scan of the flags is fused in, reduce-then-scan over the
 // vector cores (every core owns a range of whole tiles):
 // 1. each core counts the non-zero flags of its range (int8 -> half,
 //    CompareScalar NE 0 -> bit mask, counter-mode GatherMask's count) and
-//    writes count, min and max flag into its 32-byte GM slot; SyncAll;
+//    writes the count and flag range into its 32-byte GM slot; SyncAll;
 // 2. each core sums the counts of the earlier cores (the scan at its first
 //    element) and of all cores, then per tile builds the bit mask again,
 //    compacts the flag-1 values (and indices) with counter-mode GatherMask
@@ -116,9 +116,9 @@ private:
         pipe_.InitBuffer(bufBits_, 2 * kTile / 8);
         if constexpr (kSplit) pipe_.InitBuffer(qBits_, 2, kTile / 8);
         pipe_.InitBuffer(bufIdx_, kTile * sizeof(int32_t));
-        pipe_.InitBuffer(bufRange_, 2 * kTile * sizeof(half));
+        pipe_.InitBuffer(bufRange_, kTile * sizeof(half));
         pipe_.InitBuffer(bufSmall_, kSmallBytes);
-        Duplicate(bufRange_.Get<half>(), static_cast<half>(0.0f), static_cast<int32_t>(2 * kTile));
+        Duplicate(bufRange_.Get<half>(), static_cast<half>(0.0f), static_cast<int32_t>(kTile));
         PipeBarrier<PIPE_V>();
     }
 
@@ -152,19 +152,18 @@ private:
         LocalTensor<int8_t> f = qFlags_.DeQue<int8_t>();
         LocalTensor<half> h = bufHalf_.Get<half>();
         PipeBarrier<PIPE_V>();
-        Cast(h, f, RoundMode::CAST_NONE, padded);
+        FlagBytesAsHalf(h, f, padded);
         PipeBarrier<PIPE_V>();
         qFlags_.FreeTensor(f);
         return h;
     }
 
     // Phase 1: this core's count of non-zero flags in [begin_, end_) and its
-    // flag range so far (lane-wise min/max, kept across waves), into `slot`.
+    // flag range so far (lane-wise max of the bytes, kept across waves), into `slot`.
     // Tiles run last to first: the L2 (LRU) then evicts the flags phase 2
     // needs last before those it needs first.
     __aicore__ inline void Count(const GlobalTensor<int32_t>& slot) {
-        LocalTensor<half> lo = bufRange_.Get<half>();
-        LocalTensor<half> hi = lo[kTile];
+        LocalTensor<half> hi = bufRange_.Get<half>();
         LocalTensor<uint8_t> bits = bufBits_.Get<uint8_t>();
         LocalTensor<half> scratch = bufIdx_.Get<half>();
         uint64_t ones = 0;
@@ -176,7 +175,6 @@ private:
             uint32_t count = TileCount(off);
             uint32_t padded = Padded(count);
             LocalTensor<half> h = FlagsAsHalf(padded);
-            Min(lo, lo, h, static_cast<int32_t>(padded));
             Max(hi, hi, h, static_cast<int32_t>(padded));
             const bool cache = kSplit && t_.bit_cache;
             LocalTensor<uint8_t> b = cache ? qBits_.AllocTensor<uint8_t>() : bits;
@@ -189,7 +187,7 @@ private:
             if (cache) StoreQueued(qBits_, b, gBits_[off / 8], padded / 8);
         }
         int32_t fmin = 0, fmax = 0;
-        FoldFlagRange(lo, hi, kTile, fmin, fmax);
+        FoldFlagMax(hi, kTile, fmin, fmax);
         LocalTensor<int32_t> own = Small<int32_t>(kOwnAt, kSlotInts);
         own.SetValue(0, static_cast<int32_t>(ones));
         own.SetValue(1, fmin);

@@ -855,27 +855,30 @@ fn bad_segments_are_refused_naming_the_argument() {
         segmented_scan(&dev, &x, Segments::Flags(&short), SegScanOptions::default()).unwrap_err(),
         "4999 flags",
     );
-    for bad in [2i8, -1] {
-        for at in [0usize, 4999, 2048] {
-            let mut f = vec![0i8; 5000];
-            f[at] = bad;
-            let fd = dev.upload(&f).unwrap();
-            for algorithm in SEGSCANS {
-                let e = segmented_scan(
-                    &dev,
-                    &x,
-                    Segments::Flags(&fd),
-                    SegScanOptions {
-                        exclusive: false,
-                        algorithm,
-                    },
-                );
-                named(e.unwrap_err(), &format!("found {bad}"));
-            }
-            for algorithm in SEGSUMS {
-                let e = segmented_sum(&dev, &x, Segments::Flags(&fd), SegSumOptions { algorithm });
-                named(e.unwrap_err(), &format!("found {bad}"));
-            }
+    // Both ends of the int8 range too (the kernels read flags as bytes).
+    let cases = [2i8, -1]
+        .into_iter()
+        .flat_map(|bad| [0usize, 4999, 2048].map(|at| (bad, at)))
+        .chain([(127, 2048), (-128, 4999)]);
+    for (bad, at) in cases {
+        let mut f = vec![0i8; 5000];
+        f[at] = bad;
+        let fd = dev.upload(&f).unwrap();
+        for algorithm in SEGSCANS {
+            let e = segmented_scan(
+                &dev,
+                &x,
+                Segments::Flags(&fd),
+                SegScanOptions {
+                    exclusive: false,
+                    algorithm,
+                },
+            );
+            named(e.unwrap_err(), &format!("found {bad}"));
+        }
+        for algorithm in SEGSUMS {
+            let e = segmented_sum(&dev, &x, Segments::Flags(&fd), SegSumOptions { algorithm });
+            named(e.unwrap_err(), &format!("found {bad}"));
         }
     }
     let od = dev.upload(&[0i32, 7, 3, 5000]).unwrap();

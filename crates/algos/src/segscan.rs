@@ -163,7 +163,8 @@ impl SegScan {
 
     /// Plan a segmented scan of `n >= 1` elements on all AI cores of `soc`.
     /// The `checks` buffer holds one 32-byte slot per vector core
-    /// ([`SegScan::check_slots`]): the smallest and largest flag it read.
+    /// ([`SegScan::check_slots`]): a negative flag it read (else 0) and the
+    /// largest flag.
     pub fn plan(
         &self,
         soc: &SocProfile,

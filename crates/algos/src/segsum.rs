@@ -2,7 +2,7 @@
 //! (docs/algorithms.md, section "Segmented sum in one pass (SEGSUM)").
 //!
 //! Phase 1: every vector core counts the start flags of its range of whole
-//! tiles (and records the smallest and largest flag) into a 32-byte slot,
+//! tiles (and records its flag range, as SPLIT does) into a 32-byte slot,
 //! and writes each tile's start mask (a bit per element) to the workspace.
 //! SyncAll. Phase 2: per tile, a tile-local exclusive scan in f32 (a
 //! transposing Gather, row-wise Adds, a Hillis-Steele scan of the lane

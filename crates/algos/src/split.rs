@@ -4,7 +4,8 @@
 //! multi-core structure).
 //!
 //! Phase 1: every vector core counts the non-zero flags of its range (and
-//! records the smallest and largest flag) into a 32-byte GM slot. SyncAll.
+//! records a negative flag, else 0, and the largest flag: a flag outside
+//! 0/1 shows at one end) into a 32-byte GM slot. SyncAll.
 //! Phase 2: every core sums the counts of the earlier cores (its exclusive
 //! scan of the flags at its first element) and, tile by tile, compacts the
 //! flag-1 elements (and for SPLIT the flag-0 elements) with counter-mode

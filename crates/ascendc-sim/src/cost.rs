@@ -445,11 +445,14 @@ pub struct CoreProfile {
     pub timeline: Vec<(String, f64)>,
 }
 
-/// Profiles one kernel launch: the slowest core of each core type (cube
-/// first), by event name.
+/// Profiles one kernel launch, by event name: of each core type (cube
+/// first) the slowest core, or with `nth` the nth core of that type (in a
+/// kernel that ends in a SyncAll every core leaves it at about the same
+/// time, and the slowest says little).
 pub fn profile_launch(
     report: &LaunchReport,
     params: &CostParams,
+    nth: Option<usize>,
 ) -> Result<Vec<CoreProfile>, CostError> {
     if report.status != 0 || report.task != Task::Kernel {
         return Err(CostError::FailedLaunch {
@@ -462,6 +465,7 @@ pub fn profile_launch(
         &report.traces,
         &mut LaunchReport::op_name,
         params,
+        nth,
     )
 }
 
@@ -472,6 +476,7 @@ pub fn profile_traces(
     traces: &[CoreTrace],
     op_name: &mut dyn FnMut(u16) -> String,
     params: &CostParams,
+    nth: Option<usize>,
 ) -> Result<Vec<CoreProfile>, CostError> {
     let mut engine = run_engine(kernel, traces, op_name, params, true)?;
     let Profile {
@@ -486,14 +491,16 @@ pub fn profile_traces(
     };
     let mut out = Vec::new();
     for cube in [true, false] {
-        let slowest = (0..traces.len())
-            .filter(|&c| traces[c].is_cube == cube)
-            .max_by(|&a, &b| {
+        let mut of_type = (0..traces.len()).filter(|&c| traces[c].is_cube == cube);
+        let picked = match nth {
+            Some(n) => of_type.nth(n),
+            None => of_type.max_by(|&a, &b| {
                 engine.cores[a]
                     .all_done()
                     .total_cmp(&engine.cores[b].all_done())
-            });
-        if let Some(c) = slowest {
+            }),
+        };
+        if let Some(c) = picked {
             let st = &engine.cores[c];
             let i = (0..PIPES)
                 .max_by(|&a, &b| st.work[a].total_cmp(&st.work[b]))

@@ -192,7 +192,7 @@ fn serial_vs_overlapped_pipes() {
 
     // The profile charges each event what it added to the finish time.
     let profile = |t: CoreTrace| {
-        let prof = profile_traces("test", &[t], &mut name, &p).expect("profile");
+        let prof = profile_traces("test", &[t], &mut name, &p, None).expect("profile");
         assert_eq!(prof.len(), 1, "one vector core, no cube core");
         let total: f64 = prof[0].by_event.iter().map(|(_, c)| c).sum();
         assert_near(total, prof[0].cycles);
@@ -207,7 +207,7 @@ fn serial_vs_overlapped_pipes() {
     // makes V the busiest pipe, and its work is the two Adds'.
     let mut vector_bound = serial;
     vector_bound.events.push(vec_op(OP_ADD, 40));
-    let prof = profile_traces("test", &[vector_bound], &mut name, &p).expect("profile");
+    let prof = profile_traces("test", &[vector_bound], &mut name, &p, None).expect("profile");
     assert_eq!(prof[0].busiest_pipe.0, "V");
     assert_near(prof[0].busiest_pipe.1, 50.0);
     assert_eq!(prof[0].busiest_by_event.len(), 1);

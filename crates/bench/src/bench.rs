@@ -41,9 +41,11 @@ pub struct BenchArgs {
     /// Print where the slowest cores' modeled time goes, per launch
     /// (conservative profile).
     pub profile: bool,
-    /// With `profile`: also write each slowest core's timeline to
+    /// With `profile`: also write each profiled core's timeline to
     /// target/bench/timeline/<kernel>-<core>.txt.
     pub timeline: bool,
+    /// With `profile`: the nth core of each type instead of the slowest.
+    pub core: Option<usize>,
 }
 
 /// The cost parameters of both model profiles of a SoC: every row is modeled
@@ -1230,14 +1232,15 @@ impl Runner {
 }
 
 /// Prints, for each kernel launch of one row, where the modeled time of its
-/// slowest cores goes (the events that pushed their finish time out), and
-/// the work of their busiest pipe by event.
+/// slowest cores (or the `nth` core of each type) goes (the events that
+/// pushed their finish time out), and the work of their busiest pipe by event.
 fn print_profile(
     label: &str,
     n: usize,
     reports: &[LaunchReport],
     params: &CostParams,
     timeline: Option<&Path>,
+    nth: Option<usize>,
 ) -> anyhow::Result<()> {
     const TOP: usize = 24;
     println!("\n## {label}, n = {n} (conservative)");
@@ -1245,7 +1248,7 @@ fn print_profile(
         .iter()
         .filter(|r| r.task == ascendc_sim::Task::Kernel)
     {
-        for core in ascendc_sim::profile_launch(r, params)? {
+        for core in ascendc_sim::profile_launch(r, params, nth)? {
             let us = |cycles: f64| cycles / params.clock_hz * 1e6;
             let kind = if r.traces[core.core].is_cube {
                 "AIC"
@@ -1535,6 +1538,7 @@ pub fn run(root: &Path, args: &BenchArgs) -> anyhow::Result<()> {
                     &reports,
                     &runner.profiles.conservative,
                     timeline.as_deref(),
+                    args.core,
                 )
             })?;
         }

@@ -45,6 +45,11 @@ struct Cli {
     /// target/bench/timeline/<kernel>-<core>.txt.
     #[arg(long, requires = "profile")]
     timeline: bool,
+    /// With --profile: profile the nth core of each type (0-based, in
+    /// launch order) instead of the slowest (in a kernel that ends in a
+    /// SyncAll every core finishes at about the same time).
+    #[arg(long, requires = "profile")]
+    core: Option<usize>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -68,6 +73,7 @@ fn main() -> anyhow::Result<()> {
             only: cli.only,
             profile: cli.profile,
             timeline: cli.timeline,
+            core: cli.core,
         },
     )
 }

@@ -272,11 +272,7 @@ private:
     // the lane-wise flag range.
     __aicore__ inline LocalTensor<uint8_t> FlagBits(uint32_t count, bool track) {
         uint32_t padded = CeilDiv(count, 128) * 128;
-        LocalTensor<int8_t> f = qFlags_.template DeQue<int8_t>();
-        LocalTensor<half> h = halves_.Get<half>();
-        FlagBytesAsHalf(h, f, padded);
-        PipeBarrier<PIPE_V>();
-        qFlags_.FreeTensor(f);
+        LocalTensor<half> h = DeQueFlagsAsHalf(qFlags_, halves_.Get<half>(), padded);
         if (track) {
             LocalTensor<half> hi = range_.Get<half>();
             Max(hi, hi, h, static_cast<int32_t>(padded));

@@ -66,6 +66,43 @@ __aicore__ inline void FlagBytesAsHalf(const LocalTensor<half>& h, const LocalTe
     Cast(h, flags.ReinterpretCast<uint8_t>(), RoundMode::CAST_NONE, count);
 }
 
+// Dequeues the oldest loaded flags from `q` into `h` as halves
+// (FlagBytesAsHalf over `count` lanes) and frees their buffer; `h` is ready
+// for vector reads.
+template <typename Queue>
+__aicore__ inline LocalTensor<half> DeQueFlagsAsHalf(Queue& q, const LocalTensor<half>& h, uint32_t count) {
+    LocalTensor<int8_t> f = q.template DeQue<int8_t>();
+    PipeBarrier<PIPE_V>();  // vector reads of h's last contents
+    FlagBytesAsHalf(h, f, count);
+    PipeBarrier<PIPE_V>();
+    q.FreeTensor(f);
+    return h;
+}
+
+// Counting 0/1 flags lane-wise: one Add of a tile's halves into `ones` per
+// tile (a half lane counts exactly up to 2048), folded by FoldLaneCounts at
+// least every kLaneCountFlush tiles.
+constexpr uint32_t kLaneCountFlush = 1024;
+
+// The lane counts in `ones` (len halves, each <= kLaneCountFlush) summed
+// exactly in f32 (len * kLaneCountFlush <= 2^24), and the lanes zeroed.
+// `wide`: len floats; `red`: 8 floats; `work`: ReduceSum's scratch (len / 64
+// floats). Flags outside 0/1 (refused by the host) can overflow a lane to
+// inf, which has no integer value: the count is then 0.
+__aicore__ inline uint64_t FoldLaneCounts(const LocalTensor<half>& ones, const LocalTensor<float>& wide,
+                                          const LocalTensor<float>& red, const LocalTensor<float>& work, uint32_t len) {
+    PipeBarrier<PIPE_V>();
+    Cast(wide, ones, RoundMode::CAST_NONE, len);
+    PipeBarrier<PIPE_V>();
+    Duplicate(ones, static_cast<half>(0.0f), static_cast<int32_t>(len));
+    ReduceSum(red, wide, work, static_cast<int32_t>(len));
+    PipeSync<HardEvent::V_S>();
+    const float v = red.GetValue(0);
+    ScalarReadsDone();
+    PipeBarrier<PIPE_V>();
+    return v <= 16777216.0f ? static_cast<uint64_t>(v) : 0;
+}
+
 // The flag range from `hi`, the lane-wise maxima of FlagBytesAsHalf (len
 // halves, len a power of two >= 16; folded in place: halving on the vector
 // unit down to one 32-byte block, then the scalar unit). The largest byte

@@ -4,7 +4,7 @@
 //
 // Phase 1 (tiles last to first, so that the L2 keeps the bits phase 2 reads
 // first): the core's flags are cast to half and added lane-wise (the count
-// of ones, folded exactly every kFlush tiles) and their lane-wise max as
+// of ones, folded exactly by FoldLaneCounts) and their lane-wise max as
 // bytes kept (FoldFlagMax; flags other than 0/1 are refused by the host).
 // The count and the flag range go to the core's 32-byte slot (the layout
 // of SplitCount's slots, so the host sums them as COMPRESS's); core 0 counts position 0 as a start
@@ -62,7 +62,6 @@ namespace segsum {
 
 constexpr uint32_t kMaxCores = 64;
 constexpr uint32_t kSlotInts = 8;  // 32 bytes: count, min flag, max flag (phase 1); head, tail, seen (phase 2)
-constexpr uint32_t kFlush = 1024;  // tiles a half lane counts exactly (<= 2048) before the fold
 // Phase 1 does little per tile: its flags load this many tiles ahead (a GM
 // read's latency is about three tiles' work).
 constexpr uint32_t kFlagsAhead = 3;
@@ -268,15 +267,6 @@ private:
         LoadAny(in, gx_[off], len);
         qIn_.EnQue(in);
     }
-    // The dequeued flags of a tile as halves (in the X buffer).
-    __aicore__ inline LocalTensor<half> FlagsAsHalf(const LocalTensor<int8_t>& f, uint32_t padded) {
-        LocalTensor<half> h = At<half>(kXAt, kTile);
-        PipeBarrier<PIPE_V>();
-        FlagBytesAsHalf(h, f, padded);
-        PipeBarrier<PIPE_V>();
-        return h;
-    }
-
     // Phase 1: count and range of this core's flags into its slot, the
     // start mask of each tile into the workspace.
     __aicore__ inline void Count() {
@@ -297,14 +287,12 @@ private:
             const uint64_t off = begin_ + (k - 1) * kTile;
             if (k > kFlagsAhead) LoadFlags(off - kFlagsAhead * kTile);
             const uint32_t padded = (TileLen(off) + 127) / 128 * 128;
-            LocalTensor<int8_t> f = qFlags_.DeQue<int8_t>();
-            LocalTensor<half> h = FlagsAsHalf(f, padded);
-            qFlags_.FreeTensor(f);
+            LocalTensor<half> h = DeQueFlagsAsHalf(qFlags_, At<half>(kXAt, kTile), padded);
             StoreStartMask(h, off, padded);
             Add(ones, ones, h, static_cast<int32_t>(padded));
             Max(hi, hi, h, static_cast<int32_t>(padded));
-            if (++sinceFold == kFlush || k == 1) {
-                count += Fold(ones, folded);
+            if (++sinceFold == kLaneCountFlush || k == 1) {
+                count += FoldLaneCounts(ones, folded, At<float>(kRedAt, 8), At<float>(kTmpAt, kL), kTile);
                 sinceFold = 0;
             }
         }
@@ -333,23 +321,6 @@ private:
         bits = Handoff(qBits_, bits);
         StoreAny(gBits_[off / 8], bits, MaskBytes(off));
         qBits_.FreeTensor(bits);
-    }
-
-    // The lane counts so far (each <= kFlush, exact in half), summed exactly
-    // in f32 (at most kFlush * kTile <= 2^24), and the lanes zeroed.
-    __aicore__ inline uint64_t Fold(const LocalTensor<half>& ones, const LocalTensor<float>& wide) {
-        PipeBarrier<PIPE_V>();
-        Cast(wide, ones, RoundMode::CAST_NONE, kTile);
-        PipeBarrier<PIPE_V>();
-        Duplicate(ones, static_cast<half>(0.0f), static_cast<int32_t>(kTile));
-        ReduceSum(At<float>(kRedAt, 8), wide, At<float>(kTmpAt, kL), static_cast<int32_t>(kTile));
-        PipeSync<HardEvent::V_S>();
-        const float v = At<float>(kRedAt, 8).GetValue(0);
-        ScalarReadsDone();
-        PipeBarrier<PIPE_V>();
-        // Flags outside 0/1 (refused: no sum is written) can overflow a half
-        // lane to inf, which has no integer value.
-        return v <= 16777216.0f ? static_cast<uint64_t>(v) : 0;
     }
 
     // Phase 2 over this core's tiles.

@@ -10,9 +10,10 @@
 //
 // The exclusive scan of the flags is fused in, reduce-then-scan over the
 // vector cores (every core owns a range of whole tiles):
-// 1. each core counts the non-zero flags of its range (int8 -> half,
-//    CompareScalar NE 0 -> bit mask, counter-mode GatherMask's count) and
-//    writes the count and flag range into its 32-byte GM slot; SyncAll;
+// 1. each core counts the non-zero flags of its range (int8 -> half, Mins
+//    with 1, added lane-wise and folded by FoldLaneCounts), loading flags
+//    kFlagsAhead tiles ahead, and writes the count and flag range into its
+//    32-byte GM slot; SyncAll;
 // 2. each core sums the counts of the earlier cores (the scan at its first
 //    element) and of all cores, then per tile builds the bit mask again,
 //    compacts the flag-1 values (and indices) with counter-mode GatherMask
@@ -47,6 +48,10 @@ constexpr uint32_t kSlotInts = 8;  // one 32-byte slot per core: ones, min flag,
 constexpr uint32_t kOwnAt = 0;
 constexpr uint32_t kSlotsAt = 32;
 constexpr uint32_t kSmallBytes = kSlotsAt + kMaxCores * 32;
+// Phase 1 has little vector work per tile: flag loads this many tiles
+// ahead keep several DataCopyPads in flight (one ahead left the phase
+// latency-bound, at about a third of the HBM rate).
+constexpr uint32_t kFlagsAhead = 3;
 
 // TVal: the values as bit patterns (GatherMask takes a uint16_t pattern for
 // 16-bit data and uint32_t for 32-bit: the pattern type is TVal itself);
@@ -104,7 +109,7 @@ private:
     }
 
     __aicore__ inline void Init() {
-        pipe_.InitBuffer(qFlags_, 2, kTile);
+        pipe_.InitBuffer(qFlags_, kFlagsAhead + 1, kTile);
         pipe_.InitBuffer(qVals_, 2, kTile * sizeof(TVal));
         pipe_.InitBuffer(qOnes_, 1, kTile * sizeof(TVal));
         pipe_.InitBuffer(qIdxOnes_, 1, kTile * sizeof(int32_t));
@@ -117,8 +122,10 @@ private:
         if constexpr (kSplit) pipe_.InitBuffer(qBits_, 2, kTile / 8);
         pipe_.InitBuffer(bufIdx_, kTile * sizeof(int32_t));
         pipe_.InitBuffer(bufRange_, kTile * sizeof(half));
+        pipe_.InitBuffer(bufOnes_, kTile * sizeof(half));
         pipe_.InitBuffer(bufSmall_, kSmallBytes);
         Duplicate(bufRange_.Get<half>(), static_cast<half>(0.0f), static_cast<int32_t>(kTile));
+        Duplicate(bufOnes_.Get<half>(), static_cast<half>(0.0f), static_cast<int32_t>(kTile));
         PipeBarrier<PIPE_V>();
     }
 
@@ -147,15 +154,9 @@ private:
         qFlags_.EnQue(b);
     }
 
-    // Dequeues the flags of the next tile as halves (bufHalf_).
+    // The flags of the next tile as halves (bufHalf_).
     __aicore__ inline LocalTensor<half> FlagsAsHalf(uint32_t padded) {
-        LocalTensor<int8_t> f = qFlags_.DeQue<int8_t>();
-        LocalTensor<half> h = bufHalf_.Get<half>();
-        PipeBarrier<PIPE_V>();
-        FlagBytesAsHalf(h, f, padded);
-        PipeBarrier<PIPE_V>();
-        qFlags_.FreeTensor(f);
-        return h;
+        return DeQueFlagsAsHalf(qFlags_, bufHalf_.Get<half>(), padded);
     }
 
     // Phase 1: this core's count of non-zero flags in [begin_, end_) and its
@@ -164,27 +165,33 @@ private:
     // needs last before those it needs first.
     __aicore__ inline void Count(const GlobalTensor<int32_t>& slot) {
         LocalTensor<half> hi = bufRange_.Get<half>();
-        LocalTensor<uint8_t> bits = bufBits_.Get<uint8_t>();
-        LocalTensor<half> scratch = bufIdx_.Get<half>();
+        LocalTensor<half> lanes = bufOnes_.Get<half>();  // zero between calls (FoldLaneCounts)
+        LocalTensor<half> nonzero = bufIdx_.Get<half>();
         uint64_t ones = 0;
+        uint32_t sinceFold = 0;
         const uint64_t tiles = (end_ - begin_ + kTile - 1) / kTile;
-        if (tiles > 0) LoadFlags(begin_ + (tiles - 1) * kTile);
+        for (uint64_t k = tiles; k > 0 && tiles - k < kFlagsAhead; --k) LoadFlags(begin_ + (k - 1) * kTile);
         for (uint64_t k = tiles; k > 0; --k) {
             uint64_t off = begin_ + (k - 1) * kTile;
-            if (k > 1) LoadFlags(off - kTile);
-            uint32_t count = TileCount(off);
-            uint32_t padded = Padded(count);
-            LocalTensor<half> h = FlagsAsHalf(padded);
+            if (k > kFlagsAhead) LoadFlags(off - kFlagsAhead * kTile);
+            uint32_t padded = Padded(TileCount(off));
+            LocalTensor<half> h = FlagsAsHalf(padded);  // zeros past the tile's end
             Max(hi, hi, h, static_cast<int32_t>(padded));
-            const bool cache = kSplit && t_.bit_cache;
-            LocalTensor<uint8_t> b = cache ? qBits_.AllocTensor<uint8_t>() : bits;
-            CompareScalar(b, h, static_cast<half>(0.0f), CMPMODE::NE, padded);
+            // Any non-zero flag counts 1 (bytes 2..255 to 1), as in phase 2's masks.
+            Mins(nonzero, h, static_cast<half>(1.0f), static_cast<int32_t>(padded));
+            if (kSplit && t_.bit_cache) {
+                LocalTensor<uint8_t> b = qBits_.AllocTensor<uint8_t>();
+                CompareScalar(b, h, static_cast<half>(0.0f), CMPMODE::NE, padded);
+                StoreQueued(qBits_, b, gBits_[off / 8], padded / 8);
+            }
             PipeBarrier<PIPE_V>();
-            uint64_t kept = 0;
-            GatherMask(scratch, h, b.ReinterpretCast<uint16_t>(), true, count, GatherMaskParams(1, 1, 8, 0), kept);
-            ResetMask();
-            ones += kept;
-            if (cache) StoreQueued(qBits_, b, gBits_[off / 8], padded / 8);
+            Add(lanes, lanes, nonzero, static_cast<int32_t>(padded));
+            if (++sinceFold == kLaneCountFlush || k == 1) {
+                // (the flags' buffer is free for ReduceSum's scratch once the fold's barrier passes)
+                ones += FoldLaneCounts(lanes, bufIdx_.Get<float>(), Small<float>(kOwnAt, 8),
+                                       bufHalf_.Get<float>(), kTile);
+                sinceFold = 0;
+            }
         }
         int32_t fmin = 0, fmax = 0;
         FoldFlagMax(hi, kTile, fmin, fmax);
@@ -265,9 +272,10 @@ private:
     }
 
     TPipe pipe_;
-    TQue<TPosition::VECIN, 2> qFlags_, qVals_;  // the next tile loads while this one compacts
+    TQue<TPosition::VECIN, kFlagsAhead + 1> qFlags_;  // phase 2 loads one tile ahead, phase 1 kFlagsAhead
+    TQue<TPosition::VECIN, 2> qVals_;                  // the next tile loads while this one compacts
     TQue<TPosition::VECOUT, 1> qOnes_, qZeros_, qIdxOnes_, qIdxZeros_, qBits_;
-    TBuf<TPosition::VECCALC> bufHalf_, bufBits_, bufIdx_, bufRange_, bufSmall_;
+    TBuf<TPosition::VECCALC> bufHalf_, bufBits_, bufIdx_, bufRange_, bufOnes_, bufSmall_;
     GlobalTensor<TVal> gx_, gy_;
     GlobalTensor<int8_t> gf_;
     GlobalTensor<uint8_t> gBits_;

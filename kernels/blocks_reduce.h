@@ -80,10 +80,37 @@ __aicore__ inline LocalTensor<half> DeQueFlagsAsHalf(Queue& q, const LocalTensor
     return h;
 }
 
+// Phase 1 of SEGSUM and SPLIT walks the tiles of [begin, end) last to first
+// (k = tiles..1, tile k at begin + (k - 1) * tile), each tile's flags loaded
+// kFlagsAhead tiles before its turn: one load at a time was latency-bound.
+// The flags' queue holds kFlagsAhead + 1 buffers.
+constexpr uint32_t kFlagsAhead = 3;
+
+// The flag loads due before tile k of that walk into `q` (the first tile
+// also loads the ones before it).
+template <typename Queue>
+__aicore__ inline void LoadFlagsAhead(Queue& q, const GlobalTensor<int8_t>& gf, uint64_t begin, uint64_t end,
+                                      uint32_t tile, uint64_t k) {
+    const uint64_t tiles = (end - begin + tile - 1) / tile;
+    // Tiles lowest..k at the first tile, then only `lowest` (if it exists).
+    const uint64_t lowest = k > kFlagsAhead ? k - kFlagsAhead : 1;
+    const uint64_t highest = k == tiles ? k : (k > kFlagsAhead ? lowest : 0);
+    for (uint64_t j = highest; j >= lowest; --j) {
+        const uint64_t off = begin + (j - 1) * tile;
+        EnqueueFlags(q, gf[off], static_cast<uint32_t>(end - off < tile ? end - off : tile), tile);
+    }
+}
+
 // Counting 0/1 flags lane-wise: one Add of a tile's halves into `ones` per
 // tile (a half lane counts exactly up to 2048), folded by FoldLaneCounts at
 // least every kLaneCountFlush tiles.
 constexpr uint32_t kLaneCountFlush = 1024;
+
+// Whether the lane counts are due for a fold after tile k of the backward
+// walk over `tiles` tiles: every kLaneCountFlush tiles and after the last.
+__aicore__ inline bool LaneCountsDue(uint64_t tiles, uint64_t k) {
+    return k == 1 || (tiles - k + 1) % kLaneCountFlush == 0;
+}
 
 // The lane counts in `ones` (len halves, each <= kLaneCountFlush) summed
 // exactly in f32 (len * kLaneCountFlush <= 2^24), and the lanes zeroed.

@@ -65,7 +65,6 @@ constexpr uint32_t kMaxCores = 64;
 constexpr uint32_t kSlotInts = 8;  // 32 bytes: count, min flag, max flag (phase 1); head, tail, seen (phase 2)
 // Phase 1 does little per tile: its flags load this many tiles ahead (a GM
 // read's latency is about three tiles' work).
-constexpr uint32_t kFlagsAhead = 3;
 // A tile with at most this many starts skips the transpose and the scans:
 // each start's prefix is two one-repeat ReduceSums over 64-element block
 // sums (Sparse), cheaper than the ~40 dependent vector steps of the scans.
@@ -250,7 +249,6 @@ private:
     }
 
     __aicore__ inline uint32_t TileLen(uint64_t off) { return static_cast<uint32_t>(MinU64(kTile, end_ - off)); }
-    __aicore__ inline void LoadFlags(uint64_t off) { EnqueueFlags(qFlags_, gf_[off], TileLen(off), kTile); }
     // Bytes of a tile's start mask: its elements in whole 128-element groups.
     __aicore__ inline uint32_t MaskBytes(uint64_t off) { return (TileLen(off) + 127) / 128 * 16; }
     __aicore__ inline void LoadBits(uint64_t off) {
@@ -278,24 +276,20 @@ private:
         Duplicate(ones, static_cast<half>(0.0f), static_cast<int32_t>(kTile));
         Duplicate(hi, static_cast<half>(0.0f), static_cast<int32_t>(kTile));
         uint64_t count = 0;
-        uint32_t sinceFold = 0;
         // Position 0 starts segment 0 whatever its flag: counted once, and
         // no sum ends there.
         if (core_ == 0 && begin_ < end_) first0_ = gf_.GetValue(0) != 0;
         const uint64_t tiles = (end_ - begin_ + kTile - 1) / kTile;
-        for (uint64_t k = tiles; k > 0 && tiles - k < kFlagsAhead; --k) LoadFlags(begin_ + (k - 1) * kTile);
         for (uint64_t k = tiles; k > 0; --k) {
             const uint64_t off = begin_ + (k - 1) * kTile;
-            if (k > kFlagsAhead) LoadFlags(off - kFlagsAhead * kTile);
+            LoadFlagsAhead(qFlags_, gf_, begin_, end_, kTile, k);
             const uint32_t padded = (TileLen(off) + 127) / 128 * 128;
             LocalTensor<half> h = DeQueFlagsAsHalf(qFlags_, At<half>(kXAt, kTile), padded);
             StoreStartMask(h, off, padded);
             Add(ones, ones, h, static_cast<int32_t>(padded));
             Max(hi, hi, h, static_cast<int32_t>(padded));
-            if (++sinceFold == kLaneCountFlush || k == 1) {
+            if (LaneCountsDue(tiles, k))
                 count += FoldLaneCounts(ones, folded, At<float>(kRedAt, 8), At<float>(kTmpAt, kL), kTile);
-                sinceFold = 0;
-            }
         }
         int32_t fmin = 0, fmax = 0;
         FoldFlagMax(hi, kTile, fmin, fmax);

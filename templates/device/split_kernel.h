@@ -51,7 +51,6 @@ constexpr uint32_t kSmallBytes = kSlotsAt + kMaxCores * 32;
 // Phase 1 has little vector work per tile: flag loads this many tiles
 // ahead keep several DataCopyPads in flight (one ahead left the phase
 // latency-bound, at about a third of the HBM rate).
-constexpr uint32_t kFlagsAhead = 3;
 
 // TVal: the values as bit patterns (GatherMask takes a uint16_t pattern for
 // 16-bit data and uint32_t for 32-bit: the pattern type is TVal itself);
@@ -154,11 +153,6 @@ private:
         qFlags_.EnQue(b);
     }
 
-    // The flags of the next tile as halves (bufHalf_).
-    __aicore__ inline LocalTensor<half> FlagsAsHalf(uint32_t padded) {
-        return DeQueFlagsAsHalf(qFlags_, bufHalf_.Get<half>(), padded);
-    }
-
     // Phase 1: this core's count of non-zero flags in [begin_, end_) and its
     // flag range so far (lane-wise max of the bytes, kept across waves), into `slot`.
     // Tiles run last to first: the L2 (LRU) then evicts the flags phase 2
@@ -168,14 +162,12 @@ private:
         LocalTensor<half> lanes = bufOnes_.Get<half>();  // zero between calls (FoldLaneCounts)
         LocalTensor<half> nonzero = bufIdx_.Get<half>();
         uint64_t ones = 0;
-        uint32_t sinceFold = 0;
         const uint64_t tiles = (end_ - begin_ + kTile - 1) / kTile;
-        for (uint64_t k = tiles; k > 0 && tiles - k < kFlagsAhead; --k) LoadFlags(begin_ + (k - 1) * kTile);
         for (uint64_t k = tiles; k > 0; --k) {
             uint64_t off = begin_ + (k - 1) * kTile;
-            if (k > kFlagsAhead) LoadFlags(off - kFlagsAhead * kTile);
+            LoadFlagsAhead(qFlags_, gf_, begin_, end_, kTile, k);
             uint32_t padded = Padded(TileCount(off));
-            LocalTensor<half> h = FlagsAsHalf(padded);  // zeros past the tile's end
+            LocalTensor<half> h = DeQueFlagsAsHalf(qFlags_, bufHalf_.Get<half>(), padded);  // zeros past the tile's end
             Max(hi, hi, h, static_cast<int32_t>(padded));
             // Any non-zero flag counts 1 (bytes 2..255 to 1), as in phase 2's masks.
             Mins(nonzero, h, static_cast<half>(1.0f), static_cast<int32_t>(padded));
@@ -186,11 +178,10 @@ private:
             }
             PipeBarrier<PIPE_V>();
             Add(lanes, lanes, nonzero, static_cast<int32_t>(padded));
-            if (++sinceFold == kLaneCountFlush || k == 1) {
+            if (LaneCountsDue(tiles, k)) {
                 // (the flags' buffer is free for ReduceSum's scratch once the fold's barrier passes)
                 ones += FoldLaneCounts(lanes, bufIdx_.Get<float>(), Small<float>(kOwnAt, 8),
                                        bufHalf_.Get<float>(), kTile);
-                sinceFold = 0;
             }
         }
         int32_t fmin = 0, fmax = 0;
@@ -232,7 +223,7 @@ private:
                 Not(bits0.ReinterpretCast<uint16_t>(), bits1.ReinterpretCast<uint16_t>(),
                     static_cast<int32_t>(padded / 16));
             } else {
-                LocalTensor<half> h = FlagsAsHalf(padded);
+                LocalTensor<half> h = DeQueFlagsAsHalf(qFlags_, bufHalf_.Get<half>(), padded);
                 CompareScalar(bits1, h, static_cast<half>(0.0f), CMPMODE::NE, padded);
                 if constexpr (kSplit) CompareScalar(bits0, h, static_cast<half>(0.0f), CMPMODE::EQ, padded);
             }

@@ -48,6 +48,20 @@ __aicore__ inline TAcc SumRange(const GlobalTensor<TIn>& gx, uint64_t begin, uin
     return sum;
 }
 
+// Adds records [first, first + count) of `recs` (each `width` lanes, a
+// multiple of 32 bytes) lane-wise into record `first`, in place, by halving
+// (one Add per level); the other records of the range are overwritten.
+template <typename T>
+__aicore__ inline void FoldRecords(const LocalTensor<T>& recs, uint32_t first, uint32_t count, uint32_t width) {
+    while (count > 1) {
+        const uint32_t keep = count - count / 2;  // the last count / 2 records fold onto the first
+        Add(recs[first * width], recs[first * width], recs[(first + keep) * width],
+            static_cast<int32_t>((count - keep) * width));
+        PipeBarrier<PIPE_V>();
+        count = keep;
+    }
+}
+
 // Loads the `count` slots of `sums` and returns the sum of the first `upto`.
 template <typename TAcc>
 __aicore__ inline TAcc SumSlots(const GlobalTensor<TAcc>& sums, const LocalTensor<TAcc>& scratch, uint32_t count,

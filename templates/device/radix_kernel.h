@@ -38,7 +38,7 @@
 #pragma once
 
 #include "ascend_scan_tiling.h"
-#include "blocks_ub_io.h"
+#include "blocks_reduce.h"
 
 namespace ascend_scan {
 namespace radix {
@@ -528,9 +528,9 @@ private:
         for (uint32_t d = 0; d < kMaxDigits; ++d) counts[d] = 0;
     }
 
-    // Counts for row `r`: the row's total per value (the first
-    // `values` of them: each costs the scalar unit a UB read per core), and
-    // the part of it in row pieces of earlier cores.
+    // Counts for row `r`: the row's total per value (the first `values` of
+    // them: each costs the scalar unit up to three UB reads), and the part
+    // of it in row pieces of earlier cores.
     __aicore__ inline void RowCounts(uint32_t values, uint64_t r, uint64_t* before, uint64_t* total) {
         for (uint32_t d = 0; d < kMaxDigits; ++d) before[d] = total[d] = 0;
         if (OwnsRow(r)) {
@@ -541,23 +541,34 @@ private:
             for (uint32_t d = 0; d < values; ++d) total[d] = static_cast<uint64_t>(own.GetValue(d));
             return;
         }
-        // The cores sharing the row: earlier ones end in it (their
+        // The cores sharing the row, lo..hi: earlier ones end in it (their
         // last-row slot), later ones start in it (their first-row slot).
+        // Every core after lo starts in the row (FirstRow is monotone, and
+        // this core has a piece of it); lo's slot is whichever it wrote.
         LocalTensor<int32_t> slots = bufSmall_.GetWithOffset<int32_t>(cores_ * 2 * kSlotInts, kSlotsAt);
         PipeSync<HardEvent::S_MTE2>();
         DataCopy(slots, gWork_[0], cores_ * 2 * kSlotInts);
-        PipeSync<HardEvent::MTE2_S>();
+        PipeSync<HardEvent::MTE2_V>();
         uint32_t lo = core_, hi = core_;
         while (lo > 0 && LastRow(lo - 1) == r) --lo;
         while (hi + 1 < cores_ && FirstRow(hi + 1) == r) ++hi;
-        for (uint32_t c = lo; c <= hi; ++c) {
-            uint32_t slot = c * 2 + (r == FirstRow(c) ? 0 : 1);
-            for (uint32_t d = 0; d < values; ++d) {
-                uint64_t v = static_cast<uint64_t>(slots.GetValue(slot * kSlotInts + d));
-                total[d] += v;
-                if (c < core_) before[d] += v;
-            }
+        // The first-row slots of cores lo+1 .. core_-1 (before this core)
+        // and of the rest up to hi, each summed into its range's first core
+        // on the vector unit (one scalar read per value, not per core).
+        const uint32_t mid = core_ > lo ? core_ : lo + 1;
+        FoldRecords(slots, lo + 1, mid - (lo + 1), 2 * kSlotInts);
+        FoldRecords(slots, mid, hi + 1 - mid, 2 * kSlotInts);
+        PipeSync<HardEvent::V_S>();
+        const uint32_t loSlot = lo * 2 + (r == FirstRow(lo) ? 0 : 1);
+        for (uint32_t d = 0; d < values; ++d) {
+            const uint64_t first = static_cast<uint64_t>(slots.GetValue(loSlot * kSlotInts + d));
+            const uint64_t between =
+                mid > lo + 1 ? static_cast<uint64_t>(slots.GetValue((lo + 1) * 2 * kSlotInts + d)) : 0;
+            const uint64_t after = hi >= mid ? static_cast<uint64_t>(slots.GetValue(mid * 2 * kSlotInts + d)) : 0;
+            if (lo < core_) before[d] = first + between;
+            total[d] = first + between + after;
         }
+        ScalarReadsDone();
     }
 
     // Output offsets of each digit value for this core's piece of row `r`.

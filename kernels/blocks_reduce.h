@@ -10,6 +10,20 @@
 
 namespace ascend_scan {
 
+// Adds records [first, first + count) of `recs` (each `width` lanes, a
+// multiple of 32 bytes) lane-wise into record `first`, in place, by halving
+// (one Add per level); the other records of the range are overwritten.
+template <typename T>
+__aicore__ inline void FoldRecords(const LocalTensor<T>& recs, uint32_t first, uint32_t count, uint32_t width) {
+    while (count > 1) {
+        const uint32_t keep = count - count / 2;  // the last count / 2 records fold onto the first
+        Add(recs[first * width], recs[first * width], recs[(first + keep) * width],
+            static_cast<int32_t>((count - keep) * width));
+        PipeBarrier<PIPE_V>();
+        count = keep;
+    }
+}
+
 // Sum of x[begin, end) on a vector core, in the accumulator type: chunks of
 // `chunk` (a power of two) elements are cast and added into a vector
 // accumulator, folded at the end (A2 has no integer reductions). `in` is a VECIN
@@ -37,29 +51,12 @@ __aicore__ inline TAcc SumRange(const GlobalTensor<TIn>& gx, uint64_t begin, uin
     // Fold the lanes on the vector unit down to one 32-byte block (exact for
     // int32, a pairwise tree for float), then add the last 8 on the scalar unit.
     constexpr uint32_t kBlockLanes = 32 / sizeof(TAcc);
-    for (uint32_t w = chunk / 2; w >= kBlockLanes; w /= 2) {
-        Add(acc, acc, acc[w], static_cast<int32_t>(w));
-        PipeBarrier<PIPE_V>();
-    }
+    FoldRecords(acc, 0, chunk / kBlockLanes, kBlockLanes);
     PipeSync<HardEvent::V_S>();
     TAcc sum = 0;
     for (uint32_t i = 0; i < kBlockLanes; ++i) sum = static_cast<TAcc>(sum + acc.GetValue(i));
     ScalarReadsDone();
     return sum;
-}
-
-// Adds records [first, first + count) of `recs` (each `width` lanes, a
-// multiple of 32 bytes) lane-wise into record `first`, in place, by halving
-// (one Add per level); the other records of the range are overwritten.
-template <typename T>
-__aicore__ inline void FoldRecords(const LocalTensor<T>& recs, uint32_t first, uint32_t count, uint32_t width) {
-    while (count > 1) {
-        const uint32_t keep = count - count / 2;  // the last count / 2 records fold onto the first
-        Add(recs[first * width], recs[first * width], recs[(first + keep) * width],
-            static_cast<int32_t>((count - keep) * width));
-        PipeBarrier<PIPE_V>();
-        count = keep;
-    }
 }
 
 // Loads the `count` slots of `sums` and returns the sum of the first `upto`.

@@ -63,8 +63,6 @@ namespace segsum {
 
 constexpr uint32_t kMaxCores = 64;
 constexpr uint32_t kSlotInts = 8;  // 32 bytes: count, min flag, max flag (phase 1); head, tail, seen (phase 2)
-// Phase 1 does little per tile: its flags load this many tiles ahead (a GM
-// read's latency is about three tiles' work).
 // A tile with at most this many starts skips the transpose and the scans:
 // each start's prefix is two one-repeat ReduceSums over 64-element block
 // sums (Sparse), cheaper than the ~40 dependent vector steps of the scans.

@@ -48,9 +48,6 @@ constexpr uint32_t kSlotInts = 8;  // one 32-byte slot per core: ones, min flag,
 constexpr uint32_t kOwnAt = 0;
 constexpr uint32_t kSlotsAt = 32;
 constexpr uint32_t kSmallBytes = kSlotsAt + kMaxCores * 32;
-// Phase 1 has little vector work per tile: flag loads this many tiles
-// ahead keep several DataCopyPads in flight (one ahead left the phase
-// latency-bound, at about a third of the HBM rate).
 
 // TVal: the values as bit patterns (GatherMask takes a uint16_t pattern for
 // 16-bit data and uint32_t for 32-bit: the pattern type is TVal itself);

@@ -591,26 +591,43 @@ private:
                                          const LocalTensor<TLane>& outKeys, const LocalTensor<TVal>& outIdx,
                                          uint32_t* at, uint32_t* got) {
         if (t_.digit_bits != 4) return SplitPairs(2, count, keys, idx, outKeys, outIdx, 0, at, got);
-        // Level 1: by the high 2 bits into the staging buffers (the low bits
-        // move along); level 2: each staged group by its low 2 bits into the
-        // 16 output groups.
-        LocalTensor<TLane> stageKeys = bufStage_.Get<TLane>();
-        LocalTensor<TVal> stageIdx = bufStage_.GetWithOffset<TVal>(kStage, kStage * sizeof(TLane));
+        Staged staged;
+        SplitHigh(count, keys, idx, staged);
+        uint32_t next = 0;
+        for (uint32_t g = 0; g < 4; ++g) next = SplitLow(g, staged, outKeys, outIdx, next, at, got);
+        return next;
+    }
+
+    // The four high-bits groups of a 4-bit split, staged: group g at
+    // lanes at[g].., got[g] of them.
+    struct Staged {
+        uint32_t at[4], got[4];
+    };
+
+    // Level 1 of the 4-bit split: by the high 2 bits (bufDigit_) into the
+    // staging buffers, the low bits moving along.
+    __aicore__ inline void SplitHigh(uint32_t count, const LocalTensor<TLane>& keys, const LocalTensor<TVal>& idx,
+                                     Staged& staged) {
         LocalTensor<int16_t> low = bufTmp_.Get<int16_t>()[kGroups];
         LocalTensor<int16_t> stageLow = bufCode_.Get<int16_t>();
-        uint32_t sat[4], sgot[4];
-        uint32_t next = 0;
-        SplitPairs(4, count, keys, idx, stageKeys, stageIdx, 0, sat, sgot, &low, &stageLow);
-        for (uint32_t g = 0; g < 4; ++g) {
-            if (sgot[g] == 0) {
-                for (uint32_t l = 0; l < 4; ++l) at[4 * g + l] = next, got[4 * g + l] = 0;
-                continue;
-            }
-            StagedLowBits(sat[g], sgot[g]);
-            next = SplitPairs(4, sgot[g], stageKeys[sat[g]], stageIdx[sat[g]], outKeys, outIdx, next, at + 4 * g,
-                              got + 4 * g);
+        SplitPairs(4, count, keys, idx, bufStage_.Get<TLane>(), StagedVals(), 0, staged.at, staged.got, &low, &stageLow);
+    }
+
+    // Level 2 for staged group g: by its low 2 bits into the output groups
+    // 4g..4g+3 from lane `next`. Returns the next free lane.
+    __aicore__ inline uint32_t SplitLow(uint32_t g, const Staged& staged, const LocalTensor<TLane>& outKeys,
+                                        const LocalTensor<TVal>& outIdx, uint32_t next, uint32_t* at, uint32_t* got) {
+        if (staged.got[g] == 0) {
+            for (uint32_t l = 0; l < 4; ++l) at[4 * g + l] = next, got[4 * g + l] = 0;
+            return next;
         }
-        return next;
+        StagedLowBits(staged.at[g], staged.got[g]);
+        return SplitPairs(4, staged.got[g], bufStage_.Get<TLane>()[staged.at[g]], StagedVals()[staged.at[g]], outKeys,
+                          outIdx, next, at + 4 * g, got + 4 * g);
+    }
+
+    __aicore__ inline LocalTensor<TVal> StagedVals() {
+        return bufStage_.GetWithOffset<TVal>(kStage, kStage * sizeof(TLane));
     }
 
     // Rows of at most a tile, rows_per_tile of them per tile: every pass
@@ -716,18 +733,51 @@ private:
             LocalTensor<TLane> outKeys = qKeysOut_.AllocTensor<TLane>();
             LocalTensor<TVal> outIdx = qIdxOut_.AllocTensor<TVal>();
             uint32_t at[kMaxDigits], got[kMaxDigits];
-            uint32_t next = SplitTile(count, keys, idx, outKeys, outIdx, at, got);
-            qKeys_.FreeTensor(keys);
-            if (!t_.first_pass) qIdx_.FreeTensor(idx);
-            LocalTensor<TKey> keysOut = HandoffKeys<TKey>(qKeysOut_, outKeys, next, 2 * kGroups, bufTmp_.Get<half>());
-            outIdx = Handoff(qIdxOut_, outIdx);
-            for (uint32_t d = 0; d < digits_; ++d) {
-                if (t_.store_keys) StoreAny(gKeysOut_[base[d]], keysOut[at[d]], got[d]);
-                StoreAny(gIdxOut_[base[d]], outIdx[at[d]], got[d]);
-                base[d] += got[d];
+            // Lanes split; the first lane and digit group left to the queue.
+            uint32_t next = 0, from = 0, queued = 0;
+            if (t_.digit_bits == 4) {
+                // Each high-bits group's four digit groups are stored as soon
+                // as level 2 has made them (MTE3 writes while the vector unit
+                // splits the next group); the last four go through the queue.
+                Staged staged;
+                SplitHigh(count, keys, idx, staged);
+                FreeInputs(keys, idx);
+                for (uint32_t g = 0; g < 4; ++g) {
+                    from = next;
+                    queued = 4 * g;
+                    next = SplitLow(g, staged, outKeys, outIdx, next, at, got);
+                    if (g + 1 == 4) break;
+                    NarrowKeys<TKey>(outKeys, from, next, 2 * kGroups, bufTmp_.Get<half>());
+                    PipeSync<HardEvent::V_MTE3>();
+                    StoreGroups(4 * g, 4 * g + 4, StoredKeys<TKey>(outKeys, 2 * kGroups), outIdx, at, got, base);
+                }
+            } else {
+                next = SplitTile(count, keys, idx, outKeys, outIdx, at, got);
+                FreeInputs(keys, idx);
             }
+            LocalTensor<TKey> keysOut =
+                HandoffKeys<TKey>(qKeysOut_, outKeys, next, 2 * kGroups, bufTmp_.Get<half>(), from);
+            outIdx = Handoff(qIdxOut_, outIdx);
+            StoreGroups(queued, digits_, keysOut, outIdx, at, got, base);
             qKeysOut_.FreeTensor(outKeys);
             qIdxOut_.FreeTensor(outIdx);
+        }
+    }
+
+    // The tile's input keys and (after the first pass) indices, once split.
+    __aicore__ inline void FreeInputs(LocalTensor<TLane>& keys, LocalTensor<TVal>& idx) {
+        qKeys_.FreeTensor(keys);
+        if (!t_.first_pass) qIdx_.FreeTensor(idx);
+    }
+
+    // Writes digit groups [d0, d1) of a split tile at their running offsets.
+    __aicore__ inline void StoreGroups(uint32_t d0, uint32_t d1, const LocalTensor<TKey>& keysOut,
+                                       const LocalTensor<TVal>& outIdx, const uint32_t* at, const uint32_t* got,
+                                       uint64_t* base) {
+        for (uint32_t d = d0; d < d1; ++d) {
+            if (t_.store_keys) StoreAny(gKeysOut_[base[d]], keysOut[at[d]], got[d]);
+            StoreAny(gIdxOut_[base[d]], outIdx[at[d]], got[d]);
+            base[d] += got[d];
         }
     }
 

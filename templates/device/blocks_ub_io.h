@@ -116,22 +116,47 @@ __aicore__ inline void StoreQueued(Que& q, const LocalTensor<T>& src, const Glob
     q.FreeTensor(out);
 }
 
+// Keys gathered as integer lanes (int16 for keys of up to 16 bits, else as
+// wide as the key) as TKey: 8-bit keys, once narrowed, sit in the bytes of
+// `keys` from `narrowAt`.
+template <typename TKey, typename TLane>
+__aicore__ inline LocalTensor<TKey> StoredKeys(const LocalTensor<TLane>& keys, uint32_t narrowAt) {
+    if constexpr (sizeof(TKey) == 1) return keys.template ReinterpretCast<TKey>()[narrowAt];
+    (void)narrowAt;
+    return keys.template ReinterpretCast<TKey>();
+}
+
+// Narrows 8-bit keys held as lanes [from, extent) of `keys` back to bytes
+// (exact, through f16 in `scratch`, lane for lane) into the bytes from
+// `narrowAt`; wider keys need nothing.
+template <typename TKey, typename TLane>
+__aicore__ inline void NarrowKeys(const LocalTensor<TLane>& keys, uint32_t from, uint32_t extent, uint32_t narrowAt,
+                                  const LocalTensor<half>& scratch) {
+    if constexpr (sizeof(TKey) == 1) {
+        if (extent <= from) return;
+        Cast(scratch[from], keys[from], RoundMode::CAST_NONE, extent - from);
+        PipeBarrier<PIPE_V>();
+        Cast(keys.template ReinterpretCast<TKey>()[narrowAt + from], scratch[from], RoundMode::CAST_NONE,
+             extent - from);
+        PipeBarrier<PIPE_V>();
+    } else {
+        (void)keys;
+        (void)from;
+        (void)extent;
+        (void)narrowAt;
+        (void)scratch;
+    }
+}
+
 // Keys gathered as integer lanes (`extent` lanes of `keys`, a tensor of
-// queue `q`: int16 for keys of up to 16 bits, else as wide as the key) as
-// TKey, handed from V to MTE3; 8-bit keys are narrowed back first (exact,
-// through f16 in `scratch`) into the bytes of `keys` from `narrowAt`.
+// queue `q`) as TKey, handed from V to MTE3; 8-bit keys are narrowed back
+// first (lanes from `from`: earlier ones are narrowed already).
 template <typename TKey, typename Que, typename TLane>
 __aicore__ inline LocalTensor<TKey> HandoffKeys(Que& q, LocalTensor<TLane>& keys, uint32_t extent, uint32_t narrowAt,
-                                               const LocalTensor<half>& scratch) {
-    if constexpr (sizeof(TKey) == 1) {
-        Cast(scratch, keys, RoundMode::CAST_NONE, extent);
-        PipeBarrier<PIPE_V>();
-        Cast(keys.template ReinterpretCast<TKey>()[narrowAt], scratch, RoundMode::CAST_NONE, extent);
-        PipeBarrier<PIPE_V>();
-    }
+                                               const LocalTensor<half>& scratch, uint32_t from = 0) {
+    NarrowKeys<TKey>(keys, from, extent, narrowAt, scratch);
     keys = Handoff(q, keys);
-    if constexpr (sizeof(TKey) == 1) return keys.template ReinterpretCast<TKey>()[narrowAt];
-    return keys.template ReinterpretCast<TKey>();
+    return StoredKeys<TKey>(keys, narrowAt);
 }
 
 }  // namespace ascend_scan

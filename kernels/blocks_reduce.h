@@ -10,15 +10,15 @@
 
 namespace ascend_scan {
 
-// Adds records [first, first + count) of `recs` (each `width` lanes, a
-// multiple of 32 bytes) lane-wise into record `first`, in place, by halving
-// (one Add per level); the other records of the range are overwritten.
-template <typename T>
+// Combines records [first, first + count) of `recs` (each `width` lanes, a
+// multiple of 32 bytes) lane-wise into record `first` with Op (OpSum,
+// OpMax, OpMin, OpOr), in place, by halving (one Op::Vec per level); the
+// other records of the range are overwritten.
+template <typename Op = OpSum, typename T>
 __aicore__ inline void FoldRecords(const LocalTensor<T>& recs, uint32_t first, uint32_t count, uint32_t width) {
     while (count > 1) {
         const uint32_t keep = count - count / 2;  // the last count / 2 records fold onto the first
-        Add(recs[first * width], recs[first * width], recs[(first + keep) * width],
-            static_cast<int32_t>((count - keep) * width));
+        Op::Vec(recs[first * width], recs[first * width], recs[(first + keep) * width], (count - keep) * width);
         PipeBarrier<PIPE_V>();
         count = keep;
     }
@@ -149,10 +149,7 @@ __aicore__ inline uint64_t FoldLaneCounts(const LocalTensor<half>& ones, const L
 // fmin is 0 and fmax = b.
 __aicore__ inline void FoldFlagMax(const LocalTensor<half>& hi, uint32_t len, int32_t& fmin, int32_t& fmax) {
     PipeBarrier<PIPE_V>();
-    for (uint32_t w = len / 2; w >= 16; w /= 2) {
-        Max(hi, hi, hi[w], static_cast<int32_t>(w));
-        PipeBarrier<PIPE_V>();
-    }
+    FoldRecords<OpMax>(hi, 0, len / 16, 16);
     PipeSync<HardEvent::V_S>();
     float b = 0.0f;
     for (uint32_t i = 0; i < 16; ++i) {
@@ -232,10 +229,7 @@ public:
     __aicore__ static inline bool LaneNan(int16_t lane) { return lane > kInfBits; }
 
     __aicore__ inline void Fold() {
-        for (uint32_t w = lanes_ / 2; w >= 16; w /= 2) {
-            Max(this->folded_, this->folded_, this->folded_[w], static_cast<int32_t>(w));
-            PipeBarrier<PIPE_V>();
-        }
+        FoldRecords<OpMax>(this->folded_, 0, lanes_ / 16, 16);
     }
 
 private:
@@ -273,11 +267,7 @@ public:
     __aicore__ static inline bool LaneNan(int16_t lane) { return lane != 0; }
 
     __aicore__ inline void Fold() {
-        LocalTensor<uint16_t> acc = Words();
-        for (uint32_t w = words_ / 2; w >= 16; w /= 2) {
-            Or(acc, acc, acc[w], static_cast<int32_t>(w));
-            PipeBarrier<PIPE_V>();
-        }
+        FoldRecords<OpOr>(Words(), 0, words_ / 16, 16);
     }
 
 private:
@@ -353,10 +343,7 @@ __aicore__ inline TAcc OpRange(const GlobalTensor<TIn>& gx, uint64_t begin, uint
         PipeBarrier<PIPE_V>();
     }
     constexpr uint32_t kBlockLanes = 32 / sizeof(TAcc);
-    for (uint32_t w = chunk / 2; w >= kBlockLanes; w /= 2) {
-        Op::Vec(acc, acc, acc[w], w);
-        PipeBarrier<PIPE_V>();
-    }
+    FoldRecords<Op>(acc, 0, chunk / kBlockLanes, kBlockLanes);
     PipeSync<HardEvent::V_S>();
     TAcc r = acc.GetValue(0);
     for (uint32_t i = 1; i < kBlockLanes; ++i) r = Op::Scalar(r, acc.GetValue(i));

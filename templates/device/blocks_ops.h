@@ -1,5 +1,6 @@
 // Operators on the vector unit: the conversion of inputs to accumulators and
-// the binary operators of the scans and reductions (sum, max, min).
+// the binary operators of the scans and reductions (sum, max, min; or for
+// folds of masks).
 #pragma once
 
 #include "blocks_base.h"
@@ -105,6 +106,15 @@ struct OpExtreme {
 };
 using OpMax = OpExtreme<true>;
 using OpMin = OpExtreme<false>;
+
+// Bitwise or (uint16 / int16 lanes): only the vector op, for folds of masks.
+struct OpOr {
+    template <typename T>
+    __aicore__ static inline void Vec(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
+                                      uint32_t count) {
+        Or(dst, a, b, static_cast<int32_t>(count));
+    }
+};
 
 // Fills the first `count` elements (a multiple of 2 for int8) of an input
 // buffer with the operator's identity.

@@ -642,10 +642,7 @@ private:
             Max(acc, acc, r, static_cast<int32_t>(padded_));
             PipeBarrier<PIPE_V>();
         }
-        for (uint32_t w = kTile / 2; w >= 8; w /= 2) {
-            Max(acc, acc, acc[w], static_cast<int32_t>(w));
-            PipeBarrier<PIPE_V>();
-        }
+        FoldRecords<OpMax>(acc, 0, kTile / 8, 8);
         PipeSync<HardEvent::V_S>();
         int32_t last = acc.GetValue(0);
         for (uint32_t i = 1; i < 8; ++i) last = last > acc.GetValue(i) ? last : acc.GetValue(i);

@@ -25,7 +25,7 @@
 
 #include "ascend_scan_tiling.h"
 #include "blocks_gather.h"
-#include "blocks_ub_io.h"
+#include "blocks_reduce.h"
 
 namespace ascend_scan {
 namespace segextrema {
@@ -422,10 +422,7 @@ public:
         PipeBarrier<PIPE_V>();
         // Down to 8 lanes (32 bytes, the smallest aligned operand): a vector
         // step costs less than the scalar reads it saves.
-        for (uint32_t w = kTile / 4; w >= 8; w /= 2) {
-            Max(top, top, top[w], static_cast<int32_t>(w));
-            PipeBarrier<PIPE_V>();
-        }
+        FoldRecords<OpMax>(top, 0, kTile / 2 / 8, 8);
         PipeSync<HardEvent::V_S>();
         int32_t key = top.GetValue(0);
         for (uint32_t j = 1; j < 8; ++j) {
@@ -441,10 +438,7 @@ public:
         Select(first.template ReinterpretCast<float>(), at, AccIdx().template ReinterpretCast<float>(),
                IntMax().template ReinterpretCast<float>(), SELMODE::VSEL_TENSOR_TENSOR_MODE, kTile);
         PipeBarrier<PIPE_V>();
-        for (uint32_t w = kTile / 2; w >= 8; w /= 2) {
-            Min(first, first, first[w], static_cast<int32_t>(w));
-            PipeBarrier<PIPE_V>();
-        }
+        FoldRecords<OpMin>(first, 0, kTile / 8, 8);
         PipeSync<HardEvent::V_S>();
         int32_t index = first.GetValue(0);
         for (uint32_t j = 1; j < 8; ++j) {

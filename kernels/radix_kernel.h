@@ -30,7 +30,9 @@
 //    tile gathers the keys and indices of each digit value into their own
 //    32-element-aligned group (GatherMask with the digit's compare mask:
 //    stable) and writes every group at its running offset (DataCopyPad,
-//    byte-exact, so cores may share 32-byte blocks of the outputs).
+//    byte-exact, so cores may share 32-byte blocks of the outputs); with
+//    4-bit digits each high-bits group's four digit groups are written as
+//    soon as they are made, while the vector unit splits the next group.
 // The next tile loads while the current one is sorted.
 //
 // Rows mode (rows_per_tile > 0, rows of at most a tile): the whole sort in

@@ -122,7 +122,6 @@ __aicore__ inline void StoreQueued(Que& q, const LocalTensor<T>& src, const Glob
 template <typename TKey, typename TLane>
 __aicore__ inline LocalTensor<TKey> StoredKeys(const LocalTensor<TLane>& keys, uint32_t narrowAt) {
     if constexpr (sizeof(TKey) == 1) return keys.template ReinterpretCast<TKey>()[narrowAt];
-    (void)narrowAt;
     return keys.template ReinterpretCast<TKey>();
 }
 
@@ -139,12 +138,6 @@ __aicore__ inline void NarrowKeys(const LocalTensor<TLane>& keys, uint32_t from,
         Cast(keys.template ReinterpretCast<TKey>()[narrowAt + from], scratch[from], RoundMode::CAST_NONE,
              extent - from);
         PipeBarrier<PIPE_V>();
-    } else {
-        (void)keys;
-        (void)from;
-        (void)extent;
-        (void)narrowAt;
-        (void)scratch;
     }
 }
 

@@ -627,6 +627,7 @@ private:
                           outIdx, next, at + 4 * g, got + 4 * g);
     }
 
+    // The staged values (after the staged keys in bufStage_).
     __aicore__ inline LocalTensor<TVal> StagedVals() {
         return bufStage_.GetWithOffset<TVal>(kStage, kStage * sizeof(TLane));
     }
@@ -734,8 +735,10 @@ private:
             LocalTensor<TLane> outKeys = qKeysOut_.AllocTensor<TLane>();
             LocalTensor<TVal> outIdx = qIdxOut_.AllocTensor<TVal>();
             uint32_t at[kMaxDigits], got[kMaxDigits];
-            // Lanes split; the first lane and digit group left to the queue.
-            uint32_t next = 0, from = 0, queued = 0;
+            // The digit groups from `queued` on (lanes from at[queued]) go
+            // through the queue.
+            const uint32_t queued = t_.digit_bits == 4 ? 12 : 0;
+            uint32_t next = 0;
             if (t_.digit_bits == 4) {
                 // Each high-bits group's four digit groups are stored as soon
                 // as level 2 has made them (MTE3 writes while the vector unit
@@ -744,11 +747,9 @@ private:
                 SplitHigh(count, keys, idx, staged);
                 FreeInputs(keys, idx);
                 for (uint32_t g = 0; g < 4; ++g) {
-                    from = next;
-                    queued = 4 * g;
                     next = SplitLow(g, staged, outKeys, outIdx, next, at, got);
-                    if (g + 1 == 4) break;
-                    NarrowKeys<TKey>(outKeys, from, next, 2 * kGroups, bufTmp_.Get<half>());
+                    if (4 * g == queued) break;
+                    NarrowKeys<TKey>(outKeys, at[4 * g], next, 2 * kGroups, bufTmp_.Get<half>());
                     PipeSync<HardEvent::V_MTE3>();
                     StoreGroups(4 * g, 4 * g + 4, StoredKeys<TKey>(outKeys, 2 * kGroups), outIdx, at, got, base);
                 }
@@ -757,7 +758,7 @@ private:
                 FreeInputs(keys, idx);
             }
             LocalTensor<TKey> keysOut =
-                HandoffKeys<TKey>(qKeysOut_, outKeys, next, 2 * kGroups, bufTmp_.Get<half>(), from);
+                HandoffKeys<TKey>(qKeysOut_, outKeys, next, 2 * kGroups, bufTmp_.Get<half>(), at[queued]);
             outIdx = Handoff(qIdxOut_, outIdx);
             StoreGroups(queued, digits_, keysOut, outIdx, at, got, base);
             qKeysOut_.FreeTensor(outKeys);
